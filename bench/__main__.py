@@ -1,0 +1,37 @@
+"""`make bench`: run every benchmark section and print its figures.
+
+Each section is a module `bench/<name>.py` with `run(argv: list[str]) -> None` that prints
+its own figures with the target it is measured against. `python -m bench NAME...` runs
+only the named sections.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+
+SECTIONS = ["p4sim_pipeline", "p4runtime", "scenario", "hdl"]
+
+
+def main(argv: list[str]) -> int:
+    names = [a for a in argv if not a.startswith("-")] or SECTIONS
+    failed = 0
+    for name in names:
+        if name not in SECTIONS:
+            print(f"bench: unknown section {name!r}; known: {', '.join(SECTIONS)}", file=sys.stderr)
+            return 2
+        print(f"== bench {name}", flush=True)
+        start = time.perf_counter()
+        try:
+            module = importlib.import_module(f"bench.{name}")
+            module.run(argv)
+        except Exception as exc:  # one broken section must not hide the others' figures
+            failed += 1
+            print(f"bench {name}: FAILED: {exc!r}", file=sys.stderr)
+        print(f"== bench {name} done in {time.perf_counter() - start:.1f} s\n", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
