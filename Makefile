@@ -6,9 +6,9 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PYTEST_ARGS ?=
-APT_PACKAGES := iverilog tshark iproute2 tcpdump
+APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet
 
-.PHONY: all setup test demo bench bench-hdl lint lab docker docker-test clean
+.PHONY: all setup test demo bench bench-hdl lint lab docker docker-test p4-bmv2 docker-test-inside clean
 
 all: test
 
@@ -57,6 +57,17 @@ docker:
 
 docker-test:
 	docker run --rm --privileged rocelab:latest make -C /rocelab docker-test-inside
+
+# Inside the image (docker/Dockerfile): compile the program with p4c for BMv2, then run
+# the suite with every `target` test on simple_switch_grpc.
+P4_BUILD := build/p4
+p4-bmv2:
+	mkdir -p $(P4_BUILD)
+	p4c-bm2-ss --arch v1model -o $(P4_BUILD)/roce_switch.json \
+	  --p4runtime-files $(P4_BUILD)/roce_switch.p4info.txtpb p4src/roce_switch.p4
+
+docker-test-inside: p4-bmv2
+	$(PY) -m pytest --target bmv2 --p4-artifacts $(P4_BUILD) $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) out build hdl/tb/sim_build* .pytest_cache
