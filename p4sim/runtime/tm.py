@@ -1,0 +1,390 @@
+"""p4sim's traffic manager: per-port priority queues, port service rates, PFC reception.
+
+Pure logic on integer nanoseconds: callers pass the time (`now_ns`) and the traffic manager
+never reads a clock itself, so the same calls give the same results to the nanosecond.
+`VirtualClock` and `WallClock` are the two clocks a switch drives it with.
+
+What BMv2's simple_switch does, and what we copy (behavioral-model after PR #1270 and
+#1276, 2024; checked in its `simple_switch.cpp` and `queueing.h`):
+- each egress port has `nb_queues_per_port` priority queues (we always have 8), selected
+  by `standard_metadata.priority`; a priority out of range drops the packet;
+- priority 0 is served first (strict priority, lowest index first); the option
+  `priority_order="high_first"` serves 7 first instead (older BMv2 builds and most
+  switch ASICs);
+- `enq_qdepth` = packets in that priority queue *before* this packet was added;
+- `deq_qdepth` = packets left in that priority queue *after* this packet was removed;
+- `enq_timestamp` is the enqueue time and `deq_timedelta` the time spent queued (BMv2
+  shows both in microseconds; the traffic manager keeps nanoseconds and the switch
+  converts when it fills `standard_metadata`);
+- a full queue tail-drops (capacity in packets, default 64 as in BMv2);
+- `set_queue_rate` in packets per second; we also offer bits per second (a real line
+  rate: the port is busy `length * 8 / rate` after a packet starts).
+`depth_scope="port"` reproduces the pre-2024 BMv2 behaviour where both depths counted
+every priority queue of the port.
+
+Timing model: a port transmits one packet at a time. A packet *leaves its queue* (and is
+handed to egress processing) when the port is free and the scheduler picks it; the port
+then stays busy for the packet's serialization time (0 when the rate is unlimited, the
+default). `dequeue(now)` returns every packet that left by `now`, each with two extra
+attributes: `tx_start_ns` (when it left the queue) and `tx_end_ns` (when its last bit
+left the port).
+
+PFC (802.1Qbb) reception: `pause(port, class_enable, quanta, now)` stops priority i of the
+port from starting new packets for `quanta[i] * 512` bit times at the port's speed (its
+bit rate, or `default_link_bps` when the port has no bit rate); quanta 0 resumes (XON);
+a new pause frame restarts the timer; a packet already on the wire finishes.
+802.3x PAUSE is `class_enable=0xff` with eight equal quanta.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from p4sim.model import QueuedPacket
+
+NUM_PRIORITIES = 8
+PAUSE_QUANTUM_BITS = 512
+NS_PER_S = 1_000_000_000
+
+
+@dataclass
+class _PortState:
+    capacity: list[int]
+    queues: list[deque[QueuedPacket]] = field(
+        default_factory=lambda: [deque() for _ in range(NUM_PRIORITIES)]
+    )
+    bits_per_s: int | None = None  # line rate, None = unlimited
+    pps: float | None = None  # packet rate, None = unlimited
+    busy_until: int = 0  # ns at which the packet on the wire has left
+    paused_until: list[int] = field(default_factory=lambda: [0] * NUM_PRIORITIES)
+    # WRR state: the priority being served and how many packets it sent this turn
+    wrr_current: int = 0
+    wrr_sent: int = 0
+    # statistics, one slot per priority
+    drops: list[int] = field(default_factory=lambda: [0] * NUM_PRIORITIES)
+    enqueued: list[int] = field(default_factory=lambda: [0] * NUM_PRIORITIES)
+    dequeued: list[int] = field(default_factory=lambda: [0] * NUM_PRIORITIES)
+    pauses: list[int] = field(default_factory=lambda: [0] * NUM_PRIORITIES)
+    resumes: list[int] = field(default_factory=lambda: [0] * NUM_PRIORITIES)
+    paused_ns: list[int] = field(default_factory=lambda: [0] * NUM_PRIORITIES)
+    max_depth: list[int] = field(default_factory=lambda: [0] * NUM_PRIORITIES)
+    tx_bytes: int = 0
+
+    def depth_total(self) -> int:
+        return sum(len(q) for q in self.queues)
+
+
+class TrafficManager:
+    """Queues between ingress and egress, implementing `p4sim.model.TrafficManagerAPI`.
+
+    scheduler: "strict" (default) or "wrr" (weighted round robin, `weights` per priority,
+    a weight being the number of packets a priority may send in its turn).
+    priority_order: "low_first" (BMv2 today: priority 0 first) or "high_first".
+    depth_scope: "queue" (BMv2 today) or "port" (all priority queues of the port).
+    default_link_bps: the speed PFC pause quanta are measured at when a port has no
+    bit rate (100 Gb/s, a common RoCE link).
+    """
+
+    def __init__(
+        self,
+        default_capacity: int = 64,
+        scheduler: str = "strict",
+        *,
+        weights: list[int] | None = None,
+        priority_order: str = "low_first",
+        depth_scope: str = "queue",
+        default_link_bps: int = 100_000_000_000,
+    ) -> None:
+        if scheduler not in ("strict", "wrr"):
+            raise ValueError(f"scheduler must be 'strict' or 'wrr', not {scheduler!r}")
+        if priority_order not in ("low_first", "high_first"):
+            raise ValueError(f"priority_order must be 'low_first' or 'high_first', not {priority_order!r}")
+        if depth_scope not in ("queue", "port"):
+            raise ValueError(f"depth_scope must be 'queue' or 'port', not {depth_scope!r}")
+        if default_capacity < 0:
+            raise ValueError("queue capacity must be >= 0")
+        weights = list(weights) if weights is not None else [1] * NUM_PRIORITIES
+        if len(weights) != NUM_PRIORITIES or any(w < 1 for w in weights):
+            raise ValueError("weights: eight integers >= 1, one per priority")
+        self.default_capacity = default_capacity
+        self.scheduler = scheduler
+        self.weights = weights
+        self.priority_order = priority_order
+        self.depth_scope = depth_scope
+        self.default_link_bps = int(default_link_bps)
+        order = range(NUM_PRIORITIES)
+        self._order: tuple[int, ...] = tuple(order if priority_order == "low_first" else reversed(order))
+        self._ports: dict[int, _PortState] = {}
+        self._active: set[int] = set()  # ports with queued packets
+        self._departed: list[QueuedPacket] = []
+        self._now = 0  # latest time the queues have been advanced to
+        self.bad_priority_drops = 0
+
+    # ------------------------------------------------------------ configuration
+
+    def _port(self, port: int) -> _PortState:
+        state = self._ports.get(port)
+        if state is None:
+            state = _PortState(capacity=[self.default_capacity] * NUM_PRIORITIES)
+            self._ports[port] = state
+        return state
+
+    def set_port_rate(self, port: int, bits_per_s: float | None = None, pps: float | None = None) -> None:
+        """Service rate of one egress port; both None = unlimited (BMv2's rate 0)."""
+        if bits_per_s is not None and pps is not None:
+            raise ValueError("give the rate in bits/s or in packets/s, not both")
+        if (bits_per_s is not None and bits_per_s <= 0) or (pps is not None and pps <= 0):
+            raise ValueError("a rate must be > 0 (None for unlimited)")
+        state = self._port(port)
+        state.bits_per_s = int(round(bits_per_s)) if bits_per_s is not None else None
+        state.pps = float(pps) if pps is not None else None
+
+    def set_queue_capacity(self, port: int, priority: int, packets: int) -> None:
+        _check_priority(priority)
+        if packets < 0:
+            raise ValueError("queue capacity must be >= 0")
+        self._port(port).capacity[priority] = packets
+
+    def set_all_capacities(self, packets: int) -> None:
+        """BMv2's `set_queue_depth N` without a port: every queue, present and future."""
+        if packets < 0:
+            raise ValueError("queue capacity must be >= 0")
+        self.default_capacity = packets
+        for state in self._ports.values():
+            state.capacity = [packets] * NUM_PRIORITIES
+
+    # ------------------------------------------------------------ the queues
+
+    def enqueue(self, pkt: QueuedPacket, now_ns: int) -> bool:
+        """Queue a packet after ingress; False when it is tail-dropped."""
+        self._advance(now_ns)
+        if not 0 <= pkt.priority < NUM_PRIORITIES:
+            self.bad_priority_drops += 1  # BMv2: "Priority out of range, dropping packet"
+            return False
+        state = self._port(pkt.egress_port)
+        queue = state.queues[pkt.priority]
+        if len(queue) >= state.capacity[pkt.priority]:
+            state.drops[pkt.priority] += 1
+            return False
+        pkt.enq_timestamp = now_ns
+        pkt.enq_qdepth = len(queue) if self.depth_scope == "queue" else state.depth_total()
+        queue.append(pkt)
+        self._active.add(pkt.egress_port)
+        state.enqueued[pkt.priority] += 1
+        if len(queue) > state.max_depth[pkt.priority]:
+            state.max_depth[pkt.priority] = len(queue)
+        # an idle port with an unlimited rate sends at once: keep depths exact for
+        # the next packet enqueued at this same instant
+        self._advance(now_ns)
+        return True
+
+    def next_departure(self) -> int | None:
+        """Earliest time at which some queued packet can leave, or None when all are empty."""
+        best: int | None = None
+        for port in self._active:
+            t = self._port_next_start(self._ports[port])
+            if t is not None and (best is None or t < best):
+                best = t
+        if best is not None and best < self._now:
+            best = self._now
+        return best
+
+    def dequeue(self, now_ns: int) -> list[QueuedPacket]:
+        """Every packet that left its queue by `now_ns`, in the order they left."""
+        self._advance(now_ns)
+        out, self._departed = self._departed, []
+        return out
+
+    def pause(self, port: int, class_enable: int, quanta: list[int], now_ns: int) -> None:
+        """A PFC frame (or 802.3x PAUSE) received on `port` at `now_ns`."""
+        if len(quanta) != NUM_PRIORITIES:
+            raise ValueError("PFC carries eight pause times")
+        self._advance(now_ns)
+        state = self._port(port)
+        speed = state.bits_per_s or self.default_link_bps
+        for prio in range(NUM_PRIORITIES):
+            if not class_enable >> prio & 1:
+                continue
+            q = int(quanta[prio])
+            if not 0 <= q <= 0xFFFF:
+                raise ValueError(f"pause time {q} is not a 16-bit quanta count")
+            # close the pause interval that was running, if any
+            if state.paused_until[prio] > now_ns:
+                state.paused_ns[prio] -= state.paused_until[prio] - now_ns
+            if q == 0:
+                state.resumes[prio] += 1
+                state.paused_until[prio] = now_ns
+            else:
+                state.pauses[prio] += 1
+                duration = _div_round(q * PAUSE_QUANTUM_BITS * NS_PER_S, speed)
+                state.paused_until[prio] = now_ns + duration
+                state.paused_ns[prio] += duration
+        self._advance(now_ns)
+
+    # ------------------------------------------------------------ observation
+
+    def depth(self, port: int, priority: int) -> int:
+        _check_priority(priority)
+        state = self._ports.get(port)
+        return len(state.queues[priority]) if state else 0
+
+    def port_depth(self, port: int) -> int:
+        state = self._ports.get(port)
+        return state.depth_total() if state else 0
+
+    def is_paused(self, port: int, priority: int, now_ns: int) -> bool:
+        state = self._ports.get(port)
+        return bool(state) and state.paused_until[priority] > now_ns
+
+    def idle(self) -> bool:
+        return not self._departed and not self._active
+
+    def stats(self) -> dict:
+        """Counters per port, each a list indexed by priority (JSON-friendly)."""
+        ports = {}
+        for port in sorted(self._ports):
+            s = self._ports[port]
+            ports[port] = {
+                "drops": list(s.drops),
+                "enqueued": list(s.enqueued),
+                "dequeued": list(s.dequeued),
+                "pauses": list(s.pauses),
+                "resumes": list(s.resumes),
+                "paused_ns": list(s.paused_ns),
+                "max_depth": list(s.max_depth),
+                "depth": [len(q) for q in s.queues],
+                "capacity": list(s.capacity),
+                "tx_bytes": s.tx_bytes,
+                "bits_per_s": s.bits_per_s,
+                "pps": s.pps,
+            }
+        return {
+            "ports": ports,
+            "drops_total": sum(sum(p["drops"]) for p in ports.values()) + self.bad_priority_drops,
+            "bad_priority_drops": self.bad_priority_drops,
+            "pauses_total": sum(sum(p["pauses"]) for p in ports.values()),
+        }
+
+    # ------------------------------------------------------------ internals
+
+    def _tx_ns(self, state: _PortState, length: int) -> int:
+        if state.bits_per_s is not None:
+            return _div_round(length * 8 * NS_PER_S, state.bits_per_s)
+        if state.pps is not None:
+            return int(round(NS_PER_S / state.pps))
+        return 0
+
+    def _eligible_at(self, state: _PortState, prio: int) -> int | None:
+        queue = state.queues[prio]
+        if not queue:
+            return None
+        return max(queue[0].enq_timestamp, state.paused_until[prio], state.busy_until)
+
+    def _port_next_start(self, state: _PortState) -> int | None:
+        best: int | None = None
+        for prio in range(NUM_PRIORITIES):
+            t = self._eligible_at(state, prio)
+            if t is not None and (best is None or t < best):
+                best = t
+        return best
+
+    def _pick(self, state: _PortState, t: int) -> int | None:
+        """The priority the scheduler serves at time t (packets eligible by then)."""
+        eligible = [p for p in self._order if (e := self._eligible_at(state, p)) is not None and e <= t]
+        if not eligible:
+            return None
+        if self.scheduler == "strict":
+            return eligible[0]
+        # WRR: stay on the current priority while it has credit and packets, else move on
+        # in service order to the next eligible priority.
+        if state.wrr_current in eligible and state.wrr_sent < self.weights[state.wrr_current]:
+            return state.wrr_current
+        start = self._order.index(state.wrr_current)
+        for step in range(1, NUM_PRIORITIES + 1):
+            cand = self._order[(start + step) % NUM_PRIORITIES]
+            if cand in eligible:
+                state.wrr_current, state.wrr_sent = cand, 0
+                return cand
+        return None  # unreachable: eligible is not empty
+
+    def _advance(self, now_ns: int) -> None:
+        """Let every port send what it can up to `now_ns`, in time order (ports in number
+        order on ties), so departures are the same whatever the callers' call pattern."""
+        if now_ns > self._now:
+            self._now = now_ns
+        while True:
+            best_t: int | None = None
+            best_port: int | None = None
+            for port in sorted(self._active):
+                t = self._port_next_start(self._ports[port])
+                if t is not None and t <= now_ns and (best_t is None or t < best_t):
+                    best_t, best_port = t, port
+            if best_t is None or best_port is None:
+                return
+            state = self._ports[best_port]
+            prio = self._pick(state, best_t)
+            if prio is None:  # cannot happen: best_t is an eligibility time
+                return
+            pkt = state.queues[prio].popleft()
+            state.wrr_sent += 1
+            state.dequeued[prio] += 1
+            tx = self._tx_ns(state, pkt.length)
+            state.busy_until = best_t + tx
+            state.tx_bytes += pkt.length
+            pkt.deq_timedelta = best_t - pkt.enq_timestamp
+            pkt.deq_qdepth = len(state.queues[prio]) if self.depth_scope == "queue" else state.depth_total()
+            pkt.tx_start_ns = best_t  # type: ignore[attr-defined]
+            pkt.tx_end_ns = best_t + tx  # type: ignore[attr-defined]
+            self._departed.append(pkt)
+            if not state.depth_total():
+                self._active.discard(best_port)
+
+
+def _check_priority(priority: int) -> None:
+    if not 0 <= priority < NUM_PRIORITIES:
+        raise ValueError(f"priority {priority} out of range 0..7")
+
+
+def _div_round(num: int, den: int) -> int:
+    """num/den rounded half up, in integers (deterministic, no float drift)."""
+    return (2 * num + den) // (2 * den)
+
+
+# ---------------------------------------------------------------- clocks
+
+
+class VirtualClock:
+    """Simulated time in ns: moves only when told to."""
+
+    virtual = True
+
+    def __init__(self, start_ns: int = 0) -> None:
+        self._now = start_ns
+
+    def now(self) -> int:
+        return self._now
+
+    def set(self, t_ns: int) -> None:
+        if t_ns < self._now:
+            raise ValueError(f"virtual time cannot go back ({t_ns} < {self._now})")
+        self._now = t_ns
+
+    def advance(self, dt_ns: int) -> int:
+        if dt_ns < 0:
+            raise ValueError("cannot advance by a negative time")
+        self._now += dt_ns
+        return self._now
+
+
+class WallClock:
+    """Monotonic wall-clock ns since the clock was made (for real interfaces)."""
+
+    virtual = False
+
+    def __init__(self) -> None:
+        self._start = time.monotonic_ns()
+
+    def now(self) -> int:
+        return time.monotonic_ns() - self._start
