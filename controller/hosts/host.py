@@ -1,0 +1,362 @@
+"""A RoCEv2 host: a NIC with RC QPs, the DCQCN NP and RP, PFC reception, one link.
+
+Frames are real bytes from the packet library (`controller.packets.build`) and are decoded
+with its decoder; nothing here knows what is on the other end of the link (a p4sim port,
+a P4Runtime target's PacketOut, an AF_PACKET socket: see `controller.hosts.inject`).
+
+NIC egress model: one frame on the wire at a time at the link speed. The scheduler serves,
+in order, CNPs, then responder traffic (ACK/NAK/READ responses, in QP order, round robin),
+then requester data round robin over QPs whose DCQCN rate limiter allows a packet
+(`next_tx = start + wire_bits / R_C`) and whose priority is not paused by PFC.
+Time is integer ns from the `Clock` the host is given (virtual in scenarios).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from controller.packets import constants as C
+from controller.packets import decode
+from controller.packets.build import cnp_frame, pfc_frame, roce_frame
+
+from .dcqcn import DcqcnParams, NotificationPoint, ReactionPoint
+from .rc import Pdu, QueuePair, RcRequester, RcResponder
+
+ETH_OVERHEAD = 24  # preamble + SFD (8) + FCS (4) + inter-frame gap (12): wire bytes per frame
+PAUSE_QUANTUM_BITS = 512
+
+
+def wire_bits(frame_len: int) -> int:
+    """Bits a frame occupies on the wire (frames here carry no FCS)."""
+    return (frame_len + ETH_OVERHEAD) * 8
+
+
+def tx_ns(frame_len: int, bps: float) -> int:
+    return -(-wire_bits(frame_len) * 1_000_000_000 // int(bps))
+
+
+class Scheduler(Protocol):
+    def now(self) -> int: ...
+    def at(self, t_ns: int, fn: Callable[[], None]) -> None: ...
+
+
+@dataclass
+class HostSpec:
+    name: str
+    mac: str
+    ip: str
+    port: int  # switch port the host's link is attached to
+    link_bps: float = 10e9
+    prop_ns: int = 1000  # one-way propagation delay of the link
+    mtu: int = 1024  # RoCE path MTU (payload bytes per packet)
+    dscp: int = 26  # data DSCP
+    pcp: int = 3
+    vlan: int | None = None  # tag frames (PCP carries the class) when set
+    cnp_dscp: int = 48
+    cnp_pcp: int = 6
+    data_priority: int = 3  # PFC class of the data (what pause frames stop)
+    np_enabled: bool = True  # host NP (False when the switch emulates the NP)
+    rp_enabled: bool = True  # DCQCN rate limiting
+    window: int = 256  # max outstanding PSNs per QP
+    timeout_ns: int = 1_000_000  # retransmit timer
+    ack_every: int = 16  # responder ACK coalescing
+    gateway_mac: str | None = None  # L2 next hop for every destination (None: the peer's MAC)
+
+
+@dataclass
+class HostStats:
+    tx_frames: int = 0
+    rx_frames: int = 0
+    rx_bad: int = 0
+    cnps_sent: int = 0
+    cnps_received: int = 0
+    ce_received: int = 0
+    pfc_received: int = 0
+    pause_ns: int = 0
+    tx_bytes_by_qp: dict[int, int] = field(default_factory=dict)
+
+
+class Host:
+    """One RoCEv2 endpoint. `transmit(frame, t_end)` is called when a frame's last bit
+    left the NIC; `receive(frame)` hands the host a frame that arrived now."""
+
+    def __init__(self, spec: HostSpec, clock: Scheduler, dcqcn: DcqcnParams | None = None,
+                 on_tx_sample: Callable[[str, int, int, int, float], None] | None = None):
+        self.spec = spec
+        self.clock = clock
+        self.dcqcn = dcqcn or DcqcnParams()
+        self.qps: dict[int, QueuePair] = {}
+        self.rps: dict[int, ReactionPoint] = {}
+        self.peers: dict[int, tuple[str, str]] = {}  # qpn -> (peer ip, peer mac)
+        self.np = NotificationPoint(self.dcqcn.cnp_interval_ns)
+        self.transmit: Callable[[bytes, int], None] = lambda frame, t_end: None
+        self.stats = HostStats()
+        self._cnp_q: deque[bytes] = deque()
+        self._next_tx: dict[int, int] = {}  # qpn -> earliest start allowed by the RP
+        self._busy_until = 0
+        self._kick_at: int | None = None
+        self._timer_at: dict[int, int] = {}
+        self._rp_at: dict[int, int] = {}
+        self._paused_until = [0] * 8
+        self._rr = 0
+        self.on_tx_sample = on_tx_sample  # (host, qpn, t_ns, wire bytes, rate) for reports
+
+    # -- set-up
+    def add_qp(self, qpn: int, peer_qpn: int, peer_ip: str, peer_mac: str,
+               priority: int | None = None, start_psn: int = 0) -> QueuePair:
+        s = self.spec
+        qp = QueuePair(qpn, peer_qpn,
+                       RcRequester(qpn, peer_qpn, s.mtu, s.window, s.timeout_ns, start_psn),
+                       RcResponder(qpn, peer_qpn, s.mtu, s.ack_every, start_psn),
+                       priority=s.data_priority if priority is None else priority)
+        self.qps[qpn] = qp
+        self.peers[qpn] = (peer_ip, s.gateway_mac or peer_mac)
+        self.rps[qpn] = ReactionPoint(s.link_bps, self.dcqcn, self.clock.now())
+        self._next_tx[qpn] = 0
+        return qp
+
+    def post(self, qpn: int, op: str, length: int, va: int = 0, rkey: int = 0) -> None:
+        self.qps[qpn].requester.post(op, length, self.clock.now(), va, rkey)
+        self.kick()
+
+    # -- frames
+    def _frame(self, qp: QueuePair, pdu: Pdu, dscp: int | None = None) -> bytes:
+        s = self.spec
+        ip, mac = self.peers[qp.qpn]
+        va, rkey, dlen = pdu.reth or (0, 0, None)
+        syndrome, msn = pdu.aeth or (0, 0)
+        return roce_frame(
+            s.ip, ip, pdu.opcode, pdu.dqpn, pdu.psn, bytes(pdu.payload_len),
+            eth_src=s.mac, eth_dst=mac, vlan=s.vlan, pcp=s.pcp,
+            dscp=s.dscp if dscp is None else dscp, ecn=2, ackreq=int(pdu.ackreq), va=va,
+            rkey=rkey, dlen=dlen, syndrome=syndrome, msn=msn,
+            sport=_sport(qp.qpn))
+
+    def _cnp(self, qp: QueuePair) -> bytes:
+        s = self.spec
+        ip, mac = self.peers[qp.qpn]
+        return cnp_frame(s.ip, ip, qp.dqpn, eth_src=s.mac, eth_dst=mac, vlan=s.vlan,
+                         pcp=s.cnp_pcp, dscp=s.cnp_dscp, sport=_sport(qp.qpn))
+
+    def pfc(self, quanta: dict[int, int]) -> bytes:
+        """A PFC frame this host could send (hosts do not generate PFC in the scenarios)."""
+        return pfc_frame(self.spec.mac, quanta)
+
+    # -- egress scheduling
+    def kick(self) -> None:
+        """Send the next frame if the NIC is free, else make sure we wake up in time."""
+        now = self.clock.now()
+        if now < self._busy_until:
+            self._wake(self._busy_until)
+            return
+        frame, qpn, wake = self._pick(now)
+        if frame is None:
+            if wake is not None:
+                self._wake(wake)
+            return
+        t_end = now + tx_ns(len(frame), self.spec.link_bps)
+        self._busy_until = t_end
+        self.stats.tx_frames += 1
+        if qpn is not None:
+            self.stats.tx_bytes_by_qp[qpn] = self.stats.tx_bytes_by_qp.get(qpn, 0) + len(frame)
+        self.transmit(frame, t_end)
+        self._wake(t_end)
+
+    def _wake(self, t: int) -> None:
+        if self._kick_at is not None and self._kick_at <= t and self._kick_at >= self.clock.now():
+            return
+        self._kick_at = t
+        self.clock.at(t, self._on_wake)
+
+    def _on_wake(self) -> None:
+        if self._kick_at is not None and self._kick_at <= self.clock.now():
+            self._kick_at = None
+        self.kick()
+
+    def _pick(self, now: int) -> tuple[bytes | None, int | None, int | None]:
+        if self._cnp_q:
+            return self._cnp_q.popleft(), None, None
+        for qp in self.qps.values():
+            if qp.responder.out:
+                if now < self._paused_until[qp.priority]:
+                    continue
+                return self._frame(qp, qp.responder.out.popleft()), None, None
+        wake: int | None = None
+        qpns = list(self.qps)
+        n = len(qpns)
+        for i in range(n):
+            qpn = qpns[(self._rr + i) % n]
+            qp = self.qps[qpn]
+            req = qp.requester
+            if not req.has_work():
+                continue
+            paused = self._paused_until[qp.priority]
+            if now < paused:
+                wake = paused if wake is None else min(wake, paused)
+                continue
+            t_ok = self._next_tx[qpn]
+            if now < t_ok:
+                wake = t_ok if wake is None else min(wake, t_ok)
+                continue
+            pdu = req.next_pdu(now)
+            if pdu is None:
+                continue
+            frame = self._frame(qp, pdu)
+            self._rr = (self._rr + i + 1) % n
+            rp = self.rps[qpn]
+            if self.spec.rp_enabled:
+                self._next_tx[qpn] = now + int(wire_bits(len(frame)) * 1e9 / rp.rc)
+                rp.on_sent(len(frame))
+                self._arm_rp(qpn)
+            if self.on_tx_sample is not None:
+                self.on_tx_sample(self.spec.name, qpn, now, len(frame), rp.rc)
+            self._arm_timer(qpn)
+            return frame, qpn, None
+        for qp in self.qps.values():  # responder traffic held by PFC
+            if qp.responder.out:
+                p = self._paused_until[qp.priority]
+                wake = p if wake is None else min(wake, p)
+        return None, None, wake
+
+    # -- timers
+    def _arm_timer(self, qpn: int) -> None:
+        deadline = self.qps[qpn].requester.timer_deadline()
+        if deadline is None:
+            return
+        cur = self._timer_at.get(qpn)
+        if cur is not None and cur <= deadline and cur >= self.clock.now():
+            return
+        self._timer_at[qpn] = deadline
+        self.clock.at(deadline, lambda: self._on_timer(qpn))
+
+    def _on_timer(self, qpn: int) -> None:
+        now = self.clock.now()
+        if self._timer_at.get(qpn) == now:
+            del self._timer_at[qpn]
+        req = self.qps[qpn].requester
+        if req.check_timeout(now):
+            self.kick()
+        self._arm_timer(qpn)
+
+    def _arm_rp(self, qpn: int) -> None:
+        rp = self.rps[qpn]
+        if not rp.active:
+            return
+        t = rp.next_event()
+        cur = self._rp_at.get(qpn)
+        if cur is not None and cur <= t and cur >= self.clock.now():
+            return
+        self._rp_at[qpn] = t
+        self.clock.at(t, lambda: self._on_rp(qpn))
+
+    def _on_rp(self, qpn: int) -> None:
+        now = self.clock.now()
+        if self._rp_at.get(qpn) == now:
+            del self._rp_at[qpn]
+        rp = self.rps[qpn]
+        before = rp.rc
+        rp.tick(now)
+        if rp.rc != before:
+            # A faster rate may allow the next packet earlier than scheduled.
+            self._next_tx[qpn] = min(self._next_tx[qpn], now)
+            if self.on_tx_sample is not None:
+                self.on_tx_sample(self.spec.name, qpn, now, 0, rp.rc)
+            self.kick()
+        self._arm_rp(qpn)
+
+    # -- ingress
+    def receive(self, frame: bytes) -> None:
+        now = self.clock.now()
+        self.stats.rx_frames += 1
+        rec = decode(frame)
+        if rec.is_pfc or rec.is_pause:
+            self._on_pause(rec, now)
+            return
+        if not rec.is_roce or rec.err_icrc or rec.err_truncated or rec.err_ip_csum:
+            self.stats.rx_bad += 1
+            return
+        qp = self.qps.get(rec.bth_dqpn)
+        if qp is None:
+            self.stats.rx_bad += 1
+            return
+        if rec.is_cnp:
+            self.stats.cnps_received += 1
+            if self.spec.rp_enabled:
+                rp = self.rps[qp.qpn]
+                if rp.on_cnp(now):
+                    if self.on_tx_sample is not None:
+                        self.on_tx_sample(self.spec.name, qp.qpn, now, 0, rp.rc)
+                    # the new, lower rate applies from the next packet on
+                    self._arm_rp(qp.qpn)
+            return
+        pdu = Pdu(rec.bth_opcode, rec.bth_dqpn, rec.bth_psn, bool(rec.bth_ackreq),
+                  _payload_len(frame, rec),
+                  (rec.reth_va, rec.reth_rkey, rec.reth_dlen) if rec.reth_valid else None,
+                  (rec.aeth_syndrome, rec.aeth_msn) if rec.aeth_valid else None,
+                  rec.ecn == 3, bool(rec.bth_becn))
+        if pdu.ce:
+            self.stats.ce_received += 1
+            if self.spec.np_enabled and self.np.on_ce((rec.ip_src, rec.bth_dqpn), now):
+                self.stats.cnps_sent += 1
+                self._cnp_q.append(self._cnp(qp))
+        if pdu.opcode in _REQUEST:
+            qp.responder.on_pdu(pdu, now)
+        else:
+            qp.requester.on_pdu(pdu, now)
+            self._arm_timer(qp.qpn)
+        self.kick()
+
+    def _on_pause(self, rec, now: int) -> None:
+        self.stats.pfc_received += 1
+        bit_ns = 1e9 / self.spec.link_bps
+        if rec.is_pause:
+            quanta = [rec.pause_time] * 8
+            cev = 0xFF
+        else:
+            quanta = [getattr(rec, f"pfc_quanta{i}") for i in range(8)]
+            cev = rec.pfc_cev
+        for i in range(8):
+            if cev >> i & 1:
+                until = now + int(quanta[i] * PAUSE_QUANTUM_BITS * bit_ns)
+                if quanta[i] and until > max(now, self._paused_until[i]):
+                    self.stats.pause_ns += until - max(now, self._paused_until[i])
+                self._paused_until[i] = until
+        self.kick()
+
+    # -- views
+    def is_paused(self, priority: int) -> bool:
+        return self.clock.now() < self._paused_until[priority]
+
+    @property
+    def idle(self) -> bool:
+        return (not self._cnp_q and all(q.requester.idle and not q.responder.out
+                                        for q in self.qps.values()))
+
+
+_REQUEST = frozenset({C.RC_SEND_FIRST, C.RC_SEND_MIDDLE, C.RC_SEND_LAST, C.RC_SEND_LAST_IMM,
+                      C.RC_SEND_ONLY, C.RC_SEND_ONLY_IMM, C.RC_WRITE_FIRST, C.RC_WRITE_MIDDLE,
+                      C.RC_WRITE_LAST, C.RC_WRITE_LAST_IMM, C.RC_WRITE_ONLY,
+                      C.RC_WRITE_ONLY_IMM, C.RC_READ_REQUEST})
+
+
+def _sport(qpn: int) -> int:
+    # RoCEv2 entropy: a fixed source port per QP in 0xC000-0xFFFF
+    return C.ROCE_SPORT_MIN | (qpn * 2654435761 & 0x3FFF)
+
+
+def _payload_len(frame: bytes, rec) -> int:
+    """Payload bytes of a RoCEv2 frame: IP length minus headers, pad and ICRC."""
+    off = 18 if rec.vlan_valid else 14
+    if rec.ip_version == 4:
+        (total,) = struct.unpack_from("!H", frame, off + 2)
+        udp = total - (frame[off] & 0x0F) * 4
+    elif rec.ip_version == 6:
+        (udp,) = struct.unpack_from("!H", frame, off + 4)
+    else:
+        return 0
+    ext = 16 * rec.reth_valid + 4 * rec.aeth_valid + 4 * rec.immdt_valid
+    return max(0, udp - 8 - C.BTH_LEN - ext - C.ICRC_LEN - rec.bth_pad)

@@ -1,0 +1,291 @@
+"""A target reached over P4Runtime: p4sim-switch, BMv2 simple_switch_grpc, or hardware.
+
+Packets: with a port map (switch port -> Linux interface, e.g. veths into a namespace
+where BMv2 runs, or NICs cabled to a hardware switch) frames go in and out through
+AF_PACKET sockets; without one, `send` is a PacketOut asking the program to emit the frame
+on that port (its packet_out header's egress port field) and `receive` returns PacketIns
+(frames the program punted to the CPU), reported on the CPU port.
+
+Time is the wall clock: `advance(dt)` waits dt while collecting frames.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import socket
+import time
+from collections.abc import Iterable, Mapping
+
+from p4.v1 import p4runtime_pb2
+
+from controller.p4rt import Connection, P4RuntimeError, decode_int, encode
+
+from .base import (
+    CloneSession,
+    CounterCell,
+    CounterQuery,
+    DefaultAction,
+    Entity,
+    MeterRates,
+    MulticastGroup,
+    OutputPacket,
+    PacketIn,
+    Program,
+    Query,
+    RegisterCell,
+    RegisterQuery,
+    TableEntry,
+    TableQuery,
+    Target,
+    TargetError,
+)
+
+ETH_P_ALL = 0x0003
+
+
+def parse_port_map(text: str | None) -> dict[int, str]:
+    """'1=veth1,2=veth2' -> {1: 'veth1', 2: 'veth2'}."""
+    out: dict[int, str] = {}
+    for item in (text or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        port, sep, iface = item.partition("=")
+        if not sep or not port.strip().isdigit() or not iface.strip():
+            raise ValueError(f"bad port map item {item!r}: expected PORT=IFACE")
+        out[int(port)] = iface.strip()
+    return out
+
+
+class AfPacketPorts:
+    """Raw sockets on Linux interfaces standing for switch ports (needs root)."""
+
+    def __init__(self, ports: Mapping[int, str]):
+        self.socks: dict[int, socket.socket] = {}
+        self.by_fd: dict[int, int] = {}
+        for port, iface in ports.items():
+            s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+            s.bind((iface, 0))
+            s.setblocking(False)
+            self.socks[port] = s
+            self.by_fd[s.fileno()] = port
+
+    def send(self, port: int, frame: bytes) -> None:
+        sock = self.socks.get(port)
+        if sock is None:
+            raise TargetError(f"port {port} has no interface in the port map", "NOT_FOUND")
+        sock.send(frame)
+
+    def poll(self, timeout_s: float) -> list[tuple[int, bytes]]:
+        out: list[tuple[int, bytes]] = []
+        ready, _, _ = select.select(list(self.socks.values()), [], [], max(0.0, timeout_s))
+        for sock in ready:
+            port = self.by_fd[sock.fileno()]
+            while True:
+                try:
+                    data, addr = sock.recvfrom(65535)
+                except BlockingIOError:
+                    break
+                if addr[2] == socket.PACKET_OUTGOING:
+                    continue  # our own transmissions
+                out.append((port, data))
+        return out
+
+    def close(self) -> None:
+        for s in self.socks.values():
+            with contextlib.suppress(OSError):
+                s.close()
+
+
+class P4RuntimeTarget(Target):
+    name = "p4runtime"
+    virtual_time = False
+
+    def __init__(self, addr: str, device_id: int = 1, election_id: int = 1,
+                 port_map: Mapping[int, str] | None = None, cpu_port: int = 255,
+                 packet_out_port_field: str = "egress_port"):
+        self.conn = Connection(addr, device_id, election_id)
+        self.name = f"p4runtime:{addr}"
+        self.cpu_port = cpu_port
+        self.packet_out_port_field = packet_out_port_field
+        self.ports = AfPacketPorts(port_map) if port_map else None
+        self._rx: list[OutputPacket] = []
+        self._pins: list[PacketIn] = []
+
+    # -- pipeline
+    def push(self, program: Program) -> None:
+        try:
+            self.conn.set_pipeline(program.p4info, program.device_config)
+        except P4RuntimeError as exc:
+            raise TargetError(str(exc), exc.code) from None
+
+    def _info(self):
+        if self.conn.p4info is None:
+            try:
+                self.conn.fetch_pipeline()
+            except P4RuntimeError as exc:
+                raise TargetError(f"no pipeline on the device: {exc}", exc.code) from None
+        return self.conn.p4info
+
+    # -- entities
+    def _entity(self, e: Entity) -> tuple[p4runtime_pb2.Entity, int]:
+        """The protobuf entity and the update type that installs it."""
+        info = self._info()
+        ent = p4runtime_pb2.Entity()
+        up = p4runtime_pb2.Update
+        if isinstance(e, TableEntry):
+            ent.table_entry.CopyFrom(info.table_entry(e))
+            return ent, up.INSERT
+        if isinstance(e, DefaultAction):
+            t = info.table(e.table)
+            ent.table_entry.table_id = t.preamble.id
+            ent.table_entry.is_default_action = True
+            ent.table_entry.action.action.CopyFrom(info.action_msg(e.action, e.params))
+            return ent, up.MODIFY
+        if isinstance(e, CounterCell):
+            c = info.counter(e.name)
+            ent.counter_entry.counter_id = c.preamble.id
+            ent.counter_entry.index.index = e.index
+            ent.counter_entry.data.packet_count = e.packets
+            ent.counter_entry.data.byte_count = e.bytes
+            return ent, up.MODIFY
+        if isinstance(e, RegisterCell):
+            r = info.register(e.name)
+            ent.register_entry.register_id = r.preamble.id
+            ent.register_entry.index.index = e.index
+            ent.register_entry.data.bitstring = encode(e.value, r.type_spec.bitstring.bit.bitwidth)
+            return ent, up.MODIFY
+        if isinstance(e, CloneSession):
+            cs = ent.packet_replication_engine_entry.clone_session_entry
+            cs.session_id = e.session
+            cs.packet_length_bytes = e.truncate
+            for port in e.ports:
+                cs.replicas.add(egress_port=port, instance=0)
+            return ent, up.INSERT
+        if isinstance(e, MulticastGroup):
+            mg = ent.packet_replication_engine_entry.multicast_group_entry
+            mg.multicast_group_id = e.group
+            for i, port in enumerate(e.ports):
+                mg.replicas.add(egress_port=port, instance=i)
+            return ent, up.INSERT
+        if isinstance(e, MeterRates):
+            raise TargetError("meter configuration over P4Runtime is not implemented here",
+                              "UNIMPLEMENTED")
+        raise TargetError(f"unknown entity {e!r}", "INVALID_ARGUMENT")
+
+    def write(self, entities: Iterable[Entity]) -> None:
+        updates = []
+        for e in entities:
+            ent, kind = self._entity(e)
+            updates.append(p4runtime_pb2.Update(type=kind, entity=ent))
+        try:
+            self.conn.write(updates)
+        except P4RuntimeError as exc:
+            raise TargetError(str(exc), exc.code) from None
+
+    def delete(self, entities: Iterable[Entity]) -> None:
+        updates = []
+        for e in entities:
+            ent, _ = self._entity(e)
+            updates.append(p4runtime_pb2.Update(type=p4runtime_pb2.Update.DELETE, entity=ent))
+        try:
+            self.conn.write(updates)
+        except P4RuntimeError as exc:
+            raise TargetError(str(exc), exc.code) from None
+
+    def read(self, query: Query) -> list:
+        info = self._info()
+        ent = p4runtime_pb2.Entity()
+        try:
+            if isinstance(query, TableQuery):
+                ent.table_entry.table_id = info.table(query.table).preamble.id
+                return [info.from_table_entry(r.table_entry) for r in self.conn.read([ent])]
+            if isinstance(query, CounterQuery):
+                c = info.counter(query.name)
+                ent.counter_entry.counter_id = c.preamble.id
+                if query.index is not None:
+                    ent.counter_entry.index.index = query.index
+                return [CounterCell(c.preamble.name, r.counter_entry.index.index,
+                                    r.counter_entry.data.packet_count,
+                                    r.counter_entry.data.byte_count)
+                        for r in self.conn.read([ent])]
+            if isinstance(query, RegisterQuery):
+                r = info.register(query.name)
+                ent.register_entry.register_id = r.preamble.id
+                if query.index is not None:
+                    ent.register_entry.index.index = query.index
+                return [RegisterCell(r.preamble.name, x.register_entry.index.index,
+                                     decode_int(x.register_entry.data.bitstring))
+                        for x in self.conn.read([ent])]
+        except P4RuntimeError as exc:
+            raise TargetError(str(exc), exc.code) from None
+        raise TargetError(f"unknown query {query!r}", "INVALID_ARGUMENT")
+
+    def counter_names(self) -> list[tuple[str, int]]:
+        info = self._info()
+        return [(c.preamble.name, c.size) for c in info.info.counters]
+
+    # -- packets
+    def send(self, port: int, frame: bytes) -> None:
+        if self.ports is not None:
+            self.ports.send(port, frame)
+        else:
+            self.packet_out(frame, {self.packet_out_port_field: port})
+
+    def packet_out(self, frame: bytes, metadata: dict[str, int]) -> None:
+        self._info()
+        try:
+            self.conn.packet_out(frame, metadata)
+        except P4RuntimeError as exc:
+            raise TargetError(str(exc), exc.code) from None
+
+    def _drain_packet_ins(self) -> None:
+        while True:
+            try:
+                pkt = self.conn.packet_ins.get_nowait()
+            except Exception:
+                return
+            meta = self.conn.packet_in_metadata(pkt)
+            self._pins.append(PacketIn(bytes(pkt.payload), meta))
+            if self.ports is None:
+                self._rx.append(OutputPacket(self.cpu_port, bytes(pkt.payload), self.now()))
+
+    def packet_in(self) -> list[PacketIn]:
+        self._drain_packet_ins()
+        out, self._pins = self._pins, []
+        return out
+
+    def receive(self) -> list[OutputPacket]:
+        if self.ports is not None:
+            for port, data in self.ports.poll(0):
+                self._rx.append(OutputPacket(port, data, self.now()))
+        self._drain_packet_ins()
+        out, self._rx = self._rx, []
+        return out
+
+    # -- time
+    def now(self) -> int:
+        return time.monotonic_ns()
+
+    def advance(self, dt_ns: int) -> None:
+        end = time.monotonic() + dt_ns / 1e9
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            if self.ports is not None:
+                for port, data in self.ports.poll(min(left, 0.05)):
+                    self._rx.append(OutputPacket(port, data, self.now()))
+            else:
+                time.sleep(min(left, 0.05))
+
+    def close(self) -> None:
+        if self.ports is not None:
+            self.ports.close()
+        self.conn.close()
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0

@@ -1,0 +1,211 @@
+"""The embedded p4sim switch, in this process, in virtual time.
+
+Wraps `p4sim.runtime.switch.Switch` (the SwitchAPI of p4sim/model.py); every call goes
+through that API. Time moves only with `advance`, so a run is repeatable to the packet.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from p4sim.model import P4SimError
+
+from .base import (
+    CloneSession,
+    CounterCell,
+    CounterQuery,
+    DefaultAction,
+    Entity,
+    MeterRates,
+    MulticastGroup,
+    OutputPacket,
+    PacketIn,
+    Program,
+    Query,
+    RegisterCell,
+    RegisterQuery,
+    TableEntry,
+    TableQuery,
+    Target,
+    TargetError,
+)
+from .program import DEFAULT_PROGRAM, from_p4
+
+
+def _make_switch(compiled, cpu_port: int | None):
+    from p4sim.runtime.switch import Switch
+
+    try:
+        return Switch(compiled, cpu_port=cpu_port, clock="virtual")
+    except TypeError:
+        sw = Switch(compiled)
+        if cpu_port is not None:
+            sw.cpu_port = cpu_port
+        return sw
+
+
+class P4SimTarget(Target):
+    name = "p4sim"
+    virtual_time = True
+
+    def __init__(self, program: str | os.PathLike[str] | Program | None = None,
+                 cpu_port: int | None = 255):
+        self.cpu_port = cpu_port
+        self.switch = None
+        self._pins: list[PacketIn] = []
+        self._cpu_out: list[OutputPacket] = []
+        if program is not None:
+            self.push(program if isinstance(program, Program) else from_p4(program))
+
+    @classmethod
+    def default(cls) -> P4SimTarget:
+        return cls(DEFAULT_PROGRAM)
+
+    # -- pipeline
+    def push(self, program: Program) -> None:
+        if program.kind != "p4sim" and program.source is None:
+            raise TargetError("p4sim runs P4 source; this program is a BMv2 JSON",
+                              "INVALID_ARGUMENT")
+        compiled = getattr(program, "compiled", None)
+        if compiled is None:
+            if program.source is None:
+                raise TargetError("program has no P4 source", "INVALID_ARGUMENT")
+            compiled = from_p4(program.source).compiled  # type: ignore[attr-defined]
+        self.program = program
+        self.switch = _make_switch(compiled, self.cpu_port)
+        self.switch.on_packet_in(self._on_packet_in)
+
+    def _sw(self):
+        if self.switch is None:
+            raise TargetError("no pipeline pushed", "FAILED_PRECONDITION")
+        return self.switch
+
+    def _on_packet_in(self, data: bytes, metadata: dict[str, int]) -> None:
+        self._pins.append(PacketIn(bytes(data), dict(metadata)))
+
+    # -- entities
+    def _call(self, fn, *args):
+        try:
+            return fn(*args)
+        except P4SimError as exc:
+            raise TargetError(str(exc), exc.code) from None
+
+    def write(self, entities: Iterable[Entity]) -> None:
+        sw = self._sw()
+        for e in entities:
+            if isinstance(e, TableEntry):
+                self._call(sw.table_add, e)
+            elif isinstance(e, DefaultAction):
+                self._call(sw.table_set_default, self._table(e.table), e.action, dict(e.params))
+            elif isinstance(e, CounterCell):
+                self._call(sw.counter_write, e.name, e.index, e.packets, e.bytes)
+            elif isinstance(e, RegisterCell):
+                self._call(sw.register_write, e.name, e.index, e.value)
+            elif isinstance(e, CloneSession):
+                self._call(sw.clone_session_set, e.session, [(p, 0) for p in e.ports],
+                           e.truncate)
+            elif isinstance(e, MulticastGroup):
+                self._call(sw.mc_group_set, e.group, [(p, i) for i, p in enumerate(e.ports)])
+            elif isinstance(e, MeterRates):
+                self._call(sw.meter_set_rates, e.name, e.index, list(e.rates))
+            else:
+                raise TargetError(f"unknown entity {e!r}", "INVALID_ARGUMENT")
+
+    def delete(self, entities: Iterable[Entity]) -> None:
+        sw = self._sw()
+        for e in entities:
+            if isinstance(e, TableEntry):
+                self._call(sw.table_delete, e)
+            elif isinstance(e, CloneSession):
+                self._call(sw.clone_session_delete, e.session)
+            elif isinstance(e, MulticastGroup):
+                self._call(sw.mc_group_delete, e.group)
+            else:
+                raise TargetError(f"cannot delete {e!r}", "INVALID_ARGUMENT")
+
+    def _table(self, name: str) -> str:
+        return name
+
+    def read(self, query: Query) -> list:
+        sw = self._sw()
+        if isinstance(query, TableQuery):
+            return list(self._call(sw.table_entries, query.table))
+        if isinstance(query, CounterQuery):
+            size = self._counter_size(query.name)
+            idx = range(size) if query.index is None else [query.index]
+            out = []
+            for i in idx:
+                packets, nbytes = self._call(sw.counter_read, query.name, i)
+                out.append(CounterCell(query.name, i, packets, nbytes))
+            return out
+        if isinstance(query, RegisterQuery):
+            size = self._register_size(query.name)
+            idx = range(size) if query.index is None else [query.index]
+            return [RegisterCell(query.name, i, self._call(sw.register_read, query.name, i))
+                    for i in idx]
+        raise TargetError(f"unknown query {query!r}", "INVALID_ARGUMENT")
+
+    def _counter_size(self, name: str) -> int:
+        info = self._sw().model.counters.get(name)
+        if info is None:
+            raise TargetError(f"no counter named {name!r}", "NOT_FOUND")
+        return info.size
+
+    def _register_size(self, name: str) -> int:
+        info = self._sw().model.registers.get(name)
+        if info is None:
+            raise TargetError(f"no register named {name!r}", "NOT_FOUND")
+        return info.size
+
+    def counter_names(self) -> list[tuple[str, int]]:
+        return [(n, c.size) for n, c in self._sw().model.counters.items()]
+
+    # -- packets
+    def send(self, port: int, frame: bytes) -> None:
+        self._call(self._sw().send, port, bytes(frame))
+
+    def receive(self) -> list[OutputPacket]:
+        return self._sw().receive()
+
+    def packet_out(self, frame: bytes, metadata: dict[str, int]) -> None:
+        sw = self._sw()
+        fn = getattr(sw, "packet_out", None)
+        if fn is None:
+            raise TargetError("this p4sim switch has no packet_out", "UNIMPLEMENTED")
+        self._call(fn, bytes(frame), dict(metadata))
+
+    def packet_in(self) -> list[PacketIn]:
+        out, self._pins = self._pins, []
+        return out
+
+    # -- time and traffic manager
+    def now(self) -> int:
+        return self._sw().now()
+
+    def advance(self, dt_ns: int) -> None:
+        if dt_ns > 0:
+            self._sw().advance(int(dt_ns))
+
+    def _tm(self):
+        tm = getattr(self._sw(), "tm", None)
+        if tm is None:
+            raise TargetError("this p4sim switch exposes no traffic manager", "UNIMPLEMENTED")
+        return tm
+
+    def set_port_speed(self, port: int, bits_per_s: float) -> None:
+        self._tm().set_port_rate(port, bits_per_s=bits_per_s)
+
+    def set_queue_capacity(self, port: int, priority: int, packets: int) -> None:
+        self._tm().set_queue_capacity(port, priority, packets)
+
+    def queue_depth(self, port: int, priority: int) -> int | None:
+        return self._tm().depth(port, priority)
+
+    def tm_stats(self) -> dict:
+        return self._tm().stats()
+
+
+def default_program_path() -> Path:
+    return DEFAULT_PROGRAM

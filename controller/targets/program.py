@@ -1,0 +1,51 @@
+"""Building a `Program` (P4Info + device config) from what the user has.
+
+- `from_p4(path)`: P4 source; p4sim compiles it here to derive the P4Info (the same
+  P4Info the p4sim server derives), and the device config is p4sim's source bundle
+  (`p4sim.server.pipeline.make_device_config`).
+- `from_artifacts(p4info, bmv2_json)`: P4Info (text or binary) and a BMv2 JSON compiled
+  elsewhere by p4c (for BMv2 simple_switch_grpc and hardware toolchains).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from google.protobuf import text_format
+from p4.config.v1 import p4info_pb2
+
+from .base import Program
+
+DEFAULT_PROGRAM = Path(__file__).resolve().parents[2] / "p4src" / "roce_switch.p4"
+
+
+def from_p4(path: str | os.PathLike[str] = DEFAULT_PROGRAM) -> Program:
+    from p4sim.p4info import p4info_from_model
+    from p4sim.runtime.switch import load_program
+
+    from p4sim.server.pipeline import make_device_config
+
+    src = Path(path)
+    if not src.is_file():
+        raise FileNotFoundError(f"P4 program {src} not found")
+    compiled = load_program(str(src))
+    info = p4info_from_model(compiled.model)
+    prog = Program(src.stem, info.SerializeToString(), make_device_config(src), src, "p4sim")
+    prog.compiled = compiled  # type: ignore[attr-defined]  # reused by the in-process target
+    return prog
+
+
+def read_p4info(path: str | os.PathLike[str]) -> bytes:
+    data = Path(path).read_bytes()
+    msg = p4info_pb2.P4Info()
+    try:
+        text_format.Parse(data.decode("utf-8"), msg)
+    except (UnicodeDecodeError, text_format.ParseError):
+        msg.ParseFromString(data)
+    return msg.SerializeToString()
+
+
+def from_artifacts(p4info: str | os.PathLike[str], bmv2_json: str | os.PathLike[str]) -> Program:
+    return Program(Path(bmv2_json).stem, read_p4info(p4info), Path(bmv2_json).read_bytes(),
+                   None, "bmv2")
