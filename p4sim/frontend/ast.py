@@ -60,14 +60,15 @@ def walk(node: Node) -> Iterator[Node]:
 # ====================================================================== tokens, annotations
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Token:
-    """A lexical token (kept raw inside annotation bodies)."""
+    """A lexical token (the lexer's output; kept raw inside annotation bodies)."""
 
-    kind: str  # 'ident', 'int', 'string', 'op' (punctuation/operator), 'keyword', 'eof'
-    text: str  # source text as written (string literals without quotes, unescaped)
+    kind: str  # 'ident' (keywords included), 'int', 'string', 'op', 'directive', 'eof'
+    text: str  # source text as written (string literals: the unescaped value, no quotes)
     span: Span = NO_SPAN
-    value: Any = None  # ints: the IntLiteral; keywords/ops/idents: the text
+    value: Any = None  # int: (value, width | None, signed); directive: (name, tokens, raw)
+    space_before: bool = True  # whitespace, a comment or a line start precedes it
 
 
 @dataclass(eq=False)
