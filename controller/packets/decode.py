@@ -248,6 +248,8 @@ def _bth(b: bytes, ip_off: int, off: int, end: int, f: dict[str, int]) -> tuple[
     if lim - p < 4:
         return _truncated(f, "ICRC", lim, end, n)
     if end > n:
+        if n > end - 4:
+            return _truncated(f, "ICRC", n, end, n)
         return _short(f, end, n)
     want = icrc_v2(b[ip_off:end - 4]) if f["roce_version"] == 2 else icrc_v1(b[ip_off:end - 4])
     got = int.from_bytes(b[end - 4:end], "little")
