@@ -1,0 +1,158 @@
+"""The p4sim device config and how a pushed pipeline becomes a running switch.
+
+Device config (`ForwardingPipelineConfig.p4_device_config`)
+------------------------------------------------------------
+p4sim runs P4 source, so the device config carries the source, not a BMv2 JSON. Two forms:
+
+1. the p4sim source bundle, a UTF-8 JSON object::
+
+       {"format": "p4sim-source/1",
+        "main": "roce_switch.p4",
+        "files": {"roce_switch.p4": "<text>", "include/headers.p4": "<text>"}}
+
+   `main` names the file to compile; `files` holds every file it includes (relative
+   paths, no `..`). `make_device_config(path)` builds one from a program on disk (it
+   takes the main file and every file under its directory with a P4 suffix), and
+   `p4sim-switch --print-device-config PROGRAM.p4` writes it for other clients.
+
+2. the plain text of a single self-contained `.p4` file (convenient with
+   p4runtime-shell's `--config p4info.txt,program.p4`).
+
+A BMv2 JSON (what p4c-bm2-ss writes) is refused with INVALID_ARGUMENT and a pointer
+here. The server writes the files into a private temporary directory, compiles them
+with `p4sim.runtime.switch.load_program`, and derives the P4Info with
+`p4sim.p4info.p4info_from_model`; a P4Info sent by the client must agree with it
+(same names and ids) or the request fails with INVALID_ARGUMENT.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from p4.config.v1 import p4info_pb2
+
+from p4sim.server.codec import IdMaps, RequestError, build_id_maps, invalid
+
+FORMAT = "p4sim-source/1"
+P4_SUFFIXES = (".p4", ".p4h", ".p4i", ".h")
+
+
+def make_device_config(program: str | os.PathLike[str]) -> bytes:
+    """The p4sim-source/1 bundle of a program on disk (its directory's P4 files)."""
+    main = Path(program)
+    root = main.parent
+    files: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and (path.suffix in P4_SUFFIXES or path == main):
+            files[path.relative_to(root).as_posix()] = path.read_text()
+    return json.dumps({"format": FORMAT, "main": main.name, "files": files}).encode()
+
+
+def parse_device_config(data: bytes) -> tuple[str, dict[str, str]]:
+    """(main file name, {relative path: text}) from a device config, or RequestError."""
+    if not data:
+        raise invalid("empty p4_device_config: give the P4 source (see p4sim.server.pipeline)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise invalid("p4_device_config is not UTF-8: p4sim takes P4 source, not a binary") from None
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            obj: Any = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise invalid(f"p4_device_config looks like JSON but does not parse: {exc}") from None
+        if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+            if isinstance(obj, dict) and ("header_types" in obj or "pipelines" in obj):
+                raise invalid(
+                    "p4_device_config is a BMv2 JSON; p4sim compiles P4 source: send a "
+                    f'{{"format": "{FORMAT}", "main": ..., "files": ...}} bundle or the .p4 text'
+                )
+            raise invalid(f'p4_device_config JSON must have "format": "{FORMAT}"')
+        main, files = obj.get("main"), obj.get("files")
+        if not isinstance(main, str) or not isinstance(files, dict) or main not in files:
+            raise invalid(f'{FORMAT}: "main" must name one of the "files"')
+        for name, body in files.items():
+            p = PurePosixPath(name)
+            if not isinstance(body, str) or p.is_absolute() or ".." in p.parts or not name:
+                raise invalid(f"{FORMAT}: bad file entry {name!r} (relative paths, text bodies)")
+        return main, dict(files)
+    return "program.p4", {"program.p4": text}
+
+
+@dataclass
+class Pipeline:
+    """One committed (or saved) forwarding pipeline: the running switch and its names."""
+
+    switch: Any  # p4sim.runtime.switch.Switch (SwitchAPI)
+    compiled: Any
+    p4info: p4info_pb2.P4Info  # as the client sent it (or ours if it sent none)
+    maps: IdMaps
+    device_config: bytes
+    cookie: int | None
+    # server-side shadows of what the switch API cannot read back
+    entry_metadata: dict[tuple, bytes] = field(default_factory=dict)
+    meter_configs: dict[tuple[str, int], Any] = field(default_factory=dict)
+    mc_groups: dict[int, Any] = field(default_factory=dict)
+    clone_sessions: dict[int, Any] = field(default_factory=dict)
+    digest_configs: dict[int, Any] = field(default_factory=dict)
+    workdir: tempfile.TemporaryDirectory[str] | None = None
+
+
+def compile_device_config(device_config: bytes) -> tuple[Any, p4info_pb2.P4Info, tempfile.TemporaryDirectory[str]]:
+    """Write the files to a temp dir and compile them. Returns (compiled, our P4Info, dir)."""
+    main, files = parse_device_config(device_config)
+    workdir = tempfile.TemporaryDirectory(prefix="p4sim-pipeline-")
+    root = Path(workdir.name)
+    for name, body in files.items():
+        dest = root / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(body)
+    try:
+        compiled, p4info = compile_program(root / main)
+    except BaseException:
+        workdir.cleanup()
+        raise
+    return compiled, p4info, workdir
+
+
+def compile_program(path: str | os.PathLike[str]) -> tuple[Any, p4info_pb2.P4Info]:
+    """Compile a program with p4sim; errors become INVALID_ARGUMENT with file:line:column."""
+    from p4sim.p4info import p4info_from_model
+    from p4sim.runtime.switch import load_program
+
+    try:
+        compiled = load_program(str(path))
+    except RequestError:
+        raise
+    except Exception as exc:  # a located compile error, or an unsupported construct
+        raise invalid(f"the P4 program does not compile: {exc}") from None
+    return compiled, p4info_from_model(compiled.model)
+
+
+def make_pipeline(
+    compiled: Any,
+    our_p4info: p4info_pb2.P4Info,
+    client_p4info: p4info_pb2.P4Info | None,
+    device_config: bytes,
+    cookie: int | None,
+    switch_factory: Any,
+    workdir: tempfile.TemporaryDirectory[str] | None,
+) -> Pipeline:
+    from p4sim.server.codec import check_p4info_matches
+
+    p4info = our_p4info
+    if client_p4info is not None and client_p4info.ByteSize():
+        check_p4info_matches(client_p4info, our_p4info)
+        p4info = client_p4info
+    maps = build_id_maps(our_p4info, compiled.model)
+    switch = switch_factory(compiled)
+    return Pipeline(
+        switch=switch, compiled=compiled, p4info=p4info, maps=maps,
+        device_config=device_config, cookie=cookie, workdir=workdir,
+    )

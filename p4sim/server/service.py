@@ -1,0 +1,976 @@
+"""The P4Runtime 1.4 service over grpcio, driving one p4sim switch.
+
+Time: with `clock="virtual"` each frame (PacketOut or a frame from a port) is sent into
+the switch and the switch runs until idle (queues empty) before the next one; with
+`clock="wall"` a ticker thread keeps the switch's clock on the wall clock (every
+`tick_s`) so rates, queueing and PFC timers happen in real time. `clock="auto"` (the
+default) picks wall when real interfaces are attached, else virtual.
+
+Errors follow the spec: a bad request gets its status code (INVALID_ARGUMENT,
+NOT_FOUND, ALREADY_EXISTS, OUT_OF_RANGE, PERMISSION_DENIED, FAILED_PRECONDITION,
+UNIMPLEMENTED); a Write batch with failures answers UNKNOWN with one `p4.v1.Error` per
+update in the `google.rpc.Status` details (trailer `grpc-status-details-bin`). Nothing a
+client sends stops the server: unexpected exceptions become INTERNAL.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent import futures
+from typing import Any
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, status_pb2
+from p4.config.v1 import p4info_pb2
+from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+
+from p4sim.model import P4SimError, TableEntry
+from p4sim.runtime.ports import PortSet
+from p4sim.server import codec
+from p4sim.server.codec import RequestError, invalid
+from p4sim.server.pipeline import (
+    Pipeline,
+    compile_device_config,
+    compile_program,
+    make_device_config,
+    make_pipeline,
+)
+
+log = logging.getLogger("p4sim.server")
+
+API_VERSION = "1.4.1"
+_SFP = p4runtime_pb2.SetForwardingPipelineConfigRequest
+_GFP = p4runtime_pb2.GetForwardingPipelineConfigRequest
+_UPDATE = p4runtime_pb2.Update
+
+
+def _status_code(name: str) -> grpc.StatusCode:
+    return getattr(grpc.StatusCode, name, grpc.StatusCode.UNKNOWN)
+
+
+def _rpc_code(name: str) -> int:
+    return code_pb2.Code.Value(name) if name in code_pb2.Code.keys() else code_pb2.UNKNOWN
+
+
+def _error_of(exc: BaseException) -> RequestError:
+    """Any exception as a RequestError (p4sim's own errors keep their code)."""
+    if isinstance(exc, RequestError):
+        return exc
+    if isinstance(exc, P4SimError):
+        return RequestError(exc.code, str(exc))
+    log.exception("internal error")
+    return RequestError("INTERNAL", f"p4sim internal error: {type(exc).__name__}: {exc}")
+
+
+def _election(msg: Any) -> int:
+    return (msg.high << 64) | msg.low
+
+
+class _Abort:
+    def __init__(self, code: str, message: str) -> None:
+        self.code, self.message = code, message
+
+
+class _Stream:
+    """One StreamChannel: its outgoing queue and arbitration state."""
+
+    def __init__(self) -> None:
+        self.out: queue.Queue[Any] = queue.Queue()
+        self.arbitrated = False
+        self.election_id: int | None = None
+        self.role = ""
+
+    def send(self, msg: Any) -> None:
+        self.out.put(msg)
+
+
+class _Role:
+    def __init__(self) -> None:
+        self.streams: list[_Stream] = []
+        self.highest: int | None = None  # highest election id ever seen (spec: kept after the primary leaves)
+        self.primary: _Stream | None = None
+
+
+class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
+    """A P4Runtime server for one p4sim device.
+
+    switch_factory(compiled) -> switch: how a compiled program becomes a running switch
+    (default: `p4sim.runtime.switch.Switch` with this server's cpu_port and a traffic
+    manager from `tm_factory`).
+    """
+
+    def __init__(
+        self,
+        device_id: int = 1,
+        *,
+        cpu_port: int | None = None,
+        ports: PortSet | None = None,
+        clock: str = "auto",
+        tick_s: float = 0.0005,
+        switch_factory: Callable[[Any], Any] | None = None,
+        tm_factory: Callable[[], Any] | None = None,
+    ) -> None:
+        if clock not in ("auto", "virtual", "wall"):
+            raise ValueError("clock: auto, virtual or wall")
+        self.device_id = device_id
+        self.cpu_port = cpu_port
+        self.ports = ports if ports is not None else PortSet()
+        self.clock = ("wall" if self.ports.has_interfaces else "virtual") if clock == "auto" else clock
+        self.tick_s = tick_s
+        self._tm_factory = tm_factory
+        self._switch_factory = switch_factory or self._default_switch
+        self._lock = threading.RLock()  # the switch and pipeline state are single-threaded
+        self._roles: dict[str, _Role] = {}
+        self.pipeline: Pipeline | None = None
+        self._saved: Pipeline | None = None  # VERIFY_AND_SAVE'd, waiting for COMMIT
+        self._wall_start = time.monotonic_ns()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+        self._grpc: grpc.Server | None = None
+        self._digest_list_id = 0
+        self._digest_pending: dict[tuple[int, tuple], float] = {}  # (digest id, values) -> ack deadline
+        self._digest_keys_by_list: dict[int, tuple] = {}
+        self.port: int | None = None
+        self.packet_in_count = 0
+        self.packet_out_count = 0
+
+    # ------------------------------------------------------------ lifecycle
+
+    def _default_switch(self, compiled: Any) -> Any:
+        from p4sim.runtime import switch as switch_mod
+        from p4sim.runtime.tm import TrafficManager
+
+        tm = self._tm_factory() if self._tm_factory else TrafficManager()
+        return switch_mod.Switch(compiled, cpu_port=self.cpu_port, tm=tm)
+
+    def start(self, address: str = "127.0.0.1:0", max_workers: int = 32) -> int:
+        """Serve on `address` ("host:port", port 0 = any free port); returns the port."""
+        self._grpc = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
+            options=[("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20)],
+        )
+        p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(self, self._grpc)
+        port = self._grpc.add_insecure_port(address)
+        if port == 0:
+            raise OSError(f"cannot listen on {address}")
+        self.port = port
+        self._grpc.start()
+        self.ports.start(self.inject)
+        if self.clock == "wall":
+            self._ticker = threading.Thread(target=self._tick_loop, name="p4sim-clock", daemon=True)
+            self._ticker.start()
+        log.info("P4Runtime server for device %d on %s (clock %s)", self.device_id, address.rsplit(":", 1)[0] + f":{port}", self.clock)
+        return port
+
+    def stop(self, grace: float | None = 0.5) -> None:
+        self._stop.set()
+        with self._lock:
+            for role in self._roles.values():
+                for s in role.streams:
+                    s.send(None)
+        if self._grpc is not None:
+            self._grpc.stop(grace).wait()
+        if self._ticker is not None:
+            self._ticker.join(timeout=2)
+        self.ports.close()
+        with self._lock:
+            for p in (self.pipeline, self._saved):
+                if p is not None and p.workdir is not None:
+                    p.workdir.cleanup()
+
+    def wait(self) -> None:
+        if self._grpc is not None:
+            self._grpc.wait_for_termination()
+
+    def load_program(self, path: str) -> None:
+        """Compile and commit a program from disk (what `p4sim-switch PROGRAM.p4` does)."""
+        compiled, p4info = compile_program(path)
+        pipeline = make_pipeline(compiled, p4info, None, make_device_config(path), None, self._switch_factory, None)
+        with self._lock:
+            self._install(pipeline)
+
+    # ------------------------------------------------------------ packets and time
+
+    def _wall_ns(self) -> int:
+        return time.monotonic_ns() - self._wall_start
+
+    def inject(self, port: int, frame: bytes) -> None:
+        """A frame arrives on `port` (from an interface, an in-process port, or PacketOut)."""
+        with self._lock:
+            p = self.pipeline
+            if p is None:
+                return  # no program: BMv2 drops too
+            sw = p.switch
+            if self.clock == "wall":
+                self._catch_up(sw)
+                sw.send(port, frame)
+                sw.advance(0)
+            else:
+                sw.send(port, frame)
+                sw.run_until_idle()
+            outs = sw.receive()
+        self._emit(outs)
+
+    def _catch_up(self, sw: Any) -> None:
+        target = self._wall_ns()
+        now = sw.now()
+        if target > now:
+            sw.advance(target - now)
+
+    def _tick_loop(self) -> None:
+        while not self._stop.wait(self.tick_s):
+            try:
+                with self._lock:
+                    if self.pipeline is None:
+                        continue
+                    sw = self.pipeline.switch
+                    self._catch_up(sw)
+                    outs = sw.receive()
+                self._emit(outs)
+            except Exception:
+                log.exception("clock tick failed")
+
+    def _emit(self, outs: list) -> None:
+        for out in outs:
+            if self.cpu_port is not None and out.port == self.cpu_port:
+                continue  # PacketIn travels through the switch's on_packet_in hook
+            self.ports.transmit(out.port, out.data)
+
+    def _on_packet_in(self, data: bytes, metadata: dict[str, int]) -> None:
+        p = self.pipeline
+        if p is None:
+            return
+        msg = p4runtime_pb2.StreamMessageResponse()
+        msg.packet.payload = bytes(data)
+        hdr = p.maps.packet_in
+        if hdr is not None:
+            for f in hdr.fields:
+                if f.name in metadata:
+                    msg.packet.metadata.add(metadata_id=f.id, value=codec.to_bytes(metadata[f.name]))
+        self.packet_in_count += 1
+        self._send_primaries(msg)
+
+    def _on_digest(self, name: str, values: dict[str, int]) -> None:
+        p = self.pipeline
+        if p is None:
+            return
+        did = p.maps.digest_ids.get(name)
+        if did is None or did not in p.digest_configs:
+            return  # no DigestEntry for it: the controller has not asked for it
+        fields = p.maps.digest_fields.get(did, [])
+        key = (did, tuple(values.get(f.name, 0) for f in fields))
+        now = time.monotonic()
+        deadline = self._digest_pending.get(key)
+        if deadline is not None and now < deadline:
+            return  # already sent, not acked yet: the spec says do not repeat it
+        cfg = p.digest_configs[did]
+        ack_timeout = cfg.ack_timeout_ns / 1e9 if cfg.ack_timeout_ns else 1.0
+        self._digest_pending[key] = now + ack_timeout
+        self._digest_list_id += 1
+        msg = p4runtime_pb2.StreamMessageResponse()
+        msg.digest.digest_id = did
+        msg.digest.list_id = self._digest_list_id
+        msg.digest.timestamp = time.time_ns()
+        data = msg.digest.data.add()
+        for f in fields:
+            data.struct.members.add(bitstring=codec.to_bytes(values.get(f.name, 0)))
+        self._digest_keys_by_list[self._digest_list_id] = key
+        self._send_primaries(msg)
+
+    def _send_primaries(self, msg: Any) -> None:
+        for role in self._roles.values():
+            if role.primary is not None:
+                role.primary.send(msg)
+
+    def _install(self, pipeline: Pipeline) -> None:
+        old = self.pipeline
+        self.pipeline = pipeline
+        self._digest_keys_by_list = {}
+        self._digest_pending = {}
+        sw = pipeline.switch
+        sw.on_packet_in(self._on_packet_in)
+        sw.on_digest(self._on_digest)
+        if old is not None and old.workdir is not None and old is not self._saved:
+            old.workdir.cleanup()
+
+    # ------------------------------------------------------------ helpers
+
+    def _check_device(self, device_id: int) -> None:
+        if device_id != self.device_id:
+            raise RequestError("NOT_FOUND", f"device id {device_id} does not exist (this is device {self.device_id})")
+
+    def _check_primary(self, request: Any) -> None:
+        role = self._roles.get(request.role)
+        eid = _election(request.election_id) if request.HasField("election_id") else None
+        if role is None or role.primary is None:
+            raise RequestError("PERMISSION_DENIED", "no primary controller: open a StreamChannel and win arbitration first")
+        if eid != role.primary.election_id:
+            raise RequestError("PERMISSION_DENIED", f"election id {eid} is not the primary's ({role.primary.election_id})")
+
+    def _need_pipeline(self) -> Pipeline:
+        # after VERIFY_AND_SAVE, requests refer to the saved config (spec 8.2)
+        p = self._saved or self.pipeline
+        if p is None:
+            raise RequestError("FAILED_PRECONDITION", "no forwarding pipeline: send SetForwardingPipelineConfig first")
+        return p
+
+    @staticmethod
+    def _abort(context: grpc.ServicerContext, err: RequestError) -> None:
+        context.abort(_status_code(err.code), err.message)
+
+    # ------------------------------------------------------------ RPCs
+
+    def Capabilities(self, request: Any, context: grpc.ServicerContext) -> Any:
+        return p4runtime_pb2.CapabilitiesResponse(p4runtime_api_version=API_VERSION)
+
+    def SetForwardingPipelineConfig(self, request: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            self._set_pipeline(request)
+        except Exception as exc:
+            self._abort(context, _error_of(exc))
+        return p4runtime_pb2.SetForwardingPipelineConfigResponse()
+
+    def _set_pipeline(self, request: Any) -> None:
+        with self._lock:
+            self._check_device(request.device_id)
+            self._check_primary(request)
+            action = request.action
+        if action == _SFP.UNSPECIFIED:
+            raise invalid("SetForwardingPipelineConfig: action is UNSPECIFIED")
+        if action == _SFP.COMMIT:
+            with self._lock:
+                if self._saved is None:
+                    raise RequestError("FAILED_PRECONDITION", "COMMIT without a config saved by VERIFY_AND_SAVE")
+                saved, self._saved = self._saved, None
+                self._install(saved)
+            return
+        if action not in (_SFP.VERIFY, _SFP.VERIFY_AND_SAVE, _SFP.VERIFY_AND_COMMIT, _SFP.RECONCILE_AND_COMMIT):
+            raise invalid(f"SetForwardingPipelineConfig: unknown action {action}")
+        if not request.HasField("config"):
+            raise invalid("SetForwardingPipelineConfig: config is missing")
+        cfg = request.config
+        # compile outside the lock: packets keep flowing through the old pipeline meanwhile
+        compiled, our_p4info, workdir = compile_device_config(cfg.p4_device_config)
+        cookie = cfg.cookie.cookie if cfg.HasField("cookie") else None
+        try:
+            pipeline = make_pipeline(compiled, our_p4info, cfg.p4info, bytes(cfg.p4_device_config), cookie,
+                                     self._switch_factory, workdir)
+        except BaseException:
+            workdir.cleanup()
+            raise
+        if action == _SFP.VERIFY:
+            workdir.cleanup()
+            return
+        with self._lock:
+            if action == _SFP.VERIFY_AND_SAVE:
+                if self._saved is not None and self._saved.workdir is not None:
+                    self._saved.workdir.cleanup()
+                self._saved = pipeline
+                return
+            if action == _SFP.RECONCILE_AND_COMMIT and self.pipeline is not None:
+                self._reconcile(self.pipeline, pipeline)
+            self._saved = None
+            self._install(pipeline)
+
+    def _reconcile(self, old: Pipeline, new: Pipeline) -> None:
+        """Carry the forwarding state into the new pipeline; refuse if it does not fit."""
+        sw_old, sw_new = old.switch, new.switch
+        try:
+            for tname in old.maps.table_ids:
+                if tname not in new.maps.table_ids:
+                    if sw_old.table_entries(tname):
+                        raise invalid(f"RECONCILE_AND_COMMIT: table {tname} has entries but is not in the new program")
+                    continue
+                if old.compiled.model.tables[tname].const_entries:
+                    continue
+                for e in sw_old.table_entries(tname):
+                    sw_new.table_add(TableEntry(e.table, dict(e.match), e.action, dict(e.params), e.priority))
+                action, params = sw_old.table_default(tname)
+                if action and not new.compiled.model.tables[tname].const_default_action:
+                    sw_new.table_set_default(tname, action, params)
+            for gid, g in old.mc_groups.items():
+                sw_new.mc_group_set(gid, _replicas(g))
+            for sid, s in old.clone_sessions.items():
+                sw_new.clone_session_set(sid, _replicas(s), s.packet_length_bytes)
+        except P4SimError as exc:
+            raise invalid(f"RECONCILE_AND_COMMIT: the forwarding state does not fit the new program: {exc}") from None
+        new.entry_metadata.update(old.entry_metadata)
+        new.mc_groups.update(old.mc_groups)
+        new.clone_sessions.update(old.clone_sessions)
+        new.digest_configs.update({k: v for k, v in old.digest_configs.items() if k in new.maps.digests})
+
+    def GetForwardingPipelineConfig(self, request: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            with self._lock:
+                self._check_device(request.device_id)
+                p = self._need_pipeline()
+                cfg = p4runtime_pb2.ForwardingPipelineConfig()
+                rt = request.response_type
+                if rt in (_GFP.ALL, _GFP.P4INFO_AND_COOKIE):
+                    cfg.p4info.CopyFrom(p.p4info)
+                if rt in (_GFP.ALL, _GFP.DEVICE_CONFIG_AND_COOKIE):
+                    cfg.p4_device_config = p.device_config
+                if p.cookie is not None:
+                    cfg.cookie.cookie = p.cookie
+                return p4runtime_pb2.GetForwardingPipelineConfigResponse(config=cfg)
+        except Exception as exc:
+            self._abort(context, _error_of(exc))
+
+    # -- Write
+
+    def Write(self, request: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            with self._lock:
+                self._check_device(request.device_id)
+                self._check_primary(request)
+                p = self._need_pipeline()
+                if request.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
+                    raise RequestError("UNIMPLEMENTED", "p4sim supports only CONTINUE_ON_ERROR atomicity")
+                results: list[RequestError | None] = []
+                for update in request.updates:
+                    try:
+                        self._apply_update(p, update)
+                        results.append(None)
+                    except Exception as exc:
+                        results.append(_error_of(exc))
+        except Exception as exc:
+            self._abort(context, _error_of(exc))
+            return None
+        if any(r is not None for r in results):
+            self._abort_batch(context, results)
+        return p4runtime_pb2.WriteResponse()
+
+    def _abort_batch(self, context: grpc.ServicerContext, results: list[RequestError | None]) -> None:
+        status = status_pb2.Status(code=code_pb2.UNKNOWN, message="write failed for some updates")
+        for r in results:
+            err = p4runtime_pb2.Error(canonical_code=code_pb2.OK)
+            if r is not None:
+                err.canonical_code = _rpc_code(r.code)
+                err.message = r.message
+            detail = any_pb2.Any()
+            detail.Pack(err)
+            status.details.append(detail)
+        if len(results) == 1 and results[0] is not None:
+            status.message = results[0].message
+        context.set_trailing_metadata((("grpc-status-details-bin", status.SerializeToString()),))
+        context.abort(grpc.StatusCode.UNKNOWN, status.message)
+
+    def _apply_update(self, p: Pipeline, update: Any) -> None:
+        utype = update.type
+        if utype == _UPDATE.UNSPECIFIED:
+            raise invalid("update type is UNSPECIFIED")
+        entity = update.entity
+        which = entity.WhichOneof("entity")
+        handler = {
+            "table_entry": self._write_table_entry,
+            "counter_entry": self._write_counter,
+            "direct_counter_entry": self._write_direct_counter,
+            "meter_entry": self._write_meter,
+            "register_entry": self._write_register,
+            "packet_replication_engine_entry": self._write_pre,
+            "digest_entry": self._write_digest,
+        }.get(which or "")
+        if handler is None:
+            raise RequestError("UNIMPLEMENTED", f"p4sim does not support writing {which or 'an empty entity'}")
+        handler(p, utype, getattr(entity, which))
+
+    def _write_table_entry(self, p: Pipeline, utype: int, te: Any) -> None:
+        sw, maps = p.switch, p.maps
+        if te.is_default_action:
+            meta = maps.table(te.table_id)
+            if utype != _UPDATE.MODIFY:
+                raise invalid(f"table {meta.name}: the default entry can only be MODIFYed")
+            if len(te.match) or te.priority:
+                raise invalid(f"table {meta.name}: the default entry has no match and no priority")
+            if meta.const_default:
+                raise RequestError("PERMISSION_DENIED", f"table {meta.name}: the default action is const")
+            if te.HasField("action"):
+                _, entry = codec.decode_table_entry(maps, te, need_action=True)
+                sw.table_set_default(meta.name, entry.action, entry.params)
+            else:  # no action: back to the program's default (spec 9.1.3)
+                tinfo = p.compiled.model.tables[meta.name]
+                action = tinfo.default_action or "NoAction"
+                ainfo = p.compiled.model.actions.get(action)
+                names = [prm.name for prm in ainfo.params] if ainfo else []
+                sw.table_set_default(meta.name, action, dict(zip(names, tinfo.default_params, strict=False)))
+            return
+        meta, entry = codec.decode_table_entry(maps, te, need_action=utype != _UPDATE.DELETE)
+        if meta.const_entries:
+            raise RequestError("PERMISSION_DENIED", f"table {meta.name} has const entries: it cannot be written")
+        key = codec.entry_key(entry)
+        if utype == _UPDATE.INSERT:
+            sw.table_add(entry)
+            if te.metadata:
+                p.entry_metadata[key] = bytes(te.metadata)
+            if te.HasField("counter_data") and meta.direct_counter_id:
+                sw.direct_counter_write(meta.name, entry, te.counter_data.packet_count, te.counter_data.byte_count)
+        elif utype == _UPDATE.MODIFY:
+            sw.table_modify(entry)
+            if te.metadata:
+                p.entry_metadata[key] = bytes(te.metadata)
+            else:
+                p.entry_metadata.pop(key, None)
+            if te.HasField("counter_data") and meta.direct_counter_id:
+                sw.direct_counter_write(meta.name, entry, te.counter_data.packet_count, te.counter_data.byte_count)
+        elif utype == _UPDATE.DELETE:
+            sw.table_delete(entry)
+            p.entry_metadata.pop(key, None)
+
+    def _write_counter(self, p: Pipeline, utype: int, ce: Any) -> None:
+        info = p.maps.counter(ce.counter_id)
+        if utype != _UPDATE.MODIFY:
+            raise invalid(f"counter {info.name}: only MODIFY is allowed")
+        indices = [ce.index.index] if ce.HasField("index") else range(info.size)
+        for i in indices:
+            if not 0 <= i < info.size:
+                raise RequestError("OUT_OF_RANGE", f"counter {info.name}: index {i} not in 0..{info.size - 1}")
+            p.switch.counter_write(info.name, i, ce.data.packet_count, ce.data.byte_count)
+
+    def _write_direct_counter(self, p: Pipeline, utype: int, dce: Any) -> None:
+        if utype != _UPDATE.MODIFY:
+            raise invalid("direct counter: only MODIFY is allowed")
+        meta, entry = codec.decode_table_entry(p.maps, dce.table_entry, need_action=False)
+        if not meta.direct_counter_id:
+            raise invalid(f"table {meta.name} has no direct counter")
+        p.switch.direct_counter_write(meta.name, entry, dce.data.packet_count, dce.data.byte_count)
+
+    def _write_meter(self, p: Pipeline, utype: int, me: Any) -> None:
+        info = p.maps.meter(me.meter_id)
+        if utype != _UPDATE.MODIFY:
+            raise invalid(f"meter {info.name}: only MODIFY is allowed")
+        indices = [me.index.index] if me.HasField("index") else range(info.size)
+        for i in indices:
+            if not 0 <= i < info.size:
+                raise RequestError("OUT_OF_RANGE", f"meter {info.name}: index {i} not in 0..{info.size - 1}")
+            if me.HasField("config"):
+                c = me.config
+                if c.cir > c.pir:
+                    raise invalid(f"meter {info.name}: cir {c.cir} > pir {c.pir}")
+                # BMv2's rates are per microsecond
+                p.switch.meter_set_rates(info.name, i, [(c.cir / 1e6, c.cburst), (c.pir / 1e6, c.pburst)])
+                cfg = p4runtime_pb2.MeterConfig()
+                cfg.CopyFrom(c)
+                p.meter_configs[(info.name, i)] = cfg
+            else:  # no config: back to unmetered (everything green)
+                p.switch.meter_set_rates(info.name, i, [])
+                p.meter_configs.pop((info.name, i), None)
+
+    def _write_register(self, p: Pipeline, utype: int, re_: Any) -> None:
+        info = p.maps.register(re_.register_id)
+        if utype != _UPDATE.MODIFY:
+            raise invalid(f"register {info.name}: only MODIFY is allowed")
+        value = codec.from_p4data(re_.data, info.bitwidth, f"register {info.name}")
+        indices = [re_.index.index] if re_.HasField("index") else range(info.size)
+        for i in indices:
+            if not 0 <= i < info.size:
+                raise RequestError("OUT_OF_RANGE", f"register {info.name}: index {i} not in 0..{info.size - 1}")
+            p.switch.register_write(info.name, i, value)
+
+    def _write_pre(self, p: Pipeline, utype: int, pre: Any) -> None:
+        kind = pre.WhichOneof("type")
+        sw = p.switch
+        if kind == "multicast_group_entry":
+            msg: Any = pre.multicast_group_entry
+            key, store, name = msg.multicast_group_id, p.mc_groups, f"multicast group {msg.multicast_group_id}"
+        elif kind == "clone_session_entry":
+            msg = pre.clone_session_entry
+            key, store, name = msg.session_id, p.clone_sessions, f"clone session {msg.session_id}"
+        else:
+            raise invalid("packet replication engine entry is empty")
+        if key == 0:
+            raise invalid(f"{name}: id 0 is not valid")
+        if utype == _UPDATE.INSERT and key in store:
+            raise RequestError("ALREADY_EXISTS", f"{name} already exists")
+        if utype in (_UPDATE.MODIFY, _UPDATE.DELETE) and key not in store:
+            raise RequestError("NOT_FOUND", f"{name} does not exist")
+        if utype == _UPDATE.DELETE:
+            if kind == "multicast_group_entry":
+                sw.mc_group_delete(key)
+            else:
+                sw.clone_session_delete(key)
+            del store[key]
+            return
+        self._check_replicas(msg.replicas, name)
+        if kind == "multicast_group_entry":
+            sw.mc_group_set(key, _replicas(msg))
+        else:
+            sw.clone_session_set(key, _replicas(msg), msg.packet_length_bytes)
+        copy = type(msg)()
+        copy.CopyFrom(msg)
+        store[key] = copy
+
+    @staticmethod
+    def _check_replicas(replicas: Any, what: str) -> None:
+        seen = set()
+        for r in replicas:
+            port = _replica_port(r)
+            if (port, r.instance) in seen:
+                raise invalid(f"{what}: replica (port {port}, instance {r.instance}) given twice")
+            seen.add((port, r.instance))
+
+    def _write_digest(self, p: Pipeline, utype: int, de: Any) -> None:
+        info = p.maps.digest(de.digest_id)
+        if utype == _UPDATE.DELETE:
+            if de.digest_id not in p.digest_configs:
+                raise RequestError("NOT_FOUND", f"digest {info.name} is not configured")
+            del p.digest_configs[de.digest_id]
+            return
+        if utype == _UPDATE.INSERT and de.digest_id in p.digest_configs:
+            raise RequestError("ALREADY_EXISTS", f"digest {info.name} is already configured")
+        if utype == _UPDATE.MODIFY and de.digest_id not in p.digest_configs:
+            raise RequestError("NOT_FOUND", f"digest {info.name} is not configured")
+        cfg = p4runtime_pb2.DigestEntry.Config()
+        cfg.CopyFrom(de.config)
+        p.digest_configs[de.digest_id] = cfg
+
+    # -- Read
+
+    def Read(self, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+        try:
+            with self._lock:
+                self._check_device(request.device_id)
+                p = self._need_pipeline()
+                entities: list[Any] = []
+                for ent in request.entities:
+                    entities.extend(self._read_entity(p, ent))
+        except Exception as exc:
+            self._abort(context, _error_of(exc))
+            return
+        for i in range(0, len(entities), 1000):  # keep each response a reasonable size
+            resp = p4runtime_pb2.ReadResponse()
+            resp.entities.extend(entities[i : i + 1000])
+            yield resp
+        if not entities:
+            yield p4runtime_pb2.ReadResponse()
+
+    def _read_entity(self, p: Pipeline, ent: Any) -> list[Any]:
+        which = ent.WhichOneof("entity")
+        if which == "table_entry":
+            return self._read_tables(p, ent.table_entry)
+        if which == "counter_entry":
+            return self._read_counters(p, ent.counter_entry)
+        if which == "direct_counter_entry":
+            return self._read_direct_counters(p, ent.direct_counter_entry)
+        if which == "meter_entry":
+            return self._read_meters(p, ent.meter_entry)
+        if which == "register_entry":
+            return self._read_registers(p, ent.register_entry)
+        if which == "packet_replication_engine_entry":
+            return self._read_pre(p, ent.packet_replication_engine_entry)
+        if which == "digest_entry":
+            return self._read_digests(p, ent.digest_entry)
+        raise RequestError("UNIMPLEMENTED", f"p4sim does not support reading {which or 'an empty entity'}")
+
+    def _table_entries(self, p: Pipeline, req: Any) -> list[tuple[codec.TableMeta, TableEntry | None]]:
+        """The entries a (possibly wildcard) TableEntry selects; None stands for the default."""
+        metas = [p.maps.table(req.table_id)] if req.table_id else list(p.maps.tables.values())
+        out: list[tuple[codec.TableMeta, TableEntry | None]] = []
+        for meta in metas:
+            if req.is_default_action:
+                out.append((meta, None))
+                continue
+            entries = p.switch.table_entries(meta.name)
+            if req.table_id and len(req.match):
+                _, want = codec.decode_table_entry(p.maps, req, need_action=False)
+                wkey = codec.entry_key(want)
+                entries = [e for e in entries if codec.entry_key(e) == wkey]
+            elif req.table_id and req.priority:
+                entries = [e for e in entries if e.priority == req.priority]
+            out.extend((meta, e) for e in entries)
+        return out
+
+    def _encode_entry(self, p: Pipeline, meta: codec.TableMeta, e: TableEntry | None, with_counter: bool) -> Any:
+        if e is None:
+            action, params = p.switch.table_default(meta.name)
+            te = p4runtime_pb2.TableEntry(table_id=meta.id, is_default_action=True)
+            if action:
+                te.action.action.CopyFrom(codec.encode_action(p.maps, action, params))
+            return te
+        te = codec.encode_table_entry(p.maps, meta, e, p.entry_metadata.get(codec.entry_key(e), b""))
+        if with_counter and meta.direct_counter_id:
+            pk, by = p.switch.direct_counter_read(meta.name, e)
+            te.counter_data.packet_count, te.counter_data.byte_count = pk, by
+        return te
+
+    def _read_tables(self, p: Pipeline, req: Any) -> list[Any]:
+        with_counter = req.HasField("counter_data")
+        out = []
+        for meta, e in self._table_entries(p, req):
+            out.append(p4runtime_pb2.Entity(table_entry=self._encode_entry(p, meta, e, with_counter)))
+        return out
+
+    def _read_counters(self, p: Pipeline, req: Any) -> list[Any]:
+        infos = [p.maps.counter(req.counter_id)] if req.counter_id else list(p.maps.counters.values())
+        out = []
+        for info in infos:
+            if req.HasField("index"):
+                if not 0 <= req.index.index < info.size:
+                    raise RequestError("OUT_OF_RANGE", f"counter {info.name}: index {req.index.index} not in 0..{info.size - 1}")
+                indices: Any = [req.index.index]
+            else:
+                indices = range(info.size)
+            for i in indices:
+                pk, by = p.switch.counter_read(info.name, i)
+                ce = p4runtime_pb2.CounterEntry(counter_id=info.id)
+                ce.index.index = i
+                ce.data.packet_count, ce.data.byte_count = pk, by
+                out.append(p4runtime_pb2.Entity(counter_entry=ce))
+        return out
+
+    def _read_direct_counters(self, p: Pipeline, req: Any) -> list[Any]:
+        te_req = req.table_entry
+        out = []
+        for meta, e in self._table_entries(p, te_req):
+            if not meta.direct_counter_id or e is None:
+                if te_req.table_id and not meta.direct_counter_id:
+                    raise invalid(f"table {meta.name} has no direct counter")
+                continue
+            pk, by = p.switch.direct_counter_read(meta.name, e)
+            dce = p4runtime_pb2.DirectCounterEntry()
+            dce.table_entry.CopyFrom(codec.encode_table_entry(p.maps, meta, e, p.entry_metadata.get(codec.entry_key(e), b"")))
+            dce.data.packet_count, dce.data.byte_count = pk, by
+            out.append(p4runtime_pb2.Entity(direct_counter_entry=dce))
+        return out
+
+    def _read_meters(self, p: Pipeline, req: Any) -> list[Any]:
+        infos = [p.maps.meter(req.meter_id)] if req.meter_id else list(p.maps.meters.values())
+        out = []
+        for info in infos:
+            indices: Any = [req.index.index] if req.HasField("index") else range(info.size)
+            for i in indices:
+                if not 0 <= i < info.size:
+                    raise RequestError("OUT_OF_RANGE", f"meter {info.name}: index {i} not in 0..{info.size - 1}")
+                me = p4runtime_pb2.MeterEntry(meter_id=info.id)
+                me.index.index = i
+                cfg = p.meter_configs.get((info.name, i))
+                if cfg is not None:
+                    me.config.CopyFrom(cfg)
+                out.append(p4runtime_pb2.Entity(meter_entry=me))
+        return out
+
+    def _read_registers(self, p: Pipeline, req: Any) -> list[Any]:
+        infos = [p.maps.register(req.register_id)] if req.register_id else list(p.maps.registers.values())
+        out = []
+        for info in infos:
+            indices: Any = [req.index.index] if req.HasField("index") else range(info.size)
+            for i in indices:
+                if not 0 <= i < info.size:
+                    raise RequestError("OUT_OF_RANGE", f"register {info.name}: index {i} not in 0..{info.size - 1}")
+                re_ = p4runtime_pb2.RegisterEntry(register_id=info.id)
+                re_.index.index = i
+                re_.data.bitstring = codec.to_bytes(p.switch.register_read(info.name, i))
+                out.append(p4runtime_pb2.Entity(register_entry=re_))
+        return out
+
+    def _read_pre(self, p: Pipeline, req: Any) -> list[Any]:
+        kind = req.WhichOneof("type")
+        out = []
+        if kind == "multicast_group_entry":
+            gid = req.multicast_group_entry.multicast_group_id
+            if gid and gid not in p.mc_groups:
+                raise RequestError("NOT_FOUND", f"multicast group {gid} does not exist")
+            for k in [gid] if gid else sorted(p.mc_groups):
+                e = p4runtime_pb2.Entity()
+                e.packet_replication_engine_entry.multicast_group_entry.CopyFrom(p.mc_groups[k])
+                out.append(e)
+        elif kind == "clone_session_entry":
+            sid = req.clone_session_entry.session_id
+            if sid and sid not in p.clone_sessions:
+                raise RequestError("NOT_FOUND", f"clone session {sid} does not exist")
+            for k in [sid] if sid else sorted(p.clone_sessions):
+                e = p4runtime_pb2.Entity()
+                e.packet_replication_engine_entry.clone_session_entry.CopyFrom(p.clone_sessions[k])
+                out.append(e)
+        else:
+            raise invalid("packet replication engine entry is empty")
+        return out
+
+    def _read_digests(self, p: Pipeline, req: Any) -> list[Any]:
+        if req.digest_id:
+            p.maps.digest(req.digest_id)
+        ids = [req.digest_id] if req.digest_id else sorted(p.digest_configs)
+        out = []
+        for did in ids:
+            if did in p.digest_configs:
+                de = p4runtime_pb2.DigestEntry(digest_id=did)
+                de.config.CopyFrom(p.digest_configs[did])
+                out.append(p4runtime_pb2.Entity(digest_entry=de))
+        return out
+
+    # -- StreamChannel
+
+    def StreamChannel(self, request_iterator: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+        stream = _Stream()
+        context.add_callback(lambda: stream.send(None))
+        reader = threading.Thread(target=self._stream_reader, args=(stream, request_iterator), daemon=True,
+                                  name="p4rt-stream")
+        reader.start()
+        try:
+            while True:
+                item = stream.out.get()
+                if item is None:
+                    return
+                if isinstance(item, _Abort):
+                    context.abort(_status_code(item.code), item.message)
+                    return
+                yield item
+        finally:
+            self._drop_stream(stream)
+
+    def _stream_reader(self, stream: _Stream, request_iterator: Iterator[Any]) -> None:
+        try:
+            for req in request_iterator:
+                which = req.WhichOneof("update")
+                try:
+                    if which == "arbitration":
+                        self._arbitrate(stream, req.arbitration)
+                    elif not stream.arbitrated:
+                        stream.send(_Abort("FAILED_PRECONDITION", "the first message on a stream must be arbitration"))
+                        return
+                    elif which == "packet":
+                        self._packet_out(stream, req.packet)
+                    elif which == "digest_ack":
+                        self._digest_ack(req.digest_ack)
+                    else:
+                        self._stream_error(stream, "UNIMPLEMENTED", f"p4sim does not handle stream message {which}")
+                except _StreamAbort as exc:
+                    stream.send(_Abort(exc.code, exc.message))
+                    return
+                except Exception as exc:
+                    err = _error_of(exc)
+                    self._stream_error(stream, err.code, err.message)
+        except grpc.RpcError:
+            pass  # the client went away
+        except Exception:
+            log.exception("stream reader failed")
+        stream.send(None)
+
+    def _stream_error(self, stream: _Stream, code: str, message: str, packet: Any = None) -> None:
+        msg = p4runtime_pb2.StreamMessageResponse()
+        msg.error.canonical_code = _rpc_code(code)
+        msg.error.message = message
+        if packet is not None:
+            msg.error.packet_out.packet_out.CopyFrom(packet)
+        stream.send(msg)
+
+    def _arbitrate(self, stream: _Stream, arb: Any) -> None:
+        with self._lock:
+            if arb.device_id != self.device_id:
+                raise _StreamAbort("NOT_FOUND", f"device id {arb.device_id} does not exist (this is device {self.device_id})")
+            if arb.HasField("role") and arb.role.HasField("config"):
+                raise _StreamAbort("UNIMPLEMENTED", "p4sim does not support role configs")
+            role_name = arb.role.name if arb.HasField("role") else ""
+            if stream.arbitrated and role_name != stream.role:
+                raise _StreamAbort("FAILED_PRECONDITION", "a stream cannot change its role")
+            eid = _election(arb.election_id) if arb.HasField("election_id") else None
+            role = self._roles.setdefault(role_name, _Role())
+            if eid is not None and any(s is not stream and s.election_id == eid for s in role.streams):
+                raise _StreamAbort("INVALID_ARGUMENT", f"election id {eid} is already used by another controller")
+            stream.role, stream.election_id = role_name, eid
+            if not stream.arbitrated:
+                stream.arbitrated = True
+                role.streams.append(stream)
+            old_primary = role.primary
+            if eid is not None and (role.highest is None or eid >= role.highest):
+                role.highest = eid
+            role.primary = next((s for s in role.streams if s.election_id is not None and s.election_id == role.highest), None)
+            if role.primary is not old_primary:
+                for s in role.streams:
+                    s.send(self._arbitration_msg(role, s, role_name))
+            else:
+                stream.send(self._arbitration_msg(role, stream, role_name))
+
+    def _arbitration_msg(self, role: _Role, stream: _Stream, role_name: str) -> Any:
+        msg = p4runtime_pb2.StreamMessageResponse()
+        a = msg.arbitration
+        a.device_id = self.device_id
+        if role_name:
+            a.role.name = role_name
+        if role.highest is not None:
+            a.election_id.high, a.election_id.low = role.highest >> 64, role.highest & ((1 << 64) - 1)
+        if role.primary is stream:
+            a.status.code, a.status.message = code_pb2.OK, "you are the primary"
+        elif role.primary is not None:
+            a.status.code, a.status.message = code_pb2.ALREADY_EXISTS, "another controller is the primary"
+        else:
+            a.status.code, a.status.message = code_pb2.NOT_FOUND, "there is no primary"
+        return msg
+
+    def _drop_stream(self, stream: _Stream) -> None:
+        with self._lock:
+            role = self._roles.get(stream.role)
+            if role is None or stream not in role.streams:
+                return
+            role.streams.remove(stream)
+            if role.primary is stream:
+                role.primary = None
+                for s in role.streams:
+                    s.send(self._arbitration_msg(role, s, stream.role))
+
+    def _packet_out(self, stream: _Stream, pkt: Any) -> None:
+        with self._lock:
+            role = self._roles.get(stream.role)
+            if role is None or role.primary is not stream:
+                self._stream_error(stream, "PERMISSION_DENIED", "only the primary controller may send PacketOut", pkt)
+                return
+            p = self.pipeline
+            if p is None:
+                self._stream_error(stream, "FAILED_PRECONDITION", "no forwarding pipeline", pkt)
+                return
+            if self.cpu_port is None:
+                self._stream_error(stream, "FAILED_PRECONDITION", "no CPU port: start p4sim-switch with --cpu-port", pkt)
+                return
+            header = b""
+            hdr = p.maps.packet_out
+            if hdr is not None:
+                fields = hdr.by_id()
+                values: dict[int, int] = {}
+                for md in pkt.metadata:
+                    f = fields.get(md.metadata_id)
+                    if f is None:
+                        self._stream_error(stream, "INVALID_ARGUMENT", f"packet_out has no metadata id {md.metadata_id}", pkt)
+                        return
+                    try:
+                        values[f.id] = codec.to_int(md.value, f.bitwidth, f"packet_out metadata {f.name!r}")
+                    except RequestError as exc:
+                        self._stream_error(stream, exc.code, exc.message, pkt)
+                        return
+                header = codec.pack_header(hdr.fields, values)
+            elif len(pkt.metadata):
+                self._stream_error(stream, "INVALID_ARGUMENT", "the program has no packet_out controller header", pkt)
+                return
+            self.packet_out_count += 1
+        self.inject(self.cpu_port, header + bytes(pkt.payload))
+
+    def _digest_ack(self, ack: Any) -> None:
+        with self._lock:
+            key = self._digest_keys_by_list.pop(ack.list_id, None)
+            if key is not None:
+                self._digest_pending.pop(key, None)
+
+
+class _StreamAbort(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def _replica_port(r: Any) -> int:
+    if r.WhichOneof("port_kind") == "port":
+        return int.from_bytes(r.port, "big") if r.port else 0
+    return r.egress_port
+
+
+def _replicas(entry: Any) -> list[tuple[int, int]]:
+    return [(_replica_port(r), r.instance) for r in entry.replicas]
+
+
+def p4info_text(p4info: p4info_pb2.P4Info) -> str:
+    from google.protobuf import text_format
+
+    return text_format.MessageToString(p4info)

@@ -1,0 +1,121 @@
+"""`p4sim-switch`: p4sim as a P4Runtime switch, with simple_switch_grpc's flags where sensible.
+
+    p4sim-switch [PROGRAM.p4 | --no-p4] [--device-id N] [-i 1@veth1 -i 2@veth2]
+                 [--grpc-server-addr 127.0.0.1:9559] [--cpu-port 255] [--pcap DIR]
+                 [--log-console] [--clock auto|virtual|wall] [--queue-depth 64]
+
+Without a program (`--no-p4`) the switch waits for a controller's
+SetForwardingPipelineConfig. `--print-device-config PROGRAM.p4` writes the device config
+a controller should send for PROGRAM (see `p4sim.server.pipeline`) and exits.
+Exit codes: 0 stopped cleanly (SIGINT/SIGTERM), 1 failed, 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from typing import Any
+
+
+def _interface(text: str) -> tuple[int, str]:
+    port, sep, name = text.partition("@")
+    if not sep or not port.isdigit() or not name:
+        raise argparse.ArgumentTypeError(f"expected PORT@IFNAME, e.g. 1@veth1, not {text!r}")
+    return int(port), name
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="p4sim-switch", description="p4sim P4Runtime switch (a drop-in for simple_switch_grpc)")
+    ap.add_argument("program", nargs="?", help="P4_16 v1model program to load at start")
+    ap.add_argument("--no-p4", action="store_true", help="start without a program; wait for a controller")
+    ap.add_argument("--device-id", type=int, default=0, help="P4Runtime device id (default 0, as simple_switch_grpc)")
+    ap.add_argument("-i", "--interface", type=_interface, action="append", default=[], metavar="PORT@IFNAME",
+                    help="attach a Linux interface as a switch port (repeatable)")
+    ap.add_argument("--grpc-server-addr", default="127.0.0.1:9559", help="listen address (default 127.0.0.1:9559)")
+    ap.add_argument("--cpu-port", type=int, default=None, help="port number for PacketIn/PacketOut (default: none)")
+    ap.add_argument("--pcap", metavar="DIR", help="write port<N>_in.pcap / port<N>_out.pcap in DIR")
+    ap.add_argument("--log-console", action="store_true", help="log to the console")
+    ap.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    ap.add_argument("--clock", default="auto", choices=["auto", "virtual", "wall"],
+                    help="time base: wall with interfaces, else virtual (default auto)")
+    ap.add_argument("--queue-depth", type=int, default=64, help="packets per priority queue (default 64, as BMv2)")
+    ap.add_argument("--scheduler", default="strict", choices=["strict", "wrr"], help="egress scheduler")
+    ap.add_argument("--print-device-config", metavar="PROGRAM", help="write PROGRAM's device config to stdout and exit")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+
+    if args.print_device_config:
+        from p4sim.server.pipeline import make_device_config
+
+        sys.stdout.buffer.write(make_device_config(args.print_device_config))
+        return 0
+    if args.program and args.no_p4:
+        ap.error("give a program or --no-p4, not both")
+    if not args.program and not args.no_p4:
+        ap.error("give a program (PROGRAM.p4) or --no-p4")
+
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper()),
+        format="%(asctime)s %(name)s %(levelname)s: %(message)s",
+        stream=sys.stderr if args.log_console else None,
+        handlers=None if args.log_console else [logging.NullHandler()],
+    )
+
+    from p4sim.runtime.ports import PortSet
+    from p4sim.runtime.tm import TrafficManager
+    from p4sim.server import P4RuntimeServer
+    from p4sim.server.codec import RequestError
+
+    ports = PortSet(pcap_dir=args.pcap)
+    try:
+        for number, ifname in args.interface:
+            ports.add_interface(number, ifname)
+    except (OSError, ValueError) as exc:
+        print(f"p4sim-switch: {exc}", file=sys.stderr)
+        ports.close()
+        return 1
+
+    def tm() -> Any:
+        return TrafficManager(default_capacity=args.queue_depth, scheduler=args.scheduler)
+
+    server = P4RuntimeServer(device_id=args.device_id, cpu_port=args.cpu_port, ports=ports, clock=args.clock, tm_factory=tm)
+    if args.program:
+        try:
+            server.load_program(args.program)
+        except RequestError as exc:
+            print(f"p4sim-switch: {exc.message}", file=sys.stderr)
+            ports.close()
+            return 1
+    try:
+        port = server.start(args.grpc_server_addr)
+    except (OSError, RuntimeError) as exc:
+        print(f"p4sim-switch: cannot serve on {args.grpc_server_addr}: {exc}", file=sys.stderr)
+        ports.close()
+        return 1
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    host = args.grpc_server_addr.rsplit(":", 1)[0]
+    print(f"p4sim-switch: device {args.device_id} serving P4Runtime on {host}:{port}"
+          f" ({len(args.interface)} interface(s), clock {server.clock})", file=sys.stderr, flush=True)
+    while not stop.wait(0.5):
+        pass
+    server.stop()
+    print("p4sim-switch: stopped", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
