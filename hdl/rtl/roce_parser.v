@@ -1,0 +1,799 @@
+/*
+ * rocelab: RoCEv2 / RoCEv1 header parser with an AXI4-Stream pass-through.
+ *
+ * Every frame on s_axis leaves on m_axis unchanged (same beats, same cycle: the data path
+ * is combinational, so the parser adds no latency and no bubbles). Alongside, one
+ * parse-result record per frame leaves on the res_valid/res_ready interface, one cycle
+ * after the frame's last beat. The record follows docs/parsed-record.md field for field;
+ * its ports mirror controller/packets/fields.py FIELDS in order, and res_data is the same
+ * record packed first-field-most-significant (Decoded.to_int() layout).
+ *
+ * How it works
+ * - The first HDR_BYTES bytes of a frame (the deepest header, is_tagged IPv6 + UDP + BTH +
+ *   RETH + ImmDt, ends at byte 98) are kept in hdr_q. On the last beat the record is
+ *   computed from hdr_q merged with the beat being accepted, and the frame length.
+ * - The ICRC runs as a stream, DATA_WIDTH bits per cycle, from byte 0: bytes before the
+ *   pseudo-LRH are forced to 0 (a zero CRC state stays zero over zero bytes), the 4 bytes
+ *   before the IP header/GRH to 0xFF (the CRC32 initial value: with the 8 bytes 0xFF of
+ *   the pseudo-LRH, 00 00 00 00 FF FF FF FF from a zero state equals FF x 8 from the
+ *   0xFFFFFFFF initial state), variant header bytes to 0xFF. It stops after the ICRC
+ *   itself (the end the IP length gives); a CRC over data followed by its own CRC leaves
+ *   the fixed residue 0xDEBB20E3, so no ICRC bytes are extracted. The last (partial) beat
+ *   is moved to the top of the word so zeros lead it, and the CRC state is advanced
+ *   separately by the number of valid bytes (CRC linearity).
+ * - Backpressure: the data path stalls only on a last beat while a previous record is
+ *   still waiting on res_ready. With res_ready high the parser never stalls.
+ *
+ * Assumptions: tkeep is all ones except on the last beat, where it is contiguous from
+ * byte 0 (packed AXI4-Stream, as verilog-ethernet MACs emit). Frame lengths are counted
+ * in POS_W bits and saturate far above any length an IP header can claim.
+ */
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module roce_parser #(
+    parameter DATA_WIDTH = 64,
+    parameter KEEP_WIDTH = DATA_WIDTH / 8
+) (
+    input  wire                   clk,
+    input  wire                   rst,
+
+    input  wire [DATA_WIDTH-1:0]  s_axis_tdata,
+    input  wire [KEEP_WIDTH-1:0]  s_axis_tkeep,
+    input  wire                   s_axis_tvalid,
+    output wire                   s_axis_tready,
+    input  wire                   s_axis_tlast,
+
+    output wire [DATA_WIDTH-1:0]  m_axis_tdata,
+    output wire [KEEP_WIDTH-1:0]  m_axis_tkeep,
+    output wire                   m_axis_tvalid,
+    input  wire                   m_axis_tready,
+    output wire                   m_axis_tlast,
+
+    output reg                    res_valid,
+    input  wire                   res_ready,
+    output wire [RECORD_BITS-1:0] res_data,
+    output wire [47:0] res_eth_dst,
+    output wire [47:0] res_eth_src,
+    output wire res_vlan_valid,
+    output wire [2:0] res_vlan_pcp,
+    output wire [11:0] res_vlan_vid,
+    output wire [15:0] res_ethertype,
+    output wire [1:0] res_roce_version,
+    output wire [3:0] res_ip_version,
+    output wire [127:0] res_ip_src,
+    output wire [127:0] res_ip_dst,
+    output wire [5:0] res_dscp,
+    output wire [1:0] res_ecn,
+    output wire [7:0] res_ttl,
+    output wire [15:0] res_udp_sport,
+    output wire [15:0] res_udp_dport,
+    output wire [7:0] res_bth_opcode,
+    output wire res_bth_se,
+    output wire res_bth_m,
+    output wire [1:0] res_bth_pad,
+    output wire [3:0] res_bth_tver,
+    output wire [15:0] res_bth_pkey,
+    output wire res_bth_fecn,
+    output wire res_bth_becn,
+    output wire [23:0] res_bth_dqpn,
+    output wire res_bth_ackreq,
+    output wire [23:0] res_bth_psn,
+    output wire res_reth_valid,
+    output wire [63:0] res_reth_va,
+    output wire [31:0] res_reth_rkey,
+    output wire [31:0] res_reth_dlen,
+    output wire res_aeth_valid,
+    output wire [7:0] res_aeth_syndrome,
+    output wire [23:0] res_aeth_msn,
+    output wire res_immdt_valid,
+    output wire [31:0] res_immdt,
+    output wire res_is_roce,
+    output wire res_is_cnp,
+    output wire res_ecn_ce,
+    output wire res_is_pfc,
+    output wire [7:0] res_pfc_cev,
+    output wire [15:0] res_pfc_quanta0,
+    output wire [15:0] res_pfc_quanta1,
+    output wire [15:0] res_pfc_quanta2,
+    output wire [15:0] res_pfc_quanta3,
+    output wire [15:0] res_pfc_quanta4,
+    output wire [15:0] res_pfc_quanta5,
+    output wire [15:0] res_pfc_quanta6,
+    output wire [15:0] res_pfc_quanta7,
+    output wire res_is_pause,
+    output wire [15:0] res_pause_time,
+    output wire res_err_truncated,
+    output wire res_err_ip_csum,
+    output wire res_err_icrc,
+    output wire res_err_unsupported
+);
+
+localparam RECORD_BITS = 877;
+localparam integer BYTES = DATA_WIDTH / 8;
+localparam LOGB = $clog2(BYTES);
+localparam HDR_BYTES = 98;
+localparam NHB = (HDR_BYTES + BYTES - 1) / BYTES;  // header beats kept
+localparam HB = NHB * BYTES;                       // header bytes kept
+localparam POS_W = 24;
+localparam [LOGB:0] BYTES_N = BYTES[LOGB:0];
+localparam [POS_W-1:0] BYTES_P = BYTES[POS_W-1:0];
+localparam [POS_W-1:0] POS_MAX = 24'hF00000;  // far above any IP end (< 64 KiB + 58)
+localparam BEAT_W = $clog2(NHB + 1) + 1;
+localparam [31:0] POLY = 32'hEDB88320;        // CRC-32, reflected
+localparam [31:0] RESIDUE = 32'hDEBB20E3;     // CRC register after data + its own CRC
+
+// ---------------------------------------------------------------------------------------
+// CRC-32 as GF(2) matrices, computed at elaboration.
+
+function [31:0] crc_zero_steps(input [31:0] s_in, input integer nbits);
+    integer k;
+    begin
+        crc_zero_steps = s_in;
+        for (k = 0; k < nbits; k = k + 1)
+            crc_zero_steps = crc_zero_steps[0] ? ((crc_zero_steps >> 1) ^ POLY)
+                                               : (crc_zero_steps >> 1);
+    end
+endfunction
+
+// Row j (bits j*DATA_WIDTH +: DATA_WIDTH): the data bits that reach state bit j when a
+// whole word is fed to a zero state. Data bit i is fed at step i (byte 0 first, LSB first).
+function [32*DATA_WIDTH-1:0] crc_data_matrix(input integer unused);
+    integer i, j;
+    reg [31:0] v;
+    begin
+        crc_data_matrix = 0;
+        v = POLY;
+        for (i = DATA_WIDTH - 1; i >= 0; i = i - 1) begin
+            for (j = 0; j < 32; j = j + 1)
+                crc_data_matrix[j*DATA_WIDTH + i] = v[j] & (unused == 0);
+            v = crc_zero_steps(v, 1);
+        end
+    end
+endfunction
+
+// Row j: the state bits that reach state bit j after nbytes zero bytes.
+function [1023:0] crc_adv_matrix(input integer nbytes);
+    integer i, j;
+    reg [31:0] v;
+    begin
+        crc_adv_matrix = 1024'd0;
+        for (i = 0; i < 32; i = i + 1) begin
+            v = crc_zero_steps(32'd1 << i, 8 * nbytes);
+            for (j = 0; j < 32; j = j + 1)
+                crc_adv_matrix[j*32 + i] = v[j];
+        end
+    end
+endfunction
+
+// One advance matrix per bit of a byte count 1..BYTES: 1, 2, 4, ... BYTES bytes.
+function [1024*(LOGB+1)-1:0] crc_adv_matrices(input integer unused);
+    integer k;
+    begin
+        for (k = 0; k <= LOGB; k = k + 1)
+            crc_adv_matrices[k*1024 +: 1024] = crc_adv_matrix((1 << k) + unused);
+    end
+endfunction
+
+localparam [32*DATA_WIDTH-1:0] CRC_D = crc_data_matrix(0);
+localparam [1024*(LOGB+1)-1:0] CRC_ADV = crc_adv_matrices(0);
+
+function [31:0] crc_of_word(input [DATA_WIDTH-1:0] d);
+    integer j;
+    begin
+        for (j = 0; j < 32; j = j + 1)
+            crc_of_word[j] = ^(d & CRC_D[j*DATA_WIDTH +: DATA_WIDTH]);
+    end
+endfunction
+
+function [31:0] mat_mul(input [1023:0] m, input [31:0] s);
+    integer j;
+    begin
+        for (j = 0; j < 32; j = j + 1)
+            mat_mul[j] = ^(s & m[j*32 +: 32]);
+    end
+endfunction
+
+function [LOGB:0] popcount(input [KEEP_WIDTH-1:0] k);
+    integer i;
+    begin
+        popcount = {(LOGB+1){1'b0}};
+        for (i = 0; i < KEEP_WIDTH; i = i + 1)
+            popcount = popcount + {{LOGB{1'b0}}, k[i]};
+    end
+endfunction
+
+function [7:0] byte_at(input [HB*8-1:0] v, input [POS_W-1:0] o);
+    begin
+        byte_at = v[o*8 +: 8];
+    end
+endfunction
+
+function [15:0] be16(input [HB*8-1:0] v, input [POS_W-1:0] o);
+    begin
+        be16 = {byte_at(v, o), byte_at(v, o + 1)};
+    end
+endfunction
+
+function [31:0] be32(input [HB*8-1:0] v, input [POS_W-1:0] o);
+    begin
+        be32 = {be16(v, o), be16(v, o + 2)};
+    end
+endfunction
+
+// ---------------------------------------------------------------------------------------
+// Data path and beat bookkeeping.
+
+reg  [HB*8-1:0]   hdr_q;
+reg  [POS_W-1:0]  pos_q;   // byte offset of the current beat
+reg  [BEAT_W-1:0] beat_q;  // beat index, saturating at NHB
+reg  [31:0]       crc_q;
+reg               crc_done_q;
+reg  [RECORD_BITS-1:0] rec_q;
+
+wire stall = s_axis_tvalid && s_axis_tlast && res_valid && !res_ready;
+wire beat = s_axis_tvalid && s_axis_tready;
+
+assign s_axis_tready = m_axis_tready && !stall;
+assign m_axis_tdata  = s_axis_tdata;
+assign m_axis_tkeep  = s_axis_tkeep;
+assign m_axis_tvalid = s_axis_tvalid && !stall;
+assign m_axis_tlast  = s_axis_tlast;
+
+// The header bytes as seen during this beat: kept bytes plus the beat being accepted.
+reg [HB*8-1:0] hdr;
+integer hb_i;
+always @* begin
+    hdr = hdr_q;
+    for (hb_i = 0; hb_i < NHB; hb_i = hb_i + 1)
+        if (beat_q == hb_i[BEAT_W-1:0])
+            hdr[hb_i*DATA_WIDTH +: DATA_WIDTH] = s_axis_tdata;
+end
+
+// ---------------------------------------------------------------------------------------
+// ICRC stream.
+
+localparam [1:0] K_OTHER = 2'd0, K_V4 = 2'd1, K_V6 = 2'd2, K_GRH = 2'd3;
+
+wire             is_tagged = be16(hdr, 12) == 16'h8100;
+wire [POS_W-1:0] ipst = is_tagged ? 24'd18 : 24'd14;
+wire [15:0]      et = is_tagged ? be16(hdr, 16) : be16(hdr, 12);
+wire [1:0]       kind = et == 16'h0800 ? K_V4 : et == 16'h86DD ? K_V6
+                      : et == 16'h8915 ? K_GRH : K_OTHER;
+// The IP end is final once the beat holding the length field has arrived.
+wire [POS_W-1:0] len_pos = ipst + (kind == K_V4 ? 24'd3 : 24'd5);
+wire             len_known = kind != K_OTHER && len_pos < pos_q + BYTES_P;
+wire [POS_W-1:0] ip_end = ipst + (kind == K_V4 ? {8'd0, be16(hdr, ipst + 2)}
+                                               : 24'd40 + {8'd0, be16(hdr, ipst + 4)});
+wire             crc_last = !crc_done_q && len_known && ip_end <= pos_q + BYTES_P;
+// Valid bytes in the ICRC's last beat (0 if a bogus length ends it in an earlier beat:
+// such a packet never gets its ICRC checked).
+// pos_q is a multiple of BYTES, so the low bits give ip_end - pos_q (1..BYTES).
+wire [LOGB:0]    crc_end_off = ip_end[LOGB:0] - pos_q[LOGB:0];
+wire [LOGB:0]    crc_nbytes = crc_last ? crc_end_off : BYTES_N;
+
+// The beat with the pseudo-LRH and the variant fields substituted.
+reg [DATA_WIDTH-1:0] crc_word;
+reg [POS_W-1:0]      g, r;
+integer              cb;
+always @* begin
+    for (cb = 0; cb < BYTES; cb = cb + 1) begin
+        g = pos_q + cb[POS_W-1:0];
+        r = g - ipst;
+        crc_word[cb*8 +: 8] = s_axis_tdata[cb*8 +: 8];
+        if (g + 24'd4 < ipst)
+            crc_word[cb*8 +: 8] = 8'h00;
+        else if (g < ipst)
+            crc_word[cb*8 +: 8] = 8'hFF;
+        else if (kind == K_V4) begin
+            // TOS, TTL, header checksum, UDP checksum, BTH byte 4
+            if (r == 1 || r == 8 || r == 10 || r == 11 || r == 26 || r == 27 || r == 32)
+                crc_word[cb*8 +: 8] = 8'hFF;
+        end else if (kind == K_V6 || kind == K_GRH) begin
+            // traffic class + flow label, hop limit, (v6) UDP checksum, BTH byte 4
+            if (r == 0)
+                crc_word[cb*8 +: 8] = s_axis_tdata[cb*8 +: 8] | 8'h0F;
+            else if (r == 1 || r == 2 || r == 3 || r == 7)
+                crc_word[cb*8 +: 8] = 8'hFF;
+            else if (kind == K_V6 && (r == 46 || r == 47 || r == 52))
+                crc_word[cb*8 +: 8] = 8'hFF;
+            else if (kind == K_GRH && r == 44)
+                crc_word[cb*8 +: 8] = 8'hFF;
+        end
+    end
+end
+
+// Keep the first crc_nbytes bytes and move them to the top of the word (zeros lead).
+wire [DATA_WIDTH-1:0] crc_keep = crc_nbytes >= BYTES_N ? {DATA_WIDTH{1'b1}}
+                               : ~({DATA_WIDTH{1'b1}} << {crc_nbytes, 3'b000});
+wire [DATA_WIDTH-1:0] crc_aligned = (crc_word & crc_keep) << {BYTES_N - crc_nbytes, 3'b000};
+
+// Advance the state over crc_nbytes zero bytes: one constant matrix per bit of the count.
+reg [31:0] crc_adv;
+integer    ak;
+always @* begin
+    crc_adv = crc_q;
+    for (ak = 0; ak <= LOGB; ak = ak + 1)
+        if (crc_nbytes[ak])
+            crc_adv = mat_mul(CRC_ADV[ak*1024 +: 1024], crc_adv);
+end
+
+wire [31:0] crc_next = crc_done_q ? crc_q : crc_adv ^ crc_of_word(crc_aligned);
+wire        crc_done_next = crc_done_q || crc_last;
+wire        icrc_good = crc_done_next && crc_next == RESIDUE;
+
+// ---------------------------------------------------------------------------------------
+// The record, computed for the beat being accepted (used on its last beat).
+
+reg [47:0] p_eth_dst;
+reg [47:0] p_eth_src;
+reg p_vlan_valid;
+reg [2:0] p_vlan_pcp;
+reg [11:0] p_vlan_vid;
+reg [15:0] p_ethertype;
+reg [1:0] p_roce_version;
+reg [3:0] p_ip_version;
+reg [127:0] p_ip_src;
+reg [127:0] p_ip_dst;
+reg [5:0] p_dscp;
+reg [1:0] p_ecn;
+reg [7:0] p_ttl;
+reg [15:0] p_udp_sport;
+reg [15:0] p_udp_dport;
+reg [7:0] p_bth_opcode;
+reg p_bth_se;
+reg p_bth_m;
+reg [1:0] p_bth_pad;
+reg [3:0] p_bth_tver;
+reg [15:0] p_bth_pkey;
+reg p_bth_fecn;
+reg p_bth_becn;
+reg [23:0] p_bth_dqpn;
+reg p_bth_ackreq;
+reg [23:0] p_bth_psn;
+reg p_reth_valid;
+reg [63:0] p_reth_va;
+reg [31:0] p_reth_rkey;
+reg [31:0] p_reth_dlen;
+reg p_aeth_valid;
+reg [7:0] p_aeth_syndrome;
+reg [23:0] p_aeth_msn;
+reg p_immdt_valid;
+reg [31:0] p_immdt;
+reg p_is_roce;
+reg p_is_cnp;
+reg p_ecn_ce;
+reg p_is_pfc;
+reg [7:0] p_pfc_cev;
+reg [15:0] p_pfc_quanta0;
+reg [15:0] p_pfc_quanta1;
+reg [15:0] p_pfc_quanta2;
+reg [15:0] p_pfc_quanta3;
+reg [15:0] p_pfc_quanta4;
+reg [15:0] p_pfc_quanta5;
+reg [15:0] p_pfc_quanta6;
+reg [15:0] p_pfc_quanta7;
+reg p_is_pause;
+reg [15:0] p_pause_time;
+reg p_err_truncated;
+reg p_err_ip_csum;
+reg p_err_icrc;
+reg p_err_unsupported;
+
+wire [POS_W-1:0] n = pos_q + {{(POS_W-LOGB-1){1'b0}}, popcount(s_axis_tkeep)};
+
+reg              go;        // still parsing
+reg [POS_W-1:0]  off;       // start of the current header
+reg [POS_W-1:0]  end_;      // the end the IP length field gives
+reg [POS_W-1:0]  lim;       // min(n, end_)
+reg [15:0]       etype;
+reg [7:0]        tc;
+reg [7:0]        opc;
+reg [16:0]       csum;
+// Scratch words for splitting header bytes into fields; reserved bits stay unread.
+/* verilator lint_off UNUSEDSIGNAL */
+reg [7:0]        t8;
+reg [15:0]       t16;
+reg [31:0]       t32;
+/* verilator lint_on UNUSEDSIGNAL */
+reg              icrc_check;
+integer          w;
+
+always @* begin
+    p_eth_dst = 0;
+    p_eth_src = 0;
+    p_vlan_valid = 0;
+    p_vlan_pcp = 0;
+    p_vlan_vid = 0;
+    p_ethertype = 0;
+    p_roce_version = 0;
+    p_ip_version = 0;
+    p_ip_src = 0;
+    p_ip_dst = 0;
+    p_dscp = 0;
+    p_ecn = 0;
+    p_ttl = 0;
+    p_udp_sport = 0;
+    p_udp_dport = 0;
+    p_bth_opcode = 0;
+    p_bth_se = 0;
+    p_bth_m = 0;
+    p_bth_pad = 0;
+    p_bth_tver = 0;
+    p_bth_pkey = 0;
+    p_bth_fecn = 0;
+    p_bth_becn = 0;
+    p_bth_dqpn = 0;
+    p_bth_ackreq = 0;
+    p_bth_psn = 0;
+    p_reth_valid = 0;
+    p_reth_va = 0;
+    p_reth_rkey = 0;
+    p_reth_dlen = 0;
+    p_aeth_valid = 0;
+    p_aeth_syndrome = 0;
+    p_aeth_msn = 0;
+    p_immdt_valid = 0;
+    p_immdt = 0;
+    p_is_roce = 0;
+    p_is_cnp = 0;
+    p_ecn_ce = 0;
+    p_is_pfc = 0;
+    p_pfc_cev = 0;
+    p_pfc_quanta0 = 0;
+    p_pfc_quanta1 = 0;
+    p_pfc_quanta2 = 0;
+    p_pfc_quanta3 = 0;
+    p_pfc_quanta4 = 0;
+    p_pfc_quanta5 = 0;
+    p_pfc_quanta6 = 0;
+    p_pfc_quanta7 = 0;
+    p_is_pause = 0;
+    p_pause_time = 0;
+    p_err_truncated = 0;
+    p_err_ip_csum = 0;
+    p_err_icrc = 0;
+    p_err_unsupported = 0;
+    go = 1'b1;
+    off = 24'd14;
+    end_ = 24'd0;
+    lim = 24'd0;
+    etype = 16'd0;
+    tc = 8'd0;
+    opc = 8'd0;
+    csum = 17'd0;
+    t8 = 8'd0;
+    t16 = 16'd0;
+    t32 = 32'd0;
+    icrc_check = 1'b0;
+
+    // Ethernet and one VLAN tag
+    if (n < 24'd14) begin
+        p_err_truncated = 1'b1;
+        go = 1'b0;
+    end else begin
+        p_eth_dst = {be16(hdr, 0), be32(hdr, 2)};
+        p_eth_src = {be16(hdr, 6), be32(hdr, 8)};
+        etype = be16(hdr, 12);
+        if (etype == 16'h8100) begin
+            if (n < 24'd18) begin
+                p_err_truncated = 1'b1;
+                go = 1'b0;
+            end else begin
+                p_vlan_valid = 1'b1;
+                t16 = be16(hdr, 14);
+                {p_vlan_pcp, t8[0], p_vlan_vid} = t16;
+                etype = be16(hdr, 16);
+                off = 24'd18;
+            end
+        end
+    end
+    if (go)
+        p_ethertype = etype;
+
+    // IPv4
+    if (go && etype == 16'h0800) begin
+        if (n < off + 24'd20) begin
+            p_err_truncated = 1'b1;
+            go = 1'b0;
+        end else begin
+            t8 = byte_at(hdr, off);
+            p_ip_version = t8[7:4];
+            if (p_ip_version != 4'd4) begin
+                p_err_unsupported = 1'b1;
+                go = 1'b0;
+            end
+        end
+        if (go) begin
+            tc = byte_at(hdr, off + 1);
+            p_dscp = tc[7:2];
+            p_ecn = tc[1:0];
+            p_ttl = byte_at(hdr, off + 8);
+            p_ip_src = {96'd0, be32(hdr, off + 12)};
+            p_ip_dst = {96'd0, be32(hdr, off + 16)};
+            if (byte_at(hdr, off) != 8'h45) begin  // version 4 known: IHL != 5
+                p_err_unsupported = 1'b1;
+                go = 1'b0;
+            end
+        end
+        if (go) begin
+            csum = 17'd0;
+            for (w = 0; w < 10; w = w + 1) begin
+                csum = {1'b0, csum[15:0]} + {1'b0, be16(hdr, off + 2 * w[POS_W-1:0])} + {16'd0, csum[16]};
+            end
+            csum = {1'b0, csum[15:0]} + {16'd0, csum[16]};
+            if (csum[15:0] != 16'hFFFF)
+                p_err_ip_csum = 1'b1;
+            if (be16(hdr, off + 2) < 16'd20) begin
+                p_err_truncated = 1'b1;
+                go = 1'b0;
+            end
+            end_ = off + {8'd0, be16(hdr, off + 2)};
+            if (byte_at(hdr, off + 9) == 8'd17)
+                off = off + 24'd20;
+            else
+                go = 1'b0;  // the end check below still runs
+        end
+    end
+
+    // IPv6 and GRH share the first 40 bytes
+    if (go && (etype == 16'h86DD || etype == 16'h8915)) begin
+        if (n < off + 24'd40) begin
+            p_err_truncated = 1'b1;
+            go = 1'b0;
+        end else begin
+            t8 = byte_at(hdr, off);
+            p_ip_version = t8[7:4];
+            if (etype == 16'h86DD && p_ip_version != 4'd6) begin
+                p_err_unsupported = 1'b1;
+                go = 1'b0;
+            end
+        end
+        if (go) begin
+            tc = {byte_at(hdr, off) << 4} | {byte_at(hdr, off + 1) >> 4};
+            p_dscp = tc[7:2];
+            p_ecn = tc[1:0];
+            p_ttl = byte_at(hdr, off + 7);
+            p_ip_src = {be32(hdr, off + 8), be32(hdr, off + 12), be32(hdr, off + 16),
+                        be32(hdr, off + 20)};
+            p_ip_dst = {be32(hdr, off + 24), be32(hdr, off + 28), be32(hdr, off + 32),
+                        be32(hdr, off + 36)};
+            end_ = off + 24'd40 + {8'd0, be16(hdr, off + 4)};
+            if (etype == 16'h86DD && byte_at(hdr, off + 6) == 8'd17) begin
+                off = off + 24'd40;
+            end else if (etype == 16'h8915 && byte_at(hdr, off + 6) == 8'h1B) begin
+                p_roce_version = 2'd1;
+                off = off + 24'd40;
+            end else
+                go = 1'b0;
+        end
+    end
+    lim = n < end_ ? n : end_;
+    p_ecn_ce = p_ecn == 2'd3;
+
+    // UDP
+    if (go && etype != 16'h8915 && (etype == 16'h0800 || etype == 16'h86DD)) begin
+        if (lim < off + 24'd8) begin
+            p_err_truncated = 1'b1;
+            go = 1'b0;
+        end else begin
+            p_udp_sport = be16(hdr, off);
+            p_udp_dport = be16(hdr, off + 2);
+            if (p_udp_dport == 16'd4791) begin
+                p_roce_version = 2'd2;
+                off = off + 24'd8;
+            end else
+                go = 1'b0;
+        end
+    end
+
+    // BTH and extended headers
+    if (go && p_roce_version != 2'd0) begin
+        if (lim < off + 24'd12) begin
+            p_err_truncated = 1'b1;
+            go = 1'b0;
+        end else begin
+            opc = byte_at(hdr, off);
+            p_bth_opcode = opc;
+            {p_bth_se, p_bth_m, p_bth_pad, p_bth_tver} = byte_at(hdr, off + 1);
+            p_bth_pkey = be16(hdr, off + 2);
+            t32 = be32(hdr, off + 4);
+            {p_bth_fecn, p_bth_becn} = t32[31:30];
+            p_bth_dqpn = t32[23:0];
+            t32 = be32(hdr, off + 8);
+            p_bth_ackreq = t32[31];
+            p_bth_psn = t32[23:0];
+            p_is_roce = 1'b1;
+            p_is_cnp = opc == 8'h81;
+            off = off + 24'd12;
+            if (p_bth_tver != 4'd0) begin
+                p_err_unsupported = 1'b1;
+                go = 1'b0;
+            end
+        end
+        // RETH: WRITE FIRST, WRITE ONLY, WRITE ONLY with imm, READ REQUEST
+        if (go && (opc == 8'h06 || opc == 8'h0A || opc == 8'h0B || opc == 8'h0C)) begin
+            if (lim < off + 24'd16) begin
+                p_err_truncated = 1'b1;
+                go = 1'b0;
+            end else begin
+                p_reth_valid = 1'b1;
+                p_reth_va = {be32(hdr, off), be32(hdr, off + 4)};
+                p_reth_rkey = be32(hdr, off + 8);
+                p_reth_dlen = be32(hdr, off + 12);
+                off = off + 24'd16;
+            end
+        end
+        if (go && (opc == 8'h03 || opc == 8'h05 || opc == 8'h09 || opc == 8'h0B)) begin
+            if (lim < off + 24'd4) begin
+                p_err_truncated = 1'b1;
+                go = 1'b0;
+            end else begin
+                p_immdt_valid = 1'b1;
+                p_immdt = be32(hdr, off);
+                off = off + 24'd4;
+            end
+        end else if (go && (opc == 8'h0D || opc == 8'h0F || opc == 8'h10 || opc == 8'h11))
+        begin
+            if (lim < off + 24'd4) begin
+                p_err_truncated = 1'b1;
+                go = 1'b0;
+            end else begin
+                p_aeth_valid = 1'b1;
+                {p_aeth_syndrome, p_aeth_msn} = be32(hdr, off);
+                off = off + 24'd4;
+            end
+        end else if (go && opc == 8'h81) begin
+            if (lim < off + 24'd16) begin
+                p_err_truncated = 1'b1;
+                go = 1'b0;
+            end else
+                off = off + 24'd16;
+        end
+        // the ICRC
+        if (go && lim < off + 24'd4) begin
+            p_err_truncated = 1'b1;
+            go = 1'b0;
+        end
+        icrc_check = go;
+    end
+
+    // A packet whose headers are done must reach the end its IP length gives.
+    if (!p_err_truncated && end_ != 24'd0 && end_ > n) begin
+        p_err_truncated = 1'b1;
+        icrc_check = 1'b0;
+    end
+    if (icrc_check && !icrc_good)
+        p_err_icrc = 1'b1;
+
+    // MAC control: PFC and PAUSE
+    if (go && etype == 16'h8808) begin
+        if (n < off + 24'd2)
+            p_err_truncated = 1'b1;
+        else if (be16(hdr, off) == 16'h0101) begin
+            if (n < off + 24'd20)
+                p_err_truncated = 1'b1;
+            else begin
+                p_is_pfc = 1'b1;
+                p_pfc_cev = byte_at(hdr, off + 3);
+                p_pfc_quanta0 = be16(hdr, off + 4);
+                p_pfc_quanta1 = be16(hdr, off + 6);
+                p_pfc_quanta2 = be16(hdr, off + 8);
+                p_pfc_quanta3 = be16(hdr, off + 10);
+                p_pfc_quanta4 = be16(hdr, off + 12);
+                p_pfc_quanta5 = be16(hdr, off + 14);
+                p_pfc_quanta6 = be16(hdr, off + 16);
+                p_pfc_quanta7 = be16(hdr, off + 18);
+            end
+        end else if (be16(hdr, off) == 16'h0001) begin
+            if (n < off + 24'd4)
+                p_err_truncated = 1'b1;
+            else begin
+                p_is_pause = 1'b1;
+                p_pause_time = be16(hdr, off + 2);
+            end
+        end
+    end
+end
+
+wire [RECORD_BITS-1:0] rec_next = {p_eth_dst, p_eth_src, p_vlan_valid, p_vlan_pcp, p_vlan_vid, p_ethertype, p_roce_version, p_ip_version, p_ip_src, p_ip_dst, p_dscp, p_ecn, p_ttl, p_udp_sport, p_udp_dport, p_bth_opcode, p_bth_se, p_bth_m, p_bth_pad, p_bth_tver, p_bth_pkey, p_bth_fecn, p_bth_becn, p_bth_dqpn, p_bth_ackreq, p_bth_psn, p_reth_valid, p_reth_va, p_reth_rkey, p_reth_dlen, p_aeth_valid, p_aeth_syndrome, p_aeth_msn, p_immdt_valid, p_immdt, p_is_roce, p_is_cnp, p_ecn_ce, p_is_pfc, p_pfc_cev, p_pfc_quanta0, p_pfc_quanta1, p_pfc_quanta2, p_pfc_quanta3, p_pfc_quanta4, p_pfc_quanta5, p_pfc_quanta6, p_pfc_quanta7, p_is_pause, p_pause_time, p_err_truncated, p_err_ip_csum, p_err_icrc, p_err_unsupported};
+
+// ---------------------------------------------------------------------------------------
+// State.
+
+integer hs;
+always @(posedge clk) begin
+    if (beat) begin
+        for (hs = 0; hs < NHB; hs = hs + 1)
+            if (beat_q == hs[BEAT_W-1:0])
+                hdr_q[hs*DATA_WIDTH +: DATA_WIDTH] <= s_axis_tdata;
+        if (s_axis_tlast) begin
+            pos_q <= {POS_W{1'b0}};
+            beat_q <= {BEAT_W{1'b0}};
+            crc_q <= 32'd0;
+            crc_done_q <= 1'b0;
+            rec_q <= rec_next;
+        end else begin
+            if (pos_q < POS_MAX)
+                pos_q <= pos_q + BYTES_P;
+            if (beat_q < NHB[BEAT_W-1:0])
+                beat_q <= beat_q + 1'b1;
+            crc_q <= crc_next;
+            crc_done_q <= crc_done_next;
+        end
+    end
+    if (beat && s_axis_tlast)
+        res_valid <= 1'b1;
+    else if (res_ready)
+        res_valid <= 1'b0;
+
+    if (rst) begin
+        pos_q <= {POS_W{1'b0}};
+        beat_q <= {BEAT_W{1'b0}};
+        crc_q <= 32'd0;
+        crc_done_q <= 1'b0;
+        res_valid <= 1'b0;
+    end
+end
+
+assign res_data = rec_q;
+assign res_eth_dst = rec_q[876:829];
+assign res_eth_src = rec_q[828:781];
+assign res_vlan_valid = rec_q[780];
+assign res_vlan_pcp = rec_q[779:777];
+assign res_vlan_vid = rec_q[776:765];
+assign res_ethertype = rec_q[764:749];
+assign res_roce_version = rec_q[748:747];
+assign res_ip_version = rec_q[746:743];
+assign res_ip_src = rec_q[742:615];
+assign res_ip_dst = rec_q[614:487];
+assign res_dscp = rec_q[486:481];
+assign res_ecn = rec_q[480:479];
+assign res_ttl = rec_q[478:471];
+assign res_udp_sport = rec_q[470:455];
+assign res_udp_dport = rec_q[454:439];
+assign res_bth_opcode = rec_q[438:431];
+assign res_bth_se = rec_q[430];
+assign res_bth_m = rec_q[429];
+assign res_bth_pad = rec_q[428:427];
+assign res_bth_tver = rec_q[426:423];
+assign res_bth_pkey = rec_q[422:407];
+assign res_bth_fecn = rec_q[406];
+assign res_bth_becn = rec_q[405];
+assign res_bth_dqpn = rec_q[404:381];
+assign res_bth_ackreq = rec_q[380];
+assign res_bth_psn = rec_q[379:356];
+assign res_reth_valid = rec_q[355];
+assign res_reth_va = rec_q[354:291];
+assign res_reth_rkey = rec_q[290:259];
+assign res_reth_dlen = rec_q[258:227];
+assign res_aeth_valid = rec_q[226];
+assign res_aeth_syndrome = rec_q[225:218];
+assign res_aeth_msn = rec_q[217:194];
+assign res_immdt_valid = rec_q[193];
+assign res_immdt = rec_q[192:161];
+assign res_is_roce = rec_q[160];
+assign res_is_cnp = rec_q[159];
+assign res_ecn_ce = rec_q[158];
+assign res_is_pfc = rec_q[157];
+assign res_pfc_cev = rec_q[156:149];
+assign res_pfc_quanta0 = rec_q[148:133];
+assign res_pfc_quanta1 = rec_q[132:117];
+assign res_pfc_quanta2 = rec_q[116:101];
+assign res_pfc_quanta3 = rec_q[100:85];
+assign res_pfc_quanta4 = rec_q[84:69];
+assign res_pfc_quanta5 = rec_q[68:53];
+assign res_pfc_quanta6 = rec_q[52:37];
+assign res_pfc_quanta7 = rec_q[36:21];
+assign res_is_pause = rec_q[20];
+assign res_pause_time = rec_q[19:4];
+assign res_err_truncated = rec_q[3];
+assign res_err_ip_csum = rec_q[2];
+assign res_err_icrc = rec_q[1];
+assign res_err_unsupported = rec_q[0];
+
+endmodule
+
+`resetall
