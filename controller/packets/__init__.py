@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .decode import MalformedFrame, decode, decode_strict
+from .decode import MalformedFrame, decode, decode_strict, verify_icrc
 from .fields import FIELD_NAMES, FIELDS, RECORD_BITS, Decoded, verdict
 
 _BUILDERS = ("RoceSpec", "roce_frame", "roce_packet", "spec_frame", "spec_packet", "cnp_frame",
@@ -18,7 +18,7 @@ _BUILDERS = ("RoceSpec", "roce_frame", "roce_packet", "spec_frame", "spec_packet
              "pause_frame", "pause_packet", "pad_frame", "flow_sport")
 
 __all__ = ["FIELDS", "FIELD_NAMES", "RECORD_BITS", "Decoded", "MalformedFrame", "decode",
-           "decode_strict", "verdict", *_BUILDERS]
+           "decode_strict", "verdict", "verify_icrc", *_BUILDERS]
 
 
 def __getattr__(name: str) -> Any:

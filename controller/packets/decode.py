@@ -28,7 +28,7 @@ from .constants import (
 from .fields import Decoded
 from .icrc import icrc_v1, icrc_v2
 
-__all__ = ["MalformedFrame", "decode", "decode_strict"]
+__all__ = ["MalformedFrame", "decode", "decode_strict", "verify_icrc"]
 
 _IPV4_WORDS = struct.Struct("!10H").unpack_from
 _PFC = struct.Struct("!H8H").unpack_from
@@ -302,3 +302,12 @@ def decode_strict(frame: bytes | bytearray | memoryview) -> Decoded:
     if err is not None:
         raise MalformedFrame(err, rec)
     return rec
+
+
+def verify_icrc(frame: bytes | bytearray | memoryview) -> bool:
+    """True when a complete RoCEv1/v2 frame's ICRC matches; ValueError when the frame is
+    not one whose ICRC can be checked (not RoCE, truncated, unsupported)."""
+    f, err = _parse(bytes(frame))
+    if not f.get("is_roce") or f.get("err_truncated") or f.get("err_unsupported"):
+        raise ValueError(f"no ICRC to verify: {err or 'not a RoCE frame'}")
+    return not f.get("err_icrc")

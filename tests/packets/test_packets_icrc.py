@@ -7,7 +7,7 @@ import zlib
 
 import pytest
 
-from controller.packets import decode
+from controller.packets import decode, verify_icrc
 from controller.packets.build import RoceSpec, packet_bytes, spec_frame, spec_packet
 from controller.packets.vectors import load
 
@@ -82,3 +82,14 @@ def test_icrc_masks_only_the_variant_fields() -> None:
         f = bytearray(frame)
         f[n_ip - 4 + bit // 8] ^= 1 << (bit % 8)
         assert decode(bytes(f)).err_icrc == 1
+
+
+def test_verify_icrc() -> None:
+    good = [v for v in load() if v.verdict == "ok"]
+    assert all(verify_icrc(v.frame) for v in good)
+    bad = [v for v in load() if v.verdict == "bad_icrc"]
+    assert bad and not any(verify_icrc(v.frame) for v in bad)
+    for v in load():
+        if v.verdict in ("truncated", "not_roce", "pfc", "pause", "unsupported"):
+            with pytest.raises(ValueError, match="no ICRC to verify"):
+                verify_icrc(v.frame)

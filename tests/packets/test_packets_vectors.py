@@ -13,7 +13,7 @@ from controller.packets import MalformedFrame, decode, decode_strict
 from controller.packets.constants import CNP_OPCODE, RC_OPCODES
 from controller.packets.fields import FIELD_NAMES, verdict
 from controller.packets.layers import RETH, ImmDt
-from controller.packets.vectors import DEFAULT_PATH, generate, load, to_json
+from controller.packets.vectors import DEFAULT_PATH, generate, load, main, to_json
 
 VECTORS = load()
 IDS = [v.name for v in VECTORS]
@@ -102,3 +102,12 @@ def test_load_rejects_a_different_schema(tmp_path) -> None:
     bad.write_text(DEFAULT_PATH.read_text().replace('"eth_dst"', '"eth_dest"', 1))
     with pytest.raises(ValueError, match="field list differs"):
         load(bad)
+
+
+def test_one_command_writes_and_checks(tmp_path, capsys) -> None:
+    path = tmp_path / "v.json"
+    assert main(["--check", "--path", str(path)]) == 1  # missing: stale
+    assert main(["--write", "--path", str(path)]) == 0
+    assert path.read_text() == DEFAULT_PATH.read_text()
+    assert main(["--check", "--path", str(path)]) == 0
+    assert main([]) == 2
