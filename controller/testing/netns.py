@@ -82,6 +82,20 @@ def link_peer(iface: str, netns: str | None = None) -> str | None:
     raise NetnsError(f"no interface {iface!r}" + (f" in netns {netns}" if netns else ""))
 
 
+def peer_in_root(iface: str, netns: str | None = None) -> str | None:
+    """The root-namespace name of the veth peer of `iface` (which may live in `netns`)."""
+    if netns is None:
+        return link_peer(iface)
+    links = json.loads(ip("-j", "link", "show", "dev", iface, netns=netns) or "[]")
+    if not links or "link_index" not in links[0] or "link_netnsid" not in links[0]:
+        return None
+    index = links[0]["link_index"]
+    for link in json.loads(ip("-j", "link", "show") or "[]"):
+        if link.get("ifindex") == index and "link_netnsid" in link:
+            return link["ifname"]
+    return None
+
+
 # ---------------------------------------------------------------- entering a namespace
 
 _libc = ctypes.CDLL(None, use_errno=True)
