@@ -808,6 +808,40 @@ class Program(Node):
 # ParserTypeDecl, ControlTypeDecl, PackageTypeDecl, ParserDecl, ControlDecl, ActionDecl,
 # FunctionDecl, Instantiation, Unsupported.
 
+
+
+def dump(node: Any, indent: int = 0) -> str:
+    """A readable indented rendering of a tree (for `--emit ast` and tests); no spans."""
+    pad = "  " * indent
+    if isinstance(node, list):
+        if not node:
+            return "[]"
+        return "[\n" + "".join(f"{pad}  {dump(x, indent + 1)}\n" for x in node) + f"{pad}]"
+    if isinstance(node, dict):
+        return "{" + ", ".join(f"{k}={dump(v, indent)}" for k, v in node.items()) + "}"
+    if isinstance(node, Token):
+        return repr(node.text)
+    if not isinstance(node, Node):
+        return repr(node)
+    parts: list[str] = []
+    for f in fields(node):
+        if f.name in ("span", "checked_type"):
+            continue
+        value = getattr(node, f.name)
+        if value is None or value == [] or (f.name in ("top_level", "structured", "is_const",
+                                                       "is_constructor", "is_abstract",
+                                                       "signed") and value is False):
+            continue
+        if f.name == "body" and isinstance(node, Annotation):
+            continue
+        parts.append(f"{f.name}={dump(value, indent + 1)}")
+    inline = f"{type(node).__name__}(" + ", ".join(parts) + ")"
+    if len(inline) <= 100 and "\n" not in inline:
+        return inline
+    inner = "".join(f"{pad}  {p}\n" for p in parts)
+    return f"{type(node).__name__}(\n{inner}{pad})"
+
+
 __all__ = [
     n for n, v in list(globals().items())
     if not n.startswith("_") and (isinstance(v, type) or callable(v) or n.isupper())

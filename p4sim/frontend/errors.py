@@ -38,8 +38,23 @@ class Span:
 NO_SPAN = Span("<unknown>", 0, 0)
 
 
-@lru_cache(maxsize=64)
+_registered: dict[str, tuple[str, ...]] = {}
+
+
+def register_source(filename: str, text: str) -> None:
+    """Make text that is not a file on disk (parse_text) available for error display."""
+    _registered[filename] = tuple(text.splitlines())
+
+
 def _file_lines(path: str) -> tuple[str, ...] | None:
+    lines = _registered.get(path)
+    if lines is not None:
+        return lines
+    return _disk_lines(path)
+
+
+@lru_cache(maxsize=64)
+def _disk_lines(path: str) -> tuple[str, ...] | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             return tuple(f.read().splitlines())

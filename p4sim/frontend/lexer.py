@@ -27,11 +27,12 @@ _TOKEN_RE = re.compile(
     r"|(?P<cont>\\[ \t]*\r?\n)"
     r"|(?P<lc>//[^\n]*)"
     r"|(?P<bc>/\*(?:.|\n)*?\*/)"
+    r"|(?P<bad>/\*)"
     r"|(?P<num>\d\w*)"
     r"|(?P<id>[A-Za-z_]\w*)"
     r'|(?P<str>"(?:[^"\\\n]|\\.)*")'
     rf"|(?P<op>{_OPS})"
-    r"|(?P<bad>/\*|\"|.)"
+    r"|(?P<bad2>\"|.)"
 )
 
 _INT_RE = re.compile(
@@ -139,7 +140,7 @@ def tokenize(text: str, filename: str) -> list[Token]:
                 tok = Token("string", _unescape(tok_text[1:-1], span), span, tok_text, space)
             elif kind == "op":
                 tok = Token("op", tok_text, span, tok_text, space)
-            else:  # bad
+            else:  # bad, bad2
                 if tok_text == "/*":
                     raise P4SyntaxError("unterminated comment", span)
                 if tok_text == '"':

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 
 from .ast import Token
-from .errors import P4SyntaxError, Span
+from .errors import P4SyntaxError, Span, register_source
 from .lexer import tokenize
 
 ARCH_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "arch")
@@ -90,15 +90,17 @@ class Preprocessor:
         path = os.path.abspath(path)
         if not os.path.isfile(path):
             raise P4SyntaxError(f"cannot open source file '{path}'", Span(path, 0, 0))
-        self._process(path, lex_file(path), 0)
-        return self._result(path)
+        toks = lex_file(path)
+        self._process(path, toks, 0)
+        return self._result(toks[-1].span)
 
     def run_text(self, text: str, filename: str) -> PreprocessResult:
-        self._process(filename, tokenize(text, filename), 0)
-        return self._result(filename)
+        register_source(filename, text)
+        toks = tokenize(text, filename)
+        self._process(filename, toks, 0)
+        return self._result(toks[-1].span)
 
-    def _result(self, path: str) -> PreprocessResult:
-        eof_span = self.out[-1].span if self.out else Span(path, 1, 1)
+    def _result(self, eof_span: Span) -> PreprocessResult:
         self.out.append(Token("eof", "", eof_span, None, True))
         return PreprocessResult(self.out, self.files, self.warnings)
 
@@ -431,6 +433,7 @@ class _IfExpr:
         self.toks = joined
         self.i = 0
         self.directive = directive
+        self.skip = 0  # > 0 inside an operand that short-circuit evaluation skips
 
     def _peek(self) -> Token | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
@@ -447,12 +450,16 @@ class _IfExpr:
         t = self._peek()
         if t is not None and t.text == "?":
             self.i += 1
+            self.skip += not c
             a = self._ternary()
+            self.skip -= not c
             t = self._peek()
             if t is None or t.text != ":":
                 raise _err("expected ':' in #if expression", t or self.directive)
             self.i += 1
+            self.skip += bool(c)
             b = self._ternary()
+            self.skip -= bool(c)
             return a if c else b
         return c
 
@@ -466,13 +473,17 @@ class _IfExpr:
             if prec < min_prec:
                 return left
             self.i += 1
+            short = (t.text == "||" and left) or (t.text == "&&" and not left)
+            self.skip += bool(short)
             right = self._binary(prec + 1)
+            self.skip -= bool(short)
             left = self._apply(t, left, right)
 
-    @staticmethod
-    def _apply(t: Token, a: int, b: int) -> int:
+    def _apply(self, t: Token, a: int, b: int) -> int:
         op = t.text
         if op in ("/", "%") and b == 0:
+            if self.skip:
+                return 0  # not evaluated (like `defined(X) && N / X`)
             raise _err("division by zero in #if expression", t)
         return {
             "||": lambda: int(bool(a) or bool(b)), "&&": lambda: int(bool(a) and bool(b)),
