@@ -1,0 +1,12 @@
+"""Name resolution and typing of P4 programs (see names.py, types.py).
+
+The checker's work is done as the code generator walks each declaration
+(`p4sim.lower.codegen`): every name is resolved through `names.Scope`, every expression
+gets a `types.Type` (stored in its `checked_type`), constants are folded, and any error
+is a `P4TypeError` / `P4Unsupported` carrying file:line:column.
+"""
+
+from .names import Scope, Sym
+from .types import P4TypeError
+
+__all__ = ["P4TypeError", "Scope", "Sym"]

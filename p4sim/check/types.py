@@ -1,0 +1,218 @@
+"""P4 types as the checker and the code generator see them, and constant folding.
+
+Values at run time: bit<N>, int<N> (two's complement, stored unsigned), bool, enums and
+errors are Python ints/bools; headers, structs and unions are instances of generated
+classes; stacks are `p4sim.lower.rt.Stack`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from p4sim.frontend import ast
+from p4sim.frontend.errors import P4SourceError, P4Unsupported, Span
+
+
+class P4TypeError(P4SourceError):
+    """A name or type error found by the checker."""
+
+
+class Type:
+    def __repr__(self) -> str:
+        return self.show()
+
+    def show(self) -> str:
+        return type(self).__name__
+
+
+@dataclass(frozen=True, repr=False)
+class TBits(Type):
+    width: int
+    signed: bool = False
+
+    def show(self) -> str:
+        return f"{'int' if self.signed else 'bit'}<{self.width}>"
+
+
+@dataclass(frozen=True, repr=False)
+class TInt(Type):
+    """Arbitrary-precision integer (literals without width, compile-time ints)."""
+
+    def show(self) -> str:
+        return "int"
+
+
+@dataclass(frozen=True, repr=False)
+class TBool(Type):
+    def show(self) -> str:
+        return "bool"
+
+
+@dataclass(frozen=True, repr=False)
+class TVarbit(Type):
+    width: int
+
+    def show(self) -> str:
+        return f"varbit<{self.width}>"
+
+
+@dataclass(frozen=True, repr=False)
+class TString(Type):
+    def show(self) -> str:
+        return "string"
+
+
+@dataclass(frozen=True, repr=False)
+class TVoid(Type):
+    def show(self) -> str:
+        return "void"
+
+
+@dataclass(frozen=True, repr=False)
+class TError(Type):
+    def show(self) -> str:
+        return "error"
+
+
+@dataclass(frozen=True, repr=False)
+class TMatchKind(Type):
+    def show(self) -> str:
+        return "match_kind"
+
+
+@dataclass(frozen=True, repr=False)
+class TDontCare(Type):
+    def show(self) -> str:
+        return "_"
+
+
+@dataclass(eq=False, repr=False)
+class TStruct(Type):
+    """struct, header or header_union (kind)."""
+
+    kind: str  # 'struct' | 'header' | 'union'
+    name: str
+    fields: list[tuple[str, Type]]
+    decl: ast.Node | None = None
+    pycls: str = ""
+    annotations: dict[str, list] = field(default_factory=dict)  # field -> annotations
+
+    def field_type(self, name: str) -> Type | None:
+        for n, t in self.fields:
+            if n == name:
+                return t
+        return None
+
+    def show(self) -> str:
+        return self.name
+
+    @property
+    def is_header(self) -> bool:
+        return self.kind == "header"
+
+
+@dataclass(eq=False, repr=False)
+class TStack(Type):
+    elem: Type
+    size: int
+
+    def show(self) -> str:
+        return f"{self.elem.show()}[{self.size}]"
+
+
+@dataclass(eq=False, repr=False)
+class TEnum(Type):
+    name: str
+    members: dict[str, int]
+    underlying: TBits | None = None
+
+    def show(self) -> str:
+        return self.name
+
+
+@dataclass(eq=False, repr=False)
+class TTuple(Type):
+    elems: list[Type]
+
+    def show(self) -> str:
+        return "tuple<" + ", ".join(t.show() for t in self.elems) + ">"
+
+
+@dataclass(eq=False, repr=False)
+class TExtern(Type):
+    name: str
+    decl: ast.ExternDecl | None
+    args: list[Type] = field(default_factory=list)
+
+    def show(self) -> str:
+        return self.name
+
+
+@dataclass(eq=False, repr=False)
+class TTypeVar(Type):
+    name: str
+
+    def show(self) -> str:
+        return self.name
+
+
+@dataclass(eq=False, repr=False)
+class TNamedBlock(Type):
+    """A parser/control/package type or declaration used as a type."""
+
+    kind: str
+    name: str
+    decl: ast.Node | None = None
+
+    def show(self) -> str:
+        return self.name
+
+
+BOOL = TBool()
+INT = TInt()
+ERROR = TError()
+VOID = TVoid()
+STRING = TString()
+
+
+def width_of(t: Type) -> int:
+    """Bit width of a fixed-width scalar (bool = 1); 0 otherwise."""
+    if isinstance(t, TBits):
+        return t.width
+    if isinstance(t, TBool):
+        return 1
+    if isinstance(t, TEnum) and t.underlying is not None:
+        return t.underlying.width
+    if isinstance(t, TStruct) and t.kind in ("header", "struct"):
+        return sum(width_of(ft) for _, ft in t.fields)
+    return 0
+
+
+def is_scalar(t: Type) -> bool:
+    return isinstance(t, (TBits, TInt, TBool, TEnum, TError, TVarbit))
+
+
+def mask(w: int) -> int:
+    return (1 << w) - 1
+
+
+def to_signed(v: int, w: int) -> int:
+    v &= mask(w)
+    return v - (1 << w) if v >> (w - 1) else v
+
+
+def same_type(a: Type, b: Type) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, TBits) and isinstance(b, TBits):
+        return a == b
+    return type(a) is type(b) and isinstance(a, (TBool, TInt, TError, TString, TVoid, TMatchKind))
+
+
+def err(msg: str, node: ast.Node | None) -> P4TypeError:
+    span = node.span if node is not None else Span("<unknown>", 0, 0)
+    return P4TypeError(msg, span)
+
+
+def unsupported(what: str, node: ast.Node) -> P4Unsupported:
+    return P4Unsupported(what, node.span)

@@ -1,0 +1,2324 @@
+"""Lower a parsed P4_16 v1model program to Python source, compiled once.
+
+Each parser and control instance becomes one Python function; actions and functions are
+inlined where they are called (a table's actions become an `if aid == k:` dispatch), so
+per packet only straight-line generated code runs: no syntax-tree walking.
+
+Names and types are resolved as the generator walks (through `p4sim.check`): every
+expression is typed, constants are folded, errors carry file:line:column, and any
+construct p4sim does not run is refused with `P4Unsupported` at load time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from p4sim.check.names import Scope, Sym
+from p4sim.check.types import (
+    BOOL,
+    ERROR,
+    INT,
+    STRING,
+    VOID,
+    TBits,
+    TBool,
+    TDontCare,
+    TEnum,
+    TError,
+    TExtern,
+    TInt,
+    TMatchKind,
+    TNamedBlock,
+    TStack,
+    TStruct,
+    TTuple,
+    TTypeVar,
+    TVarbit,
+    TVoid,
+    Type,
+    err,
+    mask,
+    unsupported,
+    width_of,
+)
+from p4sim.frontend import ast
+from p4sim.model import (
+    ActionInfo,
+    ActionRef,
+    ControllerHeaderField,
+    ControllerHeaderInfo,
+    CounterInfo,
+    DigestInfo,
+    Exact,
+    KeyField,
+    Lpm,
+    MeterInfo,
+    Optional_,
+    Param,
+    ProgramModel,
+    Range,
+    RegisterInfo,
+    TableEntry,
+    TableInfo,
+    Ternary,
+)
+from p4sim.runtime.tables import ActionSpec
+
+# ---------------------------------------------------------------------------- values
+
+
+@dataclass
+class V:
+    """A lowered expression: Python code, its P4 type, and its value when constant."""
+
+    code: str
+    type: Type
+    const: Any = None  # int/bool when known at compile time
+
+    @property
+    def is_const(self) -> bool:
+        return self.const is not None
+
+
+def _pyid(name: str) -> str:
+    return re.sub(r"\W", "_", name)
+
+
+@dataclass
+class TableSpec:
+    py: str
+    info: TableInfo
+    actions: list[ActionSpec]
+    const_entries: list[TableEntry]
+    default: tuple[str, dict[str, int]]
+    direct_counter: str | None = None
+    direct_meter: str | None = None
+
+
+@dataclass
+class ExternSpec:
+    py: str
+    kind: str  # counter | direct_counter | meter | direct_meter | register
+    name: str
+    size: int = 0
+    unit: str = ""
+    width: int = 0
+    table: str | None = None
+
+
+@dataclass
+class Pipeline:
+    """Names of the generated entry points."""
+
+    parser: str = ""
+    verify: str = ""
+    ingress: str = ""
+    egress: str = ""
+    compute: str = ""
+    deparser: str = ""
+    new_hdr: str = ""
+    new_meta: str = ""
+    new_sm: str = ""
+    field_lists: dict[int, str] = field(default_factory=dict)  # index -> copy function
+
+
+class _Fn:
+    """State while generating one Python function."""
+
+    def __init__(self, lines: list[str], ind: int = 1):
+        self.lines = lines
+        self.ind = ind
+        self.n = 0
+        self.once_stack: list[str | None] = []  # return-value var of the inlined body
+        self.in_parser = False
+        self.packet: str | None = None  # Python name of the packet_in/out param
+        self.packet_kind = ""
+        self.sm: str | None = None  # Python expr of standard_metadata, when in scope
+        self.control_level_return = True
+        self.parser_states: dict[str, int] = {}
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.ind + line)
+
+    def tmp(self, base: str = "t") -> str:
+        self.n += 1
+        return f"_{base}{self.n}"
+
+
+class Compiler:
+    def __init__(self, program: ast.Program, source: str):
+        self.program = program
+        self.source = source
+        self.g = Scope(None, "global")
+        self.errors: dict[str, int] = {}
+        self.model = ProgramModel(source=source)
+        self.classes: list[str] = []
+        self.funcs: list[str] = []
+        self.tables: list[TableSpec] = []
+        self.externs: list[ExternSpec] = []
+        self.struct_types: dict[str, TStruct] = {}
+        self.gen_classes: set[str] = set()
+        self.pipeline = Pipeline()
+        self.n = 0
+        self.value_sets: list[tuple[str, str, int]] = []  # (py, cp name, size)
+        self.cp_names: set[str] = set()
+        self.std_meta_type: TStruct | None = None
+        self.meta_type: TStruct | None = None
+        self.hdr_type: TStruct | None = None
+
+    def uid(self, base: str) -> str:
+        self.n += 1
+        return f"{_pyid(base)}_{self.n}"
+
+    # ======================================================================= program
+
+    def compile(self) -> str:
+        for d in self.program.declarations:
+            self.declare_top(d)
+        main = self.g.lookup("main")
+        if main is None or not isinstance(main.decl, ast.Instantiation):
+            raise err("the program has no `main` package instantiation", self.program)
+        self.compile_main(main.decl)
+        out = [
+            "# generated by p4sim.lower.codegen from " + self.source,
+            "from p4sim.lower.rt import Exit, ParserError, AssertFailed, Stack, sx, ONCE, pack",
+            "",
+        ]
+        return "\n".join(out + self.classes + self.funcs) + "\n"
+
+    # ------------------------------------------------------------------ declarations
+
+    def declare_top(self, d: ast.Node) -> None:
+        g = self.g
+        if isinstance(d, ast.Unsupported):
+            raise unsupported(d.what, d)
+        if isinstance(d, ast.ErrorDecl):
+            for m in d.members:
+                if m.name not in self.errors:
+                    self.errors[m.name] = len(self.errors)
+            return
+        if isinstance(d, ast.MatchKindDecl):
+            for m in d.members:
+                g.add(Sym("match_kind", m.name, m, TMatchKind()), m, replace=True)
+            return
+        if isinstance(d, (ast.HeaderDecl, ast.StructDecl, ast.HeaderUnionDecl)):
+            kind = {ast.HeaderDecl: "header", ast.StructDecl: "struct",
+                    ast.HeaderUnionDecl: "union"}[type(d)]
+            if d.type_params:
+                raise unsupported(f"generic {kind} types", d)
+            t = TStruct(kind, d.name, [], d, pycls=("H_" if kind == "header" else "S_") + _pyid(d.name))
+            g.add(Sym("type", d.name, d, t), d)
+            self.struct_types[d.name] = t
+            for f in d.fields:
+                ft = self.resolve_type(f.type, g)
+                if kind == "header" and not isinstance(ft, (TBits, TVarbit, TBool, TEnum)):
+                    raise err(f"header field '{f.name}' must be bit<N>, int<N>, varbit or bool", f)
+                if kind == "union" and not (isinstance(ft, TStruct) and ft.kind == "header"):
+                    raise err(f"header union member '{f.name}' must be a header", f)
+                t.fields.append((f.name, ft))
+                t.annotations[f.name] = f.annotations
+            if kind == "header" and width_of(t) % 8 and not any(isinstance(ft, TVarbit) for _, ft in t.fields):
+                raise err(f"header {d.name} is {width_of(t)} bits: not a whole number of bytes", d)
+            return
+        if isinstance(d, ast.EnumDecl):
+            if d.underlying is not None:
+                ut = self.resolve_type(d.underlying, g)
+                if not isinstance(ut, TBits):
+                    raise err("serializable enum needs a bit<N> or int<N> type", d)
+                members = {}
+                for m in d.members:
+                    if m.value is None:
+                        raise err(f"member {m.name} of serializable enum needs a value", m)
+                    members[m.name] = self.const_eval(m.value, g) & mask(ut.width)
+                t = TEnum(d.name, members, ut)
+            else:
+                t = TEnum(d.name, {m.name: i for i, m in enumerate(d.members)})
+            g.add(Sym("type", d.name, d, t), d)
+            return
+        if isinstance(d, (ast.TypedefDecl, ast.NewTypeDecl)):
+            g.add(Sym("type", d.name, d, self.resolve_type(d.type, g)), d)
+            return
+        if isinstance(d, ast.ConstDecl):
+            self.declare_const(d, g)
+            return
+        if isinstance(d, ast.ExternDecl):
+            g.add(Sym("extern_type", d.name, d, TExtern(d.name, d)), d)
+            return
+        if isinstance(d, ast.ExternFunctionDecl):
+            g.add(Sym("extern_fn", d.name, d), d)
+            return
+        if isinstance(d, (ast.ParserTypeDecl, ast.ControlTypeDecl, ast.PackageTypeDecl)):
+            g.add(Sym("type", d.name, d, TNamedBlock("blocktype", d.name, d)), d)
+            return
+        if isinstance(d, ast.ParserDecl):
+            g.add(Sym("parser_decl", d.name, d), d)
+            return
+        if isinstance(d, ast.ControlDecl):
+            g.add(Sym("control_decl", d.name, d), d)
+            return
+        if isinstance(d, ast.ActionDecl):
+            g.add(Sym("action", d.name, d, scope=g, value=self.cp_name("", d)), d)
+            return
+        if isinstance(d, ast.FunctionDecl):
+            g.add(Sym("function", d.name, d, scope=g), d)
+            return
+        if isinstance(d, ast.Instantiation):
+            g.add(Sym("instance", d.name, d), d)
+            return
+        raise unsupported(f"top-level declaration {type(d).__name__}", d)
+
+    def declare_const(self, d: ast.ConstDecl, scope: Scope) -> None:
+        t = self.resolve_type(d.type, scope)
+        v = self.expr(d.value, scope, None, want=t)
+        if not v.is_const:
+            raise err(f"the value of constant '{d.name}' is not a compile-time constant", d.value)
+        v = self.coerce(v, t, d.value)
+        scope.add(Sym("const", d.name, d, t, py=v.code, value=v.const), d)
+
+    def const_eval(self, e: ast.Expression, scope: Scope) -> int:
+        v = self.expr(e, scope, None)
+        if not v.is_const:
+            raise err("expected a compile-time constant", e)
+        return int(v.const)
+
+    # ------------------------------------------------------------------ types
+
+    def resolve_type(self, t: ast.Type, scope: Scope, tvars: dict[str, Type] | None = None) -> Type:
+        if isinstance(t, ast.BitType):
+            return TBits(self.const_eval(t.width, scope), False)
+        if isinstance(t, ast.IntType):
+            return TBits(self.const_eval(t.width, scope), True)
+        if isinstance(t, ast.InfIntType):
+            return INT
+        if isinstance(t, ast.VarbitType):
+            return TVarbit(self.const_eval(t.width, scope))
+        if isinstance(t, ast.BoolType):
+            return BOOL
+        if isinstance(t, ast.ErrorType):
+            return ERROR
+        if isinstance(t, ast.StringType):
+            return STRING
+        if isinstance(t, ast.VoidType):
+            return VOID
+        if isinstance(t, ast.MatchKindType):
+            return TMatchKind()
+        if isinstance(t, ast.DontCareType):
+            return TDontCare()
+        if isinstance(t, ast.NamedType):
+            if tvars and t.name in tvars:
+                return tvars[t.name]
+            sym = scope.resolve(t.name, t, top_level=t.top_level)
+            if sym.kind == "type" and sym.type is not None:
+                return sym.type
+            if sym.kind == "extern_type":
+                return TExtern(t.name, sym.decl)  # type: ignore[arg-type]
+            if sym.kind == "tvar":
+                return sym.type or TTypeVar(t.name)
+            if sym.kind in ("parser_decl", "control_decl"):
+                return TNamedBlock(sym.kind, t.name, sym.decl)
+            raise err(f"'{t.name}' is not a type", t)
+        if isinstance(t, ast.SpecializedType):
+            base = self.resolve_type(t.base, scope, tvars)
+            args = [self.resolve_type(a, scope, tvars) for a in t.args]
+            if isinstance(base, TExtern):
+                return TExtern(base.name, base.decl, args)
+            if isinstance(base, TNamedBlock):
+                return base
+            raise unsupported(f"generic type {base.show()}<...>", t)
+        if isinstance(t, ast.StackType):
+            elem = self.resolve_type(t.element, scope, tvars)
+            if not (isinstance(elem, TStruct) and elem.kind in ("header", "union")):
+                raise err("a stack's elements must be headers or header unions", t)
+            return TStack(elem, self.const_eval(t.size, scope))
+        if isinstance(t, ast.TupleType):
+            return TTuple([self.resolve_type(e, scope, tvars) for e in t.elements])
+        raise unsupported(f"type {type(t).__name__}", t)
+
+    # ------------------------------------------------------------------ classes
+
+    def gen_class(self, t: Type) -> None:
+        if isinstance(t, TStack):
+            self.gen_class(t.elem)
+            return
+        if not isinstance(t, TStruct) or t.pycls in self.gen_classes:
+            return
+        self.gen_classes.add(t.pycls)
+        for _, ft in t.fields:
+            self.gen_class(ft)
+        slots = []
+        init = []
+        copy = []
+        for fname, ft in t.fields:
+            slots.append(fname)
+            init.append(f"self.{fname} = {self.default_value(ft)}")
+            if isinstance(ft, (TStruct, TStack)):
+                copy.append(f"o.{fname} = self.{fname}.copy()")
+            else:
+                copy.append(f"o.{fname} = self.{fname}")
+            if isinstance(ft, TVarbit):
+                slots.append(fname + "__w")
+                init.append(f"self.{fname}__w = 0")
+                copy.append(f"o.{fname}__w = self.{fname}__w")
+        if t.kind == "header":
+            slots.insert(0, "_v")
+            init.insert(0, "self._v = False")
+            copy.insert(0, "o._v = self._v")
+        if t.name == "standard_metadata_t" or (t.decl is not None and any(
+                a.name == "name" and a.string_value() == "standard_metadata"
+                for a in getattr(t.decl, "annotations", []))):
+            pass
+        c = self.classes
+        c.append(f"class {t.pycls}:")
+        c.append(f"    __slots__ = {tuple(slots)!r}")
+        c.append("    def __init__(self):")
+        for line in init or ["pass"]:
+            c.append("        " + line)
+        c.append("    def copy(self):")
+        c.append(f"        o = {t.pycls}.__new__({t.pycls})")
+        for line in copy:
+            c.append("        " + line)
+        c.append("        return o")
+        if t.kind == "header":
+            self.gen_header_io(t)
+        c.append("")
+
+    def gen_header_io(self, t: TStruct) -> None:
+        """extract/emit methods: one int.from_bytes / to_bytes per header."""
+        c = self.classes
+        fields = t.fields
+        var = [f for f, ft in fields if isinstance(ft, TVarbit)]
+        if len(var) > 1:
+            raise unsupported("a header with more than one varbit field", t.decl or self.program)
+        if not var:
+            total = width_of(t)
+            nbytes = total // 8
+            c.append("    def _ex(self, buf, off):")
+            c.append(f"        end = off + {nbytes}")
+            c.append("        if end > len(buf): raise ParserError(1)")
+            c.append("        v = int.from_bytes(buf[off:end], 'big')")
+            shift = total
+            for fname, ft in fields:
+                w = width_of(ft)
+                shift -= w
+                expr = f"(v >> {shift})" if shift else "v"
+                if shift + w < total:
+                    expr = f"({expr} & {mask(w)})"
+                if isinstance(ft, TBool):
+                    expr = f"bool({expr})"
+                c.append(f"        self.{fname} = {expr}")
+            c.append("        self._v = True")
+            c.append("        return end")
+            parts = []
+            shift = total
+            for fname, ft in fields:
+                w = width_of(ft)
+                shift -= w
+                parts.append(f"(self.{fname} << {shift})" if shift else f"self.{fname}")
+            c.append("    def _em(self):")
+            c.append(f"        return ({' | '.join(parts) or '0'}).to_bytes({nbytes}, 'big')")
+            c.append(f"    _bits = {total}")
+        else:
+            # header with one varbit field: the extract length (bits) comes at run time
+            vf = var[0]
+            maxw = next(ft.width for f, ft in fields if f == vf)
+            fixed = width_of(t)
+            c.append("    def _ex(self, buf, off, vlen):")
+            c.append(f"        if vlen > {maxw} or vlen % 8: raise ParserError({self.errors.get('HeaderTooShort', 4)})")
+            c.append(f"        nb = ({fixed} + vlen) // 8")
+            c.append("        end = off + nb")
+            c.append("        if end > len(buf): raise ParserError(1)")
+            c.append("        v = int.from_bytes(buf[off:end], 'big')")
+            c.append(f"        shift = {fixed} + vlen")
+            for fname, ft in fields:
+                if fname == vf:
+                    c.append("        shift -= vlen")
+                    c.append(f"        self.{fname} = (v >> shift) & ((1 << vlen) - 1)")
+                    c.append(f"        self.{fname}__w = vlen")
+                else:
+                    w = width_of(ft)
+                    c.append(f"        shift -= {w}")
+                    c.append(f"        self.{fname} = (v >> shift) & {mask(w)}")
+            c.append("        self._v = True")
+            c.append("        return end")
+            c.append("    def _em(self):")
+            c.append("        v = 0")
+            c.append("        n = 0")
+            for fname, ft in fields:
+                if fname == vf:
+                    c.append(f"        v = (v << self.{fname}__w) | self.{fname}")
+                    c.append(f"        n += self.{fname}__w")
+                else:
+                    w = width_of(ft)
+                    c.append(f"        v = (v << {w}) | self.{fname}")
+                    c.append(f"        n += {w}")
+            c.append("        return v.to_bytes(n // 8, 'big')")
+
+    def default_value(self, t: Type) -> str:
+        if isinstance(t, TBool):
+            return "False"
+        if isinstance(t, TStruct):
+            self.gen_class(t)
+            return f"{t.pycls}()"
+        if isinstance(t, TStack):
+            self.gen_class(t.elem)
+            assert isinstance(t.elem, TStruct)
+            return f"Stack([{t.elem.pycls}() for _ in range({t.size})])"
+        if isinstance(t, TEnum) and t.underlying is None:
+            return "0"
+        return "0"
+
+    # ------------------------------------------------------------------ control-plane names
+
+    def cp_name(self, prefix: str, d: ast.Node, default: str | None = None) -> str:
+        name = default if default is not None else getattr(d, "name", "")
+        a = d.annotation("name") if isinstance(d, ast.Annotated) else None
+        if a is not None and a.string_value() is not None:
+            n = a.string_value() or ""
+            if n.startswith("."):
+                return n[1:]
+            name = n
+        return f"{prefix}.{name}" if prefix else name
+
+    @staticmethod
+    def annotations_text(d: ast.Node) -> tuple[str, ...]:
+        if not isinstance(d, ast.Annotated):
+            return ()
+        return tuple(a.text() for a in d.annotations if a.name not in ("name", "id"))
+
+    @staticmethod
+    def ann_id(d: ast.Node) -> int | None:
+        if isinstance(d, ast.Annotated):
+            a = d.annotation("id")
+            if a is not None:
+                return a.int_value()
+        return None
+
+    # ======================================================================= main
+
+    def compile_main(self, inst: ast.Instantiation) -> None:
+        t = inst.type
+        tname = t.base.name if isinstance(t, ast.SpecializedType) else getattr(t, "name", "")
+        if tname != "V1Switch":
+            raise unsupported(f"package {tname!r} (p4sim runs the v1model V1Switch package)", inst)
+        if len(inst.args) != 6:
+            raise err("V1Switch takes 6 arguments: parser, verify, ingress, egress, compute, deparser", inst)
+        blocks = []
+        for a in inst.args:
+            blocks.append(self.block_arg(a.value))
+        p, vr, ig, eg, ck, dp = blocks
+        if p[0].kind != "parser_decl":
+            raise err("the first argument of V1Switch must be a parser", inst.args[0].value)
+        pdecl: ast.ParserDecl = p[0].decl  # type: ignore[assignment]
+        if len(pdecl.params) != 4:
+            raise err("the v1model parser takes (packet_in, out H, inout M, inout standard_metadata_t)", pdecl)
+        self.hdr_type = self.resolve_type(pdecl.params[1].type, self.g)  # type: ignore[assignment]
+        self.meta_type = self.resolve_type(pdecl.params[2].type, self.g)  # type: ignore[assignment]
+        self.std_meta_type = self.resolve_type(pdecl.params[3].type, self.g)  # type: ignore[assignment]
+        for t_ in (self.hdr_type, self.meta_type, self.std_meta_type):
+            if not isinstance(t_, TStruct) or t_.kind != "struct":
+                raise err("the parser's header, metadata and standard metadata must be structs", pdecl)
+            self.gen_class(t_)
+        pl = self.pipeline
+        pl.new_hdr, pl.new_meta, pl.new_sm = (self.hdr_type.pycls, self.meta_type.pycls,  # type: ignore[union-attr]
+                                              self.std_meta_type.pycls)  # type: ignore[union-attr]
+        pl.parser = self.compile_parser(p[0].decl, p[1], p[2])  # type: ignore[arg-type]
+        names = []
+        for (sym, prefix, args), role in zip((vr, ig, eg, ck, dp),
+                                             ("verify", "ingress", "egress", "compute", "deparser"),
+                                             strict=True):
+            if sym.kind != "control_decl":
+                raise err(f"the {role} argument of V1Switch must be a control", inst)
+            names.append(self.compile_control(sym.decl, prefix, args, top=True))  # type: ignore[arg-type]
+        pl.verify, pl.ingress, pl.egress, pl.compute, pl.deparser = names
+        self.gen_field_lists()
+        self.gen_controller_headers()
+
+    def block_arg(self, e: ast.Expression) -> tuple[Sym, str, list[ast.Argument]]:
+        """(declaration symbol, control-plane prefix, constructor args) of a package argument."""
+        if isinstance(e, ast.MethodCall) and isinstance(e.callee, ast.Name):
+            sym = self.g.resolve(e.callee.name, e.callee)
+            if sym.kind in ("parser_decl", "control_decl"):
+                return sym, self.cp_name("", sym.decl), e.args
+        if isinstance(e, ast.Name):
+            sym = self.g.resolve(e.name, e)
+            if sym.kind == "instance" and isinstance(sym.decl, ast.Instantiation):
+                inst = sym.decl
+                tn = inst.type.name if isinstance(inst.type, ast.NamedType) else ""
+                dsym = self.g.resolve(tn, inst)
+                return dsym, self.cp_name("", inst), inst.args
+        raise err("expected a parser or control instantiation here", e)
+
+    def gen_field_lists(self) -> None:
+        """One copy function per @field_list index of the user metadata."""
+        meta = self.meta_type
+        lists: dict[int, list[str]] = {}
+
+        def walk(t: TStruct, path: str) -> None:
+            for fname, ft in t.fields:
+                p = f"{path}.{fname}"
+                for a in t.annotations.get(fname, []):
+                    if a.name == "field_list" and a.exprs:
+                        for e in a.exprs:
+                            idx = self.const_eval(e, self.g)
+                            lists.setdefault(idx, []).append(p)
+                if isinstance(ft, TStruct) and ft.kind == "struct":
+                    walk(ft, p)
+
+        assert isinstance(meta, TStruct)
+        walk(meta, "")
+        for idx, paths in sorted(lists.items()):
+            fn = f"_field_list_{idx}"
+            self.funcs.append(f"def {fn}(src, dst):")
+            for p in paths:
+                self.funcs.append(f"    dst{p} = src{p}")
+            self.funcs.append("")
+            self.pipeline.field_lists[idx] = fn
+
+    def gen_controller_headers(self) -> None:
+        for t in self.struct_types.values():
+            if t.kind != "header" or t.decl is None:
+                continue
+            a = t.decl.annotation("controller_header") if isinstance(t.decl, ast.Annotated) else None
+            if a is None:
+                continue
+            kind = a.string_value() or ""
+            fields = tuple(ControllerHeaderField(f, width_of(ft), i + 1)
+                           for i, (f, ft) in enumerate(t.fields))
+            name = self.cp_name("", t.decl)
+            self.model.controller_headers[name] = ControllerHeaderInfo(
+                name=name, id=self.ann_id(t.decl), annotations=self.annotations_text(t.decl),
+                kind=kind, fields=fields)
+            self.gen_class(t)
+
+    # ======================================================================= parser
+
+    def bind_params(self, params: list[ast.Parameter], scope: Scope, fn: _Fn,
+                    pynames: list[str]) -> None:
+        for p, py in zip(params, pynames, strict=True):
+            t = self.resolve_type(p.type, scope)
+            if isinstance(t, TExtern) and t.name in ("packet_in", "packet_out"):
+                scope.add(Sym("packet", p.name, p, t, py=py), p)
+                fn.packet = py
+                fn.packet_kind = t.name
+                continue
+            if t is self.std_meta_type or (isinstance(t, TStruct) and t.name == "standard_metadata_t"):
+                fn.sm = py
+            scope.add(Sym("var", p.name, p, t, py=py, extra={"dir": p.direction}), p)
+
+    def compile_parser(self, d: ast.ParserDecl, prefix: str, ctor_args: list[ast.Argument]) -> str:
+        if d.type_params:
+            raise unsupported("generic parsers", d)
+        if ctor_args or d.ctor_params:
+            raise unsupported("parser constructor parameters", d)
+        fname = "P_" + self.uid(d.name)
+        lines: list[str] = []
+        fn = _Fn(lines, 1)
+        fn.in_parser = True
+        scope = Scope(self.g, d.name)
+        pys = ["buf", "hdr", "meta", "sm"]
+        self.bind_params(d.params, scope, fn, pys)
+        fn.sm = "sm"
+        self.funcs.append(f"def {fname}(buf, hdr, meta, sm):")
+        fn.emit("off = 0")
+        for loc in d.locals:
+            self.local_decl(loc, scope, fn, prefix)
+        states = {s.name: i for i, s in enumerate(d.states)}
+        if "start" not in states:
+            raise err(f"parser {d.name} has no start state", d)
+        fn.parser_states = states
+        for s in d.states:
+            scope.add(Sym("state", s.name, s), s)
+        fn.emit(f"st = {states['start']}")
+        fn.emit("try:")
+        fn.ind += 1
+        fn.emit("while True:")
+        fn.ind += 1
+        for i, s in enumerate(d.states):
+            fn.emit(f"{'if' if i == 0 else 'elif'} st == {i}:  # state {s.name}")
+            fn.ind += 1
+            sscope = Scope(scope, s.name)
+            for stmt in s.statements:
+                self.stmt(stmt, sscope, fn)
+            self.transition(s, sscope, fn)
+            fn.ind -= 1
+        fn.ind -= 2
+        fn.emit("except ParserError as e:")
+        fn.emit("    sm.parser_error = e.code")
+        fn.emit("return off")
+        self.funcs.extend(lines)
+        self.funcs.append("")
+        return fname
+
+    def goto(self, target: str, fn: _Fn, node: ast.Node) -> None:
+        if target == "accept":
+            fn.emit("return off")
+        elif target == "reject":
+            fn.emit("return off  # reject: BMv2 goes on to ingress with parser_error set")
+        elif target in fn.parser_states:
+            fn.emit(f"st = {fn.parser_states[target]}")
+            fn.emit("continue")
+        else:
+            raise err(f"unknown parser state '{target}'", node)
+
+    def transition(self, s: ast.ParserState, scope: Scope, fn: _Fn) -> None:
+        tr = s.transition
+        if tr is None:
+            self.goto("reject", fn, s)
+            return
+        if isinstance(tr.target, ast.Name):
+            self.goto(tr.target.name, fn, tr.target)
+            return
+        sel = tr.target
+        vals = [self.expr(e, scope, fn) for e in sel.exprs]
+        keyvars = []
+        for v in vals:
+            if v.is_const:
+                keyvars.append(v)
+            else:
+                k = fn.tmp("k")
+                fn.emit(f"{k} = {v.code}")
+                keyvars.append(V(k, v.type))
+        first = True
+        has_default = False
+        for case in sel.cases:
+            ks = case.keyset
+            elems = ks.elements if isinstance(ks, ast.TupleKeyset) else [ks]
+            if isinstance(ks, ast.DefaultKeyset) or isinstance(ks, ast.DontCare):
+                elems = [ks] * len(keyvars)
+            if len(elems) != len(keyvars):
+                raise err(f"select has {len(keyvars)} expressions but this case has {len(elems)}", ks)
+            conds = []
+            for el, kv in zip(elems, keyvars, strict=True):
+                c = self.keyset_cond(el, kv, scope, fn)
+                if c is not None:
+                    conds.append(c)
+            cond = " and ".join(conds) if conds else "True"
+            if cond == "True":
+                if first:
+                    self.goto(case.state.name, fn, case.state)
+                else:
+                    fn.emit("else:")
+                    fn.ind += 1
+                    self.goto(case.state.name, fn, case.state)
+                    fn.ind -= 1
+                has_default = True
+                break
+            fn.emit(f"{'if' if first else 'elif'} {cond}:")
+            first = False
+            fn.ind += 1
+            self.goto(case.state.name, fn, case.state)
+            fn.ind -= 1
+        if not has_default:
+            fn.emit(f"raise ParserError({self.errors.get('NoMatch', 2)})")
+
+    def keyset_cond(self, el: ast.Expression, kv: V, scope: Scope, fn: _Fn) -> str | None:
+        if isinstance(el, (ast.DefaultKeyset, ast.DontCare)):
+            return None
+        if isinstance(el, ast.MaskKeyset):
+            v = self.coerce(self.expr(el.value, scope, fn, want=kv.type), kv.type, el.value)
+            m = self.coerce(self.expr(el.mask, scope, fn, want=kv.type), kv.type, el.mask)
+            if v.is_const and m.is_const:
+                return f"({kv.code} & {m.const}) == {v.const & m.const}"
+            return f"({kv.code} & {m.code}) == ({v.code} & {m.code})"
+        if isinstance(el, ast.RangeKeyset):
+            lo = self.coerce(self.expr(el.low, scope, fn, want=kv.type), kv.type, el.low)
+            hi = self.coerce(self.expr(el.high, scope, fn, want=kv.type), kv.type, el.high)
+            return f"{lo.code} <= {kv.code} <= {hi.code}"
+        if isinstance(el, ast.Name):
+            sym = scope.lookup(el.name)
+            if sym is not None and sym.kind == "value_set":
+                return f"{sym.py}.match({kv.code})"
+        v = self.coerce(self.expr(el, scope, fn, want=kv.type), kv.type, el)
+        return f"{kv.code} == {v.code}"
+
+    # ======================================================================= controls
+
+    def compile_control(self, d: ast.ControlDecl, prefix: str, ctor_args: list[ast.Argument],
+                        top: bool = False) -> str:
+        if d.type_params:
+            raise unsupported("generic controls", d)
+        if ctor_args or d.ctor_params:
+            raise unsupported("control constructor parameters", d)
+        fname = "C_" + self.uid(prefix)
+        lines: list[str] = []
+        fn = _Fn(lines, 1)
+        scope = Scope(self.g, d.name)
+        pys = []
+        for p in d.params:
+            pt = self.resolve_type(p.type, scope)
+            if isinstance(pt, TExtern) and pt.name == "packet_out":
+                pys.append("_out")
+            elif isinstance(pt, TExtern) and pt.name == "packet_in":
+                raise unsupported("packet_in in a control", p)
+            else:
+                pys.append(f"p_{_pyid(p.name)}")
+        self.bind_params(d.params, scope, fn, pys)
+        for loc in d.locals:
+            self.local_decl(loc, scope, fn, prefix)
+        body_start = len(lines)
+        self.block(d.apply, scope, fn)
+        if len(lines) == body_start:
+            fn.emit("pass")
+        head = [f"def {fname}({', '.join(pys)}):"]
+        if top:
+            # `exit` unwinds to here
+            inner = ["    try:"] + ["    " + ln for ln in lines] + ["    except Exit:", "        pass"]
+            lines[:] = inner
+        self.funcs.extend(head + lines)
+        self.funcs.append("")
+        return fname
+
+    def local_decl(self, loc: ast.Node, scope: Scope, fn: _Fn, prefix: str) -> None:
+        if isinstance(loc, ast.Unsupported):
+            raise unsupported(loc.what, loc)
+        if isinstance(loc, ast.ActionDecl):
+            scope.add(Sym("action", loc.name, loc, scope=scope, value=self.cp_name(prefix, loc)), loc)
+        elif isinstance(loc, ast.FunctionDecl):
+            scope.add(Sym("function", loc.name, loc, scope=scope), loc)
+        elif isinstance(loc, ast.TableDecl):
+            self.table_decl(loc, scope, fn, prefix)
+        elif isinstance(loc, ast.Instantiation):
+            self.instantiation(loc, scope, fn, prefix)
+        elif isinstance(loc, ast.ValueSetDecl):
+            t = self.resolve_type(loc.element_type, scope)
+            py = "VS_" + self.uid(loc.name)
+            size = self.const_eval(loc.size, scope)
+            name = self.cp_name(prefix, loc)
+            self.value_sets.append((py, name, size))
+            scope.add(Sym("value_set", loc.name, loc, t, py=py), loc)
+        elif isinstance(loc, (ast.VariableDecl, ast.ConstDecl)):
+            self.stmt(loc, scope, fn)
+        else:
+            raise unsupported(f"declaration {type(loc).__name__} here", loc)
+
+    # ------------------------------------------------------------------ instances
+
+    def instantiation(self, d: ast.Instantiation, scope: Scope, fn: _Fn, prefix: str) -> None:
+        t = self.resolve_type(d.type, scope)
+        name = self.cp_name(prefix, d)
+        if isinstance(t, TNamedBlock) and t.kind == "control_decl":
+            fname = self.compile_control(t.decl, name, d.args)  # type: ignore[arg-type]
+            scope.add(Sym("instance", d.name, d, t, py=fname, value="control"), d)
+            return
+        if isinstance(t, TNamedBlock):
+            raise unsupported(f"instantiating {t.kind.replace('_decl', '')} {t.name} inside a block", d)
+        if not isinstance(t, TExtern):
+            raise err(f"cannot instantiate {t.show()}", d)
+        args = [a.value for a in d.args]
+        py = "X_" + self.uid(d.name)
+        ann = self.annotations_text(d)
+        did = self.ann_id(d)
+        if t.name == "counter":
+            size = self.const_eval(args[0], scope)
+            unit = self.enum_member_name(args[1], scope)
+            self.externs.append(ExternSpec(py, "counter", name, size=size, unit=unit))
+            self.model.counters[name] = CounterInfo(name=name, id=did, annotations=ann, unit=unit, size=size)
+        elif t.name == "direct_counter":
+            unit = self.enum_member_name(args[0], scope)
+            self.externs.append(ExternSpec(py, "direct_counter", name, unit=unit))
+            self.model.direct_counters[name] = CounterInfo(name=name, id=did, annotations=ann, unit=unit)
+        elif t.name == "meter":
+            size = self.const_eval(args[0], scope)
+            unit = self.enum_member_name(args[1], scope)
+            self.externs.append(ExternSpec(py, "meter", name, size=size, unit=unit))
+            self.model.meters[name] = MeterInfo(name=name, id=did, annotations=ann, unit=unit, size=size)
+        elif t.name == "direct_meter":
+            unit = self.enum_member_name(args[0], scope)
+            self.externs.append(ExternSpec(py, "direct_meter", name, unit=unit))
+            self.model.direct_meters[name] = MeterInfo(name=name, id=did, annotations=ann, unit=unit)
+        elif t.name == "register":
+            size = self.const_eval(args[0], scope)
+            if not t.args:
+                raise err("register needs its cell type: register<bit<W>>(size)", d)
+            w = width_of(t.args[0])
+            if not w:
+                raise unsupported(f"register of {t.args[0].show()} (p4sim supports bit<W> cells)", d)
+            self.externs.append(ExternSpec(py, "register", name, size=size, width=w))
+            self.model.registers[name] = RegisterInfo(name=name, id=did, annotations=ann, bitwidth=w, size=size)
+        elif t.name in ("action_profile", "action_selector"):
+            raise unsupported(f"{t.name} (tables with action profiles/selectors)", d)
+        else:
+            raise unsupported(f"extern {t.name}", d)
+        scope.add(Sym("instance", d.name, d, t, py=py, value=name), d)
+
+    def enum_member_name(self, e: ast.Expression, scope: Scope) -> str:
+        if isinstance(e, ast.Member):
+            return e.member
+        raise err("expected an enum member such as CounterType.packets", e)
+
+    # ------------------------------------------------------------------ tables
+
+    def key_text(self, e: ast.Expression) -> str:
+        if isinstance(e, ast.Name):
+            return e.name
+        if isinstance(e, ast.Member):
+            return f"{self.key_text(e.expr)}.{e.member}"
+        if isinstance(e, ast.Index):
+            return f"{self.key_text(e.expr)}[{self.key_text(e.index)}]"
+        if isinstance(e, ast.Slice):
+            return f"{self.key_text(e.expr)}[{self.key_text(e.hi)}:{self.key_text(e.lo)}]"
+        if isinstance(e, ast.IntLiteral):
+            return e.text or str(e.value)
+        if isinstance(e, ast.MethodCall) and not e.args:
+            return f"{self.key_text(e.callee)}()"
+        if isinstance(e, ast.TypeRef) and isinstance(e.type, ast.ErrorType):
+            return "error"
+        raise unsupported("this table key expression form", e)
+
+    def table_decl(self, d: ast.TableDecl, scope: Scope, fn: _Fn, prefix: str) -> None:
+        name = self.cp_name(prefix, d)
+        py = "T_" + self.uid(d.name)
+        keys: list[KeyField] = []
+        key_exprs: list[ast.Expression] = []
+        for i, k in enumerate(d.keys):
+            if k.match_kind not in ("exact", "lpm", "ternary", "range", "optional"):
+                if k.match_kind == "selector":
+                    raise unsupported("selector match kind (action selectors)", k)
+                raise err(f"unknown match kind '{k.match_kind}'", k)
+            kt = self.expr(k.expr, scope, None).type
+            w = width_of(kt)
+            if isinstance(kt, TEnum) and kt.underlying is None:
+                raise unsupported("non-serializable enum as table key", k.expr)
+            if isinstance(kt, TError):
+                w = 32  # hmm: p4c gives errors no width; BMv2 uses 32 bits... rare in keys
+            if not w:
+                raise err(f"table key of type {kt.show()} has no bit width", k.expr)
+            kname = self.cp_name("", k, self.key_text(k.expr))
+            keys.append(KeyField(kname, k.match_kind, w, i + 1))
+            key_exprs.append(k.expr)
+        lpm = sum(1 for k in keys if k.match_kind == "lpm")
+        if lpm > 1:
+            raise err("a table can have at most one lpm key", d)
+        actions: list[ActionSpec] = []
+        action_syms: list[Sym] = []
+        refs: list[ActionRef] = []
+        for ar in d.actions:
+            if ar.args:
+                raise unsupported("binding action arguments in a table's action list", ar)
+            asym = scope.resolve(ar.name.name, ar.name, top_level=ar.name.top_level)
+            if asym.kind != "action":
+                raise err(f"'{ar.name.name}' is not an action", ar.name)
+            adecl: ast.ActionDecl = asym.decl  # type: ignore[assignment]
+            aname = asym.value
+            params = []
+            for p in adecl.params:
+                if p.direction:
+                    raise unsupported("directional action parameters in a table action", p)
+                pt = self.resolve_type(p.type, asym.scope or scope)
+                pw = width_of(pt)
+                if not pw:
+                    raise unsupported(f"action parameter of type {pt.show()}", p)
+                params.append((p.name, pw))
+            sc = "TABLE_AND_DEFAULT"
+            if ar.has_annotation("tableonly"):
+                sc = "TABLE_ONLY"
+            elif ar.has_annotation("defaultonly"):
+                sc = "DEFAULT_ONLY"
+            actions.append(ActionSpec(aname, tuple(params), sc))
+            action_syms.append(asym)
+            refs.append(ActionRef(aname, sc))
+            self.register_action(asym, adecl)
+        if not actions:
+            raise err(f"table {d.name} has no actions", d)
+        size = 1024
+        sp = d.prop("size")
+        if sp is not None and sp.value is not None:
+            size = self.const_eval(sp.value, scope)
+        # default action
+        default_name = None
+        default_args: dict[str, int] = {}
+        const_default = False
+        dp = d.default_action
+        if dp is not None and dp.value is not None:
+            const_default = dp.is_const
+            default_name, default_args = self.bound_action(dp.value, scope, actions, action_syms)
+        else:
+            na = next((a for a in actions if a.name == "NoAction"), None)
+            if na is None:
+                # p4c adds NoAction as the default; we need it in the list to run it
+                nsym = self.g.lookup("NoAction")
+                if nsym is None or nsym.kind != "action":
+                    raise err(f"table {d.name} has no default_action and NoAction is not declared", d)
+                actions.append(ActionSpec("NoAction", (), "DEFAULT_ONLY"))
+                action_syms.append(nsym)
+                self.register_action(nsym, nsym.decl)  # type: ignore[arg-type]
+            default_name = "NoAction"
+        # direct resources
+        dc = dm = None
+        for pname in ("counters", "meters"):
+            p = d.prop(pname)
+            if p is None or p.value is None:
+                continue
+            if not isinstance(p.value, ast.Name):
+                raise err(f"{pname} = must name a direct_{pname[:-1]} instance", p.value)
+            isym = scope.resolve(p.value.name, p.value)
+            if pname == "counters":
+                if not (isym.kind == "instance" and isinstance(isym.type, TExtern) and isym.type.name == "direct_counter"):
+                    raise err("counters = must name a direct_counter", p.value)
+                dc = isym.value
+                info = self.model.direct_counters[dc]
+                self.model.direct_counters[dc] = CounterInfo(name=info.name, id=info.id, annotations=info.annotations,
+                                                             unit=info.unit, table=name)
+                for ex in self.externs:
+                    if ex.name == dc:
+                        ex.table = name
+            else:
+                if not (isym.kind == "instance" and isinstance(isym.type, TExtern) and isym.type.name == "direct_meter"):
+                    raise err("meters = must name a direct_meter", p.value)
+                dm = isym.value
+                info2 = self.model.direct_meters[dm]
+                self.model.direct_meters[dm] = MeterInfo(name=info2.name, id=info2.id, annotations=info2.annotations,
+                                                         unit=info2.unit, table=name)
+                for ex in self.externs:
+                    if ex.name == dm:
+                        ex.table = name
+        ip = d.prop("implementation")
+        if ip is not None:
+            raise unsupported("table implementation (action profiles/selectors)", ip)
+        for p in d.properties:
+            if p.name not in ("key", "actions", "default_action", "size", "entries", "counters",
+                              "meters", "implementation") and not p.name.startswith("@"):
+                pass  # custom table properties are kept out of the data path (p4c warns too)
+        # const entries
+        entries: list[TableEntry] = []
+        ep = d.prop("entries")
+        if ep is not None and ep.entries:
+            n = len(ep.entries)
+            for i, en in enumerate(ep.entries):
+                entries.append(self.const_entry(en, keys, key_exprs, scope, actions, action_syms, name, n - i))
+        info = TableInfo(
+            name=name, id=self.ann_id(d), annotations=self.annotations_text(d), keys=tuple(keys),
+            actions=tuple(refs), default_action=default_name,
+            default_params=tuple(default_args.get(p, 0) for p, _ in
+                                 next(a for a in actions if a.name == default_name).params),
+            const_default_action=const_default, const_entries=bool(ep is not None and ep.is_const),
+            size=size, direct_counter=dc, direct_meter=dm)
+        self.model.tables[name] = info
+        spec = TableSpec(py, info, actions, entries, (default_name, default_args), dc, dm)
+        self.tables.append(spec)
+        scope.add(Sym("table", d.name, d, py=py, value=spec,
+                      extra={"keys": key_exprs, "action_syms": action_syms, "scope": scope}), d)
+
+    def register_action(self, asym: Sym, adecl: ast.ActionDecl) -> None:
+        aname = asym.value
+        if aname in self.model.actions:
+            return
+        params = []
+        for i, p in enumerate(adecl.params):
+            if p.direction:
+                continue
+            pt = self.resolve_type(p.type, asym.scope or self.g)
+            params.append(Param(p.name, width_of(pt), i + 1))
+        self.model.actions[aname] = ActionInfo(name=aname, id=self.ann_id(adecl),
+                                               annotations=self.annotations_text(adecl),
+                                               params=tuple(params))
+
+    def bound_action(self, e: ast.Expression, scope: Scope, actions: list[ActionSpec],
+                     syms: list[Sym]) -> tuple[str, dict[str, int]]:
+        if isinstance(e, ast.MethodCall):
+            callee, args = e.callee, e.args
+        else:
+            callee, args = e, []
+        if not isinstance(callee, ast.Name):
+            raise err("expected an action call", e)
+        asym = scope.resolve(callee.name, callee, top_level=callee.top_level)
+        idx = next((i for i, s in enumerate(syms) if s is asym), None)
+        if idx is None:
+            raise err(f"action '{callee.name}' is not in the table's actions list", e)
+        spec = actions[idx]
+        adecl: ast.ActionDecl = asym.decl  # type: ignore[assignment]
+        if len(args) != len(spec.params):
+            raise err(f"action {callee.name} takes {len(spec.params)} arguments, {len(args)} given", e)
+        vals = {}
+        for (pname, _pw), a, p in zip(spec.params, args, adecl.params, strict=True):
+            pt = self.resolve_type(p.type, asym.scope or scope)
+            v = self.coerce(self.expr(a.value, scope, None, want=pt), pt, a.value)
+            if not v.is_const:
+                raise err("table action arguments must be compile-time constants", a.value)
+            vals[pname] = int(v.const)
+        return spec.name, vals
+
+    def const_entry(self, en: ast.Entry, keys: list[KeyField], key_exprs: list[ast.Expression],
+                    scope: Scope, actions: list[ActionSpec], syms: list[Sym], tname: str,
+                    order_prio: int) -> TableEntry:
+        ks = en.keyset
+        elems = ks.elements if isinstance(ks, ast.TupleKeyset) else [ks]
+        if len(elems) != len(keys):
+            raise err(f"entry has {len(elems)} key values, table has {len(keys)} keys", ks)
+        match: dict = {}
+        for el, k, ke in zip(elems, keys, key_exprs, strict=True):
+            kt = self.expr(ke, scope, None).type
+            if isinstance(el, (ast.DontCare, ast.DefaultKeyset)):
+                continue
+            if isinstance(el, ast.MaskKeyset):
+                v = self.coerce(self.expr(el.value, scope, None, want=kt), kt, el.value)
+                m = self.coerce(self.expr(el.mask, scope, None, want=kt), kt, el.mask)
+                if k.match_kind == "lpm":
+                    mm = int(m.const)
+                    plen = bin(mm).count("1")
+                    match[k.name] = Lpm(int(v.const) & mm, plen)
+                else:
+                    match[k.name] = Ternary(int(v.const), int(m.const))
+            elif isinstance(el, ast.RangeKeyset):
+                lo = self.coerce(self.expr(el.low, scope, None, want=kt), kt, el.low)
+                hi = self.coerce(self.expr(el.high, scope, None, want=kt), kt, el.high)
+                match[k.name] = Range(int(lo.const), int(hi.const))
+            else:
+                v = self.coerce(self.expr(el, scope, None, want=kt), kt, el)
+                if not v.is_const:
+                    raise err("entry key values must be compile-time constants", el)
+                val = int(v.const)
+                match[k.name] = {"exact": Exact, "optional": Optional_}.get(k.match_kind, Exact)(val) \
+                    if k.match_kind in ("exact", "optional") else (
+                        Lpm(val, k.bitwidth) if k.match_kind == "lpm" else
+                        Ternary(val, mask(k.bitwidth)) if k.match_kind == "ternary" else Range(val, val))
+        aname, args = self.bound_action(en.action, scope, actions, syms)
+        prio = order_prio
+        if en.priority is not None:
+            prio = self.const_eval(en.priority, scope)
+        else:
+            a = en.annotation("priority")
+            if a is not None and a.int_value() is not None:
+                prio = a.int_value() or 0
+        return TableEntry(tname, match, aname, args, priority=prio)
+
+    # ======================================================================= statements
+
+    def block(self, b: ast.BlockStatement, scope: Scope, fn: _Fn) -> None:
+        inner = Scope(scope, "block")
+        start = len(fn.lines)
+        for s in b.statements:
+            self.stmt(s, inner, fn)
+        if len(fn.lines) == start:
+            fn.emit("pass")
+
+    def body(self, s: ast.Statement, scope: Scope, fn: _Fn) -> None:
+        fn.ind += 1
+        start = len(fn.lines)
+        if isinstance(s, ast.BlockStatement):
+            self.block(s, scope, fn)
+        else:
+            self.stmt(s, Scope(scope, "stmt"), fn)
+        if len(fn.lines) == start:
+            fn.emit("pass")
+        fn.ind -= 1
+
+    def stmt(self, s: ast.Node, scope: Scope, fn: _Fn) -> None:
+        if isinstance(s, ast.Unsupported):
+            raise unsupported(s.what, s)
+        if isinstance(s, ast.EmptyStatement):
+            return
+        if isinstance(s, ast.BlockStatement):
+            fn.emit("if True:")
+            self.body(s, scope, fn)
+            return
+        if isinstance(s, ast.VariableDecl):
+            t = self.resolve_type(s.type, scope)
+            py = "v_" + self.uid(s.name)
+            if s.init is not None:
+                v = self.expr(s.init, scope, fn, want=t)
+                fn.emit(f"{py} = {self.copy_code(self.coerce(v, t, s.init))}")
+            else:
+                fn.emit(f"{py} = {self.default_value(t)}")
+            scope.add(Sym("var", s.name, s, t, py=py), s)
+            return
+        if isinstance(s, ast.ConstDecl):
+            self.declare_const(s, scope)
+            return
+        if isinstance(s, ast.Instantiation):
+            raise unsupported("instantiation inside a block body", s)
+        if isinstance(s, ast.Assignment):
+            self.assign(s.lhs, s.rhs, scope, fn)
+            return
+        if isinstance(s, ast.IfStatement):
+            c = self.cond(s.cond, scope, fn)
+            fn.emit(f"if {c}:")
+            self.body(s.then, scope, fn)
+            if s.else_ is not None:
+                fn.emit("else:")
+                self.body(s.else_, scope, fn)
+            return
+        if isinstance(s, ast.MethodCallStatement):
+            self.call(s.call, scope, fn, stmt=True)
+            return
+        if isinstance(s, ast.SwitchStatement):
+            self.switch(s, scope, fn)
+            return
+        if isinstance(s, ast.ReturnStatement):
+            if fn.once_stack:
+                rv = fn.once_stack[-1]
+                if s.value is not None:
+                    if rv is None:
+                        raise err("return with a value in an action", s)
+                    v = self.expr(s.value, scope, fn)
+                    fn.emit(f"{rv} = {v.code}")
+                fn.emit("break")
+            else:
+                if s.value is not None:
+                    raise err("return with a value in a control", s)
+                fn.emit("return off" if fn.in_parser else "return")
+            return
+        if isinstance(s, ast.ExitStatement):
+            if fn.in_parser:
+                raise err("exit is not allowed in a parser", s)
+            fn.emit("raise Exit()")
+            return
+        if isinstance(s, ast.TransitionStatement):
+            raise err("transition must be the last statement of a state", s)
+        raise unsupported(f"statement {type(s).__name__}", s)
+
+    def cond(self, e: ast.Expression, scope: Scope, fn: _Fn) -> str:
+        v = self.expr(e, scope, fn)
+        if not isinstance(v.type, TBool):
+            raise err(f"condition must be bool, not {v.type.show()}", e)
+        return v.code
+
+    def switch(self, s: ast.SwitchStatement, scope: Scope, fn: _Fn) -> None:
+        e = s.expr
+        if isinstance(e, ast.Member) and e.member == "action_run":
+            if not (isinstance(e.expr, ast.MethodCall) and isinstance(e.expr.callee, ast.Member)
+                    and e.expr.callee.member == "apply"):
+                raise err("switch on action_run needs `table.apply().action_run`", e)
+            tsym = self.table_of(e.expr.callee.expr, scope)
+            _, aid = self.table_apply(tsym, scope, fn)
+            spec: TableSpec = tsym.value
+            first = True
+            pending: list[str] = []
+            for case in s.cases:
+                if isinstance(case.label, ast.DefaultKeyset):
+                    cond = "True"
+                else:
+                    if not isinstance(case.label, ast.Name):
+                        raise err("action_run case labels are action names", case.label)
+                    asym = scope.resolve(case.label.name, case.label)
+                    idx = next((i for i, a in enumerate(spec.actions) if a.name == asym.value), None)
+                    if idx is None:
+                        raise err(f"action '{case.label.name}' is not an action of the table", case.label)
+                    cond = f"{aid} == {idx}"
+                pending.append(cond)
+                if case.body is None:
+                    continue
+                c = " or ".join(f"({x})" for x in pending) if "True" not in pending else "True"
+                pending = []
+                fn.emit(f"{'if' if first else 'elif'} {c}:")
+                first = False
+                self.body(case.body, scope, fn)
+            return
+        v = self.expr(e, scope, fn)
+        k = fn.tmp("sw")
+        fn.emit(f"{k} = {v.code}")
+        first = True
+        pending = []
+        for case in s.cases:
+            if isinstance(case.label, ast.DefaultKeyset):
+                pending.append("True")
+            else:
+                cv = self.coerce(self.expr(case.label, scope, fn, want=v.type), v.type, case.label)
+                pending.append(f"{k} == {cv.code}")
+            if case.body is None:
+                continue
+            c = "True" if "True" in pending else " or ".join(pending)
+            pending = []
+            fn.emit(f"{'if' if first else 'elif'} {c}:")
+            first = False
+            self.body(case.body, scope, fn)
+
+    # ------------------------------------------------------------------ assignment
+
+    def copy_code(self, v: V) -> str:
+        if isinstance(v.type, (TStruct, TStack)) and not v.code.endswith("()"):
+            return f"{v.code}.copy()"
+        return v.code
+
+    def assign(self, lhs: ast.Expression, rhs: ast.Expression | V, scope: Scope, fn: _Fn) -> None:
+        lt = self.lvalue_type(lhs, scope, fn)
+        if isinstance(rhs, V):
+            rv = rhs
+        else:
+            if isinstance(rhs, ast.InvalidExpression):
+                target = self.expr(lhs, scope, fn)
+                if isinstance(lt, TStruct) and lt.kind == "header":
+                    fn.emit(f"{target.code}._v = False")
+                    return
+                raise err("{#} can only be assigned to a header", rhs)
+            if isinstance(rhs, (ast.ListExpression, ast.StructExpression)) and isinstance(lt, TStruct):
+                self.assign_fields(lhs, lt, rhs, scope, fn)
+                return
+            rv = self.expr(rhs, scope, fn, want=lt)
+        rv = self.coerce(rv, lt, lhs if isinstance(rhs, V) else rhs)
+        code = self.copy_code(rv)
+        self.store(lhs, code, scope, fn)
+
+    def assign_fields(self, lhs: ast.Expression, lt: TStruct, rhs: ast.Expression, scope: Scope, fn: _Fn) -> None:
+        target = self.expr(lhs, scope, fn)
+        t = fn.tmp("o")
+        fn.emit(f"{t} = {target.code}")
+        if isinstance(rhs, ast.ListExpression):
+            if len(rhs.elements) != len(lt.fields):
+                raise err(f"{lt.name} has {len(lt.fields)} fields, the list has {len(rhs.elements)}", rhs)
+            pairs = list(zip([f for f, _ in lt.fields], rhs.elements, strict=True))
+        else:
+            pairs = [(nf.name, nf.value) for nf in rhs.fields]  # type: ignore[union-attr]
+        for fname, e in pairs:
+            ft = lt.field_type(fname)
+            if ft is None:
+                raise err(f"{lt.name} has no field '{fname}'", e)
+            if isinstance(ft, TStruct) and isinstance(e, (ast.ListExpression, ast.StructExpression)):
+                raise unsupported("nested struct initializers", e)
+            v = self.coerce(self.expr(e, scope, fn, want=ft), ft, e)
+            fn.emit(f"{t}.{fname} = {self.copy_code(v)}")
+        if lt.kind == "header":
+            fn.emit(f"{t}._v = True")
+
+    def lvalue_type(self, e: ast.Expression, scope: Scope, fn: _Fn) -> Type:
+        if isinstance(e, ast.Name):
+            sym = scope.resolve(e.name, e, top_level=e.top_level)
+            if sym.kind != "var":
+                raise err(f"cannot assign to '{e.name}'", e)
+            if sym.extra.get("dir") == "in":
+                raise err(f"cannot assign to 'in' parameter '{e.name}'", e)
+            return sym.type  # type: ignore[return-value]
+        if isinstance(e, (ast.Member, ast.Index, ast.Slice)):
+            return self.expr(e, scope, fn).type
+        raise err("this expression cannot be assigned to", e)
+
+    def store(self, lhs: ast.Expression, code: str, scope: Scope, fn: _Fn) -> None:
+        if isinstance(lhs, ast.Name):
+            sym = scope.resolve(lhs.name, lhs, top_level=lhs.top_level)
+            if isinstance(sym.type, (TStruct, TStack)) and "." not in sym.py and sym.extra.get("dir") in ("inout", "out"):
+                # keep the caller's object: copy fields in place
+                fn.emit(f"_src = {code}")
+                self.copy_into(sym.py, "_src", sym.type, fn)
+                return
+            fn.emit(f"{sym.py} = {code}")
+            return
+        if isinstance(lhs, ast.Slice):
+            base = self.expr(lhs.expr, scope, fn)
+            hi = self.const_eval(lhs.hi, scope)
+            lo = self.const_eval(lhs.lo, scope)
+            m = mask(hi - lo + 1)
+            newv = f"(({base.code}) & {~(m << lo) & mask(width_of(base.type))}) | ((({code}) & {m}) << {lo})"
+            self.store(lhs.expr, newv, scope, fn)
+            return
+        if isinstance(lhs, ast.Member):
+            obj = self.expr(lhs.expr, scope, fn)
+            if isinstance(obj.type, TStack) and lhs.member in ("next", "last"):
+                target = self.expr(lhs, scope, fn)
+                fn.emit(f"_src = {code}")
+                self.copy_into(target.code, "_src", obj.type.elem, fn)
+                return
+            if isinstance(obj.type, TStruct) and obj.type.kind == "union":
+                ft = obj.type.field_type(lhs.member)
+                fn.emit(f"{obj.code}.{lhs.member} = {code}")
+                if isinstance(ft, TStruct):
+                    for other, _ in obj.type.fields:
+                        if other != lhs.member:
+                            fn.emit(f"if {obj.code}.{lhs.member}._v: {obj.code}.{other}._v = False")
+                return
+            fn.emit(f"{obj.code}.{lhs.member} = {code}")
+            return
+        if isinstance(lhs, ast.Index):
+            obj = self.expr(lhs.expr, scope, fn)
+            idx = self.expr(lhs.index, scope, fn)
+            if isinstance(obj.type, TStack):
+                fn.emit(f"{obj.code}.a[{self.stack_index(obj, idx, lhs)}] = {code}")
+                return
+        raise err("this expression cannot be assigned to", lhs)
+
+    def copy_into(self, dst: str, src: str, t: Type, fn: _Fn) -> None:
+        if isinstance(t, TStruct):
+            if t.kind == "header":
+                fn.emit(f"{dst}._v = {src}._v")
+            for fname, ft in t.fields:
+                fn.emit(f"{dst}.{fname} = {src}.{fname}" + (".copy()" if isinstance(ft, (TStruct, TStack)) else ""))
+                if isinstance(ft, TVarbit):
+                    fn.emit(f"{dst}.{fname}__w = {src}.{fname}__w")
+        elif isinstance(t, TStack):
+            fn.emit(f"{dst}.a[:] = [h.copy() for h in {src}.a]")
+            fn.emit(f"{dst}.n = {src}.n")
+
+    def stack_index(self, obj: V, idx: V, node: ast.Node) -> str:
+        assert isinstance(obj.type, TStack)
+        if idx.is_const:
+            if not 0 <= idx.const < obj.type.size:
+                raise err(f"index {idx.const} out of bounds of a stack of {obj.type.size}", node)
+            return str(idx.const)
+        return idx.code
+
+    # ======================================================================= calls
+
+    def table_of(self, e: ast.Expression, scope: Scope) -> Sym:
+        if isinstance(e, ast.Name):
+            sym = scope.resolve(e.name, e, top_level=e.top_level)
+            if sym.kind == "table":
+                return sym
+        raise err("expected a table", e)
+
+    def table_apply(self, tsym: Sym, scope: Scope, fn: _Fn) -> tuple[str, str]:
+        spec: TableSpec = tsym.value
+        tscope: Scope = tsym.extra["scope"]
+        keys = [self.expr(k, tscope, fn) for k in tsym.extra["keys"]]
+        kcodes = []
+        for k in keys:
+            c = k.code
+            if isinstance(k.type, TBool):
+                c = f"int({c})"
+            kcodes.append(c)
+        hit = fn.tmp("hit")
+        aid = fn.tmp("aid")
+        r = fn.tmp("r")
+        kt = "(" + ", ".join(kcodes) + ("," if len(kcodes) == 1 else "") + ")"
+        kinds = {k.match_kind for k in spec.info.keys}
+        if not kinds or kinds == {"exact"}:
+            fn.emit(f"{r} = {spec.py}.exact_get({kt})")
+        else:
+            fn.emit(f"{r} = {spec.py}.lookup({kt})")
+        fn.emit(f"if {r} is None:")
+        fn.emit(f"    {r} = {spec.py}.default")
+        fn.emit(f"    {hit} = False")
+        fn.emit("else:")
+        fn.emit(f"    {hit} = True")
+        if spec.direct_counter:
+            fn.emit(f"    {r}.pkts += 1")
+            fn.emit(f"    {r}.bytes += _RT.plen")
+        if spec.direct_meter:
+            dm_py = next(x.py for x in self.externs if x.name == spec.direct_meter)
+            fn.emit(f"    _RT.dm_color[{dm_py!r}] = _RT.direct_meter({spec.py}, {r})")
+        fn.emit(f"{aid} = {r}.aid")
+        syms: list[Sym] = tsym.extra["action_syms"]
+        for i, asym in enumerate(syms):
+            fn.emit(f"{'if' if i == 0 else 'elif'} {aid} == {i}:")
+            fn.ind += 1
+            start = len(fn.lines)
+            adecl: ast.ActionDecl = asym.decl  # type: ignore[assignment]
+            args = [V(f"{r}.args[{j}]", INT) for j in range(len(adecl.params))]
+            self.inline_action(asym, args, None, scope, fn, from_table=True)
+            if len(fn.lines) == start:
+                fn.emit("pass")
+            fn.ind -= 1
+        return hit, aid
+
+    def inline_action(self, asym: Sym, args: list[V], arg_nodes: list[ast.Argument] | None,
+                      scope: Scope, fn: _Fn, from_table: bool = False) -> str | None:
+        """Inline an action or function body; returns the Python var holding a function's result."""
+        d = asym.decl
+        assert isinstance(d, (ast.ActionDecl, ast.FunctionDecl))
+        dscope: Scope = asym.scope or self.g
+        inner = Scope(dscope, d.name)
+        copy_back: list[tuple[ast.Expression, str, Scope]] = []
+        for i, p in enumerate(d.params):
+            pt = self.resolve_type(p.type, dscope)
+            py = "a_" + self.uid(p.name)
+            if from_table:
+                fn.emit(f"{py} = {args[i].code}")
+            else:
+                a = args[i] if i < len(args) else None
+                node = arg_nodes[i].value if arg_nodes and i < len(arg_nodes) else None
+                if p.direction == "out":
+                    fn.emit(f"{py} = {self.default_value(pt)}")
+                elif a is None:
+                    if p.default is not None:
+                        a = self.expr(p.default, dscope, fn, want=pt)
+                    else:
+                        raise err(f"missing argument '{p.name}'", node or d)
+                if a is not None and p.direction != "out":
+                    a = self.coerce(a, pt, node or d)
+                    fn.emit(f"{py} = {self.copy_code(a)}")
+                if p.direction in ("out", "inout") and node is not None and not isinstance(node, ast.DontCare):
+                    copy_back.append((node, py, scope))
+            inner.add(Sym("var", p.name, p, pt, py=py, extra={"dir": p.direction or "in"}), p)
+        rv = None
+        if isinstance(d, ast.FunctionDecl):
+            rt = self.resolve_type(d.return_type, dscope)
+            if not isinstance(rt, TVoid):
+                rv = fn.tmp("ret")
+                fn.emit(f"{rv} = {self.default_value(rt)}")
+        has_return = any(isinstance(n, ast.ReturnStatement) for n in ast.walk(d.body))
+        if has_return:
+            fn.emit("for _ in ONCE:")
+            fn.ind += 1
+            fn.once_stack.append(rv)
+        saved_parser = fn.in_parser
+        fn.in_parser = False if isinstance(d, ast.ActionDecl) else fn.in_parser
+        start = len(fn.lines)
+        self.block(d.body, inner, fn)
+        if len(fn.lines) == start:
+            fn.emit("pass")
+        fn.in_parser = saved_parser
+        if has_return:
+            fn.once_stack.pop()
+            fn.ind -= 1
+        for node, py, sc in copy_back:
+            self.assign(node, V(py, self.lvalue_type(node, sc, fn)), sc, fn)
+        return rv
+
+    def call(self, c: ast.MethodCall, scope: Scope, fn: _Fn, stmt: bool = False,
+             want: Type | None = None) -> V:
+        callee = c.callee
+        argv = [a.value for a in c.args]
+        if any(a.name for a in c.args):
+            raise unsupported("named arguments", c)
+        # ---- methods: x.m(...)
+        if isinstance(callee, ast.Member):
+            m = callee.member
+            base = callee.expr
+            # table.apply()
+            if m == "apply":
+                bsym = None
+                if isinstance(base, ast.Name):
+                    bsym = scope.resolve(base.name, base, top_level=base.top_level)
+                if bsym is not None and bsym.kind == "table":
+                    hit, aid = self.table_apply(bsym, scope, fn)
+                    return V(hit, TNamedBlock("apply_result", bsym.name), const=None)
+                if bsym is not None and bsym.kind == "instance" and bsym.value == "control":
+                    return self.call_control(bsym, c, scope, fn)
+                raise err("only tables and control instances can be applied", callee)
+            obj = self.expr(base, scope, fn)
+            ot = obj.type
+            if isinstance(ot, TStruct) and ot.kind == "header":
+                if m == "isValid":
+                    return V(f"{obj.code}._v", BOOL)
+                if m == "setValid":
+                    fn.emit(f"{obj.code}._v = True")
+                    self.union_invalidate(base, scope, fn)
+                    return V("None", VOID)
+                if m == "setInvalid":
+                    fn.emit(f"{obj.code}._v = False")
+                    return V("None", VOID)
+                if m in ("minSizeInBits", "minSizeInBytes"):
+                    w = width_of(ot)
+                    return V(str(w if m.endswith("Bits") else w // 8), INT, w if m.endswith("Bits") else w // 8)
+            if isinstance(ot, TStruct) and ot.kind == "union" and m == "isValid":
+                return V("(" + " or ".join(f"{obj.code}.{f}._v" for f, _ in ot.fields) + ")", BOOL)
+            if isinstance(ot, TStack) and m in ("push_front", "pop_front"):
+                n = self.expr(argv[0], scope, fn)
+                fn.emit(f"{obj.code}.{m}({n.code})")
+                return V("None", VOID)
+            if isinstance(ot, TExtern):
+                return self.extern_method(obj, ot, m, argv, c, scope, fn)
+            raise err(f"{ot.show()} has no method '{m}'", callee)
+        if not isinstance(callee, ast.Name):
+            raise unsupported("this call form", c)
+        sym = scope.resolve(callee.name, callee, top_level=callee.top_level)
+        if sym.kind in ("action", "function"):
+            decl = sym.decl
+            if "overloads" in sym.extra:
+                decl = next((d for d in sym.extra["overloads"] if len(d.params) == len(argv)), decl)
+                sym = Sym(sym.kind, sym.name, decl, scope=sym.scope, value=sym.value)
+            vals = []
+            for a, p in zip(argv, decl.params, strict=False):  # type: ignore[union-attr]
+                if isinstance(a, ast.DontCare) or p.direction == "out":
+                    vals.append(V("None", VOID))
+                else:
+                    pt = self.resolve_type(p.type, sym.scope or scope)
+                    vals.append(self.expr(a, scope, fn, want=pt))
+            rv = self.inline_action(sym, vals, c.args, scope, fn)
+            if isinstance(decl, ast.FunctionDecl):
+                rt = self.resolve_type(decl.return_type, sym.scope or scope)
+                return V(rv or "None", rt)
+            return V("None", VOID)
+        if sym.kind == "extern_fn":
+            return self.extern_fn(sym, argv, c, scope, fn)
+        raise err(f"'{callee.name}' cannot be called", callee)
+
+    def union_invalidate(self, base: ast.Expression, scope: Scope, fn: _Fn) -> None:
+        if isinstance(base, ast.Member):
+            parent = self.expr(base.expr, scope, fn)
+            if isinstance(parent.type, TStruct) and parent.type.kind == "union":
+                for other, _ in parent.type.fields:
+                    if other != base.member:
+                        fn.emit(f"{parent.code}.{other}._v = False")
+
+    def call_control(self, sym: Sym, c: ast.MethodCall, scope: Scope, fn: _Fn) -> V:
+        t: TNamedBlock = sym.type  # type: ignore[assignment]
+        d: ast.ControlDecl = t.decl  # type: ignore[assignment]
+        if len(c.args) != len(d.params):
+            raise err(f"control {d.name} takes {len(d.params)} arguments", c)
+        codes = []
+        backs = []
+        for a, p in zip(c.args, d.params, strict=True):
+            pt = self.resolve_type(p.type, self.g)
+            if isinstance(pt, TExtern) and pt.name in ("packet_in", "packet_out"):
+                raise unsupported("passing packets to a sub-control", a.value)
+            if isinstance(a.value, ast.DontCare):
+                codes.append(self.default_value(pt))
+                continue
+            v = self.coerce(self.expr(a.value, scope, fn, want=pt), pt, a.value)
+            if p.direction in ("out", "inout") and not isinstance(pt, (TStruct, TStack)):
+                tmp = fn.tmp("cb")
+                backs.append((a.value, tmp, pt))
+                fn.emit(f"{tmp} = [{v.code}]")
+                codes.append(tmp)
+                raise unsupported("scalar out/inout parameters of a sub-control", a.value)
+            codes.append(v.code if p.direction in ("out", "inout") else self.copy_code(v))
+        fn.emit(f"{sym.py}({', '.join(codes)})")
+        return V("None", VOID)
+
+    # ------------------------------------------------------------------ externs
+
+    def data_pack(self, e: ast.Expression, scope: Scope, fn: _Fn) -> str:
+        """Python expr giving the bytes of a field list (BMv2 BufBuilder: fields of invalid
+        headers are skipped)."""
+        elems = e.elements if isinstance(e, ast.ListExpression) else [e]
+        parts: list[tuple[str, str, str | None]] = []  # (value, width, validity)
+
+        def add(v: V, valid: str | None, node: ast.Node) -> None:
+            t = v.type
+            if isinstance(t, TStruct):
+                vv = f"{v.code}._v" if t.kind == "header" else valid
+                for fname, ft in t.fields:
+                    add(V(f"{v.code}.{fname}", ft), vv, node)
+                return
+            if isinstance(t, TVarbit):
+                parts.append((v.code, v.code + "__w", valid))
+                return
+            w = width_of(t)
+            if not w:
+                raise err(f"cannot put a {t.show()} in a field list", node)
+            parts.append((f"int({v.code})" if isinstance(t, TBool) else v.code, str(w), valid))
+
+        for el in elems:
+            v = self.expr(el, scope, fn)
+            valid = None
+            if isinstance(el, ast.Member):
+                parent = self.expr(el.expr, scope, fn)
+                if isinstance(parent.type, TStruct) and parent.type.kind == "header":
+                    valid = f"{parent.code}._v"
+            add(v, valid, el)
+        conds = {p[2] for p in parts}
+        if len(conds) == 1 and None not in conds:
+            c = next(iter(conds))
+            return (f"(pack(({', '.join(p[0] for p in parts)},), ({', '.join(p[1] for p in parts)},))"
+                    f" if {c} else b'')")
+        if all(p[2] is None for p in parts):
+            return f"pack(({', '.join(p[0] for p in parts)},), ({', '.join(p[1] for p in parts)},))"
+        vals = ", ".join(f"(({p[0]}, {p[1]}) if {p[2]} else None)" if p[2] else f"({p[0]}, {p[1]})" for p in parts)
+        return f"_RT.pack_valid(({vals},))"
+
+    def extern_fn(self, sym: Sym, argv: list[ast.Expression], c: ast.MethodCall, scope: Scope, fn: _Fn) -> V:
+        name = sym.name
+
+        def ev(i: int, want: Type | None = None) -> V:
+            return self.expr(argv[i], scope, fn, want=want)
+
+        def nargs(*ns: int) -> None:
+            if len(argv) not in ns:
+                raise err(f"{name} takes {' or '.join(map(str, ns))} arguments, {len(argv)} given", c)
+
+        if name == "mark_to_drop":
+            nargs(1)
+            sm = ev(0).code
+            fn.emit(f"{sm}.egress_spec = 511")
+            fn.emit(f"{sm}.mcast_grp = 0")
+            return V("None", VOID)
+        if name == "verify":
+            nargs(2)
+            cnd = self.cond(argv[0], scope, fn)
+            e = ev(1)
+            fn.emit(f"if not ({cnd}): raise ParserError({e.code})")
+            return V("None", VOID)
+        if name in ("clone", "clone_preserving_field_list", "clone3"):
+            ct = self.enum_member_name(argv[0], scope)
+            sess = ev(1).code
+            fl = "None"
+            if name == "clone_preserving_field_list":
+                nargs(3)
+                fl = self.field_list_fn(argv[2], scope)
+            elif name == "clone3":
+                raise unsupported("clone3 (use clone_preserving_field_list)", c)
+            fn.emit(f"_RT.clone({1 if ct == 'I2E' else 2}, {sess}, {fl})")
+            return V("None", VOID)
+        if name in ("resubmit_preserving_field_list", "recirculate_preserving_field_list"):
+            nargs(1)
+            fl = self.field_list_fn(argv[0], scope)
+            fn.emit(f"_RT.{name.split('_')[0]}({fl})")
+            return V("None", VOID)
+        if name in ("resubmit", "recirculate"):
+            raise unsupported(f"{name}(data) (use {name}_preserving_field_list)", c)
+        if name == "truncate":
+            nargs(1)
+            fn.emit(f"_RT.truncate({ev(0).code})")
+            return V("None", VOID)
+        if name == "digest":
+            nargs(2)
+            d = ev(1)
+            if not isinstance(d.type, TStruct):
+                raise unsupported("digest of a non-struct value", argv[1])
+            dname = self.cp_name("", d.type.decl) if d.type.decl is not None else d.type.name
+            flds = tuple((f, width_of(ft)) for f, ft in d.type.fields)
+            self.model.digests.setdefault(dname, DigestInfo(name=dname, fields=flds))
+            vals = ", ".join(f"{f!r}: {d.code}.{f}" for f, _ in flds)
+            fn.emit(f"_RT.digest({dname!r}, {{{vals}}})")
+            return V("None", VOID)
+        if name == "random":
+            nargs(3)
+            lt = self.lvalue_type(argv[0], scope, fn)
+            lo = self.coerce(ev(1, lt), lt, argv[1])
+            hi = self.coerce(ev(2, lt), lt, argv[2])
+            self.assign(argv[0], V(f"_RT.random({lo.code}, {hi.code})", lt), scope, fn)
+            return V("None", VOID)
+        if name == "hash":
+            nargs(5)
+            lt = self.lvalue_type(argv[0], scope, fn)
+            algo = self.enum_member_name(argv[1], scope)
+            base = ev(2)
+            data = self.data_pack(argv[3], scope, fn)
+            mx = ev(4)
+            code = f"(_RT.hash({algo!r}, {data}, {base.code}, {mx.code}) & {mask(width_of(lt))})"
+            self.assign(argv[0], V(code, lt), scope, fn)
+            return V("None", VOID)
+        if name in ("verify_checksum", "verify_checksum_with_payload"):
+            nargs(4)
+            cnd = self.cond(argv[0], scope, fn)
+            data = self.data_pack(argv[1], scope, fn)
+            if name.endswith("payload"):
+                data = f"({data} + _RT.payload)"
+            ck = ev(2)
+            algo = self.enum_member_name(argv[3], scope)
+            w = width_of(ck.type)
+            fn.emit(f"if ({cnd}) and (_RT.hash({algo!r}, {data}, 0, 0) & {mask(w)}) != {ck.code}:")
+            fn.emit("    _RT.checksum_error()")
+            return V("None", VOID)
+        if name in ("update_checksum", "update_checksum_with_payload"):
+            nargs(4)
+            cnd = self.cond(argv[0], scope, fn)
+            data = self.data_pack(argv[1], scope, fn)
+            if name.endswith("payload"):
+                data = f"({data} + _RT.payload)"
+            lt = self.lvalue_type(argv[2], scope, fn)
+            algo = self.enum_member_name(argv[3], scope)
+            fn.emit(f"if {cnd}:")
+            fn.ind += 1
+            self.assign(argv[2], V(f"(_RT.hash({algo!r}, {data}, 0, 0) & {mask(width_of(lt))})", lt), scope, fn)
+            fn.ind -= 1
+            return V("None", VOID)
+        if name == "log_msg":
+            nargs(1, 2)
+            msg = ev(0)
+            if len(argv) == 2:
+                data = argv[1]
+                elems = data.elements if isinstance(data, ast.ListExpression) else [data]
+                vals = ", ".join(self.expr(x, scope, fn).code for x in elems)
+                fn.emit(f"_RT.log_msg({msg.code}, ({vals},))")
+            else:
+                fn.emit(f"_RT.log_msg({msg.code}, ())")
+            return V("None", VOID)
+        if name in ("assert", "assume"):
+            nargs(1)
+            cnd = self.cond(argv[0], scope, fn)
+            loc = f"{c.span}"
+            fn.emit(f"if not ({cnd}): raise AssertFailed({name + ' failed at ' + loc!r})")
+            return V("None", VOID)
+        raise unsupported(f"extern function {name}", c)
+
+    def field_list_fn(self, e: ast.Expression, scope: Scope) -> str:
+        idx = self.const_eval(e, scope)
+        fnname = self.pipeline.field_lists.get(idx)
+        # the copy functions are generated after the controls: refer by name, checked at the end
+        return fnname or f"_field_list_{idx}" if idx in self._field_list_indexes() else "None"
+
+    def _field_list_indexes(self) -> set[int]:
+        out: set[int] = set()
+        meta = self.meta_type
+
+        def walk(t: TStruct) -> None:
+            for fname, ft in t.fields:
+                for a in t.annotations.get(fname, []):
+                    if a.name == "field_list" and a.exprs:
+                        for x in a.exprs:
+                            out.add(self.const_eval(x, self.g))
+                if isinstance(ft, TStruct) and ft.kind == "struct":
+                    walk(ft)
+
+        if isinstance(meta, TStruct):
+            walk(meta)
+        return out
+
+    def extern_method(self, obj: V, t: TExtern, m: str, argv: list[ast.Expression], c: ast.MethodCall,
+                      scope: Scope, fn: _Fn) -> V:
+        if t.name == "packet_in":
+            return self.packet_in_method(obj, m, argv, c, scope, fn)
+        if t.name == "packet_out":
+            if m != "emit":
+                raise err(f"packet_out has no method {m}", c)
+            self.emit_value(self.expr(argv[0], scope, fn), fn, argv[0])
+            return V("None", VOID)
+        if t.name == "counter" and m == "count":
+            i = fn.tmp("i")
+            fn.emit(f"{i} = {self.expr(argv[0], scope, fn).code}")
+            fn.emit(f"if {i} < {obj.code}.size:")
+            fn.emit(f"    {obj.code}.pkts[{i}] += 1")
+            fn.emit(f"    {obj.code}.bytes[{i}] += _RT.plen")
+            return V("None", VOID)
+        if t.name == "direct_counter" and m == "count":
+            return V("None", VOID)  # counted by the table on a hit (BMv2 ignores count())
+        if t.name == "meter" and m == "execute_meter":
+            lt = self.lvalue_type(argv[1], scope, fn)
+            idx = self.expr(argv[0], scope, fn)
+            self.assign(argv[1], V(f"_RT.meter({obj.code}, {idx.code})", lt), scope, fn)
+            return V("None", VOID)
+        if t.name == "direct_meter" and m == "read":
+            lt = self.lvalue_type(argv[0], scope, fn)
+            self.assign(argv[0], V(f"_RT.dm_color.get({obj.code!r}, 0)", lt), scope, fn)
+            return V("None", VOID)
+        if t.name == "register":
+            if m == "read":
+                lt = self.lvalue_type(argv[0], scope, fn)
+                idx = self.expr(argv[1], scope, fn)
+                i = fn.tmp("i")
+                fn.emit(f"{i} = {idx.code}")
+                self.assign(argv[0], V(f"({obj.code}.cells[{i}] if {i} < {obj.code}.size else 0)", lt),
+                            scope, fn)
+                return V("None", VOID)
+            if m == "write":
+                idx = self.expr(argv[0], scope, fn)
+                val = self.expr(argv[1], scope, fn)
+                i = fn.tmp("i")
+                fn.emit(f"{i} = {idx.code}")
+                vcode = val.const & mask(obj.type.args[0].width) if val.is_const and isinstance(  # type: ignore[union-attr]
+                    obj.type.args[0], TBits) else val.code  # type: ignore[union-attr]
+                fn.emit(f"if {i} < {obj.code}.size: {obj.code}.cells[{i}] = {vcode}")
+                return V("None", VOID)
+        raise unsupported(f"method {m} of extern {t.name}", c)
+
+    def packet_in_method(self, obj: V, m: str, argv: list[ast.Expression], c: ast.MethodCall,
+                         scope: Scope, fn: _Fn) -> V:
+        if m == "extract":
+            if len(argv) not in (1, 2):
+                raise err("extract takes a header (and a varbit length)", c)
+            target = argv[0]
+            h = self.expr(target, scope, fn)
+            ht = h.type
+            if isinstance(target, ast.Member) and target.member == "next":
+                stack = self.expr(target.expr, scope, fn)
+                if isinstance(stack.type, TStack):
+                    s = fn.tmp("s")
+                    fn.emit(f"{s} = {stack.code}")
+                    fn.emit(f"if {s}.n >= {s}.size: raise ParserError({self.errors.get('StackOutOfBounds', 3)})")
+                    hv = f"{s}.a[{s}.n]"
+                    if len(argv) == 2:
+                        ln = self.expr(argv[1], scope, fn)
+                        fn.emit(f"off = {hv}._ex(buf, off, {ln.code})")
+                    else:
+                        fn.emit(f"off = {hv}._ex(buf, off)")
+                    fn.emit(f"{s}.n += 1")
+                    return V("None", VOID)
+            if not (isinstance(ht, TStruct) and ht.kind == "header"):
+                raise err(f"extract needs a header, not {ht.show()}", target)
+            if len(argv) == 2:
+                ln = self.expr(argv[1], scope, fn)
+                fn.emit(f"off = {h.code}._ex(buf, off, {ln.code})")
+            else:
+                if any(isinstance(ft, TVarbit) for _, ft in ht.fields):
+                    raise err("extract of a header with a varbit field needs the length", c)
+                fn.emit(f"off = {h.code}._ex(buf, off)")
+            self.union_invalidate(target, scope, fn)
+            return V("None", VOID)
+        if m == "lookahead":
+            if not c.type_args:
+                raise err("lookahead needs a type: lookahead<T>()", c)
+            t = self.resolve_type(c.type_args[0], scope)
+            w = width_of(t)
+            if isinstance(t, TStruct) and t.kind == "header":
+                nb = w // 8
+                tmp = fn.tmp("la")
+                fn.emit(f"{tmp} = {t.pycls}()")
+                fn.emit(f"{tmp}._ex(buf, off)")
+                return V(tmp, t)
+            if not isinstance(t, TBits):
+                raise unsupported(f"lookahead of {t.show()}", c)
+            nb = (w + 7) // 8
+            tmp = fn.tmp("la")
+            fn.emit(f"if off + {nb} > len(buf): raise ParserError(1)")
+            shift = nb * 8 - w
+            code = f"(int.from_bytes(buf[off:off + {nb}], 'big')" + (f" >> {shift})" if shift else ")")
+            fn.emit(f"{tmp} = {code}")
+            return V(tmp, t)
+        if m == "advance":
+            n = self.expr(argv[0], scope, fn)
+            tmp = fn.tmp("adv")
+            fn.emit(f"{tmp} = {n.code}")
+            fn.emit(f"if {tmp} % 8: raise ParserError({self.errors.get('ParserInvalidArgument', 6)})")
+            fn.emit(f"if off + {tmp} // 8 > len(buf): raise ParserError(1)")
+            fn.emit(f"off += {tmp} // 8")
+            return V("None", VOID)
+        if m == "length":
+            return V("len(buf)", TBits(32))
+        raise err(f"packet_in has no method {m}", c)
+
+    def emit_value(self, v: V, fn: _Fn, node: ast.Node) -> None:
+        t = v.type
+        if isinstance(t, TStruct):
+            if t.kind == "header":
+                fn.emit(f"if {v.code}._v: _out.append({v.code}._em())")
+            elif t.kind == "union":
+                for f, _ in t.fields:
+                    self.emit_value(V(f"{v.code}.{f}", t.field_type(f)), fn, node)  # type: ignore[arg-type]
+            else:
+                for f, ft in t.fields:
+                    self.emit_value(V(f"{v.code}.{f}", ft), fn, node)
+            return
+        if isinstance(t, TStack):
+            fn.emit(f"for _h in {v.code}.a:")
+            fn.emit("    if _h._v: _out.append(_h._em())")
+            return
+        raise err(f"emit needs a header, stack or struct of headers, not {t.show()}", node)
+
+    # ======================================================================= expressions
+
+    def coerce(self, v: V, t: Type, node: ast.Node) -> V:
+        """Implicit conversion of v to type t (int literals to bit<N>, equal types)."""
+        if t is None or isinstance(t, (TDontCare, TTypeVar)):
+            return v
+        vt = v.type
+        if isinstance(t, TBits):
+            if isinstance(vt, TInt):
+                if v.is_const:
+                    c = int(v.const) & mask(t.width)
+                    return V(str(c), t, c)
+                return V(f"(({v.code}) & {mask(t.width)})", t)
+            if isinstance(vt, TBits):
+                if vt.width != t.width or vt.signed != t.signed:
+                    raise err(f"cannot assign {vt.show()} to {t.show()} without a cast", node)
+                return v
+            if isinstance(vt, TEnum) and vt.underlying is not None:
+                raise err(f"cannot use {vt.show()} as {t.show()} without a cast", node)
+            raise err(f"expected {t.show()}, got {vt.show()}", node)
+        if isinstance(t, TBool):
+            if not isinstance(vt, TBool):
+                raise err(f"expected bool, got {vt.show()}", node)
+            return v
+        if isinstance(t, TInt):
+            return v
+        if isinstance(t, TEnum):
+            if vt is not t and not (isinstance(vt, TEnum) and vt.name == t.name):
+                if isinstance(vt, TInt) and t.underlying is not None and v.is_const:
+                    return V(str(v.const), t, v.const)
+                raise err(f"expected {t.show()}, got {vt.show()}", node)
+            return v
+        if isinstance(t, TStruct):
+            if not (isinstance(vt, TStruct) and vt.name == t.name):
+                raise err(f"expected {t.show()}, got {vt.show()}", node)
+            return v
+        if isinstance(t, TError):
+            if not isinstance(vt, TError):
+                raise err(f"expected error, got {vt.show()}", node)
+            return v
+        if isinstance(t, TVarbit):
+            return v
+        return v
+
+    def expr(self, e: ast.Expression, scope: Scope, fn: _Fn | None, want: Type | None = None) -> V:
+        v = self._expr(e, scope, fn, want)
+        e.checked_type = v.type
+        return v
+
+    def _need_fn(self, fn: _Fn | None, e: ast.Node) -> _Fn:
+        if fn is None:
+            raise err("expected a compile-time constant", e)
+        return fn
+
+    def _expr(self, e: ast.Expression, scope: Scope, fn: _Fn | None, want: Type | None) -> V:
+        if isinstance(e, ast.IntLiteral):
+            if e.width is not None:
+                t = TBits(e.width, e.signed)
+                c = e.value & mask(e.width)
+                return V(str(c), t, c)
+            return V(str(e.value), INT, e.value)
+        if isinstance(e, ast.BoolLiteral):
+            return V("True" if e.value else "False", BOOL, e.value)
+        if isinstance(e, ast.StringLiteral):
+            return V(repr(e.value), STRING, e.value)
+        if isinstance(e, ast.Name):
+            sym = scope.resolve(e.name, e, top_level=e.top_level)
+            if sym.kind == "const":
+                return V(sym.py, sym.type, sym.value)  # type: ignore[arg-type]
+            if sym.kind in ("var", "packet", "instance", "value_set"):
+                return V(sym.py, sym.type if sym.type is not None else VOID)
+            if sym.kind == "type":
+                return V("None", sym.type)  # type: ignore[arg-type]
+            if sym.kind == "table":
+                return V(sym.py, TNamedBlock("table", sym.name))
+            raise err(f"'{e.name}' cannot be used as a value here", e)
+        if isinstance(e, ast.TypeRef):
+            return V("None", self.resolve_type(e.type, scope))
+        if isinstance(e, ast.Member):
+            return self.member(e, scope, fn)
+        if isinstance(e, ast.Index):
+            obj = self.expr(e.expr, scope, fn)
+            idx = self.expr(e.index, scope, fn)
+            if isinstance(obj.type, TStack):
+                return V(f"{obj.code}.a[{self.stack_index(obj, idx, e)}]", obj.type.elem)
+            raise err(f"cannot index a {obj.type.show()}", e)
+        if isinstance(e, ast.Slice):
+            b = self.expr(e.expr, scope, fn)
+            hi = self.const_eval(e.hi, scope)
+            lo = self.const_eval(e.lo, scope)
+            if not isinstance(b.type, (TBits, TInt)):
+                raise err(f"cannot slice a {b.type.show()}", e)
+            if isinstance(b.type, TBits) and not (0 <= lo <= hi < b.type.width):
+                raise err(f"slice [{hi}:{lo}] out of range for {b.type.show()}", e)
+            w = hi - lo + 1
+            t = TBits(w)
+            if b.is_const:
+                c = (int(b.const) >> lo) & mask(w)
+                return V(str(c), t, c)
+            return V(f"(({b.code} >> {lo}) & {mask(w)})" if lo else f"({b.code} & {mask(w)})", t)
+        if isinstance(e, ast.Unary):
+            return self.unary(e, scope, fn, want)
+        if isinstance(e, ast.Binary):
+            return self.binary(e, scope, fn, want)
+        if isinstance(e, ast.Ternary):
+            c = self.expr(e.cond, scope, fn)
+            if not isinstance(c.type, TBool):
+                raise err("condition of ?: must be bool", e.cond)
+            if fn is not None and (self._has_side_effects(e.then) or self._has_side_effects(e.else_)):
+                raise unsupported("calls with side effects inside ?:", e)
+            a = self.expr(e.then, scope, fn, want)
+            b = self.expr(e.else_, scope, fn, want)
+            a, b = self.unify(a, b, e)
+            if c.is_const:
+                return a if c.const else b
+            return V(f"({a.code} if {c.code} else {b.code})", a.type)
+        if isinstance(e, ast.Cast):
+            return self.cast(self.resolve_type(e.type, scope), self.expr(e.expr, scope, fn), e)
+        if isinstance(e, ast.MethodCall):
+            f = self._need_fn(fn, e)
+            return self.call(e, scope, f, want=want)
+        if isinstance(e, ast.DontCare):
+            return V("None", TDontCare())
+        if isinstance(e, (ast.ListExpression, ast.StructExpression)):
+            if isinstance(want, TStruct) and fn is not None:
+                tmp = fn.tmp("lst")
+                fn.emit(f"{tmp} = {self.default_value(want)}")
+                self.assign_fields(ast.Name(tmp, span=e.span), want, e, self._tmp_scope(scope, tmp, want), fn)
+                return V(tmp, want)
+            if isinstance(e, ast.ListExpression):
+                vals = [self.expr(x, scope, fn) for x in e.elements]
+                return V("(" + ", ".join(v.code for v in vals) + ",)", TTuple([v.type for v in vals]))
+            raise unsupported("struct expression without a known struct type", e)
+        if isinstance(e, ast.InvalidExpression):
+            raise unsupported("{#} outside an assignment", e)
+        raise unsupported(f"expression {type(e).__name__}", e)
+
+    def _tmp_scope(self, scope: Scope, py: str, t: Type) -> Scope:
+        s = Scope(scope, "tmp")
+        s.add(Sym("var", py, None, t, py=py))
+        return s
+
+    @staticmethod
+    def _has_side_effects(e: ast.Node) -> bool:
+        return any(isinstance(n, ast.MethodCall) and isinstance(n.callee, ast.Member)
+                   and n.callee.member in ("apply", "extract", "lookahead")
+                   for n in ast.walk(e))
+
+    def member(self, e: ast.Member, scope: Scope, fn: _Fn | None) -> V:
+        base = e.expr
+        m = e.member
+        if isinstance(base, ast.TypeRef) and isinstance(base.type, ast.ErrorType):
+            if m not in self.errors:
+                raise err(f"unknown error '{m}'", e)
+            return V(str(self.errors[m]), ERROR, self.errors[m])
+        if isinstance(base, ast.Name) and base.name == "error" and scope.lookup("error") is None:
+            if m not in self.errors:
+                raise err(f"unknown error '{m}'", e)
+            return V(str(self.errors[m]), ERROR, self.errors[m])
+        # table.apply().hit / miss / action_run
+        if isinstance(base, ast.MethodCall) and isinstance(base.callee, ast.Member) and base.callee.member == "apply":
+            f = self._need_fn(fn, e)
+            tsym = self.table_of(base.callee.expr, scope)
+            hit, aid = self.table_apply(tsym, scope, f)
+            if m == "hit":
+                return V(hit, BOOL)
+            if m == "miss":
+                return V(f"(not {hit})", BOOL)
+            raise err(f"table apply result has no member '{m}' usable here", e)
+        b = self.expr(base, scope, fn)
+        t = b.type
+        if isinstance(t, TEnum):
+            if m not in t.members:
+                raise err(f"{t.name} has no member '{m}'", e)
+            val = t.members[m]
+            return V(str(val), t, val)
+        if isinstance(t, TStruct):
+            ft = t.field_type(m)
+            if ft is None:
+                raise err(f"{t.kind} {t.name} has no field '{m}'", e)
+            return V(f"{b.code}.{m}", ft)
+        if isinstance(t, TStack):
+            if m == "size":
+                return V(str(t.size), TBits(32), t.size)
+            if m == "lastIndex":
+                return V(f"(({b.code}.n - 1) & 0xffffffff)", TBits(32))
+            if m == "nextIndex":
+                return V(f"{b.code}.n", TBits(32))
+            if m == "next":
+                f = self._need_fn(fn, e)
+                s = f.tmp("s")
+                f.emit(f"{s} = {b.code}")
+                f.emit(f"if {s}.n >= {s}.size: raise ParserError({self.errors.get('StackOutOfBounds', 3)})")
+                return V(f"{s}.a[{s}.n]", t.elem)
+            if m == "last":
+                f = self._need_fn(fn, e)
+                s = f.tmp("s")
+                f.emit(f"{s} = {b.code}")
+                f.emit(f"if {s}.n < 1: raise ParserError({self.errors.get('StackOutOfBounds', 3)})")
+                return V(f"{s}.a[{s}.n - 1]", t.elem)
+            raise err(f"a header stack has no member '{m}'", e)
+        raise err(f"{t.show()} has no member '{m}'", e)
+
+    def unify(self, a: V, b: V, node: ast.Node) -> tuple[V, V]:
+        if isinstance(a.type, TInt) and isinstance(b.type, TBits):
+            a = self.coerce(a, b.type, node)
+        elif isinstance(b.type, TInt) and isinstance(a.type, TBits):
+            b = self.coerce(b, a.type, node)
+        return a, b
+
+    def unary(self, e: ast.Unary, scope: Scope, fn: _Fn | None, want: Type | None) -> V:
+        v = self.expr(e.operand, scope, fn, want)
+        t = v.type
+        op = e.op
+        if op == "!":
+            if not isinstance(t, TBool):
+                raise err("! needs a bool", e)
+            return V(f"(not {v.code})", BOOL, (not v.const) if v.is_const else None)
+        if op == "+":
+            return v
+        if isinstance(t, TInt):
+            if not v.is_const:
+                raise err("operation on a non-constant int", e)
+            c = -v.const if op == "-" else ~v.const
+            return V(str(c), INT, c)
+        if not isinstance(t, TBits):
+            raise err(f"operator {op} needs bit<N> or int<N>, not {t.show()}", e)
+        mk = mask(t.width)
+        if v.is_const:
+            c = (-v.const if op == "-" else ~v.const) & mk
+            return V(str(c), t, c)
+        if op == "-":
+            return V(f"((-{v.code}) & {mk})", t)
+        if op == "~":
+            return V(f"({v.code} ^ {mk})", t)
+        raise err(f"unknown operator {op}", e)
+
+    def binary(self, e: ast.Binary, scope: Scope, fn: _Fn | None, want: Type | None) -> V:
+        op = e.op
+        if op in ("&&", "||"):
+            a = self.expr(e.left, scope, fn)
+            if fn is not None and self._has_side_effects(e.right):
+                raise unsupported(f"table apply / extract on the right of {op}", e.right)
+            b = self.expr(e.right, scope, fn)
+            if not (isinstance(a.type, TBool) and isinstance(b.type, TBool)):
+                raise err(f"{op} needs bool operands", e)
+            if a.is_const and b.is_const:
+                r = (a.const and b.const) if op == "&&" else (a.const or b.const)
+                return V(str(bool(r)), BOOL, bool(r))
+            return V(f"({a.code} {'and' if op == '&&' else 'or'} {b.code})", BOOL)
+        a = self.expr(e.left, scope, fn, want if op not in ("==", "!=", "<", ">", "<=", ">=") else None)
+        b = self.expr(e.right, scope, fn, a.type if isinstance(a.type, TBits) and op not in ("<<", ">>", "++") else None)
+        if isinstance(a.type, TInt) and isinstance(b.type, TBits) and op not in ("<<", ">>", "++"):
+            a = self.coerce(a, b.type, e)
+        if op == "++":
+            return self.concat(a, b, e)
+        if op in ("<<", ">>"):
+            return self.shift(a, b, op, e)
+        if op not in ("==", "!="):
+            a, b = self.unify(a, b, e)
+        else:
+            a, b = self.unify(a, b, e)
+        ta, tb = a.type, b.type
+        if op in ("==", "!="):
+            if isinstance(ta, TBits) and isinstance(tb, TBits) and ta != tb:
+                raise err(f"cannot compare {ta.show()} with {tb.show()}", e)
+            if isinstance(ta, TStruct) or isinstance(tb, TStruct):
+                raise unsupported("comparing structs/headers with ==", e)
+            if a.is_const and b.is_const:
+                r = (a.const == b.const) if op == "==" else (a.const != b.const)
+                return V(str(r), BOOL, r)
+            return V(f"({a.code} {op} {b.code})", BOOL)
+        if isinstance(ta, TInt) and isinstance(tb, TInt):
+            if not (a.is_const and b.is_const):
+                raise err("operation on non-constant ints", e)
+            return self.fold_int(op, a.const, b.const, e)
+        if not (isinstance(ta, TBits) and isinstance(tb, TBits)):
+            raise err(f"operator {op} needs bit<N>/int<N> operands, not {ta.show()} and {tb.show()}", e)
+        if ta != tb:
+            raise err(f"operands of {op} have different types {ta.show()} and {tb.show()}", e)
+        w = ta.width
+        mk = mask(w)
+        signed = ta.signed
+        ac, bc = a.code, b.code
+        if signed:
+            sa, sb = f"sx({ac}, {w})", f"sx({bc}, {w})"
+        else:
+            sa, sb = ac, bc
+        if op in ("<", ">", "<=", ">="):
+            if a.is_const and b.is_const:
+                x, y = (self._sv(a.const, w) , self._sv(b.const, w)) if signed else (a.const, b.const)
+                r = eval_cmp(op, x, y)
+                return V(str(r), BOOL, r)
+            return V(f"({sa} {op} {sb})", BOOL)
+        if a.is_const and b.is_const:
+            r = self.fold_bits(op, a.const, b.const, w, signed, e)
+            return V(str(r), ta, r)
+        if op in ("+", "-", "*"):
+            return V(f"(({ac} {op} {bc}) & {mk})", ta)
+        if op in ("&", "|", "^"):
+            return V(f"({ac} {op} {bc})", ta)
+        if op == "|+|":
+            if signed:
+                lo, hi = -(1 << (w - 1)), (1 << (w - 1)) - 1
+                return V(f"(max({lo}, min({hi}, {sa} + {sb})) & {mk})", ta)
+            return V(f"min({ac} + {bc}, {mk})", ta)
+        if op == "|-|":
+            if signed:
+                lo, hi = -(1 << (w - 1)), (1 << (w - 1)) - 1
+                return V(f"(max({lo}, min({hi}, {sa} - {sb})) & {mk})", ta)
+            return V(f"max({ac} - {bc}, 0)", ta)
+        if op in ("/", "%"):
+            if signed:
+                raise unsupported(f"{op} on signed values", e)
+            return V(f"({ac} {'//' if op == '/' else '%'} {bc})", ta)
+        raise err(f"unknown operator {op}", e)
+
+    @staticmethod
+    def _sv(v: int, w: int) -> int:
+        v &= mask(w)
+        return v - (1 << w) if v >> (w - 1) else v
+
+    def fold_int(self, op: str, x: int, y: int, e: ast.Node) -> V:
+        if op in ("<", ">", "<=", ">="):
+            r = eval_cmp(op, x, y)
+            return V(str(r), BOOL, r)
+        ops = {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y,
+               "/": lambda: x // y, "%": lambda: x % y, "&": lambda: x & y,
+               "|": lambda: x | y, "^": lambda: x ^ y}
+        if op not in ops:
+            raise err(f"operator {op} on int constants", e)
+        if op in ("/", "%") and y == 0:
+            raise err("division by zero", e)
+        r = ops[op]()
+        return V(str(r), INT, r)
+
+    def fold_bits(self, op: str, x: int, y: int, w: int, signed: bool, e: ast.Node) -> int:
+        mk = mask(w)
+        if signed:
+            x, y = self._sv(x, w), self._sv(y, w)
+        if op == "+":
+            r = x + y
+        elif op == "-":
+            r = x - y
+        elif op == "*":
+            r = x * y
+        elif op == "&":
+            r = x & y
+        elif op == "|":
+            r = x | y
+        elif op == "^":
+            r = x ^ y
+        elif op in ("/", "%"):
+            if y == 0:
+                raise err("division by zero", e)
+            r = x // y if op == "/" else x % y
+        elif op == "|+|":
+            r = x + y
+            r = (max(-(1 << (w - 1)), min((1 << (w - 1)) - 1, r)) if signed else min(r, mk))
+        elif op == "|-|":
+            r = x - y
+            r = (max(-(1 << (w - 1)), min((1 << (w - 1)) - 1, r)) if signed else max(r, 0))
+        else:
+            raise err(f"unknown operator {op}", e)
+        return r & mk
+
+    def concat(self, a: V, b: V, e: ast.Node) -> V:
+        if not (isinstance(a.type, TBits) and isinstance(b.type, TBits)):
+            raise err("++ needs bit<N> operands of known width", e)
+        wb = b.type.width
+        t = TBits(a.type.width + wb, a.type.signed)
+        if a.is_const and b.is_const:
+            c = (a.const << wb) | b.const
+            return V(str(c), t, c)
+        return V(f"(({a.code} << {wb}) | {b.code})", t)
+
+    def shift(self, a: V, b: V, op: str, e: ast.Node) -> V:
+        if isinstance(b.type, TBits) and b.type.signed:
+            raise err("shift amount must be unsigned", e)
+        if isinstance(a.type, TInt):
+            if not (a.is_const and b.is_const):
+                raise err("shift of an int needs constant operands", e)
+            r = a.const << b.const if op == "<<" else a.const >> b.const
+            return V(str(r), INT, r)
+        if not isinstance(a.type, TBits):
+            raise err(f"cannot shift a {a.type.show()}", e)
+        w = a.type.width
+        mk = mask(w)
+        if a.is_const and b.is_const:
+            if op == "<<":
+                r = (a.const << b.const) & mk
+            else:
+                r = (self._sv(a.const, w) >> b.const) & mk if a.type.signed else a.const >> b.const
+            return V(str(r), a.type, r)
+        if op == "<<":
+            if b.is_const and b.const >= w:
+                return V("0", a.type, 0)
+            return V(f"(({a.code} << {b.code}) & {mk})", a.type)
+        if a.type.signed:
+            return V(f"((sx({a.code}, {w}) >> {b.code}) & {mk})", a.type)
+        return V(f"({a.code} >> {b.code})", a.type)
+
+    def cast(self, t: Type, v: V, e: ast.Node) -> V:
+        vt = v.type
+        if isinstance(t, TBits):
+            mk = mask(t.width)
+            if isinstance(vt, TBool):
+                if v.is_const:
+                    c = int(v.const)
+                    return V(str(c), t, c)
+                return V(f"int({v.code})", t)
+            if isinstance(vt, TInt):
+                if v.is_const:
+                    c = int(v.const) & mk
+                    return V(str(c), t, c)
+                return V(f"({v.code} & {mk})", t)
+            if isinstance(vt, TEnum) and vt.underlying is not None:
+                vt = vt.underlying
+                v = V(v.code, vt, v.const)
+            if isinstance(vt, TBits):
+                if vt.signed and t.width > vt.width:
+                    if v.is_const:
+                        c = self._sv(v.const, vt.width) & mk
+                        return V(str(c), t, c)
+                    return V(f"(sx({v.code}, {vt.width}) & {mk})", t)
+                if t.width >= vt.width:
+                    return V(v.code, t, v.const)
+                if v.is_const:
+                    c = v.const & mk
+                    return V(str(c), t, c)
+                return V(f"({v.code} & {mk})", t)
+            if isinstance(vt, TError):
+                return V(v.code, t, v.const)
+            raise err(f"cannot cast {vt.show()} to {t.show()}", e)
+        if isinstance(t, TBool):
+            if isinstance(vt, TBits) and vt.width == 1 or isinstance(vt, TInt):
+                if v.is_const:
+                    return V(str(bool(v.const)), BOOL, bool(v.const))
+                return V(f"({v.code} != 0)", BOOL)
+            if isinstance(vt, TBool):
+                return v
+            raise err(f"cannot cast {vt.show()} to bool", e)
+        if isinstance(t, TInt):
+            return V(v.code, INT, v.const)
+        if isinstance(t, TEnum):
+            if t.underlying is None:
+                raise err(f"cannot cast to non-serializable enum {t.name}", e)
+            inner = self.cast(t.underlying, v, e)
+            return V(inner.code, t, inner.const)
+        if isinstance(t, TStruct) and isinstance(vt, TStruct) and vt.name == t.name:
+            return v
+        raise err(f"cannot cast {vt.show()} to {t.show()}", e)
+
+
+def eval_cmp(op: str, x: int, y: int) -> bool:
+    return {"<": x < y, ">": x > y, "<=": x <= y, ">=": x >= y}[op]

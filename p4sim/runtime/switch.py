@@ -1,0 +1,521 @@
+"""The v1model pipeline driver: Parser -> VerifyChecksum -> Ingress -> traffic manager ->
+Egress -> ComputeChecksum -> Deparser, with standard_metadata filled as BMv2's
+simple_switch fills it. Implements `p4sim.model.SwitchAPI`.
+
+Post-ingress order follows simple_switch: ingress-to-egress clone, digest, resubmit,
+multicast (mcast_grp != 0), drop (egress_spec == 511), else unicast to egress_spec.
+After egress: egress-to-egress clone, drop (egress_spec == 511), deparse, recirculate.
+A parser error does not drop the packet: ingress runs with parser_error set (BMv2).
+
+Time is virtual by default: `send()` runs ingress at `now()`, the traffic manager decides
+when each packet leaves its queue, egress runs at that moment and the output is stamped
+with the time its last bit left (`advance()` / `run_until_idle()` move time on).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from p4sim.lower import CompiledProgram, load_program
+from p4sim.lower.rt import AssertFailed
+from p4sim.model import (
+    NotFound,
+    OutputPacket,
+    P4SimError,
+    QueuedPacket,
+    TableEntry,
+)
+from p4sim.runtime import externs as X
+from p4sim.runtime.pre import PRE
+from p4sim.runtime.tables import Rec, Table
+
+DROP_PORT = 511
+NORMAL, I2E_CLONE, E2E_CLONE, COALESCED, RECIRC, REPLICATION, RESUBMIT = 0, 1, 2, 3, 4, 5, 6
+PFC_ETHERTYPE = 0x8808
+MAX_REINJECT = 16  # resubmit/recirculate passes per packet before we drop it (loop guard)
+
+
+def resolve_name(name: str, names, what: str) -> str:
+    """Full name, or a unique suffix at a '.' boundary (as p4c's STF runner resolves)."""
+    if name in names:
+        return name
+    cands = [n for n in names if n.endswith("." + name)]
+    if len(cands) == 1:
+        return cands[0]
+    if not cands:
+        raise NotFound(f"no {what} named {name!r}")
+    raise P4SimError(f"{what} name {name!r} is ambiguous: {', '.join(sorted(cands))}")
+
+
+class _Pkt:
+    """Per-packet state carried from ingress to egress."""
+
+    __slots__ = ("hdr", "meta", "sm", "payload", "frame", "passes", "trunc")
+
+    def __init__(self, hdr, meta, sm, payload: bytes, frame: bytes, passes: int = 0):
+        self.hdr, self.meta, self.sm = hdr, meta, sm
+        self.payload, self.frame, self.passes = payload, frame, passes
+        self.trunc = 0  # clone session truncation (bytes), 0 = none
+
+
+class Switch:
+    """One simulated v1model switch running a compiled P4 program."""
+
+    def __init__(self, program: CompiledProgram | str, *, include_dirs=(), cpu_port: int | None = None,
+                 tm=None, pfc_rx: bool = True, seed: int = 0, drop_port: int = DROP_PORT):
+        if isinstance(program, str):
+            program = load_program(program, include_dirs)
+        self.program = program
+        self.model = program.model
+        self.cpu_port = cpu_port
+        self.pfc_rx = pfc_rx
+        self.drop_port = drop_port
+        self.rng = random.Random(seed)
+        if tm is None:
+            from p4sim.runtime.tm import TrafficManager
+
+            tm = TrafficManager()
+        self.tm = tm
+        self._now = 0
+        self.pre = PRE()
+        self._out: list[OutputPacket] = []
+        self._packet_in_cbs: list[Callable] = []
+        self._digest_cbs: list[Callable] = []
+        self.digests: list[tuple[str, dict]] = []  # kept when nobody listens (STF, tests)
+        self.log: list[str] = []
+        self.hash_algos = X.make_hash_algorithms()
+        self.stats = {"rx": 0, "tx": 0, "drops": 0, "tm_drops": 0, "pfc_rx": 0}
+        # per-pipeline-pass state read/written by the generated code (`_RT`)
+        self.plen = 0
+        self.payload = b""
+        self.dm_color: dict[str, int] = {}
+        self._reset_flags()
+        ns = program.instantiate(self)
+        self._ns = ns
+        pl = program.pipeline
+        self._parse = ns[pl.parser]
+        self._verify = ns[pl.verify]
+        self._ingress = ns[pl.ingress]
+        self._egress = ns[pl.egress]
+        self._compute = ns[pl.compute]
+        self._deparse = ns[pl.deparser]
+        self._new_hdr = ns[pl.new_hdr]
+        self._new_meta = ns[pl.new_meta]
+        self._new_sm = ns[pl.new_sm]
+        self._field_lists = {i: ns[f] for i, f in pl.field_lists.items()}
+        self.tables: dict[str, Table] = {s.info.name: ns[s.py] for s in program.tables}
+        self.counters: dict[str, X.CounterArray] = {}
+        self.registers: dict[str, X.RegisterArray] = {}
+        self.meters: dict[str, X.MeterArray] = {}
+        self.direct_meter_tables: dict[str, str] = {}
+        for ex in program.externs:
+            obj = ns[ex.py]
+            if ex.kind == "counter":
+                self.counters[ex.name] = obj
+            elif ex.kind == "register":
+                self.registers[ex.name] = obj
+            elif ex.kind == "meter":
+                self.meters[ex.name] = obj
+            elif ex.kind == "direct_meter" and ex.table:
+                self.direct_meter_tables[ex.name] = ex.table
+        self.value_sets = {name: ns[py] for py, name, _ in program.value_sets}
+        self._pkt_in_hdr = next((h for h in self.model.controller_headers.values()
+                                 if h.kind == "packet_in"), None)
+        self._pkt_out_hdr = next((h for h in self.model.controller_headers.values()
+                                  if h.kind == "packet_out"), None)
+
+    # ================================================================ `_RT` for generated code
+
+    def _reset_flags(self) -> None:
+        self.clone_req: tuple | None = None
+        self.resub_req = None
+        self.recirc_req = None
+        self.trunc = 0
+        self.cksum_err = False
+        self.dm_color.clear()
+
+    def clone(self, ctype: int, session: int, fl) -> None:
+        self.clone_req = (ctype, session, fl)
+
+    def resubmit(self, fl) -> None:
+        self.resub_req = (fl,)
+
+    def recirculate(self, fl) -> None:
+        self.recirc_req = (fl,)
+
+    def truncate(self, n: int) -> None:
+        self.trunc = n
+
+    def digest(self, name: str, values: dict) -> None:
+        if self._digest_cbs:
+            for cb in self._digest_cbs:
+                cb(name, values)
+        else:
+            self.digests.append((name, values))
+
+    def random(self, lo: int, hi: int) -> int:
+        if hi < lo:
+            return lo
+        return self.rng.randint(lo, hi)
+
+    def hash(self, algo: str, data: bytes, base: int, max_: int) -> int:
+        fn = self.hash_algos.get(algo, KeyError)
+        if fn is KeyError:
+            raise P4SimError(f"hash algorithm {algo} is not supported")
+        return X.hash_value(fn, data, base, max_, self.rng)
+
+    @staticmethod
+    def pack_valid(parts) -> bytes:
+        ps = [p for p in parts if p is not None]
+        return X.pack_bits([p[0] for p in ps], [p[1] for p in ps])
+
+    def checksum_error(self) -> None:
+        self.cksum_err = True
+
+    def log_msg(self, msg: str, values: tuple) -> None:
+        for v in values:
+            msg = msg.replace("{}", str(v), 1)
+        self.log.append(msg)
+
+    def meter(self, arr: X.MeterArray, idx: int) -> int:
+        if not 0 <= idx < arr.size:
+            return X.GREEN
+        amount = 1 if arr.unit == "packets" else self.plen
+        return arr.cells[idx].execute(amount, self._now)
+
+    def direct_meter(self, table: Table, rec: Rec) -> int:
+        if rec.meter is None:
+            return X.GREEN
+        unit = self.model.direct_meters[table.info.direct_meter].unit  # type: ignore[index]
+        return rec.meter.execute(1 if unit == "packets" else self.plen, self._now)
+
+    # ================================================================ packets
+
+    def on_packet_in(self, callback) -> None:
+        self._packet_in_cbs.append(callback)
+
+    def on_digest(self, callback) -> None:
+        self._digest_cbs.append(callback)
+
+    def now(self) -> int:
+        return self._now
+
+    def send(self, port: int, frame: bytes) -> None:
+        frame = bytes(frame)
+        self.stats["rx"] += 1
+        if self.pfc_rx and len(frame) >= 18 and frame[12] == 0x88 and frame[13] == 0x08:
+            self._pfc(port, frame)
+        self._ingress_pass(port, frame, NORMAL, None, None, 0)
+        self._service(self._now)
+
+    def packet_out(self, payload: bytes, metadata: dict[str, int] | None = None) -> None:
+        """Inject a PacketOut: the packet_out header (built from metadata) + payload, on the CPU port."""
+        if self.cpu_port is None:
+            raise P4SimError("this switch has no CPU port (cpu_port=None)")
+        data = bytes(payload)
+        if metadata is not None and self._pkt_out_hdr is not None:
+            vals = [int(metadata.get(f.name, 0)) for f in self._pkt_out_hdr.fields]
+            data = X.pack_bits(vals, [f.bitwidth for f in self._pkt_out_hdr.fields]) + data
+        self.send(self.cpu_port, data)
+
+    def _pfc(self, port: int, frame: bytes) -> None:
+        opcode = int.from_bytes(frame[14:16], "big")
+        if opcode == 0x0101 and len(frame) >= 34:
+            cev = int.from_bytes(frame[16:18], "big") & 0xFF
+            quanta = [int.from_bytes(frame[18 + 2 * i:20 + 2 * i], "big") for i in range(8)]
+        elif opcode == 0x0001:
+            q = int.from_bytes(frame[16:18], "big")
+            cev, quanta = 0xFF, [q] * 8
+        else:
+            return
+        self.stats["pfc_rx"] += 1
+        self.tm.pause(port, cev, quanta, self._now)
+
+    def _fresh(self, port: int, frame: bytes, itype: int):
+        hdr = self._new_hdr()
+        meta = self._new_meta()
+        sm = self._new_sm()
+        sm.ingress_port = port
+        sm.packet_length = len(frame)
+        sm.instance_type = itype
+        sm.ingress_global_timestamp = (self._now // 1000) & 0xFFFFFFFFFFFF
+        return hdr, meta, sm
+
+    def _parse_into(self, frame: bytes, hdr, meta, sm) -> bytes:
+        self._reset_flags()
+        self.plen = len(frame)
+        off = self._parse(frame, hdr, meta, sm)
+        payload = frame[off:]
+        self.payload = payload
+        self._verify(hdr, meta)
+        if self.cksum_err:
+            sm.checksum_error = 1
+        return payload
+
+    def _ingress_pass(self, port: int, frame: bytes, itype: int, src_meta, fl, passes: int) -> None:
+        hdr, meta, sm = self._fresh(port, frame, itype)
+        payload = self._parse_into(frame, hdr, meta, sm)
+        if fl is not None and src_meta is not None:
+            fl(src_meta, meta)
+        self.plen = len(frame)
+        try:
+            self._ingress(hdr, meta, sm)
+        except AssertFailed as e:
+            self.log.append(str(e))
+            self.stats["drops"] += 1
+            return
+        clone_req, resub_req = self.clone_req, self.resub_req
+        # ingress-to-egress clone: the original frame, parsed again, with the preserved fields
+        if clone_req is not None and clone_req[0] == I2E_CLONE:
+            self._clone_i2e(port, frame, meta, clone_req, passes)
+        if resub_req is not None:
+            if passes >= MAX_REINJECT:
+                self.stats["drops"] += 1
+                return
+            self._ingress_pass(port, frame, RESUBMIT, meta, resub_req[0], passes + 1)
+            return
+        pkt = _Pkt(hdr, meta, sm, payload, frame, passes)
+        if sm.mcast_grp:
+            reps = self.pre.replicas(sm.mcast_grp)
+            for i, (eport, rid) in enumerate(reps):
+                last = i == len(reps) - 1
+                p = pkt if last else _Pkt(hdr.copy(), meta.copy(), sm.copy(), payload, frame, passes)
+                p.sm.egress_rid = rid
+                p.sm.instance_type = REPLICATION
+                self._enqueue(p, eport)
+            if not reps:
+                self.stats["drops"] += 1
+            return
+        if sm.egress_spec == self.drop_port:
+            self.stats["drops"] += 1
+            return
+        self._enqueue(pkt, sm.egress_spec)
+
+    def _clone_i2e(self, port: int, frame: bytes, meta, req: tuple, passes: int) -> None:
+        sess = self.pre.session(req[1])
+        if sess is None:
+            return
+        replicas, trunc = sess
+        for eport, rid in replicas:
+            h2, m2, s2 = self._fresh(port, frame, I2E_CLONE)
+            saved = (self.clone_req, self.resub_req, self.recirc_req, self.trunc)
+            payload = self._parse_into(frame, h2, m2, s2)
+            self.clone_req, self.resub_req, self.recirc_req, self.trunc = saved
+            m2 = self._new_meta()
+            if req[2] is not None:
+                req[2](meta, m2)
+            s2.egress_rid = rid
+            p = _Pkt(h2, m2, s2, payload, frame, passes)
+            p.trunc = trunc
+            self._enqueue(p, eport)
+
+    def _enqueue(self, pkt: _Pkt, eport: int) -> None:
+        qp = QueuedPacket(egress_port=eport, priority=pkt.sm.priority, length=pkt.sm.packet_length,
+                          state=pkt)
+        if not self.tm.enqueue(qp, self._now):
+            self.stats["tm_drops"] += 1
+
+    def _service(self, t: int) -> None:
+        """Run egress for every packet the traffic manager releases by time t."""
+        tm = self.tm
+        while True:
+            qps = tm.dequeue(t)
+            if not qps:
+                return
+            for qp in qps:
+                self._egress_pass(qp)
+
+    def _egress_pass(self, qp: QueuedPacket) -> None:
+        p: _Pkt = qp.state  # type: ignore[assignment]
+        sm = p.sm
+        start = getattr(qp, "tx_start_ns", self._now)
+        end = getattr(qp, "tx_end_ns", start)
+        sm.egress_port = qp.egress_port
+        sm.egress_spec = 0
+        sm.enq_timestamp = (qp.enq_timestamp // 1000) & 0xFFFFFFFF
+        sm.enq_qdepth = qp.enq_qdepth & 0x7FFFF
+        sm.deq_timedelta = (qp.deq_timedelta // 1000) & 0xFFFFFFFF
+        sm.deq_qdepth = qp.deq_qdepth & 0x7FFFF
+        sm.egress_global_timestamp = (start // 1000) & 0xFFFFFFFFFFFF
+        self._reset_flags()
+        self.plen = sm.packet_length
+        self.payload = p.payload
+        hdr, meta = p.hdr, p.meta
+        try:
+            self._egress(hdr, meta, sm)
+        except AssertFailed as e:
+            self.log.append(str(e))
+            self.stats["drops"] += 1
+            return
+        clone_req, recirc_req, trunc = self.clone_req, self.recirc_req, self.trunc
+        if clone_req is not None and clone_req[0] == E2E_CLONE:
+            sess = self.pre.session(clone_req[1])
+            if sess is not None:
+                for eport, rid in sess[0]:
+                    m2 = self._new_meta()
+                    if clone_req[2] is not None:
+                        clone_req[2](meta, m2)
+                    s2 = self._new_sm()
+                    s2.ingress_port = sm.ingress_port
+                    s2.packet_length = sm.packet_length
+                    s2.instance_type = E2E_CLONE
+                    s2.egress_rid = rid
+                    c = _Pkt(hdr.copy(), m2, s2, p.payload, p.frame, p.passes)
+                    c.trunc = sess[1]
+                    self._enqueue(c, eport)
+        if sm.egress_spec == self.drop_port:
+            self.stats["drops"] += 1
+            return
+        self._compute(hdr, meta)
+        out: list[bytes] = []
+        self._deparse(out, hdr)
+        data = b"".join(out) + p.payload
+        for n in (trunc, p.trunc):
+            if n and len(data) > n:
+                data = data[:n]
+        if recirc_req is not None:
+            if p.passes >= MAX_REINJECT:
+                self.stats["drops"] += 1
+                return
+            self._ingress_pass(qp.egress_port, data, RECIRC, meta, recirc_req[0], p.passes + 1)
+            return
+        if self.cpu_port is not None and qp.egress_port == self.cpu_port and self._packet_in_cbs:
+            md: dict[str, int] = {}
+            if self._pkt_in_hdr is not None:
+                nbits = sum(f.bitwidth for f in self._pkt_in_hdr.fields)
+                nb = (nbits + 7) // 8
+                v = int.from_bytes(data[:nb], "big") >> (nb * 8 - nbits)
+                shift = nbits
+                for f in self._pkt_in_hdr.fields:
+                    shift -= f.bitwidth
+                    md[f.name] = (v >> shift) & ((1 << f.bitwidth) - 1)
+                data = data[nb:]
+            for cb in self._packet_in_cbs:
+                cb(data, md)
+            self.stats["tx"] += 1
+            return
+        self.stats["tx"] += 1
+        self._out.append(OutputPacket(qp.egress_port, data, end))
+
+    def receive(self) -> list[OutputPacket]:
+        out, self._out = self._out, []
+        return out
+
+    def advance(self, dt_ns: int) -> None:
+        if dt_ns < 0:
+            raise P4SimError("time only moves forward")
+        target = self._now + int(dt_ns)
+        while True:
+            nd = self.tm.next_departure()
+            if nd is None or nd > target:
+                break
+            self._now = max(self._now, nd)
+            self._service(self._now)
+        self._now = target
+        self._service(self._now)
+
+    def run_until_idle(self) -> None:
+        guard = 0
+        while True:
+            nd = self.tm.next_departure()
+            if nd is None:
+                return
+            self._now = max(self._now, nd)
+            self._service(self._now)
+            guard += 1
+            if guard > 10_000_000:
+                raise P4SimError("run_until_idle: the traffic manager never empties")
+
+    # ================================================================ tables
+
+    def _table(self, name: str) -> Table:
+        return self.tables[resolve_name(name, self.tables, "table")]
+
+    def table_add(self, entry: TableEntry) -> None:
+        t = self._table(entry.table)
+        entry.table = t.name
+        t.add(entry)
+
+    def table_modify(self, entry: TableEntry) -> None:
+        self._table(entry.table).modify(entry)
+
+    def table_delete(self, entry: TableEntry) -> None:
+        self._table(entry.table).delete(entry)
+
+    def table_set_default(self, table: str, action: str, params: dict[str, int]) -> None:
+        self._table(table).set_default(action, params)
+
+    def table_entries(self, table: str) -> list[TableEntry]:
+        return self._table(table).entries()
+
+    def table_default(self, table: str) -> tuple[str, dict[str, int]]:
+        return self._table(table).default_action()
+
+    def table_clear(self, table: str) -> None:
+        self._table(table).clear()
+
+    # ================================================================ externs
+
+    def _counter(self, name: str) -> X.CounterArray:
+        return self.counters[resolve_name(name, self.counters, "counter")]
+
+    def counter_read(self, name: str, index: int) -> tuple[int, int]:
+        c = self._counter(name)
+        c.check(index)
+        return c.pkts[index], c.bytes[index]
+
+    def counter_write(self, name: str, index: int, packets: int, bytes_: int) -> None:
+        c = self._counter(name)
+        c.check(index)
+        c.pkts[index], c.bytes[index] = int(packets), int(bytes_)
+
+    def direct_counter_read(self, table: str, entry: TableEntry) -> tuple[int, int]:
+        rec = self._table(table).find(entry)
+        return rec.pkts, rec.bytes
+
+    def direct_counter_write(self, table: str, entry: TableEntry, packets: int, bytes_: int) -> None:
+        rec = self._table(table).find(entry)
+        rec.pkts, rec.bytes = int(packets), int(bytes_)
+
+    def _register(self, name: str) -> X.RegisterArray:
+        return self.registers[resolve_name(name, self.registers, "register")]
+
+    def register_read(self, name: str, index: int) -> int:
+        r = self._register(name)
+        r.check(index)
+        return r.cells[index]
+
+    def register_write(self, name: str, index: int, value: int) -> None:
+        r = self._register(name)
+        r.check(index)
+        r.cells[index] = int(value) & r.mask
+
+    def register_reset(self, name: str) -> None:
+        r = self._register(name)
+        r.cells[:] = [0] * r.size
+
+    def meter_set_rates(self, name: str, index: int, rates: list[tuple[float, int]]) -> None:
+        m = self.meters[resolve_name(name, self.meters, "meter")]
+        m.check(index)
+        m.cells[index].set_rates(rates, self._now)
+
+    def direct_meter_set_rates(self, table: str, entry: TableEntry, rates: list[tuple[float, int]]) -> None:
+        rec = self._table(table).find(entry)
+        if rec.meter is None:
+            rec.meter = X.MeterState()
+        rec.meter.set_rates(rates, self._now)
+
+    # ================================================================ PRE
+
+    def mc_group_set(self, group: int, replicas: list[tuple[int, int]]) -> None:
+        self.pre.group_set(group, replicas)
+
+    def mc_group_delete(self, group: int) -> None:
+        self.pre.group_delete(group)
+
+    def clone_session_set(self, session: int, replicas: list[tuple[int, int]], truncate: int = 0) -> None:
+        self.pre.session_set(session, replicas, truncate)
+
+    def clone_session_delete(self, session: int) -> None:
+        self.pre.session_delete(session)

@@ -1,0 +1,329 @@
+"""Match-action tables: exact (dict), lpm (dict per prefix length), ternary/range/optional
+(priority-ordered scan). Highest priority wins (P4Runtime convention).
+
+A table keeps one `Rec` per entry: the action index (position in the table's action list,
+which the generated code dispatches on), the argument tuple, and the entry's direct
+counter and meter state. Lookups return a `Rec` or None (miss).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from p4sim.model import (
+    AlreadyExists,
+    Exact,
+    Lpm,
+    NotFound,
+    Optional_,
+    P4SimError,
+    Range,
+    TableEntry,
+    TableInfo,
+    Ternary,
+)
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """What a table needs to know about one of its actions."""
+
+    name: str
+    params: tuple[tuple[str, int], ...]  # (name, bitwidth)
+    scope: str = "TABLE_AND_DEFAULT"
+
+
+class Rec:
+    """One installed entry (or the default action) as the data path sees it."""
+
+    __slots__ = ("entry", "aid", "args", "pkts", "bytes", "meter", "prio", "seq", "tests",
+                 "mkey")
+
+    def __init__(self, entry: TableEntry | None, aid: int, args: tuple[int, ...]):
+        self.entry = entry
+        self.aid = aid
+        self.args = args
+        self.pkts = 0
+        self.bytes = 0
+        self.meter = None  # direct meter state, created lazily by the switch
+        self.prio = 0
+        self.seq = 0
+        self.tests: tuple = ()  # per key: (kind, a, b) for the scan
+        self.mkey: tuple = ()  # canonical match key (for duplicate detection)
+
+
+def _mask(w: int) -> int:
+    return (1 << w) - 1
+
+
+class Table:
+    """Runtime state of one P4 table."""
+
+    def __init__(self, info: TableInfo, actions: list[ActionSpec]):
+        self.info = info
+        self.name = info.name
+        self.actions = actions
+        self.action_index = {a.name: i for i, a in enumerate(actions)}
+        self.kinds = tuple(k.match_kind for k in info.keys)
+        self.widths = tuple(k.bitwidth for k in info.keys)
+        self.key_names = tuple(k.name for k in info.keys)
+        kinds = set(self.kinds)
+        if not kinds or kinds == {"exact"}:
+            self.mode = "exact"
+        elif kinds <= {"exact", "lpm"} and self.kinds.count("lpm") == 1:
+            self.mode = "lpm"
+            self.lpm_pos = self.kinds.index("lpm")
+        else:
+            self.mode = "scan"
+        self.needs_priority = self.mode == "scan"
+        self.recs: dict[tuple, Rec] = {}  # canonical key -> rec (all modes)
+        self.exact: dict[tuple, Rec] = {}
+        self.lpm: dict[int, dict[tuple, Rec]] = {}
+        self.lpm_lens: list[int] = []
+        self.scan: list[Rec] = []
+        self.seq = 0
+        self.const_entries = False
+        self.default = Rec(None, 0, ())
+        self.initial_default = self.default
+        self.lookup = self._lookup_exact
+        if self.mode == "lpm":
+            self.lookup = self._lookup_lpm
+        elif self.mode == "scan":
+            self.lookup = self._lookup_scan
+        self.exact_get = self.exact.get
+
+    # ---------------------------------------------------------------- lookups
+
+    def _lookup_exact(self, key: tuple) -> Rec | None:
+        return self.exact.get(key)
+
+    def _lookup_lpm(self, key: tuple) -> Rec | None:
+        pos = self.lpm_pos
+        w = self.widths[pos]
+        v = key[pos]
+        for plen in self.lpm_lens:
+            mk = v & ((_mask(plen)) << (w - plen))
+            k = key[:pos] + (mk,) + key[pos + 1:]
+            r = self.lpm[plen].get(k)
+            if r is not None:
+                return r
+        return None
+
+    def _lookup_scan(self, key: tuple) -> Rec | None:
+        for r in self.scan:
+            for v, (kind, a, b) in zip(key, r.tests, strict=True):
+                if kind == 0:  # value/mask
+                    if v & b != a:
+                        break
+                elif not (a <= v <= b):
+                    break
+            else:
+                return r
+        return None
+
+    # ---------------------------------------------------------------- control plane
+
+    def _action(self, name: str, params: dict[str, int], default: bool) -> tuple[int, tuple]:
+        aid = self.action_index.get(name)
+        if aid is None:
+            # accept a unique suffix as the STF runner does; exact names first
+            cands = [i for i, a in enumerate(self.actions)
+                     if a.name.endswith("." + name) or a.name.split(".")[-1] == name]
+            if len(cands) != 1:
+                raise NotFound(f"action {name!r} is not an action of table {self.name}")
+            aid = cands[0]
+        spec = self.actions[aid]
+        if default and spec.scope == "TABLE_ONLY":
+            raise P4SimError(f"action {spec.name} cannot be the default action of {self.name}")
+        if not default and spec.scope == "DEFAULT_ONLY":
+            raise P4SimError(f"action {spec.name} can only be the default action of {self.name}")
+        args = []
+        names = {p for p, _ in spec.params}
+        for extra in params:
+            if extra not in names:
+                raise P4SimError(f"action {spec.name} has no parameter {extra!r}")
+        for pname, w in spec.params:
+            if pname not in params:
+                raise P4SimError(f"action {spec.name}: missing parameter {pname!r}")
+            v = int(params[pname])
+            if v < 0 or v >> w:
+                raise P4SimError(f"action {spec.name}: value {v:#x} of {pname!r} does not fit in {w} bits")
+            args.append(v)
+        return aid, tuple(args)
+
+    def _canon(self, entry: TableEntry) -> tuple[tuple, tuple]:
+        """(canonical key for identity, per-key tests for the data path)."""
+        for kname in entry.match:
+            if kname not in self.key_names:
+                raise P4SimError(f"table {self.name} has no key field {kname!r}")
+        canon = []
+        tests = []
+        for kname, kind, w in zip(self.key_names, self.kinds, self.widths, strict=True):
+            m = entry.match.get(kname)
+            full = _mask(w)
+            if m is None:
+                if kind == "exact":
+                    raise P4SimError(f"table {self.name}: exact key {kname!r} needs a value")
+                canon.append(None)
+                tests.append((0, 0, 0) if kind != "range" else (1, 0, full))
+                continue
+            if kind == "exact":
+                if not isinstance(m, Exact):
+                    raise P4SimError(f"table {self.name}: key {kname!r} is exact")
+                v = m.value
+                if v < 0 or v > full:
+                    raise P4SimError(f"table {self.name}: value {v:#x} of {kname!r} does not fit in {w} bits")
+                canon.append(v)
+                tests.append((0, v, full))
+            elif kind == "lpm":
+                if isinstance(m, Exact):
+                    m = Lpm(m.value, w)
+                if not isinstance(m, Lpm):
+                    raise P4SimError(f"table {self.name}: key {kname!r} is lpm")
+                if not 0 <= m.prefix_len <= w:
+                    raise P4SimError(f"table {self.name}: prefix length {m.prefix_len} out of range for {kname!r}")
+                if m.value < 0 or m.value > full:
+                    raise P4SimError(f"table {self.name}: value {m.value:#x} of {kname!r} does not fit in {w} bits")
+                mask = _mask(m.prefix_len) << (w - m.prefix_len)
+                canon.append((m.value & mask, m.prefix_len))
+                tests.append((0, m.value & mask, mask))
+            elif kind == "ternary":
+                if isinstance(m, Exact):
+                    m = Ternary(m.value, full)
+                if not isinstance(m, Ternary):
+                    raise P4SimError(f"table {self.name}: key {kname!r} is ternary")
+                if m.value < 0 or m.value > full or m.mask < 0 or m.mask > full:
+                    raise P4SimError(f"table {self.name}: value/mask of {kname!r} do not fit in {w} bits")
+                canon.append((m.value & m.mask, m.mask))
+                tests.append((0, m.value & m.mask, m.mask))
+            elif kind == "range":
+                if isinstance(m, Exact):
+                    m = Range(m.value, m.value)
+                if not isinstance(m, Range):
+                    raise P4SimError(f"table {self.name}: key {kname!r} is range")
+                if m.low < 0 or m.high > full or m.low > m.high:
+                    raise P4SimError(f"table {self.name}: bad range {m.low}..{m.high} for {kname!r}")
+                canon.append((m.low, m.high))
+                tests.append((1, m.low, m.high))
+            elif kind == "optional":
+                if isinstance(m, Exact):
+                    m = Optional_(m.value)
+                if not isinstance(m, Optional_):
+                    raise P4SimError(f"table {self.name}: key {kname!r} is optional")
+                if m.value < 0 or m.value > full:
+                    raise P4SimError(f"table {self.name}: value {m.value:#x} of {kname!r} does not fit in {w} bits")
+                canon.append(m.value)
+                tests.append((0, m.value, full))
+            else:
+                raise P4SimError(f"table {self.name}: unknown match kind {kind}")
+        key = tuple(canon)
+        if self.needs_priority:
+            key = key + (entry.priority,)
+        return key, tuple(tests)
+
+    def add(self, entry: TableEntry, *, const: bool = False) -> Rec:
+        if self.const_entries and not const:
+            raise P4SimError(f"table {self.name} has const entries: it is read-only")
+        if self.mode == "scan" and entry.priority <= 0:
+            raise P4SimError(f"table {self.name} needs a priority > 0 for its entries")
+        if self.mode != "scan" and entry.priority:
+            entry.priority = 0  # priorities are meaningless for exact/lpm tables
+        key, tests = self._canon(entry)
+        if key in self.recs:
+            raise AlreadyExists(f"table {self.name}: entry already exists")
+        if len(self.recs) >= self.info.size and not const:
+            raise P4SimError(f"table {self.name} is full ({self.info.size} entries)",)
+        aid, args = self._action(entry.action, entry.params, default=False)
+        entry.action = self.actions[aid].name
+        rec = Rec(entry, aid, args)
+        rec.prio = entry.priority
+        rec.tests = tests
+        rec.mkey = key
+        self.seq += 1
+        rec.seq = self.seq
+        self.recs[key] = rec
+        self._index(rec)
+        return rec
+
+    def _index(self, rec: Rec) -> None:
+        if self.mode == "exact":
+            self.exact[tuple(t[1] for t in rec.tests)] = rec
+        elif self.mode == "lpm":
+            plen = rec.mkey[self.lpm_pos][1]
+            k = tuple(t[1] for t in rec.tests)
+            if plen not in self.lpm:
+                self.lpm[plen] = {}
+                self.lpm_lens = sorted(self.lpm, reverse=True)
+            self.lpm[plen][k] = rec
+        else:
+            self.scan.append(rec)
+            # higher priority first; among equals the older entry wins
+            self.scan.sort(key=lambda r: (-r.prio, r.seq))
+
+    def _unindex(self, rec: Rec) -> None:
+        if self.mode == "exact":
+            del self.exact[tuple(t[1] for t in rec.tests)]
+        elif self.mode == "lpm":
+            plen = rec.mkey[self.lpm_pos][1]
+            del self.lpm[plen][tuple(t[1] for t in rec.tests)]
+            if not self.lpm[plen]:
+                del self.lpm[plen]
+                self.lpm_lens = sorted(self.lpm, reverse=True)
+        else:
+            self.scan.remove(rec)
+
+    def find(self, entry: TableEntry) -> Rec:
+        key, _ = self._canon(entry)
+        rec = self.recs.get(key)
+        if rec is None:
+            raise NotFound(f"table {self.name}: no such entry")
+        return rec
+
+    def modify(self, entry: TableEntry) -> None:
+        if self.const_entries:
+            raise P4SimError(f"table {self.name} has const entries: it is read-only")
+        rec = self.find(entry)
+        aid, args = self._action(entry.action, entry.params, default=False)
+        rec.aid, rec.args = aid, args
+        assert rec.entry is not None
+        rec.entry.action = self.actions[aid].name
+        rec.entry.params = dict(entry.params)
+
+    def delete(self, entry: TableEntry) -> None:
+        if self.const_entries:
+            raise P4SimError(f"table {self.name} has const entries: it is read-only")
+        rec = self.find(entry)
+        del self.recs[rec.mkey]
+        self._unindex(rec)
+
+    def clear(self) -> None:
+        if self.const_entries:
+            raise P4SimError(f"table {self.name} has const entries: it is read-only")
+        self.recs.clear()
+        self.exact.clear()
+        self.lpm.clear()
+        self.lpm_lens = []
+        self.scan.clear()
+
+    def set_default(self, action: str, params: dict[str, int], *, force: bool = False) -> None:
+        if self.info.const_default_action and not force:
+            raise P4SimError(f"table {self.name} has a const default action")
+        aid, args = self._action(action, params, default=True)
+        self.default = Rec(None, aid, args)
+
+    def reset_default(self) -> None:
+        self.default = self.initial_default
+
+    def default_action(self) -> tuple[str, dict[str, int]]:
+        spec = self.actions[self.default.aid]
+        return spec.name, {p: v for (p, _), v in zip(spec.params, self.default.args, strict=True)}
+
+    def entries(self) -> list[TableEntry]:
+        out = []
+        for rec in sorted(self.recs.values(), key=lambda r: r.seq):
+            e = rec.entry
+            assert e is not None
+            e.counter_packets = rec.pkts
+            e.counter_bytes = rec.bytes
+            out.append(e)
+        return out
