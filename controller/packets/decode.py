@@ -131,10 +131,13 @@ def _ipv4(b: bytes, off: int, f: dict[str, int]) -> tuple[dict[str, int], str | 
         return f, f"truncated: IPv4 total length {total} is shorter than its header"
     end = off + total
     if b[off + 9] != IPPROTO_UDP:
-        f2, e2 = _short(f, end, n)
-        return f2, err or e2
-    f2, e2 = _udp(b, off, off + 20, end, f)
-    return f2, err or e2
+        _, later = _short(f, end, n)
+    else:
+        _, later = _udp(b, off, off + 20, end, f)
+    # Report errors in the order of the verdict: truncated, unsupported, checksum, ICRC.
+    if f.get("err_truncated") or f.get("err_unsupported"):
+        return f, later
+    return f, err or later
 
 
 def _ipv6(b: bytes, off: int, f: dict[str, int]) -> tuple[dict[str, int], str | None]:
