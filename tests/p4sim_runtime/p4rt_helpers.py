@@ -1,0 +1,117 @@
+"""Helpers for the p4sim runtime tests: a raw P4Runtime client and P4Info name lookups."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+
+PROGRAMS = Path(__file__).parent / "programs"
+L2_PROGRAM = PROGRAMS / "l2_cpu.p4"
+CPU_PORT = 255
+
+
+class RawClient:
+    """P4Runtime over plain grpc stubs, so tests see exactly what the server answers."""
+
+    def __init__(self, address: str, device_id: int = 1) -> None:
+        self.device_id = device_id
+        self.channel = grpc.insecure_channel(address)
+        self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
+        self._out: queue.Queue[p4runtime_pb2.StreamMessageRequest | None] = queue.Queue()
+        self.inbox: dict[str, queue.Queue] = {k: queue.Queue() for k in ("arbitration", "packet", "digest", "error", "closed")}
+        self.election: tuple[int, int] | None = None
+        self._stream = self.stub.StreamChannel(self._requests())
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _requests(self) -> Iterator[p4runtime_pb2.StreamMessageRequest]:
+        while True:
+            item = self._out.get()
+            if item is None:
+                return
+            yield item
+
+    def _read(self) -> None:
+        try:
+            for msg in self._stream:
+                self.inbox[msg.WhichOneof("update")].put(msg)
+        except grpc.RpcError as exc:
+            self.inbox["closed"].put(exc)
+            return
+        self.inbox["closed"].put(None)
+
+    def arbitrate(self, election: tuple[int, int] | None = (0, 1), device_id: int | None = None, role: str = "") -> None:
+        req = p4runtime_pb2.StreamMessageRequest()
+        req.arbitration.device_id = self.device_id if device_id is None else device_id
+        if election is not None:
+            req.arbitration.election_id.high, req.arbitration.election_id.low = election
+        if role:
+            req.arbitration.role.name = role
+        self.election = election
+        self._out.put(req)
+
+    def get(self, kind: str, timeout: float = 2.0):
+        return self.inbox[kind].get(timeout=timeout)
+
+    def stream_send(self, req: p4runtime_pb2.StreamMessageRequest) -> None:
+        self._out.put(req)
+
+    def packet_out(self, payload: bytes, metadata: dict[int, bytes]) -> None:
+        req = p4runtime_pb2.StreamMessageRequest()
+        req.packet.payload = payload
+        for mid, value in metadata.items():
+            req.packet.metadata.add(metadata_id=mid, value=value)
+        self._out.put(req)
+
+    def _stamp(self, req) -> None:
+        req.device_id = self.device_id
+        if self.election is not None:
+            req.election_id.high, req.election_id.low = self.election
+
+    def write(self, *updates: p4runtime_pb2.Update, atomicity: int = 0) -> p4runtime_pb2.WriteResponse:
+        req = p4runtime_pb2.WriteRequest(atomicity=atomicity)
+        self._stamp(req)
+        req.updates.extend(updates)
+        return self.stub.Write(req, timeout=10)
+
+    def read(self, *entities: p4runtime_pb2.Entity) -> list[p4runtime_pb2.Entity]:
+        req = p4runtime_pb2.ReadRequest(device_id=self.device_id)
+        req.entities.extend(entities)
+        return [e for resp in self.stub.Read(req, timeout=10) for e in resp.entities]
+
+    def set_pipeline(self, device_config: bytes, p4info=None, action: int = 3, cookie: int | None = None):
+        req = p4runtime_pb2.SetForwardingPipelineConfigRequest(action=action)
+        self._stamp(req)
+        req.config.p4_device_config = device_config
+        if p4info is not None:
+            req.config.p4info.CopyFrom(p4info)
+        if cookie is not None:
+            req.config.cookie.cookie = cookie
+        return self.stub.SetForwardingPipelineConfig(req, timeout=60)
+
+    def close(self) -> None:
+        self._out.put(None)
+        self.channel.close()
+
+
+class Names:
+    """Name -> id lookups in a P4Info (tables, actions, fields, params, metadata...)."""
+
+    def __init__(self, p4info) -> None:
+        self.p4info = p4info
+        self.ids: dict[str, int] = {}
+        for kind in ("tables", "actions", "counters", "direct_counters", "meters", "registers", "digests",
+                     "controller_packet_metadata"):
+            for obj in getattr(p4info, kind):
+                self.ids[obj.preamble.name] = obj.preamble.id
+        self.fields = {t.preamble.name: {f.name: f.id for f in t.match_fields} for t in p4info.tables}
+        self.params = {a.preamble.name: {p.name: p.id for p in a.params} for a in p4info.actions}
+        self.metadata = {c.preamble.name: {m.name: m.id for m in c.metadata} for c in p4info.controller_packet_metadata}
+
+    def __getitem__(self, name: str) -> int:
+        return self.ids[name]
