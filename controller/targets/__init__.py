@@ -50,12 +50,12 @@ REMOTE_KINDS = ("p4runtime", "p4sim-grpc", "bmv2", "hw")
 def open_target(kind: str = "p4sim", *, program: str | os.PathLike[str] | Program | None = None,
                 grpc_addr: str | None = None, device_id: int = 1, election_id: int = 1,
                 port_map: Mapping[int, str] | None = None, push: bool = True,
-                cpu_port: int = 255) -> Target:
+                cpu_port: int = 255, seed: int = 0) -> Target:
     """A ready target; with `push`, the program (default p4src/roce_switch.p4) installed."""
     if kind == "p4sim":
         from .p4sim import P4SimTarget
 
-        return P4SimTarget(program if program is not None else DEFAULT_PROGRAM, cpu_port)
+        return P4SimTarget(program if program is not None else DEFAULT_PROGRAM, cpu_port, seed)
     if kind in REMOTE_KINDS:
         if not grpc_addr:
             raise TargetError(f"target {kind!r} needs a P4Runtime address (--grpc-addr)",

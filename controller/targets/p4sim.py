@@ -31,19 +31,13 @@ from .base import (
     Target,
     TargetError,
 )
-from .program import DEFAULT_PROGRAM, from_p4
+from .program import DEFAULT_PROGRAM
 
 
-def _make_switch(compiled, cpu_port: int | None):
+def _make_switch(compiled, cpu_port: int | None, seed: int):
     from p4sim.runtime.switch import Switch
 
-    try:
-        return Switch(compiled, cpu_port=cpu_port, clock="virtual")
-    except TypeError:
-        sw = Switch(compiled)
-        if cpu_port is not None:
-            sw.cpu_port = cpu_port
-        return sw
+    return Switch(compiled, cpu_port=cpu_port, seed=seed)
 
 
 class P4SimTarget(Target):
@@ -51,13 +45,17 @@ class P4SimTarget(Target):
     virtual_time = True
 
     def __init__(self, program: str | os.PathLike[str] | Program | None = None,
-                 cpu_port: int | None = 255):
+                 cpu_port: int | None = 255, seed: int = 0):
         self.cpu_port = cpu_port
+        self.seed = seed  # the switch's RNG (random() extern: ECN marking)
         self.switch = None
         self._pins: list[PacketIn] = []
         self._cpu_out: list[OutputPacket] = []
         if program is not None:
-            self.push(program if isinstance(program, Program) else from_p4(program))
+            if not isinstance(program, Program):
+                src = Path(program)
+                program = Program(src.stem, source=src)
+            self.push(program)
 
     @classmethod
     def default(cls) -> P4SimTarget:
@@ -72,9 +70,13 @@ class P4SimTarget(Target):
         if compiled is None:
             if program.source is None:
                 raise TargetError("program has no P4 source", "INVALID_ARGUMENT")
-            compiled = from_p4(program.source).compiled  # type: ignore[attr-defined]
+            from p4sim.runtime.switch import load_program
+
+            if not Path(program.source).is_file():
+                raise TargetError(f"P4 program {program.source} not found", "NOT_FOUND")
+            compiled = load_program(str(program.source))
         self.program = program
-        self.switch = _make_switch(compiled, self.cpu_port)
+        self.switch = _make_switch(compiled, self.cpu_port, self.seed)
         self.switch.on_packet_in(self._on_packet_in)
 
     def _sw(self):

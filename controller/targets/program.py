@@ -21,9 +21,8 @@ DEFAULT_PROGRAM = Path(__file__).resolve().parents[2] / "p4src" / "roce_switch.p
 
 
 def from_p4(path: str | os.PathLike[str] = DEFAULT_PROGRAM) -> Program:
-    from p4sim.p4info import p4info_from_model
+    from p4sim.p4info import p4info_from_model  # noqa: I001  (p4sim parts load lazily)
     from p4sim.runtime.switch import load_program
-
     from p4sim.server.pipeline import make_device_config
 
     src = Path(path)

@@ -1,0 +1,778 @@
+"""The switch configuration file: one declarative YAML that programs everything.
+
+Schema (every key optional unless said; sizes take B/KB/MB/KiB/MiB or `N pkts`, speeds
+take M/G suffixes, e.g. 10G):
+
+    mtu: 1500                  # Ethernet MTU of every port (a port may repeat it)
+    roce_mtu: 1024             # RoCE path MTU: payload bytes per packet (256..4096)
+    router_mac: 02:00:00:00:00:fe
+    ports:                     # required: switch port -> properties
+      1: {speed: 10G, cable_m: 10, mac: 02:00:00:00:01:01, mtu: 1500}
+    hosts:                     # host -> where it is; used for routes and by scenarios
+      h1: {port: 1, mac: 02:00:00:00:00:01, ip: 10.0.0.1, qps: [{qpn: 0x101, peer: h3, peer_qpn: 0x301}]}
+    routing: l3                # l3: /32 routes via the router MAC; l2: bridge on host MACs
+    routes: [{prefix: 10.9.0.0/16, port: 2, dmac: 02:00:00:00:09:01}]
+    classes: {dscp: {26: 3, 48: 6}, pcp: {3: 3, 6: 6}}
+    ecn:
+      profiles: {dcqcn: {kmin: 5KB, kmax: 200KB, pmax: 0.01}}
+      apply: [{ports: all, class: 3, profile: dcqcn}]
+    pfc:
+      classes: [3]
+      xoff: 40 pkts            # per (ingress port, class) occupancy
+      xon: 20 pkts
+      quanta: 65535
+      refresh_us: 100
+      headroom: 20KB           # buffer kept above XOFF for what is still in flight
+      response_bits: 3840      # the peer's reaction delay (802.1Qbb allows 3840 bit times at 10G...)
+    buffer: {packets: 1024}    # egress queue capacity per (port, class) in the TM
+    cnp: {mode: host, class: 6, dscp: 48, interval_us: 50}   # mode: host | switch
+    faults: [{kind: every_nth, host: h3, qpn: 0x301, n: 1000}, {kind: psn, host: h3, qpn: 0x301, psn: 7}]
+    mirror: [{session: 10, port: 9, match: {dst: h3}}]
+
+`check(cfg)` returns findings (errors and the arithmetic it did); `compile_config(cfg, info)`
+returns the entities for `Target.write` and the traffic-manager settings.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from controller.targets.base import (
+    CloneSession,
+    DefaultAction,
+    Entity,
+    Exact,
+    Lpm,
+    RegisterCell,
+    TableEntry,
+    Ternary,
+)
+
+# RoCEv2 over IPv4 per-packet overhead around the payload (RETH counted: worst case).
+ETH_HDR = 14
+ROCE_HDRS = 20 + 8 + 12 + 16 + 4  # IPv4, UDP, BTH, RETH, ICRC
+PFC_FRAME = 64
+PROPAGATION_NS_PER_M = 5.0  # light in fibre/copper: ~2e8 m/s
+DEFAULT_RESPONSE_BITS = 3840  # 802.1Qbb: the peer may take this long to act on a pause
+
+# -------------------------------------------------------------------- units
+
+_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(b|kb|mb|gb|kib|mib|gib|pkts?|packets?)?\s*$", re.I)
+_SPEED = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kmgt]?)(bps|b/s|b)?\s*$", re.I)
+_SIZE_UNITS = {None: 1, "b": 1, "kb": 1000, "mb": 10**6, "gb": 10**9, "kib": 1024,
+               "mib": 1024**2, "gib": 1024**3}
+
+
+class ConfigError(ValueError):
+    """A problem with one key of the config: `key` is its dotted path."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(f"{key}: {message}")
+        self.key = key
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Size:
+    """A size in bytes or in packets (as written)."""
+
+    value: float
+    packets: bool = False
+
+    def to_packets(self, frame_bytes: int) -> int:
+        return int(self.value) if self.packets else math.ceil(self.value / frame_bytes)
+
+    def to_bytes(self, frame_bytes: int) -> int:
+        return int(self.value * frame_bytes) if self.packets else int(self.value)
+
+    def __str__(self) -> str:
+        return f"{int(self.value)} pkts" if self.packets else f"{int(self.value)} B"
+
+
+def parse_size(value: Any, key: str) -> Size:
+    if isinstance(value, bool):
+        raise ConfigError(key, f"expected a size like 5KB or '40 pkts', got {value!r}")
+    if isinstance(value, int | float):
+        return Size(float(value))
+    m = _SIZE.match(str(value))
+    if not m:
+        raise ConfigError(key, f"expected a size like 5KB, 200KiB or '40 pkts', got {value!r}")
+    unit = (m.group(2) or "").lower() or None
+    if unit and unit.startswith("p"):
+        return Size(float(m.group(1)), True)
+    return Size(float(m.group(1)) * _SIZE_UNITS[unit])
+
+
+def parse_speed(value: Any, key: str) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    m = _SPEED.match(str(value))
+    if not m:
+        raise ConfigError(key, f"expected a speed like 10G, 25G or 100Gbps, got {value!r}")
+    mult = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2).lower()]
+    return float(m.group(1)) * mult
+
+
+def fmt_bytes(n: float) -> str:
+    return f"{n / 1000:.1f} KB" if n >= 1000 else f"{n:.0f} B"
+
+
+# -------------------------------------------------------------------- model
+
+
+@dataclass
+class PortCfg:
+    port: int
+    speed: float = 10e9
+    mtu: int = 1500
+    cable_m: float = 2.0
+    mac: str = ""
+
+
+@dataclass
+class QpCfg:
+    qpn: int
+    peer: str
+    peer_qpn: int
+
+
+@dataclass
+class HostCfg:
+    name: str
+    port: int
+    mac: str
+    ip: str
+    qps: list[QpCfg] = field(default_factory=list)
+
+
+@dataclass
+class EcnProfile:
+    name: str
+    kmin: Size
+    kmax: Size
+    pmax: float
+    drop_non_ect: bool = False
+
+
+@dataclass
+class PfcCfg:
+    classes: list[int] = field(default_factory=list)
+    xoff: Size = field(default_factory=lambda: Size(40, True))
+    xon: Size = field(default_factory=lambda: Size(20, True))
+    quanta: int = 0xFFFF
+    refresh_us: int = 100
+    headroom: Size | None = None
+    response_bits: int = DEFAULT_RESPONSE_BITS
+
+
+@dataclass
+class Config:
+    path: str = "<config>"
+    mtu: int = 1500
+    roce_mtu: int = 1024
+    router_mac: str = "02:00:00:00:00:fe"
+    ports: dict[int, PortCfg] = field(default_factory=dict)
+    hosts: dict[str, HostCfg] = field(default_factory=dict)
+    routing: str = "l3"
+    routes: list[dict] = field(default_factory=list)
+    dscp_to_tc: dict[int, int] = field(default_factory=dict)
+    pcp_to_tc: dict[int, int] = field(default_factory=dict)
+    ecn_profiles: dict[str, EcnProfile] = field(default_factory=dict)
+    ecn_apply: list[tuple[list[int], int, str]] = field(default_factory=list)
+    pfc: PfcCfg = field(default_factory=PfcCfg)
+    buffer_packets: int = 1024
+    cnp_mode: str = "host"
+    cnp_class: int = 6
+    cnp_dscp: int = 48
+    cnp_interval_us: int = 50
+    faults: list[dict] = field(default_factory=list)
+    mirror: list[dict] = field(default_factory=list)
+    raw: dict = field(default_factory=dict)
+
+    @property
+    def frame_bytes(self) -> int:
+        """Bytes of one full-size RoCE data frame (the unit that converts sizes to packets)."""
+        return self.roce_mtu + ETH_HDR + ROCE_HDRS
+
+    def host_by_ip(self, ip: str) -> HostCfg | None:
+        return next((h for h in self.hosts.values() if h.ip == ip), None)
+
+
+# -------------------------------------------------------------------- parsing
+
+_TOP_KEYS = {"mtu", "roce_mtu", "router_mac", "ports", "hosts", "routing", "routes", "classes",
+             "ecn", "pfc", "buffer", "cnp", "faults", "mirror", "program", "name",
+             "description"}
+_MAC = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
+
+
+def _int(value: Any, key: str, lo: int | None = None, hi: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, str):
+            try:
+                value = int(value, 0)
+            except ValueError:
+                raise ConfigError(key, f"expected an integer, got {value!r}") from None
+        else:
+            raise ConfigError(key, f"expected an integer, got {value!r}")
+    if lo is not None and value < lo or hi is not None and value > hi:
+        raise ConfigError(key, f"{value} outside {lo}..{hi}")
+    return value
+
+
+def _mac(value: Any, key: str) -> str:
+    if not isinstance(value, str) or not _MAC.match(value):
+        raise ConfigError(key, f"expected a MAC address like 02:00:00:00:00:01, got {value!r}")
+    return value.lower()
+
+
+def _map(value: Any, key: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(key, f"expected a mapping, got {type(value).__name__}")
+    return value
+
+
+def _list(value: Any, key: str) -> list:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ConfigError(key, f"expected a list, got {type(value).__name__}")
+    return value
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.errors: list[ConfigError] = []
+
+    def run(self, fn, *args):
+        try:
+            return fn(*args)
+        except ConfigError as exc:
+            self.errors.append(exc)
+            return None
+
+
+def parse_config(data: dict, path: str = "<config>") -> tuple[Config, list[ConfigError]]:
+    """Build a Config from parsed YAML; every problem found is returned (not just the first)."""
+    c = _Collector()
+    cfg = Config(path=path, raw=data)
+    if not isinstance(data, dict):
+        return cfg, [ConfigError("<top>", "the config must be a YAML mapping")]
+    for k in data:
+        if k not in _TOP_KEYS:
+            c.errors.append(ConfigError(str(k), f"unknown key (known: {', '.join(sorted(_TOP_KEYS))})"))
+    cfg.mtu = c.run(_int, data.get("mtu", 1500), "mtu", 576, 9216) or 1500
+    cfg.roce_mtu = c.run(_int, data.get("roce_mtu", 1024), "roce_mtu", 256, 4096) or 1024
+    if "router_mac" in data:
+        cfg.router_mac = c.run(_mac, data["router_mac"], "router_mac") or cfg.router_mac
+    ports = c.run(_map, data.get("ports"), "ports") or {}
+    if not ports:
+        c.errors.append(ConfigError("ports", "at least one port is required"))
+    for p, spec in ports.items():
+        key = f"ports.{p}"
+        pn = c.run(_int, p, key, 0, 510)
+        if pn is None:
+            continue
+        spec = c.run(_map, spec, key) or {}
+        pc = PortCfg(pn)
+        for k in spec:
+            if k not in ("speed", "mtu", "cable_m", "mac"):
+                c.errors.append(ConfigError(f"{key}.{k}", "unknown key (speed, mtu, cable_m, mac)"))
+        if "speed" in spec:
+            pc.speed = c.run(parse_speed, spec["speed"], f"{key}.speed") or pc.speed
+        pc.mtu = c.run(_int, spec.get("mtu", cfg.mtu), f"{key}.mtu", 576, 9216) or cfg.mtu
+        try:
+            pc.cable_m = float(spec.get("cable_m", 2.0))
+            if pc.cable_m < 0:
+                raise ValueError
+        except (TypeError, ValueError):
+            c.errors.append(ConfigError(f"{key}.cable_m", "expected a length in metres >= 0"))
+        pc.mac = c.run(_mac, spec.get("mac", f"02:00:00:00:ff:{pn & 0xFF:02x}"), f"{key}.mac") or ""
+        cfg.ports[pn] = pc
+    for name, spec in (c.run(_map, data.get("hosts"), "hosts") or {}).items():
+        key = f"hosts.{name}"
+        spec = c.run(_map, spec, key) or {}
+        for k in ("port", "mac", "ip"):
+            if k not in spec:
+                c.errors.append(ConfigError(f"{key}.{k}", "required"))
+        port = c.run(_int, spec.get("port", -1), f"{key}.port", 0, 510)
+        mac = c.run(_mac, spec.get("mac", "00:00:00:00:00:00"), f"{key}.mac")
+        ip = str(spec.get("ip", "0.0.0.0"))
+        try:
+            ipaddress.ip_address(ip)
+        except ValueError:
+            c.errors.append(ConfigError(f"{key}.ip", f"not an IP address: {ip!r}"))
+        qps = []
+        for i, q in enumerate(c.run(_list, spec.get("qps"), f"{key}.qps") or []):
+            qk = f"{key}.qps[{i}]"
+            q = c.run(_map, q, qk) or {}
+            qpn = c.run(_int, q.get("qpn", -1), f"{qk}.qpn", 1, 0xFFFFFF)
+            pq = c.run(_int, q.get("peer_qpn", -1), f"{qk}.peer_qpn", 1, 0xFFFFFF)
+            if qpn is not None and pq is not None:
+                qps.append(QpCfg(qpn, str(q.get("peer", "")), pq))
+        if port is not None and mac:
+            cfg.hosts[str(name)] = HostCfg(str(name), port, mac, ip, qps)
+    cfg.routing = str(data.get("routing", "l3"))
+    if cfg.routing not in ("l2", "l3"):
+        c.errors.append(ConfigError("routing", f"must be l2 or l3, got {cfg.routing!r}"))
+    cfg.routes = c.run(_list, data.get("routes"), "routes") or []
+    classes = c.run(_map, data.get("classes"), "classes") or {}
+    for d, tc in (c.run(_map, classes.get("dscp"), "classes.dscp") or {}).items():
+        dv = c.run(_int, d, f"classes.dscp.{d}", 0, 63)
+        tv = c.run(_int, tc, f"classes.dscp.{d}", 0, 7)
+        if dv is not None and tv is not None:
+            cfg.dscp_to_tc[dv] = tv
+    for p, tc in (c.run(_map, classes.get("pcp"), "classes.pcp") or {}).items():
+        pv = c.run(_int, p, f"classes.pcp.{p}", 0, 7)
+        tv = c.run(_int, tc, f"classes.pcp.{p}", 0, 7)
+        if pv is not None and tv is not None:
+            cfg.pcp_to_tc[pv] = tv
+    ecn = c.run(_map, data.get("ecn"), "ecn") or {}
+    for pname, prof in (c.run(_map, ecn.get("profiles"), "ecn.profiles") or {}).items():
+        key = f"ecn.profiles.{pname}"
+        prof = c.run(_map, prof, key) or {}
+        kmin = c.run(parse_size, prof.get("kmin", "5KB"), f"{key}.kmin")
+        kmax = c.run(parse_size, prof.get("kmax", "200KB"), f"{key}.kmax")
+        try:
+            pmax = float(prof.get("pmax", 0.01))
+        except (TypeError, ValueError):
+            pmax = -1.0
+        if not 0 < pmax <= 1:
+            c.errors.append(ConfigError(f"{key}.pmax", f"must be in (0, 1], got {prof.get('pmax')!r}"))
+        if kmin and kmax:
+            cfg.ecn_profiles[str(pname)] = EcnProfile(str(pname), kmin, kmax, pmax,
+                                                      bool(prof.get("drop_non_ect", False)))
+    for i, a in enumerate(c.run(_list, ecn.get("apply"), "ecn.apply") or []):
+        key = f"ecn.apply[{i}]"
+        a = c.run(_map, a, key) or {}
+        ports_sel = a.get("ports", "all")
+        plist = sorted(cfg.ports) if ports_sel == "all" else [
+            c.run(_int, p, f"{key}.ports", 0, 510) for p in _list(ports_sel, f"{key}.ports")]
+        tc = c.run(_int, a.get("class", -1), f"{key}.class", 0, 7)
+        prof = str(a.get("profile", ""))
+        if prof not in cfg.ecn_profiles and not any(e.key.startswith(f"ecn.profiles.{prof}") for e in c.errors):
+            c.errors.append(ConfigError(f"{key}.profile", f"no ECN profile named {prof!r}"))
+        if tc is not None:
+            cfg.ecn_apply.append(([p for p in plist if p is not None], tc, prof))
+    pfc = c.run(_map, data.get("pfc"), "pfc") or {}
+    if pfc:
+        pc = PfcCfg()
+        pc.classes = [c.run(_int, x, "pfc.classes", 0, 7) for x in _list(pfc.get("classes", []), "pfc.classes")]
+        pc.classes = [x for x in pc.classes if x is not None]
+        pc.xoff = c.run(parse_size, pfc.get("xoff", "40 pkts"), "pfc.xoff") or pc.xoff
+        pc.xon = c.run(parse_size, pfc.get("xon", "20 pkts"), "pfc.xon") or pc.xon
+        pc.quanta = c.run(_int, pfc.get("quanta", 0xFFFF), "pfc.quanta", 1, 0xFFFF) or 0xFFFF
+        pc.refresh_us = c.run(_int, pfc.get("refresh_us", 100), "pfc.refresh_us", 1, 10**7) or 100
+        if "headroom" in pfc:
+            pc.headroom = c.run(parse_size, pfc["headroom"], "pfc.headroom")
+        pc.response_bits = c.run(_int, pfc.get("response_bits", DEFAULT_RESPONSE_BITS),
+                                 "pfc.response_bits", 0, 10**7) or 0
+        cfg.pfc = pc
+    buf = c.run(_map, data.get("buffer"), "buffer") or {}
+    cfg.buffer_packets = c.run(_int, buf.get("packets", 1024), "buffer.packets", 1, 10**7) or 1024
+    cnp = c.run(_map, data.get("cnp"), "cnp") or {}
+    cfg.cnp_mode = str(cnp.get("mode", "host"))
+    if cfg.cnp_mode not in ("host", "switch"):
+        c.errors.append(ConfigError("cnp.mode", f"must be host or switch, got {cfg.cnp_mode!r}"))
+    cfg.cnp_class = c.run(_int, cnp.get("class", 6), "cnp.class", 0, 7) or 0
+    cfg.cnp_dscp = c.run(_int, cnp.get("dscp", 48), "cnp.dscp", 0, 63) or 0
+    cfg.cnp_interval_us = c.run(_int, cnp.get("interval_us", 50), "cnp.interval_us", 0, 10**6) or 0
+    cfg.faults = c.run(_list, data.get("faults"), "faults") or []
+    cfg.mirror = c.run(_list, data.get("mirror"), "mirror") or []
+    return cfg, c.errors
+
+
+def load_yaml(path: str | Path) -> dict:
+    """Parse a YAML file; syntax errors become ConfigError with file:line:column."""
+    text = Path(path).read_text()
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(where, f"YAML syntax: {problem}") from None
+    return data if data is not None else {}
+
+
+def load_config(path: str | Path) -> Config:
+    """Load and parse; raises the first ConfigError (use `check` to see them all)."""
+    cfg, errors = parse_config(load_yaml(path), str(path))
+    if errors:
+        raise errors[0]
+    return cfg
+
+
+# -------------------------------------------------------------------- checks
+
+
+@dataclass
+class Finding:
+    level: str  # "error" | "ok" | "info"
+    key: str
+    message: str
+    arithmetic: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        head = f"{self.level.upper():5} {self.key}: {self.message}"
+        return "\n".join([head] + [f"        {line}" for line in self.arithmetic])
+
+
+def headroom_needed(speed_bps: float, cable_m: float, mtu: int, response_bits: int) -> tuple[int, list[str]]:
+    """Bytes that can still arrive after the switch decides to pause (802.1Qbb annex O
+    reasoning): the frame the switch is sending when it decides (it must finish before the
+    PFC frame leaves), the PFC frame itself, the round trip on the cable, the peer's
+    response time, and the frame the peer is sending when it acts on the pause."""
+    cable_ns = cable_m * PROPAGATION_NS_PER_M
+    cable_bytes = math.ceil(2 * cable_ns * speed_bps / 8e9)
+    resp_bytes = math.ceil(response_bits / 8)
+    frame = mtu + ETH_HDR + 4  # largest frame with FCS
+    total = frame + PFC_FRAME + cable_bytes + resp_bytes + frame
+    lines = [
+        f"largest frame being sent by the switch  {frame} B  (MTU {mtu} + 14 + FCS 4)",
+        f"+ the PFC frame                        {PFC_FRAME} B",
+        f"+ cable round trip 2 x {cable_m:g} m x {PROPAGATION_NS_PER_M:g} ns/m = {2 * cable_ns:g} ns"
+        f" at {speed_bps / 1e9:g} Gb/s   {cable_bytes} B",
+        f"+ peer response {response_bits} bit times   {resp_bytes} B",
+        f"+ largest frame the peer is sending     {frame} B",
+        f"= {total} B needed",
+    ]
+    return total, lines
+
+
+def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Finding]:
+    """Every error (and the arithmetic behind the buffer checks)."""
+    out = [Finding("error", e.key, e.message) for e in parse_errors or []]
+
+    def err(key: str, msg: str, arith: list[str] | None = None) -> None:
+        out.append(Finding("error", key, msg, arith or []))
+
+    # MTU: one MTU on every port, and the RoCE MTU must fit in it
+    mtus = {p.port: p.mtu for p in cfg.ports.values()}
+    if len(set(mtus.values())) > 1:
+        common = max(set(mtus.values()), key=list(mtus.values()).count)
+        for port, m in sorted(mtus.items()):
+            if m != common:
+                err(f"ports.{port}.mtu", f"MTU {m} differs from the other ports' {common}: "
+                    "a lossless RoCE fabric needs one MTU end to end")
+    for port, m in sorted(mtus.items()):
+        need = cfg.roce_mtu + ROCE_HDRS
+        if need > m:
+            err(f"ports.{port}.mtu", f"roce_mtu {cfg.roce_mtu} + {ROCE_HDRS} B of IPv4/UDP/BTH/RETH/ICRC"
+                f" = {need} B does not fit in MTU {m}")
+    if cfg.roce_mtu not in (256, 512, 1024, 2048, 4096):
+        err("roce_mtu", f"{cfg.roce_mtu} is not an InfiniBand MTU (256, 512, 1024, 2048, 4096)")
+    # hosts
+    seen_ip: dict[str, str] = {}
+    seen_mac: dict[str, str] = {}
+    for h in cfg.hosts.values():
+        if h.port not in cfg.ports:
+            err(f"hosts.{h.name}.port", f"port {h.port} is not in ports")
+        if h.ip in seen_ip:
+            err(f"hosts.{h.name}.ip", f"{h.ip} already used by {seen_ip[h.ip]}")
+        seen_ip[h.ip] = h.name
+        if h.mac in seen_mac:
+            err(f"hosts.{h.name}.mac", f"{h.mac} already used by {seen_mac[h.mac]}")
+        seen_mac[h.mac] = h.name
+        for i, q in enumerate(h.qps):
+            peer = cfg.hosts.get(q.peer)
+            if peer is None:
+                err(f"hosts.{h.name}.qps[{i}].peer", f"no host named {q.peer!r}")
+            elif not any(pq.qpn == q.peer_qpn and pq.peer_qpn == q.qpn for pq in peer.qps):
+                err(f"hosts.{h.name}.qps[{i}]", f"{q.peer} has no QP {q.peer_qpn:#x} connected "
+                    f"back to {h.name} QP {q.qpn:#x}")
+    # ECN
+    fb = cfg.frame_bytes
+    for name, prof in cfg.ecn_profiles.items():
+        kmin, kmax = prof.kmin.to_packets(fb), prof.kmax.to_packets(fb)
+        arith = [f"kmin {prof.kmin} -> {kmin} pkts, kmax {prof.kmax} -> {kmax} pkts "
+                 f"(frames of {fb} B: roce_mtu {cfg.roce_mtu} + {ETH_HDR + ROCE_HDRS} B headers)"]
+        if kmin >= kmax:
+            err(f"ecn.profiles.{name}.kmin", f"Kmin must be < Kmax ({kmin} >= {kmax} packets)", arith)
+        elif kmax > cfg.buffer_packets:
+            err(f"ecn.profiles.{name}.kmax", f"Kmax {kmax} pkts exceeds the queue capacity "
+                f"buffer.packets = {cfg.buffer_packets}: the queue drops before it marks", arith)
+        else:
+            out.append(Finding("ok", f"ecn.profiles.{name}", "Kmin < Kmax <= buffer", arith))
+    # PFC
+    pfc = cfg.pfc
+    if pfc.classes:
+        xoff, xon = pfc.xoff.to_packets(fb), pfc.xon.to_packets(fb)
+        if xon >= xoff:
+            err("pfc.xon", f"XON must be < XOFF ({pfc.xon} = {xon} pkts >= {pfc.xoff} = {xoff} pkts)")
+        for port in sorted(cfg.ports):
+            p = cfg.ports[port]
+            need, lines = headroom_needed(p.speed, p.cable_m, p.mtu, pfc.response_bits)
+            need_pkts = math.ceil(need / fb)
+            lines.append(f"= {need_pkts} pkts of {fb} B")
+            for tc in pfc.classes:
+                key = f"pfc.headroom (port {port}, class {tc})"
+                if pfc.headroom is None:
+                    err(key, "no pfc.headroom given: set it to at least "
+                        f"{fmt_bytes(need)}", lines)
+                    continue
+                have = pfc.headroom.to_bytes(fb)
+                if have < need:
+                    err(key, f"headroom {fmt_bytes(have)} < {fmt_bytes(need)} needed", lines)
+                else:
+                    out.append(Finding("ok", key, f"headroom {fmt_bytes(have)} >= {fmt_bytes(need)} needed", lines))
+        # lossless needs the egress queue to hold what every other port may send before pausing
+        if pfc.headroom is not None and cfg.ports:
+            per_in = xoff + pfc.headroom.to_packets(fb)
+            fan_in = max(1, len(cfg.ports) - 1)
+            need_buf = fan_in * per_in
+            arith = [f"{fan_in} ingress ports x (XOFF {xoff} + headroom "
+                     f"{pfc.headroom.to_packets(fb)}) pkts = {need_buf} pkts"]
+            if cfg.buffer_packets < need_buf:
+                err("buffer.packets", f"{cfg.buffer_packets} pkts cannot absorb a {fan_in}:1 "
+                    f"incast up to XOFF plus headroom ({need_buf} pkts): PFC would not be lossless",
+                    arith)
+            else:
+                out.append(Finding("ok", "buffer.packets", f"{cfg.buffer_packets} >= {need_buf} pkts", arith))
+    if cfg.cnp_mode == "switch" and cfg.cnp_interval_us <= 0:
+        err("cnp.interval_us", "must be > 0 with the switch NP (one CNP per flow per interval)")
+    for i, f in enumerate(cfg.faults):
+        key = f"faults[{i}]"
+        if not isinstance(f, dict):
+            err(key, "expected a mapping")
+            continue
+        if f.get("kind") not in ("every_nth", "psn"):
+            err(f"{key}.kind", f"must be every_nth or psn, got {f.get('kind')!r}")
+        if f.get("host") not in cfg.hosts:
+            err(f"{key}.host", f"no host named {f.get('host')!r}")
+        if f.get("kind") == "every_nth" and not (isinstance(f.get("n"), int) and f["n"] >= 1):
+            err(f"{key}.n", "must be an integer >= 1")
+    for i, m in enumerate(cfg.mirror):
+        key = f"mirror[{i}]"
+        if not isinstance(m, dict) or "port" not in m or "session" not in m:
+            err(key, "needs session and port")
+            continue
+        if m["port"] in {h.port for h in cfg.hosts.values()}:
+            err(f"{key}.port", f"port {m['port']} has a host on it: mirror to a free port")
+        match = m.get("match", {}) or {}
+        for k in ("src", "dst"):
+            if k in match and match[k] not in cfg.hosts:
+                err(f"{key}.match.{k}", f"no host named {match[k]!r}")
+    for i, r in enumerate(cfg.routes):
+        key = f"routes[{i}]"
+        try:
+            ipaddress.ip_network(str(r.get("prefix")), strict=False)
+        except (ValueError, AttributeError):
+            err(f"{key}.prefix", f"not an IP prefix: {r.get('prefix') if isinstance(r, dict) else r!r}")
+            continue
+        if r.get("port") not in cfg.ports:
+            err(f"{key}.port", f"port {r.get('port')} is not in ports")
+    return out
+
+
+# -------------------------------------------------------------------- compile
+
+
+@dataclass
+class Compiled:
+    entities: list[Entity]
+    port_speeds: dict[int, float]
+    queue_capacity: dict[tuple[int, int], int]
+    notes: list[str] = field(default_factory=list)
+
+
+def _ip_int(ip: str) -> int:
+    return int(ipaddress.ip_address(ip))
+
+
+def _mac_int(mac: str) -> int:
+    return int(mac.replace(":", ""), 16)
+
+
+class Names:
+    """Fully qualified control-plane names of roce_switch.p4 (see p4src/README.md).
+    Resolved against the loaded program by suffix, so a renamed control still works."""
+
+    def __init__(self, tables: list[str], actions: list[str], registers: list[str]):
+        self.tables, self.actions, self.registers = tables, actions, registers
+
+    @staticmethod
+    def _find(kind: str, names: list[str], suffix: str) -> str:
+        hits = [n for n in names if n == suffix or n.endswith("." + suffix)]
+        if len(hits) != 1:
+            raise ConfigError("program", f"the P4 program has {len(hits)} {kind}s named "
+                              f"*{suffix} (expected one)")
+        return hits[0]
+
+    def table(self, s: str) -> str:
+        return self._find("table", self.tables, s)
+
+    def action(self, s: str) -> str:
+        return self._find("action", self.actions, s)
+
+    def register(self, s: str) -> str:
+        return self._find("register", self.registers, s)
+
+    def has_table(self, s: str) -> bool:
+        return any(n == s or n.endswith("." + s) for n in self.tables)
+
+
+PFC_SESSION_BASE = 256
+CNP_SESSION_BASE = 768
+
+
+def compile_config(cfg: Config, names: Names, cpu_port: int = 255) -> Compiled:
+    """Entities (name-level) that program roce_switch.p4 as the config says."""
+    ents: list[Entity] = []
+    notes: list[str] = []
+    T, A = names.table, names.action
+    fb = cfg.frame_bytes
+    # forwarding
+    if cfg.routing == "l3":
+        ents.append(TableEntry(T("router_mac"), {"hdr.ethernet.dst": Exact(_mac_int(cfg.router_mac))},
+                               A("set_router_mac")))
+    nh = 0
+    for h in sorted(cfg.hosts.values(), key=lambda h: h.name):
+        if cfg.routing == "l2":
+            ents.append(TableEntry(T("l2_fwd"), {"hdr.ethernet.dst": Exact(_mac_int(h.mac))},
+                                   A("l2_forward"), {"port": h.port}))
+            continue
+        nh += 1
+        ents.append(TableEntry(T("nexthop"), {"meta.nhop_id": Exact(nh)}, A("set_nexthop"),
+                               {"port": h.port, "smac": _mac_int(cfg.ports[h.port].mac),
+                                "dmac": _mac_int(h.mac)}))
+        ip = ipaddress.ip_address(h.ip)
+        table = T("ipv4_lpm") if ip.version == 4 else T("ipv6_lpm")
+        key = "hdr.ipv4.dst" if ip.version == 4 else "hdr.ipv6.dst"
+        ents.append(TableEntry(table, {key: Lpm(int(ip), ip.max_prefixlen)}, A("set_nhop"),
+                               {"nhop_id": nh}))
+    for r in cfg.routes:
+        nh += 1
+        net = ipaddress.ip_network(str(r["prefix"]), strict=False)
+        ents.append(TableEntry(T("nexthop"), {"meta.nhop_id": Exact(nh)}, A("set_nexthop"),
+                               {"port": r["port"], "smac": _mac_int(cfg.ports[r["port"]].mac),
+                                "dmac": _mac_int(r.get("dmac", "02:00:00:00:00:00"))}))
+        table, key = (T("ipv4_lpm"), "hdr.ipv4.dst") if net.version == 4 else (T("ipv6_lpm"), "hdr.ipv6.dst")
+        ents.append(TableEntry(table, {key: Lpm(int(net.network_address), net.prefixlen)},
+                               A("set_nhop"), {"nhop_id": nh}))
+    # classification
+    for d, tc in sorted(cfg.dscp_to_tc.items()):
+        ents.append(TableEntry(T("dscp_to_tc"), {"meta.dscp": Exact(d)}, A("set_tc_from_dscp"),
+                               {"tc": tc}))
+    for p, tc in sorted(cfg.pcp_to_tc.items()):
+        ents.append(TableEntry(T("pcp_to_tc"), {"hdr.vlan.pcp": Exact(p)}, A("set_tc"), {"tc": tc}))
+    # ECN
+    for ports, tc, prof_name in cfg.ecn_apply:
+        prof = cfg.ecn_profiles.get(prof_name)
+        if prof is None:
+            continue
+        params = {"kmin": prof.kmin.to_packets(fb), "kmax": prof.kmax.to_packets(fb),
+                  "pmax": min(round(prof.pmax * (1 << 24)), 1 << 24),
+                  "drop_non_ect": int(prof.drop_non_ect)}
+        for port in ports:
+            ents.append(TableEntry(T("ecn_profile"), {"standard_metadata.egress_port": Exact(port),
+                                                      "meta.tc": Exact(tc)},
+                                   A("set_ecn_profile"), params))
+    # PFC: thresholds per (ingress port, class), the port MACs, one clone session per port
+    for port in sorted(cfg.ports):
+        ents.append(TableEntry(T("port_mac"), {"standard_metadata.egress_port": Exact(port)},
+                               A("set_port_mac"), {"mac": _mac_int(cfg.ports[port].mac)}))
+        ents.append(CloneSession(PFC_SESSION_BASE + port, (port,), 0))
+        if cfg.cnp_mode == "switch":
+            ents.append(CloneSession(CNP_SESSION_BASE + port, (port,), 0))
+        for tc in cfg.pfc.classes:
+            ents.append(TableEntry(T("pfc_thresholds"), {"standard_metadata.ingress_port": Exact(port),
+                                                          "meta.tc": Exact(tc)},
+                                   A("set_pfc_thresholds"),
+                                   {"xoff": cfg.pfc.xoff.to_packets(fb), "xon": cfg.pfc.xon.to_packets(fb),
+                                    "quanta": cfg.pfc.quanta, "refresh_us": cfg.pfc.refresh_us}))
+    # CNP: the class CNPs travel in, and (mode switch) the NP emulation
+    ents.append(DefaultAction(T("cnp_config"), A("set_cnp_config"),
+                              {"cnp_tc": cfg.cnp_class, "np_enable": int(cfg.cnp_mode == "switch"),
+                               "interval_us": cfg.cnp_interval_us, "cnp_dscp": cfg.cnp_dscp}))
+    if cfg.cnp_mode == "switch":
+        # NP emulation: CE-marked data leaving toward a host port makes the switch send a
+        # CNP to the data's sender QP, one per flow (a register slot each) per interval.
+        for port in sorted({h.port for h in cfg.hosts.values()}):
+            ents.append(TableEntry(T("host_port"), {"standard_metadata.egress_port": Exact(port)},
+                                   A("set_host_port")))
+        slot = 0
+        for h in sorted(cfg.hosts.values(), key=lambda h: h.name):
+            for q in h.qps:
+                peer = cfg.hosts.get(q.peer)
+                if peer is None:
+                    continue
+                # data from h (QP q.qpn) to peer (QP q.peer_qpn): the CNP goes to q.qpn
+                ents.append(TableEntry(T("cnp_qp"), {"meta.ip_src": Exact(_ip_int(h.ip)),
+                                                     "meta.ip_dst": Exact(_ip_int(peer.ip)),
+                                                     "hdr.bth.dqpn": Exact(q.peer_qpn)},
+                                       A("set_cnp_target"), {"dqpn": q.qpn, "slot": slot}))
+                slot += 1
+    # faults
+    slot = 0
+    for f in cfg.faults:
+        h = cfg.hosts[f["host"]]
+        qpn = int(f.get("qpn", 0))
+        if f["kind"] == "psn":
+            ents.append(TableEntry(T("fault_psn"), {"meta.ip_dst": Exact(_ip_int(h.ip)),
+                                                    "hdr.bth.dqpn": Exact(qpn),
+                                                    "hdr.bth.psn": Exact(int(f["psn"]))},
+                                   A("drop_psn")))
+        else:
+            ents.append(TableEntry(T("fault_every_nth"), {"meta.ip_dst": Exact(_ip_int(h.ip)),
+                                                          "hdr.bth.dqpn": Exact(qpn)},
+                                   A("drop_every_nth"), {"n": int(f["n"]), "slot": slot}))
+            ents.append(RegisterCell(names.register("fault_count"), slot, 0))
+            slot += 1
+    # mirror
+    for m in cfg.mirror:
+        ents.append(CloneSession(int(m["session"]), (int(m["port"]),), int(m.get("truncate", 0))))
+        match = m.get("match", {}) or {}
+        key: dict = {}
+        full = (1 << 128) - 1
+        if "src" in match:
+            key["meta.ip_src"] = Ternary(_ip_int(cfg.hosts[match["src"]].ip), full)
+        if "dst" in match:
+            key["meta.ip_dst"] = Ternary(_ip_int(cfg.hosts[match["dst"]].ip), full)
+        ents.append(TableEntry(T("mirror_flow"), key, A("mirror_to"), {"session": int(m["session"])},
+                               priority=int(m.get("priority", 1))))
+    speeds = {p.port: p.speed for p in cfg.ports.values()}
+    caps = {(p, tc): cfg.buffer_packets for p in cfg.ports for tc in range(8)}
+    return Compiled(ents, speeds, caps, notes)
+
+
+def names_from_target(target) -> Names:
+    """The program's table/action/register names, from an in-process or P4Runtime target."""
+    sw = getattr(target, "switch", None)
+    if sw is not None:
+        m = sw.model
+        return Names(list(m.tables), list(m.actions), list(m.registers))
+    info = target._info().info
+    return Names([t.preamble.name for t in info.tables], [a.preamble.name for a in info.actions],
+                 [r.preamble.name for r in info.registers])
+
+
+def apply_config(cfg: Config, target) -> Compiled:
+    """Program a target from a config: entities, then (where the target has them) the
+    traffic-manager port speeds and queue capacities."""
+    from controller.targets.base import TargetError
+
+    comp = compile_config(cfg, names_from_target(target))
+    target.write(comp.entities)
+    for port, bps in comp.port_speeds.items():
+        try:
+            target.set_port_speed(port, bps)
+        except TargetError:
+            comp.notes.append("port speeds are the device's own (not settable over P4Runtime)")
+            break
+    for (port, tc), cap in comp.queue_capacity.items():
+        try:
+            target.set_queue_capacity(port, tc, cap)
+        except TargetError:
+            comp.notes.append("queue capacities are the device's own")
+            break
+    return comp

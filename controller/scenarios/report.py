@@ -1,0 +1,166 @@
+"""What a scenario run leaves behind: a summary table (stdout), PNG plots, a pcap of the
+mirror port, and a JSON summary."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .scenario import RunResult, ScenarioResult
+
+
+def table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=False))
+    sep = "  ".join("-" * w for w in widths)
+    body = ["  ".join(str(c).rjust(w) if i else str(c).ljust(w)
+                      for i, (c, w) in enumerate(zip(r, widths, strict=False))) for r in rows]
+    return "\n".join([line, sep, *body])
+
+
+def summary_text(res: ScenarioResult) -> str:
+    sc = res.scenario
+    out = [f"scenario {sc['name']}: {sc.get('title', '')}".rstrip(": ")]
+    for run in res.runs:
+        win = (run.duration_ns - run.warmup_ns) / 1e3
+        out.append("")
+        out.append(f"run {run.label}  (seed {run.seed}; {run.duration_ns / 1e3:g} us virtual, "
+                   f"measured over the last {win:g} us; {run.wall_s:.1f} s wall)")
+        rows = []
+        total = sum(f.goodput_bps for f in run.flows)
+        for f in run.flows:
+            share = f.goodput_bps / total * 100 if total else 0.0
+            rows.append([f.name, f"{f.goodput_bps / 1e9:.3f}", f"{share:.1f}%",
+                         f"{f.final_rate_bps / 1e9:.2f}", str(f.retransmitted), str(f.naks),
+                         str(f.timeouts), str(f.ce), str(f.cnps)])
+        out.append(table(rows, ["flow", "goodput Gb/s", "share", "RP rate Gb/s", "retx pkts",
+                                "NAKs", "timeouts", "CE rx", "CNPs rx"]))
+        q = run.queue
+        c = run.counters
+        if q.get("p50") is not None:
+            fb = q.get("frame_bytes", 1)
+            band = (f"; Kmin..Kmax = {q['kmin']}..{q['kmax']} pkts" if "kmin" in q else "")
+            out.append(f"bottleneck queue: median {q['p50']:.0f} pkts ({q['p50'] * fb / 1e3:.0f} KB), "
+                       f"mean {q['mean']:.1f}, 10-90% {q['p10']:.0f}..{q['p90']:.0f}, "
+                       f"max {q['max']:.0f}{band}")
+        keys = [("ecn_marked", "CE marks"), ("pfc_tx", "PFC sent"), ("pfc_rx", "PFC rx"),
+                ("cnp_tx", "CNPs by switch"), ("cnp_rx", "CNPs through switch"),
+                ("host_cnps_sent", "CNPs by hosts"), ("switch_drops", "pipeline drops"),
+                ("tm_drops", "queue drops")]
+        out.append("switch: " + ", ".join(f"{label} {c.get(k, 0)}" for k, label in keys))
+        for n in dict.fromkeys(run.notes):
+            out.append(f"note: {n}")
+    out.append("")
+    out.append("DCQCN parameters used:")
+    out.append(table([list(r) for r in res.runs[0].dcqcn.as_table()], ["parameter", "value"]))
+    out.append("")
+    out.append(table([[v.name, "PASS" if v.ok else "FAIL", v.detail] for v in res.verdicts],
+                     ["check", "result", "detail"]))
+    return "\n".join(out)
+
+
+def write_plots(run: RunResult, outdir: Path, stem: str) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    s = run.series
+    t_us = [t / 1e3 for t in s["t"]]
+    fig, axes = plt.subplots(4, 1, figsize=(9, 11), sharex=True)
+    ax = axes[0]
+    for name, vals in s["goodput"].items():
+        ax.plot(t_us, [v / 1e9 for v in vals], label=f"{name} goodput", lw=1)
+    for name, vals in s["tx"].items():
+        ax.plot(t_us, [v / 1e9 for v in vals], ls="--", lw=1, label=f"{name} RP rate")
+    ax.set_ylabel("Gb/s")
+    ax.set_title(f"{run.label}: sending rate per flow")
+    ax.legend(fontsize=7, loc="upper right")
+    ax = axes[1]
+    ax.plot(t_us, s["queue"], color="tab:red", lw=1)
+    if "kmin" in run.queue:
+        ax.axhline(run.queue["kmin"], color="grey", ls=":", label="Kmin")
+        ax.axhline(run.queue["kmax"], color="black", ls=":", label="Kmax")
+        ax.legend(fontsize=7)
+    ax.set_ylabel("packets")
+    ax.set_title("bottleneck queue depth")
+    ax = axes[2]
+    ax.bar(t_us, s["ce"], width=(t_us[1] - t_us[0]) if len(t_us) > 1 else 1, color="tab:orange")
+    ax.set_ylabel("CE marks / sample")
+    ax.set_title("ECN CE marks received")
+    ax = axes[3]
+    ax.bar(t_us, s["pfc"], width=(t_us[1] - t_us[0]) if len(t_us) > 1 else 1, color="tab:purple")
+    ax.set_ylabel("PFC frames / sample")
+    ax.set_xlabel("virtual time (us)")
+    ax.set_title("PFC pause frames received by hosts")
+    fig.tight_layout()
+    path = outdir / f"{stem}.png"
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return [path]
+
+
+def write_sweep_plot(res: ScenarioResult, outdir: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pts = sorted(((r.sweep_value or 0.0), sum(f.goodput_bps for f in r.flows) / 1e9)
+                 for r in res.runs)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    labels = [f"{v * 100:g}%" for v, _ in pts]
+    ax.bar(labels, [g for _, g in pts], color="tab:blue")
+    ax.set_xlabel("drop rate")
+    ax.set_ylabel("goodput (Gb/s)")
+    ax.set_title("go-back-N goodput vs drop rate")
+    fig.tight_layout()
+    path = outdir / "goodput_vs_drop.png"
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def write_pcap(frames: list[tuple[int, bytes]], path: Path) -> Path:
+    from scapy.utils import RawPcapWriter
+
+    w = RawPcapWriter(str(path), linktype=1, nano=True, sync=False)
+    w.write_header(None)
+    for t_ns, data in frames:
+        w.write_packet(data, sec=t_ns // 1_000_000_000, usec=t_ns % 1_000_000_000)
+    w.close()
+    return path
+
+
+def write_outputs(res: ScenarioResult, outdir: str | Path) -> list[Path]:
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    files: list[Path] = []
+    for i, run in enumerate(res.runs):
+        stem = res.scenario["name"] if len(res.runs) == 1 else f"{res.scenario['name']}_{i}"
+        files += write_plots(run, out, stem)
+        for port, frames in run.captures.items():
+            files.append(write_pcap(frames, out / f"{stem}_mirror_port{port}.pcap"))
+    if len(res.runs) > 1:
+        files.append(write_sweep_plot(res, out))
+    summary = {
+        "scenario": res.scenario["name"], "ok": res.ok,
+        "verdicts": [{"check": v.name, "ok": v.ok, "detail": v.detail} for v in res.verdicts],
+        "runs": [{"label": r.label, "seed": r.seed, "sweep_value": r.sweep_value,
+                  "duration_ns": r.duration_ns, "warmup_ns": r.warmup_ns, "wall_s": r.wall_s,
+                  "queue": r.queue, "counters": {k: v for k, v in r.counters.items()
+                                                 if isinstance(v, int | float)},
+                  "flows": [{"name": f.name, "goodput_bps": f.goodput_bps,
+                             "retransmitted": f.retransmitted, "naks": f.naks,
+                             "timeouts": f.timeouts, "cnps": f.cnps, "ce": f.ce,
+                             "final_rate_bps": f.final_rate_bps} for f in r.flows]}
+                 for r in res.runs],
+        "dcqcn": dict(res.runs[0].dcqcn.as_table()),
+    }
+    p = out / "summary.json"
+    p.write_text(json.dumps(summary, indent=2))
+    files.append(p)
+    text = out / "summary.txt"
+    text.write_text(summary_text(res) + "\n")
+    files.append(text)
+    return files

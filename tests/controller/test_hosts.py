@@ -1,0 +1,156 @@
+"""Host models back to back on a cable (no switch): real frames from the packet library
+both ways; the cable can drop, CE-mark or inject PFC frames."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import struct
+
+import pytest
+
+from controller.hosts.host import Host, HostSpec, tx_ns
+from controller.hosts.rc import WRITE
+from controller.packets import decode
+from controller.packets.build import pfc_frame
+
+US = 1000
+
+
+class Cable:
+    """Two hosts, one full-duplex link with a propagation delay, a tiny event loop."""
+
+    def __init__(self, prop_ns: int = 1000, speed: float = 10e9, **spec_kw):
+        self._t = 0
+        self._heap: list = []
+        self._seq = itertools.count()
+        self.a = Host(HostSpec("a", "02:00:00:00:00:01", "10.0.0.1", 1, speed, prop_ns, **spec_kw), self)
+        self.b = Host(HostSpec("b", "02:00:00:00:00:02", "10.0.0.2", 2, speed, prop_ns, **spec_kw), self)
+        self.a.add_qp(0x11, 0x22, "10.0.0.2", "02:00:00:00:00:02")
+        self.b.add_qp(0x22, 0x11, "10.0.0.1", "02:00:00:00:00:01")
+        self.frames: list[tuple[str, bytes]] = []
+        self.tamper = None  # fn(direction, frame) -> frame | None (None drops it)
+        for src, dst in ((self.a, self.b), (self.b, self.a)):
+            src.transmit = self._sender(src, dst, prop_ns)
+
+    def _sender(self, src, dst, prop):
+        def transmit(frame: bytes, t_end: int) -> None:
+            self.frames.append((src.spec.name, frame))
+            if self.tamper is not None:
+                frame = self.tamper(src.spec.name, frame)
+                if frame is None:
+                    return
+            self.at(t_end + prop, lambda: dst.receive(frame))
+        return transmit
+
+    def now(self) -> int:
+        return self._t
+
+    def at(self, t: int, fn) -> None:
+        heapq.heappush(self._heap, (max(t, self._t), next(self._seq), fn))
+
+    def run(self, until: int) -> None:
+        while self._heap and self._heap[0][0] <= until:
+            self._t, _, fn = heapq.heappop(self._heap)
+            fn()
+        self._t = until
+
+
+def set_ce(frame: bytes) -> bytes:
+    """Mark IPv4 ECN CE and fix the header checksum (the ICRC does not cover TOS)."""
+    b = bytearray(frame)
+    b[15] |= 0x03
+    b[24:26] = b"\x00\x00"
+    s = sum(struct.unpack("!10H", bytes(b[14:34])))
+    s = (s & 0xFFFF) + (s >> 16)
+    s = (s & 0xFFFF) + (s >> 16)
+    b[24:26] = struct.pack("!H", ~s & 0xFFFF)
+    return bytes(b)
+
+
+def test_write_completes_at_line_rate_with_coalesced_acks():
+    c = Cable(mtu=1024, ack_every=16, rp_enabled=False)
+    c.a.post(0x11, WRITE, 1_000_000)
+    c.run(2_000 * US)
+    req = c.a.qps[0x11].requester
+    resp = c.b.qps[0x22].responder
+    assert req.idle and resp.stats.bytes_received == 1_000_000
+    done = req.done[0].completed_ns
+    pkts = -(-1_000_000 // 1024)
+    # serialization of every data frame back to back, plus one round trip for the last ACK
+    wire = sum(tx_ns(len(f), 10e9) for who, f in c.frames if who == "a")
+    assert done == pytest.approx(wire + 2 * 1000, rel=0.02)
+    acks = [decode(f) for who, f in c.frames if who == "b"]
+    assert all(r.bth_opcode == 0x11 and r.aeth_valid for r in acks)
+    assert len(acks) == pkts // 16 + 1  # every 16th packet and the AckReq on the last
+    # every data frame is a valid RoCEv2 frame with ECT(0), DSCP 26, right QP and PSNs in order
+    data = [decode(f) for who, f in c.frames if who == "a"]
+    assert [r.bth_psn for r in data] == list(range(pkts))
+    assert all(r.verdict == "ok" and r.ecn == 2 and r.dscp == 26 and r.bth_dqpn == 0x22
+               for r in data)
+
+
+def test_drop_causes_nak_and_go_back_n_recovery():
+    c = Cable(mtu=1024, ack_every=16, rp_enabled=False)
+    dropped = []
+
+    def tamper(who, frame):
+        r = decode(frame)
+        if who == "a" and r.bth_psn == 10 and not dropped:
+            dropped.append(frame)
+            return None
+        return frame
+
+    c.tamper = tamper
+    c.a.post(0x11, WRITE, 64 * 1024)
+    c.run(1_000 * US)
+    req = c.a.qps[0x11].requester
+    assert req.idle and c.b.qps[0x22].responder.stats.bytes_received == 64 * 1024
+    naks = [decode(f) for who, f in c.frames if who == "b" and decode(f).aeth_syndrome == 0x60]
+    assert len(naks) == 1 and naks[0].bth_psn == 10
+    assert req.stats.naks == 1 and req.stats.retransmitted_packets > 0
+    psns = [decode(f).bth_psn for who, f in c.frames if who == "a"]
+    i = psns.index(10, 11)  # PSN 10 again after the NAK: everything from it is resent
+    assert psns[i:i + 3] == [10, 11, 12]
+
+
+def test_tail_drop_recovers_by_timeout():
+    c = Cable(mtu=1024, rp_enabled=False, timeout_ns=100 * US)
+    c.tamper = lambda who, f: None if who == "a" and decode(f).bth_psn == 3 and not c.frames[4:] else f
+    c.a.post(0x11, WRITE, 4 * 1024)  # PSN 0..3; PSN 3 (the last) lost once: no NAK possible
+    c.run(1_000 * US)
+    req = c.a.qps[0x11].requester
+    assert req.idle and req.stats.timeouts == 1
+    assert req.done[0].completed_ns > 100 * US
+
+
+def test_ce_marks_make_np_send_cnps_and_rp_cut_rate():
+    c = Cable(mtu=1024, ack_every=16)
+    c.tamper = lambda who, f: set_ce(f) if who == "a" and decode(f).bth_opcode <= 0x10 else f
+    c.a.post(0x11, WRITE, 2_000_000)
+    c.run(300 * US)
+    cnps = [decode(f) for who, f in c.frames if who == "b" and decode(f).is_cnp]
+    assert len(cnps) >= 5
+    assert all(r.bth_dqpn == 0x11 and r.bth_becn == 1 and r.dscp == 48 for r in cnps)
+    rp = c.a.rps[0x11]
+    assert rp.cnps == len([1 for _ in cnps]) or rp.cnps == len(cnps) - 1  # last may be in flight
+    assert rp.rc < 10e9 * 0.6
+    # NP: at most one CNP per 50 us (one flow here)
+    assert len(cnps) <= 300 // 50 + 1
+
+
+def test_pfc_pause_stops_data_for_the_quanta():
+    c = Cable(mtu=1024, rp_enabled=False)
+    c.a.post(0x11, WRITE, 1_000_000)
+    c.run(10 * US)
+    # 0xFFFF quanta x 512 bit times at 10 Gb/s = 3355.4 us of pause on class 3
+    c.at(c.now(), lambda: c.a.receive(pfc_frame("02:00:00:00:00:02", {3: 0xFFFF})))
+    c.run(11 * US)
+    sent = len([1 for who, _ in c.frames if who == "a"])
+    c.run(1_000 * US)
+    assert len([1 for who, _ in c.frames if who == "a"]) <= sent + 1  # the frame on the wire
+    assert c.a.is_paused(3)
+    c.at(c.now(), lambda: c.a.receive(pfc_frame("02:00:00:00:00:02", {3: 0})))  # XON
+    c.run(1_100 * US)
+    assert not c.a.is_paused(3)
+    assert len([1 for who, _ in c.frames if who == "a"]) > sent + 50
