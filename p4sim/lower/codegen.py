@@ -265,7 +265,11 @@ class Compiler:
             g.add(Sym("function", d.name, d, scope=g), d)
             return
         if isinstance(d, ast.Instantiation):
-            g.add(Sym("instance", d.name, d), d)
+            t = self.resolve_type(d.type, g)
+            if isinstance(t, TExtern):
+                self.instantiation(d, g, None, "")  # type: ignore[arg-type]
+            else:
+                g.add(Sym("instance", d.name, d), d)
             return
         raise unsupported(f"top-level declaration {type(d).__name__}", d)
 

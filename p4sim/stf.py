@@ -1,0 +1,353 @@
+"""p4c's STF test format, run against a p4sim switch.
+
+Commands (one per line, `#` starts a comment):
+    add TABLE [PRIORITY] KEY:VALUE ... ACTION(PARAM:VALUE, ...)
+        VALUE: 0x.. / decimal / 0b..; `V/LEN` (lpm), `V&&&MASK` (ternary), `LO->HI` (range),
+        hex with `*` nibbles (ternary don't-care). Higher PRIORITY wins.
+    setdefault TABLE ACTION(PARAM:VALUE, ...)
+    packet PORT HEX...          expect PORT HEX... (`*` nibble = any, `$` = frame ends)
+    wait
+    mirroring_add SESSION PORT          mirroring_add_mc SESSION GROUP
+    mc_mgrp_create GROUP    mc_node_create RID PORT...    mc_node_associate GROUP HANDLE
+    counter_read NAME INDEX     counter_write NAME INDEX PACKETS BYTES
+    check_counter NAME(INDEX) [packets|bytes] [== VALUE]
+    register_read NAME INDEX    register_write NAME INDEX VALUE    register_reset NAME
+    check_register NAME INDEX [==] VALUE
+    meter_set_rates NAME INDEX RATE:BURST RATE:BURST   meter_array_set_rates NAME RATE:BURST RATE:BURST
+Names resolve as p4c's runner does: the full name, or a unique suffix.
+Expected packets are matched per port, in order; missing, extra or different packets fail.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from p4sim.model import Exact, Lpm, P4SimError, Range, TableEntry, Ternary
+from p4sim.runtime.switch import Switch, resolve_name
+
+
+class StfError(Exception):
+    """A malformed STF file (file:line: reason)."""
+
+
+@dataclass
+class Cmd:
+    line: int
+    op: str
+    args: list[str]
+    text: str
+
+
+@dataclass
+class StfResult:
+    ok: bool
+    messages: list[str] = field(default_factory=list)
+    packets_sent: int = 0
+    packets_checked: int = 0
+
+    def report(self) -> str:
+        head = "PASS" if self.ok else "FAIL"
+        return "\n".join([f"{head}: {self.packets_sent} packets sent, {self.packets_checked} checked"]
+                         + self.messages)
+
+
+def parse_stf(text: str) -> list[Cmd]:
+    cmds = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        # keep `name(args)` together: split on spaces outside parentheses
+        parts = re.findall(r"[^\s(]+\([^)]*\)|\S+", line)
+        cmds.append(Cmd(n, parts[0].lower(), parts[1:], line))
+    return cmds
+
+
+def parse_int(s: str) -> int:
+    s = s.strip().replace("_", "")
+    m = re.fullmatch(r"(\d+)[ws](.+)", s)
+    if m:
+        s = m.group(2)
+    neg = s.startswith("-")
+    if neg:
+        s = s[1:]
+    if s.lower().startswith("0x"):
+        v = int(s[2:], 16)
+    elif s.lower().startswith("0b"):
+        v = int(s[2:], 2)
+    elif s.lower().startswith("0o"):
+        v = int(s[2:], 8)
+    else:
+        v = int(s, 10)
+    return -v if neg else v
+
+
+def _key_value(text: str, kind: str, width: int):
+    if "&&&" in text:
+        v, m = text.split("&&&", 1)
+        return Ternary(parse_int(v) & parse_int(m), parse_int(m))
+    if "->" in text:
+        lo, hi = text.split("->", 1)
+        return Range(parse_int(lo), parse_int(hi))
+    if "/" in text:
+        v, plen = text.split("/", 1)
+        return Lpm(parse_int(v), int(plen))
+    if "*" in text:
+        t = text.lower()
+        base = 16 if t.startswith("0x") else 2 if t.startswith("0b") else 0
+        if not base:
+            raise ValueError(f"'*' wildcards need a 0x or 0b value: {text}")
+        digits = t[2:]
+        bits = 4 if base == 16 else 1
+        v = m = 0
+        for ch in digits:
+            v <<= bits
+            m <<= bits
+            if ch != "*":
+                v |= int(ch, base)
+                m |= (1 << bits) - 1
+        return Ternary(v, m & ((1 << width) - 1))
+    v = parse_int(text)
+    if kind == "lpm":
+        return Lpm(v, width)
+    if kind == "ternary":
+        return Ternary(v, (1 << width) - 1)
+    if kind == "range":
+        return Range(v, v)
+    return Exact(v)
+
+
+def _action_call(text: str) -> tuple[str, list[tuple[str | None, int]]]:
+    m = re.fullmatch(r"([^\s(]+)\((.*)\)", text)
+    if not m:
+        return text, []
+    args = []
+    for a in m.group(2).split(","):
+        a = a.strip()
+        if not a:
+            continue
+        if ":" in a:
+            k, v = a.split(":", 1)
+            args.append((k.strip(), parse_int(v)))
+        elif "=" in a:
+            k, v = a.split("=", 1)
+            args.append((k.strip(), parse_int(v)))
+        else:
+            args.append((None, parse_int(a)))
+    return m.group(1), args
+
+
+def _hex_pattern(parts: list[str]) -> tuple[str, bool]:
+    s = "".join(parts).replace(" ", "").lower()
+    exact_end = s.endswith("$")
+    s = s.rstrip("$")
+    if s.startswith("0x"):
+        s = s[2:]
+    if not re.fullmatch(r"[0-9a-f*]*", s):
+        raise ValueError(f"bad packet data: {''.join(parts)}")
+    return s, exact_end
+
+
+class StfRunner:
+    def __init__(self, switch: Switch, path: str = "<stf>"):
+        self.sw = switch
+        self.path = path
+        self.expected: dict[int, list[tuple[str, bool, int]]] = {}
+        self.received: dict[int, list[bytes]] = {}
+        self.result = StfResult(True)
+        self._auto_prio = 1 << 20
+
+    def fail(self, msg: str) -> None:
+        self.result.ok = False
+        self.result.messages.append(msg)
+
+    def run_text(self, text: str) -> StfResult:
+        for cmd in parse_stf(text):
+            try:
+                self.run(cmd)
+            except (P4SimError, ValueError, KeyError, IndexError) as e:
+                raise StfError(f"{self.path}:{cmd.line}: {cmd.op}: {e}") from e
+        self.collect()
+        self.check()
+        return self.result
+
+    # ------------------------------------------------------------ commands
+
+    def run(self, c: Cmd) -> None:
+        sw = self.sw
+        op, a = c.op, c.args
+        if op == "add":
+            self.add(c)
+        elif op == "setdefault":
+            tname = resolve_name(a[0], sw.tables, "table")
+            aname, args = _action_call(a[1])
+            sw.table_set_default(tname, aname, self.params(tname, aname, args))
+        elif op == "packet":
+            self.collect()
+            sw.send(int(a[0]), bytes.fromhex(_hex_pattern(a[1:])[0]))
+            self.result.packets_sent += 1
+        elif op == "expect":
+            pat, end = _hex_pattern(a[1:])
+            if "*" not in pat and len(pat) % 2:
+                raise ValueError("odd number of hex digits")
+            self.expected.setdefault(int(a[0]), []).append((pat, end, c.line))
+        elif op == "wait":
+            self.collect()
+        elif op == "mirroring_add":
+            sw.clone_session_set(int(a[0]), [(int(a[1]), 0)])
+        elif op == "mirroring_add_mc":
+            grp = int(a[1])
+            sw.clone_session_set(int(a[0]), list(sw.pre.replicas(grp)))
+        elif op == "mc_mgrp_create":
+            sw.pre.group_create(int(a[0]))
+        elif op == "mc_node_create":
+            h = sw.pre.node_create(int(a[0]), [int(p) for p in a[1:]])
+            self.result.messages.append(f"line {c.line}: mc node handle {h}") if False else None
+        elif op == "mc_node_associate":
+            sw.pre.node_associate(int(a[0]), int(a[1]))
+        elif op == "counter_read":
+            p, b = sw.counter_read(a[0], int(a[1]))
+            self.result.messages.append(f"counter {a[0]}[{a[1]}] = {p} packets, {b} bytes")
+        elif op == "counter_write":
+            sw.counter_write(a[0], int(a[1]), parse_int(a[2]), parse_int(a[3]) if len(a) > 3 else 0)
+        elif op == "check_counter":
+            self.check_counter(c)
+        elif op == "register_read":
+            v = sw.register_read(a[0], int(a[1]))
+            self.result.messages.append(f"register {a[0]}[{a[1]}] = {v}")
+        elif op == "register_write":
+            sw.register_write(a[0], int(a[1]), parse_int(a[2]))
+        elif op == "register_reset":
+            sw.register_reset(a[0])
+        elif op == "check_register":
+            rest = [x for x in a[2:] if x != "=="]
+            v = sw.register_read(a[0], int(a[1]))
+            if v != parse_int(rest[0]):
+                self.fail(f"{self.path}:{c.line}: register {a[0]}[{a[1]}] is {v:#x}, expected {rest[0]}")
+        elif op == "meter_set_rates":
+            sw.meter_set_rates(a[0], int(a[1]), [self.rate(x) for x in a[2:]])
+        elif op == "meter_array_set_rates":
+            name = resolve_name(a[0], sw.meters, "meter")
+            for i in range(sw.meters[name].size):
+                sw.meter_set_rates(name, i, [self.rate(x) for x in a[1:]])
+        else:
+            raise ValueError(f"unknown STF command {op!r}")
+
+    @staticmethod
+    def rate(s: str) -> tuple[float, int]:
+        r, b = s.split(":")
+        return float(r), int(b)
+
+    def check_counter(self, c: Cmd) -> None:
+        a = c.args
+        m = re.fullmatch(r"([^(]+)\((\d+)\)", a[0])
+        if not m:
+            raise ValueError("check_counter NAME(INDEX) [packets|bytes] [== VALUE]")
+        name, idx = m.group(1), int(m.group(2))
+        rest = a[1:]
+        what = "packets"
+        if rest and rest[0] in ("packets", "bytes"):
+            what = rest.pop(0)
+        cmp = "=="
+        if rest and rest[0] in ("==", "!=", "<", ">", "<=", ">="):
+            cmp = rest.pop(0)
+        want = parse_int(rest[0])
+        p, b = self.sw.counter_read(name, idx)
+        got = p if what == "packets" else b
+        ok = {"==": got == want, "!=": got != want, "<": got < want, ">": got > want,
+              "<=": got <= want, ">=": got >= want}[cmp]
+        if not ok:
+            self.fail(f"{self.path}:{c.line}: counter {name}({idx}) {what} is {got}, expected {cmp} {want}")
+
+    def params(self, tname: str, aname: str, args: list[tuple[str | None, int]]) -> dict[str, int]:
+        t = self.sw.tables[tname]
+        full = None
+        for spec in t.actions:
+            if spec.name == aname or spec.name.endswith("." + aname):
+                full = spec
+        if full is None:
+            raise ValueError(f"action {aname} is not an action of table {tname}")
+        out = {}
+        pnames = [p for p, _ in full.params]
+        for i, (k, v) in enumerate(args):
+            if k is None:
+                out[pnames[i]] = v
+            else:
+                out[resolve_name(k, pnames, "action parameter")] = v
+        return out
+
+    def add(self, c: Cmd) -> None:
+        a = list(c.args)
+        tname = resolve_name(a.pop(0), self.sw.tables, "table")
+        t = self.sw.tables[tname]
+        prio = None
+        if a and re.fullmatch(r"\d+", a[0]):
+            prio = int(a.pop(0))
+        action = a.pop()
+        match = {}
+        for kv in a:
+            if ":" not in kv:
+                raise ValueError(f"key {kv!r} is not FIELD:VALUE")
+            k, v = kv.split(":", 1)
+            kname = resolve_name(k, list(t.key_names), "key field")
+            i = t.key_names.index(kname)
+            match[kname] = _key_value(v, t.kinds[i], t.widths[i])
+        aname, args = _action_call(action)
+        if prio is None and t.needs_priority:
+            # earlier entries win when the test gives no priorities
+            self._auto_prio -= 1
+            prio = self._auto_prio
+        entry = TableEntry(tname, match, aname, self.params(tname, aname, args), priority=prio or 0)
+        self.sw.table_add(entry)
+
+    # ------------------------------------------------------------ packets
+
+    def collect(self) -> None:
+        self.sw.run_until_idle()
+        for p in self.sw.receive():
+            self.received.setdefault(p.port, []).append(p.data)
+
+    def check(self) -> None:
+        ports = sorted(set(self.expected) | set(self.received))
+        for port in ports:
+            exp = self.expected.get(port, [])
+            got = self.received.get(port, [])
+            for i in range(max(len(exp), len(got))):
+                if i >= len(got):
+                    pat, _, line = exp[i]
+                    self.fail(f"{self.path}:{line}: expected packet #{i + 1} on port {port} never came:"
+                              f"\n    expected {pat}")
+                    continue
+                data = got[i].hex()
+                if i >= len(exp):
+                    self.fail(f"unexpected packet #{i + 1} on port {port}:\n    got      {data}")
+                    continue
+                pat, end, line = exp[i]
+                self.result.packets_checked += 1
+                if not _match(pat, end, data):
+                    self.fail(f"{self.path}:{line}: packet #{i + 1} on port {port} differs:\n"
+                              f"    expected {pat}{'$' if end else ''}\n    got      {data}\n"
+                              f"    diff     {_diff(pat, data)}")
+
+
+def _match(pat: str, end: bool, data: str) -> bool:
+    if len(data) < len(pat) or (end and len(data) != len(pat)):
+        return False
+    return all(p == "*" or p == d for p, d in zip(pat, data, strict=False))
+
+
+def _diff(pat: str, data: str) -> str:
+    n = max(len(pat), len(data))
+    return "".join(
+        " " if i < len(pat) and i < len(data) and (pat[i] == "*" or pat[i] == data[i]) else "^"
+        for i in range(n)
+    ).rstrip()
+
+
+def run_stf(program, stf_path: str, *, include_dirs=(), switch: Switch | None = None) -> StfResult:
+    """Run an STF file against a program (path or CompiledProgram) on a fresh switch."""
+    sw = switch or Switch(program, include_dirs=include_dirs)
+    with open(stf_path, encoding="utf-8") as f:
+        text = f.read()
+    return StfRunner(sw, stf_path).run_text(text)
