@@ -240,13 +240,18 @@ def build_id_maps(p4info: p4info_pb2.P4Info, model: ProgramModel | None = None) 
             if struct is not None:
                 fields = [FieldInfo(i + 1, m.name, _bitstring_width(m.type_spec)) for i, m in enumerate(struct.members)]
         maps.digest_fields[d.preamble.id] = fields
+    kinds = {}
+    if model is not None:
+        kinds = {h.name: h.kind for h in model.controller_headers.values()}
     for cpm in p4info.controller_packet_metadata:
         meta = ControllerHeaderMeta(
             cpm.preamble.id, cpm.preamble.name, [FieldInfo(m.id, m.name, m.bitwidth) for m in cpm.metadata]
         )
-        if cpm.preamble.name == "packet_in":
+        # p4c names them after the annotation ("packet_in"); accept the header type name too
+        kind = cpm.preamble.name if cpm.preamble.name in ("packet_in", "packet_out") else kinds.get(cpm.preamble.name)
+        if kind == "packet_in":
             maps.packet_in = meta
-        elif cpm.preamble.name == "packet_out":
+        elif kind == "packet_out":
             maps.packet_out = meta
     return maps
 
@@ -396,7 +401,12 @@ def decode_table_entry(maps: IdMaps, te: p4runtime_pb2.TableEntry, need_action: 
     meta = maps.table(te.table_id)
     if te.idle_timeout_ns and not meta.supports_idle_timeout:
         raise invalid(f"table {meta.name} does not support idle timeout (no @support_timeout): idle_timeout_ns must be 0")
-    match = decode_match(meta, list(te.match))
+    if te.is_default_action:
+        if len(te.match):
+            raise invalid(f"table {meta.name}: the default entry has no match fields")
+        match: dict[str, Match] = {}
+    else:
+        match = decode_match(meta, list(te.match))
     if meta.requires_priority:
         if te.priority <= 0 and not te.is_default_action:
             raise invalid(f"table {meta.name} has ternary/range/optional fields: priority must be > 0")

@@ -137,7 +137,7 @@ def test_verify_save_commit_and_reconcile(l2, server) -> None:
     assert server.ports.ports[2].wait_output(0.5) is not None
     c.set_pipeline(b"", action=SFP.COMMIT)
     got = read_table(c, n[ING + "l2_fwd"])
-    assert len(got) == 1 and got[0].match[0].exact.value == MAC3
+    assert len(got) == 1 and got[0].match[0].exact.value == b"\x03"  # canonical MAC3
     with pytest.raises(grpc.RpcError) as exc:
         c.set_pipeline(b"", action=SFP.COMMIT)  # nothing saved any more
     assert exc.value.code() == grpc.StatusCode.FAILED_PRECONDITION
