@@ -87,17 +87,20 @@ class TargetConfig:
 
 
 def find_artifacts(directory: str | os.PathLike) -> tuple[Path, Path]:
-    """The P4Info file and the BMv2 JSON in `directory` (as p4c-bm2-ss writes them)."""
+    """The P4Info file and the device config in `directory`: as p4c-bm2-ss writes them
+    (NAME.p4info.txtpb + NAME.json), or a vendor toolchain's `device_config.bin`."""
     d = Path(directory)
     if not d.is_dir():
         raise ConfigError(f"--p4-artifacts {d}: not a directory")
     infos = sorted(p for pat in ("*.p4info.txtpb", "*.p4info.txt", "*.p4info.pb",
                                  "*.p4info.bin") for p in d.glob(pat))
-    jsons = sorted(p for p in d.glob("*.json") if ".p4info" not in p.name)
-    if len(infos) != 1 or len(jsons) != 1:
+    configs = sorted(p for pat in ("*.json", "device_config*") for p in d.glob(pat)
+                     if ".p4info" not in p.name)
+    if len(infos) != 1 or len(set(configs)) != 1:
         raise ConfigError(f"--p4-artifacts {d}: expected one *.p4info.(txtpb|txt|pb|bin) and one "
-                          f"BMv2 *.json, found {[p.name for p in infos + jsons]}")
-    return infos[0], jsons[0]
+                          f"device config (*.json or device_config*), found "
+                          f"{sorted(p.name for p in infos + configs)}")
+    return infos[0], configs[0]
 
 
 def artifacts_program(directory: str | os.PathLike) -> Program:
