@@ -48,10 +48,10 @@ def cmd_compile(args) -> int:
         prog = _load(args)
         sys.stdout.write(prog.python)
         return 0
+    import os
+
     from p4sim.frontend import parse_program
     from p4sim.lower import ARCH_DIR
-
-    import os
 
     prog_ast = parse_program(args.program, include_dirs=list(args.include) + [
         os.path.dirname(os.path.abspath(args.program)), ARCH_DIR])

@@ -1,0 +1,66 @@
+"""The checker refuses bad and unsupported programs with file:line:column."""
+
+from __future__ import annotations
+
+import pytest
+
+from p4sim.frontend.errors import P4SourceError, P4Unsupported
+from p4sim.lower import load_program
+from tests.p4sim.p4sim_helpers import program
+
+
+def line_of(path: str, needle: str) -> int:
+    for n, line in enumerate(open(path).read().splitlines(), 1):
+        if needle in line:
+            return n
+    raise AssertionError(needle)
+
+
+@pytest.mark.parametrize("ig, fragment", [
+    ("hdr.data.nosuch = 1;", "has no field 'nosuch'"),
+    ("undefined_var = 1;", "unknown name 'undefined_var'"),
+    ("hdr.data.a = hdr.data.c;", "cannot assign bit<16> to bit<8>"),
+    ("if (hdr.data.a) { }", "condition must be bool"),
+    ("hdr.data.a = hdr.data.a + hdr.data.c;", "different types"),
+    ("hdr.data.a = hdr.data.a[9:2];", "out of range"),
+    ("nosuch_table.apply();", "unknown name 'nosuch_table'"),
+])
+def test_type_and_name_errors_are_located(tmp_path, ig, fragment):
+    path = program(tmp_path, ig="        " + ig)
+    with pytest.raises(P4SourceError) as ei:
+        load_program(path)
+    e = ei.value
+    assert fragment in e.reason
+    assert e.span.file.endswith("prog.p4")
+    assert e.span.line == line_of(path, ig)
+    assert e.span.column >= 9
+    assert e.headline().startswith(f"{path}:{e.span.line}:{e.span.column}: error:")
+
+
+def test_action_selector_refused_at_load(tmp_path):
+    locals_ = """
+    action_selector(HashAlgorithm.crc16, 32w64, 32w14) sel;
+    """
+    path = program(tmp_path, ig_locals=locals_)
+    with pytest.raises(P4Unsupported) as ei:
+        load_program(path)
+    assert "action_selector" in ei.value.reason
+    assert ei.value.span.line == line_of(path, "action_selector(")
+
+
+def test_header_not_byte_aligned(tmp_path):
+    path = program(tmp_path, decls="header odd_t { bit<7> x; }")
+    with pytest.raises(P4SourceError) as ei:
+        load_program(path)
+    assert "whole number of bytes" in ei.value.reason
+    assert ei.value.span.line == line_of(path, "header odd_t")
+
+
+def test_table_apply_on_right_of_and_refused(tmp_path):
+    locals_ = """
+    action a() { }
+    table t { key = { hdr.data.a: exact; } actions = { a; } }
+    """
+    path = program(tmp_path, ig_locals=locals_, ig="        if (hdr.data.isValid() && t.apply().hit) { }")
+    with pytest.raises(P4Unsupported):
+        load_program(path)

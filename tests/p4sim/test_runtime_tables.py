@@ -1,0 +1,135 @@
+"""Table semantics: exact, lpm, ternary priorities, range, optional, defaults, const entries."""
+
+from __future__ import annotations
+
+import pytest
+
+from p4sim.model import (
+    AlreadyExists,
+    Exact,
+    KeyField,
+    Lpm,
+    NotFound,
+    Optional_,
+    P4SimError,
+    Range,
+    TableEntry,
+    TableInfo,
+    Ternary,
+)
+from p4sim.runtime.switch import Switch
+from p4sim.runtime.tables import ActionSpec, Table
+from tests.p4sim.p4sim_helpers import data_of, frame, program
+
+
+def table(kinds, widths=None):
+    widths = widths or [8] * len(kinds)
+    info = TableInfo(name="c.t", keys=tuple(KeyField(f"k{i}", k, w, i + 1)
+                                             for i, (k, w) in enumerate(zip(kinds, widths))))
+    t = Table(info, [ActionSpec("c.a", (("v", 8),)), ActionSpec("NoAction", ())])
+    t.set_default("NoAction", {})
+    return t
+
+
+def add(t, match, v, prio=0):
+    t.add(TableEntry("c.t", match, "c.a", {"v": v}, priority=prio))
+
+
+def test_exact_lookup_and_duplicates():
+    t = table(["exact", "exact"])
+    add(t, {"k0": Exact(1), "k1": Exact(2)}, 7)
+    assert t.lookup((1, 2)).args == (7,)
+    assert t.lookup((2, 1)) is None
+    with pytest.raises(AlreadyExists):
+        add(t, {"k0": Exact(1), "k1": Exact(2)}, 8)
+    with pytest.raises(P4SimError):
+        add(t, {"k0": Exact(256), "k1": Exact(2)}, 8)
+    t.delete(TableEntry("c.t", {"k0": Exact(1), "k1": Exact(2)}, "c.a"))
+    assert t.lookup((1, 2)) is None
+    with pytest.raises(NotFound):
+        t.delete(TableEntry("c.t", {"k0": Exact(1), "k1": Exact(2)}, "c.a"))
+
+
+def test_lpm_longest_prefix_wins():
+    t = table(["lpm"], [32])
+    add(t, {"k0": Lpm(0x0A000000, 8)}, 1)
+    add(t, {"k0": Lpm(0x0A010000, 16)}, 2)
+    add(t, {"k0": Lpm(0, 0)}, 3)
+    assert t.lookup((0x0A010203,)).args == (2,)
+    assert t.lookup((0x0A020203,)).args == (1,)
+    assert t.lookup((0x0B000000,)).args == (3,)
+
+
+def test_ternary_highest_priority_wins_and_needs_priority():
+    t = table(["ternary"])
+    add(t, {"k0": Ternary(0x10, 0xF0)}, 1, prio=10)
+    add(t, {"k0": Ternary(0x12, 0xFF)}, 2, prio=20)
+    assert t.lookup((0x12,)).args == (2,)
+    assert t.lookup((0x13,)).args == (1,)
+    with pytest.raises(P4SimError):
+        add(t, {"k0": Ternary(1, 1)}, 3, prio=0)
+
+
+def test_range_optional_and_wildcards():
+    t = table(["range", "optional"])
+    add(t, {"k0": Range(10, 20)}, 1, prio=1)  # optional key omitted: wildcard
+    add(t, {"k0": Range(15, 15), "k1": Optional_(3)}, 2, prio=5)
+    assert t.lookup((15, 3)).args == (2,)
+    assert t.lookup((15, 4)).args == (1,)
+    assert t.lookup((21, 3)) is None
+
+
+def test_action_param_checks():
+    t = table(["exact"])
+    with pytest.raises(P4SimError):
+        t.add(TableEntry("c.t", {"k0": Exact(1)}, "c.a", {}))
+    with pytest.raises(NotFound):
+        t.add(TableEntry("c.t", {"k0": Exact(1)}, "c.nosuch", {}))
+    with pytest.raises(P4SimError):
+        t.add(TableEntry("c.t", {"k0": Exact(1)}, "c.a", {"v": 1, "w": 2}))
+
+
+IG_LOCALS = """
+    direct_counter(CounterType.packets_and_bytes) dc;
+    action set_a(bit<8> v) { hdr.data.a = v; }
+    action set_b(bit<8> v) { hdr.data.b = v; }
+    table t {
+        key = { hdr.data.c: ternary @name("cee"); hdr.data.b: exact; }
+        actions = { set_a; set_b; NoAction; }
+        default_action = set_b(9);
+        counters = dc;
+    }
+    table k {
+        key = { hdr.data.a: exact; }
+        actions = { set_a; NoAction; }
+        const entries = { 5: set_a(55); 6: set_a(66); }
+    }
+"""
+
+
+def test_table_in_program_hit_miss_default_counters_action_run(tmp_path):
+    ig = """
+        if (t.apply().hit) { hdr.data.d = 1; } else { hdr.data.d = 2; }
+        switch (k.apply().action_run) {
+            set_a: { hdr.data.c = 0xaaaa; }
+            default: { }
+        }
+    """
+    sw = Switch(program(tmp_path, ig=ig, ig_locals=IG_LOCALS))
+    m = sw.model
+    assert [f.name for f in m.tables["IG.t"].keys] == ["cee", "hdr.data.b"]
+    assert m.tables["IG.k"].const_entries
+    assert m.direct_counters["IG.dc"].table == "IG.t"
+    e = TableEntry("t", {"cee": Ternary(0x1200, 0xFF00), "hdr.data.b": Exact(2)}, "set_a",
+                   {"v": 5}, priority=1)
+    sw.table_add(e)
+    sw.send(0, frame(a=0, b=2, c=0x1234))
+    sw.send(0, frame(a=0, b=3, c=0x1234))
+    o1, o2 = (data_of(p.data) for p in sw.receive())
+    assert o1 == (55, 2, 0xAAAA, 1)  # t hit -> a=5, then k const entry 5 -> 55
+    assert o2 == (0, 9, 0x1234, 2)  # t miss -> default set_b(9); k misses
+    assert sw.direct_counter_read("IG.t", e) == (1, 22)
+    with pytest.raises(P4SimError):
+        sw.table_add(TableEntry("k", {"hdr.data.a": Exact(1)}, "set_a", {"v": 1}))
+    sw.table_set_default("t", "NoAction", {})
+    assert sw.table_default("IG.t") == ("NoAction", {})
