@@ -341,6 +341,9 @@ def _digest(p4info: p4info_pb2.P4Info, msg: p4info_pb2.Digest, d: DigestInfo, pr
         m.type_spec.bitstring.bit.bitwidth = width
 
 
+build_p4info = p4info_from_model  # the name p4sim.cli uses
+
+
 def write_p4info(model: ProgramModel, path: str, fmt: str = "text") -> p4info_pb2.P4Info:
     """Write P4Info for `model` to `path` as 'text' (protobuf text), 'binary' or 'json'."""
     p4info = p4info_from_model(model)
@@ -375,5 +378,5 @@ def read_p4info(path: str, fmt: str | None = None) -> p4info_pb2.P4Info:
     return p4info
 
 
-__all__ = ["IdAllocator", "P4InfoError", "jenkins_one_at_a_time", "p4info_from_model",
+__all__ = ["IdAllocator", "P4InfoError", "build_p4info", "jenkins_one_at_a_time", "p4info_from_model",
            "read_p4info", "shortest_unique_suffixes", "write_p4info"]
