@@ -1,0 +1,254 @@
+"""`rocelab`: check a switch config, program a target, read its telemetry, run scenarios.
+
+    rocelab check CONFIG [--json]                     validate (exit 0 ok, 1 findings, 2 usage)
+    rocelab apply CONFIG [target options]             program a target from a config
+    rocelab counters [--config CONFIG] [--json] [target options]
+    rocelab run SCENARIO [--out DIR] [--seed N] [--duration-us T] [--json]
+    rocelab list                                      the scenarios shipped
+    rocelab packet-out --port N HEX [target options]  PacketOut through the program's header
+    rocelab packet-in [--timeout S] [target options]  print PacketIns
+
+Target options: --target p4sim|p4runtime|bmv2|hw (default p4sim, in this process),
+--grpc-addr HOST:PORT, --device-id N, --election-id N, --program FILE.p4,
+--p4info FILE --bmv2-json FILE (artifacts compiled by p4c), --port-map 1=veth1,...,
+--no-push (use the pipeline already on the device).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # usage errors: one line on stderr, exit 2
+        sys.stderr.write(f"rocelab: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def _target_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("target")
+    g.add_argument("--target", default="p4sim", choices=["p4sim", "p4runtime", "p4sim-grpc", "bmv2", "hw"])
+    g.add_argument("--grpc-addr", default=None)
+    g.add_argument("--device-id", type=int, default=1)
+    g.add_argument("--election-id", type=int, default=1)
+    g.add_argument("--program", default=None, help="P4 source (default p4src/roce_switch.p4)")
+    g.add_argument("--p4info", default=None, help="P4Info (text or binary) compiled by p4c")
+    g.add_argument("--bmv2-json", default=None, help="BMv2 JSON compiled by p4c")
+    g.add_argument("--port-map", default=None, help="switch port to interface: 1=veth1,2=veth2")
+    g.add_argument("--no-push", action="store_true", help="keep the pipeline already installed")
+
+
+def _open(args):
+    from controller.targets import from_artifacts, open_target
+    from controller.targets.p4runtime import parse_port_map
+
+    program = args.program
+    if args.p4info or args.bmv2_json:
+        if not (args.p4info and args.bmv2_json):
+            raise _Usage("--p4info and --bmv2-json go together")
+        program = from_artifacts(args.p4info, args.bmv2_json)
+    kind = "p4runtime" if args.grpc_addr and args.target == "p4sim" else args.target
+    return open_target(kind, program=program, grpc_addr=args.grpc_addr, device_id=args.device_id,
+                       election_id=args.election_id, port_map=parse_port_map(args.port_map),
+                       push=not args.no_push)
+
+
+class _Usage(Exception):
+    pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="rocelab", description="RoCEv2 data-plane testbed: configs, targets, scenarios")
+    sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
+    c = sub.add_parser("check", help="validate a switch config")
+    c.add_argument("config")
+    c.add_argument("--json", action="store_true")
+    c.add_argument("-v", "--verbose", action="store_true", help="also show what passed")
+    a = sub.add_parser("apply", help="program a target from a config")
+    a.add_argument("config")
+    _target_args(a)
+    k = sub.add_parser("counters", help="telemetry per port and class")
+    k.add_argument("--config", default=None, help="apply this config first")
+    k.add_argument("--json", action="store_true")
+    _target_args(k)
+    r = sub.add_parser("run", help="run a scenario in virtual time on p4sim")
+    r.add_argument("scenario")
+    r.add_argument("--out", default=None, help="directory for plots, pcap and summary")
+    r.add_argument("--seed", type=int, default=None)
+    r.add_argument("--duration-us", type=float, default=None)
+    r.add_argument("--program", default=None)
+    r.add_argument("--json", action="store_true")
+    r.add_argument("--no-progress", action="store_true")
+    sub.add_parser("list", help="list the scenarios")
+    po = sub.add_parser("packet-out", help="send a frame through PacketOut")
+    po.add_argument("--port", type=int, required=True)
+    po.add_argument("hex")
+    _target_args(po)
+    pi = sub.add_parser("packet-in", help="print PacketIns")
+    pi.add_argument("--timeout", type=float, default=1.0)
+    _target_args(pi)
+    return p
+
+
+def cmd_check(args) -> int:
+    from controller.config import ConfigError, check, load_yaml, parse_config
+
+    try:
+        data = load_yaml(args.config)
+    except FileNotFoundError:
+        sys.stderr.write(f"rocelab: {args.config}: no such file\n")
+        return EXIT_USAGE
+    except ConfigError as exc:
+        findings_json = [{"level": "error", "key": exc.key, "message": exc.message}]
+        if args.json:
+            print(json.dumps({"ok": False, "findings": findings_json}, indent=2))
+        else:
+            print(f"ERROR {exc.key}: {exc.message}")
+        return EXIT_FAIL
+    cfg, errors = parse_config(data, args.config)
+    findings = check(cfg, errors)
+    bad = [f for f in findings if f.level == "error"]
+    if args.json:
+        print(json.dumps({"ok": not bad, "findings": [
+            {"level": f.level, "key": f.key, "message": f.message, "arithmetic": f.arithmetic}
+            for f in findings]}, indent=2))
+    else:
+        for f in findings:
+            if f.level == "error" or args.verbose or f.arithmetic:
+                print(f)
+        print(f"{args.config}: {'OK' if not bad else f'{len(bad)} error(s)'}")
+    return EXIT_FAIL if bad else EXIT_OK
+
+
+def cmd_apply(args) -> int:
+    from controller.config import apply_config, load_config
+
+    cfg = load_config(args.config)
+    with _open(args) as target:
+        comp = apply_config(cfg, target)
+        print(f"{target.name}: wrote {len(comp.entities)} entities from {args.config}")
+        for n in dict.fromkeys(comp.notes):
+            print(f"note: {n}")
+    return EXIT_OK
+
+
+def cmd_counters(args) -> int:
+    from controller.config import apply_config, load_config
+    from controller.telemetry import format_table, from_counters
+
+    with _open(args) as target:
+        if args.config:
+            apply_config(load_config(args.config), target)
+        tel = from_counters(target.counters())
+        if args.json:
+            print(json.dumps(tel.as_json(), indent=2))
+        else:
+            print(format_table(tel))
+    return EXIT_OK
+
+
+def cmd_run(args) -> int:
+    from controller.scenarios.report import summary_text, write_outputs
+    from controller.scenarios.scenario import load_scenario, reproduce_command, run_scenario
+    from controller.targets import DEFAULT_PROGRAM
+    from controller.targets.p4sim import P4SimTarget
+
+    sc = load_scenario(args.scenario)
+    program = Path(args.program) if args.program else DEFAULT_PROGRAM
+    seed = int(sc.get("seed", 1) if args.seed is None else args.seed)
+
+    def factory(s: int) -> P4SimTarget:
+        return P4SimTarget(program, seed=s)
+
+    res = run_scenario(sc, factory, seed, args.duration_us, progress=not args.no_progress)
+    files = write_outputs(res, args.out) if args.out else []
+    if args.json:
+        print((Path(args.out) / "summary.json").read_text() if args.out else json.dumps(
+            {"ok": res.ok, "verdicts": [v.__dict__ for v in res.verdicts]}, indent=2))
+    else:
+        print(summary_text(res))
+        if files:
+            print("")
+            print(f"outputs in {args.out}/:")
+            for f in files:
+                print(f"  {f}")
+    if not res.ok:
+        sys.stderr.write(f"rocelab: scenario {sc['name']} FAILED (seed {seed}); reproduce with: "
+                         f"{reproduce_command(sc, seed, args.duration_us)}\n")
+        return EXIT_FAIL
+    return EXIT_OK
+
+
+def cmd_list(args) -> int:
+    import yaml
+
+    from controller.scenarios.scenario import SCENARIO_DIR, list_scenarios
+
+    for name in list_scenarios():
+        data = yaml.safe_load((SCENARIO_DIR / f"{name}.yaml").read_text())
+        print(f"{name:16} {data.get('title', '')}")
+    return EXIT_OK
+
+
+def cmd_packet_out(args) -> int:
+    try:
+        frame = bytes.fromhex(args.hex.replace(":", "").replace(" ", ""))
+    except ValueError:
+        raise _Usage("HEX must be the frame in hexadecimal") from None
+    with _open(args) as target:
+        target.packet_out(frame, {"egress_port": args.port})
+        if target.virtual_time:
+            target.advance(1_000_000)
+            for out in target.receive():
+                print(f"port {out.port} t={out.time_ns} ns: {out.data.hex()}")
+        print(f"PacketOut of {len(frame)} bytes to port {args.port}")
+    return EXIT_OK
+
+
+def cmd_packet_in(args) -> int:
+    with _open(args) as target:
+        end = time.monotonic() + args.timeout
+        while time.monotonic() < end:
+            for p in target.packet_in():
+                print(json.dumps({"metadata": p.metadata, "frame": p.data.hex()}))
+            time.sleep(0.05)
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    from controller.config import ConfigError
+    from controller.targets import TargetError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.cmd:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    fn = {"check": cmd_check, "apply": cmd_apply, "counters": cmd_counters, "run": cmd_run,
+          "list": cmd_list, "packet-out": cmd_packet_out, "packet-in": cmd_packet_in}[args.cmd]
+    try:
+        return fn(args)
+    except _Usage as exc:
+        sys.stderr.write(f"rocelab: {exc}\n")
+        return EXIT_USAGE
+    except FileNotFoundError as exc:
+        sys.stderr.write(f"rocelab: {exc}\n")
+        return EXIT_USAGE
+    except ConfigError as exc:
+        sys.stderr.write(f"rocelab: {exc}\n")
+        return EXIT_FAIL
+    except TargetError as exc:
+        sys.stderr.write(f"rocelab: {exc} ({exc.code})\n")
+        return EXIT_FAIL
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
