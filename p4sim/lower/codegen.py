@@ -1647,7 +1647,8 @@ class Compiler:
             return V("None", VOID)
         if name == "digest":
             nargs(2)
-            d = ev(1)
+            dt = self.resolve_type(c.type_args[0], scope) if c.type_args else None
+            d = ev(1, dt)
             if not isinstance(d.type, TStruct):
                 raise unsupported("digest of a non-struct value", argv[1])
             dname = self.cp_name("", d.type.decl) if d.type.decl is not None else d.type.name

@@ -25,7 +25,7 @@ from tests.p4sim.p4sim_helpers import data_of, frame, program
 def table(kinds, widths=None):
     widths = widths or [8] * len(kinds)
     info = TableInfo(name="c.t", keys=tuple(KeyField(f"k{i}", k, w, i + 1)
-                                             for i, (k, w) in enumerate(zip(kinds, widths))))
+                                             for i, (k, w) in enumerate(zip(kinds, widths, strict=False))))
     t = Table(info, [ActionSpec("c.a", (("v", 8),)), ActionSpec("NoAction", ())])
     t.set_default("NoAction", {})
     return t

@@ -1,0 +1,193 @@
+"""Externs and the replication engine: hashes bit-exact with BMv2, checksums, counters,
+registers, meters, clone I2E/E2E, multicast, resubmit, recirculate, digest, PFC, time."""
+
+from __future__ import annotations
+
+import zlib
+
+from p4sim.runtime import externs as X
+from p4sim.runtime.switch import Switch
+from p4sim.runtime.tm import TrafficManager
+from tests.p4sim.p4sim_helpers import data_of, frame, program
+
+
+def test_hash_algorithms_match_reference_check_values():
+    data = b"123456789"
+    assert X.crc32(data) == 0xCBF43926 == zlib.crc32(data)
+    assert X.CRC16(data) == 0xBB3D  # CRC-16/ARC, BMv2's crc16
+    assert X.make_hash_algorithms()["crc32_custom"](data) == 0xCBF43926
+    assert X.CRC_CCITT(data) == 0x29B1
+    # IPv4 header checksum example (RFC 1071 style): checksum over a header with 0 checksum
+    hdr = bytes.fromhex("450000730000400040110000c0a80001c0a800c7")
+    assert X.csum16(hdr) == 0xB861
+    assert X.xor16(b"\x12\x34\x56") == 0x1234 ^ 0x5600
+    assert X.identity(b"\x01\x02") == 0x0102
+
+
+def test_pack_bits_pads_at_the_end_like_bmv2():
+    assert X.pack_bits([0x5, 0x3], [4, 2]) == bytes([0b01011100])
+    assert X.pack_bits([0xABC], [12]) == b"\xab\xc0"
+
+
+def test_meter_trtcm_colors():
+    m = X.MeterState()
+    assert m.execute(100, 0) == X.GREEN  # unconfigured: green
+    m.set_rates([(0.001, 2), (0.002, 3)], 0)  # packets/us, bursts
+    colors = [m.execute(1, 0) for _ in range(4)]
+    assert colors == [X.GREEN, X.GREEN, X.YELLOW, X.RED]
+    assert m.execute(1, 2_000_000) == X.GREEN  # 2 ms later the buckets refilled
+
+
+EXT_LOCALS = """
+    counter(8, CounterType.packets_and_bytes) cnt;
+    register<bit<16>>(4) reg;
+    meter(2, MeterType.packets) mtr;
+"""
+
+
+def test_counter_register_meter_hash_in_program(tmp_path):
+    ig = """
+        cnt.count((bit<32>)hdr.data.a);
+        bit<16> r;
+        reg.read(r, 1);
+        reg.write(1, r + 1);
+        hdr.data.c = r;
+        bit<2> color;
+        mtr.execute_meter(32w0, color);
+        hdr.data.b = (bit<8>)color;
+        hash(hdr.data.d, HashAlgorithm.crc32, 32w0, {hdr.eth.dst, hdr.data.a}, 32w0);
+    """
+    sw = Switch(program(tmp_path, ig=ig, ig_locals=EXT_LOCALS))
+    sw.meter_set_rates("mtr", 0, [(0.000001, 1), (0.000001, 2)])
+    for _ in range(3):
+        sw.send(0, frame(a=3))
+    outs = [data_of(p.data) for p in sw.receive()]
+    assert [o[2] for o in outs] == [0, 1, 2]  # register increments
+    assert [o[1] for o in outs] == [0, 1, 2]  # green, yellow, red
+    want = zlib.crc32(bytes.fromhex("0000000000aa") + b"\x03")
+    assert outs[0][3] == want
+    assert sw.counter_read("cnt", 3) == (3, 66)
+    assert sw.register_read("IG.reg", 1) == 3
+    sw.register_reset("reg")
+    assert sw.register_read("reg", 1) == 0
+
+
+def test_checksum_verify_and_update(tmp_path):
+    # verify over eth.dst sets checksum_error when data.c does not match
+    path = program(tmp_path, ig="hdr.data.b = (bit<8>)sm.checksum_error;")
+    txt = open(path).read().replace(
+        "control VC(inout headers_t hdr, inout meta_t meta) { apply { } }",
+        "control VC(inout headers_t hdr, inout meta_t meta) { apply { verify_checksum(hdr.data.isValid(),"
+        " { hdr.data.a, hdr.data.d }, hdr.data.c, HashAlgorithm.csum16); } }").replace(
+        "control CC(inout headers_t hdr, inout meta_t meta) { apply { } }",
+        "control CC(inout headers_t hdr, inout meta_t meta) { apply { update_checksum(true,"
+        " { hdr.data.a, hdr.data.d }, hdr.data.c, HashAlgorithm.csum16); } }")
+    open(path, "w").write(txt)
+    sw = Switch(path)
+    good = X.csum16(bytes([7]) + (0x01020304).to_bytes(4, "big"))
+    sw.send(0, frame(a=7, c=good, d=0x01020304))
+    sw.send(0, frame(a=7, c=good ^ 1, d=0x01020304))
+    o1, o2 = (data_of(p.data) for p in sw.receive())
+    assert o1[1] == 0 and o2[1] == 1
+    assert o1[2] == o2[2] == good  # recomputed on the way out
+
+
+META_FL = """
+struct fl_meta_t { @field_list(1) bit<32> keep; bit<32> lose; }
+"""
+
+
+def test_clone_i2e_and_e2e_with_sessions(tmp_path):
+    ig = """
+        if (sm.instance_type == 0) { clone(CloneType.I2E, 5); hdr.data.a = 0x11; }
+    """
+    eg = """
+        hdr.data.b = (bit<8>)sm.instance_type;
+        if (sm.instance_type == 0) { clone(CloneType.E2E, 6); }
+    """
+    sw = Switch(program(tmp_path, ig=ig, eg=eg))
+    sw.clone_session_set(5, [(4, 0)])
+    sw.clone_session_set(6, [(6, 0)])
+    sw.send(0, frame(a=1))
+    outs = {p.port: data_of(p.data) for p in sw.receive()}
+    assert outs[1] == (0x11, 0, 0, 0)  # original, modified in ingress
+    assert outs[4] == (1, 1, 0, 0)  # I2E clone: the original packet, instance_type 1
+    assert outs[6] == (0x11, 2, 0, 0)  # E2E clone: egress-modified headers, instance_type 2
+
+
+def test_multicast_replication_rid(tmp_path):
+    ig = "sm.mcast_grp = 3;"
+    eg = "hdr.data.a = (bit<8>)sm.egress_rid; hdr.data.b = (bit<8>)sm.instance_type;"
+    sw = Switch(program(tmp_path, ig=ig, eg=eg))
+    sw.mc_group_set(3, [(2, 7), (5, 9)])
+    sw.send(0, frame())
+    outs = sorted((p.port, data_of(p.data)[:2]) for p in sw.receive())
+    assert outs == [(2, (7, 5)), (5, (9, 5))]
+
+
+def test_resubmit_and_recirculate_preserve_field_list(tmp_path):
+    decls = ""
+    ig = """
+        if (sm.instance_type == 0) { meta.x = 42; resubmit_preserving_field_list(1); }
+        else { hdr.data.d = meta.x; hdr.data.a = (bit<8>)sm.instance_type; }
+    """
+    path = program(tmp_path, ig=ig, decls=decls)
+    txt = open(path).read().replace("struct meta_t { bit<32> x; bit<8> y; }",
+                                    "struct meta_t { @field_list(1) bit<32> x; bit<8> y; }")
+    open(path, "w").write(txt)
+    sw = Switch(path)
+    sw.send(0, frame())
+    (o,) = sw.receive()
+    assert data_of(o.data)[0] == 6 and data_of(o.data)[3] == 42
+
+    eg = "if (sm.instance_type == 0) { recirculate_preserving_field_list(1); }"
+    ig2 = "if (sm.instance_type == 4) { hdr.data.a = 4; hdr.data.d = meta.x; } else { meta.x = 9; }"
+    path2 = program(tmp_path, ig=ig2, eg=eg, name="p2.p4")
+    txt2 = open(path2).read().replace(
+        "struct meta_t { bit<32> x; bit<8> y; }", "struct meta_t { @field_list(1) bit<32> x; bit<8> y; }")
+    open(path2, "w").write(txt2)
+    sw2 = Switch(path2)
+    sw2.send(0, frame())
+    (o,) = sw2.receive()
+    assert data_of(o.data)[0] == 4 and data_of(o.data)[3] == 9
+
+
+def test_digest_reaches_callback(tmp_path):
+    decls = "struct learn_t { bit<48> src; bit<9> port; }"
+    ig = "digest<learn_t>(1, { hdr.eth.src, sm.ingress_port });"
+    sw = Switch(program(tmp_path, ig=ig, decls=decls))
+    got = []
+    sw.on_digest(lambda name, vals: got.append((name, vals)))
+    sw.send(3, frame())
+    assert got == [("learn_t", {"src": 0xBB, "port": 3})]
+    assert sw.model.digests["learn_t"].fields == (("src", 48), ("port", 9))
+
+
+def test_pfc_frame_pauses_tm_and_still_runs_pipeline(tmp_path):
+    tm = TrafficManager()
+    sw = Switch(program(tmp_path, ig="sm.egress_spec = 2;"), tm=tm)
+    tm.set_port_rate(1, bits_per_s=1e9)
+    pfc = (bytes.fromhex("0180c2000001" "0000000000bb" "8808" "0101" "0001") + (100).to_bytes(2, "big")
+           + bytes(14)).ljust(60, b"\0")
+    sw.send(1, pfc)
+    assert sw.stats["pfc_rx"] == 1
+    assert tm.is_paused(1, 0, sw.now())
+    assert [p.port for p in sw.receive()] == [2]  # the program saw (and forwarded) it
+
+
+def test_virtual_time_stamps_and_queueing(tmp_path):
+    tm = TrafficManager()
+    eg = "hdr.data.d = sm.deq_timedelta; hdr.data.c = (bit<16>)sm.enq_qdepth;"
+    sw = Switch(program(tmp_path, eg=eg), tm=tm)
+    tm.set_port_rate(1, bits_per_s=1e6)  # 1 Mb/s: a 22-byte frame takes 176 us
+    for _ in range(3):
+        sw.send(0, frame())
+    first = sw.receive()  # the first frame starts at once; the others wait in the queue
+    sw.run_until_idle()
+    outs = first + sw.receive()
+    assert len(outs) == 3
+    times = [p.time_ns for p in outs]
+    assert times == [176_000, 352_000, 528_000]
+    # the third packet found one packet queued ahead of it and waited for two frames
+    assert data_of(outs[2].data)[2] == 1
+    assert data_of(outs[2].data)[3] == 352
