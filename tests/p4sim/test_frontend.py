@@ -652,12 +652,14 @@ def test_project_programs_parse(path):
 def test_roce_switch_parses_fast():
     path = os.path.join(ROOT, "p4src", "roce_switch.p4")
     inc = [os.path.join(ROOT, "p4src", "include")]
-    P._lex_cache.clear()  # cold: lex every file again
-    t0 = time.perf_counter()
-    prog = parse_program(path, include_dirs=inc)
-    elapsed = time.perf_counter() - t0
+    best = float("inf")
+    for _ in range(3):
+        P._lex_cache.clear()  # cold: lex every file again
+        t0 = time.process_time()  # CPU time: other processes on the machine do not count
+        prog = parse_program(path, include_dirs=inc)
+        best = min(best, time.process_time() - t0)
     assert prog.find(A.Instantiation, "main")
-    assert elapsed < 0.5, f"cold parse of roce_switch.p4 took {elapsed:.3f} s"
+    assert best < 0.5, f"cold parse of roce_switch.p4 took {best:.3f} s of CPU"
 
 
 def test_preprocess_file_lists_every_file(tmp_path):
