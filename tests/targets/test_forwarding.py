@@ -25,7 +25,7 @@ def test_write_and_ack_both_ways(target, target_ports):
     target.write(l2({MAC[1]: a, MAC[2]: b, SENTINEL_MAC: b}))
     assert len(target.read(TableQuery("l2_fwd"))) == 3
 
-    to_b = [roce_frame(IP[1], IP[2], "RDMA_WRITE_ONLY" if i == 0 else "SEND_ONLY", 0x22, i,
+    to_b = [roce_frame(IP[1], IP[2], "WRITE_ONLY" if i == 0 else "SEND_ONLY", 0x22, i,
                        bytes(range(64)), eth_src=MAC[1], eth_dst=MAC[2], va=0x1000, rkey=7)
             for i in range(4)]
     acks = [ack_frame(IP[2], IP[1], 0x11, i, i + 1, eth_src=MAC[2], eth_dst=MAC[1])

@@ -31,7 +31,7 @@ def test_roce_is_copied_to_the_capture_port(target, target_ports):
                    {"session": 5}, priority=10),
     ])
     ex = Exchange(target, port_out)
-    roce = roce_frame("10.0.2.1", "10.0.2.2", "RDMA_WRITE_ONLY", 0x33, 1, bytes(100),
+    roce = roce_frame("10.0.2.1", "10.0.2.2", "WRITE_ONLY", 0x33, 1, bytes(100),
                       eth_src=SRC_MAC, eth_dst=DST_MAC, va=0x2000, rkey=9)
     out = ex.send(port_in, roce)
     assert sorted((o.port, o.data) for o in out) == sorted([(port_out, roce), (capture, roce)])
