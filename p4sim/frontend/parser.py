@@ -342,7 +342,10 @@ class Parser:
             d = self.typedef_decl()
         elif word in ("error", "match_kind") and self.peek().text == "{":
             d = self.error_like_decl()
-        elif self.starts_type():
+        elif self.starts_type() or (t.kind == "ident" and self.peek().kind == "ident"
+                                    and self.peek(2).text in ("(", "<")):
+            # the second form: a generic function whose return type is its own type
+            # parameter, `T max<T>(in T a, in T b) { ... }`
             d = self.function_or_instantiation()
         else:
             raise self.error(f"expected a declaration but found {self._found(t)}")
@@ -567,6 +570,8 @@ class Parser:
         locals_: list[A.Declaration] = []
         states: list[A.ParserState] = []
         while not self.at_op("}"):
+            if self.accept(";"):
+                continue
             anns = self.annotations()
             if self.at("state") and self.peek().kind == "ident":
                 st = self.parser_state()
@@ -705,6 +710,8 @@ class Parser:
         locals_: list[A.Declaration] = []
         apply: A.BlockStatement | None = None
         while not self.at_op("}"):
+            if self.accept(";"):
+                continue  # a stray ';' (p4c accepts `action a() {};`)
             anns = self.annotations()
             if self.at("apply") and self.peek().text == "{":
                 self.advance()
@@ -791,10 +798,11 @@ class Parser:
         keys: list[A.KeyElement] = []
         while not self.at_op("}"):
             kstart = self.tok
+            anns = self.annotations()  # p4c's grammar puts them after the kind; accept both
             e = self.expression()
             self.expect(":")
             mk = self.name("a match kind")
-            anns = self.annotations()
+            anns += self.annotations()
             self.expect(";")
             keys.append(A.KeyElement(e, mk.text, mk.span, annotations=anns, span=self.span(kstart)))
         self.expect("}")

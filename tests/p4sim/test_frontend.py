@@ -667,3 +667,49 @@ def test_preprocess_file_lists_every_file(tmp_path):
     f.write_text("#include <v1model.p4>\n")
     res = preprocess_file(str(f))
     assert [os.path.basename(p) for p in res.files] == ["m.p4", "v1model.p4", "core.p4"]
+
+
+def test_quirks_real_programs_use():
+    prog = parse_text("""#include <v1model.p4>
+header h_t { bit<4> v; bit<4> ihl; }
+struct H { h_t h; };
+struct M { bit<16> len; }
+typedef tuple<
+    bit<4>,
+    varbit<56>
+    > myTuple1;
+T max<T>(in T a, in T b) { return a > b ? a : b; }
+parser P(packet_in pkt, out H hdr, inout M meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr = hdr.h);
+        meta.len = (bit<16>)
+                   (8 * (4 * (bit<9>) (pkt.lookahead<h_t >().ihl) - 20));
+        transition accept;
+    };
+}
+control C(inout H hdr, inout M meta, inout standard_metadata_t sm) {
+    action a(in bit<8> type) { };
+    table t { key = { @name("k") meta.len : exact; } actions = { a(1); } default_action = a(1); }
+    apply { @blockAnnotation { } }
+};
+control D(packet_out pkt, in H hdr) { apply { } }
+control N(inout H hdr, inout M meta) { apply { } }
+V1Switch<H, M>(p = P(), vr = N(), ig = C(), eg = C(), ck = N(), dep = D()) main;
+""", "q.p4")
+    fn = prog.find(A.FunctionDecl, "max")[0]
+    assert isinstance(fn.return_type, A.NamedType) and fn.type_params[0].name == "T"
+    parser = prog.find(A.ParserDecl, "P")[0]
+    extract, assign = parser.states[0].statements
+    assert extract.call.args[0].name == "hdr"
+    cast = assign.rhs
+    assert isinstance(cast, A.Cast) and isinstance(cast.expr, A.Binary)
+    look = cast.expr.right.left.right  # (bit<9>) (...)
+    assert isinstance(look, A.Cast) and show(look.expr) == "pkt.lookahead<h_t>().ihl"
+    ctl = prog.find(A.ControlDecl, "C")[0]
+    assert ctl.locals[0].params[0].name == "type"
+    assert ctl.locals[1].keys[0].annotation("name").string_value() == "k"
+    assert ctl.locals[1].actions[0].args[0].value.value == 1
+    main = prog.find(A.Instantiation, "main")[0]
+    assert isinstance(main.type, A.SpecializedType) and [a.name for a in main.args] == [
+        "p", "vr", "ig", "eg", "ck", "dep"]
+    assert isinstance(prog.find(A.TypedefDecl, "myTuple1")[0].type, A.TupleType)
