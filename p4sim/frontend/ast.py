@@ -102,9 +102,13 @@ class Annotation(Node):
         """The annotation as source text, e.g. '@name("x")' (for P4Info annotations)."""
         if not self.body and not self.structured and self.exprs is None and self.kv is None:
             return f"@{self.name}"
-        inner = " ".join(
-            f'"{t.text}"' if t.kind == "string" else t.text for t in self.body
-        )
+        parts: list[str] = []
+        for i, t in enumerate(self.body):
+            if i and t.space_before:
+                parts.append(" ")  # keep the source's spacing: @my(1, 2), @range(0..7)
+            parts.append(t.value if t.kind == "string" and t.value else
+                         f'"{t.text}"' if t.kind == "string" else t.text)
+        inner = "".join(parts)
         open_, close = ("[", "]") if self.structured else ("(", ")")
         return f"@{self.name}{open_}{inner}{close}"
 

@@ -1218,17 +1218,30 @@ def _parse_annotation_body(body: list[Token]) -> tuple[list[A.Expression] | None
 
 
 def parse_tokens(tokens: list[Token], main_file: str = "", files: list[str] | None = None) -> A.Program:
-    return Parser(tokens).program(main_file, files or [main_file])
+    parser = Parser(tokens)
+    try:
+        return parser.program(main_file, files or [main_file])
+    except RecursionError:
+        raise P4SyntaxError("nested too deeply for p4sim's parser", parser.tok.span) from None
+
+
+def _preprocess(run: Callable[[], T], what: str) -> T:
+    try:
+        return run()
+    except RecursionError:
+        raise P4SyntaxError(f"macro expansion nested too deeply in {what}",
+                            Span(what, 0, 0)) from None
 
 
 def parse_program(path: str, include_dirs=(), defines: dict[str, str] | None = None) -> A.Program:
     """Preprocess and parse the file at `path`."""
-    result = Preprocessor(include_dirs, defines).run_file(path)
+    result = _preprocess(lambda: Preprocessor(include_dirs, defines).run_file(path), path)
     return parse_tokens(result.tokens, result.files[0] if result.files else path, result.files)
 
 
 def parse_text(text: str, filename: str = "<string>", include_dirs=(),
                defines: dict[str, str] | None = None) -> A.Program:
     """Preprocess and parse source text (`filename` is used in spans and for "..." includes)."""
-    result = Preprocessor(include_dirs, defines).run_text(text, filename)
+    result = _preprocess(lambda: Preprocessor(include_dirs, defines).run_text(text, filename),
+                         filename)
     return parse_tokens(result.tokens, filename, result.files)

@@ -713,3 +713,29 @@ V1Switch<H, M>(p = P(), vr = N(), ig = C(), eg = C(), ck = N(), dep = D()) main;
     assert isinstance(main.type, A.SpecializedType) and [a.name for a in main.args] == [
         "p", "vr", "ig", "eg", "ck", "dep"]
     assert isinstance(prog.find(A.TypedefDecl, "myTuple1")[0].type, A.TupleType)
+
+
+def test_mangled_source_gives_located_errors_never_crashes():
+    """Random edits of a full program: every failure is a P4SourceError with a position."""
+    import random
+
+    rng = random.Random(4791)
+    alphabet = list('{}()[]<>;:,.=@#"/*\\\n 0x8w_a&|?-')
+    for _ in range(100):
+        chars = list(FULL)
+        for _ in range(rng.randint(1, 4)):
+            pos = rng.randrange(len(chars))
+            if rng.random() < 0.5:
+                del chars[pos:pos + rng.randint(1, 8)]
+            else:
+                chars.insert(pos, rng.choice(alphabet))
+        try:
+            parse_text("".join(chars), "fz.p4")
+        except P4SourceError as e:
+            assert e.line > 0 and e.column > 0, e.headline()
+            assert str(e).startswith(f"fz.p4:{e.line}:{e.column}: error: ")
+
+
+def test_deep_nesting_is_an_error_not_a_crash():
+    e = syntax_error("const bit<8> x = " + "(" * 3000 + "1" + ")" * 3000 + ";")
+    assert "nested too deeply" in e.reason and e.line == 1
