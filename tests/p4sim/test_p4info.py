@@ -271,3 +271,31 @@ def test_p4runtime_shell_accepts_p4info():
     assert [(p.param_id, p.value) for p in msg.action.action.params] == [
         (1, b"\x05"), (2, bytes.fromhex("0a0b0c0d0e0f"))]
     assert te._direct_counter is not None and te._direct_meter is not None
+
+
+def test_roce_switch_p4info_loads_in_p4runtime_shell():
+    """The real program, compiled by p4sim, gives P4Info that p4runtime-shell can use."""
+    import os
+
+    from p4runtime_sh import shell
+    from p4runtime_sh.context import P4Type
+
+    from p4sim.lower import load_program
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    compiled = load_program(os.path.join(root, "p4src", "roce_switch.p4"))
+    info = p4info_from_model(compiled.model)
+    assert info.tables and info.actions
+    shell.context.set_p4info(info)
+    for t in info.tables:
+        assert shell.context.get_obj(P4Type.table, t.preamble.name) is t
+        if compiled.model.tables[t.preamble.name].id is None:
+            assert t.preamble.id == ref_id(0x02, t.preamble.name)
+        for ar in t.action_refs:
+            assert shell.context.get_obj_by_id(ar.id) in info.actions
+    kinds = {c.preamble.name for c in info.controller_packet_metadata}
+    assert kinds == {"packet_in", "packet_out"}
+    ids = [o.preamble.id for kind in ("tables", "actions", "counters", "direct_counters",
+                                      "meters", "registers", "controller_packet_metadata")
+           for o in getattr(info, kind)]
+    assert len(ids) == len(set(ids))
