@@ -611,7 +611,8 @@ class Compiler:
                 fn.sm = py
             scope.add(Sym("var", p.name, p, t, py=py, extra={"dir": p.direction}), p)
 
-    def compile_parser(self, d: ast.ParserDecl, prefix: str, ctor_args: list[ast.Argument]) -> str:
+    def compile_parser(self, d: ast.ParserDecl, prefix: str, ctor_args: list[ast.Argument],
+                       sub: bool = False) -> str:
         if d.type_params:
             raise unsupported("generic parsers", d)
         if ctor_args or d.ctor_params:
@@ -621,11 +622,21 @@ class Compiler:
         fn = _Fn(lines, 1)
         fn.in_parser = True
         scope = Scope(self.g, d.name)
-        pys = ["buf", "hdr", "meta", "sm"]
-        self.bind_params(d.params, scope, fn, pys)
-        fn.sm = "sm"
-        self.funcs.append(f"def {fname}(buf, hdr, meta, sm):")
-        fn.emit("off = 0")
+        if sub:
+            # a sub-parser: (buf, off, its other params) -> new offset; errors propagate
+            pys = ["buf"] + [f"p_{_pyid(p.name)}" for p in d.params[1:]]
+            for p in d.params[1:]:
+                pt = self.resolve_type(p.type, scope)
+                if p.direction in ("out", "inout") and not isinstance(pt, (TStruct, TStack)):
+                    raise unsupported("scalar out/inout parameters of a sub-parser", p)
+            self.bind_params(d.params, scope, fn, pys)
+            head = f"def {fname}({', '.join(['buf', 'off'] + pys[1:])}):"
+        else:
+            pys = ["buf", "hdr", "meta", "sm"]
+            self.bind_params(d.params, scope, fn, pys)
+            fn.sm = "sm"
+            head = f"def {fname}(buf, hdr, meta, sm):"
+            fn.emit("off = 0")
         for loc in d.locals:
             self.local_decl(loc, scope, fn, prefix)
         states = {s.name: i for i, s in enumerate(d.states)}
@@ -648,9 +659,14 @@ class Compiler:
             self.transition(s, sscope, fn)
             fn.ind -= 1
         fn.ind -= 2
-        fn.emit("except ParserError as e:")
-        fn.emit("    sm.parser_error = e.code")
+        if sub:
+            fn.emit("finally:")
+            fn.emit("    pass")
+        else:
+            fn.emit("except ParserError as e:")
+            fn.emit("    sm.parser_error = e.code")
         fn.emit("return off")
+        self.funcs.append(head)
         self.funcs.extend(lines)
         self.funcs.append("")
         return fname
@@ -805,6 +821,10 @@ class Compiler:
         if isinstance(t, TNamedBlock) and t.kind == "control_decl":
             fname = self.compile_control(t.decl, name, d.args)  # type: ignore[arg-type]
             scope.add(Sym("instance", d.name, d, t, py=fname, value="control"), d)
+            return
+        if isinstance(t, TNamedBlock) and t.kind == "parser_decl" and fn is not None and fn.in_parser:
+            fname = self.compile_parser(t.decl, name, d.args, sub=True)  # type: ignore[arg-type]
+            scope.add(Sym("instance", d.name, d, t, py=fname, value="parser"), d)
             return
         if isinstance(t, TNamedBlock):
             raise unsupported(f"instantiating {t.kind.replace('_decl', '')} {t.name} inside a block", d)
@@ -1265,6 +1285,8 @@ class Compiler:
             pairs = list(zip([f for f, _ in lt.fields], rhs.elements, strict=True))
         else:
             pairs = [(nf.name, nf.value) for nf in rhs.fields]  # type: ignore[union-attr]
+        # evaluate every value before writing any field: `p = {b = p.a, a = p.b}` swaps
+        staged = []
         for fname, e in pairs:
             ft = lt.field_type(fname)
             if ft is None:
@@ -1272,7 +1294,14 @@ class Compiler:
             if isinstance(ft, TStruct) and isinstance(e, (ast.ListExpression, ast.StructExpression)):
                 raise unsupported("nested struct initializers", e)
             v = self.coerce(self.expr(e, scope, fn, want=ft), ft, e)
-            fn.emit(f"{t}.{fname} = {self.copy_code(v)}")
+            code = self.copy_code(v)
+            if not v.is_const:
+                tv = fn.tmp("f")
+                fn.emit(f"{tv} = {code}")
+                code = tv
+            staged.append((fname, code))
+        for fname, code in staged:
+            fn.emit(f"{t}.{fname} = {code}")
         if lt.kind == "header":
             fn.emit(f"{t}._v = True")
 
@@ -1478,6 +1507,12 @@ class Compiler:
                     return V(hit, TNamedBlock("apply_result", bsym.name), const=None)
                 if bsym is not None and bsym.kind == "instance" and bsym.value == "control":
                     return self.call_control(bsym, c, scope, fn)
+                if bsym is not None and bsym.kind == "instance" and bsym.value == "parser":
+                    if not fn.in_parser:
+                        raise err("a parser can only be applied inside a parser", c)
+                    codes = [self.expr(a.value, scope, fn).code for a in c.args[1:]]
+                    fn.emit(f"off = {bsym.py}({', '.join(['buf', 'off'] + codes)})")
+                    return V("None", VOID)
                 raise err("only tables and control instances can be applied", callee)
             obj = self.expr(base, scope, fn)
             ot = obj.type

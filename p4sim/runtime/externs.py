@@ -9,6 +9,7 @@ default parameters, csum16 (the Internet checksum), xor16, identity (first 8 byt
 from __future__ import annotations
 
 import random as _random
+import sys
 import zlib
 
 from p4sim.model import P4SimError
@@ -83,25 +84,23 @@ def crc32(data: bytes) -> int:
 
 
 def csum16(data: bytes) -> int:
-    """Internet checksum (ones' complement of the ones' complement sum), odd tail padded."""
+    """Internet checksum (ones' complement of the ones' complement sum), odd tail padded.
+
+    The ones' complement sum does not depend on byte order (RFC 1071), so we sum native
+    16-bit words and swap the result's bytes on little-endian hosts.
+    """
     if len(data) & 1:
-        data = data + b"\x00"
-    s = sum(int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2)) if len(data) < 64 \
-        else _sum16(data)
+        data = bytes(data) + b"\x00"
+    s = sum(memoryview(data).cast("H"))
     while s >> 16:
         s = (s & 0xFFFF) + (s >> 16)
-    return (~s) & 0xFFFF
+    s = ~s & 0xFFFF
+    if _LITTLE:
+        s = ((s & 0xFF) << 8) | (s >> 8)
+    return s
 
 
-def _sum16(data: bytes) -> int:
-    # sum big-endian 16-bit words via one big int and a fold: fast for long payloads
-    import array
-    import sys
-
-    a = array.array("H", data)
-    if sys.byteorder == "little":
-        a.byteswap()
-    return sum(a)
+_LITTLE = sys.byteorder == "little"
 
 
 def xor16(data: bytes) -> int:
