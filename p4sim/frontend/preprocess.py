@@ -280,6 +280,8 @@ class Preprocessor:
         while i < n:
             t = toks[i]
             if t.kind != "ident" or t.text not in macros or t.text in disabled:
+                if t.kind == "ident" and t.text in ("__LINE__", "__FILE__"):
+                    t = self._builtin(t)
                 out.append(t)
                 i += 1
                 continue
@@ -296,6 +298,14 @@ class Preprocessor:
             args, i = self._collect_args(toks, i + 1, m, t)
             out.extend(self._expand(self._substitute(m, args, t, disabled), disabled | {m.name}))
         return out
+
+    @staticmethod
+    def _builtin(t: Token) -> Token:
+        if t.text == "__LINE__":
+            return Token("int", str(t.span.line), t.span, (t.span.line, None, False),
+                         t.space_before)
+        quoted = '"' + t.span.file.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return Token("string", t.span.file, t.span, quoted, t.space_before)
 
     @staticmethod
     def _at(tok: Token, use: Token) -> Token:

@@ -168,6 +168,12 @@ def test_stringize_paste_variadic():
     assert pp("#define V(a, ...) a: __VA_ARGS__\nV(1, 2, 3)") == "1 : 2 , 3"
 
 
+def test_line_and_file_builtins():
+    toks = preprocess_text("\n#define L __LINE__\nx = L; f = __FILE__;", "t.p4").tokens
+    assert toks[2].value == (3, None, False)
+    assert toks[6].kind == "string" and toks[6].text == "t.p4"
+
+
 def test_undef_and_command_line_defines():
     assert pp("#define A 1\n#undef A\nA") == "A"
     assert pp("A B", defines={"A": "7", "B": ""}) == "7"
