@@ -1,0 +1,103 @@
+"""End-to-end scenarios: host models and the real roce_switch.p4 on the in-process p4sim
+target, in virtual time. Each asserts the physics the scenario exists to show; runs are
+kept to a few ms of virtual time."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pytest
+
+from controller.packets import decode
+from controller.scenarios.scenario import judge, load_scenario, run_once, run_scenario
+from controller.targets import DEFAULT_PROGRAM
+from controller.targets.p4sim import P4SimTarget
+
+pytestmark = [pytest.mark.slow, pytest.mark.virtual_time]
+
+
+def target(seed: int = 1) -> P4SimTarget:
+    return P4SimTarget(DEFAULT_PROGRAM, seed=seed)
+
+
+def verdicts(sc, runs) -> dict[str, tuple[bool, str]]:
+    return {v.name: (v.ok, v.detail) for v in judge(sc, runs)}
+
+
+def test_incast_dcqcn_fair_share_and_queue_band():
+    sc = load_scenario("incast-dcqcn")
+    sc.update(duration_us=3000, warmup_us=1500)
+    run = run_once(sc, target(), 1, progress=False)
+    g = [f.goodput_bps for f in run.flows]
+    mean = sum(g) / 2
+    assert all(abs(x - mean) / mean <= 0.10 for x in g), g  # fair share within 10%
+    q = run.queue
+    assert q["kmin"] == 5 and q["kmax"] == 92  # 5 KB and 100 KB in 1098-byte frames
+    assert q["p90"] <= q["kmax"] and q["p50"] >= 1  # held near Kmin..Kmax, never empty
+    assert sum(g) > 0.85 * 9.26e9  # the bottleneck stays busy (payload capacity 9.26 Gb/s)
+    c = run.counters
+    assert c["ecn_marked"] > 0 and c["host_cnps_sent"] > 0 and c["cnp_tx"] == 0
+    assert c["tm_drops"] == 0 and c["switch_drops"] == 0
+    assert all(f.cnps > 0 and f.final_rate_bps < 10e9 for f in run.flows)
+    v = verdicts(sc, [run])
+    assert all(ok for ok, _ in v.values()), v
+    # the mirror port saw h1's traffic, truncated to 128 bytes, as decodable RoCEv2 frames
+    (frames,) = run.captures.values()
+    assert frames and all(len(d) <= 128 for _, d in frames)
+    rec = decode(frames[0][1])
+    assert rec.is_roce and rec.ip_src == 0x0A000001
+
+
+def test_incast_pfc_pauses_and_zero_drops():
+    sc = load_scenario("incast-pfc")
+    sc.update(duration_us=1500, warmup_us=300)
+    run = run_once(sc, target(), 1, progress=False)
+    c = run.counters
+    assert c["pfc_tx"] >= 2 and c["host_pfc_rx"] >= 2  # XOFF (and XON) to both senders
+    assert c["tm_drops"] == 0 and c["switch_drops"] == 0
+    assert c["ecn_marked"] == 0 and c["host_cnps_sent"] == 0  # PFC only
+    # with 2:1 over-subscription and no drops, the queue is bounded by XOFF + headroom
+    assert run.queue["max"] <= 2 * (32 + 16)
+    g = [f.goodput_bps for f in run.flows]
+    assert sum(g) > 0.85 * 9.26e9 and abs(g[0] - g[1]) / max(g) < 0.1
+    assert all(f.retransmitted == 0 and f.timeouts == 0 for f in run.flows)
+
+
+def test_lossy_goodput_monotone_in_drop_rate():
+    sc = load_scenario("lossy")
+    sc["sweep"] = {"drop_rate": [0, 0.001, 0.01]}
+    res = run_scenario(sc, target, 1, duration_us=3000, progress=False)
+    pts = sorted((r.sweep_value, sum(f.goodput_bps for f in r.flows)) for r in res.runs)
+    goods = [g for _, g in pts]
+    assert goods[0] > 8.5e9  # lossless: near the 9.26 Gb/s payload capacity
+    assert goods[0] >= goods[1] >= goods[2]
+    assert goods[2] < 0.8 * goods[0]  # the go-back-N collapse at 1%
+    lossy = [r for r in res.runs if r.sweep_value][-1]
+    assert lossy.flows[0].naks > 0 and lossy.flows[0].retransmitted > 0
+    assert lossy.counters["switch_drops"] > 0  # the drops were the switch's fault injection
+    assert res.ok, [(v.name, v.detail) for v in res.verdicts]
+
+
+def test_cnp_loop_switch_np_bound():
+    sc = load_scenario("cnp-loop")
+    sc.update(duration_us=2000, warmup_us=1000)
+    run = run_once(sc, target(), 1, progress=False)
+    c = run.counters
+    assert c["host_cnps_sent"] == 0  # the hosts' NP is off: the switch is the NP
+    assert c["cnp_tx"] > 0 and c["host_cnps_rx"] == c["cnp_tx"]
+    bound = math.floor(run.duration_ns / 50_000) + 1
+    for f in run.flows:
+        assert 0 < f.cnps <= bound  # at most one CNP per flow per 50 us
+        assert f.final_rate_bps < 10e9  # and the RP reacted
+    assert c["tm_drops"] == 0
+
+
+def test_same_seed_same_run_different_seed_differs():
+    sc = load_scenario("incast-dcqcn")
+    sc.update(duration_us=600, warmup_us=0)
+    a = run_once(copy.deepcopy(sc), target(7), 7, progress=False)
+    b = run_once(copy.deepcopy(sc), target(7), 7, progress=False)
+    assert a.series["queue"] == b.series["queue"] and a.counters == b.counters
+    c = run_once(copy.deepcopy(sc), target(8), 8, progress=False)
+    assert c.series["queue"] != a.series["queue"] or c.counters != a.counters
