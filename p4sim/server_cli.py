@@ -61,12 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.program and not args.no_p4:
         ap.error("give a program (PROGRAM.p4) or --no-p4")
 
-    logging.basicConfig(
-        level=getattr(logging, args.log_level.upper()),
-        format="%(asctime)s %(name)s %(levelname)s: %(message)s",
-        stream=sys.stderr if args.log_console else None,
-        handlers=None if args.log_console else [logging.NullHandler()],
-    )
+    handler: logging.Handler = logging.StreamHandler(sys.stderr) if args.log_console else logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
+    logging.basicConfig(level=getattr(logging, args.log_level.upper()), handlers=[handler])
 
     from p4sim.runtime.ports import PortSet
     from p4sim.runtime.tm import TrafficManager

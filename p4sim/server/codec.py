@@ -25,6 +25,7 @@ from p4sim.model import (
     TableEntry,
     Ternary,
 )
+from p4sim.server.wire import PlainEntry
 
 
 class RequestError(Exception):
@@ -81,6 +82,7 @@ class TableMeta:
     direct_counter_id: int = 0
     direct_meter_id: int = 0
     supports_idle_timeout: bool = False
+    n_exact: int = 0
 
 
 @dataclass
@@ -219,6 +221,7 @@ def build_id_maps(p4info: p4info_pb2.P4Info, model: ProgramModel | None = None) 
             direct_counter_id=direct_counter_of.get(t.preamble.id, 0),
             direct_meter_id=direct_meter_of.get(t.preamble.id, 0),
             supports_idle_timeout=t.idle_timeout_behavior == p4info_pb2.Table.NOTIFY_CONTROL,
+            n_exact=sum(f.match_kind == "exact" for f in fields.values()),
         )
         maps.table_ids[t.preamble.name] = t.preamble.id
     for c in p4info.counters:
@@ -286,56 +289,88 @@ def entry_key(entry: TableEntry) -> tuple:
     return (entry.table, tuple(sorted(entry.match.items(), key=lambda kv: kv[0])), entry.priority)
 
 
+def plain_from_proto(te: p4runtime_pb2.TableEntry) -> PlainEntry:
+    """A TableEntry message as plain values (the fast wire path produces the same)."""
+    out = PlainEntry(
+        table_id=te.table_id, priority=te.priority, is_default=te.is_default_action,
+        idle_timeout_ns=te.idle_timeout_ns, metadata=bytes(te.metadata),
+    )
+    for fm in te.match:
+        kind = fm.WhichOneof("field_match_type")
+        if kind == "exact":
+            out.matches.append((fm.field_id, kind, fm.exact.value, None))
+        elif kind == "lpm":
+            out.matches.append((fm.field_id, kind, fm.lpm.value, fm.lpm.prefix_len))
+        elif kind == "ternary":
+            out.matches.append((fm.field_id, kind, fm.ternary.value, fm.ternary.mask))
+        elif kind == "range":
+            out.matches.append((fm.field_id, kind, fm.range.low, fm.range.high))
+        elif kind == "optional":
+            out.matches.append((fm.field_id, kind, fm.optional.value, None))
+        else:
+            out.matches.append((fm.field_id, kind or "unset", b"", None))
+    if te.HasField("action"):
+        which = te.action.WhichOneof("type")
+        if which == "action":
+            out.action_id = te.action.action.action_id
+            out.params = [(p.param_id, p.value) for p in te.action.action.params]
+        else:
+            out.action_other = which or "unset"
+    if te.HasField("counter_data"):
+        out.counter_data = (te.counter_data.packet_count, te.counter_data.byte_count)
+    return out
+
+
 def decode_match(meta: TableMeta, matches: list) -> dict[str, Match]:
     out: dict[str, Match] = {}
     seen: set[int] = set()
-    for fm in matches:
-        finfo = meta.fields.get(fm.field_id)
+    for field_id, kind, a, b in matches:
+        finfo = meta.fields.get(field_id)
         if finfo is None:
-            raise invalid(f"table {meta.name}: no match field with id {fm.field_id}")
-        if fm.field_id in seen:
+            raise invalid(f"table {meta.name}: no match field with id {field_id}")
+        if field_id in seen:
             raise invalid(f"table {meta.name}: match field {finfo.name!r} given twice")
-        seen.add(fm.field_id)
-        kind = fm.WhichOneof("field_match_type")
+        seen.add(field_id)
         what = f"table {meta.name}, field {finfo.name!r}"
         width = finfo.bitwidth
         if kind != finfo.match_kind:
             raise invalid(f"{what}: is a {finfo.match_kind} field, the request gives {kind}")
         if kind == "exact":
-            out[finfo.name] = Exact(to_int(fm.exact.value, width, what))
+            out[finfo.name] = Exact(to_int(a, width, what))
         elif kind == "lpm":
-            plen = fm.lpm.prefix_len
+            plen = b
             if plen == 0:
                 raise invalid(f"{what}: a prefix length of 0 is a wildcard: omit the field")
-            if plen > width:
-                raise invalid(f"{what}: prefix length {plen} exceeds the field width {width}")
-            value = to_int(fm.lpm.value, width, what)
+            if plen < 0 or plen > width:
+                raise invalid(f"{what}: prefix length {plen} is not in 1..{width}")
+            value = to_int(a, width, what)
             if value & ((1 << (width - plen)) - 1):
                 raise invalid(f"{what}: bits beyond the prefix length must be 0")
             out[finfo.name] = Lpm(value, plen)
         elif kind == "ternary":
-            value = to_int(fm.ternary.value, width, what)
-            mask = to_int(fm.ternary.mask, width, what + " mask")
+            value = to_int(a, width, what)
+            mask = to_int(b or b"", width, what + " mask")
             if mask == 0:
                 raise invalid(f"{what}: an all-zero mask is a wildcard: omit the field")
             if value & ~mask:
                 raise invalid(f"{what}: value has bits set outside the mask")
             out[finfo.name] = Ternary(value, mask)
         elif kind == "range":
-            low = to_int(fm.range.low, width, what + " low")
-            high = to_int(fm.range.high, width, what + " high")
+            low = to_int(a, width, what + " low")
+            high = to_int(b or b"", width, what + " high")
             if low > high:
                 raise invalid(f"{what}: range low {low} > high {high}")
             if low == 0 and high == (1 << width) - 1:
                 raise invalid(f"{what}: a full range is a wildcard: omit the field")
             out[finfo.name] = Range(low, high)
         elif kind == "optional":
-            out[finfo.name] = Optional_(to_int(fm.optional.value, width, what))
+            out[finfo.name] = Optional_(to_int(a, width, what))
         else:
             raise invalid(f"{what}: unsupported match type {kind}")
-    for finfo in meta.fields.values():
-        if finfo.match_kind == "exact" and finfo.id not in seen:
-            raise invalid(f"table {meta.name}: exact field {finfo.name!r} is missing")
+    if len(seen) < meta.n_exact:
+        for finfo in meta.fields.values():
+            if finfo.match_kind == "exact" and finfo.id not in seen:
+                raise invalid(f"table {meta.name}: exact field {finfo.name!r} is missing")
     return out
 
 
@@ -363,9 +398,9 @@ def encode_match(meta: TableMeta, match: dict[str, Match]) -> list:
     return out
 
 
-def decode_action(maps: IdMaps, meta: TableMeta, action: p4runtime_pb2.Action, default: bool) -> tuple[str, dict[str, int]]:
-    ainfo = maps.action(action.action_id)
-    scope = meta.action_ids.get(action.action_id)
+def decode_action(maps: IdMaps, meta: TableMeta, action_id: int, params_in: list, default: bool) -> tuple[str, dict[str, int]]:
+    ainfo = maps.action(action_id)
+    scope = meta.action_ids.get(action_id)
     if scope is None:
         raise invalid(f"action {ainfo.name!r} is not an action of table {meta.name}")
     if default and scope == "TABLE_ONLY":
@@ -373,15 +408,15 @@ def decode_action(maps: IdMaps, meta: TableMeta, action: p4runtime_pb2.Action, d
     if not default and scope == "DEFAULT_ONLY":
         raise invalid(f"action {ainfo.name!r} is @defaultonly in {meta.name}: it cannot be in an entry")
     params: dict[str, int] = {}
-    for p in action.params:
-        pinfo = ainfo.params.get(p.param_id)
+    for param_id, value in params_in:
+        pinfo = ainfo.params.get(param_id)
         if pinfo is None:
-            raise invalid(f"action {ainfo.name!r} has no parameter with id {p.param_id}")
+            raise invalid(f"action {ainfo.name!r} has no parameter with id {param_id}")
         if pinfo.name in params:
             raise invalid(f"action {ainfo.name!r}: parameter {pinfo.name!r} given twice")
-        params[pinfo.name] = to_int(p.value, pinfo.bitwidth, f"action {ainfo.name!r}, parameter {pinfo.name!r}")
-    missing = [p.name for p in ainfo.params.values() if p.name not in params]
-    if missing:
+        params[pinfo.name] = to_int(value, pinfo.bitwidth, f"action {ainfo.name!r}, parameter {pinfo.name!r}")
+    if len(params) != len(ainfo.params):
+        missing = [p.name for p in ainfo.params.values() if p.name not in params]
         raise invalid(f"action {ainfo.name!r}: missing parameter(s) {', '.join(missing)}")
     return ainfo.name, params
 
@@ -396,28 +431,29 @@ def encode_action(maps: IdMaps, action: str, params: dict[str, int]) -> p4runtim
     return out
 
 
-def decode_table_entry(maps: IdMaps, te: p4runtime_pb2.TableEntry, need_action: bool) -> tuple[TableMeta, TableEntry]:
-    """A TableEntry message as (table, p4sim TableEntry); checks what the spec asks."""
+def decode_table_entry(maps: IdMaps, te: PlainEntry | p4runtime_pb2.TableEntry, need_action: bool) -> tuple[TableMeta, TableEntry]:
+    """A table entry (plain or message) as (table, p4sim TableEntry); checks what the spec asks."""
+    if not isinstance(te, PlainEntry):
+        te = plain_from_proto(te)
     meta = maps.table(te.table_id)
     if te.idle_timeout_ns and not meta.supports_idle_timeout:
         raise invalid(f"table {meta.name} does not support idle timeout (no @support_timeout): idle_timeout_ns must be 0")
-    if te.is_default_action:
-        if len(te.match):
+    if te.is_default:
+        if te.matches:
             raise invalid(f"table {meta.name}: the default entry has no match fields")
         match: dict[str, Match] = {}
     else:
-        match = decode_match(meta, list(te.match))
+        match = decode_match(meta, te.matches)
     if meta.requires_priority:
-        if te.priority <= 0 and not te.is_default_action:
+        if te.priority <= 0 and not te.is_default:
             raise invalid(f"table {meta.name} has ternary/range/optional fields: priority must be > 0")
     elif te.priority != 0:
         raise invalid(f"table {meta.name} has only exact/lpm fields: priority must be 0")
+    if te.action_other is not None:
+        raise RequestError("UNIMPLEMENTED", f"table {meta.name}: action profiles are not supported by p4sim ({te.action_other})")
     action, params = "", {}
-    which = te.action.WhichOneof("type") if te.HasField("action") else None
-    if which is not None and which != "action":
-        raise RequestError("UNIMPLEMENTED", f"table {meta.name}: action profiles are not supported by p4sim ({which})")
-    if which == "action":
-        action, params = decode_action(maps, meta, te.action.action, default=te.is_default_action)
+    if te.action_id is not None:
+        action, params = decode_action(maps, meta, te.action_id, te.params, default=te.is_default)
     elif need_action:
         raise invalid(f"table {meta.name}: the entry has no action")
     entry = TableEntry(table=meta.name, match=match, action=action, params=params, priority=te.priority)

@@ -25,13 +25,14 @@ from typing import Any
 
 import grpc
 from google.protobuf import any_pb2
+from google.protobuf.message import DecodeError
 from google.rpc import code_pb2, status_pb2
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from p4sim.model import P4SimError, TableEntry
 from p4sim.runtime.ports import PortSet
-from p4sim.server import codec
+from p4sim.server import codec, wire
 from p4sim.server.codec import RequestError, invalid
 from p4sim.server.pipeline import (
     Pipeline,
@@ -148,13 +149,33 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         tm = self._tm_factory() if self._tm_factory else TrafficManager()
         return switch_mod.Switch(compiled, cpu_port=self.cpu_port, tm=tm)
 
+    def _handlers(self) -> grpc.GenericRpcHandler:
+        """The P4Runtime service; Write and StreamChannel take raw bytes so the hot
+        paths can skip the (pure-Python) protobuf classes (see p4sim.server.wire)."""
+        P = p4runtime_pb2
+
+        def unary(fn: Any, req: Any, resp: Any) -> grpc.RpcMethodHandler:
+            return grpc.unary_unary_rpc_method_handler(fn, req.FromString, resp.SerializeToString)
+
+        return grpc.method_handlers_generic_handler("p4.v1.P4Runtime", {
+            "Write": grpc.unary_unary_rpc_method_handler(self.Write, None, P.WriteResponse.SerializeToString),
+            "Read": grpc.unary_stream_rpc_method_handler(self.Read, P.ReadRequest.FromString,
+                                                         P.ReadResponse.SerializeToString),
+            "SetForwardingPipelineConfig": unary(self.SetForwardingPipelineConfig, P.SetForwardingPipelineConfigRequest,
+                                                 P.SetForwardingPipelineConfigResponse),
+            "GetForwardingPipelineConfig": unary(self.GetForwardingPipelineConfig, P.GetForwardingPipelineConfigRequest,
+                                                 P.GetForwardingPipelineConfigResponse),
+            "StreamChannel": grpc.stream_stream_rpc_method_handler(self.StreamChannel, None, None),
+            "Capabilities": unary(self.Capabilities, P.CapabilitiesRequest, P.CapabilitiesResponse),
+        })
+
     def start(self, address: str = "127.0.0.1:0", max_workers: int = 32) -> int:
         """Serve on `address` ("host:port", port 0 = any free port); returns the port."""
         self._grpc = grpc.server(
             futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
             options=[("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20)],
         )
-        p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(self, self._grpc)
+        self._grpc.add_generic_rpc_handlers((self._handlers(),))
         port = self._grpc.add_insecure_port(address)
         if port == 0:
             raise OSError(f"cannot listen on {address}")
@@ -245,15 +266,12 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         p = self.pipeline
         if p is None:
             return
-        msg = p4runtime_pb2.StreamMessageResponse()
-        msg.packet.payload = bytes(data)
+        md: list[tuple[int, bytes]] = []
         hdr = p.maps.packet_in
         if hdr is not None:
-            for f in hdr.fields:
-                if f.name in metadata:
-                    msg.packet.metadata.add(metadata_id=f.id, value=codec.to_bytes(metadata[f.name]))
+            md = [(f.id, codec.to_bytes(metadata[f.name])) for f in hdr.fields if f.name in metadata]
         self.packet_in_count += 1
-        self._send_primaries(msg)
+        self._send_primaries(wire.packet_in(bytes(data), md))
 
     def _on_digest(self, name: str, values: dict[str, int]) -> None:
         p = self.pipeline
@@ -305,8 +323,11 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             raise RequestError("NOT_FOUND", f"device id {device_id} does not exist (this is device {self.device_id})")
 
     def _check_primary(self, request: Any) -> None:
-        role = self._roles.get(request.role)
         eid = _election(request.election_id) if request.HasField("election_id") else None
+        self._check_primary_id(request.role, eid)
+
+    def _check_primary_id(self, role_name: str, eid: int | None) -> None:
+        role = self._roles.get(role_name)
         if role is None or role.primary is None:
             raise RequestError("PERMISSION_DENIED", "no primary controller: open a StreamChannel and win arbitration first")
         if eid != role.primary.election_id:
@@ -423,35 +444,50 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     # -- Write
 
-    def Write(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def Write(self, request: bytes, context: grpc.ServicerContext) -> Any:
         try:
+            try:
+                head, spans = wire.write_request(request)
+            except (wire.WireError, IndexError):
+                raise invalid("malformed WriteRequest") from None
             with self._lock:
-                self._check_device(request.device_id)
-                self._check_primary(request)
+                self._check_device(head.device_id)
+                self._check_primary_id(head.role, head.election_id)
                 p = self._need_pipeline()
-                if request.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
+                if head.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
                     raise RequestError("UNIMPLEMENTED", "p4sim supports only CONTINUE_ON_ERROR atomicity")
                 results: list[RequestError | None] = []
-                for update in request.updates:
+                failed = False
+                for _, s, e in spans:
                     try:
-                        self._apply_update(p, update)
+                        utype, plain = wire.update(request, s, e)
+                        if plain is not None and utype != _UPDATE.UNSPECIFIED:
+                            self._write_table_entry(p, utype, plain)
+                        else:
+                            self._apply_update(p, _UPDATE.FromString(request[s:e]))
                         results.append(None)
                     except Exception as exc:
+                        if isinstance(exc, (wire.WireError, IndexError)):
+                            exc = invalid("malformed Update")
                         results.append(_error_of(exc))
+                        failed = True
         except Exception as exc:
             self._abort(context, _error_of(exc))
             return None
-        if any(r is not None for r in results):
+        if failed:
             self._abort_batch(context, results)
         return p4runtime_pb2.WriteResponse()
 
     def _abort_batch(self, context: grpc.ServicerContext, results: list[RequestError | None]) -> None:
         status = status_pb2.Status(code=code_pb2.UNKNOWN, message="write failed for some updates")
+        budget = 8192  # clients cap trailers (16 KiB by default in gRPC): later errors keep only their code
         for r in results:
             err = p4runtime_pb2.Error(canonical_code=code_pb2.OK)
             if r is not None:
                 err.canonical_code = _rpc_code(r.code)
-                err.message = r.message
+                if budget > 0:
+                    err.message = r.message
+                    budget -= len(r.message)
             detail = any_pb2.Any()
             detail.Pack(err)
             status.details.append(detail)
@@ -480,16 +516,18 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         handler(p, utype, getattr(entity, which))
 
     def _write_table_entry(self, p: Pipeline, utype: int, te: Any) -> None:
+        if not isinstance(te, wire.PlainEntry):
+            te = codec.plain_from_proto(te)
         sw, maps = p.switch, p.maps
-        if te.is_default_action:
+        if te.is_default:
             meta = maps.table(te.table_id)
             if utype != _UPDATE.MODIFY:
                 raise invalid(f"table {meta.name}: the default entry can only be MODIFYed")
-            if len(te.match) or te.priority:
+            if te.matches or te.priority:
                 raise invalid(f"table {meta.name}: the default entry has no match and no priority")
             if meta.const_default:
                 raise RequestError("PERMISSION_DENIED", f"table {meta.name}: the default action is const")
-            if te.HasField("action"):
+            if te.action_id is not None or te.action_other is not None:
                 _, entry = codec.decode_table_entry(maps, te, need_action=True)
                 sw.table_set_default(meta.name, entry.action, entry.params)
             else:  # no action: back to the program's default (spec 9.1.3)
@@ -502,24 +540,25 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         meta, entry = codec.decode_table_entry(maps, te, need_action=utype != _UPDATE.DELETE)
         if meta.const_entries:
             raise RequestError("PERMISSION_DENIED", f"table {meta.name} has const entries: it cannot be written")
-        key = codec.entry_key(entry)
         if utype == _UPDATE.INSERT:
             sw.table_add(entry)
-            if te.metadata:
-                p.entry_metadata[key] = bytes(te.metadata)
-            if te.HasField("counter_data") and meta.direct_counter_id:
-                sw.direct_counter_write(meta.name, entry, te.counter_data.packet_count, te.counter_data.byte_count)
         elif utype == _UPDATE.MODIFY:
             sw.table_modify(entry)
-            if te.metadata:
-                p.entry_metadata[key] = bytes(te.metadata)
-            else:
-                p.entry_metadata.pop(key, None)
-            if te.HasField("counter_data") and meta.direct_counter_id:
-                sw.direct_counter_write(meta.name, entry, te.counter_data.packet_count, te.counter_data.byte_count)
         elif utype == _UPDATE.DELETE:
             sw.table_delete(entry)
-            p.entry_metadata.pop(key, None)
+            if p.entry_metadata:
+                p.entry_metadata.pop(codec.entry_key(entry), None)
+            return
+        else:
+            raise invalid(f"unknown update type {utype}")
+        if te.metadata or (utype == _UPDATE.MODIFY and p.entry_metadata):
+            key = codec.entry_key(entry)
+            if te.metadata:
+                p.entry_metadata[key] = te.metadata
+            else:
+                p.entry_metadata.pop(key, None)
+        if te.counter_data is not None and meta.direct_counter_id:
+            sw.direct_counter_write(meta.name, entry, te.counter_data[0], te.counter_data[1])
 
     def _write_counter(self, p: Pipeline, utype: int, ce: Any) -> None:
         info = p.maps.counter(ce.counter_id)
@@ -818,22 +857,28 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 if isinstance(item, _Abort):
                     context.abort(_status_code(item.code), item.message)
                     return
-                yield item
+                yield item if isinstance(item, bytes) else item.SerializeToString()
         finally:
             self._drop_stream(stream)
 
-    def _stream_reader(self, stream: _Stream, request_iterator: Iterator[Any]) -> None:
+    def _stream_reader(self, stream: _Stream, request_iterator: Iterator[bytes]) -> None:
         try:
-            for req in request_iterator:
-                which = req.WhichOneof("update")
+            for raw in request_iterator:
                 try:
+                    fast = wire.packet_out(raw) if stream.arbitrated else None
+                    if fast is not None:
+                        self._packet_out(stream, fast[0], fast[1], raw)
+                        continue
+                    req = p4runtime_pb2.StreamMessageRequest.FromString(raw)
+                    which = req.WhichOneof("update")
                     if which == "arbitration":
                         self._arbitrate(stream, req.arbitration)
                     elif not stream.arbitrated:
                         stream.send(_Abort("FAILED_PRECONDITION", "the first message on a stream must be arbitration"))
                         return
                     elif which == "packet":
-                        self._packet_out(stream, req.packet)
+                        self._packet_out(stream, req.packet.payload,
+                                         [(m.metadata_id, m.value) for m in req.packet.metadata], raw)
                     elif which == "digest_ack":
                         self._digest_ack(req.digest_ack)
                     else:
@@ -842,6 +887,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     stream.send(_Abort(exc.code, exc.message))
                     return
                 except Exception as exc:
+                    if isinstance(exc, (wire.WireError, IndexError, DecodeError)):
+                        exc = invalid("malformed StreamMessageRequest")
                     err = _error_of(exc)
                     self._stream_error(stream, err.code, err.message)
         except grpc.RpcError:
@@ -854,8 +901,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         msg = p4runtime_pb2.StreamMessageResponse()
         msg.error.canonical_code = _rpc_code(code)
         msg.error.message = message
-        if packet is not None:
-            msg.error.packet_out.packet_out.CopyFrom(packet)
+        if packet is not None:  # the offending PacketOut, from the raw stream message
+            msg.error.packet_out.packet_out.CopyFrom(p4runtime_pb2.StreamMessageRequest.FromString(packet).packet)
         stream.send(msg)
 
     def _arbitrate(self, stream: _Stream, arb: Any) -> None:
@@ -912,40 +959,40 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 for s in role.streams:
                     s.send(self._arbitration_msg(role, s, stream.role))
 
-    def _packet_out(self, stream: _Stream, pkt: Any) -> None:
+    def _packet_out(self, stream: _Stream, payload: bytes, metadata: list[tuple[int, bytes]], raw: bytes) -> None:
         with self._lock:
             role = self._roles.get(stream.role)
             if role is None or role.primary is not stream:
-                self._stream_error(stream, "PERMISSION_DENIED", "only the primary controller may send PacketOut", pkt)
+                self._stream_error(stream, "PERMISSION_DENIED", "only the primary controller may send PacketOut", raw)
                 return
             p = self.pipeline
             if p is None:
-                self._stream_error(stream, "FAILED_PRECONDITION", "no forwarding pipeline", pkt)
+                self._stream_error(stream, "FAILED_PRECONDITION", "no forwarding pipeline", raw)
                 return
             if self.cpu_port is None:
-                self._stream_error(stream, "FAILED_PRECONDITION", "no CPU port: start p4sim-switch with --cpu-port", pkt)
+                self._stream_error(stream, "FAILED_PRECONDITION", "no CPU port: start p4sim-switch with --cpu-port", raw)
                 return
             header = b""
             hdr = p.maps.packet_out
             if hdr is not None:
                 fields = hdr.by_id()
                 values: dict[int, int] = {}
-                for md in pkt.metadata:
-                    f = fields.get(md.metadata_id)
+                for mid, mval in metadata:
+                    f = fields.get(mid)
                     if f is None:
-                        self._stream_error(stream, "INVALID_ARGUMENT", f"packet_out has no metadata id {md.metadata_id}", pkt)
+                        self._stream_error(stream, "INVALID_ARGUMENT", f"packet_out has no metadata id {mid}", raw)
                         return
                     try:
-                        values[f.id] = codec.to_int(md.value, f.bitwidth, f"packet_out metadata {f.name!r}")
+                        values[f.id] = codec.to_int(mval, f.bitwidth, f"packet_out metadata {f.name!r}")
                     except RequestError as exc:
-                        self._stream_error(stream, exc.code, exc.message, pkt)
+                        self._stream_error(stream, exc.code, exc.message, raw)
                         return
                 header = codec.pack_header(hdr.fields, values)
-            elif len(pkt.metadata):
-                self._stream_error(stream, "INVALID_ARGUMENT", "the program has no packet_out controller header", pkt)
+            elif metadata:
+                self._stream_error(stream, "INVALID_ARGUMENT", "the program has no packet_out controller header", raw)
                 return
             self.packet_out_count += 1
-        self.inject(self.cpu_port, header + bytes(pkt.payload))
+        self.inject(self.cpu_port, header + bytes(payload))
 
     def _digest_ack(self, ack: Any) -> None:
         with self._lock:

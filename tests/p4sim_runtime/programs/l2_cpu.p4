@@ -96,7 +96,7 @@ control MyIngress(inout headers_t hdr, inout metadata_t meta,
         actions = { forward; to_cpu; flood; drop; }
         default_action = drop();
         counters = l2_hits;
-        size = 1024;
+        size = 65536;
     }
     table smac {
         key = { hdr.ethernet.src : exact; }
