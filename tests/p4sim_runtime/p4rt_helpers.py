@@ -115,3 +115,10 @@ class Names:
 
     def __getitem__(self, name: str) -> int:
         return self.ids[name]
+
+
+def find(names: Names, suffix: str) -> str:
+    """The one full name in the P4Info ending with `.suffix` (or equal to it)."""
+    hits = [k for k in names.ids if k == suffix or k.endswith("." + suffix)]
+    assert len(hits) == 1, (suffix, hits)
+    return hits[0]
