@@ -1,9 +1,10 @@
 """Helpers for data-plane tests that run on every target (virtual or wall-clock time).
 
 `Exchange` sends a frame and returns exactly what the switch emitted for it: after the
-frame it sends a sentinel (a frame the forwarding config sends to a known port) and waits
-until that sentinel comes out. With all traffic in one class, the switch's queues are FIFO,
-so everything emitted before the sentinel belongs to the frame. This keeps wall-clock
+frame it sends a sentinel (a frame the forwarding config sends to known ports, see
+`Exchange.config()`) and waits until the sentinel has come out of each of them. With all
+traffic in one class, each egress queue is FIFO, so everything a port emitted before its
+copy of the sentinel belongs to the frame. This keeps wall-clock
 targets (p4sim-switch, BMv2, hardware) fast: no fixed sleep per frame, and a dropped frame
 costs one round trip, not a time-out.
 """
@@ -13,10 +14,11 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from controller.targets.base import OutputPacket, Target
+from controller.targets.base import Exact, MulticastGroup, OutputPacket, TableEntry, Target
 
 SENTINEL_MAC = "02:52:4c:00:00:ff"  # locally administered, "RL"
 SENTINEL_ETHERTYPE = 0x88B5  # IEEE 802 local experimental EtherType
+SENTINEL_GROUP = 0x0E5E  # multicast group when the sentinel must leave several ports
 _SENTINEL_HDR = bytes.fromhex(SENTINEL_MAC.replace(":", "")) + bytes.fromhex("02524c0000fe")
 
 
@@ -40,14 +42,30 @@ def sentinel_seq(frame: bytes) -> int | None:
 
 @dataclass
 class Exchange:
-    """Send frames into `target` one at a time and collect each one's output."""
+    """Send frames into `target` one at a time and collect each one's output.
+
+    `ports`: where the sentinel leaves (every port that may emit something for a frame; the
+    ingress port must not be one of them). Install `config()` before sending."""
 
     target: Target
-    sentinel_port: int  # where the forwarding config sends SENTINEL_MAC
+    ports: int | tuple[int, ...]
     timeout_ns: int = 2_000_000_000  # per frame, wall or virtual
     step_ns: int = 1_000_000
     _seq: int = 0
     stray: list[OutputPacket] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.ports, int):
+            self.ports = (self.ports,)
+
+    def config(self) -> list:
+        """The entities that send the sentinel to `ports` (l2_fwd; a multicast group for
+        more than one port)."""
+        key = {"hdr.ethernet.dst": Exact(mac_int(SENTINEL_MAC))}
+        if len(self.ports) == 1:
+            return [TableEntry("l2_fwd", key, "l2_forward", {"port": self.ports[0]})]
+        return [MulticastGroup(SENTINEL_GROUP, tuple(self.ports)),
+                TableEntry("l2_fwd", key, "l2_flood", {"mcast_grp": SENTINEL_GROUP})]
 
     def send(self, port: int, frame: bytes) -> list[OutputPacket]:
         """Everything the switch emitted because `frame` arrived on `port`."""
@@ -56,20 +74,40 @@ class Exchange:
         self.target.send(port, frame)
         self.target.send(port, sentinel_frame(seq))
         out: list[OutputPacket] = []
+        waiting = set(self.ports)
         waited = 0
         while True:
             for pkt in self.target.receive():
                 s = sentinel_seq(pkt.data)
-                if s == seq and pkt.port == self.sentinel_port:
-                    return out
-                if s is not None:
+                if s == seq and pkt.port in waiting:
+                    waiting.discard(pkt.port)
+                elif s is not None:
                     self.stray.append(pkt)  # a late sentinel of an earlier, timed-out send
                 else:
                     out.append(pkt)
+            if not waiting:
+                return out
             if waited >= self.timeout_ns:
                 raise TimeoutError(
-                    f"{self.target.name}: sentinel {seq} did not come out of port "
-                    f"{self.sentinel_port} within {self.timeout_ns / 1e9:.1f} s; "
+                    f"{self.target.name}: sentinel {seq} did not come out of port(s) "
+                    f"{sorted(waiting)} within {self.timeout_ns / 1e9:.1f} s; "
                     f"{len(out)} other frames came out")
             self.target.advance(self.step_ns)
             waited += self.step_ns
+
+
+def read_cells(target: Target, name: str, indices: range | list[int]) -> list[tuple[int, int]]:
+    """(packets, bytes) of the given cells of counter `name`, one read per cell: reading a
+    whole 4096-cell counter over P4Runtime takes seconds, a few cells take milliseconds."""
+    from controller.targets.base import CounterQuery
+
+    out = []
+    for i in indices:
+        cells = target.read(CounterQuery(name, i))
+        out.append((cells[0].packets, cells[0].bytes) if cells else (0, 0))
+    return out
+
+
+def port_cells(target: Target, name: str, port: int, width: int = 8) -> list[tuple[int, int]]:
+    """The cells of one port in a counter indexed port * width + class (or reason)."""
+    return read_cells(target, name, range(port * width, (port + 1) * width))

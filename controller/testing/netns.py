@@ -17,6 +17,7 @@ import os
 import re
 import signal
 import socket
+import struct
 import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -124,15 +125,39 @@ def entered(netns: str | None) -> Iterator[None]:
 
 
 def packet_socket(iface: str, netns: str | None = None) -> socket.socket:
-    """An AF_PACKET socket bound to `iface` (in `netns`), seeing every EtherType."""
+    """An AF_PACKET socket bound to `iface` (in `netns`), seeing every EtherType, with
+    PACKET_AUXDATA on so `recv_frame` can put back the VLAN tag the kernel strips."""
     with entered(netns):
         sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
         try:
+            sock.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
             sock.bind((iface, 0))
         except OSError:
             sock.close()
             raise
     return sock
+
+
+SOL_PACKET = 263
+PACKET_AUXDATA = 8
+TP_STATUS_VLAN_VALID = 0x10
+TP_STATUS_VLAN_TPID_VALID = 0x40
+_AUXDATA = struct.Struct("IIIHHHH")  # struct tpacket_auxdata
+
+
+def recv_frame(sock: socket.socket, bufsize: int = 65535) -> tuple[bytes, tuple]:
+    """One frame as it was on the wire. The kernel moves an 802.1Q tag out of received frames
+    (into the packet's metadata) before packet sockets see them, whatever the offloads say;
+    like libpcap, put it back from PACKET_AUXDATA."""
+    data, ancdata, _flags, addr = sock.recvmsg(bufsize, socket.CMSG_SPACE(_AUXDATA.size))
+    for level, kind, cdata in ancdata:
+        if level == SOL_PACKET and kind == PACKET_AUXDATA and len(cdata) >= _AUXDATA.size:
+            status, _len, _snap, _mac, _net, tci, tpid = _AUXDATA.unpack_from(cdata)
+            if status & TP_STATUS_VLAN_VALID:
+                if not status & TP_STATUS_VLAN_TPID_VALID:
+                    tpid = 0x8100
+                data = data[:12] + struct.pack("!HH", tpid, tci) + data[12:]
+    return data, addr
 
 
 # ---------------------------------------------------------------- a set of namespaces
@@ -181,9 +206,10 @@ class NetnsSet:
         return ns
 
     def add_veth(self, outer: str, inner: str, netns: str | None = None, *,
-                 mac: str | None = None, addr: str | None = None, mtu: int = 1500) -> Veth:
+                 mac: str | None = None, addr: str | None = None, mtu: int = 9000) -> Veth:
         """A veth pair: `outer` stays in the root namespace (no address), `inner` goes to
-        `netns` and gets `mac`/`addr` there. `addr` is only allowed inside a namespace."""
+        `netns` and gets `mac`/`addr` there. `addr` is only allowed inside a namespace.
+        Jumbo MTU by default: RoCE runs 4096-byte MTUs and the vectors include such frames."""
         if addr is not None and netns is None:
             raise ValueError("addresses are only assigned inside namespaces we create")
         if netns is None:

@@ -22,6 +22,8 @@ that one-line reason.
 from __future__ import annotations
 
 import contextlib
+import select
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -234,25 +236,50 @@ def _switch_side(ref: PortRef) -> str:
 
 class NetnsPorts:
     """AF_PACKET sockets on the test-side interfaces, each opened in its namespace; the same
-    send/poll/close protocol as controller.targets.p4runtime.AfPacketPorts."""
+    send/poll/close protocol as controller.targets.p4runtime.AfPacketPorts, and received
+    frames keep their VLAN tags (netns.recv_frame)."""
 
     def __init__(self, ports: dict[int, PortRef]):
-        from controller.targets.p4runtime import AfPacketPorts
-
         from . import netns
 
-        self._impl = AfPacketPorts({})
-        for port, ref in ports.items():
-            sock = netns.packet_socket(ref.iface, ref.netns)
-            sock.setblocking(False)
-            self._impl.socks[port] = sock
-            self._impl.by_fd[sock.fileno()] = port
+        self.socks: dict[int, socket.socket] = {}
+        self.by_fd: dict[int, int] = {}
+        try:
+            for port, ref in ports.items():
+                sock = netns.packet_socket(ref.iface, ref.netns)
+                sock.setblocking(False)
+                self.socks[port] = sock
+                self.by_fd[sock.fileno()] = port
+        except BaseException:
+            self.close()
+            raise
 
     def send(self, port: int, frame: bytes) -> None:
-        self._impl.send(port, frame)
+        from controller.targets.base import TargetError
+
+        sock = self.socks.get(port)
+        if sock is None:
+            raise TargetError(f"port {port} has no interface in the port map", "NOT_FOUND")
+        sock.send(frame)
 
     def poll(self, timeout_s: float) -> list[tuple[int, bytes]]:
-        return self._impl.poll(timeout_s)
+        from . import netns
+
+        out: list[tuple[int, bytes]] = []
+        ready, _, _ = select.select(list(self.socks.values()), [], [], max(0.0, timeout_s))
+        for sock in ready:
+            port = self.by_fd[sock.fileno()]
+            while True:
+                try:
+                    data, addr = netns.recv_frame(sock)
+                except BlockingIOError:
+                    break
+                if addr[2] == socket.PACKET_OUTGOING:
+                    continue  # our own transmissions
+                out.append((port, data))
+        return out
 
     def close(self) -> None:
-        self._impl.close()
+        for s in self.socks.values():
+            with contextlib.suppress(OSError):
+                s.close()

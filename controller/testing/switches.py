@@ -125,8 +125,9 @@ def _log_file(log_dir: str | os.PathLike | None, stem: str) -> Path:
 def p4sim_switch_argv(program: str | os.PathLike, ports: Mapping[int, str], grpc_addr: str,
                       device_id: int = 1, cpu_port: int = DEFAULT_CPU_PORT) -> list[str]:
     exe = shutil.which("p4sim-switch") or str(Path(sys.executable).with_name("p4sim-switch"))
+    # --log-console: its log goes to the file we keep for failure reports.
     return [exe, str(program), "--device-id", str(device_id), *interface_args(ports),
-            "--grpc-server-addr", grpc_addr, "--cpu-port", str(cpu_port)]
+            "--grpc-server-addr", grpc_addr, "--cpu-port", str(cpu_port), "--log-console"]
 
 
 def start_p4sim_switch(program: str | os.PathLike, ports: Mapping[int, str] | None = None, *,

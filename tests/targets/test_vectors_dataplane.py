@@ -15,6 +15,10 @@ comes out, and what the counters say, is checked against the vector's decoded re
   checksum, and the drop counter accounts for every frame that did not come out;
 - roce_rx on port IN and roce_tx on port OUT agree, and count every well-formed frame the
   decoder calls RoCE.
+
+On targets behind real interfaces, a frame shorter than an Ethernet header (trunc_eth,
+9 bytes) cannot be transmitted at all (the kernel refuses it), so it is left out there; a
+NIC may pad a runt frame to 60 bytes, so the padded form is accepted as "unchanged".
 """
 
 from __future__ import annotations
@@ -22,14 +26,16 @@ from __future__ import annotations
 import pytest
 
 from controller.packets import decode
+from controller.packets.build import pad_frame
 from controller.packets.vectors import Vector, load
 from controller.targets import DefaultAction, Exact, TableEntry
-from controller.testing.dataplane import SENTINEL_MAC, Exchange, mac_int
+from controller.testing.dataplane import SENTINEL_MAC, Exchange, mac_int, port_cells
 
 VECTORS = load()
 PFC_MAC = 0x0180C2000001
 DROP_MAC_CONTROL, DROP_MALFORMED, DROP_BAD_CHECKSUM = 7, 8, 9
 WELL_FORMED = ("ok", "not_roce")
+ETH_HLEN = 14
 ETH_P_MAC_CONTROL = 0x8808
 
 
@@ -49,26 +55,46 @@ def l2_config(out_port: int) -> list:
         for m in sorted(macs)]
 
 
-def cells(counters: dict[str, list[tuple[int, int]]], name: str) -> list[tuple[int, int]]:
-    hits = [v for k, v in counters.items() if k == name or k.endswith("." + name)]
-    assert len(hits) == 1, f"counter {name} not in the program ({sorted(counters)})"
-    return hits[0]
+def port_sum(target, name: str, port: int, width: int = 8) -> int:
+    return sum(p for p, _ in port_cells(target, name, port, width))
 
 
-def port_sum(counters, name: str, port: int, width: int = 8) -> int:
-    return sum(p for p, _ in cells(counters, name)[port * width:(port + 1) * width])
+def tagged(v: Vector) -> bool:
+    return bool(v.expected.get("vlan_valid")) or "vlan" in v.tags
 
 
-@pytest.fixture
-def run_vectors(target, target_ports):
-    """Send every vector through `target`; returns (port IN, port OUT, outputs, counters)."""
+# p4sim-switch's ports read frames from AF_PACKET without PACKET_AUXDATA, so the 802.1Q tag
+# the kernel moves out of every received frame is lost before the pipeline sees it (BMv2,
+# through libpcap, puts it back). Known defect of that target, reported; not of the program.
+P4SIM_SWITCH_VLAN = ("p4sim-switch loses 802.1Q tags on AF_PACKET ports (no PACKET_AUXDATA "
+                     "in p4sim/runtime/ports.py)")
+
+
+@pytest.fixture(params=["untagged", "vlan_tagged"])
+def run_vectors(request, target, target_ports, target_config):
+    """Send one group of vectors through `target`; returns (port IN, port OUT, outputs,
+    target). Two groups, so a target that mishandles VLAN tags fails only that group."""
+    if request.param == "vlan_tagged" and target_config.kind == "p4sim-grpc":
+        request.applymarker(pytest.mark.xfail(reason=P4SIM_SWITCH_VLAN, strict=False))
     port_in, port_out = target_ports[0], target_ports[1]
     target.write(l2_config(port_out))
     ex = Exchange(target, port_out)
     outputs: dict[str, list] = {}
-    for v in VECTORS:
-        outputs[v.name] = ex.send(port_in, v.frame)
-    return port_in, port_out, outputs, target.counters()
+    for v in sendable(target):
+        if tagged(v) == (request.param == "vlan_tagged"):
+            outputs[v.name] = ex.send(port_in, v.frame)
+    return port_in, port_out, outputs, target
+
+
+def sendable(target) -> list[Vector]:
+    """Every vector, less those no real link can carry (shorter than an Ethernet header)."""
+    if target.virtual_time:
+        return VECTORS
+    return [v for v in VECTORS if len(v.frame) >= ETH_HLEN]
+
+
+def same_frame(sent: bytes, got: bytes) -> bool:
+    return got == sent or (len(sent) < 60 and got == pad_frame(sent))
 
 
 def _describe(v: Vector) -> str:
@@ -76,10 +102,11 @@ def _describe(v: Vector) -> str:
 
 
 def test_every_vector_through_the_switch(run_vectors):
-    port_in, port_out, outputs, counters = run_vectors
+    port_in, port_out, outputs, target = run_vectors
     problems: list[str] = []
     forwarded: list[Vector] = []
-    for v in VECTORS:
+    sent = [v for v in VECTORS if v.name in outputs]
+    for v in sent:
         out = outputs[v.name]
         if len(out) > 1:
             problems.append(f"{_describe(v)}: {len(out)} frames came out, expected at most one")
@@ -105,22 +132,23 @@ def test_every_vector_through_the_switch(run_vectors):
             forwarded.append(v)
         else:  # malformed: unchanged or dropped, never altered or misdirected
             if out:
-                if out[0].port != port_out or out[0].data != v.frame:
+                if out[0].port != port_out or not same_frame(v.frame, out[0].data):
                     problems.append(f"{_describe(v)}: came out altered or on port {out[0].port}")
                 else:
                     forwarded.append(v)
     assert not problems, "\n".join(problems)
 
     # Counters: consumed MAC-control frames, drops by reason, RoCE in and out.
-    pfc = [v for v in VECTORS if v.verdict == "pfc"]
+    pfc = [v for v in sent if v.verdict == "pfc"]
     enabled = sum(bin(v.expected.get("pfc_cev", 0) & 0xFF).count("1") for v in pfc)
-    assert port_sum(counters, "pfc_rx", port_in) == enabled
-    assert cells(counters, "pause_rx")[port_in][0] == sum(v.verdict == "pause" for v in VECTORS)
+    assert port_sum(target, "pfc_rx", port_in) == enabled
+    assert port_cells(target, "pause_rx", port_in, 1)[0][0] == sum(
+        v.verdict == "pause" for v in sent)
 
-    drops = cells(counters, "drops")[port_in * 16:(port_in + 1) * 16]
-    not_out = [v for v in VECTORS if not outputs[v.name]]
-    bad_csum = sum(v.verdict == "bad_ip_csum" for v in VECTORS)
-    mac_ctrl = sum(mac_control(v) for v in VECTORS)
+    drops = port_cells(target, "drops", port_in, 16)
+    not_out = [v for v in sent if not outputs[v.name]]
+    bad_csum = sum(v.verdict == "bad_ip_csum" for v in sent)
+    mac_ctrl = sum(mac_control(v) for v in sent)
     assert drops[DROP_BAD_CHECKSUM][0] >= bad_csum
     assert drops[DROP_MAC_CONTROL][0] == mac_ctrl
     reasons = {i for i, (p, _) in enumerate(drops) if p}
@@ -133,12 +161,13 @@ def test_every_vector_through_the_switch(run_vectors):
     # On well-formed frames the program's idea of "RoCE" must match the decoder's; a switch
     # parser does not check IP versions or lengths, so a malformed frame it forwards may count
     # either way.
-    rx, tx = port_sum(counters, "roce_rx", port_in), port_sum(counters, "roce_tx", port_out)
+    rx, tx = port_sum(target, "roce_rx", port_in), port_sum(target, "roce_tx", port_out)
     assert rx == tx
     clean = sum(decode(v.frame).is_roce for v in forwarded if v.verdict in WELL_FORMED)
     malformed_out = sum(v.verdict not in WELL_FORMED for v in forwarded)
     assert clean <= rx <= clean + malformed_out, (rx, clean, malformed_out)
-    assert clean == sum(v.verdict == "ok" for v in VECTORS)
+    assert clean == sum(v.verdict == "ok" for v in sent)
+    assert sent, "the group is not empty"
 
 
 def test_roce_counters_by_class_and_bytes(target, target_ports):
@@ -155,9 +184,8 @@ def test_roce_counters_by_class_and_bytes(target, target_ports):
     for v in ok:
         out = ex.send(port_in, v.frame)
         assert [o.port for o in out] == [port_out], _describe(v)
-    counters = target.counters()
-    rx = cells(counters, "roce_rx")
-    tx = cells(counters, "roce_tx")
-    assert rx[port_in * 8 + 3] == (len(ok), sum(len(v.frame) for v in ok))
-    assert tx[port_out * 8 + 3][0] == len(ok)
-    assert port_sum(counters, "roce_rx", port_in) == len(ok)  # nothing in other classes
+    rx = port_cells(target, "roce_rx", port_in)
+    tx = port_cells(target, "roce_tx", port_out)
+    assert rx[3] == (len(ok), sum(len(v.frame) for v in ok))
+    assert tx[3][0] == len(ok)
+    assert sum(p for p, _ in rx) == len(ok)  # nothing in other classes
