@@ -7,7 +7,9 @@ switch emits go to `PortSet.transmit(port, frame)`. Optional per-port pcap captu
 
 Interfaces: one raw socket per interface (`AF_PACKET`, `SOCK_RAW`, `ETH_P_ALL`) in
 promiscuous mode, and a reader thread per interface; copies of our own transmissions
-(`PACKET_OUTGOING`) are ignored, as BMv2 does, or the switch would loop.
+(`PACKET_OUTGOING`) are ignored, as BMv2 does, or the switch would loop. The kernel
+strips the 802.1Q tag of received frames (VLAN offload) and reports it beside the frame
+(`PACKET_AUXDATA`); we put it back where it was, as libpcap does for BMv2.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ PACKET_OUTGOING = 4
 SOL_PACKET = 263
 PACKET_ADD_MEMBERSHIP = 1
 PACKET_MR_PROMISC = 1
+PACKET_AUXDATA = 8
+TP_STATUS_VLAN_VALID = 0x10
+TP_STATUS_VLAN_TPID_VALID = 0x40
+_AUXDATA = struct.Struct("IIIHHHH")  # struct tpacket_auxdata
 
 Sink = Callable[[int, bytes], None]
 
@@ -131,6 +137,7 @@ class InterfacePort(Port):
             mreq = struct.pack("iHH8s", ifindex, PACKET_MR_PROMISC, 0, b"")
             self.sock.setsockopt(SOL_PACKET, PACKET_ADD_MEMBERSHIP, mreq)
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+            self.sock.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
         except OSError as exc:
             self.sock.close()
             raise OSError(f"port {number}@{ifname}: cannot open the interface: {exc}") from None
@@ -148,7 +155,7 @@ class InterfacePort(Port):
     def _reader(self, deliver: Sink) -> None:
         while not self._stop.is_set():
             try:
-                frame, addr = self.sock.recvfrom(65535)
+                frame, ancdata, _flags, addr = self.sock.recvmsg(65535, socket.CMSG_SPACE(_AUXDATA.size))
             except TimeoutError:
                 continue
             except OSError:
@@ -158,6 +165,7 @@ class InterfacePort(Port):
                 return
             if addr[2] == PACKET_OUTGOING:
                 continue
+            frame = restore_vlan(frame, ancdata)
             self.rx_frames += 1
             try:
                 deliver(self.number, frame)
@@ -177,6 +185,19 @@ class InterfacePort(Port):
         if self._thread is not None:
             self._thread.join(timeout=2)
         self.sock.close()
+
+
+def restore_vlan(frame: bytes, ancdata: list) -> bytes:
+    """Re-insert the 802.1Q/802.1ad tag the kernel took off a received frame."""
+    for level, kind, data in ancdata:
+        if level != SOL_PACKET or kind != PACKET_AUXDATA or len(data) < _AUXDATA.size:
+            continue
+        status, _len, _snap, _mac, _net, tci, tpid = _AUXDATA.unpack_from(data)
+        if status & TP_STATUS_VLAN_VALID or tci:
+            if not status & TP_STATUS_VLAN_TPID_VALID:
+                tpid = 0x8100
+            return frame[:12] + struct.pack("!HH", tpid, tci) + frame[12:]
+    return frame
 
 
 class PortSet:

@@ -1,5 +1,6 @@
 """p4sim-switch on real interfaces: two network namespaces joined to the switch by veth
-pairs; a frame sent with scapy in one namespace comes out in the other, the controller
+pairs; frames built with scapy, sent in one namespace, come out in the other (VLAN tag
+included); the controller
 programs the switch over P4Runtime, pcaps record both ports, SIGTERM stops it cleanly."""
 
 from __future__ import annotations
@@ -59,17 +60,28 @@ RECEIVER = """
 import sys
 from scapy.all import sniff
 print("ready", flush=True)
-pkts = sniff(iface=sys.argv[1], count=int(sys.argv[2]), timeout=15, lfilter=lambda p: p.haslayer("Ether") and p["Ether"].type == 0x88B5)
+pkts = sniff(iface=sys.argv[1], count=int(sys.argv[2]), timeout=15, lfilter=lambda p: b"p4sim-netns" in bytes(p))
 for p in pkts:
     print(bytes(p).hex(), flush=True)
 """
 
 SENDER = """
-import sys
-from scapy.all import Ether, Raw, sendp
-for i in range(int(sys.argv[4])):
-    sendp(Ether(dst=sys.argv[2], src=sys.argv[3], type=0x88B5) / Raw(b"p4sim-netns-%02d" % i + bytes(40)), iface=sys.argv[1], verbose=False)
+import socket, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((sys.argv[1], 0))
+for frame in sys.argv[2:]:
+    s.send(bytes.fromhex(frame))
 """
+
+
+def frames_to_send() -> list[bytes]:
+    """Three plain frames and one 802.1Q-tagged frame (the kernel strips the tag on
+    receive; the switch port must put it back), built with scapy."""
+    from scapy.all import Dot1Q, Ether, Raw
+
+    out = [bytes(Ether(dst=MAC2, src=MAC1, type=0x88B5) / Raw(b"p4sim-netns-%02d" % i + bytes(40))) for i in range(3)]
+    out.append(bytes(Ether(dst=MAC2, src=MAC1) / Dot1Q(vlan=10, prio=3, type=0x88B5) / Raw(b"p4sim-netns-vlan" + bytes(40))))
+    return out
 
 
 def test_frames_cross_the_switch_between_namespaces(two_hosts, tmp_path: Path) -> None:
@@ -109,17 +121,20 @@ def test_frames_cross_the_switch_between_namespaces(two_hosts, tmp_path: Path) -
             te.action.action.params.add(param_id=1, value=bytes([out_port]))
             client.write(u)
 
-        recv = subprocess.Popen(["ip", "netns", "exec", ns[1], sys.executable, "-c", RECEIVER, host_if[1], "3"],
+        recv = subprocess.Popen(["ip", "netns", "exec", ns[1], sys.executable, "-c", RECEIVER, host_if[1], "4"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert recv.stdout is not None and recv.stdout.readline().strip() == "ready"
         time.sleep(0.5)  # sniff() opens its socket after printing
-        sh("ip", "netns", "exec", ns[0], sys.executable, "-c", SENDER, host_if[0], MAC2, MAC1, "3")
+        sh("ip", "netns", "exec", ns[0], sys.executable, "-c", SENDER, host_if[0], *(f.hex() for f in frames_to_send()))
         out, err = recv.communicate(timeout=30)
         got = [bytes.fromhex(x) for x in out.split()]
-        assert len(got) == 3, err
-        for i, frame in enumerate(got):
+        assert len(got) == 4, err
+        for i, frame in enumerate(got[:3]):
             assert frame[:6] == bytes.fromhex(MAC2.replace(":", "")) and frame[12:14] == b"\x88\xb5"
             assert f"p4sim-netns-{i:02d}".encode() in frame
+        tagged = got[3]
+        assert tagged[12:18] == bytes.fromhex("8100" + f"{(3 << 13) | 10:04x}" + "88b5"), tagged.hex()
+        assert b"p4sim-netns-vlan" in tagged
 
         # the controller sees the traffic in the program's counter
         ce = p4runtime_pb2.CounterEntry(counter_id=n["MyIngress.port_rx"])
@@ -140,5 +155,6 @@ def test_frames_cross_the_switch_between_namespaces(two_hosts, tmp_path: Path) -
 
     rx = [bytes(p) for p in rdpcap(str(pcap / "port1_in.pcap"))]
     tx = [bytes(p) for p in rdpcap(str(pcap / "port2_out.pcap"))]
-    assert sum(b"p4sim-netns" in f for f in rx) == 3
-    assert sum(b"p4sim-netns" in f for f in tx) == 3
+    assert sum(b"p4sim-netns" in f for f in rx) == 4
+    assert sum(b"p4sim-netns" in f for f in tx) == 4
+    assert any(f[12:14] == b"\x81\x00" for f in rx)
