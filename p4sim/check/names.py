@@ -7,7 +7,7 @@ from typing import Any
 
 from p4sim.frontend import ast
 
-from .types import Type, err
+from .types import P4TypeError, Type, err, name_span
 
 
 @dataclass(eq=False)
@@ -39,10 +39,13 @@ class Scope:
         if sym.name in self.names and not replace:
             old = self.names[sym.name]
             # P4 allows overloading externs/functions by arity; keep a list
-            if old.kind in ("extern_fn", "function", "action") and sym.kind == old.kind:
+            if old.kind in ("extern_fn", "function") and sym.kind == old.kind:
                 old.extra.setdefault("overloads", [old.decl]).append(sym.decl)
                 return old
-            raise err(f"'{sym.name}' is already declared in this scope", node)
+            span = name_span(node) if node is not None else None
+            if span is None:
+                raise err(f"'{sym.name}' is already declared in this scope", node)
+            raise P4TypeError(f"'{sym.name}' is already declared in this scope", span)
         self.names[sym.name] = sym
         return sym
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from p4sim.frontend import ast
-from p4sim.frontend.errors import P4SourceError, P4Unsupported, Span
+from p4sim.frontend.errors import P4SourceError, P4Unsupported, Span, source_line
 
 
 class P4TypeError(P4SourceError):
@@ -216,3 +216,20 @@ def err(msg: str, node: ast.Node | None) -> P4TypeError:
 
 def unsupported(what: str, node: ast.Node) -> P4Unsupported:
     return P4Unsupported(what, node.span)
+
+
+def name_span(node: ast.Node) -> Span:
+    """The span of a declaration's name (p4c points duplicate-name errors at the name)."""
+    span = node.span
+    name = getattr(node, "name", None)
+    text = source_line(span) if isinstance(name, str) else None
+    if text is None or not name:
+        return span
+    i = text.find(name, max(span.column - 1, 0))
+    while i >= 0:
+        before = text[i - 1] if i > 0 else " "
+        after = text[i + len(name)] if i + len(name) < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return Span(span.file, span.line, i + 1, span.line, i + len(name))
+        i = text.find(name, i + 1)
+    return span

@@ -42,7 +42,8 @@ class CompiledProgram:
         """Fresh namespace: the generated functions bound to new tables/externs."""
         from p4sim.runtime import externs as X
 
-        ns: dict = {"_RT": rt}
+        ns: dict = {"_RT": rt, "_HF_crc32": X.crc32, "_HF_crc16": X.CRC16, "_HF_csum16": X.csum16,
+                    "_HF_xor16": X.xor16, "_HF_identity": X.identity}
         for spec in self.tables:
             t = Table(spec.info, spec.actions)
             name, args = spec.default

@@ -369,12 +369,22 @@ class Compiler:
             slots.insert(0, "_v")
             init.insert(0, "self._v = False")
             copy.insert(0, "o._v = self._v")
-        if t.name == "standard_metadata_t" or (t.decl is not None and any(
-                a.name == "name" and a.string_value() == "standard_metadata"
-                for a in getattr(t.decl, "annotations", []))):
-            pass
         c = self.classes
         c.append(f"class {t.pycls}:")
+        if t.kind == "header":
+            # headers have only scalar fields: class-level defaults make creating one
+            # (every header of every packet) a bare object allocation; writes go to the
+            # instance dict, reads of untouched fields find the class default
+            c.append(f"    _p4fields = {tuple(slots)!r}")
+            for line in init:
+                c.append("    " + line.replace("self.", "", 1))
+            c.append("    def copy(self):")
+            c.append(f"        o = {t.pycls}.__new__({t.pycls})")
+            c.append("        o.__dict__.update(self.__dict__)")
+            c.append("        return o")
+            self.gen_header_io(t)
+            c.append("")
+            return
         c.append(f"    __slots__ = {tuple(slots)!r}")
         c.append("    def __init__(self):")
         for line in init or ["pass"]:
@@ -775,10 +785,25 @@ class Compiler:
             else:
                 pys.append(f"p_{_pyid(p.name)}")
         self.bind_params(d.params, scope, fn, pys)
+        outs = []
+        for p, py in zip(d.params, pys, strict=True):
+            pt = self.resolve_type(p.type, scope)
+            if p.direction in ("out", "inout") and not isinstance(pt, (TStruct, TStack, TExtern)):
+                if top:
+                    raise unsupported("scalar out/inout parameters of a pipeline control", p)
+                outs.append(py)
         for loc in d.locals:
             self.local_decl(loc, scope, fn, prefix)
         body_start = len(lines)
+        if outs:
+            fn.emit("for _ in ONCE:")
+            fn.ind += 1
+            fn.once_stack.append(None)
         self.block(d.apply, scope, fn)
+        if outs:
+            fn.once_stack.pop()
+            fn.ind -= 1
+            fn.emit(f"return ({', '.join(outs)},)")
         if len(lines) == body_start:
             fn.emit("pass")
         head = [f"def {fname}({', '.join(pys)}):"]
@@ -918,16 +943,19 @@ class Compiler:
         actions: list[ActionSpec] = []
         action_syms: list[Sym] = []
         refs: list[ActionRef] = []
+        bound_args: list[list[ast.Argument]] = []
         for ar in d.actions:
-            if ar.args:
-                raise unsupported("binding action arguments in a table's action list", ar)
             asym = scope.resolve(ar.name.name, ar.name, top_level=ar.name.top_level)
             if asym.kind != "action":
                 raise err(f"'{ar.name.name}' is not an action", ar.name)
             adecl: ast.ActionDecl = asym.decl  # type: ignore[assignment]
             aname = asym.value
+            nbound = len(ar.args or [])
+            if nbound > len(adecl.params):
+                raise err(f"action {ar.name.name} takes {len(adecl.params)} parameters", ar)
+            bound_args.append(list(ar.args or []))
             params = []
-            for p in adecl.params:
+            for p in adecl.params[nbound:]:
                 if p.direction:
                     raise unsupported("directional action parameters in a table action", p)
                 pt = self.resolve_type(p.type, asym.scope or scope)
@@ -967,6 +995,7 @@ class Compiler:
                     raise err(f"table {d.name} has no default_action and NoAction is not declared", d)
                 actions.append(ActionSpec("NoAction", (), "DEFAULT_ONLY"))
                 action_syms.append(nsym)
+                bound_args.append([])
                 self.register_action(nsym, nsym.decl)  # type: ignore[arg-type]
             default_name = "NoAction"
         # direct resources
@@ -1023,18 +1052,19 @@ class Compiler:
         spec = TableSpec(py, info, actions, entries, (default_name, default_args), dc, dm)
         self.tables.append(spec)
         scope.add(Sym("table", d.name, d, py=py, value=spec,
-                      extra={"keys": key_exprs, "action_syms": action_syms, "scope": scope}), d)
+                      extra={"keys": key_exprs, "action_syms": action_syms, "scope": scope,
+                             "bound": bound_args}), d)
 
     def register_action(self, asym: Sym, adecl: ast.ActionDecl) -> None:
         aname = asym.value
         if aname in self.model.actions:
             return
         params = []
-        for i, p in enumerate(adecl.params):
+        for p in adecl.params:
             if p.direction:
                 continue
             pt = self.resolve_type(p.type, asym.scope or self.g)
-            params.append(Param(p.name, width_of(pt), i + 1))
+            params.append(Param(p.name, width_of(pt), len(params) + 1))
         self.model.actions[aname] = ActionInfo(name=aname, id=self.ann_id(adecl),
                                                annotations=self.annotations_text(adecl),
                                                params=tuple(params))
@@ -1426,14 +1456,30 @@ class Compiler:
             fn.ind += 1
             start = len(fn.lines)
             adecl: ast.ActionDecl = asym.decl  # type: ignore[assignment]
-            args = [V(f"{r}.args[{j}]", INT) for j in range(len(adecl.params))]
-            self.inline_action(asym, args, None, scope, fn, from_table=True)
+            bound: list[ast.Argument] = tsym.extra["bound"][i]
+            if not bound:
+                args = [V(f"{r}.args[{j}]", INT) for j in range(len(adecl.params))]
+                self.inline_action(asym, args, None, scope, fn, from_table=True)
+            else:
+                # arguments bound in `actions = { a(x); }`, then the control-plane ones
+                vals: list[V] = []
+                nodes: list[ast.Argument | None] = []
+                for j, p in enumerate(adecl.params):
+                    pt = self.resolve_type(p.type, asym.scope or scope)
+                    if j < len(bound):
+                        vals.append(V("None", VOID) if p.direction == "out"
+                                    else self.expr(bound[j].value, tscope, fn, want=pt))
+                        nodes.append(bound[j])
+                    else:
+                        vals.append(V(f"{r}.args[{j - len(bound)}]", pt))
+                        nodes.append(None)
+                self.inline_action(asym, vals, nodes, tscope, fn)
             if len(fn.lines) == start:
                 fn.emit("pass")
             fn.ind -= 1
         return hit, aid
 
-    def inline_action(self, asym: Sym, args: list[V], arg_nodes: list[ast.Argument] | None,
+    def inline_action(self, asym: Sym, args: list[V], arg_nodes: list[ast.Argument | None] | None,
                       scope: Scope, fn: _Fn, from_table: bool = False) -> str | None:
         """Inline an action or function body; returns the Python var holding a function's result."""
         d = asym.decl
@@ -1448,7 +1494,8 @@ class Compiler:
                 fn.emit(f"{py} = {args[i].code}")
             else:
                 a = args[i] if i < len(args) else None
-                node = arg_nodes[i].value if arg_nodes and i < len(arg_nodes) else None
+                an = arg_nodes[i] if arg_nodes and i < len(arg_nodes) else None
+                node = an.value if an is not None else None
                 if p.direction == "out":
                     fn.emit(f"{py} = {self.default_value(pt)}")
                 elif a is None:
@@ -1546,6 +1593,11 @@ class Compiler:
             if "overloads" in sym.extra:
                 decl = next((d for d in sym.extra["overloads"] if len(d.params) == len(argv)), decl)
                 sym = Sym(sym.kind, sym.name, decl, scope=sym.scope, value=sym.value)
+            params = decl.params  # type: ignore[union-attr]
+            required = sum(1 for p in params if p.default is None)
+            if not required <= len(argv) <= len(params):
+                raise err(f"{sym.kind} {sym.name} takes {len(params)} argument"
+                          f"{'s' if len(params) != 1 else ''}, {len(argv)} given", c)
             vals = []
             for a, p in zip(argv, decl.params, strict=False):  # type: ignore[union-attr]
                 if isinstance(a, ast.DontCare) or p.direction == "out":
@@ -1586,13 +1638,16 @@ class Compiler:
                 continue
             v = self.coerce(self.expr(a.value, scope, fn, want=pt), pt, a.value)
             if p.direction in ("out", "inout") and not isinstance(pt, (TStruct, TStack)):
-                tmp = fn.tmp("cb")
-                backs.append((a.value, tmp, pt))
-                fn.emit(f"{tmp} = [{v.code}]")
-                codes.append(tmp)
-                raise unsupported("scalar out/inout parameters of a sub-control", a.value)
+                backs.append((a.value, pt))
             codes.append(v.code if p.direction in ("out", "inout") else self.copy_code(v))
-        fn.emit(f"{sym.py}({', '.join(codes)})")
+        if backs:
+            # scalar out/inout parameters come back as the function's result tuple (copy-out)
+            res = fn.tmp("cr")
+            fn.emit(f"{res} = {sym.py}({', '.join(codes)})")
+            for k, (node, pt) in enumerate(backs):
+                self.assign(node, V(f"{res}[{k}]", pt), scope, fn)
+        else:
+            fn.emit(f"{sym.py}({', '.join(codes)})")
         return V("None", VOID)
 
     # ------------------------------------------------------------------ externs
@@ -1627,12 +1682,25 @@ class Compiler:
                     valid = f"{parent.code}._v"
             add(v, valid, el)
         conds = {p[2] for p in parts}
+        fixed = all(p[1].isdigit() for p in parts)
+
+        def packed() -> str:
+            if not fixed:
+                return f"pack(({', '.join(p[0] for p in parts)},), ({', '.join(p[1] for p in parts)},))"
+            # one shift-or and one to_bytes: the BufBuilder layout, padding at the end
+            total = sum(int(p[1]) for p in parts)
+            pad = (-total) % 8
+            shift = total + pad
+            terms = []
+            for val, w, _ in parts:
+                shift -= int(w)
+                terms.append(f"({val} << {shift})" if shift else val)
+            return f"({' | '.join(terms) or '0'}).to_bytes({(total + pad) // 8}, 'big')"
+
         if len(conds) == 1 and None not in conds:
-            c = next(iter(conds))
-            return (f"(pack(({', '.join(p[0] for p in parts)},), ({', '.join(p[1] for p in parts)},))"
-                    f" if {c} else b'')")
+            return f"({packed()} if {next(iter(conds))} else b'')"
         if all(p[2] is None for p in parts):
-            return f"pack(({', '.join(p[0] for p in parts)},), ({', '.join(p[1] for p in parts)},))"
+            return packed()
         vals = ", ".join(f"(({p[0]}, {p[1]}) if {p[2]} else None)" if p[2] else f"({p[0]}, {p[1]})" for p in parts)
         return f"_RT.pack_valid(({vals},))"
 
@@ -1706,7 +1774,7 @@ class Compiler:
             base = ev(2)
             data = self.data_pack(argv[3], scope, fn)
             mx = ev(4)
-            code = f"(_RT.hash({algo!r}, {data}, {base.code}, {mx.code}) & {mask(width_of(lt))})"
+            code = f"({self.hash_call(algo, data, base.code, mx)} & {mask(width_of(lt))})"
             self.assign(argv[0], V(code, lt), scope, fn)
             return V("None", VOID)
         if name in ("verify_checksum", "verify_checksum_with_payload"):
@@ -1718,7 +1786,7 @@ class Compiler:
             ck = ev(2)
             algo = self.enum_member_name(argv[3], scope)
             w = width_of(ck.type)
-            fn.emit(f"if ({cnd}) and (_RT.hash({algo!r}, {data}, 0, 0) & {mask(w)}) != {ck.code}:")
+            fn.emit(f"if ({cnd}) and ({self.hash_call(algo, data, '0', None)} & {mask(w)}) != {ck.code}:")
             fn.emit("    _RT.checksum_error()")
             return V("None", VOID)
         if name in ("update_checksum", "update_checksum_with_payload"):
@@ -1731,7 +1799,8 @@ class Compiler:
             algo = self.enum_member_name(argv[3], scope)
             fn.emit(f"if {cnd}:")
             fn.ind += 1
-            self.assign(argv[2], V(f"(_RT.hash({algo!r}, {data}, 0, 0) & {mask(width_of(lt))})", lt), scope, fn)
+            self.assign(argv[2], V(f"({self.hash_call(algo, data, '0', None)} & {mask(width_of(lt))})", lt),
+                        scope, fn)
             fn.ind -= 1
             return V("None", VOID)
         if name == "log_msg":
@@ -1752,6 +1821,20 @@ class Compiler:
             fn.emit(f"if not ({cnd}): raise AssertFailed({name + ' failed at ' + loc!r})")
             return V("None", VOID)
         raise unsupported(f"extern function {name}", c)
+
+    FIXED_HASHES = ("crc32", "crc16", "csum16", "xor16", "identity")
+
+    def hash_call(self, algo: str, data: str, base: str, mx: V | None) -> str:
+        """A direct call for the fixed algorithms; the switch's table for custom/random ones."""
+        if algo not in self.FIXED_HASHES:
+            return f"_RT.hash({algo!r}, {data}, {base}, {mx.code if mx is not None else 0})"
+        h = f"_HF_{algo}({data})"
+        if mx is not None and not (mx.is_const and mx.const == 0):
+            if mx.is_const:
+                h = f"({h} % {mx.const})"
+            else:
+                h = f"({h} % {mx.code} if {mx.code} else {h})"
+        return h if base == "0" else f"({base} + {h})"
 
     def field_list_fn(self, e: ast.Expression, scope: Scope) -> str:
         idx = self.const_eval(e, scope)

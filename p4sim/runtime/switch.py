@@ -78,6 +78,7 @@ class Switch:
             tm = TrafficManager()
         self.tm = tm
         self._now = 0
+        self._enq_seq = 0
         self.pre = PRE()
         self._out: list[OutputPacket] = []
         self._packet_in_cbs: list[Callable] = []
@@ -276,6 +277,7 @@ class Switch:
             self._ingress_pass(port, frame, RESUBMIT, meta, resub_req[0], passes + 1)
             return
         pkt = _Pkt(hdr, meta, sm, payload, frame, passes)
+        pkt.trunc = self.trunc  # truncate() in ingress cuts the frame when it leaves
         if sm.mcast_grp:
             reps = self.pre.replicas(sm.mcast_grp)
             for i, (eport, rid) in enumerate(reps):
@@ -311,6 +313,7 @@ class Switch:
             self._enqueue(p, eport)
 
     def _enqueue(self, pkt: _Pkt, eport: int) -> None:
+        self._enq_seq += 1
         qp = QueuedPacket(egress_port=eport, priority=pkt.sm.priority, length=pkt.sm.packet_length,
                           state=pkt)
         if not self.tm.enqueue(qp, self._now):
@@ -320,11 +323,12 @@ class Switch:
         """Run egress for every packet the traffic manager releases by time t."""
         tm = self.tm
         while True:
+            seq = self._enq_seq
             qps = tm.dequeue(t)
-            if not qps:
-                return
             for qp in qps:
                 self._egress_pass(qp)
+            if self._enq_seq == seq:  # egress queued nothing new (clone, recirculation)
+                return
 
     def _egress_pass(self, qp: QueuedPacket) -> None:
         p: _Pkt = qp.state  # type: ignore[assignment]
