@@ -8,6 +8,7 @@ cross the veths in both directions, and the counters come back over P4Runtime.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +37,7 @@ def test_target_suite_over_veths_in_namespaces(tmp_path):
             cwd=ROOT, capture_output=True, text=True, timeout=300)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-6000:]
-    assert "rocelab target: p4sim-grpc" in out or " passed" in out
     summary = out.strip().splitlines()[-1]
-    assert "passed" in summary and "failed" not in summary and "error" not in summary, summary
+    passed = re.search(r"(\d+) passed", summary)
+    assert passed and int(passed.group(1)) >= 5, summary
+    assert not re.search(r"\d+ (failed|error)", summary), summary
