@@ -159,8 +159,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
         return grpc.method_handlers_generic_handler("p4.v1.P4Runtime", {
             "Write": grpc.unary_unary_rpc_method_handler(self.Write, None, P.WriteResponse.SerializeToString),
-            "Read": grpc.unary_stream_rpc_method_handler(self.Read, P.ReadRequest.FromString,
-                                                         P.ReadResponse.SerializeToString),
+            "Read": grpc.unary_stream_rpc_method_handler(self.Read, P.ReadRequest.FromString, None),
             "SetForwardingPipelineConfig": unary(self.SetForwardingPipelineConfig, P.SetForwardingPipelineConfigRequest,
                                                  P.SetForwardingPipelineConfigResponse),
             "GetForwardingPipelineConfig": unary(self.GetForwardingPipelineConfig, P.GetForwardingPipelineConfigRequest,
@@ -669,23 +668,30 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     # -- Read
 
-    def Read(self, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+    def Read(self, request: Any, context: grpc.ServicerContext) -> Iterator[bytes]:
+        """Entities are serialized as they are made (big counters by hand, see wire) and
+        streamed in ReadResponses of about 1 MB."""
         try:
             with self._lock:
                 self._check_device(request.device_id)
                 p = self._need_pipeline()
-                entities: list[Any] = []
+                entities: list[bytes] = []
                 for ent in request.entities:
-                    entities.extend(self._read_entity(p, ent))
+                    for e in self._read_entity(p, ent):
+                        entities.append(wire.entity_field(e if isinstance(e, bytes) else e.SerializeToString()))
         except Exception as exc:
             self._abort(context, _error_of(exc))
             return
-        for i in range(0, len(entities), 1000):  # keep each response a reasonable size
-            resp = p4runtime_pb2.ReadResponse()
-            resp.entities.extend(entities[i : i + 1000])
-            yield resp
-        if not entities:
-            yield p4runtime_pb2.ReadResponse()
+        chunk: list[bytes] = []
+        size = 0
+        for blob in entities:
+            chunk.append(blob)
+            size += len(blob)
+            if size >= 1 << 20:
+                yield b"".join(chunk)
+                chunk, size = [], 0
+        if chunk or not entities:
+            yield b"".join(chunk)
 
     def _read_entity(self, p: Pipeline, ent: Any) -> list[Any]:
         which = ent.WhichOneof("entity")
@@ -753,12 +759,10 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 indices: Any = [req.index.index]
             else:
                 indices = range(info.size)
+            read = p.switch.counter_read
             for i in indices:
-                pk, by = p.switch.counter_read(info.name, i)
-                ce = p4runtime_pb2.CounterEntry(counter_id=info.id)
-                ce.index.index = i
-                ce.data.packet_count, ce.data.byte_count = pk, by
-                out.append(p4runtime_pb2.Entity(counter_entry=ce))
+                pk, by = read(info.name, i)
+                out.append(wire.counter_entity(info.id, i, pk, by))
         return out
 
     def _read_direct_counters(self, p: Pipeline, req: Any) -> list[Any]:
@@ -800,10 +804,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             for i in indices:
                 if not 0 <= i < info.size:
                     raise RequestError("OUT_OF_RANGE", f"register {info.name}: index {i} not in 0..{info.size - 1}")
-                re_ = p4runtime_pb2.RegisterEntry(register_id=info.id)
-                re_.index.index = i
-                re_.data.bitstring = codec.to_bytes(p.switch.register_read(info.name, i))
-                out.append(p4runtime_pb2.Entity(register_entry=re_))
+                out.append(wire.register_entity(info.id, i, codec.to_bytes(p.switch.register_read(info.name, i))))
         return out
 
     def _read_pre(self, p: Pipeline, req: Any) -> list[Any]:

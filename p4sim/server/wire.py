@@ -274,3 +274,49 @@ def packet_in(payload: bytes, metadata: list[tuple[int, bytes]]) -> bytes:
     out = bytearray()
     _put_bytes(out, 2, bytes(inner))
     return bytes(out)
+
+
+def _put_uint(out: bytearray, fn: int, v: int) -> None:
+    if v:
+        _put_varint(out, fn << 3)
+        _put_varint(out, v)
+
+
+def _msg(fn: int, body: bytes | bytearray) -> bytes:
+    out = bytearray()
+    _put_bytes(out, fn, bytes(body))
+    return bytes(out)
+
+
+def counter_entity(counter_id: int, index: int, packets: int, bytes_: int) -> bytes:
+    """A serialized Entity{counter_entry{counter_id, index, data}} (reads of big counters)."""
+    idx = bytearray()
+    _put_uint(idx, 1, index)
+    data = bytearray()
+    _put_uint(data, 1, bytes_)
+    _put_uint(data, 2, packets)
+    ce = bytearray()
+    _put_uint(ce, 1, counter_id)
+    _put_bytes(ce, 2, bytes(idx))
+    _put_bytes(ce, 3, bytes(data))
+    return _msg(7, ce)
+
+
+def register_entity(register_id: int, index: int, value: bytes) -> bytes:
+    """A serialized Entity{register_entry{register_id, index, data{bitstring}}}."""
+    idx = bytearray()
+    _put_uint(idx, 1, index)
+    data = bytearray()
+    _put_bytes(data, 1, value)
+    re_ = bytearray()
+    _put_uint(re_, 1, register_id)
+    _put_bytes(re_, 2, bytes(idx))
+    _put_bytes(re_, 3, bytes(data))
+    return _msg(11, re_)
+
+
+def entity_field(entity: bytes) -> bytes:
+    """One serialized Entity as the `entities` field (1) of a ReadResponse."""
+    out = bytearray()
+    _put_bytes(out, 1, entity)
+    return bytes(out)

@@ -1,7 +1,7 @@
 """p4sim-switch on real interfaces: two network namespaces joined to the switch by veth
 pairs; frames built with scapy, sent in one namespace, come out in the other (VLAN tag
-included); the controller
-programs the switch over P4Runtime, pcaps record both ports, SIGTERM stops it cleanly."""
+included); the controller programs the switch over P4Runtime, pcaps record both ports,
+SIGTERM stops it cleanly."""
 
 from __future__ import annotations
 
