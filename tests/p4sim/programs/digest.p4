@@ -1,0 +1,43 @@
+// digest(): a struct of fields to the control plane; the packet is forwarded as usual
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t { bit<8> v; }
+struct headers_t { h_t h; }
+struct learn_t { bit<8> v; bit<9> port; }
+
+struct meta_t { }
+
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+
+control VC(inout headers_t hdr, inout meta_t meta) {
+    apply { }
+}
+
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+
+    apply {
+        digest<learn_t>(1, { hdr.h.v, sm.ingress_port });
+        sm.egress_spec = 1;
+    }
+}
+
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { }
+}
+
+control CC(inout headers_t hdr, inout meta_t meta) {
+    apply { }
+}
+
+control D(packet_out pkt, in headers_t hdr) {
+    apply {
+
+        pkt.emit(hdr.h);
+    }
+}
+
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;

@@ -1,0 +1,42 @@
+// multicast groups: one replica per (port, rid) in the group, egress sees egress_rid and egress_port
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t { bit<8> rid; bit<8> port; }
+struct headers_t { h_t h; }
+
+struct meta_t { }
+
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+
+control VC(inout headers_t hdr, inout meta_t meta) {
+    apply { }
+}
+
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+
+    apply { sm.mcast_grp = 1; }
+}
+
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        hdr.h.rid = (bit<8>)sm.egress_rid;
+        hdr.h.port = (bit<8>)sm.egress_port;
+    }
+}
+
+control CC(inout headers_t hdr, inout meta_t meta) {
+    apply { }
+}
+
+control D(packet_out pkt, in headers_t hdr) {
+    apply {
+
+        pkt.emit(hdr.h);
+    }
+}
+
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;

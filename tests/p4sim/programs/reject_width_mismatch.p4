@@ -1,0 +1,28 @@
+// expect-error: 18:20: bit<16>
+// no implicit conversion between bit widths
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t { bit<8> a; bit<16> w; }
+struct headers_t { h_t h; }
+struct meta_t { }
+
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        bit<8> x = hdr.h.w;
+        hdr.h.a = x;
+        sm.egress_spec = 1;
+    }
+}
+
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
+
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
