@@ -506,6 +506,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             "counter_entry": self._write_counter,
             "direct_counter_entry": self._write_direct_counter,
             "meter_entry": self._write_meter,
+            "direct_meter_entry": self._write_direct_meter,
             "register_entry": self._write_register,
             "packet_replication_engine_entry": self._write_pre,
             "digest_entry": self._write_digest,
@@ -597,6 +598,40 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             else:  # no config: back to unmetered (everything green)
                 p.switch.meter_set_rates(info.name, i, [])
                 p.meter_configs.pop((info.name, i), None)
+
+    def _write_direct_meter(self, p: Pipeline, utype: int, dme: Any) -> None:
+        if utype != _UPDATE.MODIFY:
+            raise invalid("direct meter: only MODIFY is allowed")
+        meta, entry = codec.decode_table_entry(p.maps, dme.table_entry, need_action=False)
+        if not meta.direct_meter_id:
+            raise invalid(f"table {meta.name} has no direct meter")
+        key = ("direct", codec.entry_key(entry))
+        if dme.HasField("config"):
+            c = dme.config
+            if c.cir > c.pir:
+                raise invalid(f"direct meter of {meta.name}: cir {c.cir} > pir {c.pir}")
+            p.switch.direct_meter_set_rates(meta.name, entry, [(c.cir / 1e6, c.cburst), (c.pir / 1e6, c.pburst)])
+            cfg = p4runtime_pb2.MeterConfig()
+            cfg.CopyFrom(c)
+            p.meter_configs[key] = cfg  # type: ignore[index]
+        else:
+            p.switch.direct_meter_set_rates(meta.name, entry, [])
+            p.meter_configs.pop(key, None)  # type: ignore[arg-type]
+
+    def _read_direct_meters(self, p: Pipeline, req: Any) -> list[Any]:
+        out = []
+        for meta, e in self._table_entries(p, req.table_entry):
+            if not meta.direct_meter_id or e is None:
+                if req.table_entry.table_id and not meta.direct_meter_id:
+                    raise invalid(f"table {meta.name} has no direct meter")
+                continue
+            dme = p4runtime_pb2.DirectMeterEntry()
+            dme.table_entry.CopyFrom(codec.encode_table_entry(p.maps, meta, e))
+            cfg = p.meter_configs.get(("direct", codec.entry_key(e)))  # type: ignore[arg-type]
+            if cfg is not None:
+                dme.config.CopyFrom(cfg)
+            out.append(p4runtime_pb2.Entity(direct_meter_entry=dme))
+        return out
 
     def _write_register(self, p: Pipeline, utype: int, re_: Any) -> None:
         info = p.maps.register(re_.register_id)
@@ -701,6 +736,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             return self._read_counters(p, ent.counter_entry)
         if which == "direct_counter_entry":
             return self._read_direct_counters(p, ent.direct_counter_entry)
+        if which == "direct_meter_entry":
+            return self._read_direct_meters(p, ent.direct_meter_entry)
         if which == "meter_entry":
             return self._read_meters(p, ent.meter_entry)
         if which == "register_entry":

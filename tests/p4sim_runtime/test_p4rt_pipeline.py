@@ -393,3 +393,22 @@ def test_digests_after_digest_entry_and_acks(l2, server) -> None:
     assert c.inbox["digest"].empty()
     p1.inject(frame(MAC2, MAC3))  # acked: may be sent again
     assert c.get("digest").digest.list_id > d.list_id
+
+
+def test_direct_meter_config_roundtrip(l2) -> None:
+    c, n = l2
+    te = table_entry(n, "acl", {"hdr.ethernet.ether_type": ("ternary", b"\x08\x00", b"\xff\xff")}, "acl_police", priority=1)
+    c.write(upd(U.INSERT, te))
+    dme = p4runtime_pb2.DirectMeterEntry()
+    dme.table_entry.CopyFrom(table_entry(n, "acl", {"hdr.ethernet.ether_type": ("ternary", b"\x08\x00", b"\xff\xff")}, priority=1))
+    dme.config.cir, dme.config.cburst, dme.config.pir, dme.config.pburst = 100, 1, 200, 2
+    c.write(upd(U.MODIFY, direct_meter_entry=dme))
+    query = p4runtime_pb2.DirectMeterEntry()
+    query.table_entry.table_id = n[ING + "acl"]
+    (got,) = c.read(p4runtime_pb2.Entity(direct_meter_entry=query))
+    assert got.direct_meter_entry.config == dme.config
+    assert got.direct_meter_entry.table_entry.priority == 1
+    no_meter = p4runtime_pb2.DirectMeterEntry()
+    no_meter.table_entry.CopyFrom(table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}))
+    no_meter.config.cir = no_meter.config.pir = 1
+    assert expect_codes(c, upd(U.MODIFY, direct_meter_entry=no_meter)) == [code_pb2.INVALID_ARGUMENT]

@@ -1,5 +1,5 @@
 /* A small v1model program for the P4Runtime server tests: L2 forwarding with a direct
- * counter, an indirect per-port counter, a register, a meter, packet_in/packet_out
+ * counter, an indirect per-port counter, a register, a meter, a direct meter, packet_in/packet_out
  * controller headers through CPU port 255, a MAC-learning digest, and tables with every
  * match kind (exact, lpm, ternary, range, optional). */
 #include <core.p4>
@@ -69,6 +69,7 @@ control MyIngress(inout headers_t hdr, inout metadata_t meta,
     direct_counter(CounterType.packets_and_bytes) l2_hits;
     register<bit<32>>(16) last_len;
     meter(16, MeterType.packets) port_meter;
+    direct_meter<bit<2>>(MeterType.packets) acl_meter;
 
     action drop() {
         mark_to_drop(sm);
@@ -86,6 +87,9 @@ control MyIngress(inout headers_t hdr, inout metadata_t meta,
         meta.learn.src = hdr.ethernet.src;
         meta.learn.port = sm.ingress_port;
         digest<learn_t>(1, meta.learn);
+    }
+    action acl_police() {
+        acl_meter.read(meta.color);
     }
     action set_prio(bit<3> prio) {
         sm.priority = prio;
@@ -108,8 +112,9 @@ control MyIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.ethernet.ether_type : ternary;
             hdr.ethernet.src        : ternary;
         }
-        actions = { drop; to_cpu; NoAction; }
+        actions = { drop; to_cpu; acl_police; NoAction; }
         default_action = NoAction();
+        meters = acl_meter;
     }
     table classify {
         key = {
