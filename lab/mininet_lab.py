@@ -147,8 +147,9 @@ class MininetLab:
                                    program=str(program) if program else None,
                                    device_id=device_id, log_dir=lab.log_dir)
                 for h in lab.topology.hosts:
-                    node = self.addHost(lab._host_name(h), ip=f"{h.ip}/{lab.topology.prefix_len}",
-                                        mac=h.mac)
+                    # ip=None: no kernel address (the agent owns h.ip, as a RoCE NIC would),
+                    # so the kernel never answers RoCE with ICMP port unreachable.
+                    node = self.addHost(lab._host_name(h), ip=None, mac=h.mac)
                     self.addLink(node, s, port2=h.port, intfName1=lab._host_iface(h),
                                  intfName2=f"{sname}-eth{h.port}")
 

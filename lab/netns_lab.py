@@ -35,8 +35,9 @@ class NetnsLab:
                 ns = self.nets.add_netns(netns.name("h", h.port))
                 self._ns[h.name] = ns
                 outer = netns.name("p", h.port)
-                self.nets.add_veth(outer, HOST_IFACE, ns, mac=h.mac,
-                                   addr=f"{h.ip}/{topology.prefix_len}")
+                # No kernel address: the agent is the RoCE NIC and owns h.ip; with an address
+                # the kernel would answer RoCE with ICMP port unreachable (and ARP for it).
+                self.nets.add_veth(outer, HOST_IFACE, ns, mac=h.mac)
                 self.ports[h.port] = outer
         except BaseException:
             self.close()

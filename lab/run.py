@@ -34,6 +34,10 @@ DEFAULT_PROGRAM = REPO_ROOT / "p4src" / "roce_switch.p4"
 # Counters printed per port (names as in P4Info, resolved by unique suffix).
 REPORT_COUNTERS = ("roce_rx", "roce_tx", "ecn_marked", "cnp_rx", "pfc_tx", "pfc_rx", "drops")
 CELLS_PER_PORT = {"drops": 16, "pause_rx": 1, "rocev1_rx": 1}  # others: 8 traffic classes
+# drop reasons, as p4src/include/headers.p4 numbers them (cell = port * 16 + reason)
+DROP_REASONS = {1: "no_route", 2: "ttl", 3: "l2_miss", 4: "fault", 5: "ecn_non_ect",
+                6: "rocev1_l3", 7: "mac_control", 8: "malformed", 9: "bad_checksum",
+                10: "self_replica"}
 
 
 def make_lab(topology: Topology, backend: str, log_dir: Path | None):
@@ -166,6 +170,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name}: " + ", ".join(f"{k}={v}" for k, v in r.items() if k != "ip"))
         counters = per_port(target, topology.ports)
         print_counters(counters, topology.ports)
+        for port in topology.ports:
+            if counters.get("drops", {}).get(port, (0, 0))[0]:
+                cells = port_cells(target, "drops", port, 16)
+                why = ", ".join(f"{DROP_REASONS.get(i, i)}={p}" for i, (p, _) in enumerate(cells) if p)
+                print(f"port {port} drops: {why}")
         if args.json:
             Path(args.json).write_text(json.dumps(
                 {"topology": topology.name, "backend": lab.backend, "target": args.target,

@@ -1,7 +1,8 @@
 """Lab topologies, described once and built by either backend (netns or Mininet).
 
-Every host hangs off one switch port. Addresses live only inside the namespaces the lab
-creates; the switch ends of the links carry no address.
+Every host hangs off one switch port. A host's IP address is its RoCE address (the GID its
+agent puts in frames), not a kernel address: like an RDMA NIC, the agent handles its own
+traffic, and no interface on either end of a link carries a kernel address.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ class Host:
     name: str  # logical name ("h1"); backends derive unique kernel names from it
     port: int  # switch port the host is attached to
     mac: str
-    ip: str  # IPv4 address inside the host's namespace
+    ip: str  # IPv4 RoCE address of the host's agent
     qpn: int  # the RC queue pair number its agent uses
 
 

@@ -135,6 +135,8 @@ def test_make_lab_pair_on_mininet(tmp_path):
     # Every frame an agent sent entered the switch on its port as RoCE and left on the other.
     assert rx["1"][0] == sent["h1"] and rx["2"][0] == sent["h2"]
     assert tx["2"][0] == sent["h1"] and tx["1"][0] == sent["h2"]
+    # The kernel stays off the lab links (no addresses, no IPv6): nothing unknown is dropped.
+    assert res["counters"]["drops"] == {"1": [0, 0], "2": [0, 0]}
 
 
 @needs_root
