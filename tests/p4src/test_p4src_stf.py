@@ -66,3 +66,35 @@ def test_expected_cnps_have_valid_icrc() -> None:
         d = decode(frame)
         assert verify_icrc(frame), name
         assert d.err_icrc == 0 and d.bth_dqpn == 0x34, name
+
+
+def _readme_rows(prefixes: tuple[str, ...]) -> list[list[str]]:
+    rows = []
+    for line in (ROOT / "p4src" / "README.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| `") and cells[0].strip("`").startswith(prefixes):
+            rows.append(cells)
+    return rows
+
+
+def _ticked(cell: str) -> list[str]:
+    return [t.split("(")[0] for t in cell.split("`")[1::2]]
+
+
+def test_readme_tables_match_the_program(compiled) -> None:
+    """Every table p4src/README.md documents exists with exactly those keys and actions."""
+    model = compiled.model
+    rows = _readme_rows(("RoceIngress.", "RoceEgress."))
+    assert {r[0].strip("`") for r in rows} == set(model.tables)
+    for cells in rows:
+        info = model.tables[cells[0].strip("`")]
+        assert set(_ticked(cells[1])) == {k.name for k in info.keys}, info.name
+        actions = {a.name.rsplit(".", 1)[-1] for a in info.actions}
+        assert set(_ticked(cells[2])) <= actions, info.name
+
+
+def test_readme_counters_and_registers_exist(compiled) -> None:
+    model = compiled.model
+    names = {r[0].strip("`") for r in _readme_rows(tuple("abcdefghijklmnopqrstuvwxyz"))}
+    assert set(model.counters) <= names
+    assert set(model.registers) <= names
