@@ -152,3 +152,60 @@ class Engine:
                 progress.update(self._now)
         if progress is not None:
             progress.update(self._now)
+
+
+class RealtimeEngine:
+    """The same host wiring against a target with no virtual time (a P4Runtime switch with
+    AF_PACKET ports, BMv2, hardware): events run on the wall clock (ns since start), frames
+    go out with `target.send` when the host's NIC finishes them, and whatever the target
+    hands back from `receive` reaches the attached host at once (the cable is real).
+    Wall-clock Python cannot pace 10 Gb/s: give the hosts a link speed the machine can keep
+    up with (a few Mb/s); the protocol machinery is the same."""
+
+    def __init__(self, target: Target, poll_s: float = 0.001):
+        self.target = target
+        self.poll_s = poll_s
+        self._t0 = time.monotonic_ns()
+        self._heap: list[tuple[int, int, Callable[[], None]]] = []
+        self._seq = itertools.count()
+        self.links: dict[int, Link] = {}
+        self.unattached: dict[int, int] = {}
+        self.switch_rx = 0
+        self.switch_tx = 0
+
+    def now(self) -> int:
+        return time.monotonic_ns() - self._t0
+
+    def at(self, t_ns: int, fn: Callable[[], None]) -> None:
+        heapq.heappush(self._heap, (t_ns, next(self._seq), fn))
+
+    def attach(self, host: Host, port: int, prop_ns: int = 0) -> None:
+        self.links[port] = Link(port, host, prop_ns)
+
+        def transmit(frame: bytes, t_end: int, _port: int = port) -> None:
+            self.at(t_end, lambda: self._to_switch(_port, frame))
+
+        host.transmit = transmit
+
+    def _to_switch(self, port: int, frame: bytes) -> None:
+        self.switch_rx += 1
+        self.target.send(port, frame)
+
+    def run(self, duration_ns: int) -> None:
+        end = self.now() + duration_ns
+        while True:
+            now = self.now()
+            while self._heap and self._heap[0][0] <= now:
+                _, _, fn = heapq.heappop(self._heap)
+                fn()
+            for out in self.target.receive():
+                self.switch_tx += 1
+                link = self.links.get(out.port)
+                if link is None:
+                    self.unattached[out.port] = self.unattached.get(out.port, 0) + 1
+                else:
+                    link.host.receive(out.data)
+            if now >= end:
+                return
+            wait = (self._heap[0][0] - now) / 1e9 if self._heap else self.poll_s
+            self.target.advance(int(max(0.0, min(wait, self.poll_s)) * 1e9))
