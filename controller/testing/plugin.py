@@ -175,6 +175,12 @@ class RemoteSwitch:
              log_dir: Path | None = None) -> RemoteSwitch:
         from . import netns, switches
 
+        client = None
+        if cfg.grpc_addr is None and cfg.kind == "bmv2":  # say what is missing before any setup
+            if cfg.bmv2_docker:
+                client = switches.docker_client(cfg.bmv2_docker)
+            else:
+                switches.require_bmv2()
         ports = dict(cfg.port_map)
         if not ports and cfg.grpc_addr is None:
             # Nothing given: make veth pairs, tests on one end, the switch on the other.
@@ -194,7 +200,8 @@ class RemoteSwitch:
                                                cpu_port=cfg.cpu_port, log_dir=log_dir)
         elif cfg.kind == "bmv2" and cfg.bmv2_docker:
             proc = switches.start_bmv2_docker(cfg.bmv2_docker, switch_side,
-                                              device_id=cfg.device_id, cpu_port=cfg.cpu_port)
+                                              device_id=cfg.device_id, cpu_port=cfg.cpu_port,
+                                              client=client)
         elif cfg.kind == "bmv2":
             proc = switches.start_bmv2(switch_side, device_id=cfg.device_id,
                                        cpu_port=cfg.cpu_port, log_dir=log_dir)

@@ -169,14 +169,19 @@ def bmv2_available() -> str | None:
     return shutil.which("simple_switch_grpc")
 
 
-def start_bmv2(ports: Mapping[int, str] | None = None, *, device_id: int = 1,
-               cpu_port: int = DEFAULT_CPU_PORT, log_dir: str | os.PathLike | None = None,
-               netns: str | None = None, timeout: float = START_TIMEOUT_S) -> SwitchProcess:
+def require_bmv2() -> str:
     exe = bmv2_available()
     if exe is None:
         raise SwitchStartError("--target bmv2: simple_switch_grpc is not on PATH "
                                "(install BMv2, or use --bmv2-docker IMAGE, e.g. rocelab:latest "
                                "from docker/Dockerfile)")
+    return exe
+
+
+def start_bmv2(ports: Mapping[int, str] | None = None, *, device_id: int = 1,
+               cpu_port: int = DEFAULT_CPU_PORT, log_dir: str | os.PathLike | None = None,
+               netns: str | None = None, timeout: float = START_TIMEOUT_S) -> SwitchProcess:
+    exe = require_bmv2()
     addr = f"127.0.0.1:{free_port()}"
     argv = bmv2_argv(ports or {}, addr, device_id, cpu_port, free_port(), exe)
     if netns is not None:
@@ -194,11 +199,8 @@ def start_bmv2(ports: Mapping[int, str] | None = None, *, device_id: int = 1,
     return sw
 
 
-def start_bmv2_docker(image: str, ports: Mapping[int, str] | None = None, *,
-                      device_id: int = 1, cpu_port: int = DEFAULT_CPU_PORT,
-                      timeout: float = START_TIMEOUT_S) -> SwitchProcess:
-    """simple_switch_grpc inside `image`, sharing the host's network namespace so it sees the
-    veth pairs we created and its gRPC port is reachable on 127.0.0.1."""
+def docker_client(image: str):
+    """A connected docker SDK client, or SwitchStartError saying why not."""
     try:
         import docker  # the `docker` SDK from the test extra
     except ImportError as e:  # pragma: no cover - the test extra installs it
@@ -208,6 +210,15 @@ def start_bmv2_docker(image: str, ports: Mapping[int, str] | None = None, *,
         client.ping()
     except Exception as e:  # docker.errors.DockerException and connection errors
         raise SwitchStartError(f"--bmv2-docker {image}: no Docker engine reachable ({e})") from e
+    return client
+
+
+def start_bmv2_docker(image: str, ports: Mapping[int, str] | None = None, *,
+                      device_id: int = 1, cpu_port: int = DEFAULT_CPU_PORT,
+                      timeout: float = START_TIMEOUT_S, client=None) -> SwitchProcess:
+    """simple_switch_grpc inside `image`, sharing the host's network namespace so it sees the
+    veth pairs we created and its gRPC port is reachable on 127.0.0.1."""
+    client = client or docker_client(image)
     addr = f"127.0.0.1:{free_port()}"
     argv = bmv2_argv(ports or {}, addr, device_id, cpu_port, free_port())
     container = client.containers.run(

@@ -1,0 +1,119 @@
+"""The pytest plugin's options: parsing, validation, and what a user sees when a target
+cannot be reached (run as inner pytest processes, as a user would run them)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controller.testing.config import (
+    ConfigError,
+    PortRef,
+    TargetConfig,
+    artifacts_program,
+    find_artifacts,
+    parse_port_map,
+)
+from controller.testing.switches import bmv2_argv, p4sim_switch_argv
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_port_map_parsing():
+    assert parse_port_map("1=veth1, 2=ns1/eth0") == {1: PortRef("veth1"), 2: PortRef("eth0", "ns1")}
+    assert parse_port_map(None) == {}
+    for bad in ("1", "x=veth1", "1=", "1=a,1=b"):
+        with pytest.raises(ConfigError):
+            parse_port_map(bad)
+
+
+def test_validation_says_what_is_missing():
+    with pytest.raises(ConfigError, match="--grpc-addr, --port-map, --p4-artifacts"):
+        TargetConfig(kind="hw").validate()
+    with pytest.raises(ConfigError, match="make p4-bmv2"):
+        TargetConfig(kind="bmv2").validate()
+    with pytest.raises(ConfigError, match="--bmv2-docker only"):
+        TargetConfig(kind="p4sim-grpc", bmv2_docker="img").validate()
+    with pytest.raises(ConfigError, match="switch outside this process"):
+        TargetConfig(kind="p4sim", port_map={1: PortRef("veth1")}).validate()
+    TargetConfig(kind="p4sim-grpc", port_map={1: PortRef("veth1")}).validate()
+
+
+def test_switch_command_lines():
+    argv = bmv2_argv({2: "s2", 1: "s1"}, "127.0.0.1:5000", 3, 255, 9099, "simple_switch_grpc")
+    # BMv2's own options, then its gRPC target's after `--`
+    assert argv == ["simple_switch_grpc", "--device-id", "3", "-i", "1@s1", "-i", "2@s2",
+                    "--no-p4", "--thrift-port", "9099", "--", "--grpc-server-addr",
+                    "127.0.0.1:5000", "--cpu-port", "255"]
+    argv = p4sim_switch_argv("p.p4", {1: "s1"}, "127.0.0.1:5001", 1, 255)
+    assert argv[1:] == ["p.p4", "--device-id", "1", "-i", "1@s1", "--grpc-server-addr",
+                        "127.0.0.1:5001", "--cpu-port", "255", "--log-console"]
+
+
+@pytest.fixture
+def artifacts(tmp_path):
+    """A P4Info (text) and a device config, as p4c-bm2-ss names them."""
+    from google.protobuf import text_format
+    from p4.config.v1 import p4info_pb2
+
+    from controller.targets import from_p4
+
+    info = p4info_pb2.P4Info()
+    info.ParseFromString(from_p4().p4info)
+    d = tmp_path / "p4"
+    d.mkdir()
+    (d / "roce_switch.p4info.txtpb").write_text(text_format.MessageToString(info))
+    (d / "roce_switch.json").write_text("{}")
+    return d
+
+
+def test_artifacts_are_found_and_read(artifacts):
+    info, js = find_artifacts(artifacts)
+    assert (info.name, js.name) == ("roce_switch.p4info.txtpb", "roce_switch.json")
+    prog = artifacts_program(artifacts)
+    assert prog.kind == "bmv2" and prog.device_config == b"{}" and len(prog.p4info) > 1000
+    (artifacts / "other.json").write_text("{}")
+    with pytest.raises(ConfigError, match="expected one"):
+        find_artifacts(artifacts)
+
+
+def _inner(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    test = tmp_path / "test_inner.py"
+    test.write_text("import pytest\n\n"
+                    "def test_uses_target(target):\n    assert target is not None\n\n"
+                    "@pytest.mark.virtual_time\ndef test_needs_virtual_time():\n    pass\n")
+    return subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider",
+                           str(test), "--rootdir", str(tmp_path), *args],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+
+def test_bmv2_missing_says_how_to_get_it(tmp_path, artifacts):
+    if subprocess.run(["sh", "-c", "command -v simple_switch_grpc"]).returncode == 0:
+        pytest.skip("simple_switch_grpc is installed here: the error path cannot be shown")
+    proc = _inner(tmp_path, "--target", "bmv2", "--port-map", "1=lo",
+                  "--p4-artifacts", str(artifacts))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "simple_switch_grpc is not on PATH" in out and "--bmv2-docker" in out
+    # The virtual-time test is skipped with its one-line reason, not errored.
+    assert "needs virtual time (in-process p4sim only); --target bmv2" in out
+
+
+def test_bmv2_docker_without_engine_is_a_clear_error(tmp_path, artifacts, monkeypatch):
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
+    proc = _inner(tmp_path, "--target", "bmv2", "--bmv2-docker", "rocelab:latest",
+                  "--port-map", "1=lo", "--p4-artifacts", str(artifacts))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "--bmv2-docker rocelab:latest: no Docker engine reachable" in out
+
+
+def test_bad_options_are_usage_errors(tmp_path):
+    proc = _inner(tmp_path, "--target", "hw")
+    assert proc.returncode == 4  # pytest's usage error
+    assert "--target hw needs --grpc-addr, --port-map, --p4-artifacts" in proc.stderr
+    proc = _inner(tmp_path, "--port-map", "1=veth1,bad")
+    assert proc.returncode == 4 and "PORT=IFACE" in proc.stderr
