@@ -89,6 +89,74 @@ def _start_switch() -> tuple[subprocess.Popen, int]:
     raise RuntimeError("p4sim-switch did not start")
 
 
+_ECHO_SERVER = """
+import queue, sys, threading, time, grpc
+from concurrent import futures
+def stream(requests, ctx):
+    q = queue.Queue()
+    def reader():
+        try:
+            for m in requests:
+                q.put(m)
+        except grpc.RpcError:
+            pass
+        q.put(None)
+    threading.Thread(target=reader, daemon=True).start()
+    while (m := q.get()) is not None:
+        yield m
+server = grpc.server(futures.ThreadPoolExecutor(8))
+server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+    "echo.Echo", {"S": grpc.stream_stream_rpc_method_handler(stream, None, None)}),))
+print(server.add_insecure_port("127.0.0.1:0"), flush=True)
+server.start()
+time.sleep(120)
+"""
+
+
+def _echo_ceiling(window: int, n: int) -> float:
+    """Round trips/s of a gRPC-Python stream that does no work at all (same client code):
+    the ceiling any Python P4Runtime server can reach on this machine."""
+    proc = subprocess.Popen([sys.executable, "-c", _ECHO_SERVER], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline())
+        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        out: queue.Queue = queue.Queue()
+        back: queue.Queue = queue.Queue()
+
+        def requests():
+            while (m := out.get()) is not None:
+                yield m
+
+        stream = channel.stream_stream("/echo.Echo/S", request_serializer=None, response_deserializer=None)(requests())
+
+        def reader() -> None:
+            try:
+                for m in stream:
+                    back.put(m)
+            except grpc.RpcError:
+                pass  # closed at the end
+
+        threading.Thread(target=reader, daemon=True).start()
+        msg = bytes(80)
+        for _ in range(window):
+            out.put(msg)
+        t0 = time.perf_counter()
+        for i in range(n):
+            back.get(timeout=5)
+            if i + window < n:
+                out.put(msg)
+        rate = n / (time.perf_counter() - t0)
+        out.put(None)
+        stream.cancel()
+        channel.close()
+        return rate
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def run(argv: list[str]) -> None:
     proc, port = _start_switch()
     c = _Client(port)
@@ -163,6 +231,9 @@ def run(argv: list[str]) -> None:
         best = max(seq, piped)
         print(f"PacketOut->PacketIn round trips: {seq:,.0f}/s one at a time, {piped:,.0f}/s with {window} in flight   "
               f"target >= {RTT_TARGET:,}/s   {'OK' if best >= RTT_TARGET else 'BELOW TARGET'}")
+        echo = _echo_ceiling(window, n)
+        print(f"  (context: a gRPC-Python stream echo doing no work reaches {echo:,.0f}/s with {window} in flight "
+              f"on this machine: the p4sim server runs at {piped / echo:.0%} of that ceiling)")
     finally:
         c.close()
         proc.terminate()
