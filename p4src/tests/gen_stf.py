@@ -696,6 +696,26 @@ def case_cnp_v6() -> Stf:
     return s
 
 
+def case_cnp_routed() -> Stf:
+    s = Stf("cnp_np_routed", "NP emulation on a routed packet: the CNP goes back to the sender's MAC from the router MAC")
+    _router(s)
+    route_v4(s, "10.0.2.0", 24, 1, 2, HOST_MAC[2])
+    s.setdefault("cnp_config", "set_cnp_config", {"cnp_tc": 6, "np_enable": 1,
+                                                  "interval_us": 0, "cnp_dscp": 46})
+    s.add("host_port", {"egress_port": "2"}, "set_host_port")
+    s.add("cnp_qp", {"ip_src": f"0x{ip4_int('10.0.0.1'):x}", "ip_dst": f"0x{ip4_int('10.0.2.2'):x}",
+                     "bth.dqpn": "0x12"}, "set_cnp_target", {"dqpn": "0xabcdef", "slot": 9})
+    s.cmd(f"mirroring_add {CNP_SESSION_BASE + 1} 1")
+    f = roce_v2(dst="10.0.2.2", dmac=ROUTER_MAC, ecn=3, opcode=OP_WRITE_ONLY)
+    s.c("routed toward host port 2 (MACs rewritten, TTL - 1); the CNP uses the MACs as received")
+    s.packet(1, f)
+    s.expect(2, rewrite(f, dmac=HOST_MAC[2], smac=ROUTER_MAC, ttl_dec=True))
+    s.expect(1, cnp_expected(f, 0xABCDEF, dscp=46))
+    s.counter("cnp_tx", 1 * 8 + 6, 1)
+    s.register("cnp_sent", 9, 1)
+    return s
+
+
 def case_cnp_rate() -> Stf:
     s = Stf("cnp_rate_limit", "NP emulation: at most one CNP per flow per interval (elapsed >= interval sends)")
     _np_setup(s, BIG_US)
@@ -828,7 +848,7 @@ def case_malformed() -> Stf:
 
 
 CASES = [case_l2, case_ipv4, case_ipv6, case_ecmp, case_classify, case_ecn, case_ecn_non_ect,
-         case_pfc, case_pfc_refresh, case_pfc_rx, case_cnp_np, case_cnp_v6, case_cnp_rate,
+         case_pfc, case_pfc_refresh, case_pfc_rx, case_cnp_np, case_cnp_v6, case_cnp_routed, case_cnp_rate,
          case_rocev1, case_fault, case_mirror_cpu, case_malformed]
 
 
