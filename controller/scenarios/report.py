@@ -51,7 +51,8 @@ def summary_text(res: ScenarioResult) -> str:
         for n in dict.fromkeys(run.notes):
             out.append(f"note: {n}")
     out.append("")
-    out.append("DCQCN parameters used:")
+    rp_on = bool((sc.get("nic") or {}).get("rp", True))
+    out.append("DCQCN parameters used" + ("" if rp_on else " (RP rate limiting off in this scenario)") + ":")
     out.append(table([list(r) for r in res.runs[0].dcqcn.as_table()], ["parameter", "value"]))
     out.append("")
     out.append(table([[v.name, "PASS" if v.ok else "FAIL", v.detail] for v in res.verdicts],
@@ -69,8 +70,13 @@ def write_plots(run: RunResult, outdir: Path, stem: str) -> list[Path]:
     t_us = [t / 1e3 for t in s["t"]]
     fig, axes = plt.subplots(4, 1, figsize=(9, 11), sharex=True)
     ax = axes[0]
+    # goodput per sample is quantised to whole packets: show a 100 us moving average
+    step = (t_us[1] - t_us[0]) if len(t_us) > 1 else 1.0
+    k = max(1, round(100 / step))
     for name, vals in s["goodput"].items():
-        ax.plot(t_us, [v / 1e9 for v in vals], label=f"{name} goodput", lw=1)
+        avg = [sum(vals[max(0, i - k + 1):i + 1]) / len(vals[max(0, i - k + 1):i + 1])
+               for i in range(len(vals))]
+        ax.plot(t_us, [v / 1e9 for v in avg], label=f"{name} goodput ({k * step:g} us avg)", lw=1)
     for name, vals in s["tx"].items():
         ax.plot(t_us, [v / 1e9 for v in vals], ls="--", lw=1, label=f"{name} RP rate")
     ax.set_ylabel("Gb/s")
