@@ -137,6 +137,9 @@ class MininetLab:
         from mininet.topo import Topo
 
         setLogLevel("warning")
+        # Mininet.init() would raise system-wide limits and sysctls (fixLimits); a lab of a
+        # few hosts needs none of that, and we leave the machine's settings alone.
+        Mininet.inited = True
         switch_cls = node_class(kind)
         lab = self
         sname = f"rl{self._pid}s"

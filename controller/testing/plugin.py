@@ -22,6 +22,7 @@ that one-line reason.
 from __future__ import annotations
 
 import contextlib
+import os
 import select
 import socket
 from collections.abc import Iterator
@@ -42,21 +43,29 @@ from .config import (
 VIRTUAL_TIME_REASON = "needs virtual time (in-process p4sim only)"
 
 
+def _env(name: str, default: str | None = None) -> str | None:
+    """Every option can also come from the environment: ROCELAB_TARGET, ROCELAB_GRPC_ADDR,
+    ROCELAB_DEVICE_ID, ROCELAB_PORT_MAP, ROCELAB_P4_ARTIFACTS, ROCELAB_P4_PROGRAM,
+    ROCELAB_BMV2_DOCKER (the command line wins)."""
+    return os.environ.get(f"ROCELAB_{name}", default)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("rocelab", "rocelab targets")
-    group.addoption("--target", default="p4sim", choices=list(TARGET_KINDS),
+    group = parser.getgroup("rocelab", "rocelab targets (also ROCELAB_<OPTION> variables)")
+    group.addoption("--target", default=_env("TARGET", "p4sim"), choices=list(TARGET_KINDS),
                     help="data-plane target for tests taking the `target` fixture")
-    group.addoption("--grpc-addr", default=None,
+    group.addoption("--grpc-addr", default=_env("GRPC_ADDR"),
                     help="P4Runtime endpoint host:port (default for p4sim-grpc and bmv2: "
                          "start a switch here on a free port)")
-    group.addoption("--device-id", type=int, default=1, help="P4Runtime device id")
-    group.addoption("--port-map", default=None,
+    group.addoption("--device-id", type=int, default=int(_env("DEVICE_ID", "1") or 1),
+                    help="P4Runtime device id")
+    group.addoption("--port-map", default=_env("PORT_MAP"),
                     help="switch port to the interface tests use, e.g. 1=veth1,2=ns1/eth0")
-    group.addoption("--p4-artifacts", default=None,
+    group.addoption("--p4-artifacts", default=_env("P4_ARTIFACTS"),
                     help="directory with P4Info and BMv2 JSON compiled elsewhere (p4c)")
-    group.addoption("--p4-program", default=None,
+    group.addoption("--p4-program", default=_env("P4_PROGRAM"),
                     help="P4 source for p4sim targets (default p4src/roce_switch.p4)")
-    group.addoption("--bmv2-docker", default=None,
+    group.addoption("--bmv2-docker", default=_env("BMV2_DOCKER"),
                     help="run simple_switch_grpc in this Docker image (docker SDK)")
 
 

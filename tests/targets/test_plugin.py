@@ -117,3 +117,11 @@ def test_bad_options_are_usage_errors(tmp_path):
     assert "--target hw needs --grpc-addr, --port-map, --p4-artifacts" in proc.stderr
     proc = _inner(tmp_path, "--port-map", "1=veth1,bad")
     assert proc.returncode == 4 and "PORT=IFACE" in proc.stderr
+
+
+def test_options_come_from_the_environment_too(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROCELAB_TARGET", "hw")
+    proc = _inner(tmp_path)
+    assert proc.returncode == 4 and "--target hw needs" in proc.stderr
+    proc = _inner(tmp_path, "--target", "p4sim")  # the command line wins
+    assert proc.returncode == 0, proc.stdout[-2000:]
