@@ -393,7 +393,8 @@ def crc16_arc(data: bytes) -> int:
 
 
 def ecmp_member(src: str, dst: str, sport: int, size: int) -> int:
-    data = (ip4_int(src).to_bytes(16, "big") + ip4_int(dst).to_bytes(16, "big")
+    addr = ip6_int if ":" in src else ip4_int
+    data = (addr(src).to_bytes(16, "big") + addr(dst).to_bytes(16, "big")
             + bytes([17]) + struct.pack("!HH", sport, 4791))
     return crc16_arc(data) % size
 
@@ -415,6 +416,18 @@ def case_ecmp() -> Stf:
         seen.add(m)
         f = roce_v2(dst="10.0.2.2", dmac=ROUTER_MAC, sport=sport)
         s.c(f"sport 0x{sport:04x} -> member {m}")
+        s.packet(1, f)
+        s.expect(ports[m], rewrite(f, dmac=HOST_MAC[ports[m]], smac=ROUTER_MAC, ttl_dec=True))
+        sport += 1
+    s.c("IPv6 flows hash the full 128-bit addresses through the same group")
+    s.add("ipv6_lpm", {"ipv6.dst": f"0x{ip6_int('2001:db8:2::'):032x}/48"}, "set_ecmp", {"group": 1, "size": 2})
+    seen6 = set()
+    sport = 0xC100
+    while len(seen6) < 2 or sport < 0xC104:
+        m = ecmp_member("2001:db8:1::1", "2001:db8:2::2", sport, 2)
+        seen6.add(m)
+        f = roce_v2(src="2001:db8:1::1", dst="2001:db8:2::2", dmac=ROUTER_MAC, sport=sport)
+        s.c(f"IPv6 sport 0x{sport:04x} -> member {m}")
         s.packet(1, f)
         s.expect(ports[m], rewrite(f, dmac=HOST_MAC[ports[m]], smac=ROUTER_MAC, ttl_dec=True))
         sport += 1
@@ -839,11 +852,20 @@ def case_malformed() -> Stf:
     s.c("a whole frame still passes")
     s.packet(1, f)
     s.expect(2, f)
+    s.c("extended headers follow the opcode: 8 bytes after the BTH are too short for a")
+    s.c("WRITE ONLY's 16-byte RETH (dropped) but fine for a SEND ONLY (payload)")
+    cut = 14 + 20 + 8 + 12 + 8
+    s.packet(1, roce_v2(opcode=OP_WRITE_ONLY)[:cut])
+    g = roce_v2(opcode=OP_SEND_ONLY)[:cut]
+    s.packet(1, g)
+    s.expect(2, g)
+    s.c("WRITE ONLY with immediate: RETH and ImmDt (20 bytes) must both be there")
+    s.packet(1, roce_v2(opcode=0x0B, payload=b"")[:14 + 20 + 8 + 12 + 18])
     s.c("a short non-IP frame is fine (nothing to parse beyond Ethernet)")
     arp = pad60(mac(HOST_MAC[2]) + mac(HOST_MAC[1]) + b"\x08\x06" + bytes(28))
     s.packet(1, arp)
     s.expect(2, arp)
-    s.counter("drops", 1 * 16 + 8, 2)
+    s.counter("drops", 1 * 16 + 8, 4)
     return s
 
 
