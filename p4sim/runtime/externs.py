@@ -204,6 +204,9 @@ class MeterState:
         self.last_ns = 0
 
     def set_rates(self, rates: list[tuple[float, int]], now_ns: int) -> None:
+        if not rates:  # no rates: back to unconfigured (always GREEN), as P4Runtime resets
+            self.configured = False
+            return
         if len(rates) != 2:
             raise P4SimError("a meter takes two rates: committed then peak (rate:burst)")
         (cir, cbs), (pir, pbs) = rates

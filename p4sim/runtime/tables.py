@@ -91,6 +91,9 @@ class Table:
         elif self.mode == "scan":
             self.lookup = self._lookup_scan
         self.exact_get = self.exact.get
+        # single-key exact tables are also indexed by the bare int (no tuple per lookup)
+        self.exact1: dict[int, Rec] = {}
+        self.exact1_get = self.exact1.get
 
     # ---------------------------------------------------------------- lookups
 
@@ -248,6 +251,8 @@ class Table:
     def _index(self, rec: Rec) -> None:
         if self.mode == "exact":
             self.exact[tuple(t[1] for t in rec.tests)] = rec
+            if len(rec.tests) == 1:
+                self.exact1[rec.tests[0][1]] = rec
         elif self.mode == "lpm":
             plen = rec.mkey[self.lpm_pos][1]
             k = tuple(t[1] for t in rec.tests)
@@ -263,6 +268,8 @@ class Table:
     def _unindex(self, rec: Rec) -> None:
         if self.mode == "exact":
             del self.exact[tuple(t[1] for t in rec.tests)]
+            if len(rec.tests) == 1:
+                del self.exact1[rec.tests[0][1]]
         elif self.mode == "lpm":
             plen = rec.mkey[self.lpm_pos][1]
             del self.lpm[plen][tuple(t[1] for t in rec.tests)]
@@ -301,6 +308,7 @@ class Table:
             raise P4SimError(f"table {self.name} has const entries: it is read-only")
         self.recs.clear()
         self.exact.clear()
+        self.exact1.clear()
         self.lpm.clear()
         self.lpm_lens = []
         self.scan.clear()
