@@ -112,7 +112,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         cpu_port: int | None = None,
         ports: PortSet | None = None,
         clock: str = "auto",
-        tick_s: float = 0.0005,
+        tick_s: float = 0.001,
         switch_factory: Callable[[Any], Any] | None = None,
         tm_factory: Callable[[], Any] | None = None,
     ) -> None:
