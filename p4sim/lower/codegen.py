@@ -138,6 +138,7 @@ class _Fn:
         self.sm: str | None = None  # Python expr of standard_metadata, when in scope
         self.control_level_return = True
         self.parser_states: dict[str, int] = {}
+        self.parser_inline: tuple | None = None  # (states by name, parser scope) when inlined
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.ind + line)
@@ -721,20 +722,25 @@ class Compiler:
         fn.parser_states = states
         for s in d.states:
             scope.add(Sym("state", s.name, s), s)
-        fn.emit(f"st = {states['start']}")
+        by_name = {s.name: s for s in d.states}
+        inline = self.inline_size(by_name) is not None
         fn.emit("try:")
         fn.ind += 1
-        fn.emit("while True:")
-        fn.ind += 1
-        for i, s in enumerate(d.states):
-            fn.emit(f"{'if' if i == 0 else 'elif'} st == {i}:  # state {s.name}")
-            fn.ind += 1
-            sscope = Scope(scope, s.name)
-            for stmt in s.statements:
-                self.stmt(stmt, sscope, fn)
-            self.transition(s, sscope, fn)
+        if inline:
+            # an acyclic parser becomes straight-line nested code: no state dispatch
+            fn.parser_inline = (by_name, scope)
+            self.emit_state(by_name["start"], scope, fn)
             fn.ind -= 1
-        fn.ind -= 2
+        else:
+            fn.emit(f"st = {states['start']}")
+            fn.emit("while True:")
+            fn.ind += 1
+            for i, s in enumerate(d.states):
+                fn.emit(f"{'if' if i == 0 else 'elif'} st == {i}:  # state {s.name}")
+                fn.ind += 1
+                self.emit_state(s, scope, fn)
+                fn.ind -= 1
+            fn.ind -= 2
         if sub:
             fn.emit("finally:")
             fn.emit("    pass")
@@ -747,11 +753,58 @@ class Compiler:
         self.funcs.append("")
         return fname
 
+    @staticmethod
+    def inline_size(states: dict[str, ast.ParserState], limit: int = 400) -> int | None:
+        """Code copies needed to inline every path of the state graph; None if it loops
+        (header stacks) or would grow past `limit` states."""
+        memo: dict[str, int] = {}
+        onpath: set[str] = set()
+
+        def targets(st: ast.ParserState) -> list[str]:
+            tr = st.transition
+            if tr is None:
+                return []
+            if isinstance(tr.target, ast.Name):
+                return [tr.target.name]
+            return [c.state.name for c in tr.target.cases]
+
+        def size(name: str) -> int | None:
+            if name in ("accept", "reject") or name not in states:
+                return 0
+            if name in memo:
+                return memo[name]
+            if name in onpath:
+                return None
+            onpath.add(name)
+            total = 1
+            for t in targets(states[name]):
+                n = size(t)
+                if n is None:
+                    return None
+                total += n
+                if total > limit:
+                    return None
+            onpath.discard(name)
+            memo[name] = total
+            return total
+
+        return size("start")
+
+    def emit_state(self, s: ast.ParserState, scope: Scope, fn: _Fn) -> None:
+        fn.emit(f"# state {s.name}")
+        sscope = Scope(scope, s.name)
+        for stmt in s.statements:
+            self.stmt(stmt, sscope, fn)
+        self.transition(s, sscope, fn)
+
     def goto(self, target: str, fn: _Fn, node: ast.Node) -> None:
         if target == "accept":
             fn.emit("return off")
         elif target == "reject":
             fn.emit("return off  # reject: BMv2 goes on to ingress with parser_error set")
+        elif fn.parser_inline is not None and target in fn.parser_inline[0]:
+            by_name, pscope = fn.parser_inline
+            self.emit_state(by_name[target], pscope, fn)
         elif target in fn.parser_states:
             fn.emit(f"st = {fn.parser_states[target]}")
             fn.emit("continue")
