@@ -21,7 +21,7 @@ from typing import Protocol
 
 from controller.packets import constants as C
 from controller.packets import decode
-from controller.packets.build import cnp_frame, pfc_frame, roce_frame
+from controller.packets.build import cnp_frame, roce_frame
 
 from .dcqcn import DcqcnParams, NotificationPoint, ReactionPoint
 from .rc import Pdu, QueuePair, RcRequester, RcResponder
@@ -141,10 +141,6 @@ class Host:
         ip, mac = self.peers[qp.qpn]
         return cnp_frame(s.ip, ip, qp.dqpn, eth_src=s.mac, eth_dst=mac, vlan=s.vlan,
                          pcp=s.cnp_pcp, dscp=s.cnp_dscp, sport=_sport(qp.qpn))
-
-    def pfc(self, quanta: dict[int, int]) -> bytes:
-        """A PFC frame this host could send (hosts do not generate PFC in the scenarios)."""
-        return pfc_frame(self.spec.mac, quanta)
 
     # -- egress scheduling
     def kick(self) -> None:

@@ -100,7 +100,7 @@ class P4SimTarget(Target):
             if isinstance(e, TableEntry):
                 self._call(sw.table_add, e)
             elif isinstance(e, DefaultAction):
-                self._call(sw.table_set_default, self._table(e.table), e.action, dict(e.params))
+                self._call(sw.table_set_default, e.table, e.action, dict(e.params))
             elif isinstance(e, CounterCell):
                 self._call(sw.counter_write, e.name, e.index, e.packets, e.bytes)
             elif isinstance(e, RegisterCell):
@@ -126,9 +126,6 @@ class P4SimTarget(Target):
                 self._call(sw.mc_group_delete, e.group)
             else:
                 raise TargetError(f"cannot delete {e!r}", "INVALID_ARGUMENT")
-
-    def _table(self, name: str) -> str:
-        return name
 
     def read(self, query: Query) -> list:
         sw = self._sw()
@@ -207,7 +204,3 @@ class P4SimTarget(Target):
 
     def tm_stats(self) -> dict:
         return self._tm().stats()
-
-
-def default_program_path() -> Path:
-    return DEFAULT_PROGRAM

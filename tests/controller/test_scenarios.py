@@ -101,3 +101,32 @@ def test_same_seed_same_run_different_seed_differs():
     assert a.series["queue"] == b.series["queue"] and a.counters == b.counters
     c = run_once(copy.deepcopy(sc), target(8), 8, progress=False)
     assert c.series["queue"] != a.series["queue"] or c.counters != a.counters
+
+
+def test_cli_run_writes_outputs_and_failing_run_prints_reproduce(tmp_path, capsys):
+    import json
+
+    import yaml
+
+    from controller.cli import main
+
+    sc = load_scenario("incast-pfc")
+    sc.pop("_path")
+    sc.update(name="pfc-short", duration_us=400, warmup_us=100)
+    sc["expect"] = {"zero_drops": True, "min_pauses": 10**6}  # cannot be met: must fail
+    path = tmp_path / "pfc-short.yaml"
+    path.write_text(yaml.safe_dump(sc))
+    out = tmp_path / "out"
+    rc = main(["run", str(path), "--out", str(out), "--seed", "5", "--no-progress"])
+    cap = capsys.readouterr()
+    assert rc == 1
+    assert "FAIL" in cap.out and "PASS" in cap.out and "40 Mb/s" in cap.out  # checks + DCQCN values
+    assert "seed 5" in cap.err and f"rocelab run {path} --seed 5" in cap.err
+    for name in ("pfc-short.png", "pfc-short_mirror_port9.pcap", "summary.json", "summary.txt"):
+        assert (out / name).stat().st_size > 0
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["ok"] is False and doc["runs"][0]["seed"] == 5
+    from scapy.utils import rdpcap
+
+    frames = rdpcap(str(out / "pfc-short_mirror_port9.pcap"))
+    assert len(frames) > 10 and float(frames[1].time) > float(frames[0].time)
