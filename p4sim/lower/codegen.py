@@ -667,7 +667,7 @@ class Compiler:
             kind = a.string_value() or ""
             fields = tuple(ControllerHeaderField(f, width_of(ft), i + 1)
                            for i, (f, ft) in enumerate(t.fields))
-            name = self.cp_name("", t.decl)
+            name = kind  # p4c names ControllerPacketMetadata after the annotation's value
             self.model.controller_headers[name] = ControllerHeaderInfo(
                 name=name, id=self.ann_id(t.decl), annotations=self.annotations_text(t.decl),
                 kind=kind, fields=fields)

@@ -1,0 +1,55 @@
+"""`p4sim` command line: exit codes and one-line errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from p4sim.cli import main
+from tests.p4sim.p4sim_helpers import program
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_stf_pass_and_fail(tmp_path, capsys):
+    prog = program(tmp_path, ig="hdr.data.a = hdr.data.a + 1;")
+    good = tmp_path / "ok.stf"
+    good.write_text("# comment\npacket 0 0000000000aa0000000000bb1234 01020003 00000004\n"
+                    "expect 1 0000000000aa0000000000bb1234 02020003 0000****$\n")
+    assert main(["stf", prog, str(good)]) == 0
+    assert "PASS" in capsys.readouterr().out
+    bad = tmp_path / "bad.stf"
+    bad.write_text("packet 0 0000000000aa0000000000bb1234 01020003 00000004\n"
+                   "expect 1 0000000000aa0000000000bb1234 01020003 00000004$\n"
+                   "expect 1 00\n")
+    assert main(["stf", prog, str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "differs" in out and "never came" in out
+
+
+def test_stf_bad_command_is_usage_error(tmp_path, capsys):
+    prog = program(tmp_path)
+    bad = tmp_path / "bad.stf"
+    bad.write_text("frobnicate 1 2\n")
+    assert main(["stf", prog, str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"{bad}:1:") and "frobnicate" in err and "\n" not in err
+
+
+def test_p4_error_is_one_line_with_location(tmp_path, capsys):
+    prog = program(tmp_path, ig="hdr.data.zz = 1;")
+    assert main(["compile", "--emit", "python", prog]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith(prog + ":") and "no field 'zz'" in err
+
+
+def test_compile_emits_python(tmp_path, capsys):
+    prog = program(tmp_path)
+    assert main(["compile", "--emit", "python", prog]) == 0
+    out = capsys.readouterr().out
+    assert "def P_P_" in out and "class H_eth_t" in out
+    compile(out, "generated", "exec")
+
+
+def test_bad_usage(capsys):
+    assert main(["nosuchcommand"]) == 2
+    assert main(["stf"]) == 2
