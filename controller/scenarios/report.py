@@ -43,7 +43,8 @@ def summary_text(res: ScenarioResult) -> str:
             out.append(f"bottleneck queue: median {q['p50']:.0f} pkts ({q['p50'] * fb / 1e3:.0f} KB), "
                        f"mean {q['mean']:.1f}, 10-90% {q['p10']:.0f}..{q['p90']:.0f}, "
                        f"max {q['max']:.0f}{band}")
-        keys = [("ecn_marked", "CE marks"), ("pfc_tx", "PFC sent"), ("pfc_rx", "PFC rx"),
+        keys = [("ecn_marked", "CE marks"), ("pfc_tx", "PFC sent"),
+                ("host_pfc_rx", "PFC received by hosts"), ("pfc_rx", "PFC received"),
                 ("cnp_tx", "CNPs by switch"), ("cnp_rx", "CNPs through switch"),
                 ("host_cnps_sent", "CNPs by hosts"), ("switch_drops", "pipeline drops"),
                 ("tm_drops", "queue drops")]
