@@ -49,6 +49,11 @@ def summary_text(res: ScenarioResult) -> str:
                 ("host_cnps_sent", "CNPs by hosts"), ("switch_drops", "pipeline drops"),
                 ("tm_drops", "queue drops")]
         out.append("switch: " + ", ".join(f"{label} {c.get(k, 0)}" for k, label in keys))
+        if run.telemetry is not None:
+            from controller.telemetry import format_table
+
+            out.append("switch telemetry per port and class (roce_switch.p4 counters):")
+            out.append(format_table(run.telemetry))
         for n in dict.fromkeys(run.notes):
             out.append(f"note: {n}")
     out.append("")

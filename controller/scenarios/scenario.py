@@ -39,6 +39,7 @@ from controller.config import (
 from controller.hosts.dcqcn import DcqcnParams
 from controller.hosts.host import Host, HostSpec
 from controller.targets.base import Target
+from controller.telemetry import Telemetry, from_counters
 
 from .engine import Engine, Progress
 
@@ -99,6 +100,7 @@ class RunResult:
     line_bps: float = 10e9
     sweep_value: float | None = None
     notes: list[str] = field(default_factory=list)
+    telemetry: Telemetry | None = None  # the switch's counters per port and class
 
 
 @dataclass
@@ -269,7 +271,7 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
             st.bytes_sent, st.retransmitted_packets, st.naks, st.timeouts,
             src.rps[f["qpn"]].cnps, dst.qps[f["peer_qpn"]].responder.stats.ce_marked,
             src.rps[f["qpn"]].rc))
-    counters = _switch_counters(target, hosts, eng)
+    counters, telemetry = _switch_counters(target, hosts, eng)
     qs = [d for t, d in zip(series["t"], series["queue"], strict=True) if t >= warm_ns]
     queue = {}
     if qs:
@@ -284,10 +286,11 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
     queue["frame_bytes"] = cfg.frame_bytes
     return RunResult(sc["name"], seed, label, dur_ns, warm_ns, results, series, counters, queue,
                      dcqcn, {p: c.frames for p, c in eng.captures.items()},
-                     _time.perf_counter() - wall0, speed, sweep_value, comp.notes)
+                     _time.perf_counter() - wall0, speed, sweep_value, comp.notes, telemetry)
 
 
-def _switch_counters(target: Target, hosts: dict[str, Host], eng: Engine) -> dict[str, int]:
+def _switch_counters(target: Target, hosts: dict[str, Host],
+                     eng: Engine) -> tuple[dict[str, int], Telemetry | None]:
     """Totals from the program's telemetry counters, the TM and the hosts."""
     out: dict[str, int] = {}
     try:
@@ -311,7 +314,7 @@ def _switch_counters(target: Target, hosts: dict[str, Host], eng: Engine) -> dic
     out["host_ce_rx"] = sum(h.stats.ce_received for h in hosts.values())
     out["switch_frames_in"] = eng.switch_rx
     out["switch_frames_out"] = eng.switch_tx
-    return out
+    return out, (from_counters(cnt) if cnt else None)
 
 
 def _sum_drops(stats: dict) -> int:
