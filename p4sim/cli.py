@@ -55,23 +55,17 @@ def cmd_compile(args) -> int:
 
     prog_ast = parse_program(args.program, include_dirs=list(args.include) + [
         os.path.dirname(os.path.abspath(args.program)), ARCH_DIR])
-    try:
-        from p4sim.frontend.dump import dump  # type: ignore[import-not-found]
+    from p4sim.frontend.ast import dump
 
-        sys.stdout.write(dump(prog_ast))
-    except ImportError:
-        sys.stdout.write(repr(prog_ast) + "\n")
+    sys.stdout.write(dump(prog_ast).rstrip("\n") + "\n")
     return 0
 
 
 def cmd_p4info(args) -> int:
-    try:
-        from p4sim import p4info
-    except ImportError:
-        print("p4sim: p4info support is not available (p4sim/p4info.py missing)", file=sys.stderr)
-        return 2
+    from p4sim.p4info import p4info_from_model
+
     prog = _load(args)
-    info = p4info.build_p4info(prog.model)
+    info = p4info_from_model(prog.model)
     fmt = args.format
     if fmt == "binary":
         data: bytes = info.SerializeToString()

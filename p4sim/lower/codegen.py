@@ -2066,7 +2066,7 @@ class Compiler:
             t = self.resolve_type(c.type_args[0], scope)
             w = width_of(t)
             if isinstance(t, TStruct) and t.kind == "header":
-                nb = w // 8
+                self.gen_class(t)
                 tmp = fn.tmp("la")
                 fn.emit(f"{tmp} = {t.pycls}()")
                 fn.emit(f"{tmp}._ex(buf, off)")

@@ -233,6 +233,13 @@ class Switch:
         self.stats["pfc_rx"] += 1
         self.tm.pause(port, cev, quanta, self._now)
 
+    def _runtime_error(self, where: str, e: Exception) -> None:
+        """Undefined behaviour in the program (stack index out of range, division by zero):
+        BMv2 leaves it undefined; we drop the packet and log why, never crash."""
+        self.log.append(f"{where}: packet dropped: {type(e).__name__}: {e}")
+        self.stats["drops"] += 1
+        self.stats["errors"] = self.stats.get("errors", 0) + 1
+
     def _fresh(self, port: int, frame: bytes, itype: int):
         hdr = self._new_hdr()
         meta = self._new_meta()
@@ -265,6 +272,9 @@ class Switch:
         except AssertFailed as e:
             self.log.append(str(e))
             self.stats["drops"] += 1
+            return
+        except (IndexError, ZeroDivisionError, ValueError, OverflowError) as e:
+            self._runtime_error("ingress", e)
             return
         clone_req, resub_req = self.clone_req, self.resub_req
         # ingress-to-egress clone: the original frame, parsed again, with the preserved fields
@@ -352,6 +362,9 @@ class Switch:
             self.log.append(str(e))
             self.stats["drops"] += 1
             return
+        except (IndexError, ZeroDivisionError, ValueError, OverflowError) as e:
+            self._runtime_error("egress", e)
+            return
         clone_req, recirc_req, trunc = self.clone_req, self.recirc_req, self.trunc
         if clone_req is not None and clone_req[0] == E2E_CLONE:
             sess = self.pre.session(clone_req[1])
@@ -371,9 +384,13 @@ class Switch:
         if sm.egress_spec == self.drop_port:
             self.stats["drops"] += 1
             return
-        self._compute(hdr, meta)
         out: list[bytes] = []
-        self._deparse(out, hdr)
+        try:
+            self._compute(hdr, meta)
+            self._deparse(out, hdr)
+        except (IndexError, ZeroDivisionError, ValueError, OverflowError) as e:
+            self._runtime_error("deparser", e)
+            return
         data = b"".join(out) + p.payload
         for n in (trunc, p.trunc):
             if n and len(data) > n:

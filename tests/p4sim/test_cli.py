@@ -53,3 +53,16 @@ def test_compile_emits_python(tmp_path, capsys):
 def test_bad_usage(capsys):
     assert main(["nosuchcommand"]) == 2
     assert main(["stf"]) == 2
+
+
+def test_p4info_text_and_binary(tmp_path, capsys):
+    from p4.config.v1 import p4info_pb2
+
+    prog = str(ROOT / "p4src" / "roce_switch.p4")
+    out = tmp_path / "p4info.bin"
+    assert main(["p4info", prog, "-I", str(ROOT / "p4src"), "--format", "binary", "-o", str(out)]) == 0
+    info = p4info_pb2.P4Info.FromString(out.read_bytes())
+    names = {t.preamble.name for t in info.tables}
+    assert "RoceIngress.fwd.ipv4_lpm" in names
+    assert main(["p4info", prog, "-I", str(ROOT / "p4src")]) == 0
+    assert "RoceIngress.fwd.ipv4_lpm" in capsys.readouterr().out

@@ -109,3 +109,9 @@ def test_standard_metadata_fields(tmp_path):
     sw.send(7, frame(payload=b"x" * 10))
     out = sw.receive()
     assert data_of(out[0].data)[2:] == (7, 32)
+
+
+def test_undefined_behaviour_drops_and_logs(tmp_path):
+    sw, out = run(tmp_path, "hdr.data.a = hdr.data.a / (hdr.data.b - 100);")
+    assert out == [] and sw.stats["errors"] == 1
+    assert "ZeroDivisionError" in sw.log[-1]
