@@ -40,6 +40,7 @@ from controller.hosts.dcqcn import DcqcnParams
 from controller.hosts.host import Host, HostSpec
 from controller.targets.base import Target
 from controller.telemetry import Telemetry, from_counters
+from controller.telemetry import read as read_telemetry
 
 from .engine import Engine, Progress
 
@@ -271,7 +272,7 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
             st.bytes_sent, st.retransmitted_packets, st.naks, st.timeouts,
             src.rps[f["qpn"]].cnps, dst.qps[f["peer_qpn"]].responder.stats.ce_marked,
             src.rps[f["qpn"]].rc))
-    counters, telemetry = _switch_counters(target, hosts, eng)
+    counters, telemetry = _switch_counters(target, hosts, eng, sorted(cfg.ports))
     qs = [d for t, d in zip(series["t"], series["queue"], strict=True) if t >= warm_ns]
     queue = {}
     if qs:
@@ -289,12 +290,13 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
                      _time.perf_counter() - wall0, speed, sweep_value, comp.notes, telemetry)
 
 
-def _switch_counters(target: Target, hosts: dict[str, Host],
-                     eng: Engine) -> tuple[dict[str, int], Telemetry | None]:
-    """Totals from the program's telemetry counters, the TM and the hosts."""
+def _switch_counters(target: Target, hosts: dict[str, Host], eng: Engine,
+                     ports: list[int]) -> tuple[dict[str, int], Telemetry | None]:
+    """Totals from the program's telemetry counters (the configured ports' cells), the TM
+    and the hosts."""
     out: dict[str, int] = {}
     try:
-        cnt = target.counters()
+        cnt = read_telemetry(target, ports)
     except Exception:  # counters are a report, not the run: flag them as missing
         out["counters_unavailable"] = 1
         cnt = {}
