@@ -1033,7 +1033,13 @@ class Compiler:
             return f"{self.key_text(e.callee)}()"
         if isinstance(e, ast.TypeRef) and isinstance(e.type, ast.ErrorType):
             return "error"
-        raise unsupported("this table key expression form", e)
+        if isinstance(e, ast.Binary):
+            return f"{self.key_text(e.left)} {e.op} {self.key_text(e.right)}"
+        if isinstance(e, ast.Unary):
+            return f"{e.op}{self.key_text(e.operand)}"
+        if isinstance(e, ast.Cast):
+            return self.key_text(e.expr)  # p4c names a cast key after its operand
+        raise unsupported("this table key expression form (give it an @name)", e)
 
     def table_decl(self, d: ast.TableDecl, scope: Scope, fn: _Fn, prefix: str) -> None:
         name = self.cp_name(prefix, d)
@@ -1053,7 +1059,8 @@ class Compiler:
                 w = 32  # hmm: p4c gives errors no width; BMv2 uses 32 bits... rare in keys
             if not w:
                 raise err(f"table key of type {kt.show()} has no bit width", k.expr)
-            kname = self.cp_name("", k, self.key_text(k.expr))
+            a = k.annotation("name")
+            kname = a.string_value() if a is not None and a.string_value() else self.key_text(k.expr)
             keys.append(KeyField(kname, k.match_kind, w, i + 1))
             key_exprs.append(k.expr)
         lpm = sum(1 for k in keys if k.match_kind == "lpm")

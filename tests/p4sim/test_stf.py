@@ -1,0 +1,109 @@
+"""The STF runner: p4c's command syntax, name resolution, packet matching and reports."""
+
+from __future__ import annotations
+
+import pytest
+
+from p4sim.runtime.switch import Switch
+from p4sim.stf import StfError, StfRunner, parse_int, parse_stf
+from tests.p4sim.p4sim_helpers import program
+
+IG_LOCALS = """
+    counter(4, CounterType.packets) hits;
+    register<bit<8>>(2) seen;
+    action to(bit<9> port) { sm.egress_spec = port; }
+    action mc(bit<16> grp) { sm.mcast_grp = grp; }
+    action mark(bit<8> v) { hdr.data.b = v; }
+    table tern {
+        key = { hdr.data.a: ternary; hdr.data.c: range; }
+        actions = { to; mc; NoAction; }
+        default_action = NoAction();
+    }
+    table pre {
+        key = { hdr.eth.src: lpm; }
+        actions = { mark; NoAction; }
+    }
+"""
+IG = """
+        pre.apply();
+        tern.apply();
+        hits.count((bit<32>)hdr.data.a[1:0]);
+        seen.write(0, hdr.data.a);
+"""
+ETH = "0000000000aa0000000000bb1234"
+
+
+def runner(tmp_path) -> StfRunner:
+    return StfRunner(Switch(program(tmp_path, ig=IG, ig_locals=IG_LOCALS)), "t.stf")
+
+
+def pkt(a: int, b: int = 0, c: int = 0) -> str:
+    return f"{ETH} {a:02x}{b:02x}{c:04x} 00000000"
+
+
+def test_ternary_wildcards_priorities_ranges_lpm_and_counters(tmp_path):
+    text = f"""
+# higher priority wins; '*' nibbles are don't care
+add tern 10 hdr.data.a:0x1* hdr.data.c:0->100 to(port:2)
+add tern 20 a:0x12&&&0xff c:0->0xffff to(port:3)
+add pre eth.src:0xbb/48 mark(v:7)
+setdefault pre mark(9)
+packet 0 {pkt(0x12, c=5)}
+expect 3 {ETH} 1207 0005 ********$
+packet 0 {pkt(0x13, c=5)}
+expect 2 {ETH} 1307 0005 00000000$
+packet 0 {pkt(0x13, c=200)}
+expect 1 {ETH} 1307 00c8 00000000
+check_counter hits(3) packets == 2
+check_counter hits(2) == 1
+check_register seen 0 == 0x13
+register_write seen 1 5
+check_register seen 1 5
+"""
+    r = runner(tmp_path)
+    res = r.run_text(text)
+    assert res.ok, res.report()
+    assert res.packets_sent == 3 and res.packets_checked == 3
+
+
+def test_multicast_commands(tmp_path):
+    text = f"""
+add tern 1 a:0x01&&&0xff c:0->0xffff mc(grp:5)
+mc_mgrp_create 5
+mc_node_create 0 2 3
+mc_node_associate 5 0
+packet 0 {pkt(1)}
+expect 2 {pkt(1)}
+expect 3 {pkt(1)}
+"""
+    res = runner(tmp_path).run_text(text)
+    assert res.ok, res.report()
+
+
+def test_mismatch_missing_and_extra_packets_are_reported(tmp_path):
+    text = f"""
+packet 0 {pkt(1)}
+expect 1 {ETH} 02
+expect 4 00
+"""
+    res = runner(tmp_path).run_text(text)
+    assert not res.ok
+    msgs = "\n".join(res.messages)
+    assert "packet #1 on port 1 differs" in msgs and "^" in msgs
+    assert "never came" in msgs and "port 4" in msgs
+    res = runner(tmp_path).run_text(f"packet 0 {pkt(1)}\n")
+    assert not res.ok and "unexpected packet #1 on port 1" in res.messages[0]
+
+
+def test_errors_name_the_line(tmp_path):
+    with pytest.raises(StfError, match=r"t.stf:2: add: .*no table named 'nosuch'"):
+        runner(tmp_path).run_text("\nadd nosuch a:1 to(port:1)\n")
+    with pytest.raises(StfError, match=r"t.stf:1: add: .*ambiguous|t.stf:1: add"):
+        runner(tmp_path).run_text("add tern 1 x:1 to(port:1)\n")
+
+
+def test_parse_helpers():
+    cmds = parse_stf("add t k:1 a(x:1, y:2)  # c\n\n# only comment\nexpect 1 00 11 $")
+    assert [c.op for c in cmds] == ["add", "expect"]
+    assert cmds[0].args == ["t", "k:1", "a(x:1, y:2)"]
+    assert parse_int("0x10") == 16 and parse_int("8w3") == 3 and parse_int("0b101") == 5
