@@ -186,14 +186,17 @@ def cmd_run(args) -> int:
 
 
 def cmd_list(args) -> int:
-    import yaml
+    from controller.config import ConfigError
+    from controller.scenarios.scenario import list_scenarios, load_scenario
 
-    from controller.scenarios.scenario import SCENARIO_DIR, list_scenarios
-
+    rc = EXIT_OK
     for name in list_scenarios():
-        data = yaml.safe_load((SCENARIO_DIR / f"{name}.yaml").read_text())
-        print(f"{name:16} {data.get('title', '')}")
-    return EXIT_OK
+        try:
+            print(f"{name:20} {load_scenario(name).get('title', '')}")
+        except ConfigError as exc:
+            sys.stderr.write(f"rocelab: {exc}\n")
+            rc = EXIT_FAIL
+    return rc
 
 
 def cmd_packet_out(args) -> int:

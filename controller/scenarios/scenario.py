@@ -25,13 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from controller.config import (
     Config,
     ConfigError,
     apply_config,
     check,
+    load_yaml,
     parse_config,
     parse_size,
     parse_speed,
@@ -59,7 +58,7 @@ def load_scenario(name_or_path: str) -> dict:
         p = SCENARIO_DIR / f"{name_or_path}.yaml"
     if not p.is_file():
         raise FileNotFoundError(f"no scenario {name_or_path!r} (known: {', '.join(list_scenarios())})")
-    data = yaml.safe_load(p.read_text())
+    data = load_yaml(p)  # YAML errors carry file:line:column
     if not isinstance(data, dict):
         raise ConfigError(str(p), "a scenario must be a YAML mapping")
     data.setdefault("name", p.stem)
