@@ -130,3 +130,16 @@ def test_cli_run_writes_outputs_and_failing_run_prints_reproduce(tmp_path, capsy
 
     frames = rdpcap(str(out / "pfc-short_mirror_port9.pcap"))
     assert len(frames) > 10 and float(frames[1].time) > float(frames[0].time)
+
+
+def test_every_scenario_mirrors_and_passes_check():
+    from controller.config import check
+    from controller.scenarios.scenario import _flows, _switch_config, list_scenarios
+
+    names = list_scenarios()
+    assert {"incast-dcqcn", "incast-pfc", "lossy", "cnp-loop"} <= set(names)
+    for name in names:
+        sc = load_scenario(name)
+        cfg, errors = _switch_config(sc, _flows(sc), 0.01)
+        assert [f for f in check(cfg, errors) if f.level == "error"] == [], name
+        assert cfg.mirror, f"{name} has no mirror port"
