@@ -25,6 +25,7 @@ from p4sim.model import (
     TableEntry,
     Ternary,
 )
+from p4sim.server import wire
 from p4sim.server.wire import PlainEntry
 
 
@@ -84,12 +85,23 @@ class TableMeta:
     supports_idle_timeout: bool = False
     n_exact: int = 0
 
+    @property
+    def fields_by_name(self) -> dict[str, FieldInfo]:
+        cached = self.__dict__.get("_by_name")
+        if cached is None:
+            cached = self.__dict__["_by_name"] = {f.name: f for f in self.fields.values()}
+        return cached
+
 
 @dataclass
 class ActionMeta:
     id: int
     name: str
     params: dict[int, FieldInfo]
+
+    @property
+    def param_order(self) -> list[FieldInfo]:
+        return sorted(self.params.values(), key=lambda p: p.id)
 
 
 @dataclass
@@ -470,6 +482,34 @@ def encode_table_entry(maps: IdMaps, meta: TableMeta, entry: TableEntry, metadat
     if meta.const_entries:
         te.is_const = True
     return te
+
+
+def encode_table_entry_bytes(maps: IdMaps, meta: TableMeta, entry: TableEntry, metadata: bytes = b"",
+                             counter: tuple[int, int] | None = None) -> bytes:
+    """The same TableEntry as encode_table_entry, serialized directly (fast reads)."""
+    by_name = meta.fields_by_name
+    matches = []
+    for name, m in entry.match.items():
+        finfo = by_name[name]
+        if isinstance(m, Exact):
+            matches.append((finfo.id, "exact", to_bytes(m.value), None))
+        elif isinstance(m, Lpm):
+            matches.append((finfo.id, "lpm", to_bytes(m.value), m.prefix_len))
+        elif isinstance(m, Ternary):
+            matches.append((finfo.id, "ternary", to_bytes(m.value), to_bytes(m.mask)))
+        elif isinstance(m, Range):
+            matches.append((finfo.id, "range", to_bytes(m.low), to_bytes(m.high)))
+        elif isinstance(m, Optional_):
+            matches.append((finfo.id, "optional", to_bytes(m.value), None))
+    matches.sort(key=lambda t: t[0])
+    action_id, params = None, []
+    if entry.action:
+        action_id = maps.action_ids.get(entry.action)
+        if action_id is None:
+            raise RequestError("INTERNAL", f"action {entry.action!r} is not in P4Info")
+        params = [(p.id, to_bytes(entry.params.get(p.name, 0))) for p in maps.actions[action_id].param_order]
+    return wire.table_entry_body(meta.id, matches, action_id, params, entry.priority, metadata,
+                                 meta.const_entries, counter)
 
 
 # ---------------------------------------------------------------- P4Data

@@ -772,19 +772,16 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             te = p4runtime_pb2.TableEntry(table_id=meta.id, is_default_action=True)
             if action:
                 te.action.action.CopyFrom(codec.encode_action(p.maps, action, params))
-            return te
-        te = codec.encode_table_entry(p.maps, meta, e, p.entry_metadata.get(codec.entry_key(e), b""))
+            return p4runtime_pb2.Entity(table_entry=te)
+        counter = None
         if with_counter and meta.direct_counter_id:
-            pk, by = p.switch.direct_counter_read(meta.name, e)
-            te.counter_data.packet_count, te.counter_data.byte_count = pk, by
-        return te
+            counter = p.switch.direct_counter_read(meta.name, e)
+        metadata = p.entry_metadata.get(codec.entry_key(e), b"") if p.entry_metadata else b""
+        return wire.table_entity(codec.encode_table_entry_bytes(p.maps, meta, e, metadata, counter))
 
     def _read_tables(self, p: Pipeline, req: Any) -> list[Any]:
         with_counter = req.HasField("counter_data")
-        out = []
-        for meta, e in self._table_entries(p, req):
-            out.append(p4runtime_pb2.Entity(table_entry=self._encode_entry(p, meta, e, with_counter)))
-        return out
+        return [self._encode_entry(p, meta, e, with_counter) for meta, e in self._table_entries(p, req)]
 
     def _read_counters(self, p: Pipeline, req: Any) -> list[Any]:
         infos = [p.maps.counter(req.counter_id)] if req.counter_id else list(p.maps.counters.values())
@@ -811,10 +808,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     raise invalid(f"table {meta.name} has no direct counter")
                 continue
             pk, by = p.switch.direct_counter_read(meta.name, e)
-            dce = p4runtime_pb2.DirectCounterEntry()
-            dce.table_entry.CopyFrom(codec.encode_table_entry(p.maps, meta, e, p.entry_metadata.get(codec.entry_key(e), b"")))
-            dce.data.packet_count, dce.data.byte_count = pk, by
-            out.append(p4runtime_pb2.Entity(direct_counter_entry=dce))
+            body = codec.encode_table_entry_bytes(p.maps, meta, e, p.entry_metadata.get(codec.entry_key(e), b""))
+            out.append(wire.direct_counter_entity(body, pk, by))
         return out
 
     def _read_meters(self, p: Pipeline, req: Any) -> list[Any]:

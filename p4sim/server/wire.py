@@ -320,3 +320,61 @@ def entity_field(entity: bytes) -> bytes:
     out = bytearray()
     _put_bytes(out, 1, entity)
     return bytes(out)
+
+
+def table_entry_body(table_id: int, matches: list[tuple[int, str, bytes, object]], action_id: int | None,
+                     params: list[tuple[int, bytes]], priority: int, metadata: bytes = b"", is_const: bool = False,
+                     counter: tuple[int, int] | None = None) -> bytes:
+    """A serialized TableEntry. matches: (field_id, kind, a, b) as in PlainEntry, where b
+    is the mask/high bytes or the prefix length."""
+    out = bytearray()
+    _put_uint(out, 1, table_id)
+    for fid, kind, a, b in matches:
+        inner = bytearray()
+        _put_bytes(inner, 1, a)
+        if kind == "lpm":
+            _put_uint(inner, 2, b)  # type: ignore[arg-type]
+        elif kind in ("ternary", "range"):
+            _put_bytes(inner, 2, b)  # type: ignore[arg-type]
+        fm = bytearray()
+        _put_uint(fm, 1, fid)
+        _put_bytes(fm, {"exact": 2, "ternary": 3, "lpm": 4, "range": 6, "optional": 7}[kind], bytes(inner))
+        _put_bytes(out, 2, bytes(fm))
+    if action_id is not None:
+        act = bytearray()
+        _put_uint(act, 1, action_id)
+        for pid, value in params:
+            prm = bytearray()
+            _put_uint(prm, 2, pid)
+            _put_bytes(prm, 3, value)
+            _put_bytes(act, 4, bytes(prm))
+        _put_bytes(out, 3, _msg(1, act))
+    if priority:
+        _put_varint(out, 4 << 3)
+        _put_varint(out, priority & ((1 << 64) - 1))
+    if counter is not None:
+        data = bytearray()
+        _put_uint(data, 1, counter[1])
+        _put_uint(data, 2, counter[0])
+        _put_bytes(out, 7, bytes(data))
+    if metadata:
+        _put_bytes(out, 11, metadata)
+    if is_const:
+        _put_uint(out, 13, 1)
+    return bytes(out)
+
+
+def table_entity(body: bytes) -> bytes:
+    """Entity{table_entry}."""
+    return _msg(2, body)
+
+
+def direct_counter_entity(table_entry: bytes, packets: int, bytes_: int) -> bytes:
+    """Entity{direct_counter_entry{table_entry, data}}."""
+    data = bytearray()
+    _put_uint(data, 1, bytes_)
+    _put_uint(data, 2, packets)
+    body = bytearray()
+    _put_bytes(body, 1, table_entry)
+    _put_bytes(body, 2, bytes(data))
+    return _msg(8, body)
