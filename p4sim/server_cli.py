@@ -3,6 +3,7 @@
     p4sim-switch [PROGRAM.p4 | --no-p4] [--device-id N] [-i 1@veth1 -i 2@veth2]
                  [--grpc-server-addr 127.0.0.1:9559] [--cpu-port 255] [--pcap DIR]
                  [--log-console] [--clock auto|virtual|wall] [--queue-depth 64]
+                 [--scheduler strict|wrr] [--priority-order low_first|high_first]
 
 Without a program (`--no-p4`) the switch waits for a controller's
 SetForwardingPipelineConfig. `--print-device-config PROGRAM.p4` writes the device config
@@ -43,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="time base: wall with interfaces, else virtual (default auto)")
     ap.add_argument("--queue-depth", type=int, default=64, help="packets per priority queue (default 64, as BMv2)")
     ap.add_argument("--scheduler", default="strict", choices=["strict", "wrr"], help="egress scheduler")
+    ap.add_argument("--priority-order", default="low_first", choices=["low_first", "high_first"],
+                    help="strict priority: serve priority 0 first (BMv2 today, default) or 7 first")
     ap.add_argument("--print-device-config", metavar="PROGRAM", help="write PROGRAM's device config to stdout and exit")
     return ap
 
@@ -80,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     def tm() -> Any:
-        return TrafficManager(default_capacity=args.queue_depth, scheduler=args.scheduler)
+        return TrafficManager(default_capacity=args.queue_depth, scheduler=args.scheduler,
+                              priority_order=args.priority_order)
 
     server = P4RuntimeServer(device_id=args.device_id, cpu_port=args.cpu_port, ports=ports, clock=args.clock, tm_factory=tm)
     if args.program:
