@@ -481,13 +481,20 @@ class Switch:
     def _counter(self, name: str) -> X.CounterArray:
         return self.counters[resolve_name(name, self.counters, "counter")]
 
-    def counter_read(self, name: str, index: int) -> tuple[int, int]:
+    def counter_read(self, name: str, index: int | None):
+        """(packets, bytes) of one cell; index None: a list over every cell."""
         c = self._counter(name)
+        if index is None:
+            return list(zip(c.pkts, c.bytes, strict=True))
         c.check(index)
         return c.pkts[index], c.bytes[index]
 
-    def counter_write(self, name: str, index: int, packets: int, bytes_: int) -> None:
+    def counter_write(self, name: str, index: int | None, packets: int, bytes_: int) -> None:
         c = self._counter(name)
+        if index is None:
+            c.pkts[:] = [int(packets)] * c.size
+            c.bytes[:] = [int(bytes_)] * c.size
+            return
         c.check(index)
         c.pkts[index], c.bytes[index] = int(packets), int(bytes_)
 
@@ -502,15 +509,23 @@ class Switch:
     def _register(self, name: str) -> X.RegisterArray:
         return self.registers[resolve_name(name, self.registers, "register")]
 
-    def register_read(self, name: str, index: int) -> int:
+    def register_read(self, name: str, index: int | None):
+        """One cell's value; index None: a list of every cell."""
         r = self._register(name)
+        if index is None:
+            return list(r.cells)
         r.check(index)
         return r.cells[index]
 
-    def register_write(self, name: str, index: int, value: int) -> None:
+    def register_write(self, name: str, index: int | None, value: int) -> None:
         r = self._register(name)
+        if int(value) < 0 or int(value) > r.mask:
+            raise P4SimError(f"register {r.name}: value {value:#x} does not fit in {r.width} bits")
+        if index is None:
+            r.cells[:] = [int(value)] * r.size
+            return
         r.check(index)
-        r.cells[index] = int(value) & r.mask
+        r.cells[index] = int(value)
 
     def register_reset(self, name: str) -> None:
         r = self._register(name)
