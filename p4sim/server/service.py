@@ -289,6 +289,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         ack_timeout = cfg.ack_timeout_ns / 1e9 if cfg.ack_timeout_ns else 1.0
         if len(self._digest_pending) > 4096:  # forget expired ones (never acked, never seen again)
             self._digest_pending = {k: d for k, d in self._digest_pending.items() if d > now}
+            self._digest_keys_by_list = {i: k for i, k in self._digest_keys_by_list.items() if k in self._digest_pending}
         self._digest_pending[key] = now + ack_timeout
         self._digest_list_id += 1
         msg = p4runtime_pb2.StreamMessageResponse()
