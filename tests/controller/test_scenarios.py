@@ -34,7 +34,7 @@ def test_incast_dcqcn_fair_share_and_queue_band():
     assert all(abs(x - mean) / mean <= 0.10 for x in g), g  # fair share within 10%
     q = run.queue
     assert q["kmin"] == 1 and q["kmax"] == 19  # 1 packet and 20 KB in 1098-byte frames
-    assert q["p90"] <= q["kmax"] and q["p50"] >= 1  # held near Kmin..Kmax, never empty
+    assert q["kmin"] <= q["p90"] <= q["kmax"]  # works in the marking band, rarely above Kmax
     assert sum(g) > 0.85 * 9.26e9  # the bottleneck stays busy (payload capacity 9.26 Gb/s)
     c = run.counters
     assert c["ecn_marked"] > 0 and c["host_cnps_sent"] > 0 and c["cnp_tx"] == 0
