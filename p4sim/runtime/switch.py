@@ -135,18 +135,24 @@ class Switch:
         self.trunc = 0
         self.cksum_err = False
         self.dm_color.clear()
+        self._dirty = False  # set by any extern that leaves per-pass state behind
 
     def clone(self, ctype: int, session: int, fl) -> None:
         self.clone_req = (ctype, session, fl)
+        self._dirty = True
 
     def resubmit(self, fl) -> None:
         self.resub_req = (fl,)
+        self._dirty = True
 
     def recirculate(self, fl) -> None:
         self.recirc_req = (fl,)
+        self._dirty = True
 
     def truncate(self, n: int) -> None:
-        self.trunc = n
+        # BMv2 keeps the smallest length asked for
+        self.trunc = n if not self.trunc else min(self.trunc, n)
+        self._dirty = True
 
     def digest(self, name: str, values: dict) -> None:
         if self._digest_cbs:
@@ -173,6 +179,7 @@ class Switch:
 
     def checksum_error(self) -> None:
         self.cksum_err = True
+        self._dirty = True
 
     def log_msg(self, msg: str, values: tuple) -> None:
         for v in values:
@@ -186,6 +193,7 @@ class Switch:
         return arr.cells[idx].execute(amount, self._now)
 
     def direct_meter(self, table: Table, rec: Rec) -> int:
+        self._dirty = True  # the caller stores the colour in dm_color
         if rec.meter is None:
             return X.GREEN
         unit = self.model.direct_meters[table.info.direct_meter].unit  # type: ignore[index]
@@ -251,7 +259,8 @@ class Switch:
         return hdr, meta, sm
 
     def _parse_into(self, frame: bytes, hdr, meta, sm) -> bytes:
-        self._reset_flags()
+        if self._dirty:
+            self._reset_flags()
         self.plen = len(frame)
         off = self._parse(frame, hdr, meta, sm)
         payload = frame[off:]
@@ -314,6 +323,7 @@ class Switch:
             saved = (self.clone_req, self.resub_req, self.recirc_req, self.trunc)
             payload = self._parse_into(frame, h2, m2, s2)
             self.clone_req, self.resub_req, self.recirc_req, self.trunc = saved
+            self._dirty = True
             m2 = self._new_meta()
             if req[2] is not None:
                 req[2](meta, m2)
@@ -352,7 +362,8 @@ class Switch:
         sm.deq_timedelta = (qp.deq_timedelta // 1000) & 0xFFFFFFFF
         sm.deq_qdepth = qp.deq_qdepth & 0x7FFFF
         sm.egress_global_timestamp = (start // 1000) & 0xFFFFFFFFFFFF
-        self._reset_flags()
+        if self._dirty:
+            self._reset_flags()
         self.plen = sm.packet_length
         self.payload = p.payload
         hdr, meta = p.hdr, p.meta
@@ -373,8 +384,7 @@ class Switch:
                     m2 = self._new_meta()
                     if clone_req[2] is not None:
                         clone_req[2](meta, m2)
-                    s2 = self._new_sm()
-                    s2.ingress_port = sm.ingress_port
+                    s2 = self._new_sm()  # BMv2 resets all metadata, standard_metadata too
                     s2.packet_length = sm.packet_length
                     s2.instance_type = E2E_CLONE
                     s2.egress_rid = rid
