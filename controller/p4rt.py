@@ -165,7 +165,9 @@ class P4Info:
 def _status_error(err: grpc.RpcError) -> P4RuntimeError:
     code = err.code().name if hasattr(err, "code") else "UNKNOWN"
     details = err.details() if hasattr(err, "details") else str(err)
-    # Write errors carry per-update statuses in the binary details (P4Runtime spec 12.4).
+    # Write errors carry per-update statuses in the binary details (P4Runtime spec 12.4):
+    # when every failed update failed the same way, that is the error's code.
+    codes: set[str] = set()
     for key, value in (err.trailing_metadata() or ()) if hasattr(err, "trailing_metadata") else ():
         if key == "grpc-status-details-bin":
             st = status_pb2.Status()
@@ -174,9 +176,13 @@ def _status_error(err: grpc.RpcError) -> P4RuntimeError:
             for any_ in st.details:
                 e = p4runtime_pb2.Error()
                 if any_.Unpack(e) and e.canonical_code != code_pb2.OK:
-                    parts.append(f"{code_pb2.Code.Name(e.canonical_code)}: {e.message}")
+                    name = code_pb2.Code.Name(e.canonical_code)
+                    codes.add(name)
+                    parts.append(f"{name}: {e.message}")
             if parts:
                 details = f"{details} [{'; '.join(parts)}]"
+    if code == "UNKNOWN" and len(codes) == 1:
+        code = codes.pop()
     return P4RuntimeError(f"P4Runtime {code}: {details}", code)
 
 

@@ -75,6 +75,9 @@ def test_config_entities_accepted_and_read_back(any_target: Target):
     with pytest.raises(TargetError) as exc:
         any_target.read(TableQuery("no_such_table"))
     assert exc.value.code == "NOT_FOUND"
+    with pytest.raises(TargetError) as exc:
+        any_target.write([routes[0]])  # the same route twice
+    assert exc.value.code == "ALREADY_EXISTS"
 
 
 def test_packet_out_to_cpu_comes_back_as_packet_in(any_target: Target):
@@ -111,6 +114,8 @@ def test_forwarding_and_counters_in_process():
 def test_counters_cli(capsys, tmp_path):
     from controller.cli import main
 
+    assert main(["apply", str(LAB)]) == 0
+    assert "entities from" in capsys.readouterr().out
     assert main(["counters", "--config", str(LAB), "--json"]) == 0
     out = capsys.readouterr().out
     assert '"per_port_class": []' in out
