@@ -49,11 +49,11 @@ class Progress:
         self.shown = False
         self._last = 0.0
 
-    def update(self, now_ns: int) -> None:
+    def update(self, now_ns: int, force: bool = False) -> None:
         if not self.enabled:
             return
         t = time.perf_counter()
-        if t - self.start < self.after_s or t - self._last < 0.25:
+        if not force and (t - self.start < self.after_s or t - self._last < 0.25):
             return
         self._last = t
         self.shown = True
@@ -150,8 +150,8 @@ class Engine:
             steps += 1
             if progress is not None and steps % 256 == 0:
                 progress.update(self._now)
-        if progress is not None:
-            progress.update(self._now)
+        if progress is not None and progress.shown:
+            progress.update(self._now, force=True)
 
 
 class RealtimeEngine:
