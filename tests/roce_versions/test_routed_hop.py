@@ -41,9 +41,9 @@ WRITE_LEN = 3 * MTU
 VA, RKEY = 0x7F00_0000_1000, 0x1234
 QPN_A, QPN_B = 0x0A1, 0x0B2
 DSCP, TC = 26, 3  # data class: the config maps DSCP 26 (also the GRH's) to class 3
-TIMEOUT_NS = 50_000_000  # retransmit timer: ample for a wall-clock veth round trip
+TIMEOUT_NS = 200_000_000  # retransmit timer: ample for a wall-clock round trip under load
 STEP_NS = 100_000  # how far the loop lets time run between polls
-DROP_ROCEV1_TO_ROUTER = 6  # p4src/README.md "Drop reasons"
+DROP_NO_ROUTE, DROP_TTL, DROP_ROCEV1_TO_ROUTER = 1, 2, 6  # p4src/README.md "Drop reasons"
 
 ROUTER_MAC = "02:00:00:00:00:fe"
 PORT_MAC = "02:00:00:00:ff:{:02x}"
@@ -282,6 +282,7 @@ def test_routed_hop_rocev2_arrives_rocev1_does_not(target, target_ports, tmp_pat
     # router MAC (reason 6, on the ingress port).
     assert settle(target, "drops", a * 16 + DROP_ROCEV1_TO_ROUTER, 6) == (6, nbytes(sent))
     assert cell(target, "rocev1_rx", a) == (6, nbytes(sent))
+    assert [cell(target, "drops", a * 16 + r)[0] for r in (DROP_NO_ROUTE, DROP_TTL)] == [0, 0]
     assert cell(target, "roce_rx", a * 8 + TC) == (3 + 6, nbytes(writes) + nbytes(sent))
     # Nothing reached the other subnet, nothing came back.
     assert roce_out(target.receive() + emitted, b) == [] and roce_out(emitted, a) == []
