@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.config import Compiled, apply_config, load_config
+from controller.config import Compiled, apply_config, check, load_config
 from controller.hosts.rc import REQUEST_OPCODES, WRITE, Pdu, RcRequester, RcResponder
 from controller.packets import constants as C
 from controller.packets import decode, roce_frame, verify_icrc
@@ -169,7 +169,8 @@ def post_write(nic: Nic, target: Target) -> None:
 
 def configure(target: Target, tmp_path: Path, routing: str, a: int, b: int,
               ips: tuple[str, str]) -> Compiled:
-    """Program the switch the way `rocelab apply` does: a YAML file, load, apply."""
+    """Program the switch the way `rocelab check` and `rocelab apply` do: a YAML file,
+    loaded, checked, applied."""
     text = f"""\
 routing: {routing}
 router_mac: "{ROUTER_MAC}"
@@ -184,7 +185,9 @@ classes: {{dscp: {{{DSCP}: {TC}}}}}
 """
     path = tmp_path / f"{routing}.yaml"
     path.write_text(text)
-    return apply_config(load_config(path), target)
+    cfg = load_config(path)
+    assert [f for f in check(cfg) if f.level == "error"] == []  # what `rocelab check` says
+    return apply_config(cfg, target)
 
 
 def cell(target: Target, name: str, index: int) -> tuple[int, int]:
