@@ -48,6 +48,24 @@ def resolve_name(name: str, names, what: str) -> str:
     raise P4SimError(f"{what} name {name!r} is ambiguous: {', '.join(sorted(cands))}")
 
 
+_new = object.__new__
+
+
+def _output(port: int, data: bytes, t: int) -> OutputPacket:
+    # the dataclass __init__ (frozen: one object.__setattr__ per field) costs more than
+    # the rest of the egress bookkeeping; filling __dict__ builds the same object
+    o = _new(OutputPacket)
+    o.__dict__.update(port=port, data=data, time_ns=t)
+    return o
+
+
+def _queued(port: int, priority: int, length: int, state: object) -> QueuedPacket:
+    o = _new(QueuedPacket)
+    o.__dict__.update(egress_port=port, priority=priority, length=length, state=state, enq_timestamp=0,
+                      enq_qdepth=0, deq_qdepth=0, deq_timedelta=0)
+    return o
+
+
 class _Pkt:
     """Per-packet state carried from ingress to egress."""
 
@@ -334,8 +352,7 @@ class Switch:
 
     def _enqueue(self, pkt: _Pkt, eport: int) -> None:
         self._enq_seq += 1
-        qp = QueuedPacket(egress_port=eport, priority=pkt.sm.priority, length=pkt.sm.packet_length,
-                          state=pkt)
+        qp = _queued(eport, pkt.sm.priority, pkt.sm.packet_length, pkt)
         if not self.tm.enqueue(qp, self._now):
             self.stats["tm_drops"] += 1
 
@@ -427,7 +444,7 @@ class Switch:
             self.stats["tx"] += 1
             return
         self.stats["tx"] += 1
-        self._out.append(OutputPacket(qp.egress_port, data, end))
+        self._out.append(_output(qp.egress_port, data, end))
 
     def receive(self) -> list[OutputPacket]:
         out, self._out = self._out, []
