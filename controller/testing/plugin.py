@@ -151,6 +151,9 @@ def target_ports(target_config: TargetConfig, target_switch: RemoteSwitch | None
     """The data ports tests may send on and expect frames from (sorted)."""
     if target_switch is None:
         return list(DEFAULT_PORTS)
+    if not target_switch.ports:
+        pytest.skip("no data ports: with --grpc-addr, pass --port-map for the interfaces "
+                    "cabled to the switch")
     return sorted(target_switch.ports)
 
 
