@@ -143,9 +143,11 @@ class _Fn:
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.ind + line)
 
+    _shared = [0]  # temp names unique across functions: sub-control bodies get spliced
+
     def tmp(self, base: str = "t") -> str:
-        self.n += 1
-        return f"_{base}{self.n}"
+        self._shared[0] += 1
+        return f"_{base}{self._shared[0]}"
 
 
 class Compiler:
@@ -166,6 +168,7 @@ class Compiler:
         self.value_sets: list[tuple[str, str, int]] = []  # (py, cp name, size)
         self.cp_names: set[str] = set()
         self.std_meta_type: TStruct | None = None
+        self.inline_bodies: dict[str, tuple[list[str], list[str], list[str]]] = {}
         self.meta_type: TStruct | None = None
         self.hdr_type: TStruct | None = None
 
@@ -901,8 +904,11 @@ class Compiler:
                 pys.append("_out")
             elif isinstance(pt, TExtern) and pt.name == "packet_in":
                 raise unsupported("packet_in in a control", p)
-            else:
+            elif top:
                 pys.append(f"p_{_pyid(p.name)}")
+            else:
+                self.n += 1
+                pys.append(f"p{self.n}_{_pyid(p.name)}")  # unique: the body may be spliced
         self.bind_params(d.params, scope, fn, pys)
         outs = []
         for p, py in zip(d.params, pys, strict=True):
@@ -914,17 +920,23 @@ class Compiler:
         for loc in d.locals:
             self.local_decl(loc, scope, fn, prefix)
         body_start = len(lines)
-        if outs:
+        has_ret = any(isinstance(n, ast.ReturnStatement) for n in ast.walk(d.apply))
+        wrap = bool(outs) or (has_ret and not top)
+        if wrap:
             fn.emit("for _ in ONCE:")
             fn.ind += 1
             fn.once_stack.append(None)
         self.block(d.apply, scope, fn)
-        if outs:
+        if wrap:
             fn.once_stack.pop()
             fn.ind -= 1
-            fn.emit(f"return ({', '.join(outs)},)")
         if len(lines) == body_start:
             fn.emit("pass")
+        if not top:
+            # callers splice this body in place of a call (see call_control)
+            self.inline_bodies[fname] = (pys, list(lines), outs)
+        if outs:
+            fn.emit(f"return ({', '.join(outs)},)")
         head = [f"def {fname}({', '.join(pys)}):"]
         if top:
             # `exit` unwinds to here
@@ -1755,27 +1767,27 @@ class Compiler:
         d: ast.ControlDecl = t.decl  # type: ignore[assignment]
         if len(c.args) != len(d.params):
             raise err(f"control {d.name} takes {len(d.params)} arguments", c)
-        codes = []
+        pys, body, outs = self.inline_bodies[sym.py]
         backs = []
-        for a, p in zip(c.args, d.params, strict=True):
+        for a, p, py in zip(c.args, d.params, pys, strict=True):
             pt = self.resolve_type(p.type, self.g)
             if isinstance(pt, TExtern) and pt.name in ("packet_in", "packet_out"):
                 raise unsupported("passing packets to a sub-control", a.value)
-            if isinstance(a.value, ast.DontCare):
-                codes.append(self.default_value(pt))
+            if isinstance(a.value, ast.DontCare) or p.direction == "out" and not isinstance(pt, (TStruct, TStack)):
+                fn.emit(f"{py} = {self.default_value(pt)}")
+                if p.direction == "out" and not isinstance(a.value, ast.DontCare):
+                    backs.append((a.value, pt, py))
                 continue
             v = self.coerce(self.expr(a.value, scope, fn, want=pt), pt, a.value)
             if p.direction in ("out", "inout") and not isinstance(pt, (TStruct, TStack)):
-                backs.append((a.value, pt))
-            codes.append(v.code if p.direction in ("out", "inout") else self.copy_code(v))
-        if backs:
-            # scalar out/inout parameters come back as the function's result tuple (copy-out)
-            res = fn.tmp("cr")
-            fn.emit(f"{res} = {sym.py}({', '.join(codes)})")
-            for k, (node, pt) in enumerate(backs):
-                self.assign(node, V(f"{res}[{k}]", pt), scope, fn)
-        else:
-            fn.emit(f"{sym.py}({', '.join(codes)})")
+                backs.append((a.value, pt, py))
+            fn.emit(f"{py} = {v.code if p.direction in ('out', 'inout') else self.copy_code(v)}")
+        # the sub-control's body, spliced in place: no call, its locals re-initialised per apply
+        pad = "    " * fn.ind
+        for line in body:
+            fn.lines.append(pad + line[4:])
+        for node, pt, py in backs:
+            self.assign(node, V(py, pt), scope, fn)
         return V("None", VOID)
 
     # ------------------------------------------------------------------ externs
