@@ -231,7 +231,7 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
         depth = target.queue_depth(wport, wclass) if wport is not None else None
         series["queue"].append(depth if depth is not None else 0)
         for f, src, dst in flow_objs:
-            got = dst.qps[f["peer_qpn"]].responder.stats.bytes_received
+            got = delivered(f, src, dst)
             series["goodput"].setdefault(f["name"], []).append(
                 (got - last_good[f["name"]]) * 8e9 / sample_ns)
             last_good[f["name"]] = got
@@ -252,7 +252,7 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
 
     def mark_warm() -> None:
         for f, _src, dst in flow_objs:
-            good_at_warm[f["name"]] = dst.qps[f["peer_qpn"]].responder.stats.bytes_received
+            good_at_warm[f["name"]] = delivered(f, _src, dst)
 
     eng.at(t0 + warm_ns, mark_warm)
     label = sc["name"] + (f" drop={sweep_value:g}" if sweep_value is not None else "")
@@ -264,7 +264,7 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
     results = []
     for f, src, dst in flow_objs:
         qp = src.qps[f["qpn"]]
-        got = dst.qps[f["peer_qpn"]].responder.stats.bytes_received - good_at_warm.get(f["name"], 0)
+        got = delivered(f, src, dst) - good_at_warm.get(f["name"], 0)
         st = qp.requester.stats
         results.append(FlowResult(
             f["name"], f["src"], f["dst"], f["qpn"], got * 8 / window_s if window_s else 0.0,
@@ -287,6 +287,14 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
     return RunResult(sc["name"], seed, label, dur_ns, warm_ns, results, series, counters, queue,
                      dcqcn, {p: c.frames for p, c in eng.captures.items()},
                      _time.perf_counter() - wall0, speed, sweep_value, comp.notes, telemetry)
+
+
+def delivered(f: dict, src: Host, dst: Host) -> int:
+    """Payload bytes delivered in order so far: at the responder for SEND/WRITE, back at
+    the requester for READ (its responses carry the data)."""
+    if str(f.get("op", "WRITE")).upper() == "READ":
+        return src.qps[f["qpn"]].requester.stats.acked_bytes
+    return dst.qps[f["peer_qpn"]].responder.stats.bytes_received
 
 
 def _switch_counters(target: Target, hosts: dict[str, Host], eng: Engine,
