@@ -746,14 +746,9 @@ def compile_config(cfg: Config, names: Names, cpu_port: int = 255) -> Compiled:
 
 
 def names_from_target(target) -> Names:
-    """The program's table/action/register names, from an in-process or P4Runtime target."""
-    sw = getattr(target, "switch", None)
-    if sw is not None:
-        m = sw.model
-        return Names(list(m.tables), list(m.actions), list(m.registers))
-    info = target._info().info
-    return Names([t.preamble.name for t in info.tables], [a.preamble.name for a in info.actions],
-                 [r.preamble.name for r in info.registers])
+    """The program's table/action/register names, from any target."""
+    n = target.entity_names()
+    return Names(n["tables"], n["actions"], n["registers"])
 
 
 def apply_config(cfg: Config, target) -> Compiled:

@@ -175,6 +175,11 @@ class Target(ABC):
     def counter_names(self) -> list[tuple[str, int]]:
         """(name, size) of every indirect counter of the installed program."""
 
+    @abstractmethod
+    def entity_names(self) -> dict[str, list[str]]:
+        """Fully qualified names in the installed program: {"tables": [...],
+        "actions": [...], "registers": [...], "counters": [...]}."""
+
     def counters(self) -> dict[str, list[tuple[int, int]]]:
         """Every indirect counter of the program: name -> [(packets, bytes) per index]."""
         out: dict[str, list[tuple[int, int]]] = {}

@@ -227,6 +227,13 @@ class P4RuntimeTarget(Target):
         info = self._info()
         return [(c.preamble.name, c.size) for c in info.info.counters]
 
+    def entity_names(self) -> dict[str, list[str]]:
+        i = self._info().info
+        return {"tables": [t.preamble.name for t in i.tables],
+                "actions": [a.preamble.name for a in i.actions],
+                "registers": [r.preamble.name for r in i.registers],
+                "counters": [c.preamble.name for c in i.counters]}
+
     # -- packets
     def send(self, port: int, frame: bytes) -> None:
         if self.ports is not None:

@@ -161,6 +161,11 @@ class P4SimTarget(Target):
     def counter_names(self) -> list[tuple[str, int]]:
         return [(n, c.size) for n, c in self._sw().model.counters.items()]
 
+    def entity_names(self) -> dict[str, list[str]]:
+        m = self._sw().model
+        return {"tables": list(m.tables), "actions": list(m.actions),
+                "registers": list(m.registers), "counters": list(m.counters)}
+
     # -- packets
     def send(self, port: int, frame: bytes) -> None:
         self._call(self._sw().send, port, bytes(frame))
