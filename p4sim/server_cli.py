@@ -86,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         return TrafficManager(default_capacity=args.queue_depth, scheduler=args.scheduler,
                               priority_order=args.priority_order)
 
-    server = P4RuntimeServer(device_id=args.device_id, cpu_port=args.cpu_port, ports=ports, clock=args.clock, tm_factory=tm)
+    server = P4RuntimeServer(device_id=args.device_id, cpu_port=args.cpu_port, ports=ports, clock=args.clock,
+                             tm_factory=tm, freeze_gc=True)
     if args.program:
         try:
             server.load_program(args.program)

@@ -15,6 +15,7 @@ client sends stops the server: unexpected exceptions become INTERNAL.
 
 from __future__ import annotations
 
+import gc
 import logging
 import queue
 import threading
@@ -115,6 +116,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         tick_s: float = 0.001,
         switch_factory: Callable[[Any], Any] | None = None,
         tm_factory: Callable[[], Any] | None = None,
+        freeze_gc: bool = False,
     ) -> None:
         if clock not in ("auto", "virtual", "wall"):
             raise ValueError("clock: auto, virtual or wall")
@@ -123,6 +125,9 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.ports = ports if ports is not None else PortSet()
         self.clock = ("wall" if self.ports.has_interfaces else "virtual") if clock == "auto" else clock
         self.tick_s = tick_s
+        # a process of its own (p4sim-switch) moves the program's objects out of the
+        # collector's way after each install: writes get ~2x faster
+        self.freeze_gc = freeze_gc
         self._tm_factory = tm_factory
         self._switch_factory = switch_factory or self._default_switch
         self._lock = threading.RLock()  # the switch and pipeline state are single-threaded
@@ -317,6 +322,9 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         sw.on_digest(self._on_digest)
         if old is not None and old.workdir is not None and old is not self._saved:
             old.workdir.cleanup()
+        if self.freeze_gc:
+            gc.collect()
+            gc.freeze()
 
     # ------------------------------------------------------------ helpers
 
