@@ -69,3 +69,10 @@ def pack(values, widths) -> bytes:
         n += w
     pad = (-n) % 8
     return (acc << pad).to_bytes((n + pad) // 8, "big")
+
+
+def csum_fold(s: int) -> int:
+    """Ones' complement of the folded 16-bit ones' complement sum (Internet checksum)."""
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
