@@ -180,14 +180,6 @@ endfunction
 localparam [32*DATA_WIDTH-1:0] CRC_D = crc_data_matrix(0);
 localparam [1024*(LOGB+1)-1:0] CRC_ADV = crc_adv_matrices(0);
 
-function [31:0] crc_of_word(input [DATA_WIDTH-1:0] d);
-    integer j;
-    begin
-        for (j = 0; j < 32; j = j + 1)
-            crc_of_word[j] = ^(d & CRC_D[j*DATA_WIDTH +: DATA_WIDTH]);
-    end
-endfunction
-
 function [31:0] mat_mul(input [1023:0] m, input [31:0] s);
     integer j;
     begin
@@ -205,23 +197,6 @@ function [LOGB:0] popcount(input [KEEP_WIDTH-1:0] k);
     end
 endfunction
 
-function [7:0] byte_at(input [HB*8-1:0] v, input [POS_W-1:0] o);
-    begin
-        byte_at = v[o*8 +: 8];
-    end
-endfunction
-
-function [15:0] be16(input [HB*8-1:0] v, input [POS_W-1:0] o);
-    begin
-        be16 = {byte_at(v, o), byte_at(v, o + 1)};
-    end
-endfunction
-
-function [31:0] be32(input [HB*8-1:0] v, input [POS_W-1:0] o);
-    begin
-        be32 = {be16(v, o), be16(v, o + 2)};
-    end
-endfunction
 
 // ---------------------------------------------------------------------------------------
 // Data path and beat bookkeeping.
@@ -252,21 +227,38 @@ always @* begin
             hdr[hb_i*DATA_WIDTH +: DATA_WIDTH] = s_axis_tdata;
 end
 
+// Byte view of the header (the parser indexes bytes at offsets below 256).
+wire [7:0] hb [0:255];
+genvar hbi;
+generate
+    for (hbi = 0; hbi < 256; hbi = hbi + 1) begin : g_hb
+        if (hbi < HB) begin : g_kept
+            assign hb[hbi] = hdr[hbi*8 +: 8];
+        end else begin : g_none
+            assign hb[hbi] = 8'd0;
+        end
+    end
+endgenerate
+
+`define B(o) hb[(o)]
+`define BE16(o) {hb[(o)], hb[(o) + 8'd1]}
+`define BE32(o) {hb[(o)], hb[(o) + 8'd1], hb[(o) + 8'd2], hb[(o) + 8'd3]}
+
 // ---------------------------------------------------------------------------------------
 // ICRC stream.
 
 localparam [1:0] K_OTHER = 2'd0, K_V4 = 2'd1, K_V6 = 2'd2, K_GRH = 2'd3;
 
-wire             is_tagged = be16(hdr, 12) == 16'h8100;
+wire             is_tagged = `BE16(8'd12) == 16'h8100;
 wire [POS_W-1:0] ipst = is_tagged ? 24'd18 : 24'd14;
-wire [15:0]      et = is_tagged ? be16(hdr, 16) : be16(hdr, 12);
+wire [15:0]      et = is_tagged ? `BE16(8'd16) : `BE16(8'd12);
 wire [1:0]       kind = et == 16'h0800 ? K_V4 : et == 16'h86DD ? K_V6
                       : et == 16'h8915 ? K_GRH : K_OTHER;
 // The IP end is final once the beat holding the length field has arrived.
 wire [POS_W-1:0] len_pos = ipst + (kind == K_V4 ? 24'd3 : 24'd5);
 wire             len_known = kind != K_OTHER && len_pos < pos_q + BYTES_P;
-wire [POS_W-1:0] ip_end = ipst + (kind == K_V4 ? {8'd0, be16(hdr, ipst + 2)}
-                                               : 24'd40 + {8'd0, be16(hdr, ipst + 4)});
+wire [POS_W-1:0] ip_end = ipst + (kind == K_V4 ? {8'd0, `BE16(ipst[7:0] + 8'd2)}
+                                               : 24'd40 + {8'd0, `BE16(ipst[7:0] + 8'd4)});
 wire             crc_last = !crc_done_q && len_known && ip_end <= pos_q + BYTES_P;
 // Valid bytes in the ICRC's last beat (0 if a bogus length ends it in an earlier beat:
 // such a packet never gets its ICRC checked).
@@ -320,7 +312,18 @@ always @* begin
             crc_adv = mat_mul(CRC_ADV[ak*1024 +: 1024], crc_adv);
 end
 
-wire [31:0] crc_next = crc_done_q ? crc_q : crc_adv ^ crc_of_word(crc_aligned);
+// The word's own contribution (from a zero state): one parity per state bit. Continuous
+// assigns, not a function loop: Icarus evaluates these as native vector operations.
+wire [31:0] crc_of_word;
+genvar cj;
+generate
+    for (cj = 0; cj < 32; cj = cj + 1) begin : g_crc
+        localparam [DATA_WIDTH-1:0] ROW = CRC_D[cj*DATA_WIDTH +: DATA_WIDTH];
+        assign crc_of_word[cj] = ^(crc_aligned & ROW);
+    end
+endgenerate
+
+wire [31:0] crc_next = crc_done_q ? crc_q : crc_adv ^ crc_of_word;
 wire        crc_done_next = crc_done_q || crc_last;
 wire        icrc_good = crc_done_next && crc_next == RESIDUE;
 
@@ -474,18 +477,18 @@ always @* begin
         p_err_truncated = 1'b1;
         go = 1'b0;
     end else begin
-        p_eth_dst = {be16(hdr, 0), be32(hdr, 2)};
-        p_eth_src = {be16(hdr, 6), be32(hdr, 8)};
-        etype = be16(hdr, 12);
+        p_eth_dst = {`BE16(8'd0), `BE32(8'd2)};
+        p_eth_src = {`BE16(8'd6), `BE32(8'd8)};
+        etype = `BE16(8'd12);
         if (etype == 16'h8100) begin
             if (n < 24'd18) begin
                 p_err_truncated = 1'b1;
                 go = 1'b0;
             end else begin
                 p_vlan_valid = 1'b1;
-                t16 = be16(hdr, 14);
+                t16 = `BE16(8'd14);
                 {p_vlan_pcp, t8[0], p_vlan_vid} = t16;
-                etype = be16(hdr, 16);
+                etype = `BE16(8'd16);
                 off = 24'd18;
             end
         end
@@ -499,7 +502,7 @@ always @* begin
             p_err_truncated = 1'b1;
             go = 1'b0;
         end else begin
-            t8 = byte_at(hdr, off);
+            t8 = `B(off[7:0]);
             p_ip_version = t8[7:4];
             if (p_ip_version != 4'd4) begin
                 p_err_unsupported = 1'b1;
@@ -507,13 +510,13 @@ always @* begin
             end
         end
         if (go) begin
-            tc = byte_at(hdr, off + 1);
+            tc = `B(off[7:0] + 8'd1);
             p_dscp = tc[7:2];
             p_ecn = tc[1:0];
-            p_ttl = byte_at(hdr, off + 8);
-            p_ip_src = {96'd0, be32(hdr, off + 12)};
-            p_ip_dst = {96'd0, be32(hdr, off + 16)};
-            if (byte_at(hdr, off) != 8'h45) begin  // version 4 known: IHL != 5
+            p_ttl = `B(off[7:0] + 8'd8);
+            p_ip_src = {96'd0, `BE32(off[7:0] + 8'd12)};
+            p_ip_dst = {96'd0, `BE32(off[7:0] + 8'd16)};
+            if (`B(off[7:0]) != 8'h45) begin  // version 4 known: IHL != 5
                 p_err_unsupported = 1'b1;
                 go = 1'b0;
             end
@@ -521,17 +524,17 @@ always @* begin
         if (go) begin
             csum = 17'd0;
             for (w = 0; w < 10; w = w + 1) begin
-                csum = {1'b0, csum[15:0]} + {1'b0, be16(hdr, off + 2 * w[POS_W-1:0])} + {16'd0, csum[16]};
+                csum = {1'b0, csum[15:0]} + {1'b0, `BE16(off[7:0] + {w[6:0], 1'b0})} + {16'd0, csum[16]};
             end
             csum = {1'b0, csum[15:0]} + {16'd0, csum[16]};
             if (csum[15:0] != 16'hFFFF)
                 p_err_ip_csum = 1'b1;
-            if (be16(hdr, off + 2) < 16'd20) begin
+            if (`BE16(off[7:0] + 8'd2) < 16'd20) begin
                 p_err_truncated = 1'b1;
                 go = 1'b0;
             end
-            end_ = off + {8'd0, be16(hdr, off + 2)};
-            if (byte_at(hdr, off + 9) == 8'd17)
+            end_ = off + {8'd0, `BE16(off[7:0] + 8'd2)};
+            if (`B(off[7:0] + 8'd9) == 8'd17)
                 off = off + 24'd20;
             else
                 go = 1'b0;  // the end check below still runs
@@ -544,7 +547,7 @@ always @* begin
             p_err_truncated = 1'b1;
             go = 1'b0;
         end else begin
-            t8 = byte_at(hdr, off);
+            t8 = `B(off[7:0]);
             p_ip_version = t8[7:4];
             if (etype == 16'h86DD && p_ip_version != 4'd6) begin
                 p_err_unsupported = 1'b1;
@@ -552,18 +555,18 @@ always @* begin
             end
         end
         if (go) begin
-            tc = {byte_at(hdr, off) << 4} | {byte_at(hdr, off + 1) >> 4};
+            tc = {`B(off[7:0]) << 4} | {`B(off[7:0] + 8'd1) >> 4};
             p_dscp = tc[7:2];
             p_ecn = tc[1:0];
-            p_ttl = byte_at(hdr, off + 7);
-            p_ip_src = {be32(hdr, off + 8), be32(hdr, off + 12), be32(hdr, off + 16),
-                        be32(hdr, off + 20)};
-            p_ip_dst = {be32(hdr, off + 24), be32(hdr, off + 28), be32(hdr, off + 32),
-                        be32(hdr, off + 36)};
-            end_ = off + 24'd40 + {8'd0, be16(hdr, off + 4)};
-            if (etype == 16'h86DD && byte_at(hdr, off + 6) == 8'd17) begin
+            p_ttl = `B(off[7:0] + 8'd7);
+            p_ip_src = {`BE32(off[7:0] + 8'd8), `BE32(off[7:0] + 8'd12), `BE32(off[7:0] + 8'd16),
+                        `BE32(off[7:0] + 8'd20)};
+            p_ip_dst = {`BE32(off[7:0] + 8'd24), `BE32(off[7:0] + 8'd28), `BE32(off[7:0] + 8'd32),
+                        `BE32(off[7:0] + 8'd36)};
+            end_ = off + 24'd40 + {8'd0, `BE16(off[7:0] + 8'd4)};
+            if (etype == 16'h86DD && `B(off[7:0] + 8'd6) == 8'd17) begin
                 off = off + 24'd40;
-            end else if (etype == 16'h8915 && byte_at(hdr, off + 6) == 8'h1B) begin
+            end else if (etype == 16'h8915 && `B(off[7:0] + 8'd6) == 8'h1B) begin
                 p_roce_version = 2'd1;
                 off = off + 24'd40;
             end else
@@ -579,8 +582,8 @@ always @* begin
             p_err_truncated = 1'b1;
             go = 1'b0;
         end else begin
-            p_udp_sport = be16(hdr, off);
-            p_udp_dport = be16(hdr, off + 2);
+            p_udp_sport = `BE16(off[7:0]);
+            p_udp_dport = `BE16(off[7:0] + 8'd2);
             if (p_udp_dport == 16'd4791) begin
                 p_roce_version = 2'd2;
                 off = off + 24'd8;
@@ -595,14 +598,14 @@ always @* begin
             p_err_truncated = 1'b1;
             go = 1'b0;
         end else begin
-            opc = byte_at(hdr, off);
+            opc = `B(off[7:0]);
             p_bth_opcode = opc;
-            {p_bth_se, p_bth_m, p_bth_pad, p_bth_tver} = byte_at(hdr, off + 1);
-            p_bth_pkey = be16(hdr, off + 2);
-            t32 = be32(hdr, off + 4);
+            {p_bth_se, p_bth_m, p_bth_pad, p_bth_tver} = `B(off[7:0] + 8'd1);
+            p_bth_pkey = `BE16(off[7:0] + 8'd2);
+            t32 = `BE32(off[7:0] + 8'd4);
             {p_bth_fecn, p_bth_becn} = t32[31:30];
             p_bth_dqpn = t32[23:0];
-            t32 = be32(hdr, off + 8);
+            t32 = `BE32(off[7:0] + 8'd8);
             p_bth_ackreq = t32[31];
             p_bth_psn = t32[23:0];
             p_is_roce = 1'b1;
@@ -620,9 +623,9 @@ always @* begin
                 go = 1'b0;
             end else begin
                 p_reth_valid = 1'b1;
-                p_reth_va = {be32(hdr, off), be32(hdr, off + 4)};
-                p_reth_rkey = be32(hdr, off + 8);
-                p_reth_dlen = be32(hdr, off + 12);
+                p_reth_va = {`BE32(off[7:0]), `BE32(off[7:0] + 8'd4)};
+                p_reth_rkey = `BE32(off[7:0] + 8'd8);
+                p_reth_dlen = `BE32(off[7:0] + 8'd12);
                 off = off + 24'd16;
             end
         end
@@ -632,7 +635,7 @@ always @* begin
                 go = 1'b0;
             end else begin
                 p_immdt_valid = 1'b1;
-                p_immdt = be32(hdr, off);
+                p_immdt = `BE32(off[7:0]);
                 off = off + 24'd4;
             end
         end else if (go && (opc == 8'h0D || opc == 8'h0F || opc == 8'h10 || opc == 8'h11))
@@ -642,7 +645,7 @@ always @* begin
                 go = 1'b0;
             end else begin
                 p_aeth_valid = 1'b1;
-                {p_aeth_syndrome, p_aeth_msn} = be32(hdr, off);
+                {p_aeth_syndrome, p_aeth_msn} = `BE32(off[7:0]);
                 off = off + 24'd4;
             end
         end else if (go && opc == 8'h81) begin
@@ -672,27 +675,27 @@ always @* begin
     if (go && etype == 16'h8808) begin
         if (n < off + 24'd2)
             p_err_truncated = 1'b1;
-        else if (be16(hdr, off) == 16'h0101) begin
+        else if (`BE16(off[7:0]) == 16'h0101) begin
             if (n < off + 24'd20)
                 p_err_truncated = 1'b1;
             else begin
                 p_is_pfc = 1'b1;
-                p_pfc_cev = byte_at(hdr, off + 3);
-                p_pfc_quanta0 = be16(hdr, off + 4);
-                p_pfc_quanta1 = be16(hdr, off + 6);
-                p_pfc_quanta2 = be16(hdr, off + 8);
-                p_pfc_quanta3 = be16(hdr, off + 10);
-                p_pfc_quanta4 = be16(hdr, off + 12);
-                p_pfc_quanta5 = be16(hdr, off + 14);
-                p_pfc_quanta6 = be16(hdr, off + 16);
-                p_pfc_quanta7 = be16(hdr, off + 18);
+                p_pfc_cev = `B(off[7:0] + 8'd3);
+                p_pfc_quanta0 = `BE16(off[7:0] + 8'd4);
+                p_pfc_quanta1 = `BE16(off[7:0] + 8'd6);
+                p_pfc_quanta2 = `BE16(off[7:0] + 8'd8);
+                p_pfc_quanta3 = `BE16(off[7:0] + 8'd10);
+                p_pfc_quanta4 = `BE16(off[7:0] + 8'd12);
+                p_pfc_quanta5 = `BE16(off[7:0] + 8'd14);
+                p_pfc_quanta6 = `BE16(off[7:0] + 8'd16);
+                p_pfc_quanta7 = `BE16(off[7:0] + 8'd18);
             end
-        end else if (be16(hdr, off) == 16'h0001) begin
+        end else if (`BE16(off[7:0]) == 16'h0001) begin
             if (n < off + 24'd4)
                 p_err_truncated = 1'b1;
             else begin
                 p_is_pause = 1'b1;
-                p_pause_time = be16(hdr, off + 2);
+                p_pause_time = `BE16(off[7:0] + 8'd2);
             end
         end
     end
@@ -793,6 +796,10 @@ assign res_err_truncated = rec_q[3];
 assign res_err_ip_csum = rec_q[2];
 assign res_err_icrc = rec_q[1];
 assign res_err_unsupported = rec_q[0];
+
+`undef B
+`undef BE16
+`undef BE32
 
 endmodule
 
