@@ -4,6 +4,7 @@
                  [--grpc-server-addr 127.0.0.1:9559] [--cpu-port 255] [--pcap DIR]
                  [--log-console] [--clock auto|virtual|wall] [--queue-depth 64]
                  [--scheduler strict|wrr] [--priority-order low_first|high_first]
+                 [--line-rate 10G] [--port-rate 3=25G]
 
 Without a program (`--no-p4`) the switch waits for a controller's
 SetForwardingPipelineConfig. `--print-device-config PROGRAM.p4` writes the device config
@@ -28,6 +29,29 @@ def _interface(text: str) -> tuple[int, str]:
     return int(port), name
 
 
+_SUFFIX = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+
+
+def _rate(text: str) -> float:
+    """A bit rate: 10G, 25g, 100M, 1.5e9."""
+    t = text.strip().lower().removesuffix("bps").removesuffix("b/s")
+    unit = t[-1:] if t[-1:] in "kmgt" else ""
+    try:
+        value = float(t[: len(t) - len(unit)]) * _SUFFIX[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a bit rate: {text!r} (e.g. 10G, 100M)") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("a rate must be > 0")
+    return value
+
+
+def _port_rate(text: str) -> tuple[int, float]:
+    port, sep, rate = text.partition("=")
+    if not sep or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"expected PORT=RATE, e.g. 1=10G, not {text!r}")
+    return int(port), _rate(rate)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="p4sim-switch", description="p4sim P4Runtime switch (a drop-in for simple_switch_grpc)")
     ap.add_argument("program", nargs="?", help="P4_16 v1model program to load at start")
@@ -44,6 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="time base: wall with interfaces, else virtual (default auto)")
     ap.add_argument("--queue-depth", type=int, default=64, help="packets per priority queue (default 64, as BMv2)")
     ap.add_argument("--scheduler", default="strict", choices=["strict", "wrr"], help="egress scheduler")
+    ap.add_argument("--line-rate", type=_rate, metavar="RATE",
+                    help="egress line rate of every port, e.g. 10G (default: unlimited, as BMv2)")
+    ap.add_argument("--port-rate", type=_port_rate, action="append", default=[], metavar="PORT=RATE",
+                    help="egress line rate of one port, e.g. 3=25G (repeatable)")
     ap.add_argument("--priority-order", default="low_first", choices=["low_first", "high_first"],
                     help="strict priority: serve priority 0 first (BMv2 today, default) or 7 first")
     ap.add_argument("--print-device-config", metavar="PROGRAM", help="write PROGRAM's device config to stdout and exit")
@@ -83,8 +111,12 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     def tm() -> Any:
-        return TrafficManager(default_capacity=args.queue_depth, scheduler=args.scheduler,
-                              priority_order=args.priority_order)
+        t = TrafficManager(default_capacity=args.queue_depth, scheduler=args.scheduler,
+                           priority_order=args.priority_order, default_rate_bps=args.line_rate,
+                           default_link_bps=int(args.line_rate or 100e9))
+        for port, rate in args.port_rate:
+            t.set_port_rate(port, bits_per_s=rate)
+        return t
 
     server = P4RuntimeServer(device_id=args.device_id, cpu_port=args.cpu_port, ports=ports, clock=args.clock,
                              tm_factory=tm, freeze_gc=True)

@@ -85,6 +85,7 @@ class TrafficManager:
     depth_scope: "queue" (BMv2 today) or "port" (all priority queues of the port).
     default_link_bps: the speed PFC pause quanta are measured at when a port has no
     bit rate (100 Gb/s, a common RoCE link).
+    default_rate_bps: the line rate every port starts with (None: unlimited, as BMv2).
     """
 
     def __init__(
@@ -96,6 +97,7 @@ class TrafficManager:
         priority_order: str = "low_first",
         depth_scope: str = "queue",
         default_link_bps: int = 100_000_000_000,
+        default_rate_bps: float | None = None,
     ) -> None:
         if scheduler not in ("strict", "wrr"):
             raise ValueError(f"scheduler must be 'strict' or 'wrr', not {scheduler!r}")
@@ -114,6 +116,9 @@ class TrafficManager:
         self.priority_order = priority_order
         self.depth_scope = depth_scope
         self.default_link_bps = int(default_link_bps)
+        if default_rate_bps is not None and default_rate_bps <= 0:
+            raise ValueError("default_rate_bps must be > 0 (None for unlimited)")
+        self.default_rate_bps = int(round(default_rate_bps)) if default_rate_bps is not None else None
         order = range(NUM_PRIORITIES)
         self._order: tuple[int, ...] = tuple(order if priority_order == "low_first" else reversed(order))
         self._ports: dict[int, _PortState] = {}
@@ -127,7 +132,7 @@ class TrafficManager:
     def _port(self, port: int) -> _PortState:
         state = self._ports.get(port)
         if state is None:
-            state = _PortState(capacity=[self.default_capacity] * NUM_PRIORITIES)
+            state = _PortState(capacity=[self.default_capacity] * NUM_PRIORITIES, bits_per_s=self.default_rate_bps)
             self._ports[port] = state
         return state
 

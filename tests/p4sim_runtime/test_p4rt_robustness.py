@@ -104,3 +104,15 @@ def test_plain_p4_text_device_config(connect, action) -> None:
     c.set_pipeline(L2_PROGRAM.read_bytes(), action=action)
     cfg = c.stub.GetForwardingPipelineConfig(p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1))
     assert any(t.preamble.name == "MyIngress.l2_fwd" for t in cfg.config.p4info.tables)
+
+
+def test_cli_rates() -> None:
+    from p4sim.server_cli import _port_rate, _rate, build_parser
+
+    assert _rate("10G") == 10e9 and _rate("100m") == 100e6 and _rate("25Gbps") == 25e9 and _rate("1500") == 1500
+    assert _port_rate("3=25G") == (3, 25e9)
+    args = build_parser().parse_args(["--no-p4", "--line-rate", "10G", "--port-rate", "2=1G"])
+    assert args.line_rate == 10e9 and args.port_rate == [(2, 1e9)]
+    r = subprocess.run([sys.executable, "-m", "p4sim.server_cli", "--no-p4", "--line-rate", "fast"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "not a bit rate" in r.stderr

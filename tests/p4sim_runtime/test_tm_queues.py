@@ -227,3 +227,17 @@ def test_virtual_clock() -> None:
     assert clock.advance(5) == 5 and clock.now() == 5
     with pytest.raises(ValueError):
         clock.set(4)
+
+
+def test_default_line_rate_applies_to_every_port() -> None:
+    tm = TrafficManager(default_rate_bps=1e9)  # 8 ns per byte
+    a, b = pkt(port=7, length=100), pkt(port=7, length=100)
+    tm.enqueue(a, 0)
+    tm.enqueue(b, 0)
+    tm.set_port_rate(9, pps=1)  # an explicit rate still wins
+    out = tm.dequeue(10**6)
+    assert [p.tx_start_ns for p in out] == [0, 800]
+    assert tm.stats()["ports"][7]["bits_per_s"] == 1_000_000_000
+    assert tm.stats()["ports"][9]["pps"] == 1.0
+    with pytest.raises(ValueError):
+        TrafficManager(default_rate_bps=0)
