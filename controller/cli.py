@@ -54,6 +54,8 @@ def _open(args):
             raise _Usage("--p4info and --bmv2-json go together")
         program = from_artifacts(args.p4info, args.bmv2_json)
     kind = "p4runtime" if args.grpc_addr and args.target == "p4sim" else args.target
+    if kind != "p4sim" and not args.grpc_addr:
+        raise _Usage(f"--target {kind} needs --grpc-addr HOST:PORT")
     return open_target(kind, program=program, grpc_addr=args.grpc_addr, device_id=args.device_id,
                        election_id=args.election_id, port_map=parse_port_map(args.port_map),
                        push=not args.no_push)

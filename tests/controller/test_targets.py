@@ -119,7 +119,7 @@ def test_counters_cli(capsys, tmp_path):
     assert main(["counters", "--config", str(LAB), "--json"]) == 0
     out = capsys.readouterr().out
     assert '"per_port_class": []' in out
-    assert main(["counters", "--target", "bmv2"]) == 1  # no --grpc-addr: one-line error
+    assert main(["counters", "--target", "bmv2"]) == 2  # no --grpc-addr: a usage error
     assert "--grpc-addr" in capsys.readouterr().err
 
 
