@@ -56,6 +56,7 @@ from p4sim.model import (
     Lpm,
     MeterInfo,
     Optional_,
+    P4SimError,
     Param,
     ProgramModel,
     Range,
@@ -64,7 +65,7 @@ from p4sim.model import (
     TableInfo,
     Ternary,
 )
-from p4sim.runtime.tables import ActionSpec
+from p4sim.runtime.tables import ActionSpec, Table
 
 # ---------------------------------------------------------------------------- values
 
@@ -1188,6 +1189,14 @@ class Compiler:
             const_default_action=const_default, const_entries=bool(ep is not None and ep.is_const),
             size=size, direct_counter=dc, direct_meter=dm)
         self.model.tables[name] = info
+        # install the const entries once now, so a bad entry is a located compile error
+        probe = Table(info, actions)
+        for en, te in zip(ep.entries if ep is not None and ep.entries else [], entries, strict=True):
+            try:
+                probe.add(TableEntry(te.table, dict(te.match), te.action, dict(te.params), te.priority),
+                          const=True)
+            except P4SimError as e:
+                raise err(f"table {d.name}: {e}", en) from None
         spec = TableSpec(py, info, actions, entries, (default_name, default_args), dc, dm)
         self.tables.append(spec)
         scope.add(Sym("table", d.name, d, py=py, value=spec,

@@ -64,3 +64,22 @@ def test_table_apply_on_right_of_and_refused(tmp_path):
     path = program(tmp_path, ig_locals=locals_, ig="        if (hdr.data.isValid() && t.apply().hit) { }")
     with pytest.raises(P4Unsupported):
         load_program(path)
+
+
+def test_duplicate_const_entry_is_located(tmp_path):
+    locals_ = """
+    action a(bit<8> v) { hdr.data.b = v; }
+    table t {
+        key = { hdr.data.a: exact; }
+        actions = { a; }
+        const entries = {
+            1: a(1);
+            1: a(2);
+        }
+    }
+    """
+    path = program(tmp_path, ig_locals=locals_)
+    with pytest.raises(P4SourceError) as ei:
+        load_program(path)
+    assert "already exists" in ei.value.reason
+    assert ei.value.span.line == line_of(path, "1: a(2);")
