@@ -280,10 +280,14 @@ class Switch:
         if self._dirty:
             self._reset_flags()
         self.plen = len(frame)
-        off = self._parse(frame, hdr, meta, sm)
-        payload = frame[off:]
-        self.payload = payload
-        self._verify(hdr, meta)
+        try:
+            off = self._parse(frame, hdr, meta, sm)
+            payload = frame[off:]
+            self.payload = payload
+            self._verify(hdr, meta)
+        except (IndexError, ZeroDivisionError, ValueError, OverflowError, AssertFailed) as e:
+            self._runtime_error("parser", e)
+            return None
         if self.cksum_err:
             sm.checksum_error = 1
         return payload
@@ -291,6 +295,8 @@ class Switch:
     def _ingress_pass(self, port: int, frame: bytes, itype: int, src_meta, fl, passes: int) -> None:
         hdr, meta, sm = self._fresh(port, frame, itype)
         payload = self._parse_into(frame, hdr, meta, sm)
+        if payload is None:
+            return
         if fl is not None and src_meta is not None:
             fl(src_meta, meta)
         self.plen = len(frame)
@@ -320,6 +326,7 @@ class Switch:
             for i, (eport, rid) in enumerate(reps):
                 last = i == len(reps) - 1
                 p = pkt if last else _Pkt(hdr.copy(), meta.copy(), sm.copy(), payload, frame, passes)
+                p.trunc = pkt.trunc
                 p.sm.egress_rid = rid
                 p.sm.instance_type = REPLICATION
                 self._enqueue(p, eport)
@@ -342,6 +349,8 @@ class Switch:
             payload = self._parse_into(frame, h2, m2, s2)
             self.clone_req, self.resub_req, self.recirc_req, self.trunc = saved
             self._dirty = True
+            if payload is None:
+                continue
             m2 = self._new_meta()
             if req[2] is not None:
                 req[2](meta, m2)
