@@ -122,7 +122,12 @@ def write_sweep_plot(res: ScenarioResult, outdir: Path) -> Path:
                  for r in res.runs)
     fig, ax = plt.subplots(figsize=(7, 4))
     labels = [f"{v * 100:g}%" for v, _ in pts]
-    ax.bar(labels, [g for _, g in pts], color="tab:blue")
+    bars = ax.bar(labels, [g for _, g in pts], color="tab:blue")
+    base = pts[0][1] or 1.0
+    for bar, (_, g) in zip(bars, pts, strict=True):
+        ax.annotate(f"{g:.2f} Gb/s\n{g / base * 100:.0f}%", (bar.get_x() + bar.get_width() / 2, g),
+                    ha="center", va="bottom", fontsize=8)
+    ax.set_ylim(0, max(g for _, g in pts) * 1.2 or 1)
     ax.set_xlabel("drop rate")
     ax.set_ylabel("goodput (Gb/s)")
     ax.set_title("go-back-N goodput vs drop rate")
