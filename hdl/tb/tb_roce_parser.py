@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import RisingEdge
+from cocotb.triggers import RisingEdge, with_timeout
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
 
 from controller.packets import FIELDS, Decoded, decode
@@ -118,12 +118,17 @@ class TB:
         for _ in range(2):
             await RisingEdge(self.dut.clk)
 
+    async def recv(self, frame: bytes) -> AxiStreamFrame:
+        """The next output frame; a parser that hangs fails here instead of stalling the run."""
+        limit_ns = 10 * 1000 * (4 + len(frame) // self.bytes)  # 1000x the frame's cycles
+        return await with_timeout(self.sink.recv(), limit_ns, "ns")
+
     async def run_frames(self, frames: list[bytes], what: str) -> None:
         """Send frames, check every output frame byte for byte and every record."""
         for frame in frames:
             await self.source.send(AxiStreamFrame(frame))
         for i, frame in enumerate(frames):
-            rx = await self.sink.recv()
+            rx = await self.recv(frame)
             assert bytes(rx.tdata) == frame, f"{what}[{i}]: output frame differs from input"
         # The record leaves one cycle after the last beat (more under res_ready pauses).
         for _ in range(2000):
@@ -291,7 +296,7 @@ async def test_back_to_back(dut) -> None:
     for frame in frames:
         await tb.source.send(AxiStreamFrame(frame))
     for i, frame in enumerate(frames):
-        rx = await tb.sink.recv()
+        rx = await tb.recv(frame)
         assert bytes(rx.tdata) == frame, f"back-to-back[{i}]: output frame differs"
     await RisingEdge(dut.clk)
     # From the first accepted beat to the last: no bubble allowed anywhere.
