@@ -1043,6 +1043,9 @@ class Compiler:
             return f"{self.key_text(e.expr)}[{self.key_text(e.hi)}:{self.key_text(e.lo)}]"
         if isinstance(e, ast.IntLiteral):
             return e.text or str(e.value)
+        if (isinstance(e, ast.MethodCall) and not e.args and isinstance(e.callee, ast.Member)
+                and e.callee.member == "isValid"):
+            return f"{self.key_text(e.callee.expr)}.$valid$"  # as p4c names validity keys
         if isinstance(e, ast.MethodCall) and not e.args:
             return f"{self.key_text(e.callee)}()"
         if isinstance(e, ast.TypeRef) and isinstance(e.type, ast.ErrorType):

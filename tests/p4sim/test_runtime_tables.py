@@ -133,3 +133,13 @@ def test_table_in_program_hit_miss_default_counters_action_run(tmp_path):
         sw.table_add(TableEntry("k", {"hdr.data.a": Exact(1)}, "set_a", {"v": 1}))
     sw.table_set_default("t", "NoAction", {})
     assert sw.table_default("IG.t") == ("NoAction", {})
+
+
+def test_validity_key_named_as_p4c(tmp_path):
+    locals_ = """
+    action a() { }
+    table v { key = { hdr.data.isValid(): exact; hdr.data.a[3:0]: ternary; } actions = { a; } }
+    """
+    sw = Switch(program(tmp_path, ig_locals=locals_, ig="v.apply();"))
+    assert [(k.name, k.bitwidth) for k in sw.model.tables["IG.v"].keys] == [
+        ("hdr.data.$valid$", 1), ("hdr.data.a[3:0]", 4)]
