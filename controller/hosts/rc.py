@@ -196,10 +196,11 @@ class RcRequester:
             psn = self._abs(pdu.psn)
             if syndrome & 0xE0 == C.AETH_NAK:
                 self.stats.naks += 1
-                if syndrome == C.AETH_NAK_PSN_SEQ_ERROR:
-                    # Everything before the NAK'ed PSN arrived; resend from it.
+                if syndrome == C.AETH_NAK_PSN_SEQ_ERROR and psn >= self.una:
+                    # Everything before the NAK'ed PSN arrived; resend from it. (A NAK
+                    # below una is stale: a later ACK already covered it.)
                     self._ack_through(psn - 1, now_ns)
-                    self._go_back(max(psn, self.una))
+                    self._go_back(psn)
                 return
             if syndrome & 0xE0 == C.AETH_RNR_NAK:
                 return

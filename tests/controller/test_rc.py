@@ -124,3 +124,14 @@ def test_read_responses_and_lost_response_reissues_rest():
         req.on_pdu(r, 3)
     assert req.idle and req.done[0].completed_ns == 3
     assert req.stats.acked_bytes == 450
+
+
+def test_stale_nak_is_ignored():
+    req = RcRequester(1, 2, mtu=100)
+    req.post(WRITE, 1000)
+    drain(req)
+    req.on_pdu(Pdu(C.RC_ACK, 1, 5, aeth=(C.AETH_ACK_NO_CREDIT, 0)), 1)  # 0..5 acked
+    req.on_pdu(Pdu(C.RC_ACK, 1, 3, aeth=(C.AETH_NAK_PSN_SEQ_ERROR, 0)), 2)  # older NAK
+    assert req.una == 6 and req.next_psn == 10 and req.stats.go_back_events == 0
+    req.on_pdu(Pdu(C.RC_ACK, 1, 7, aeth=(C.AETH_NAK_PSN_SEQ_ERROR, 0)), 3)
+    assert req.una == 7 and req.next_psn == 7 and req.stats.go_back_events == 1
