@@ -1068,7 +1068,7 @@ class Compiler:
                 if k.match_kind == "selector":
                     raise unsupported("selector match kind (action selectors)", k)
                 raise err(f"unknown match kind '{k.match_kind}'", k)
-            kt = self.expr(k.expr, scope, None).type
+            kt = self.expr(k.expr, scope, _Fn([], 0)).type  # typing only
             w = width_of(kt)
             if isinstance(kt, TEnum) and kt.underlying is None:
                 raise unsupported("non-serializable enum as table key", k.expr)
@@ -1254,7 +1254,7 @@ class Compiler:
             raise err(f"entry has {len(elems)} key values, table has {len(keys)} keys", ks)
         match: dict = {}
         for el, k, ke in zip(elems, keys, key_exprs, strict=True):
-            kt = self.expr(ke, scope, None).type
+            kt = self.expr(ke, scope, _Fn([], 0)).type  # typing only
             if isinstance(el, (ast.DontCare, ast.DefaultKeyset)):
                 continue
             if isinstance(el, ast.MaskKeyset):
