@@ -25,7 +25,7 @@ from pathlib import Path
 from controller.targets import TableEntry, Target, from_p4
 from controller.targets.base import Exact, Program
 from controller.testing.dataplane import port_cells
-from controller.testing.netns import is_root
+from controller.testing.netns import is_root, sweep_stale
 
 from .topo import TOPOLOGIES, Host, Topology
 
@@ -122,6 +122,9 @@ def run(args: argparse.Namespace) -> int:
     if not is_root():
         print("lab.run: needs root (network namespaces, veth pairs, AF_PACKET)", file=sys.stderr)
         return 2
+    swept = sweep_stale()  # what earlier labs killed with SIGKILL left behind
+    if swept:
+        print(f"lab: removed {len(swept)} namespaces/links left by dead runs: {' '.join(swept)}")
     topology = TOPOLOGIES[args.topo]()
     if args.target == "p4sim":
         program: Program = from_p4(args.program)

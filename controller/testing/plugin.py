@@ -200,6 +200,7 @@ class RemoteSwitch:
                 raise pytest.UsageError(
                     f"--target {cfg.kind} without --port-map creates veth pairs and needs root; "
                     "run as root or pass --port-map (and --grpc-addr for a running switch)")
+            netns.sweep_stale()  # leftovers of runs that were SIGKILLed
             nets = stack.enter_context(netns.NetnsSet())
             for port in DEFAULT_PORTS:
                 nets.add_veth(netns.name("t", port), netns.name("s", port))
