@@ -17,7 +17,18 @@ from p4.config.v1 import p4info_pb2
 
 from .base import Program
 
-DEFAULT_PROGRAM = Path(__file__).resolve().parents[2] / "p4src" / "roce_switch.p4"
+
+def _default_program() -> Path:
+    # The source tree's program (editable installs, the repo, the Docker image); from a
+    # wheel the program is not packaged: then ./p4src/roce_switch.p4 (or pass --program).
+    here = Path(__file__).resolve().parents[2] / "p4src" / "roce_switch.p4"
+    if here.is_file():
+        return here
+    cwd = Path.cwd() / "p4src" / "roce_switch.p4"
+    return cwd if cwd.is_file() else here
+
+
+DEFAULT_PROGRAM = _default_program()
 
 
 def from_p4(path: str | os.PathLike[str] = DEFAULT_PROGRAM) -> Program:
