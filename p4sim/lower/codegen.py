@@ -128,8 +128,9 @@ class Pipeline:
 class _Fn:
     """State while generating one Python function."""
 
-    def __init__(self, lines: list[str], ind: int = 1):
+    def __init__(self, lines: list[str], ind: int, counter: list[int]):
         self.lines = lines
+        self.counter = counter
         self.ind = ind
         self.n = 0
         self.once_stack: list[str | None] = []  # return-value var of the inlined body
@@ -144,11 +145,10 @@ class _Fn:
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.ind + line)
 
-    _shared = [0]  # temp names unique across functions: sub-control bodies get spliced
-
     def tmp(self, base: str = "t") -> str:
-        self._shared[0] += 1
-        return f"_{base}{self._shared[0]}"
+        # unique across the program's functions: sub-control bodies get spliced
+        self.counter[0] += 1
+        return f"_{base}{self.counter[0]}"
 
 
 class Compiler:
@@ -170,6 +170,7 @@ class Compiler:
         self.cp_names: set[str] = set()
         self.std_meta_type: TStruct | None = None
         self.inline_bodies: dict[str, tuple[list[str], list[str], list[str]]] = {}
+        self.tmp_counter = [0]
         self.meta_type: TStruct | None = None
         self.hdr_type: TStruct | None = None
 
@@ -701,7 +702,7 @@ class Compiler:
             raise unsupported("parser constructor parameters", d)
         fname = "P_" + self.uid(d.name)
         lines: list[str] = []
-        fn = _Fn(lines, 1)
+        fn = _Fn(lines, 1, self.tmp_counter)
         fn.in_parser = True
         scope = Scope(self.g, d.name)
         if sub:
@@ -897,7 +898,7 @@ class Compiler:
             raise unsupported("control constructor parameters", d)
         fname = "C_" + self.uid(prefix)
         lines: list[str] = []
-        fn = _Fn(lines, 1)
+        fn = _Fn(lines, 1, self.tmp_counter)
         scope = Scope(self.g, d.name)
         pys = []
         for p in d.params:
@@ -1068,7 +1069,7 @@ class Compiler:
                 if k.match_kind == "selector":
                     raise unsupported("selector match kind (action selectors)", k)
                 raise err(f"unknown match kind '{k.match_kind}'", k)
-            kt = self.expr(k.expr, scope, _Fn([], 0)).type  # typing only
+            kt = self.expr(k.expr, scope, _Fn([], 0, self.tmp_counter)).type  # typing only
             w = width_of(kt)
             if isinstance(kt, TEnum) and kt.underlying is None:
                 raise unsupported("non-serializable enum as table key", k.expr)
@@ -1254,7 +1255,7 @@ class Compiler:
             raise err(f"entry has {len(elems)} key values, table has {len(keys)} keys", ks)
         match: dict = {}
         for el, k, ke in zip(elems, keys, key_exprs, strict=True):
-            kt = self.expr(ke, scope, _Fn([], 0)).type  # typing only
+            kt = self.expr(ke, scope, _Fn([], 0, self.tmp_counter)).type  # typing only
             if isinstance(el, (ast.DontCare, ast.DefaultKeyset)):
                 continue
             if isinstance(el, ast.MaskKeyset):
