@@ -27,7 +27,7 @@ take M/G suffixes, e.g. 10G):
     buffer: {packets: 1024}    # egress queue capacity per (port, class) in the TM
     cnp: {mode: host, class: 6, dscp: 48, interval_us: 50}   # mode: host | switch
     faults: [{kind: every_nth, host: h3, qpn: 0x301, n: 1000}, {kind: psn, host: h3, qpn: 0x301, psn: 7}]
-    mirror: [{session: 10, port: 9, match: {dst: h3}}]
+    mirror: [{session: 10, port: 9, match: {dst: h3, qpn: 0x301}, truncate: 128}]
 
 `check(cfg)` returns findings (errors and the arithmetic it did); `compile_config(cfg, info)`
 returns the entities for `Target.write` and the traffic-manager settings.
@@ -562,6 +562,11 @@ def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Fi
         for k in ("src", "dst"):
             if k in match and match[k] not in cfg.hosts:
                 err(f"{key}.match.{k}", f"no host named {match[k]!r}")
+        if "qpn" in match and not (isinstance(match["qpn"], int) and 0 < match["qpn"] < 1 << 24):
+            err(f"{key}.match.qpn", f"must be a 24-bit QP number, got {match['qpn']!r}")
+        for k in match:
+            if k not in ("src", "dst", "qpn"):
+                err(f"{key}.match.{k}", "unknown match key (src, dst, qpn)")
     for i, r in enumerate(cfg.routes):
         key = f"routes[{i}]"
         try:
@@ -738,6 +743,8 @@ def compile_config(cfg: Config, names: Names, cpu_port: int = 255) -> Compiled:
             key["meta.ip_src"] = Ternary(_ip_int(cfg.hosts[match["src"]].ip), full)
         if "dst" in match:
             key["meta.ip_dst"] = Ternary(_ip_int(cfg.hosts[match["dst"]].ip), full)
+        if "qpn" in match:  # RoCE only: the destination QP
+            key["meta.bth_dqpn"] = Ternary(int(match["qpn"]), 0xFFFFFF)
         ents.append(TableEntry(T("mirror_flow"), key, A("mirror_to"), {"session": int(m["session"])},
                                priority=int(m.get("priority", 1))))
     speeds = {p.port: p.speed for p in cfg.ports.values()}

@@ -99,15 +99,21 @@ def test_forwarding_and_counters_in_process():
     frame = roce_frame("10.0.0.1", "10.0.0.3", "WRITE_ONLY", 0x301, 1, bytes(256),
                        eth_src="02:00:00:00:00:01", eth_dst="02:00:00:00:00:fe")
     t.send(1, frame)
+    t.send(1, roce_frame("10.0.0.1", "10.0.0.3", "WRITE_ONLY", 0x302, 1, bytes(64),
+                         eth_src="02:00:00:00:00:01", eth_dst="02:00:00:00:00:fe"))
     settle(t)
-    outs = [o for o in t.receive() if o.port == 3]
+    outs_all = t.receive()
+    outs = [o for o in outs_all if o.port == 3 and decode(o.data).bth_dqpn == 0x301]
     assert len(outs) == 1
     rec = decode(outs[0].data)
     # routed: MACs rewritten to the port MAC and h3, TTL decremented, still a valid RoCEv2 frame
     assert rec.eth_dst == 0x020000000003 and rec.eth_src == 0x020000000103
     assert rec.ttl == 63 and rec.verdict == "ok"
     tel = from_counters(t.counters())
-    assert tel.rows[(1, 3)]["roce_rx"] == 1 and tel.rows[(3, 3)]["roce_tx"] == 1
+    assert tel.rows[(1, 3)]["roce_rx"] == 2 and tel.rows[(3, 3)]["roce_tx"] == 2
+    # lab.yaml mirrors traffic to h3 on port 9; with a QP match only QP 0x301 is copied
+    mirrored = [o for o in outs_all if o.port == 9]
+    assert len(mirrored) == 1 and mirrored[0].data == frame
     assert t.queue_depth(3, 3) == 0 and t.now() >= 2_000_000
 
 
