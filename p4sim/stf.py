@@ -194,6 +194,8 @@ class StfRunner:
             self.expected.setdefault(int(a[0]), []).append((pat, end, c.line))
         elif op == "wait":
             self.collect()
+        elif op == "no_packet":
+            self.collect()  # any packet not expected already fails the test
         elif op == "mirroring_add":
             sw.clone_session_set(int(a[0]), [(int(a[1]), 0)])
         elif op == "mirroring_add_mc":
@@ -290,6 +292,7 @@ class StfRunner:
             if ":" not in kv:
                 raise ValueError(f"key {kv!r} is not FIELD:VALUE")
             k, v = kv.split(":", 1)
+            k = re.sub(r"\$(\d+)", r"[\1]", k)  # p4c's runner writes stack[0].f as stack$0.f
             kname = resolve_name(k, list(t.key_names), "key field")
             i = t.key_names.index(kname)
             match[kname] = _key_value(v, t.kinds[i], t.widths[i])

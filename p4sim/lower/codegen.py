@@ -1182,9 +1182,8 @@ class Compiler:
         entries: list[TableEntry] = []
         ep = d.prop("entries")
         if ep is not None and ep.entries:
-            n = len(ep.entries)
             for i, en in enumerate(ep.entries):
-                entries.append(self.const_entry(en, keys, key_exprs, scope, actions, action_syms, name, n - i))
+                entries.append(self.const_entry(en, keys, key_exprs, scope, actions, action_syms, name, i + 1))
         info = TableInfo(
             name=name, id=self.ann_id(d), annotations=self.annotations_text(d), keys=tuple(keys),
             actions=tuple(refs), default_action=default_name,
@@ -1281,13 +1280,16 @@ class Compiler:
                         Lpm(val, k.bitwidth) if k.match_kind == "lpm" else
                         Ternary(val, mask(k.bitwidth)) if k.match_kind == "ternary" else Range(val, val))
         aname, args = self.bound_action(en.action, scope, actions, syms)
-        prio = order_prio
+        # Priorities, in our "higher wins" convention:
+        # - `priority = N` (P4 1.2.4): larger N wins (spec default, largest_priority_wins);
+        # - @priority(N) (BMv2's convention, as p4c passes it on): smaller N wins;
+        # - neither: list order, the first entry wins (BMv2 gets the 1-based position).
         if en.priority is not None:
             prio = self.const_eval(en.priority, scope)
         else:
             a = en.annotation("priority")
-            if a is not None and a.int_value() is not None:
-                prio = a.int_value() or 0
+            bmv2 = a.int_value() if a is not None and a.int_value() is not None else order_prio
+            prio = (1 << 30) - int(bmv2)  # type: ignore[arg-type]
         return TableEntry(tname, match, aname, args, priority=prio)
 
     # ======================================================================= statements

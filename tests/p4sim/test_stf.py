@@ -107,3 +107,30 @@ def test_parse_helpers():
     assert [c.op for c in cmds] == ["add", "expect"]
     assert cmds[0].args == ["t", "k:1", "a(x:1, y:2)"]
     assert parse_int("0x10") == 16 and parse_int("8w3") == 3 and parse_int("0b101") == 5
+
+
+def test_const_entry_priorities_follow_bmv2(tmp_path):
+    # @priority(N): smaller wins; unannotated entries take their 1-based position (p4c/BMv2)
+    locals_ = """
+    action to(bit<9> x) { sm.egress_spec = x; }
+    table t {
+        key = { hdr.data.c: ternary; }
+        actions = { to; }
+        const entries = {
+            0x1111 &&& 0xF    : to(1) @priority(3);
+            0x1181            : to(2);
+            0x1181 &&& 0xF00F : to(3) @priority(1);
+        }
+    }
+    """
+    sw = Switch(program(tmp_path, ig="t.apply();", ig_locals=locals_))
+    text = f"""
+packet 0 {ETH} 0000 0001 00000000
+expect 1 {ETH} 0000 0001 00000000$
+packet 0 {ETH} 0000 1001 00000000
+expect 3 {ETH} 0000 1001 00000000$
+packet 0 {ETH} 0000 1181 00000000
+expect 3 {ETH} 0000 1181 00000000$
+"""
+    res = StfRunner(sw, "p.stf").run_text(text)
+    assert res.ok, res.report()
