@@ -285,7 +285,7 @@ class StfRunner:
         t = self.sw.tables[tname]
         prio = None
         if a and re.fullmatch(r"\d+", a[0]):
-            prio = int(a.pop(0))
+            prio = int(a.pop(0)) + 1  # STF allows 0; P4Runtime priorities start at 1
         action = a.pop()
         match = {}
         for kv in a:
