@@ -1234,10 +1234,13 @@ class Compiler:
             raise err(f"action '{callee.name}' is not in the table's actions list", e)
         spec = actions[idx]
         adecl: ast.ActionDecl = asym.decl  # type: ignore[assignment]
+        nb = len(adecl.params) - len(spec.params)  # leading params bound in the actions list
+        if nb and len(args) == len(adecl.params):
+            args = args[nb:]  # `default_action = a(bound, ...)` repeats the bound arguments
         if len(args) != len(spec.params):
             raise err(f"action {callee.name} takes {len(spec.params)} arguments, {len(args)} given", e)
         vals = {}
-        for (pname, _pw), a, p in zip(spec.params, args, adecl.params, strict=True):
+        for (pname, _pw), a, p in zip(spec.params, args, adecl.params[nb:], strict=True):
             pt = self.resolve_type(p.type, asym.scope or scope)
             v = self.coerce(self.expr(a.value, scope, None, want=pt), pt, a.value)
             if not v.is_const:
@@ -1891,7 +1894,8 @@ class Compiler:
                 nargs(3)
                 fl = self.field_list_fn(argv[2], scope)
             elif name == "clone3":
-                raise unsupported("clone3 (use clone_preserving_field_list)", c)
+                nargs(3)
+                fl = self.listed_fields_fn(argv[2], scope)
             fn.emit(f"_RT.clone({1 if ct == 'I2E' else 2}, {sess}, {fl})")
             return V("None", VOID)
         if name in ("resubmit_preserving_field_list", "recirculate_preserving_field_list"):
@@ -1900,7 +1904,9 @@ class Compiler:
             fn.emit(f"_RT.{name.split('_')[0]}({fl})")
             return V("None", VOID)
         if name in ("resubmit", "recirculate"):
-            raise unsupported(f"{name}(data) (use {name}_preserving_field_list)", c)
+            nargs(1)
+            fn.emit(f"_RT.{name}({self.listed_fields_fn(argv[0], scope)})")
+            return V("None", VOID)
         if name == "truncate":
             nargs(1)
             fn.emit(f"_RT.truncate({ev(0).code})")
@@ -2028,6 +2034,33 @@ class Compiler:
             else:
                 h = f"({h} % {mx.code} if {mx.code} else {h})"
         return h if base == "0" else f"({base} + {h})"
+
+    def listed_fields_fn(self, e: ast.Expression, scope: Scope) -> str:
+        """The deprecated forms (`resubmit(data)`, `recirculate(data)`, `clone3(t, s, data)`):
+        a copy function for the user-metadata fields named in `data`."""
+        elems = e.elements if isinstance(e, ast.ListExpression) else [e]
+        paths: list[str] = []
+        for el in elems:
+            chain: list[str] = []
+            x = el
+            while isinstance(x, ast.Member):
+                chain.append(x.member)
+                x = x.expr
+            sym = scope.lookup(x.name) if isinstance(x, ast.Name) else None
+            if sym is None or sym.kind != "var" or sym.type is not self.meta_type:
+                raise unsupported("preserving anything but user metadata fields", el)
+            paths.append("".join("." + m for m in reversed(chain)))
+        if not paths:
+            return "None"
+        fname = f"_fields_{self.uid('keep')}"
+        self.funcs.append(f"def {fname}(src, dst):")
+        for path in paths:
+            if path:
+                self.funcs.append(f"    dst{path} = src{path}")
+            else:  # the whole metadata struct
+                self.funcs.append("    dst.__dict__.update(src.copy().__dict__)")
+        self.funcs.append("")
+        return fname
 
     def field_list_fn(self, e: ast.Expression, scope: Scope) -> str:
         idx = self.const_eval(e, scope)
