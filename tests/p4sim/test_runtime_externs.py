@@ -212,3 +212,16 @@ def test_csum16_from_field_words_matches_packed_bytes(tmp_path):
         (o,) = sw.receive()
         want = X.csum16(X.pack_bits([a & 7, d, b & 0x7F, 0xBB & 0x7FF], [3, 32, 7, 11]))
         assert data_of(o.data)[2] == want
+
+
+def test_deprecated_field_list_forms(tmp_path):
+    ig = """
+        if (sm.instance_type == 0) { meta.x = 7; meta.y = 9; resubmit({meta.x}); }
+        else { hdr.data.d = meta.x; hdr.data.b = meta.y; clone3(CloneType.I2E, 3, {}); }
+    """
+    sw = Switch(program(tmp_path, ig=ig))
+    sw.clone_session_set(3, [(5, 0)])
+    sw.send(0, frame())
+    outs = {p.port: data_of(p.data) for p in sw.receive()}
+    assert outs[1][3] == 7 and outs[1][1] == 0  # x preserved, y not
+    assert outs[5] == (0, 0, 0, 0)  # the I2E clone is the received packet
