@@ -8,6 +8,7 @@ counter and meter state. Lookups return a `Rec` or None (miss).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 from p4sim.model import (
@@ -50,6 +51,10 @@ class Rec:
         self.seq = 0
         self.tests: tuple = ()  # per key: (kind, a, b) for the scan
         self.mkey: tuple = ()  # canonical match key (for duplicate detection)
+
+
+def _scan_order(r: Rec) -> tuple[int, int]:
+    return (-r.prio, r.seq)
 
 
 def _mask(w: int) -> int:
@@ -261,9 +266,8 @@ class Table:
                 self.lpm_lens = sorted(self.lpm, reverse=True)
             self.lpm[plen][k] = rec
         else:
-            self.scan.append(rec)
             # higher priority first; among equals the older entry wins
-            self.scan.sort(key=lambda r: (-r.prio, r.seq))
+            bisect.insort(self.scan, rec, key=_scan_order)
 
     def _unindex(self, rec: Rec) -> None:
         if self.mode == "exact":
