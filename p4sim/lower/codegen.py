@@ -1595,6 +1595,8 @@ class Compiler:
             fn.emit(f"{r} = {spec.py}.exact1_get({kcodes[0]})")
         elif not kinds or kinds == {"exact"}:
             fn.emit(f"{r} = {spec.py}.exact_get({kt})")
+        elif len(kcodes) == 1 and kinds == {"lpm"}:
+            fn.emit(f"{r} = {spec.py}.lookup1({kcodes[0]})")
         else:
             fn.emit(f"{r} = {spec.py}.lookup({kt})")
         fn.emit(f"if {r} is None:")

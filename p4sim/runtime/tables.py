@@ -85,6 +85,8 @@ class Table:
         self.exact: dict[tuple, Rec] = {}
         self.lpm: dict[int, dict[tuple, Rec]] = {}
         self.lpm_lens: list[int] = []
+        self.lpm1: list[tuple[int, dict[int, Rec]]] = []
+        self.lpm1d: dict[int, dict[int, Rec]] = {}
         self.scan: list[Rec] = []
         self.seq = 0
         self.const_entries = False
@@ -104,6 +106,19 @@ class Table:
 
     def _lookup_exact(self, key: tuple) -> Rec | None:
         return self.exact.get(key)
+
+    def lookup1(self, v: int) -> Rec | None:
+        """Single-key lpm: longest prefix first, one dict probe per prefix length."""
+        for m, d in self.lpm1:
+            r = d.get(v & m)
+            if r is not None:
+                return r
+        return None
+
+    def _rebuild_lpm1(self) -> None:
+        # (mask, dict) per prefix length, longest first; the dicts are shared with lpm1d
+        w = self.widths[0] if self.widths else 0
+        self.lpm1 = [(_mask(p) << (w - p), self.lpm1d[p]) for p in sorted(self.lpm1d, reverse=True)]
 
     def _lookup_lpm(self, key: tuple) -> Rec | None:
         pos = self.lpm_pos
@@ -265,6 +280,14 @@ class Table:
                 self.lpm[plen] = {}
                 self.lpm_lens = sorted(self.lpm, reverse=True)
             self.lpm[plen][k] = rec
+            if len(self.kinds) == 1:
+                d = self.lpm1d.get(plen)
+                if d is None:
+                    d = self.lpm1d[plen] = {}
+                    d[k[0]] = rec
+                    self._rebuild_lpm1()
+                else:
+                    d[k[0]] = rec
         else:
             # higher priority first; among equals the older entry wins
             bisect.insort(self.scan, rec, key=_scan_order)
@@ -280,6 +303,12 @@ class Table:
             if not self.lpm[plen]:
                 del self.lpm[plen]
                 self.lpm_lens = sorted(self.lpm, reverse=True)
+            if len(self.kinds) == 1:
+                d = self.lpm1d[plen]
+                del d[rec.tests[0][1]]
+                if not d:
+                    del self.lpm1d[plen]
+                    self._rebuild_lpm1()
         else:
             self.scan.remove(rec)
 
@@ -315,6 +344,8 @@ class Table:
         self.exact1.clear()
         self.lpm.clear()
         self.lpm_lens = []
+        self.lpm1 = []
+        self.lpm1d.clear()
         self.scan.clear()
 
     def set_default(self, action: str, params: dict[str, int], *, force: bool = False) -> None:

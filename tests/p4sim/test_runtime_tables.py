@@ -143,3 +143,25 @@ def test_validity_key_named_as_p4c(tmp_path):
     sw = Switch(program(tmp_path, ig_locals=locals_, ig="v.apply();"))
     assert [(k.name, k.bitwidth) for k in sw.model.tables["IG.v"].keys] == [
         ("hdr.data.$valid$", 1), ("hdr.data.a[3:0]", 4)]
+
+
+def test_single_key_lpm_fast_path_agrees_with_general_lookup():
+    import random
+
+    t = table(["lpm"], [32])
+    rng = random.Random(1)
+    entries = []
+    for i in range(300):
+        plen = rng.choice([0, 8, 16, 20, 24, 32])
+        v = rng.getrandbits(32) & (((1 << plen) - 1) << (32 - plen))
+        e = TableEntry("c.t", {"k0": Lpm(v, plen)}, "c.a", {"v": i % 256})
+        try:
+            t.add(e)
+            entries.append(e)
+        except AlreadyExists:
+            pass
+    for e in entries[::3]:
+        t.delete(e)
+    for _ in range(2000):
+        k = rng.getrandbits(32)
+        assert t.lookup1(k) is t._lookup_lpm((k,))
