@@ -88,6 +88,9 @@ class Table:
         self.lpm1: list[tuple[int, dict[int, Rec]]] = []
         self.lpm1d: dict[int, dict[int, Rec]] = {}
         self.scan: list[Rec] = []
+        self.group_map: dict[tuple, dict[tuple, list[Rec]]] = {}
+        self.group_top: dict[tuple, int] = {}
+        self.groups: list[tuple[int, tuple, dict[tuple, list[Rec]]]] = []
         self.seq = 0
         self.const_entries = False
         self.default = Rec(None, 0, ())
@@ -96,7 +99,7 @@ class Table:
         if self.mode == "lpm":
             self.lookup = self._lookup_lpm
         elif self.mode == "scan":
-            self.lookup = self._lookup_scan
+            self.lookup = self._lookup_scan if "range" in kinds else self._lookup_masks
         self.exact_get = self.exact.get
         # single-key exact tables are also indexed by the bare int (no tuple per lookup)
         self.exact1: dict[int, Rec] = {}
@@ -131,6 +134,48 @@ class Table:
             if r is not None:
                 return r
         return None
+
+    def _lookup_masks(self, key: tuple) -> Rec | None:
+        """Ternary/optional/lpm mixes without ranges: one dict probe per distinct mask
+        tuple (tuple space search), groups tried in order of their best priority."""
+        best: Rec | None = None
+        for top, masks, d in self.groups:
+            if best is not None and (top < best.prio):
+                break
+            recs = d.get(tuple([k & m for k, m in zip(key, masks, strict=True)]))
+            if recs:
+                r = recs[0]
+                if best is None or _scan_order(r) < _scan_order(best):
+                    best = r
+        return best
+
+    def _group_add(self, rec: Rec) -> None:
+        masks = tuple(t[2] for t in rec.tests)
+        g = self.group_map.get(masks)
+        if g is None:
+            g = self.group_map[masks] = {}
+        bisect.insort(g.setdefault(tuple(t[1] for t in rec.tests), []), rec, key=_scan_order)
+        if rec.prio > self.group_top.get(masks, -1):
+            self.group_top[masks] = rec.prio
+            self._regroup()
+
+    def _group_remove(self, rec: Rec) -> None:
+        masks = tuple(t[2] for t in rec.tests)
+        g = self.group_map[masks]
+        k = tuple(t[1] for t in rec.tests)
+        g[k].remove(rec)
+        if not g[k]:
+            del g[k]
+        if not g:
+            del self.group_map[masks]
+            del self.group_top[masks]
+        else:
+            self.group_top[masks] = max(recs[0].prio for recs in g.values())
+        self._regroup()
+
+    def _regroup(self) -> None:
+        self.groups = sorted(((self.group_top[m], m, g) for m, g in self.group_map.items()),
+                             key=lambda x: -x[0])
 
     def _lookup_scan(self, key: tuple) -> Rec | None:
         for r in self.scan:
@@ -291,6 +336,8 @@ class Table:
         else:
             # higher priority first; among equals the older entry wins
             bisect.insort(self.scan, rec, key=_scan_order)
+            if self.lookup == self._lookup_masks:
+                self._group_add(rec)
 
     def _unindex(self, rec: Rec) -> None:
         if self.mode == "exact":
@@ -311,6 +358,8 @@ class Table:
                     self._rebuild_lpm1()
         else:
             self.scan.remove(rec)
+            if self.lookup == self._lookup_masks:
+                self._group_remove(rec)
 
     def find(self, entry: TableEntry) -> Rec:
         key, _ = self._canon(entry)
@@ -347,6 +396,9 @@ class Table:
         self.lpm1 = []
         self.lpm1d.clear()
         self.scan.clear()
+        self.group_map.clear()
+        self.group_top.clear()
+        self.groups = []
 
     def set_default(self, action: str, params: dict[str, int], *, force: bool = False) -> None:
         if self.info.const_default_action and not force:

@@ -165,3 +165,30 @@ def test_single_key_lpm_fast_path_agrees_with_general_lookup():
     for _ in range(2000):
         k = rng.getrandbits(32)
         assert t.lookup1(k) is t._lookup_lpm((k,))
+
+
+def test_ternary_mask_groups_agree_with_linear_scan():
+    import random
+
+    t = table(["ternary", "optional", "lpm"], [16, 8, 16])
+    rng = random.Random(3)
+    entries = []
+    for i in range(400):
+        m = rng.choice([0xFFFF, 0xFF00, 0x00F0, 0])
+        match = {"k0": Ternary(rng.getrandbits(16) & m, m)}
+        if rng.random() < 0.5:
+            match["k1"] = Optional_(rng.getrandbits(2))
+        plen = rng.choice([0, 8, 16])
+        match["k2"] = Lpm(rng.getrandbits(16) & (((1 << plen) - 1) << (16 - plen)), plen)
+        e = TableEntry("c.t", match, "c.a", {"v": i % 256}, priority=rng.randint(1, 50))
+        try:
+            t.add(e)
+            entries.append(e)
+        except AlreadyExists:
+            pass
+    for e in entries[::4]:
+        t.delete(e)
+    assert t.lookup == t._lookup_masks
+    for _ in range(3000):
+        k = (rng.getrandbits(16), rng.getrandbits(2), rng.getrandbits(16))
+        assert t.lookup(k) is t._lookup_scan(k)
