@@ -1,7 +1,7 @@
 """`p4sim` command line: run STF tests, show compiler stages, write P4Info.
 
     p4sim stf PROGRAM.p4 TEST.stf [-I DIR]
-    p4sim compile --emit ir|python PROGRAM.p4 [-I DIR]
+    p4sim compile --emit ast|ir|python PROGRAM.p4 [-I DIR]
     p4sim p4info PROGRAM.p4 [-o FILE] [--format text|binary|json] [-I DIR]
 
 Exit codes: 0 ok, 1 failed check (STF mismatch, P4 error), 2 bad usage.
@@ -43,10 +43,68 @@ def cmd_stf(args) -> int:
     return 0 if res.ok else 1
 
 
+def _ir(prog) -> str:
+    """The checked program: every type with its widths, the control-plane objects, the
+    pipeline entry points (what the code generator worked from)."""
+    from p4sim.check.types import TStack, TStruct, width_of
+
+    lines = [f"program {prog.model.source} (arch {prog.model.arch})", "", "types:"]
+    seen: set[str] = set()
+
+    def show_type(t) -> None:
+        if isinstance(t, TStack):
+            show_type(t.elem)
+            return
+        if not isinstance(t, TStruct) or t.name in seen:
+            return
+        seen.add(t.name)
+        for _, ft in t.fields:
+            show_type(ft)
+        size = f" ({width_of(t)} bits)" if t.kind == "header" else ""
+        lines.append(f"  {t.kind} {t.name}{size}")
+        for fname, ft in t.fields:
+            w = width_of(ft)
+            lines.append(f"    {fname}: {ft.show()}" + (f"  [{w}]" if w and not isinstance(ft, TStruct) else ""))
+
+    for t in prog.struct_types.values():
+        show_type(t)
+    m = prog.model
+    lines += ["", "tables:"]
+    for t in m.tables.values():
+        keys = ", ".join(f"{k.name}:{k.match_kind}<{k.bitwidth}>" for k in t.keys) or "(keyless)"
+        lines.append(f"  {t.name} key {{{keys}}} size {t.size}"
+                     + (" const-entries" if t.const_entries else ""))
+        lines.append(f"    actions {', '.join(a.name for a in t.actions)}; default {t.default_action}"
+                     f"{tuple(t.default_params) if t.default_params else ''}"
+                     + (" (const)" if t.const_default_action else ""))
+    lines += ["", "actions:"]
+    for a in m.actions.values():
+        lines.append(f"  {a.name}({', '.join(f'{p.name}: bit<{p.bitwidth}>' for p in a.params)})")
+    lines += ["", "externs:"]
+    for kind, d in (("counter", m.counters), ("direct_counter", m.direct_counters), ("meter", m.meters),
+                    ("direct_meter", m.direct_meters), ("register", m.registers)):
+        for x in d.values():
+            extra = f" table {x.table}" if getattr(x, "table", None) else f" size {getattr(x, 'size', 0)}"
+            lines.append(f"  {kind} {x.name}{extra}")
+    for h in m.controller_headers.values():
+        lines.append(f"  controller_header {h.name}: " + ", ".join(f"{f.name}<{f.bitwidth}>" for f in h.fields))
+    for dg in m.digests.values():
+        lines.append(f"  digest {dg.name}: " + ", ".join(f"{n}<{w}>" for n, w in dg.fields))
+    pl = prog.pipeline
+    lines += ["", "pipeline:", f"  parser {pl.parser} -> verify {pl.verify} -> ingress {pl.ingress} -> TM"
+              f" -> egress {pl.egress} -> compute {pl.compute} -> deparser {pl.deparser}"]
+    if pl.field_lists:
+        lines.append("  field lists: " + ", ".join(str(i) for i in sorted(pl.field_lists)))
+    return "\n".join(lines) + "\n"
+
+
 def cmd_compile(args) -> int:
     if args.emit == "python":
         prog = _load(args)
         sys.stdout.write(prog.python)
+        return 0
+    if args.emit == "ir":
+        sys.stdout.write(_ir(_load(args)))
         return 0
     import os
 
@@ -94,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--cpu-port", type=int, default=None)
     c = sub.add_parser("compile", help="show a compiler stage")
     c.add_argument("program")
-    c.add_argument("--emit", choices=("ir", "python"), default="python")
+    c.add_argument("--emit", choices=("ast", "ir", "python"), default="python",
+                   help="ast: the parse tree; ir: the checked program; python: the generated code")
     i = sub.add_parser("p4info", help="write the program's P4Info")
     i.add_argument("program")
     i.add_argument("-o", "--output")

@@ -37,6 +37,7 @@ class CompiledProgram:
     value_sets: list[tuple[str, str, int]]
     errors: dict[str, int]
     program: ast.Program
+    struct_types: dict
 
     def instantiate(self, rt: object) -> dict:
         """Fresh namespace: the generated functions bound to new tables/externs."""
@@ -84,7 +85,7 @@ def compile_program(program: ast.Program, source: str) -> CompiledProgram:
     py = c.compile()
     code = compile(py, f"<p4sim:{os.path.basename(source)}>", "exec")
     return CompiledProgram(c.model, py, code, c.tables, c.externs, c.pipeline, c.value_sets,
-                           c.errors, program)
+                           c.errors, program, c.struct_types)
 
 
 def load_program(path: str, include_dirs=()) -> CompiledProgram:

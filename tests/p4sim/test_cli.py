@@ -66,3 +66,12 @@ def test_p4info_text_and_binary(tmp_path, capsys):
     assert "RoceIngress.fwd.ipv4_lpm" in names
     assert main(["p4info", prog, "-I", str(ROOT / "p4src")]) == 0
     assert "RoceIngress.fwd.ipv4_lpm" in capsys.readouterr().out
+
+
+def test_compile_emits_ir_and_ast(tmp_path, capsys):
+    prog = program(tmp_path)
+    assert main(["compile", "--emit", "ir", prog]) == 0
+    out = capsys.readouterr().out
+    assert "header data_t (64 bits)" in out and "pipeline:" in out
+    assert main(["compile", "--emit", "ast", prog]) == 0
+    assert "HeaderDecl" in capsys.readouterr().out
