@@ -578,6 +578,13 @@ class Switch:
             rec.meter = X.MeterState()
         rec.meter.set_rates(rates, self._now)
 
+    def value_set_set(self, name: str, members: list[tuple[int, int]]) -> None:
+        """Replace a parser value_set's members: (value, mask) pairs (mask all-ones = exact)."""
+        vs = self.value_sets[resolve_name(name, self.value_sets, "value_set")]
+        if len(members) > vs.size:
+            raise P4SimError(f"value_set {vs.name} holds at most {vs.size} members")
+        vs.members = [(int(v), int(m)) for v, m in members]
+
     # ================================================================ PRE
 
     def mc_group_set(self, group: int, replicas: list[tuple[int, int]]) -> None:

@@ -192,3 +192,17 @@ def test_ternary_mask_groups_agree_with_linear_scan():
     for _ in range(3000):
         k = (rng.getrandbits(16), rng.getrandbits(2), rng.getrandbits(16))
         assert t.lookup(k) is t._lookup_scan(k)
+
+
+def test_parser_value_set_members():
+    from pathlib import Path
+
+    prog = Path(__file__).resolve().parent / "programs" / "value_set.p4"
+    sw = Switch(str(prog))
+    sw.send(0, bytes([0x10, 0]))
+    assert sw.receive()[0].data == bytes([0x10, 3])
+    sw.value_set_set("special", [(0x10, 0xFF)])
+    sw.send(0, bytes([0x10, 0]))
+    assert sw.receive()[0].data == bytes([0x10, 1])
+    with pytest.raises(P4SimError):
+        sw.value_set_set("special", [(i, 0xFF) for i in range(5)])
