@@ -156,9 +156,12 @@ def random_gen(rng: random.Random, p: float) -> Iterator[int]:
         yield int(rng.random() < p)
 
 
-def random_spec(rng: random.Random) -> RoceSpec:
-    version = rng.choice((1, 2, 2))
-    v6 = version == 1 or rng.random() < 0.5
+def random_spec(rng: random.Random, opcode: int | None = None, family: int | None = None
+                ) -> RoceSpec:
+    """family: 0 RoCEv2/IPv4, 1 RoCEv2/IPv6, 2 RoCEv1 (GRH); None picks at random."""
+    family = rng.randrange(3) if family is None else family
+    version = 1 if family == 2 else 2
+    v6 = family != 0
     if v6:
         src = f"fd00::{rng.randrange(1, 0xFFFF):x}:{rng.randrange(0x10000):x}"
         dst = f"fd00::{rng.randrange(1, 0xFFFF):x}:{rng.randrange(0x10000):x}"
@@ -168,7 +171,7 @@ def random_spec(rng: random.Random) -> RoceSpec:
     # Mostly small payloads, some up to MAX_PAYLOAD: covers every tail alignment cheaply.
     size = rng.randrange(0, 65) if rng.random() < 0.7 else rng.randrange(0, MAX_PAYLOAD + 1)
     return RoceSpec(
-        src=src, dst=dst, opcode=rng.choice(OPCODES), dqpn=rng.randrange(1 << 24),
+        src=src, dst=dst, opcode=rng.choice(OPCODES) if opcode is None else opcode, dqpn=rng.randrange(1 << 24),
         psn=rng.randrange(1 << 24), payload=rng.randbytes(size),
         vlan=rng.randrange(4096) if rng.random() < 0.4 else None, pcp=rng.randrange(8),
         dscp=rng.randrange(64), ecn=rng.randrange(4), ttl=rng.randrange(256),
@@ -180,7 +183,8 @@ def random_spec(rng: random.Random) -> RoceSpec:
 
 
 def random_valid_frames(rng: random.Random, n: int) -> list[bytes]:
-    frames = [spec_frame(random_spec(rng)) for _ in range(n)]
+    # Every opcode and every family within the first len(OPCODES) frames; the rest random.
+    frames = [spec_frame(random_spec(rng, OPCODES[i % len(OPCODES)], i % 3)) for i in range(n)]
     # PFC and PAUSE ride along: the parser must not confuse them with RoCE.
     frames.append(pfc_frame("02:00:00:00:00:09", [rng.randrange(1 << 16) for _ in range(8)]))
     frames.append(pause_frame("02:00:00:00:00:09", rng.randrange(1 << 16)))
