@@ -83,3 +83,14 @@ def test_duplicate_const_entry_is_located(tmp_path):
         load_program(path)
     assert "already exists" in ei.value.reason
     assert ei.value.span.line == line_of(path, "1: a(2);")
+
+
+def test_unused_action_is_still_type_checked(tmp_path):
+    locals_ = """
+    action never_used(bit<8> v) { hdr.data.nope = v; }
+    """
+    path = program(tmp_path, ig_locals=locals_)
+    with pytest.raises(P4SourceError) as ei:
+        load_program(path)
+    assert "no field 'nope'" in ei.value.reason
+    assert ei.value.span.line == line_of(path, "never_used")
