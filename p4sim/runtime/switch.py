@@ -69,12 +69,13 @@ def _queued(port: int, priority: int, length: int, state: object) -> QueuedPacke
 class _Pkt:
     """Per-packet state carried from ingress to egress."""
 
-    __slots__ = ("hdr", "meta", "sm", "payload", "frame", "passes", "trunc")
+    __slots__ = ("hdr", "meta", "sm", "payload", "frame", "passes", "trunc", "in_port")
 
-    def __init__(self, hdr, meta, sm, payload: bytes, frame: bytes, passes: int = 0):
+    def __init__(self, hdr, meta, sm, payload: bytes, frame: bytes, passes: int = 0, in_port: int = 0):
         self.hdr, self.meta, self.sm = hdr, meta, sm
         self.payload, self.frame, self.passes = payload, frame, passes
         self.trunc = 0  # clone session truncation (bytes), 0 = none
+        self.in_port = in_port  # the port it came in on (kept across metadata resets, as BMv2)
 
 
 class Switch:
@@ -319,13 +320,13 @@ class Switch:
                 return
             self._ingress_pass(port, frame, RESUBMIT, meta, resub_req[0], passes + 1)
             return
-        pkt = _Pkt(hdr, meta, sm, payload, frame, passes)
+        pkt = _Pkt(hdr, meta, sm, payload, frame, passes, port)
         pkt.trunc = self.trunc  # truncate() in ingress cuts the frame when it leaves
         if sm.mcast_grp:
             reps = self.pre.replicas(sm.mcast_grp)
             for i, (eport, rid) in enumerate(reps):
                 last = i == len(reps) - 1
-                p = pkt if last else _Pkt(hdr.copy(), meta.copy(), sm.copy(), payload, frame, passes)
+                p = pkt if last else _Pkt(hdr.copy(), meta.copy(), sm.copy(), payload, frame, passes, port)
                 p.trunc = pkt.trunc
                 p.sm.egress_rid = rid
                 p.sm.instance_type = REPLICATION
@@ -336,6 +337,7 @@ class Switch:
         if sm.egress_spec == self.drop_port:
             self.stats["drops"] += 1
             return
+        sm.instance_type = NORMAL  # simple_switch: a unicast packet leaves ingress as NORMAL
         self._enqueue(pkt, sm.egress_spec)
 
     def _clone_i2e(self, port: int, frame: bytes, meta, req: tuple, passes: int) -> None:
@@ -355,7 +357,7 @@ class Switch:
             if req[2] is not None:
                 req[2](meta, m2)
             s2.egress_rid = rid
-            p = _Pkt(h2, m2, s2, payload, frame, passes)
+            p = _Pkt(h2, m2, s2, payload, frame, passes, port)
             p.trunc = trunc
             self._enqueue(p, eport)
 
@@ -414,7 +416,7 @@ class Switch:
                     s2.packet_length = sm.packet_length
                     s2.instance_type = E2E_CLONE
                     s2.egress_rid = rid
-                    c = _Pkt(hdr.copy(), m2, s2, p.payload, p.frame, p.passes)
+                    c = _Pkt(hdr.copy(), m2, s2, p.payload, p.frame, p.passes, p.in_port)
                     c.trunc = sess[1]
                     self._enqueue(c, eport)
         if sm.egress_spec == self.drop_port:
@@ -435,7 +437,8 @@ class Switch:
             if p.passes >= MAX_REINJECT:
                 self.stats["drops"] += 1
                 return
-            self._ingress_pass(qp.egress_port, data, RECIRC, meta, recirc_req[0], p.passes + 1)
+            # BMv2 keeps the packet's original ingress port for the recirculated pass
+            self._ingress_pass(p.in_port, data, RECIRC, meta, recirc_req[0], p.passes + 1)
             return
         if self.cpu_port is not None and qp.egress_port == self.cpu_port and self._packet_in_cbs:
             md: dict[str, int] = {}

@@ -140,7 +140,8 @@ def test_resubmit_and_recirculate_preserve_field_list(tmp_path):
     (o,) = sw.receive()
     assert data_of(o.data)[0] == 6 and data_of(o.data)[3] == 42
 
-    eg = "if (sm.instance_type == 0) { recirculate_preserving_field_list(1); }"
+    # a unicast packet always enters egress as NORMAL (BMv2): the program marks the second pass
+    eg = "if (hdr.data.a != 4) { recirculate_preserving_field_list(1); }"
     ig2 = "if (sm.instance_type == 4) { hdr.data.a = 4; hdr.data.d = meta.x; } else { meta.x = 9; }"
     path2 = program(tmp_path, ig=ig2, eg=eg, name="p2.p4")
     txt2 = open(path2).read().replace(
@@ -225,3 +226,12 @@ def test_deprecated_field_list_forms(tmp_path):
     outs = {p.port: data_of(p.data) for p in sw.receive()}
     assert outs[1][3] == 7 and outs[1][1] == 0  # x preserved, y not
     assert outs[5] == (0, 0, 0, 0)  # the I2E clone is the received packet
+
+
+def test_resubmitted_packet_enters_egress_as_normal(tmp_path):
+    ig = "if (sm.instance_type == 0) { resubmit_preserving_field_list(1); } else { hdr.data.a = 6; }"
+    eg = "hdr.data.b = (bit<8>)sm.instance_type;"
+    sw = Switch(program(tmp_path, ig=ig, eg=eg))
+    sw.send(0, frame())
+    (o,) = sw.receive()
+    assert data_of(o.data)[:2] == (6, 0)
