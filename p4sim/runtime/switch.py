@@ -271,10 +271,13 @@ class Switch:
         hdr = self._new_hdr()
         meta = self._new_meta()
         sm = self._new_sm()
-        sm.ingress_port = port
         sm.packet_length = len(frame)
         sm.instance_type = itype
-        sm.ingress_global_timestamp = (self._now // 1000) & 0xFFFFFFFFFFFF
+        if itype != RESUBMIT and itype != RECIRC:
+            # simple_switch resets all metadata for a resubmitted or recirculated pass
+            # (only the preserved fields come back): ingress_port and timestamp read 0 there
+            sm.ingress_port = port
+            sm.ingress_global_timestamp = (self._now // 1000) & 0xFFFFFFFFFFFF
         return hdr, meta, sm
 
     def _parse_into(self, frame: bytes, hdr, meta, sm) -> bytes:
@@ -437,7 +440,6 @@ class Switch:
             if p.passes >= MAX_REINJECT:
                 self.stats["drops"] += 1
                 return
-            # BMv2 keeps the packet's original ingress port for the recirculated pass
             self._ingress_pass(p.in_port, data, RECIRC, meta, recirc_req[0], p.passes + 1)
             return
         if self.cpu_port is not None and qp.egress_port == self.cpu_port and self._packet_in_cbs:

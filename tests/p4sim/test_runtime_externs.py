@@ -229,9 +229,11 @@ def test_deprecated_field_list_forms(tmp_path):
 
 
 def test_resubmitted_packet_enters_egress_as_normal(tmp_path):
-    ig = "if (sm.instance_type == 0) { resubmit_preserving_field_list(1); } else { hdr.data.a = 6; }"
+    # and, as simple_switch resets metadata for the new pass, reads ingress_port 0 there
+    ig = ("if (sm.instance_type == 0) { resubmit_preserving_field_list(1); }"
+          " else { hdr.data.a = 6; hdr.data.c = (bit<16>)sm.ingress_port; }")
     eg = "hdr.data.b = (bit<8>)sm.instance_type;"
     sw = Switch(program(tmp_path, ig=ig, eg=eg))
-    sw.send(0, frame())
+    sw.send(3, frame())
     (o,) = sw.receive()
-    assert data_of(o.data)[:2] == (6, 0)
+    assert data_of(o.data)[:3] == (6, 0, 0)
