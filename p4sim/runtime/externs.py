@@ -189,19 +189,23 @@ GREEN, YELLOW, RED = 0, 1, 2
 
 
 class MeterState:
-    """A two-rate three-color meter (RFC 2698 trTCM) as BMv2 runs it.
+    """A two-rate three-colour meter computed as BMv2's Meter::execute does.
 
     Rates are in units (bytes or packets) per microsecond, bursts in units, as BMv2's
-    meter_set_rates takes them; until rates are set the meter answers GREEN.
+    meter_set_rates takes them (committed first, then peak). BMv2 keeps the rates sorted
+    peak first: a packet takes tokens from each bucket in turn and gets the colour of the
+    first bucket that is short (peak short: RED; committed short: YELLOW), else GREEN.
+    Tokens are whole units: cumulative floor(microseconds since start * rate), each bucket
+    capped at its burst and full when configured. Until configured the meter is GREEN.
     """
 
-    __slots__ = ("configured", "cir", "cbs", "pir", "pbs", "tc", "tp", "last_ns")
+    __slots__ = ("configured", "rates", "tokens", "last")
 
     def __init__(self) -> None:
         self.configured = False
-        self.cir = self.cbs = self.pir = self.pbs = 0
-        self.tc = self.tp = 0.0
-        self.last_ns = 0
+        self.rates: list[tuple[float, int, int]] = []  # (rate, burst, colour when short)
+        self.tokens: list[int] = []
+        self.last: list[int] = []
 
     def set_rates(self, rates: list[tuple[float, int]], now_ns: int) -> None:
         if not rates:  # no rates: back to unconfigured (always GREEN), as P4Runtime resets
@@ -212,26 +216,26 @@ class MeterState:
         (cir, cbs), (pir, pbs) = rates
         if pir < cir:
             raise P4SimError("meter: peak rate must be >= committed rate (as BMv2 requires)")
-        self.cir, self.cbs, self.pir, self.pbs = float(cir), int(cbs), float(pir), int(pbs)
-        self.tc, self.tp = float(cbs), float(pbs)
-        self.last_ns = now_ns
+        if cir < 0 or cbs < 0 or pbs < 0:
+            raise P4SimError("meter: rates and bursts must be >= 0")
+        self.rates = [(float(pir), int(pbs), RED), (float(cir), int(cbs), YELLOW)]
+        self.tokens = [int(pbs), int(cbs)]
+        self.last = [0, 0]
         self.configured = True
 
     def execute(self, amount: int, now_ns: int) -> int:
         if not self.configured:
             return GREEN
-        dt_us = (now_ns - self.last_ns) / 1000.0
-        if dt_us > 0:
-            self.tp = min(float(self.pbs), self.tp + dt_us * self.pir)
-            self.tc = min(float(self.cbs), self.tc + dt_us * self.cir)
-            self.last_ns = now_ns
-        if self.tp < amount:
-            return RED
-        if self.tc < amount:
-            self.tp -= amount
-            return YELLOW
-        self.tp -= amount
-        self.tc -= amount
+        micros = now_ns // 1000
+        tokens, last = self.tokens, self.last
+        for i, (rate, burst, colour) in enumerate(self.rates):
+            since = int(micros * rate)
+            if since > last[i]:
+                tokens[i] = min(tokens[i] + since - last[i], burst)
+                last[i] = since
+            if tokens[i] < amount:
+                return colour
+            tokens[i] -= amount
         return GREEN
 
 
