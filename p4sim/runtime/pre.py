@@ -18,6 +18,9 @@ class PRE:
     def group_set(self, group: int, replicas: list[tuple[int, int]]) -> None:
         if not 0 < group < 1 << 16:
             raise P4SimError(f"multicast group id {group} out of range 1..65535")
+        for p, r in replicas:
+            if not 0 <= int(p) < 512 or not 0 <= int(r) < 1 << 16:
+                raise P4SimError(f"multicast replica ({p}, {r}): port must be 0..511, rid 0..65535")
         self.groups[group] = [(int(p), int(r)) for p, r in replicas]
 
     def group_delete(self, group: int) -> None:
@@ -56,6 +59,9 @@ class PRE:
     def session_set(self, session: int, replicas: list[tuple[int, int]], truncate: int = 0) -> None:
         if not 0 <= session < 1 << 16:
             raise P4SimError(f"clone session id {session} out of range")
+        for p, r in replicas:
+            if not 0 <= int(p) < 512 or not 0 <= int(r) < 1 << 16:
+                raise P4SimError(f"clone replica ({p}, {r}): port must be 0..511, rid 0..65535")
         self.sessions[session] = ([(int(p), int(r)) for p, r in replicas], int(truncate))
 
     def session_delete(self, session: int) -> None:

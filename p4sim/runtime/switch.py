@@ -15,6 +15,7 @@ with the time its last bit left (`advance()` / `run_until_idle()` move time on).
 from __future__ import annotations
 
 import random
+import struct
 from collections.abc import Callable
 
 from p4sim.lower import CompiledProgram, load_program
@@ -230,6 +231,8 @@ class Switch:
         return self._now
 
     def send(self, port: int, frame: bytes) -> None:
+        if not 0 <= port < 512:
+            raise P4SimError(f"port {port} out of range: v1model ports are 9 bits (0..511)")
         frame = bytes(frame)
         self.stats["rx"] += 1
         if self.pfc_rx and len(frame) >= 18 and frame[12] == 0x88 and frame[13] == 0x08:
@@ -429,7 +432,7 @@ class Switch:
         try:
             self._compute(hdr, meta)
             self._deparse(out, hdr)
-        except (IndexError, ZeroDivisionError, ValueError, OverflowError) as e:
+        except (IndexError, ZeroDivisionError, ValueError, OverflowError, struct.error) as e:
             self._runtime_error("deparser", e)
             return
         data = b"".join(out) + p.payload
