@@ -190,7 +190,9 @@ class Preprocessor:
                     inc = exp[0].value if len(exp) == 1 and exp[0].kind == "string" else inc
                 if len(inc) < 3 or (inc[0], inc[-1]) not in (('"', '"'), ("<", ">")):
                     raise _err("#include expects \"FILE\" or <FILE>", tok)
-                target = self._resolve_include(inc[1:-1], inc[0] == "<", path, tok.span)
+                # like cpp, point a missing file at its name, not at the '#'
+                where = body[0].span if body else tok.span
+                target = self._resolve_include(inc[1:-1], inc[0] == "<", path, where)
                 if target in self.once:
                     continue
                 self._process(target, lex_file(target), depth + 1)

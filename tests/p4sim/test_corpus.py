@@ -55,10 +55,7 @@ def _expectation(path: Path) -> tuple[int, int, str]:
     raise AssertionError(f"{path.name}: no `expect: LINE:COL: fragment` comment in its header")
 
 
-# The front end reports a missing #include at column 1; cpp (and so p4c) puts it at the
-# file-name token. Owned by the preprocessor (p4sim/frontend/preprocess.py).
-_KNOWN = {"reject_missing_include": "preprocessor locates a missing #include at column 1, "
-                                    "not at the file name as cpp does"}
+_KNOWN: dict[str, str] = {}  # reject programs p4sim is known to locate wrongly: none now
 
 
 @pytest.mark.parametrize("prog", [
