@@ -5,7 +5,7 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-PYTEST_ARGS ?=
+PYTEST_ARGS ?= -n 2  # two workers: the machines here have 2 cores
 APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet
 
 .PHONY: all setup test demo bench bench-hdl lint lab docker docker-test p4-bmv2 docker-test-inside clean
