@@ -230,8 +230,6 @@ class Compiler:
                     raise err(f"header union member '{f.name}' must be a header", f)
                 t.fields.append((f.name, ft))
                 t.annotations[f.name] = f.annotations
-            if kind == "header" and width_of(t) % 8 and not any(isinstance(ft, TVarbit) for _, ft in t.fields):
-                raise err(f"header {d.name} is {width_of(t)} bits: not a whole number of bytes", d)
             return
         if isinstance(d, ast.EnumDecl):
             if d.underlying is not None:
@@ -482,12 +480,18 @@ class Compiler:
         except to split sub-byte fields out of their chunk.
         """
         c = self.classes
-        total = width_of(t)
+        fields = list(t.fields)
+        if width_of(t) % 8:
+            # p4c's BMv2 back end pads such a header to whole bytes with a trailing field:
+            # the pad bits are read with the header and written back with it
+            fields.append(("_p4pad", TBits(8 - width_of(t) % 8)))
+            c.append("    _p4pad = 0")
+        total = sum(width_of(ft) for _, ft in fields)
         nbytes = total // 8
         chunks: list[list[tuple[str, Type]]] = []
         cur: list[tuple[str, Type]] = []
         bits = 0
-        for fname, ft in t.fields:
+        for fname, ft in fields:
             cur.append((fname, ft))
             bits += width_of(ft)
             if bits % 8 == 0:
