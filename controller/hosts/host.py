@@ -1,4 +1,4 @@
-"""A RoCEv2 host: a NIC with RC QPs, the DCQCN NP and RP, PFC reception, one link.
+"""A RoCE host (v2 by default, v1 on request): a NIC with RC QPs, the DCQCN NP and RP, PFC reception, one link.
 
 Frames are real bytes from the packet library (`controller.packets.build`) and are decoded
 with its decoder; nothing here knows what is on the other end of the link (a p4sim port,
@@ -28,6 +28,7 @@ from .rc import Pdu, QueuePair, RcRequester, RcResponder
 
 ETH_OVERHEAD = 24  # preamble + SFD (8) + FCS (4) + inter-frame gap (12): wire bytes per frame
 PAUSE_QUANTUM_BITS = 512
+UDP_LEN = 8
 
 
 def wire_bits(frame_len: int) -> int:
@@ -65,6 +66,11 @@ class HostSpec:
     timeout_ns: int = 1_000_000  # retransmit timer
     ack_every: int = 16  # responder ACK coalescing
     gateway_mac: str | None = None  # L2 next hop for every destination (None: the peer's MAC)
+    roce_version: int = 2  # 1: EtherType 0x8915 + GRH (one L2 segment only); 2: IP/UDP
+
+    def __post_init__(self) -> None:
+        if self.roce_version not in (1, 2):
+            raise ValueError(f"{self.name}: roce_version {self.roce_version} (1 or 2)")
 
 
 @dataclass
@@ -134,13 +140,14 @@ class Host:
             eth_src=s.mac, eth_dst=mac, vlan=s.vlan, pcp=s.pcp,
             dscp=s.dscp if dscp is None else dscp, ecn=2, ackreq=int(pdu.ackreq), va=va,
             rkey=rkey, dlen=dlen, syndrome=syndrome, msn=msn,
-            sport=_sport(qp.qpn))
+            sport=_sport(qp.qpn), version=s.roce_version)
 
     def _cnp(self, qp: QueuePair) -> bytes:
         s = self.spec
         ip, mac = self.peers[qp.qpn]
         return cnp_frame(s.ip, ip, qp.dqpn, eth_src=s.mac, eth_dst=mac, vlan=s.vlan,
-                         pcp=s.cnp_pcp, dscp=s.cnp_dscp, sport=_sport(qp.qpn))
+                         pcp=s.cnp_pcp, dscp=s.cnp_dscp, sport=_sport(qp.qpn),
+                         version=s.roce_version)
 
     # -- egress scheduling
     def kick(self) -> None:
@@ -345,14 +352,18 @@ def _sport(qpn: int) -> int:
 
 
 def _payload_len(frame: bytes, rec) -> int:
-    """Payload bytes of a RoCEv2 frame: IP length minus headers, pad and ICRC."""
+    """Payload bytes of a RoCE frame: the length its IP or GRH header gives, minus the
+    headers after it, pad and ICRC. (The frame may carry Ethernet padding: never use len.)"""
     off = 18 if rec.vlan_valid else 14
-    if rec.ip_version == 4:
+    if rec.roce_version == 1:  # GRH payload length: BTH to ICRC inclusive, no UDP
+        (transport,) = struct.unpack_from("!H", frame, off + 4)
+    elif rec.ip_version == 4:
         (total,) = struct.unpack_from("!H", frame, off + 2)
-        udp = total - (frame[off] & 0x0F) * 4
+        transport = total - (frame[off] & 0x0F) * 4 - UDP_LEN
     elif rec.ip_version == 6:
         (udp,) = struct.unpack_from("!H", frame, off + 4)
+        transport = udp - UDP_LEN
     else:
         return 0
     ext = 16 * rec.reth_valid + 4 * rec.aeth_valid + 4 * rec.immdt_valid
-    return max(0, udp - 8 - C.BTH_LEN - ext - C.ICRC_LEN - rec.bth_pad)
+    return max(0, transport - C.BTH_LEN - ext - C.ICRC_LEN - rec.bth_pad)

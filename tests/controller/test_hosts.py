@@ -9,9 +9,10 @@ import struct
 
 import pytest
 
-from controller.hosts.host import Host, HostSpec, tx_ns
-from controller.hosts.rc import WRITE
-from controller.packets import decode
+from controller.hosts.host import Host, HostSpec, _payload_len, tx_ns
+from controller.hosts.rc import READ, WRITE
+from controller.packets import constants as C
+from controller.packets import decode, roce_frame
 from controller.packets.build import pfc_frame
 
 US = 1000
@@ -154,3 +155,86 @@ def test_pfc_pause_stops_data_for_the_quanta():
     c.run(1_100 * US)
     assert not c.a.is_paused(3)
     assert len([1 for who, _ in c.frames if who == "a"]) > sent + 50
+
+
+# ---------------------------------------------------------------- RoCEv1 and payload lengths
+
+
+@pytest.mark.parametrize("version,src,dst", [
+    (1, "10.0.1.1", "10.0.2.1"), (2, "10.0.1.1", "10.0.2.1"),
+    (1, "2001:db8::1", "2001:db8::2"), (2, "2001:db8::1", "2001:db8::2")],
+    ids=["v1-ipv4gid", "v2-ipv4", "v1-ipv6gid", "v2-ipv6"])
+@pytest.mark.parametrize("vlan", [None, 7], ids=["untagged", "vlan"])
+def test_payload_len_is_the_payload_the_frame_was_built_with(version, src, dst, vlan):
+    # Every extended-header combination (RETH, ImmDt, AETH, none), lengths that need
+    # pad bytes, and frames short enough to get Ethernet padding.
+    for opcode in (C.RC_WRITE_FIRST, C.RC_WRITE_MIDDLE, C.RC_WRITE_ONLY_IMM,
+                   C.RC_SEND_LAST_IMM, C.RC_READ_RESPONSE_ONLY, C.RC_ACK):
+        for n in (0, 1, 3, 255, 256):
+            payload = b"" if opcode == C.RC_ACK else bytes(n)
+            f = roce_frame(src, dst, opcode, 0xB2, 1, payload, version=version, vlan=vlan)
+            rec = decode(f)
+            assert rec.roce_version == version and rec.verdict == "ok"
+            assert _payload_len(f, rec) == len(payload), (opcode, n)
+
+
+def test_payload_len_of_the_rocev1_frame_in_the_report():
+    # the case that was 8 bytes short: a UDP header subtracted from a GRH frame
+    f = roce_frame("10.0.1.1", "10.0.2.1", 0x07, 0xB2, 1, bytes(256), version=1)
+    assert _payload_len(f, decode(f)) == 256
+
+
+def test_roce_version_is_checked():
+    with pytest.raises(ValueError, match="roce_version 3"):
+        HostSpec("a", "02:00:00:00:00:01", "10.0.0.1", 1, roce_version=3)
+
+
+def test_rocev1_hosts_write_and_read_with_go_back_n():
+    """Two RoCEv1 hosts on one segment: every frame is EtherType 0x8915 + GRH (no IP/UDP),
+    a lost packet is NAKed and resent, and the bytes delivered are exact (the responder
+    counts payload from the GRH length)."""
+    c = Cable(mtu=1024, ack_every=16, rp_enabled=False, roce_version=1)
+    lost = []
+
+    def tamper(who, frame):
+        if who == "a" and decode(frame).bth_psn == 5 and not lost:
+            lost.append(frame)
+            return None
+        return frame
+
+    c.tamper = tamper
+    c.a.post(0x11, WRITE, 20 * 1024 + 3)
+    c.a.post(0x11, READ, 3000)
+    c.run(1_000 * US)
+    req = c.a.qps[0x11].requester
+    resp = c.b.qps[0x22].responder
+    assert req.idle and len(req.done) == 2 and all(w.completed_ns for w in req.done)
+    assert resp.stats.bytes_received == 20 * 1024 + 3
+    assert req.stats.naks == 1 and req.stats.retransmitted_packets > 0
+    assert c.a.stats.rx_bad == 0 and c.b.stats.rx_bad == 0
+    recs = [decode(f) for _, f in c.frames]
+    assert recs and all(r.roce_version == 1 and r.ethertype == C.ETH_P_ROCEV1
+                        and r.verdict == "ok" for r in recs)
+    # READ responses carry the 3000 bytes back: 1024 + 1024 + 952
+    reads = [_payload_len(f, r) for (who, f), r in zip(c.frames, recs, strict=True)
+             if who == "b" and C.RC_READ_RESPONSE_FIRST <= r.bth_opcode <= C.RC_READ_RESPONSE_ONLY]
+    assert reads == [1024, 1024, 952]
+
+
+def test_rocev1_ce_in_the_grh_makes_rocev1_cnps():
+    c = Cable(mtu=1024, roce_version=1)
+
+    def mark(who, f):
+        if who == "a" and decode(f).bth_opcode <= C.RC_WRITE_ONLY_IMM:
+            b = bytearray(f)
+            b[15] |= 0x30  # GRH traffic class ECN bits = CE (not covered by the ICRC)
+            return bytes(b)
+        return f
+
+    c.tamper = mark
+    c.a.post(0x11, WRITE, 500_000)
+    c.run(200 * US)
+    cnps = [decode(f) for who, f in c.frames if who == "b" and decode(f).is_cnp]
+    assert len(cnps) >= 3
+    assert all(r.roce_version == 1 and r.bth_dqpn == 0x11 and r.verdict == "ok" for r in cnps)
+    assert c.a.rps[0x11].cnps >= 2 and c.a.rps[0x11].rc < 10e9 * 0.8
