@@ -141,6 +141,7 @@ class _Fn:
         self.control_level_return = True
         self.parser_states: dict[str, int] = {}
         self.parser_inline: tuple | None = None  # (states by name, parser scope) when inlined
+        self.parser_ret = "off"  # what a parser function returns (a sub-parser adds its outs)
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.ind + line)
@@ -726,10 +727,13 @@ class Compiler:
         if sub:
             # a sub-parser: (buf, off, its other params) -> new offset; errors propagate
             pys = ["buf"] + [f"p_{_pyid(p.name)}" for p in d.params[1:]]
-            for p in d.params[1:]:
+            outs = []
+            for p, py in zip(d.params[1:], pys[1:], strict=True):
                 pt = self.resolve_type(p.type, scope)
                 if p.direction in ("out", "inout") and not isinstance(pt, (TStruct, TStack)):
-                    raise unsupported("scalar out/inout parameters of a sub-parser", p)
+                    outs.append(py)  # scalar out/inout: returned after the offset
+            if outs:
+                fn.parser_ret = f"(off, {', '.join(outs)})"
             self.bind_params(d.params, scope, fn, pys)
             head = f"def {fname}({', '.join(['buf', 'off'] + pys[1:])}):"
         else:
@@ -771,7 +775,7 @@ class Compiler:
         else:
             fn.emit("except ParserError as e:")
             fn.emit("    sm.parser_error = e.code")
-        fn.emit("return off")
+        fn.emit(f"return {fn.parser_ret}")
         self.funcs.append(head)
         self.funcs.extend(lines)
         self.funcs.append("")
@@ -823,9 +827,9 @@ class Compiler:
 
     def goto(self, target: str, fn: _Fn, node: ast.Node) -> None:
         if target == "accept":
-            fn.emit("return off")
+            fn.emit(f"return {fn.parser_ret}")
         elif target == "reject":
-            fn.emit("return off  # reject: BMv2 goes on to ingress with parser_error set")
+            fn.emit(f"return {fn.parser_ret}  # reject: BMv2 goes on to ingress with parser_error set")
         elif fn.parser_inline is not None and target in fn.parser_inline[0]:
             by_name, pscope = fn.parser_inline
             self.emit_state(by_name[target], pscope, fn)
@@ -1388,7 +1392,7 @@ class Compiler:
             else:
                 if s.value is not None:
                     raise err("return with a value in a control", s)
-                fn.emit("return off" if fn.in_parser else "return")
+                fn.emit(f"return {fn.parser_ret}" if fn.in_parser else "return")
             return
         if isinstance(s, ast.ExitStatement):
             if fn.in_parser:
@@ -1738,8 +1742,29 @@ class Compiler:
                 if bsym is not None and bsym.kind == "instance" and bsym.value == "parser":
                     if not fn.in_parser:
                         raise err("a parser can only be applied inside a parser", c)
-                    codes = [self.expr(a.value, scope, fn).code for a in c.args[1:]]
-                    fn.emit(f"off = {bsym.py}({', '.join(['buf', 'off'] + codes)})")
+                    pdecl: ast.ParserDecl = bsym.type.decl  # type: ignore[union-attr,assignment]
+                    if len(c.args) != len(pdecl.params):
+                        raise err(f"parser {pdecl.name} takes {len(pdecl.params)} arguments", c)
+                    codes = []
+                    backs = []
+                    for a, p in zip(c.args[1:], pdecl.params[1:], strict=True):
+                        pt = self.resolve_type(p.type, self.g)
+                        scalar_out = p.direction in ("out", "inout") and not isinstance(pt, (TStruct, TStack))
+                        if scalar_out:
+                            backs.append((a.value, pt))
+                        if p.direction == "out" and scalar_out:
+                            codes.append(self.default_value(pt))
+                        else:
+                            codes.append(self.expr(a.value, scope, fn, want=pt).code)
+                    call = f"{bsym.py}({', '.join(['buf', 'off'] + codes)})"
+                    if backs:
+                        res = fn.tmp("pr")
+                        fn.emit(f"{res} = {call}")
+                        fn.emit(f"off = {res}[0]")
+                        for k, (node, pt) in enumerate(backs):
+                            self.assign(node, V(f"{res}[{k + 1}]", pt), scope, fn)
+                    else:
+                        fn.emit(f"off = {call}")
                     return V("None", VOID)
                 raise err("only tables and control instances can be applied", callee)
             obj = self.expr(base, scope, fn)

@@ -115,3 +115,32 @@ def test_undefined_behaviour_drops_and_logs(tmp_path):
     sw, out = run(tmp_path, "hdr.data.a = hdr.data.a / (hdr.data.b - 100);")
     assert out == [] and sw.stats["errors"] == 1
     assert "ZeroDivisionError" in sw.log[-1]
+
+
+def test_subparser_with_scalar_out(tmp_path):
+    from tests.p4sim.p4sim_helpers import HEADERS
+
+    src = HEADERS.replace("{{", "{").replace("}}", "}") + """
+struct headers_t { eth_t eth; data_t data; }
+struct meta_t { bit<8> seen; }
+parser Sub(packet_in pkt, inout headers_t hdr, out bit<8> first) {
+    state start { pkt.extract(hdr.data); first = hdr.data.a; transition accept; }
+}
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    Sub() sub;
+    state start { pkt.extract(hdr.eth); sub.apply(pkt, hdr, meta.seen); transition accept; }
+}
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control IG(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { sm.egress_spec = 1; hdr.data.b = meta.seen + 1; }
+}
+control EG(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control DP(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.eth); pkt.emit(hdr.data); } }
+V1Switch(P(), VC(), IG(), EG(), CC(), DP()) main;
+"""
+    path = tmp_path / "sub.p4"
+    path.write_text(src)
+    sw = Switch(str(path))
+    sw.send(0, frame(a=41))
+    assert data_of(sw.receive()[0].data)[:2] == (41, 42)
