@@ -2372,11 +2372,19 @@ class Compiler:
             c = self.expr(e.cond, scope, fn)
             if not isinstance(c.type, TBool):
                 raise err("condition of ?: must be bool", e.cond)
-            if fn is not None and (self._has_side_effects(e.then) or self._has_side_effects(e.else_)):
-                raise unsupported("calls with side effects inside ?:", e)
-            a = self.expr(e.then, scope, fn, want)
-            b = self.expr(e.else_, scope, fn, want)
+            a, sa = self.lazy(e.then, scope, fn, want)
+            b, sb = self.lazy(e.else_, scope, fn, want)
             a, b = self.unify(a, b, e)
+            if (sa or sb) and fn is not None:
+                # a branch needs statements: evaluate only the branch taken
+                t = fn.tmp("tv")
+                fn.emit(f"if {c.code}:")
+                fn.lines.extend(sa)
+                fn.emit(f"    {t} = {a.code}")
+                fn.emit("else:")
+                fn.lines.extend(sb)
+                fn.emit(f"    {t} = {b.code}")
+                return V(t, a.type)
             if c.is_const:
                 return a if c.const else b
             return V(f"({a.code} if {c.code} else {b.code})", a.type)
@@ -2401,16 +2409,25 @@ class Compiler:
             raise unsupported("{#} outside an assignment", e)
         raise unsupported(f"expression {type(e).__name__}", e)
 
+    def lazy(self, e: ast.Expression, scope: Scope, fn: _Fn | None, want: Type | None) -> tuple[V, list[str]]:
+        """Lower e, capturing the statements it needs (one level deeper) instead of emitting
+        them, so a caller can run them conditionally (short circuit, ?:)."""
+        if fn is None:
+            return self.expr(e, scope, fn, want), []
+        start = len(fn.lines)
+        fn.ind += 1
+        try:
+            v = self.expr(e, scope, fn, want)
+        finally:
+            fn.ind -= 1
+        stmts = fn.lines[start:]
+        del fn.lines[start:]
+        return v, stmts
+
     def _tmp_scope(self, scope: Scope, py: str, t: Type) -> Scope:
         s = Scope(scope, "tmp")
         s.add(Sym("var", py, None, t, py=py))
         return s
-
-    @staticmethod
-    def _has_side_effects(e: ast.Node) -> bool:
-        return any(isinstance(n, ast.MethodCall) and isinstance(n.callee, ast.Member)
-                   and n.callee.member in ("apply", "extract", "lookahead")
-                   for n in ast.walk(e))
 
     def member(self, e: ast.Member, scope: Scope, fn: _Fn | None) -> V:
         base = e.expr
@@ -2505,11 +2522,18 @@ class Compiler:
         op = e.op
         if op in ("&&", "||"):
             a = self.expr(e.left, scope, fn)
-            if fn is not None and self._has_side_effects(e.right):
-                raise unsupported(f"table apply / extract on the right of {op}", e.right)
-            b = self.expr(e.right, scope, fn)
+            b, stmts = self.lazy(e.right, scope, fn, None)
             if not (isinstance(a.type, TBool) and isinstance(b.type, TBool)):
                 raise err(f"{op} needs bool operands", e)
+            if stmts and fn is not None:
+                # the right operand needs statements (a table apply, an inlined call):
+                # run them only when the left operand does not decide (short circuit)
+                t = fn.tmp("sc")
+                fn.emit(f"{t} = {a.code}")
+                fn.emit(f"if {'' if op == '&&' else 'not '}{t}:")
+                fn.lines.extend(stmts)
+                fn.emit(f"    {t} = {b.code}")
+                return V(t, BOOL)
             if a.is_const and b.is_const:
                 r = (a.const and b.const) if op == "&&" else (a.const or b.const)
                 return V(str(bool(r)), BOOL, bool(r))

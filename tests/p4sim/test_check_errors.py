@@ -63,16 +63,6 @@ def test_header_not_byte_aligned_is_padded_like_p4c_bmv2(tmp_path):
     assert o.data == eth + bytes([1, 2, 0, 3, 0xB5, 0xEE])
 
 
-def test_table_apply_on_right_of_and_refused(tmp_path):
-    locals_ = """
-    action a() { }
-    table t { key = { hdr.data.a: exact; } actions = { a; } }
-    """
-    path = program(tmp_path, ig_locals=locals_, ig="        if (hdr.data.isValid() && t.apply().hit) { }")
-    with pytest.raises(P4Unsupported):
-        load_program(path)
-
-
 def test_duplicate_const_entry_is_located(tmp_path):
     locals_ = """
     action a(bit<8> v) { hdr.data.b = v; }

@@ -144,3 +144,22 @@ V1Switch(P(), VC(), IG(), EG(), CC(), DP()) main;
     sw = Switch(str(path))
     sw.send(0, frame(a=41))
     assert data_of(sw.receive()[0].data)[:2] == (41, 42)
+
+
+def test_short_circuit_runs_right_operand_only_when_needed(tmp_path):
+    locals_ = """
+    action mark() { hdr.data.c = hdr.data.c + 1; }
+    table t { key = { hdr.data.a: exact; } actions = { mark; } default_action = mark(); }
+    """
+    ig = """
+        if (hdr.data.b == 0 && t.apply().hit) { hdr.data.d = 1; }
+        if (hdr.data.b == 100 || t.apply().hit) { hdr.data.d = hdr.data.d + 2; }
+        hdr.data.a = (hdr.data.b == 100) ? 8w7 : (t.apply().hit ? 8w1 : 8w2);
+    """
+    _, out = run(tmp_path, ig, ig_locals=locals_)
+    # b == 100: the first apply is skipped, the second is skipped, the ?: takes the constant
+    assert data_of(out[0].data) == (7, 100, 0x1234, 0xF0000003)
+    _, out = run(tmp_path, ig, ig_locals=locals_, pkt=frame(a=1, b=5, c=0, d=0))
+    # b == 5: first && skipped (b != 0); || evaluates the apply (miss -> default mark: c+1);
+    # ?: evaluates its else branch: the apply runs again (c+1) and misses -> 2
+    assert data_of(out[0].data) == (2, 5, 2, 0)
