@@ -2539,7 +2539,15 @@ class Compiler:
                 return V(str(bool(r)), BOOL, bool(r))
             return V(f"({a.code} {'and' if op == '&&' else 'or'} {b.code})", BOOL)
         a = self.expr(e.left, scope, fn, want if op not in ("==", "!=", "<", ">", "<=", ">=") else None)
-        b = self.expr(e.right, scope, fn, a.type if isinstance(a.type, TBits) and op not in ("<<", ">>", "++") else None)
+        b, stmts = self.lazy(e.right, scope, fn,
+                             a.type if isinstance(a.type, TBits) and op not in ("<<", ">>", "++") else None)
+        if stmts and fn is not None:
+            # left to right: take the left value before the right operand's statements run
+            if not a.is_const:
+                t = fn.tmp("l")
+                fn.emit(f"{t} = {a.code}")
+                a = V(t, a.type)
+            fn.lines.extend(line[4:] for line in stmts)
         if isinstance(a.type, TInt) and isinstance(b.type, TBits) and op not in ("<<", ">>", "++"):
             a = self.coerce(a, b.type, e)
         if op == "++":

@@ -163,3 +163,9 @@ def test_short_circuit_runs_right_operand_only_when_needed(tmp_path):
     # b == 5: first && skipped (b != 0); || evaluates the apply (miss -> default mark: c+1);
     # ?: evaluates its else branch: the apply runs again (c+1) and misses -> 2
     assert data_of(out[0].data) == (2, 5, 2, 0)
+
+
+def test_left_operand_evaluated_before_right_side_effects(tmp_path):
+    decls = "bit<8> bump(inout bit<8> v) { v = v + 10; return 1; }"
+    _, out = run(tmp_path, "hdr.data.b = hdr.data.a + bump(hdr.data.a);", decls=decls)
+    assert data_of(out[0].data)[:2] == (210, 201)
