@@ -130,17 +130,19 @@ class Host:
         self.kick()
 
     # -- frames
-    def _frame(self, qp: QueuePair, pdu: Pdu, dscp: int | None = None) -> bytes:
+    def frame(self, qpn: int, pdu: Pdu, **over: object) -> bytes:
+        """The frame this host sends for `pdu` on QP `qpn`; `over` replaces RoceSpec fields
+        (a test's expectation of the frame after a router: MACs, TTL)."""
         s = self.spec
-        ip, mac = self.peers[qp.qpn]
+        ip, mac = self.peers[qpn]
         va, rkey, dlen = pdu.reth or (0, 0, None)
         syndrome, msn = pdu.aeth or (0, 0)
-        return roce_frame(
-            s.ip, ip, pdu.opcode, pdu.dqpn, pdu.psn, bytes(pdu.payload_len),
-            eth_src=s.mac, eth_dst=mac, vlan=s.vlan, pcp=s.pcp,
-            dscp=s.dscp if dscp is None else dscp, ecn=2, ackreq=int(pdu.ackreq), va=va,
-            rkey=rkey, dlen=dlen, syndrome=syndrome, msn=msn,
-            sport=_sport(qp.qpn), version=s.roce_version)
+        kw: dict[str, object] = dict(
+            eth_src=s.mac, eth_dst=mac, vlan=s.vlan, pcp=s.pcp, dscp=s.dscp, ecn=2,
+            ackreq=int(pdu.ackreq), va=va, rkey=rkey, dlen=dlen, syndrome=syndrome, msn=msn,
+            sport=_sport(qpn), version=s.roce_version)
+        kw.update(over)
+        return roce_frame(s.ip, ip, pdu.opcode, pdu.dqpn, pdu.psn, bytes(pdu.payload_len), **kw)
 
     def _cnp(self, qp: QueuePair) -> bytes:
         s = self.spec
@@ -187,7 +189,7 @@ class Host:
             if qp.responder.out:
                 if now < self._paused_until[qp.priority]:
                     continue
-                return self._frame(qp, qp.responder.out.popleft()), None, None
+                return self.frame(qp.qpn, qp.responder.out.popleft()), None, None
         wake: int | None = None
         qpns = list(self.qps)
         n = len(qpns)
@@ -208,7 +210,7 @@ class Host:
             pdu = req.next_pdu(now)
             if pdu is None:
                 continue
-            frame = self._frame(qp, pdu)
+            frame = self.frame(qpn, pdu)
             self._rr = (self._rr + i + 1) % n
             rp = self.rps[qpn]
             if self.spec.rp_enabled:

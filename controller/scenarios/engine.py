@@ -153,6 +153,15 @@ class Engine:
         if progress is not None and progress.shown:
             progress.update(self._now, force=True)
 
+    def run_until(self, done: Callable[[], bool], limit_ns: int, step_ns: int = 100_000) -> bool:
+        """Run in steps of `step_ns` until `done()` or `limit_ns` from now; True if done."""
+        end = self._now + limit_ns
+        while not done():
+            if self._now >= end:
+                return False
+            self.run(min(self._now + step_ns, end))
+        return True
+
 
 class RealtimeEngine:
     """The same host wiring against a target with no virtual time (a P4Runtime switch with
@@ -209,3 +218,17 @@ class RealtimeEngine:
                 return
             wait = (self._heap[0][0] - now) / 1e9 if self._heap else self.poll_s
             self.target.advance(int(max(0.0, min(wait, self.poll_s)) * 1e9))
+
+    def run_until(self, done: Callable[[], bool], limit_ns: int, step_ns: int = 100_000) -> bool:
+        """Run in steps of `step_ns` until `done()` or `limit_ns` from now; True if done."""
+        end = self.now() + limit_ns
+        while not done():
+            if self.now() >= end:
+                return False
+            self.run(min(step_ns, end - self.now()))
+        return True
+
+
+def engine_for(target: Target) -> Engine | RealtimeEngine:
+    """Virtual time when the target has it (in-process p4sim), else the wall clock."""
+    return Engine(target) if target.virtual_time else RealtimeEngine(target)

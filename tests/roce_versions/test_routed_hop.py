@@ -1,12 +1,10 @@
 """RoCEv1 next to RoCEv2 across a routed hop (issue 9): the same RDMA WRITE, two versions.
 
 Two hosts in two subnets hang off two switch ports; the switch is a router, programmed
-from the declarative config (`controller.config`, what `rocelab apply` reads). Each host
-is an RC queue pair made of the controller's own requester and responder state machines
-(`controller.hosts.rc`); its frames are built by `controller.packets` and decoded with its
-decoder. The full `Host` model (controller.hosts.host) cannot emit RoCEv1 (its frames are
-always RoCEv2), so the NIC here is a small wrapper around the RC halves that frames with
-`roce_frame(..., version=1|2)`: the two runs differ only in that argument.
+from the declarative config (`controller.config`, what `rocelab apply` reads). The hosts
+are the controller's host models (`controller.hosts.host.Host`: RC QPs, NIC), driven by
+the engine that suits the target's clock (`controller.scenarios.engine.engine_for`); the
+two runs differ only in `HostSpec.roce_version`.
 
 - RoCEv2: the WRITE (FIRST/MIDDLE/LAST) reaches the responder routed (TTL/hop limit - 1,
   MACs rewritten from the next hop, ICRC still valid because TTL is masked), its ACK
@@ -23,18 +21,17 @@ through the target.
 
 from __future__ import annotations
 
-import struct
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from controller.config import Compiled, apply_config, check, load_config
-from controller.hosts.rc import REQUEST_OPCODES, WRITE, Pdu, RcRequester, RcResponder
+from controller.hosts.host import Host, HostSpec
+from controller.hosts.rc import WRITE, Pdu
 from controller.packets import constants as C
-from controller.packets import decode, roce_frame, verify_icrc
-from controller.targets import CounterQuery, OutputPacket, Target
+from controller.packets import decode, verify_icrc
+from controller.scenarios.engine import Engine, RealtimeEngine, engine_for
+from controller.targets import CounterQuery, Target
 
 MTU = 256  # RoCE path MTU: a 3 * MTU WRITE is FIRST, MIDDLE, LAST
 WRITE_LEN = 3 * MTU
@@ -42,7 +39,7 @@ VA, RKEY = 0x7F00_0000_1000, 0x1234
 QPN_A, QPN_B = 0x0A1, 0x0B2
 DSCP, TC = 26, 3  # data class: the config maps DSCP 26 (also the GRH's) to class 3
 TIMEOUT_NS = 200_000_000  # retransmit timer: ample for a wall-clock round trip under load
-STEP_NS = 100_000  # how far the loop lets time run between polls
+PROP_NS = 100_000  # link delay: also the virtual engine's step (its lookahead)
 DROP_NO_ROUTE, DROP_TTL, DROP_ROCEV1_TO_ROUTER = 1, 2, 6  # p4src/README.md "Drop reasons"
 
 ROUTER_MAC = "02:00:00:00:00:fe"
@@ -53,115 +50,52 @@ ROUTED = {4: ("10.0.1.1", "10.0.2.1"), 6: ("2001:db8:1::1", "2001:db8:2::1")}
 BRIDGED = ("10.0.1.1", "10.0.1.2")
 
 
-# ---------------------------------------------------------------- the NIC
+# ---------------------------------------------------------------- the hosts
 
 
-def payload_len(frame: bytes, rec) -> int:
-    """Payload bytes of a RoCEv1/v2 frame: the IP/GRH length minus headers, pad and ICRC."""
-    off = 18 if rec.vlan_valid else 14
-    if rec.roce_version == 1:  # GRH payload length: BTH to ICRC inclusive
-        (plen,) = struct.unpack_from("!H", frame, off + 4)
-        transport = plen
-    elif rec.ip_version == 4:
-        (total,) = struct.unpack_from("!H", frame, off + 2)
-        transport = total - (frame[off] & 0x0F) * 4 - 8
-    else:
-        (udp,) = struct.unpack_from("!H", frame, off + 4)
-        transport = udp - 8
-    ext = 16 * rec.reth_valid + 4 * rec.aeth_valid + 4 * rec.immdt_valid
-    return transport - C.BTH_LEN - ext - C.ICRC_LEN - rec.bth_pad
+class Endpoint:
+    """A Host with one RC QP on a switch port, every frame it sends and receives on record."""
+
+    def __init__(self, engine: Engine | RealtimeEngine, port: int, mac: str, ip: str,
+                 peer: tuple[str, str], gateway_mac: str | None, version: int, qpn: int,
+                 peer_qpn: int):
+        spec = HostSpec(f"p{port}", mac, ip, port, mtu=MTU, dscp=DSCP, timeout_ns=TIMEOUT_NS,
+                        gateway_mac=gateway_mac, roce_version=version)
+        self.host = Host(spec, engine)
+        self.qpn = qpn
+        self.qp = self.host.add_qp(qpn, peer_qpn, peer[0], peer[1])
+        engine.attach(self.host, port, PROP_NS)
+        self.sent: list[bytes] = []
+        self.received: list[bytes] = []
+        tx, rx = self.host.transmit, self.host.receive
+
+        def transmit(frame: bytes, t_end: int) -> None:
+            self.sent.append(frame)
+            tx(frame, t_end)
+
+        def receive(frame: bytes) -> None:
+            self.received.append(frame)
+            rx(frame)
+
+        self.host.transmit, self.host.receive = transmit, receive
 
 
-@dataclass
-class Nic:
-    """One RC QP on one link: the controller's requester and responder, framed as RoCE
-    `version` toward `next_hop_mac` (the router MAC when routed, the peer's when bridged)."""
-
-    port: int
-    mac: str
-    ip: str
-    peer_ip: str
-    next_hop_mac: str
-    version: int
-    qpn: int
-    peer_qpn: int
-    requester: RcRequester = field(init=False)
-    responder: RcResponder = field(init=False)
-    sent: list[bytes] = field(default_factory=list)
-    received: list[bytes] = field(default_factory=list)
-    rx_bad: int = 0
-
-    def __post_init__(self) -> None:
-        self.requester = RcRequester(self.qpn, self.peer_qpn, MTU, window=16,
-                                     timeout_ns=TIMEOUT_NS)
-        self.responder = RcResponder(self.qpn, self.peer_qpn, MTU, ack_every=16)
-
-    def frame(self, pdu: Pdu, **over: object) -> bytes:
-        va, rkey, dlen = pdu.reth or (0, 0, None)
-        syndrome, msn = pdu.aeth or (0, 0)
-        kw: dict = dict(eth_src=self.mac, eth_dst=self.next_hop_mac, version=self.version,
-                        dscp=DSCP, ecn=2, ackreq=int(pdu.ackreq), va=va, rkey=rkey,
-                        dlen=dlen, syndrome=syndrome, msn=msn, sport=0xC000 | self.qpn)
-        kw.update(over)
-        # A recognisable payload: byte i of PSN p is (p + i) & 0xFF.
-        body = bytes((pdu.psn + i) & 0xFF for i in range(pdu.payload_len))
-        return roce_frame(self.ip, self.peer_ip, pdu.opcode, pdu.dqpn, pdu.psn, body, **kw)
-
-    def transmit(self, now_ns: int) -> list[bytes]:
-        """What the NIC puts on the wire now: responses first, then request data."""
-        out = [self.frame(p) for p in self.responder.out]
-        self.responder.out.clear()
-        while (pdu := self.requester.next_pdu(now_ns)) is not None:
-            out.append(self.frame(pdu))
-        self.sent += out
-        return out
-
-    def receive(self, frame: bytes, now_ns: int) -> None:
-        rec = decode(frame)
-        if (not rec.is_roce or rec.err_icrc or rec.err_truncated or rec.err_ip_csum
-                or rec.bth_dqpn != self.qpn):
-            self.rx_bad += 1
-            return
-        self.received.append(frame)
-        pdu = Pdu(rec.bth_opcode, rec.bth_dqpn, rec.bth_psn, bool(rec.bth_ackreq),
-                  payload_len(frame, rec),
-                  (rec.reth_va, rec.reth_rkey, rec.reth_dlen) if rec.reth_valid else None,
-                  (rec.aeth_syndrome, rec.aeth_msn) if rec.aeth_valid else None,
-                  rec.ecn == 3, bool(rec.bth_becn))
-        if pdu.opcode in REQUEST_OPCODES:
-            self.responder.on_pdu(pdu, now_ns)
-        else:
-            self.requester.on_pdu(pdu, now_ns)
+def pair(target: Target, a: int, b: int, ips: tuple[str, str], version: int,
+         routed: bool) -> tuple[Engine | RealtimeEngine, Endpoint, Endpoint]:
+    """Requester on port a, responder on port b; routed hosts send to the router MAC."""
+    eng = engine_for(target)
+    gw = ROUTER_MAC if routed else None
+    req = Endpoint(eng, a, MAC_A, ips[0], (ips[1], MAC_B), gw, version, QPN_A, QPN_B)
+    rsp = Endpoint(eng, b, MAC_B, ips[1], (ips[0], MAC_A), gw, version, QPN_B, QPN_A)
+    req.host.post(QPN_A, WRITE, WRITE_LEN, VA, RKEY)
+    return eng, req, rsp
 
 
-def run(target: Target, nics: list[Nic], done: Callable[[], bool],
-        limit_ns: int = 4 * TIMEOUT_NS) -> list[OutputPacket]:
-    """Drive the NICs against the target until `done()`: each round fires due retransmit
-    timers, sends what the NICs have, hands the target's output to the NIC on its port, and
-    lets STEP_NS pass (virtual or wall clock). Returns every frame the switch emitted."""
-    by_port = {n.port: n for n in nics}
-    emitted: list[OutputPacket] = []
-    deadline = target.now() + limit_ns
-    while True:
-        now = target.now()
-        for nic in nics:
-            nic.requester.check_timeout(now)
-            for frame in nic.transmit(now):
-                target.send(nic.port, frame)
-        for out in target.receive():
-            emitted.append(out)
-            if out.port in by_port:
-                by_port[out.port].receive(out.data, target.now())
-        if done():
-            return emitted
-        if now >= deadline:
-            raise AssertionError(f"{target.name}: exchange not done within "
-                                 f"{limit_ns / 1e6:.0f} ms; {len(emitted)} frames emitted")
-        target.advance(STEP_NS)
-
-
-def post_write(nic: Nic, target: Target) -> None:
-    nic.requester.post(WRITE, WRITE_LEN, target.now(), VA, RKEY)
+def run(target: Target, eng: Engine | RealtimeEngine, done, limit_ns: int = 4 * TIMEOUT_NS
+        ) -> None:
+    if not eng.run_until(done, limit_ns):
+        raise AssertionError(f"{target.name}: exchange not done within {limit_ns / 1e6:.0f} ms"
+                             f"; {eng.switch_tx} frames emitted")
 
 
 # ---------------------------------------------------------------- config and counters
@@ -210,8 +144,8 @@ def nbytes(frames: list[bytes]) -> int:
     return sum(len(f) for f in frames)
 
 
-def roce_out(emitted: list[OutputPacket], port: int) -> list[bytes]:
-    return [o.data for o in emitted if o.port == port and decode(o.data).is_roce]
+def roce(frames: list[bytes]) -> list[bytes]:
+    return [f for f in frames if decode(f).is_roce]
 
 
 # ---------------------------------------------------------------- tests
@@ -220,42 +154,39 @@ def roce_out(emitted: list[OutputPacket], port: int) -> list[bytes]:
 @pytest.mark.parametrize("family", [4, 6], ids=["ipv4", "ipv6"])
 def test_routed_hop_rocev2_arrives_rocev1_does_not(target, target_ports, tmp_path, family):
     a, b = target_ports[0], target_ports[1]
-    ip_a, ip_b = ROUTED[family]  # two subnets: only the router connects them
-    configure(target, tmp_path, "l3", a, b, (ip_a, ip_b))
+    configure(target, tmp_path, "l3", a, b, ROUTED[family])  # two subnets: only the router
 
     # ---- RoCEv2: routed there and back
-    req = Nic(a, MAC_A, ip_a, ip_b, ROUTER_MAC, 2, QPN_A, QPN_B)
-    rsp = Nic(b, MAC_B, ip_b, ip_a, ROUTER_MAC, 2, QPN_B, QPN_A)
-    post_write(req, target)
-    emitted = run(target, [req, rsp], lambda: req.requester.idle)
+    eng, req, rsp = pair(target, a, b, ROUTED[family], 2, routed=True)
+    requester, responder = req.qp.requester, rsp.qp.responder
+    run(target, eng, lambda: requester.idle)
 
     writes = req.sent
-    assert [decode(f).bth_opcode for f in writes] == [
-        C.RC_WRITE_FIRST, C.RC_WRITE_MIDDLE, C.RC_WRITE_LAST]
-    assert [decode(f).bth_opcode for f in rsp.sent] == [C.RC_ACK]
-    # Routed: exactly the sent frames with the next hop's MACs and TTL/hop limit 63; the
-    # builder recomputes the IPv4 checksum, and the ICRC does not change (TTL is masked).
     pdus = [Pdu(C.RC_WRITE_FIRST, QPN_B, 0, False, MTU, (VA, RKEY, WRITE_LEN)),
             Pdu(C.RC_WRITE_MIDDLE, QPN_B, 1, False, MTU),
             Pdu(C.RC_WRITE_LAST, QPN_B, 2, True, MTU)]
-    expect_b = [req.frame(p, eth_src=PORT_MAC.format(b), eth_dst=MAC_B, ttl=63) for p in pdus]
-    assert roce_out(emitted, b) == expect_b
-    assert rsp.received == expect_b and rsp.rx_bad == 0
+    assert writes == [req.host.frame(QPN_A, p) for p in pdus]  # FIRST, MIDDLE, LAST
+    assert [decode(f).bth_opcode for f in rsp.sent] == [C.RC_ACK]
+    # Routed: exactly the sent frames with the next hop's MACs and TTL/hop limit 63; the
+    # builder recomputes the IPv4 checksum, and the ICRC does not change (TTL is masked).
+    expect_b = [req.host.frame(QPN_A, p, eth_src=PORT_MAC.format(b), eth_dst=MAC_B, ttl=63)
+                for p in pdus]
+    assert roce(rsp.received) == expect_b and rsp.host.stats.rx_bad == 0
     for f in rsp.received:
         rec = decode(f)
         assert (rec.roce_version, rec.ip_version, rec.ttl) == (2, family, 63)
         assert verify_icrc(f) and rec.err_icrc == 0
-    ack = rsp.sent[0]
-    assert roce_out(emitted, a) == [rsp.frame(
-        Pdu(C.RC_ACK, QPN_A, 2, False, 0, None, (C.AETH_ACK_NO_CREDIT, 1)),
-        eth_src=PORT_MAC.format(a), eth_dst=MAC_A, ttl=63)]
-    assert decode(ack).aeth_msn == 1 and verify_icrc(roce_out(emitted, a)[0])
-    assert rsp.responder.stats.bytes_received == WRITE_LEN
-    assert rsp.responder.stats.messages == 1
-    done = req.requester.done
+    ack = Pdu(C.RC_ACK, QPN_A, 2, False, 0, None, (C.AETH_ACK_NO_CREDIT, 1))
+    assert rsp.sent == [rsp.host.frame(QPN_B, ack)]
+    assert roce(req.received) == [rsp.host.frame(QPN_B, ack, eth_src=PORT_MAC.format(a),
+                                                 eth_dst=MAC_A, ttl=63)]
+    assert verify_icrc(req.received[0]) and req.host.stats.rx_bad == 0
+    assert responder.stats.bytes_received == WRITE_LEN
+    assert responder.stats.messages == 1
+    done = requester.done
     assert len(done) == 1 and done[0].completed_ns is not None
-    assert req.requester.stats.timeouts == 0
-    assert req.requester.stats.retransmitted_packets == 0
+    assert requester.stats.timeouts == 0
+    assert requester.stats.retransmitted_packets == 0
     # The counters agree: class 3 in on a and out on b, the ACK the other way, no RoCEv1.
     assert settle(target, "roce_rx", a * 8 + TC, 3) == (3, nbytes(writes))
     assert settle(target, "roce_tx", b * 8 + TC, 3) == (3, nbytes(expect_b))
@@ -265,11 +196,11 @@ def test_routed_hop_rocev2_arrives_rocev1_does_not(target, target_ports, tmp_pat
     assert cell(target, "drops", a * 16 + DROP_ROCEV1_TO_ROUTER) == (0, 0)
 
     # ---- RoCEv1: the same WRITE on the same switch, addressed to the router MAC
-    req = Nic(a, MAC_A, ip_a, ip_b, ROUTER_MAC, 1, QPN_A, QPN_B)
-    rsp = Nic(b, MAC_B, ip_b, ip_a, ROUTER_MAC, 1, QPN_B, QPN_A)
-    post_write(req, target)
+    eng, req, rsp = pair(target, a, b, ROUTED[family], 1, routed=True)
+    requester, responder = req.qp.requester, rsp.qp.responder
     t0 = target.now()
-    emitted = run(target, [req, rsp], lambda: req.requester.stats.timeouts >= 1)
+    # done when the resent window has reached the switch (not only left the NIC)
+    run(target, eng, lambda: requester.stats.timeouts >= 1 and eng.switch_rx == 6)
     assert target.now() - t0 >= TIMEOUT_NS  # no ACK: the timer ran its full course
 
     sent = req.sent
@@ -288,13 +219,14 @@ def test_routed_hop_rocev2_arrives_rocev1_does_not(target, target_ports, tmp_pat
     assert [cell(target, "drops", a * 16 + r)[0] for r in (DROP_NO_ROUTE, DROP_TTL)] == [0, 0]
     assert cell(target, "roce_rx", a * 8 + TC) == (3 + 6, nbytes(writes) + nbytes(sent))
     # Nothing reached the other subnet, nothing came back.
-    assert roce_out(target.receive() + emitted, b) == [] and roce_out(emitted, a) == []
-    assert rsp.received == [] and rsp.sent == [] and rsp.responder.stats.packets_received == 0
+    late = [o.data for o in target.receive() if o.port in (a, b)]
+    assert roce(late + rsp.received + req.received) == []
+    assert rsp.sent == [] and responder.stats.packets_received == 0
     assert cell(target, "roce_tx", b * 8 + TC) == (3, nbytes(expect_b))  # still the v2 ones
     assert cell(target, "rocev1_rx", b) == (0, 0)
-    stats = req.requester.stats
+    stats = requester.stats
     assert stats.timeouts == 1 and stats.retransmitted_packets == 3 and stats.naks == 0
-    assert not req.requester.done and req.requester.una == 0
+    assert not requester.done and requester.una == 0
 
 
 @pytest.mark.parametrize("version", [1, 2], ids=["rocev1", "rocev2"])
@@ -303,17 +235,16 @@ def test_bridged_segment_carries_both_versions(target, target_ports, tmp_path, v
     same WRITE arrives unchanged and is ACKed, RoCEv1 exactly like RoCEv2."""
     a, b = target_ports[0], target_ports[1]
     configure(target, tmp_path, "l2", a, b, BRIDGED)
-    req = Nic(a, MAC_A, BRIDGED[0], BRIDGED[1], MAC_B, version, QPN_A, QPN_B)
-    rsp = Nic(b, MAC_B, BRIDGED[1], BRIDGED[0], MAC_A, version, QPN_B, QPN_A)
-    post_write(req, target)
-    emitted = run(target, [req, rsp], lambda: req.requester.idle)
+    eng, req, rsp = pair(target, a, b, BRIDGED, version, routed=False)
+    requester = req.qp.requester
+    run(target, eng, lambda: requester.idle)
 
-    assert roce_out(emitted, b) == req.sent and len(req.sent) == 3  # bridged: bytes unchanged
-    assert rsp.received == req.sent and rsp.rx_bad == 0
-    assert roce_out(emitted, a) == rsp.sent and len(rsp.sent) == 1
+    assert roce(rsp.received) == req.sent and len(req.sent) == 3  # bridged: bytes unchanged
+    assert rsp.host.stats.rx_bad == 0 and req.host.stats.rx_bad == 0
+    assert roce(req.received) == rsp.sent and len(rsp.sent) == 1
     assert all(decode(f).roce_version == version for f in req.sent + rsp.sent)
-    assert rsp.responder.stats.bytes_received == WRITE_LEN
-    assert req.requester.stats.timeouts == 0 and len(req.requester.done) == 1
+    assert rsp.qp.responder.stats.bytes_received == WRITE_LEN
+    assert requester.stats.timeouts == 0 and len(requester.done) == 1
     assert settle(target, "roce_rx", a * 8 + TC, 3) == (3, nbytes(req.sent))
     assert settle(target, "roce_rx", b * 8 + TC, 1) == (1, nbytes(rsp.sent))
     # RoCEv1 is counted as such in both directions; RoCEv2 never is.
