@@ -1,12 +1,26 @@
 """Lower a parsed P4_16 v1model program to Python source, compiled once.
 
-Each parser and control instance becomes one Python function; actions and functions are
-inlined where they are called (a table's actions become an `if aid == k:` dispatch), so
-per packet only straight-line generated code runs: no syntax-tree walking.
+Each pipeline block (parser, controls, deparser) becomes one Python function. Actions and
+functions are inlined where they are called (a table's actions become an `if aid == k:`
+dispatch on the entry's action index), sub-control bodies are spliced where they are
+applied, an acyclic parser becomes nested straight-line code (loops keep a state
+dispatch), so per packet only generated code runs: no syntax-tree walking.
+
+Run-time representation: bit<N>/int<N>/bool/enum/error values are Python ints (int<N> in
+two's complement, masked to N bits after every operation); headers and structs are
+instances of generated classes (header fields as class-level defaults, `_v` the validity
+bit, `_ex`/`_em` extract and emit through one precompiled struct.Struct); stacks are
+`rt.Stack`. `return` inside an inlined body is a `break` out of a one-pass loop, `exit`
+raises `rt.Exit` caught at the pipeline block, parser errors raise `rt.ParserError`.
 
 Names and types are resolved as the generator walks (through `p4sim.check`): every
-expression is typed, constants are folded, errors carry file:line:column, and any
-construct p4sim does not run is refused with `P4Unsupported` at load time.
+expression is typed (its `checked_type` set), constants are folded, unused actions and
+functions are checked too, errors carry file:line:column, and any construct p4sim does not
+run is refused with `P4Unsupported` at load time.
+
+Known divergence from BMv2: arithmetic wraps at the operand width before a widening cast,
+as the P4 spec says (`(bit<16>)(b4 * 4)` with bit<4> b4 = 5 gives 4); BMv2, from p4c's JSON,
+keeps the wide intermediate (20).
 """
 
 from __future__ import annotations
