@@ -1715,6 +1715,10 @@ class Compiler:
                 rv = fn.tmp("ret")
                 fn.emit(f"{rv} = {self.default_value(rt)}")
         has_return = any(isinstance(n, ast.ReturnStatement) for n in ast.walk(d.body))
+        if copy_back:
+            # copy-out happens however the body ends, `exit` included (P4 spec)
+            fn.emit("try:")
+            fn.ind += 1
         if has_return:
             fn.emit("for _ in ONCE:")
             fn.ind += 1
@@ -1729,8 +1733,14 @@ class Compiler:
         if has_return:
             fn.once_stack.pop()
             fn.ind -= 1
+        if copy_back:
+            fn.ind -= 1
+            fn.emit("finally:")
+            fn.ind += 1
         for node, py, sc in copy_back:
             self.assign(node, V(py, self.lvalue_type(node, sc, fn)), sc, fn)
+        if copy_back:
+            fn.ind -= 1
         return rv
 
     def call(self, c: ast.MethodCall, scope: Scope, fn: _Fn, stmt: bool = False,
@@ -1863,11 +1873,19 @@ class Compiler:
                 backs.append((a.value, pt, py))
             fn.emit(f"{py} = {v.code if p.direction in ('out', 'inout') else self.copy_code(v)}")
         # the sub-control's body, spliced in place: no call, its locals re-initialised per apply
+        if backs:
+            fn.emit("try:")  # scalar copy-out happens on `exit` too
+            fn.ind += 1
         pad = "    " * fn.ind
         for line in body:
             fn.lines.append(pad + line[4:])
-        for node, pt, py in backs:
-            self.assign(node, V(py, pt), scope, fn)
+        if backs:
+            fn.ind -= 1
+            fn.emit("finally:")
+            fn.ind += 1
+            for node, pt, py in backs:
+                self.assign(node, V(py, pt), scope, fn)
+            fn.ind -= 1
         return V("None", VOID)
 
     # ------------------------------------------------------------------ externs

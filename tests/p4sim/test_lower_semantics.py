@@ -169,3 +169,9 @@ def test_left_operand_evaluated_before_right_side_effects(tmp_path):
     decls = "bit<8> bump(inout bit<8> v) { v = v + 10; return 1; }"
     _, out = run(tmp_path, "hdr.data.b = hdr.data.a + bump(hdr.data.a);", decls=decls)
     assert data_of(out[0].data)[:2] == (210, 201)
+
+
+def test_copy_out_happens_on_exit(tmp_path):
+    locals_ = "action set_and_exit(inout bit<8> v) { v = 77; exit; }"
+    _, out = run(tmp_path, "set_and_exit(hdr.data.a); hdr.data.a = 1;", ig_locals=locals_)
+    assert data_of(out[0].data)[0] == 77
