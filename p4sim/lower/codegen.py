@@ -2594,8 +2594,11 @@ class Compiler:
         if op in ("==", "!="):
             if isinstance(ta, TBits) and isinstance(tb, TBits) and ta != tb:
                 raise err(f"cannot compare {ta.show()} with {tb.show()}", e)
-            if isinstance(ta, TStruct) or isinstance(tb, TStruct):
-                raise unsupported("comparing structs/headers with ==", e)
+            if isinstance(ta, (TStruct, TStack)) or isinstance(tb, (TStruct, TStack)):
+                if type(ta) is not type(tb) or ta.show() != tb.show():
+                    raise err(f"cannot compare {ta.show()} with {tb.show()}", e)
+                eq = self.aggregate_eq(a.code, b.code, ta)
+                return V(f"({eq})" if op == "==" else f"(not ({eq}))", BOOL)
             if a.is_const and b.is_const:
                 r = (a.const == b.const) if op == "==" else (a.const != b.const)
                 return V(str(r), BOOL, r)
@@ -2644,6 +2647,22 @@ class Compiler:
                 raise unsupported(f"{op} on signed values", e)
             return V(f"({ac} {'//' if op == '/' else '%'} {bc})", ta)
         raise err(f"unknown operator {op}", e)
+
+    def aggregate_eq(self, a: str, b: str, t: Type) -> str:
+        """P4 == on headers (both invalid, or both valid with equal fields), structs and
+        stacks (every member equal)."""
+        if isinstance(t, TStack):
+            return " and ".join(f"({self.aggregate_eq(f'{a}.a[{i}]', f'{b}.a[{i}]', t.elem)})"
+                                for i in range(t.size)) or "True"
+        if isinstance(t, TStruct):
+            parts = [self.aggregate_eq(f"{a}.{f}", f"{b}.{f}", ft) for f, ft in t.fields]
+            fields = " and ".join(f"({p})" for p in parts) or "True"
+            if t.kind == "header":
+                return f"{a}._v == {b}._v and (not {a}._v or ({fields}))"
+            if t.kind == "union":
+                return " and ".join(f"({p})" for p in parts) or "True"
+            return fields
+        return f"{a} == {b}"
 
     @staticmethod
     def _sv(v: int, w: int) -> int:

@@ -175,3 +175,16 @@ def test_copy_out_happens_on_exit(tmp_path):
     locals_ = "action set_and_exit(inout bit<8> v) { v = 77; exit; }"
     _, out = run(tmp_path, "set_and_exit(hdr.data.a); hdr.data.a = 1;", ig_locals=locals_)
     assert data_of(out[0].data)[0] == 77
+
+
+def test_header_and_struct_equality(tmp_path):
+    ig = """
+        data_t other = { 8w200, 8w100, 16w0x1234, 32w0xF0000001 };
+        if (other == hdr.data) { hdr.data.a = 1; }
+        data_t inv;
+        if (inv != hdr.data) { hdr.data.b = 2; }
+        meta_t m2 = meta;
+        if (m2 == meta) { hdr.data.c = 3; }
+    """
+    _, out = run(tmp_path, ig)
+    assert data_of(out[0].data)[:3] == (1, 2, 3)
