@@ -239,18 +239,10 @@ def main(argv: list[str] | None = None) -> int:
           "list": cmd_list, "packet-out": cmd_packet_out, "packet-in": cmd_packet_in}[args.cmd]
     try:
         return fn(args)
-    except _Usage as exc:
-        sys.stderr.write(f"rocelab: {exc}\n")
-        return EXIT_USAGE
-    except FileNotFoundError as exc:
-        sys.stderr.write(f"rocelab: {exc}\n")
-        return EXIT_USAGE
-    except ConfigError as exc:
-        sys.stderr.write(f"rocelab: {exc}\n")
-        return EXIT_FAIL
-    except TargetError as exc:
-        sys.stderr.write(f"rocelab: {exc} ({exc.code})\n")
-        return EXIT_FAIL
+    except (_Usage, FileNotFoundError, ConfigError, TargetError) as exc:
+        code = f" ({exc.code})" if isinstance(exc, TargetError) else ""
+        sys.stderr.write(f"rocelab: {exc}{code}\n")
+        return EXIT_FAIL if isinstance(exc, ConfigError | TargetError) else EXIT_USAGE
     except KeyboardInterrupt:
         return 130
 

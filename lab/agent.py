@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import select
-import socket
 import sys
 import time
 from dataclasses import dataclass, field
 
 from controller.hosts.dcqcn import NotificationPoint
+from controller.hosts.host import pdu_of
 from controller.hosts.rc import (
     REQUEST_OPCODES,
     RESPONSE_OPCODES,
@@ -33,11 +32,9 @@ from controller.hosts.rc import (
     RcRequester,
     RcResponder,
 )
-from controller.packets import Decoded, decode
-from controller.packets import constants as C
+from controller.packets import decode
 from controller.packets.build import RoceSpec, cnp_frame, spec_frame
-
-ETH_P_ALL = 0x0003
+from controller.targets.afpacket import AfPacketPorts
 
 
 @dataclass
@@ -64,27 +61,9 @@ def parse_peer(text: str) -> Peer:
             f"--peer {text!r}: expected MAC,IP,LOCAL_QPN,REMOTE_QPN ({e})") from e
 
 
-def payload_len(frame: bytes, rec: Decoded) -> int:
-    """RoCEv2 payload bytes of a frame: UDP length minus BTH, extended headers, pad, ICRC."""
-    off = 14 + (4 if rec.vlan_valid else 0)
-    if rec.ip_version == 4:
-        ihl = (frame[off] & 0x0F) * 4
-        udp = off + ihl
-    else:
-        udp = off + 40
-    udp_len = int.from_bytes(frame[udp + 4:udp + 6], "big")
-    opcode = rec.bth_opcode
-    ext = 0
-    if opcode in C.RETH_OPCODES:
-        ext += 16
-    if opcode in C.IMMDT_OPCODES or opcode in C.AETH_OPCODES:
-        ext += 4
-    return max(0, udp_len - 8 - 12 - ext - 4 - rec.bth_pad)
-
-
 class Agent:
-    def __init__(self, sock: socket.socket, mac: str, ip: str, peers: list[Peer]):
-        self.sock, self.mac, self.ip = sock, mac, ip
+    def __init__(self, port: AfPacketPorts, mac: str, ip: str, peers: list[Peer]):
+        self.port, self.mac, self.ip = port, mac, ip
         self.peers = {p.local_qpn: p for p in peers}
         self.np = NotificationPoint()
         self.t0 = time.monotonic_ns()
@@ -104,7 +83,7 @@ class Agent:
             kw.update(syndrome=pdu.aeth[0], msn=pdu.aeth[1])
         spec = RoceSpec(self.ip, peer.ip, pdu.opcode, pdu.dqpn, pdu.psn,
                         bytes(pdu.payload_len), eth_src=self.mac, eth_dst=peer.mac, **kw)
-        self.sock.send(spec_frame(spec))
+        self.port.send(0, spec_frame(spec))
         self.sent += 1
 
     def pump(self) -> None:
@@ -130,16 +109,12 @@ class Agent:
         if rec.is_cnp:
             self.cnps_received += 1
             return
-        pdu = Pdu(rec.bth_opcode, rec.bth_dqpn, rec.bth_psn, bool(rec.bth_ackreq),
-                  payload_len(frame, rec),
-                  (rec.reth_va, rec.reth_rkey, rec.reth_dlen) if rec.reth_valid else None,
-                  (rec.aeth_syndrome, rec.aeth_msn) if rec.aeth_valid else None,
-                  ce=bool(rec.ecn_ce), becn=bool(rec.bth_becn))
+        pdu = pdu_of(frame, rec)
         if pdu.opcode in REQUEST_OPCODES:
             peer.responder.on_pdu(pdu, now)
             if pdu.ce and self.np.on_ce((peer.remote_qpn,), now):
-                self.sock.send(cnp_frame(self.ip, peer.ip, peer.remote_qpn,
-                                         eth_src=self.mac, eth_dst=peer.mac))
+                self.port.send(0, cnp_frame(self.ip, peer.ip, peer.remote_qpn,
+                                            eth_src=self.mac, eth_dst=peer.mac))
                 self.sent += 1
         elif pdu.opcode in RESPONSE_OPCODES:
             peer.requester.on_pdu(pdu, now)
@@ -189,10 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.peer:
         ap.error("at least one --peer")
 
-    sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-    sock.bind((args.iface, 0))
-    sock.setblocking(False)
-    agent = Agent(sock, args.mac.lower(), args.ip, args.peer)
+    port = AfPacketPorts({0: args.iface})
+    agent = Agent(port, args.mac.lower(), args.ip, args.peer)
     if args.start_at is not None:
         time.sleep(max(0.0, args.start_at - time.time()))
     for peer in args.peer:
@@ -203,16 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     finished_at: float | None = None
     while time.monotonic() < deadline:
         agent.pump()
-        ready, _, _ = select.select([sock], [], [], 0.002)
-        if ready:
-            while True:
-                try:
-                    frame, addr = sock.recvfrom(65535)
-                except BlockingIOError:
-                    break
-                if addr[2] == socket.PACKET_OUTGOING:
-                    continue  # our own transmissions, looped back to packet sockets
-                agent.on_frame(frame)
+        for _, frame in port.poll(0.002):
+            agent.on_frame(frame)
         if finished_at is None and agent.done(args.expect):
             finished_at = time.monotonic()
         if finished_at is not None and time.monotonic() - finished_at >= args.linger:

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from controller.packets import Decoded, decode
 from controller.packets import constants as C
-from controller.packets import decode
 from controller.packets.build import cnp_frame, roce_frame
 
 from .dcqcn import DcqcnParams, NotificationPoint, ReactionPoint
@@ -298,11 +298,7 @@ class Host:
                     # the new, lower rate applies from the next packet on
                     self._arm_rp(qp.qpn)
             return
-        pdu = Pdu(rec.bth_opcode, rec.bth_dqpn, rec.bth_psn, bool(rec.bth_ackreq),
-                  _payload_len(frame, rec),
-                  (rec.reth_va, rec.reth_rkey, rec.reth_dlen) if rec.reth_valid else None,
-                  (rec.aeth_syndrome, rec.aeth_msn) if rec.aeth_valid else None,
-                  rec.ecn == 3, bool(rec.bth_becn))
+        pdu = pdu_of(frame, rec)
         if pdu.ce:
             self.stats.ce_received += 1
             if self.spec.np_enabled and self.np.on_ce((rec.ip_src, rec.bth_dqpn), now):
@@ -353,7 +349,16 @@ def _sport(qpn: int) -> int:
     return C.ROCE_SPORT_MIN | (qpn * 2654435761 & 0x3FFF)
 
 
-def _payload_len(frame: bytes, rec) -> int:
+def pdu_of(frame: bytes, rec: Decoded) -> Pdu:
+    """What the RC state machines see of a received RoCE frame (decoded as `rec`)."""
+    return Pdu(rec.bth_opcode, rec.bth_dqpn, rec.bth_psn, bool(rec.bth_ackreq),
+               payload_len(frame, rec),
+               (rec.reth_va, rec.reth_rkey, rec.reth_dlen) if rec.reth_valid else None,
+               (rec.aeth_syndrome, rec.aeth_msn) if rec.aeth_valid else None,
+               bool(rec.ecn_ce), bool(rec.bth_becn))
+
+
+def payload_len(frame: bytes, rec: Decoded) -> int:
     """Payload bytes of a RoCE frame: the length its IP or GRH header gives, minus the
     headers after it, pad and ICRC. (The frame may carry Ethernet padding: never use len.)"""
     off = 18 if rec.vlan_valid else 14

@@ -11,10 +11,7 @@ Time is the wall clock: `advance(dt)` waits dt while collecting frames.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import select
-import socket
 import time
 from collections.abc import Iterable, Mapping
 
@@ -22,6 +19,7 @@ from p4.v1 import p4runtime_pb2
 
 from controller.p4rt import Connection, P4RuntimeError, decode_int, encode
 
+from .afpacket import AfPacketPorts
 from .base import (
     CloneSession,
     CounterCell,
@@ -42,8 +40,6 @@ from .base import (
     TargetError,
 )
 
-ETH_P_ALL = 0x0003
-
 
 def parse_port_map(text: str | None) -> dict[int, str]:
     """'1=veth1,2=veth2' -> {1: 'veth1', 2: 'veth2'}."""
@@ -57,46 +53,6 @@ def parse_port_map(text: str | None) -> dict[int, str]:
             raise ValueError(f"bad port map item {item!r}: expected PORT=IFACE")
         out[int(port)] = iface.strip()
     return out
-
-
-class AfPacketPorts:
-    """Raw sockets on Linux interfaces standing for switch ports (needs root)."""
-
-    def __init__(self, ports: Mapping[int, str]):
-        self.socks: dict[int, socket.socket] = {}
-        self.by_fd: dict[int, int] = {}
-        for port, iface in ports.items():
-            s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-            s.bind((iface, 0))
-            s.setblocking(False)
-            self.socks[port] = s
-            self.by_fd[s.fileno()] = port
-
-    def send(self, port: int, frame: bytes) -> None:
-        sock = self.socks.get(port)
-        if sock is None:
-            raise TargetError(f"port {port} has no interface in the port map", "NOT_FOUND")
-        sock.send(frame)
-
-    def poll(self, timeout_s: float) -> list[tuple[int, bytes]]:
-        out: list[tuple[int, bytes]] = []
-        ready, _, _ = select.select(list(self.socks.values()), [], [], max(0.0, timeout_s))
-        for sock in ready:
-            port = self.by_fd[sock.fileno()]
-            while True:
-                try:
-                    data, addr = sock.recvfrom(65535)
-                except BlockingIOError:
-                    break
-                if addr[2] == socket.PACKET_OUTGOING:
-                    continue  # our own transmissions
-                out.append((port, data))
-        return out
-
-    def close(self) -> None:
-        for s in self.socks.values():
-            with contextlib.suppress(OSError):
-                s.close()
 
 
 class P4RuntimeTarget(Target):

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -227,13 +225,15 @@ class RemoteSwitch:
 
     def connect(self, program):
         """A P4RuntimeTarget on this switch, ports opened, program pushed."""
+        from controller.targets.afpacket import AfPacketPorts
         from controller.targets.p4runtime import P4RuntimeTarget
 
         t = P4RuntimeTarget(self.grpc_addr, self.cfg.device_id, port_map=None,
                             cpu_port=self.cfg.cpu_port)
         try:
             if self.ports:
-                t.ports = NetnsPorts(self.ports)
+                t.ports = AfPacketPorts({p: r.iface for p, r in self.ports.items()},
+                                        {p: r.netns for p, r in self.ports.items()})
             t.push(program)
             t.receive()  # drop what arrived before this test (kernel chatter, late frames)
         except BaseException:
@@ -252,54 +252,3 @@ def _switch_side(ref: PortRef) -> str:
             f"--port-map {ref}: not one end of a veth pair whose other end is in the root "
             "namespace; start the switch yourself on the right interfaces and pass --grpc-addr")
     return peer
-
-
-class NetnsPorts:
-    """AF_PACKET sockets on the test-side interfaces, each opened in its namespace; the same
-    send/poll/close protocol as controller.targets.p4runtime.AfPacketPorts, and received
-    frames keep their VLAN tags (netns.recv_frame)."""
-
-    def __init__(self, ports: dict[int, PortRef]):
-        from . import netns
-
-        self.socks: dict[int, socket.socket] = {}
-        self.by_fd: dict[int, int] = {}
-        try:
-            for port, ref in ports.items():
-                sock = netns.packet_socket(ref.iface, ref.netns)
-                sock.setblocking(False)
-                self.socks[port] = sock
-                self.by_fd[sock.fileno()] = port
-        except BaseException:
-            self.close()
-            raise
-
-    def send(self, port: int, frame: bytes) -> None:
-        from controller.targets.base import TargetError
-
-        sock = self.socks.get(port)
-        if sock is None:
-            raise TargetError(f"port {port} has no interface in the port map", "NOT_FOUND")
-        sock.send(frame)
-
-    def poll(self, timeout_s: float) -> list[tuple[int, bytes]]:
-        from . import netns
-
-        out: list[tuple[int, bytes]] = []
-        ready, _, _ = select.select(list(self.socks.values()), [], [], max(0.0, timeout_s))
-        for sock in ready:
-            port = self.by_fd[sock.fileno()]
-            while True:
-                try:
-                    data, addr = netns.recv_frame(sock)
-                except BlockingIOError:
-                    break
-                if addr[2] == socket.PACKET_OUTGOING:
-                    continue  # our own transmissions
-                out.append((port, data))
-        return out
-
-    def close(self) -> None:
-        for s in self.socks.values():
-            with contextlib.suppress(OSError):
-                s.close()

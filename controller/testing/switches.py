@@ -138,13 +138,24 @@ def start_p4sim_switch(program: str | os.PathLike, ports: Mapping[int, str] | No
     """`p4sim-switch PROGRAM -i P@IF ... --grpc-server-addr ADDR` as a child process."""
     addr = grpc_addr or f"127.0.0.1:{free_port()}"
     argv = p4sim_switch_argv(program, ports or {}, addr, device_id, cpu_port)
+    return _spawn("p4sim", "p4sim-switch", argv, addr, device_id, log_dir, netns, timeout)
+
+
+def _spawn(kind: str, stem: str, argv: list[str], addr: str, device_id: int,
+           log_dir: str | os.PathLike | None, netns: str | None, timeout: float
+           ) -> SwitchProcess:
+    """Start a switch process (in `netns` when given), its output in a log file, and wait
+    until its P4Runtime server answers."""
     if netns is not None:
         argv = ["ip", "netns", "exec", netns, *argv]
-    log = _log_file(log_dir, f"p4sim-switch-{os.getpid()}-{addr.rsplit(':', 1)[-1]}")
+    log = _log_file(log_dir, f"{stem}-{os.getpid()}-{addr.rsplit(':', 1)[-1]}")
     with open(log, "wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
-    sw = SwitchProcess("p4sim", addr, device_id, argv, log, proc=proc)
+    return _ready(SwitchProcess(kind, addr, device_id, argv, log, proc=proc), timeout)
+
+
+def _ready(sw: SwitchProcess, timeout: float) -> SwitchProcess:
     try:
         wait_ready(sw, timeout)
     except BaseException:
@@ -184,19 +195,7 @@ def start_bmv2(ports: Mapping[int, str] | None = None, *, device_id: int = 1,
     exe = require_bmv2()
     addr = f"127.0.0.1:{free_port()}"
     argv = bmv2_argv(ports or {}, addr, device_id, cpu_port, free_port(), exe)
-    if netns is not None:
-        argv = ["ip", "netns", "exec", netns, *argv]
-    log = _log_file(log_dir, f"simple_switch_grpc-{os.getpid()}-{addr.rsplit(':', 1)[-1]}")
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-    sw = SwitchProcess("bmv2", addr, device_id, argv, log, proc=proc)
-    try:
-        wait_ready(sw, timeout)
-    except BaseException:
-        sw.close()
-        raise
-    return sw
+    return _spawn("bmv2", "simple_switch_grpc", argv, addr, device_id, log_dir, netns, timeout)
 
 
 def docker_client(image: str):
@@ -225,11 +224,5 @@ def start_bmv2_docker(image: str, ports: Mapping[int, str] | None = None, *,
         image, argv, detach=True, network_mode="host", cap_add=["NET_ADMIN", "NET_RAW"],
         name=f"rocelab-bmv2-{os.getpid()}-{addr.rsplit(':', 1)[-1]}",
         labels={"org.rocelab.owner-pid": str(os.getpid())})
-    sw = SwitchProcess("bmv2-docker", addr, device_id, argv, Path(os.devnull),
-                       container=container)
-    try:
-        wait_ready(sw, timeout)
-    except BaseException:
-        sw.close()
-        raise
-    return sw
+    return _ready(SwitchProcess("bmv2-docker", addr, device_id, argv, Path(os.devnull),
+                                container=container), timeout)

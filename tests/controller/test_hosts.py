@@ -9,7 +9,7 @@ import struct
 
 import pytest
 
-from controller.hosts.host import Host, HostSpec, _payload_len, tx_ns
+from controller.hosts.host import Host, HostSpec, payload_len, tx_ns
 from controller.hosts.rc import READ, WRITE
 from controller.packets import constants as C
 from controller.packets import decode, roce_frame
@@ -165,7 +165,7 @@ def test_pfc_pause_stops_data_for_the_quanta():
     (1, "2001:db8::1", "2001:db8::2"), (2, "2001:db8::1", "2001:db8::2")],
     ids=["v1-ipv4gid", "v2-ipv4", "v1-ipv6gid", "v2-ipv6"])
 @pytest.mark.parametrize("vlan", [None, 7], ids=["untagged", "vlan"])
-def test_payload_len_is_the_payload_the_frame_was_built_with(version, src, dst, vlan):
+def testpayload_len_is_the_payload_the_frame_was_built_with(version, src, dst, vlan):
     # Every extended-header combination (RETH, ImmDt, AETH, none), lengths that need
     # pad bytes, and frames short enough to get Ethernet padding.
     for opcode in (C.RC_WRITE_FIRST, C.RC_WRITE_MIDDLE, C.RC_WRITE_ONLY_IMM,
@@ -175,13 +175,13 @@ def test_payload_len_is_the_payload_the_frame_was_built_with(version, src, dst, 
             f = roce_frame(src, dst, opcode, 0xB2, 1, payload, version=version, vlan=vlan)
             rec = decode(f)
             assert rec.roce_version == version and rec.verdict == "ok"
-            assert _payload_len(f, rec) == len(payload), (opcode, n)
+            assert payload_len(f, rec) == len(payload), (opcode, n)
 
 
-def test_payload_len_of_the_rocev1_frame_in_the_report():
+def testpayload_len_of_the_rocev1_frame_in_the_report():
     # the case that was 8 bytes short: a UDP header subtracted from a GRH frame
     f = roce_frame("10.0.1.1", "10.0.2.1", 0x07, 0xB2, 1, bytes(256), version=1)
-    assert _payload_len(f, decode(f)) == 256
+    assert payload_len(f, decode(f)) == 256
 
 
 def test_roce_version_is_checked():
@@ -216,7 +216,7 @@ def test_rocev1_hosts_write_and_read_with_go_back_n():
     assert recs and all(r.roce_version == 1 and r.ethertype == C.ETH_P_ROCEV1
                         and r.verdict == "ok" for r in recs)
     # READ responses carry the 3000 bytes back: 1024 + 1024 + 952
-    reads = [_payload_len(f, r) for (who, f), r in zip(c.frames, recs, strict=True)
+    reads = [payload_len(f, r) for (who, f), r in zip(c.frames, recs, strict=True)
              if who == "b" and C.RC_READ_RESPONSE_FIRST <= r.bth_opcode <= C.RC_READ_RESPONSE_ONLY]
     assert reads == [1024, 1024, 952]
 

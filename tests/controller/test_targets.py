@@ -177,3 +177,45 @@ def test_hosts_through_p4runtime_switch_over_af_packet(tmp_path, program):
             t.close()
         finally:
             sw.close()
+
+
+def test_af_packet_ports_keep_vlan_tags_in_and_out_of_a_namespace():
+    """The port map's sockets (the P4Runtime target on BMv2/hardware, the plugin, the lab
+    agent) give back a received frame as it was on the wire: the kernel strips 802.1Q tags
+    before packet sockets see them, and AfPacketPorts puts them back."""
+    from controller.targets.afpacket import AfPacketPorts
+    from controller.testing import netns
+
+    if not netns.is_root():
+        pytest.skip("needs root for veth pairs and AF_PACKET")
+    with netns.NetnsSet() as nets:
+        ns = nets.add_netns(netns.name("n", "afp"))
+        v = nets.add_veth(netns.name("o", "afp"), netns.name("i", "afp"), ns)
+        root_side = AfPacketPorts({1: v.outer})
+        ns_side = AfPacketPorts({7: v.inner}, {7: ns})
+        try:
+            tagged = roce_frame("10.0.0.1", "10.0.0.2", "SEND_ONLY", 0x12, 5, b"x" * 100,
+                                vlan=42, pcp=3)
+            untagged = roce_frame("10.0.0.2", "10.0.0.1", "ACK", 0x34, 5)
+            root_side.send(1, tagged)
+            ns_side.send(7, untagged)
+            got_ns = [f for _, f in _poll_all(ns_side) if decode(f).is_roce]
+            got_root = [f for _, f in _poll_all(root_side) if decode(f).is_roce]
+            assert got_ns == [tagged] and decode(got_ns[0]).vlan_vid == 42
+            assert got_root == [untagged]
+            with pytest.raises(TargetError) as err:
+                root_side.send(2, tagged)
+            assert err.value.code == "NOT_FOUND"
+        finally:
+            root_side.close()
+            ns_side.close()
+
+
+def _poll_all(ports, wait_s: float = 0.5) -> list[tuple[int, bytes]]:
+    import time
+
+    out: list[tuple[int, bytes]] = []
+    end = time.monotonic() + wait_s
+    while time.monotonic() < end and not out:
+        out += ports.poll(0.05)
+    return out + ports.poll(0.05)
