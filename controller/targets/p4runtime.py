@@ -163,10 +163,8 @@ class P4RuntimeTarget(Target):
                 ent.counter_entry.counter_id = c.preamble.id
                 if query.index is not None:
                     ent.counter_entry.index.index = query.index
-                return [CounterCell(c.preamble.name, r.counter_entry.index.index,
-                                    r.counter_entry.data.packet_count,
-                                    r.counter_entry.data.byte_count)
-                        for r in self.conn.read([ent])]
+                return [CounterCell(c.preamble.name, index, packets, nbytes)
+                        for _, index, packets, nbytes in self.conn.read_counters([ent])]
             if isinstance(query, RegisterQuery):
                 r = info.register(query.name)
                 ent.register_entry.register_id = r.preamble.id
@@ -182,6 +180,27 @@ class P4RuntimeTarget(Target):
     def counter_names(self) -> list[tuple[str, int]]:
         info = self._info()
         return [(c.preamble.name, c.size) for c in info.info.counters]
+
+    def counters(self) -> dict[str, list[tuple[int, int]]]:
+        """Every counter in one Read (one wildcard entity per counter), decoded from the
+        wire bytes: a second or less for roce_switch.p4's ~38,000 cells."""
+        counters = self._info().info.counters
+        ents = []
+        for c in counters:
+            ent = p4runtime_pb2.Entity()
+            ent.counter_entry.counter_id = c.preamble.id
+            ents.append(ent)
+        try:
+            cells = self.conn.read_counters(ents)
+        except P4RuntimeError as exc:
+            raise TargetError(str(exc), exc.code) from None
+        out = {c.preamble.name: [(0, 0)] * c.size for c in counters}
+        by_id = {c.preamble.id: out[c.preamble.name] for c in counters}
+        for cid, index, packets, nbytes in cells:
+            row = by_id.get(cid)
+            if row is not None and 0 <= index < len(row):
+                row[index] = (packets, nbytes)
+        return out
 
     def entity_names(self) -> dict[str, list[str]]:
         i = self._info().info

@@ -219,3 +219,36 @@ def _poll_all(ports, wait_s: float = 0.5) -> list[tuple[int, bytes]]:
     while time.monotonic() < end and not out:
         out += ports.poll(0.05)
     return out + ports.poll(0.05)
+
+
+def test_counters_over_p4runtime_read_every_cell(p4sim_switch, program):
+    """counters() reads all of roce_switch.p4's counters in one Read and decodes the wire
+    bytes itself: every cell lands where the protobuf parse of the same Read puts it."""
+    from p4.v1 import p4runtime_pb2
+
+    from controller.targets import CounterCell
+
+    t = open_target("p4runtime", program=program, grpc_addr=p4sim_switch.grpc_addr)
+    try:
+        sizes = dict(t.counter_names())
+        assert sum(sizes.values()) > 30_000
+        name = next(n for n in sizes if n.endswith("roce_rx"))
+        other = next(n for n in sizes if n.endswith("drops"))
+        last = sizes[name] - 1
+        written = {(name, 0): (1, 64), (name, last): (2**33, 2**40 + 3), (other, 17): (5, 500)}
+        t.write([CounterCell(n, i, p, b) for (n, i), (p, b) in written.items()])
+        got = t.counters()
+        assert {n: len(v) for n, v in got.items()} == sizes
+        nonzero = {(n, i): v for n, cells in got.items() for i, v in enumerate(cells)
+                   if v != (0, 0)}
+        assert nonzero == written
+        # the generated protobuf classes read the same cells
+        ent = p4runtime_pb2.Entity()
+        ent.counter_entry.counter_id = t.conn.p4info.counter(name).preamble.id
+        slow = {e.counter_entry.index.index: (e.counter_entry.data.packet_count,
+                                              e.counter_entry.data.byte_count)
+                for e in t.conn.read([ent])}
+        assert [slow.get(i, (0, 0)) for i in range(sizes[name])] == got[name]
+        assert t.read(CounterQuery(name, last)) == [CounterCell(name, last, 2**33, 2**40 + 3)]
+    finally:
+        t.close()
