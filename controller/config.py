@@ -760,11 +760,12 @@ def names_from_target(target) -> Names:
 
 def apply_config(cfg: Config, target) -> Compiled:
     """Program a target from a config: entities, then (where the target has them) the
-    traffic-manager port speeds and queue capacities."""
+    traffic-manager port speeds and queue capacities. Idempotent: what the switch already
+    has (from an earlier apply) is modified to the config's version, not refused."""
     from controller.targets.base import TargetError
 
     comp = compile_config(cfg, names_from_target(target))
-    target.write(comp.entities)
+    target.write(comp.entities, modify_existing=True)
     for port, bps in comp.port_speeds.items():
         try:
             target.set_port_speed(port, bps)

@@ -27,9 +27,13 @@ from p4sim.server import wire
 
 
 class P4RuntimeError(RuntimeError):
-    def __init__(self, message: str, code: str = "UNKNOWN"):
+    def __init__(self, message: str, code: str = "UNKNOWN",
+                 updates: list[tuple[str, str]] | None = None):
         super().__init__(message)
         self.code = code
+        # A failed Write: (code name, message) per update, in request order ("OK" for the
+        # ones applied), when the server reported them (P4Runtime spec 12.4).
+        self.updates = updates or []
 
 
 def encode(value: int, bitwidth: int) -> bytes:
@@ -168,23 +172,22 @@ def _status_error(err: grpc.RpcError) -> P4RuntimeError:
     details = err.details() if hasattr(err, "details") else str(err)
     # Write errors carry per-update statuses in the binary details (P4Runtime spec 12.4):
     # when every failed update failed the same way, that is the error's code.
-    codes: set[str] = set()
+    updates: list[tuple[str, str]] = []
     for key, value in (err.trailing_metadata() or ()) if hasattr(err, "trailing_metadata") else ():
         if key == "grpc-status-details-bin":
             st = status_pb2.Status()
             st.ParseFromString(value)
-            parts = []
             for any_ in st.details:
                 e = p4runtime_pb2.Error()
-                if any_.Unpack(e) and e.canonical_code != code_pb2.OK:
-                    name = code_pb2.Code.Name(e.canonical_code)
-                    codes.add(name)
-                    parts.append(f"{name}: {e.message}")
-            if parts:
-                details = f"{details} [{'; '.join(parts)}]"
+                if any_.Unpack(e):
+                    updates.append((code_pb2.Code.Name(e.canonical_code), e.message))
+    failed = [(c, m) for c, m in updates if c != "OK"]
+    if failed:
+        details = f"{details} [{'; '.join(f'{c}: {m}' for c, m in failed)}]"
+    codes = {c for c, _ in failed}
     if code == "UNKNOWN" and len(codes) == 1:
         code = codes.pop()
-    return P4RuntimeError(f"P4Runtime {code}: {details}", code)
+    return P4RuntimeError(f"P4Runtime {code}: {details}", code, updates)
 
 
 _ENTITY_COUNTER = 7  # p4runtime.proto 1.4: Entity.counter_entry

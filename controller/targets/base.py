@@ -145,8 +145,11 @@ class Target(ABC):
         """Install the pipeline (P4Info + device config)."""
 
     @abstractmethod
-    def write(self, entities: Iterable[Entity]) -> None:
-        """Insert (or modify, for counters/registers/defaults) each entity, in order."""
+    def write(self, entities: Iterable[Entity], modify_existing: bool = False) -> None:
+        """Insert (or modify, for counters/registers/defaults) each entity, in order. A table
+        entry with the key of an installed one fails with ALREADY_EXISTS (over P4Runtime, so
+        does a clone session or multicast group that exists), unless `modify_existing`: then
+        it replaces the installed one (what re-applying a config needs)."""
 
     @abstractmethod
     def read(self, query: Query) -> list:

@@ -131,7 +131,7 @@ class P4RuntimeTarget(Target):
                               "UNIMPLEMENTED")
         raise TargetError(f"unknown entity {e!r}", "INVALID_ARGUMENT")
 
-    def write(self, entities: Iterable[Entity]) -> None:
+    def write(self, entities: Iterable[Entity], modify_existing: bool = False) -> None:
         updates = []
         for e in entities:
             ent, kind = self._entity(e)
@@ -139,7 +139,23 @@ class P4RuntimeTarget(Target):
         try:
             self.conn.write(updates)
         except P4RuntimeError as exc:
-            raise TargetError(str(exc), exc.code) from None
+            if not modify_existing or len(exc.updates) != len(updates):
+                raise TargetError(str(exc), exc.code) from None
+            # The others were applied (CONTINUE_ON_ERROR): MODIFY the ones that exist.
+            exists = [u for u, (code, _) in zip(updates, exc.updates, strict=True)
+                      if code == "ALREADY_EXISTS" and u.type == p4runtime_pb2.Update.INSERT]
+            other = [f"{code}: {msg}" for code, msg in exc.updates
+                     if code not in ("OK", "ALREADY_EXISTS")]
+            for u in exists:
+                u.type = p4runtime_pb2.Update.MODIFY
+            try:
+                self.conn.write(exists)
+            except P4RuntimeError as exc2:
+                raise TargetError(str(exc2), exc2.code) from None
+            if other:
+                codes = {o.split(":", 1)[0] for o in other}
+                raise TargetError(f"P4Runtime write failed for some updates [{'; '.join(other)}]",
+                                  codes.pop() if len(codes) == 1 else "UNKNOWN") from None
 
     def delete(self, entities: Iterable[Entity]) -> None:
         updates = []

@@ -94,11 +94,16 @@ class P4SimTarget(Target):
         except P4SimError as exc:
             raise TargetError(str(exc), exc.code) from None
 
-    def write(self, entities: Iterable[Entity]) -> None:
+    def write(self, entities: Iterable[Entity], modify_existing: bool = False) -> None:
         sw = self._sw()
         for e in entities:
             if isinstance(e, TableEntry):
-                self._call(sw.table_add, e)
+                try:
+                    self._call(sw.table_add, e)
+                except TargetError as exc:
+                    if not (modify_existing and exc.code == "ALREADY_EXISTS"):
+                        raise
+                    self._call(sw.table_modify, e)
             elif isinstance(e, DefaultAction):
                 self._call(sw.table_set_default, e.table, e.action, dict(e.params))
             elif isinstance(e, CounterCell):

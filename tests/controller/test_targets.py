@@ -13,9 +13,11 @@ from controller.packets import decode
 from controller.packets.build import roce_frame
 from controller.targets import (
     DEFAULT_PROGRAM,
+    CloneSession,
     CounterQuery,
     RegisterCell,
     RegisterQuery,
+    TableEntry,
     TableQuery,
     Target,
     TargetError,
@@ -250,5 +252,53 @@ def test_counters_over_p4runtime_read_every_cell(p4sim_switch, program):
                 for e in t.conn.read([ent])}
         assert [slow.get(i, (0, 0)) for i in range(sizes[name])] == got[name]
         assert t.read(CounterQuery(name, last)) == [CounterCell(name, last, 2**33, 2**40 + 3)]
+    finally:
+        t.close()
+
+
+def _tables(t: Target) -> dict[str, list[str]]:
+    return {name: sorted(repr(e) for e in t.read(TableQuery(name)))
+            for name in t.entity_names()["tables"]}
+
+
+def test_apply_config_twice_and_changed(any_target: Target, tmp_path):
+    """`rocelab apply` twice is the same switch (it used to fail ALREADY_EXISTS on the
+    table entries and clone sessions over P4Runtime); a changed config modifies in place."""
+    cfg = load_config(LAB)
+    first = apply_config(cfg, any_target)
+    once = _tables(any_target)
+    assert sum(map(len, once.values())) > 20
+    second = apply_config(cfg, any_target)
+    assert second.entities == first.entities and _tables(any_target) == once
+    # Kmin 5 KB -> 10 KB: the same ECN profile entries, new parameters; nothing else moves.
+    text = LAB.read_text().replace("kmin: 5KB", "kmin: 10KB")
+    assert text != LAB.read_text()
+    changed = tmp_path / "lab.yaml"
+    changed.write_text(text)
+    apply_config(load_config(changed), any_target)
+    now = _tables(any_target)
+    ecn = next(n for n in now if n.endswith("ecn_profile"))
+    assert {e.params["kmin"] for e in any_target.read(TableQuery(ecn))} == {10}
+    assert len(now[ecn]) == len(once[ecn])
+    assert {n: v for n, v in now.items() if n != ecn} == {n: v for n, v in once.items()
+                                                           if n != ecn}
+    # a plain write still refuses what exists
+    with pytest.raises(TargetError) as exc:
+        any_target.write([e for e in first.entities if isinstance(e, TableEntry)][:1])
+    assert exc.value.code == "ALREADY_EXISTS"
+
+
+def test_modify_existing_still_reports_other_errors(p4sim_switch, program):
+    """Over P4Runtime: entries that exist are modified, and an update that fails for another
+    reason is still an error (with its own code) after the others were applied."""
+    t = open_target("p4runtime", program=program, grpc_addr=p4sim_switch.grpc_addr)
+    try:
+        comp = apply_config(load_config(LAB), t)
+        entries = [e for e in comp.entities if isinstance(e, TableEntry)][:3]
+        with pytest.raises(TargetError) as exc:
+            t.write([*entries, CloneSession(0, [1])], modify_existing=True)
+        assert exc.value.code == "INVALID_ARGUMENT" and "clone session 0" in str(exc.value)
+        assert "ALREADY_EXISTS" not in str(exc.value)
+        t.write(entries, modify_existing=True)  # nothing left to complain about
     finally:
         t.close()
