@@ -164,15 +164,28 @@ class TrafficManager:
 
     def enqueue(self, pkt: QueuedPacket, now_ns: int) -> bool:
         """Queue a packet after ingress; False when it is tail-dropped."""
-        self._advance(now_ns)
-        if not 0 <= pkt.priority < NUM_PRIORITIES:
+        if self._active:
+            self._advance(now_ns)
+        elif now_ns > self._now:  # _advance with nothing queued only moves the clock
+            self._now = now_ns
+        prio = pkt.priority
+        if not 0 <= prio < NUM_PRIORITIES:
             self.bad_priority_drops += 1  # BMv2: "Priority out of range, dropping packet"
             return False
-        state = self._port(pkt.egress_port)
-        queue = state.queues[pkt.priority]
-        if len(queue) >= state.capacity[pkt.priority]:
-            state.drops[pkt.priority] += 1
+        port = pkt.egress_port
+        state = self._ports.get(port)
+        if state is None:
+            state = self._port(port)
+        queue = state.queues[prio]
+        if len(queue) >= state.capacity[prio]:
+            state.drops[prio] += 1
             return False
+        if not queue and state.busy_until <= now_ns and state.paused_until[prio] <= now_ns:
+            # Fast path: the packet leaves at once. After the _advance above nothing else
+            # is eligible by now_ns (other ports and this port's other priorities wait
+            # for later), so the general loop would pick exactly this packet, alone.
+            self._depart_now(state, port, prio, pkt, now_ns)
+            return True
         pkt.enq_timestamp = now_ns
         pkt.enq_qdepth = len(queue) if self.depth_scope == "queue" else state.depth_total()
         queue.append(pkt)
@@ -198,7 +211,10 @@ class TrafficManager:
 
     def dequeue(self, now_ns: int) -> list[QueuedPacket]:
         """Every packet that left its queue by `now_ns`, in the order they left."""
-        self._advance(now_ns)
+        if self._active:
+            self._advance(now_ns)
+        elif now_ns > self._now:
+            self._now = now_ns
         out, self._departed = self._departed, []
         return out
 
@@ -313,6 +329,34 @@ class TrafficManager:
                 state.wrr_current, state.wrr_sent = cand, 0
                 return cand
         return None  # unreachable: eligible is not empty
+
+    def _depart_now(self, state: _PortState, port: int, prio: int, pkt: QueuedPacket, now_ns: int) -> None:
+        """`enqueue` + the `_advance` step that sends it, for a packet that leaves at once
+        (same counters, depths and timestamps as the general path)."""
+        port_scope = self.depth_scope != "queue"
+        pkt.enq_timestamp = now_ns
+        pkt.enq_qdepth = state.depth_total() if port_scope else 0
+        state.enqueued[prio] += 1
+        if state.max_depth[prio] < 1:
+            state.max_depth[prio] = 1
+        if self.scheduler != "strict":
+            # the WRR bookkeeping of _pick with this priority as the only eligible one
+            if not (state.wrr_current == prio and state.wrr_sent < self.weights[prio]):
+                state.wrr_current, state.wrr_sent = prio, 0
+        state.wrr_sent += 1
+        state.dequeued[prio] += 1
+        length = pkt.length
+        if state.bits_per_s is None and state.pps is None:
+            tx = 0
+        else:
+            tx = self._tx_ns(state, length)
+        state.busy_until = now_ns + tx
+        state.tx_bytes += length
+        pkt.deq_timedelta = 0
+        pkt.deq_qdepth = state.depth_total() if port_scope else 0
+        pkt.tx_start_ns = now_ns  # type: ignore[attr-defined]
+        pkt.tx_end_ns = now_ns + tx  # type: ignore[attr-defined]
+        self._departed.append(pkt)
 
     def _advance(self, now_ns: int) -> None:
         """Let every port send what it can up to `now_ns`, in time order (ports in number
