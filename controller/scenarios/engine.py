@@ -41,10 +41,12 @@ class Capture:
 
 
 class Progress:
-    """A one-line progress bar on stderr, shown only when a run takes more than a moment."""
+    """A one-line progress bar on stderr, shown only when a run takes more than a moment and
+    stderr is a terminal (a CI log would keep every carriage-return redraw)."""
 
     def __init__(self, total_ns: int, label: str, enabled: bool = True, after_s: float = 2.0):
-        self.total, self.label, self.enabled, self.after_s = total_ns, label, enabled, after_s
+        self.total, self.label, self.after_s = total_ns, label, after_s
+        self.enabled = enabled and sys.stderr.isatty()
         self.start = time.perf_counter()
         self.shown = False
         self._last = 0.0
@@ -59,9 +61,11 @@ class Progress:
         self.shown = True
         frac = min(1.0, now_ns / self.total) if self.total else 1.0
         bar = "#" * int(frac * 30)
+        wall = t - self.start
+        eta = f", ~{wall * (1 - frac) / frac:.0f} s left" if 0 < frac < 1 else ""
         sys.stderr.write(f"\r{self.label} [{bar:<30}] {frac * 100:5.1f}%  "
                          f"{now_ns / 1e3:,.0f}/{self.total / 1e3:,.0f} us virtual, "
-                         f"{t - self.start:.1f} s wall")
+                         f"{wall:.1f} s wall{eta}\x1b[K")  # erase what a longer line left
         sys.stderr.flush()
 
     def done(self) -> None:

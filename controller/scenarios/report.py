@@ -4,18 +4,28 @@ mirror port, and a JSON summary."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from .scenario import RunResult, ScenarioResult
 
 
+def _numeric(cell: object) -> bool:
+    return re.match(r"-?\d", str(cell)) is not None
+
+
 def table(rows: list[list[str]], header: list[str]) -> str:
+    """Columns padded to their widest cell; a column whose every cell starts with a number is
+    right-aligned (so digits line up), text columns and the first column left-aligned."""
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
-    line = "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=False))
-    sep = "  ".join("-" * w for w in widths)
-    body = ["  ".join(str(c).rjust(w) if i else str(c).ljust(w)
-                      for i, (c, w) in enumerate(zip(r, widths, strict=False))) for r in rows]
-    return "\n".join([line, sep, *body])
+    right = [i > 0 and bool(rows) and all(_numeric(r[i]) for r in rows)
+             for i in range(len(header))]
+
+    def fmt(cells: list) -> str:
+        return "  ".join(str(c).rjust(w) if r else str(c).ljust(w)
+                         for c, w, r in zip(cells, widths, right, strict=False)).rstrip()
+
+    return "\n".join([fmt(header), "  ".join("-" * w for w in widths), *map(fmt, rows)])
 
 
 def summary_text(res: ScenarioResult) -> str:
@@ -66,7 +76,38 @@ def summary_text(res: ScenarioResult) -> str:
     return "\n".join(out)
 
 
-def write_plots(run: RunResult, outdir: Path, stem: str) -> list[Path]:
+BIN_US = 100  # event counts (CE marks, PFC frames) are plotted per 100 us of virtual time
+
+
+def _binned(t_us: list[float], counts: list[int], bin_us: float) -> tuple[list[float], list[int]]:
+    """Per-sample event counts summed into fixed bins: (bin start, count)."""
+    bins: dict[int, int] = {}
+    for t, n in zip(t_us, counts, strict=True):
+        b = int(t // bin_us)
+        bins[b] = bins.get(b, 0) + n
+    if not bins:
+        return [], []
+    idx = range(min(bins), max(bins) + 1)
+    return [i * bin_us for i in idx], [bins.get(i, 0) for i in idx]
+
+
+def _events(ax, t_us: list[float], counts: list[int], color: str, what: str) -> None:
+    x, y = _binned(t_us, counts, BIN_US)
+    total = sum(counts)
+    ax.bar(x, y, width=BIN_US, align="edge", color=color)
+    ax.set_ylabel(f"{what} per {BIN_US} us")
+    if not total:
+        ax.set_ylim(0, 1)
+        ax.text(0.5, 0.5, f"no {what} in this run", transform=ax.transAxes, ha="center",
+                va="center", color="grey")
+    else:
+        ax.text(0.99, 0.95, f"total {total}", transform=ax.transAxes, ha="right", va="top",
+                fontsize=8)
+
+
+def write_plots(run: RunResult, outdir: Path, stem: str, rp_on: bool = True) -> list[Path]:
+    """Rates, the watched queue, CE marks and PFC frames over virtual time (one PNG); the
+    RP (DCQCN) rate lines only when the scenario's NICs rate-limit (`nic: {rp: true}`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -74,37 +115,59 @@ def write_plots(run: RunResult, outdir: Path, stem: str) -> list[Path]:
 
     s = run.series
     t_us = [t / 1e3 for t in s["t"]]
-    fig, axes = plt.subplots(4, 1, figsize=(9, 11), sharex=True)
+    warm_us = run.warmup_ns / 1e3
+    fig, axes = plt.subplots(4, 1, figsize=(9, 11.5), sharex=True)
+    if warm_us > 0:  # the summary's numbers come from after the warm-up
+        for ax in axes:
+            ax.axvspan(0, warm_us, color="0.93", zorder=0)
     ax = axes[0]
     # goodput per sample is quantised to whole packets: show a 100 us moving average
     step = (t_us[1] - t_us[0]) if len(t_us) > 1 else 1.0
     k = max(1, round(100 / step))
-    for name, vals in s["goodput"].items():
-        avg = [sum(vals[max(0, i - k + 1):i + 1]) / len(vals[max(0, i - k + 1):i + 1])
-               for i in range(len(vals))]
-        ax.plot(t_us, [v / 1e9 for v in avg], label=f"{name} goodput ({k * step:g} us avg)", lw=1)
-    for name, vals in s["tx"].items():
-        ax.plot(t_us, [v / 1e9 for v in vals], ls="--", lw=1, label=f"{name} RP rate")
-    ax.set_ylabel("Gb/s")
-    ax.set_title(f"{run.label}: sending rate per flow")
-    ax.legend(fontsize=7, loc="upper right")
+    top = 0.0
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (name, vals) in enumerate(s["goodput"].items()):
+        color = colors[i % len(colors)]  # one colour per flow: goodput solid, RP rate dashed
+        avg = [sum(vals[max(0, j - k + 1):j + 1]) / len(vals[max(0, j - k + 1):j + 1])
+               for j in range(len(vals))]
+        ax.plot(t_us, [v / 1e9 for v in avg], color=color, lw=1,
+                label=f"{name} goodput ({k * step:g} us avg)")
+        rate = s["tx"].get(name, []) if rp_on else []
+        if rate:
+            ax.plot(t_us[:len(rate)], [v / 1e9 for v in rate], color=color, ls="--", lw=1,
+                    label=f"{name} RP rate (DCQCN limit)")
+        top = max([top, *(v / 1e9 for v in avg), *(v / 1e9 for v in rate)])
+    link = run.line_bps / 1e9
+    ax.axhline(link, color="grey", lw=0.8, ls=":", label=f"link {link:g} Gb/s")
+    ax.set_ylim(0, max(top, link) * 1.3)  # room for the legend above the lines
+    ax.set_ylabel("rate (Gb/s)")
+    ax.set_title(f"{run.label}: rate per flow")
+    ax.legend(fontsize=7, loc="upper right", ncol=2)
     ax = axes[1]
-    ax.plot(t_us, s["queue"], color="tab:red", lw=1)
-    if "kmin" in run.queue:
-        ax.axhline(run.queue["kmin"], color="grey", ls=":", label="Kmin")
-        ax.axhline(run.queue["kmax"], color="black", ls=":", label="Kmax")
-        ax.legend(fontsize=7)
-    ax.set_ylabel("packets")
-    ax.set_title("bottleneck queue depth")
-    ax = axes[2]
-    ax.bar(t_us, s["ce"], width=(t_us[1] - t_us[0]) if len(t_us) > 1 else 1, color="tab:orange")
-    ax.set_ylabel("CE marks / sample")
-    ax.set_title("ECN CE marks received")
-    ax = axes[3]
-    ax.bar(t_us, s["pfc"], width=(t_us[1] - t_us[0]) if len(t_us) > 1 else 1, color="tab:purple")
-    ax.set_ylabel("PFC frames / sample")
-    ax.set_xlabel("virtual time (us)")
-    ax.set_title("PFC pause frames received by hosts")
+    q = run.queue
+    if "port" in q:
+        ax.plot(t_us, s["queue"], color="tab:red", lw=1, label="depth")
+        if "kmin" in q:
+            ax.axhline(q["kmin"], color="grey", ls=":", label=f"Kmin ({q['kmin']:g} pkts)")
+            ax.axhline(q["kmax"], color="black", ls=":", label=f"Kmax ({q['kmax']:g} pkts)")
+        ax.legend(fontsize=7, loc="upper right")
+        ax.set_ylim(0, max([1, *s["queue"], q.get("kmax", 0)]) * 1.15)
+        if not any(s["queue"]):
+            ax.text(0.5, 0.5, "the queue stayed empty", transform=ax.transAxes, ha="center",
+                    va="center", color="grey")
+        ax.set_title(f"bottleneck queue: port {q['port']:g}, class {q['class']:g}")
+    else:
+        ax.set_ylim(0, 1)
+        ax.text(0.5, 0.5, "no queue watched in this scenario", transform=ax.transAxes,
+                ha="center", va="center", color="grey")
+        ax.set_title("bottleneck queue")
+    ax.set_ylabel("depth (packets)")
+    _events(axes[2], t_us, s["ce"], "tab:orange", "CE-marked packets")
+    axes[2].set_title("ECN CE-marked packets received by the hosts")
+    _events(axes[3], t_us, s["pfc"], "tab:purple", "PFC frames")
+    axes[3].set_title("PFC pause frames received by the hosts")
+    axes[3].set_xlabel("virtual time (us)" + ("; grey: warm-up, left out of the summary"
+                                              if warm_us > 0 else ""))
     fig.tight_layout()
     path = outdir / f"{stem}.png"
     fig.savefig(path, dpi=90)
@@ -155,7 +218,7 @@ def write_outputs(res: ScenarioResult, outdir: str | Path) -> list[Path]:
     files: list[Path] = []
     for i, run in enumerate(res.runs):
         stem = res.scenario["name"] if len(res.runs) == 1 else f"{res.scenario['name']}_{i}"
-        files += write_plots(run, out, stem)
+        files += write_plots(run, out, stem, bool((res.scenario.get("nic") or {}).get("rp", True)))
         for port, frames in run.captures.items():
             files.append(write_pcap(frames, out / f"{stem}_mirror_port{port}.pcap"))
     if len(res.runs) > 1:

@@ -284,6 +284,8 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
         queue["kmin"] = prof.kmin.to_packets(cfg.frame_bytes)
         queue["kmax"] = prof.kmax.to_packets(cfg.frame_bytes)
     queue["frame_bytes"] = cfg.frame_bytes
+    if wport is not None:  # which queue was sampled (plots say so)
+        queue["port"], queue["class"] = wport, wclass
     return RunResult(sc["name"], seed, label, dur_ns, warm_ns, results, series, counters, queue,
                      dcqcn, {p: c.frames for p, c in eng.captures.items()},
                      _time.perf_counter() - wall0, speed, sweep_value, comp.notes, telemetry)
