@@ -9,7 +9,6 @@ from pathlib import Path
 
 from .scenario import RunResult, ScenarioResult
 
-
 _NUMBER = re.compile(r"-?\d\S*( \S+){0,3}")  # a number and at most a few words of unit
 
 
