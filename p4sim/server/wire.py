@@ -17,6 +17,8 @@ class WireError(ValueError):
 
 
 def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    if i >= len(buf):
+        raise WireError("truncated varint")
     b = buf[i]
     if b < 0x80:
         return b, i + 1
