@@ -60,23 +60,27 @@ def _output(port: int, data: bytes, t: int) -> OutputPacket:
     return o
 
 
-def _queued(port: int, priority: int, length: int, state: object) -> QueuedPacket:
-    o = _new(QueuedPacket)
-    o.__dict__.update(egress_port=port, priority=priority, length=length, state=state, enq_timestamp=0,
-                      enq_qdepth=0, deq_qdepth=0, deq_timedelta=0)
-    return o
-
-
-class _Pkt:
-    """Per-packet state carried from ingress to egress."""
-
-    __slots__ = ("hdr", "meta", "sm", "payload", "frame", "passes", "trunc", "in_port")
+class _Pkt(QueuedPacket):
+    """Per-packet state carried from ingress to egress; it is also the `QueuedPacket` the
+    traffic manager queues (`state` is the packet itself), one object per packet.
+    `trunc`: clone session truncation (bytes), 0 = none; `in_port`: the port it came in on
+    (kept across metadata resets, as BMv2)."""
 
     def __init__(self, hdr, meta, sm, payload: bytes, frame: bytes, passes: int = 0, in_port: int = 0):
-        self.hdr, self.meta, self.sm = hdr, meta, sm
-        self.payload, self.frame, self.passes = payload, frame, passes
-        self.trunc = 0  # clone session truncation (bytes), 0 = none
-        self.in_port = in_port  # the port it came in on (kept across metadata resets, as BMv2)
+        # filling __dict__ at once: the dataclass __init__ costs more per packet
+        self.__dict__.update(egress_port=0, priority=0, length=0, enq_timestamp=0, enq_qdepth=0,
+                             deq_qdepth=0, deq_timedelta=0, hdr=hdr, meta=meta, sm=sm, payload=payload,
+                             frame=frame, passes=passes, trunc=0, in_port=in_port)
+
+    # `state` is the packet itself; a property, not an attribute, so that a packet is not
+    # a reference cycle (freed at once instead of by the cyclic garbage collector)
+    @property
+    def state(self) -> _Pkt:  # type: ignore[override]
+        return self
+
+    # dataclass equality would compare the whole packet state
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
 
 
 class Switch:
@@ -233,7 +237,8 @@ class Switch:
     def send(self, port: int, frame: bytes) -> None:
         if not 0 <= port < 512:
             raise P4SimError(f"port {port} out of range: v1model ports are 9 bits (0..511)")
-        frame = bytes(frame)
+        if type(frame) is not bytes:
+            frame = bytes(frame)
         self.stats["rx"] += 1
         if self.pfc_rx and len(frame) >= 18 and frame[12] == 0x88 and frame[13] == 0x08:
             self._pfc(port, frame)
@@ -300,10 +305,28 @@ class Switch:
         return payload
 
     def _ingress_pass(self, port: int, frame: bytes, itype: int, src_meta, fl, passes: int) -> None:
-        hdr, meta, sm = self._fresh(port, frame, itype)
-        payload = self._parse_into(frame, hdr, meta, sm)
-        if payload is None:
+        # _fresh and _parse_into, inlined: this runs once per packet
+        hdr = self._new_hdr()
+        meta = self._new_meta()
+        sm = self._new_sm()
+        plen = len(frame)
+        sm.packet_length = plen
+        sm.instance_type = itype
+        if itype != RESUBMIT and itype != RECIRC:
+            sm.ingress_port = port
+            sm.ingress_global_timestamp = (self._now // 1000) & 0xFFFFFFFFFFFF
+        if self._dirty:
+            self._reset_flags()
+        self.plen = plen
+        try:
+            payload = frame[self._parse(frame, hdr, meta, sm):]
+            self.payload = payload
+            self._verify(hdr, meta)
+        except (IndexError, ZeroDivisionError, ValueError, OverflowError, AssertFailed) as e:
+            self._runtime_error("parser", e)
             return
+        if self.cksum_err:
+            sm.checksum_error = 1
         if fl is not None and src_meta is not None:
             fl(src_meta, meta)
         self.plen = len(frame)
@@ -369,8 +392,11 @@ class Switch:
 
     def _enqueue(self, pkt: _Pkt, eport: int) -> None:
         self._enq_seq += 1
-        qp = _queued(eport, pkt.sm.priority, pkt.sm.packet_length, pkt)
-        if not self.tm.enqueue(qp, self._now):
+        sm = pkt.sm
+        pkt.egress_port = eport
+        pkt.priority = sm.priority
+        pkt.length = sm.packet_length
+        if not self.tm.enqueue(pkt, self._now):
             self.stats["tm_drops"] += 1
 
     def _service(self, t: int) -> None:
@@ -387,8 +413,9 @@ class Switch:
     def _egress_pass(self, qp: QueuedPacket) -> None:
         p: _Pkt = qp.state  # type: ignore[assignment]
         sm = p.sm
-        start = getattr(qp, "tx_start_ns", self._now)
-        end = getattr(qp, "tx_end_ns", start)
+        d = qp.__dict__
+        start = d.get("tx_start_ns", self._now)
+        end = d.get("tx_end_ns", start)
         sm.egress_port = qp.egress_port
         sm.egress_spec = 0
         sm.enq_timestamp = (qp.enq_timestamp // 1000) & 0xFFFFFFFF
@@ -435,10 +462,13 @@ class Switch:
         except (IndexError, ZeroDivisionError, ValueError, OverflowError, struct.error) as e:
             self._runtime_error("deparser", e)
             return
-        data = b"".join(out) + p.payload
-        for n in (trunc, p.trunc):
-            if n and len(data) > n:
-                data = data[:n]
+        out.append(p.payload)
+        data = b"".join(out)
+        if trunc and len(data) > trunc:
+            data = data[:trunc]
+        n = p.trunc
+        if n and len(data) > n:
+            data = data[:n]
         if recirc_req is not None:
             if p.passes >= MAX_REINJECT:
                 self.stats["drops"] += 1
