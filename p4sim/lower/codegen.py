@@ -190,6 +190,9 @@ class Compiler:
         self.checked_bodies: set[int] = set()
         self.meta_type: TStruct | None = None
         self.hdr_type: TStruct | None = None
+        # fixed-size headers: (bytes, extract lines, emit values) with `_H` for the header,
+        # so the parser and deparser inline them instead of calling _ex/_em per header
+        self.header_io: dict[str, tuple[int, list[str], list[str]]] = {}
 
     def uid(self, base: str) -> str:
         self.n += 1
@@ -530,18 +533,18 @@ class Compiler:
             sh = cw
             for k, (_, n) in enumerate(words):
                 sh -= n * 8
-                parts.append(f"(t[{idx + k}] << {sh})" if sh else f"t[{idx + k}]")
+                parts.append(f"(_t[{idx + k}] << {sh})" if sh else f"_t[{idx + k}]")
             cval = parts[0] if len(parts) == 1 else "(" + " | ".join(parts) + ")"
             if len(ch) == 1:
                 fname, ft = ch[0]
                 ex.append(f"self.{fname} = {'bool(' + cval + ')' if isinstance(ft, TBool) else cval}")
             else:
-                ex.append(f"c = {cval}")
+                ex.append(f"_c = {cval}")
                 sh = cw
                 for fname, ft in ch:
                     w = width_of(ft)
                     sh -= w
-                    e = f"(c >> {sh})" if sh else "c"
+                    e = f"(_c >> {sh})" if sh else "_c"
                     if sh + w < cw:
                         e = f"({e} & {mask(w)})"
                     ex.append(f"self.{fname} = {'bool(' + e + ')' if isinstance(ft, TBool) else e}")
@@ -566,7 +569,7 @@ class Compiler:
         c.append(f"        end = off + {nbytes}")
         c.append("        if end > len(buf): raise ParserError(1)")
         if chunks:
-            c.append("        t = self._S.unpack_from(buf, off)")
+            c.append("        _t = self._S.unpack_from(buf, off)")
         for line in ex:
             c.append("        " + line)
         c.append("        self._v = True")
@@ -574,6 +577,12 @@ class Compiler:
         c.append("    def _em(self):")
         c.append(f"        return self._S.pack({', '.join(em_vals)})")
         c.append(f"    _bits = {total}")
+        if chunks:
+            # module-level Struct (one global lookup) for the inlined forms
+            c.append(f"_S_{t.pycls} = {t.pycls}._S")
+            inline_ex = [f"_t = _S_{t.pycls}.unpack_from(buf, off)"]
+            inline_ex += [ln.replace("self.", "_H.") for ln in ex]
+            self.header_io[t.pycls] = (nbytes, inline_ex, [v.replace("self.", "_H.") for v in em_vals])
 
     def default_value(self, t: Type) -> str:
         if isinstance(t, TBool):
@@ -2241,7 +2250,21 @@ class Compiler:
             else:
                 if any(isinstance(ft, TVarbit) for _, ft in ht.fields):
                     raise err("extract of a header with a varbit field needs the length", c)
-                fn.emit(f"off = {h.code}._ex(buf, off)")
+                io = self.header_io.get(ht.pycls)
+                if io is None:
+                    fn.emit(f"off = {h.code}._ex(buf, off)")
+                else:
+                    # _ex inlined: one call less per header per packet
+                    nbytes, ex_lines, _ = io
+                    hv = fn.tmp("xh")
+                    end = fn.tmp("xe")
+                    fn.emit(f"{hv} = {h.code}")
+                    fn.emit(f"{end} = off + {nbytes}")
+                    fn.emit(f"if {end} > len(buf): raise ParserError(1)")
+                    for ln in ex_lines:
+                        fn.emit(ln.replace("_H.", hv + "."))
+                    fn.emit(f"{hv}._v = True")
+                    fn.emit(f"off = {end}")
             self.union_invalidate(target, scope, fn)
             return V("None", VOID)
         if m == "lookahead":
@@ -2282,7 +2305,12 @@ class Compiler:
             if t.kind == "header":
                 h = fn.tmp("h")
                 fn.emit(f"{h} = {v.code}")
-                fn.emit(f"if {h}._v: _out.append({h}._em())")
+                io = self.header_io.get(t.pycls)
+                if io is None:
+                    fn.emit(f"if {h}._v: _out.append({h}._em())")
+                else:  # _em inlined
+                    vals = ", ".join(x.replace("_H.", h + ".") for x in io[2])
+                    fn.emit(f"if {h}._v: _out.append(_S_{t.pycls}.pack({vals}))")
             elif t.kind == "union":
                 for f, _ in t.fields:
                     self.emit_value(V(f"{v.code}.{f}", t.field_type(f)), fn, node)  # type: ignore[arg-type]
