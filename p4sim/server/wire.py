@@ -226,20 +226,29 @@ def update(buf: bytes, start: int, end: int) -> tuple[int, PlainEntry | None]:
 
 
 def packet_out(buf: bytes) -> tuple[bytes, list[tuple[int, bytes]]] | None:
-    """(payload, [(metadata_id, value)]) when the stream message is a PacketOut, else None."""
-    fs = fields(buf)
-    if len(fs) != 1 or fs[0][0] != 2 or fs[0][1] != 2:
+    """(payload, [(metadata_id, value)]) when the stream message is a PacketOut, else None.
+    Walks the bytes directly (the per-packet path) rather than through fields()."""
+    if buf[:1] != b"\x12":  # StreamMessageRequest.packet (field 2, length-delimited)
         return None
-    s, e = fs[0][2]  # type: ignore[misc]
+    n, i = _varint(buf, 1)
+    end = i + n
+    if end != len(buf):
+        return None  # another field follows, or truncated: let protobuf judge it
     payload = b""
     metadata: list[tuple[int, bytes]] = []
-    for fn, wt, v in fields(buf, s, e):
-        if fn == 1 and wt == 2:
-            payload = _bytes_field(buf, v)
-        elif fn == 2 and wt == 2:
-            ms, me = v  # type: ignore[misc]
+    while i < end:
+        key, i = _varint(buf, i)
+        if key & 7 != 2:
+            return None
+        n, i = _varint(buf, i)
+        j = i + n
+        if j > end:
+            raise WireError("length-delimited field runs past the message")
+        if key == 0x0A:
+            payload = buf[i:j]
+        elif key == 0x12:
             mid, mval = 0, b""
-            for mfn, mwt, mv in fields(buf, ms, me):
+            for mfn, mwt, mv in fields(buf, i, j):
                 if mfn == 1 and mwt == 0:
                     mid = mv  # type: ignore[assignment]
                 elif mfn == 2 and mwt == 2:
@@ -247,6 +256,7 @@ def packet_out(buf: bytes) -> tuple[bytes, list[tuple[int, bytes]]] | None:
             metadata.append((mid, mval))
         else:
             return None
+        i = j
     return payload, metadata
 
 
@@ -263,19 +273,28 @@ def _put_bytes(out: bytearray, fn: int, data: bytes) -> None:
     out += data
 
 
-def packet_in(payload: bytes, metadata: list[tuple[int, bytes]]) -> bytes:
-    """A serialized StreamMessageResponse carrying one PacketIn."""
-    inner = bytearray()
-    _put_bytes(inner, 1, payload)
-    for mid, value in metadata:
-        md = bytearray()
-        _put_varint(md, 1 << 3)
-        _put_varint(md, mid)
-        _put_bytes(md, 2, value)
-        _put_bytes(inner, 2, bytes(md))
+def _varint_bytes(v: int) -> bytes:
+    if v < 0x80:
+        return _SMALL_VARINTS[v]
     out = bytearray()
-    _put_bytes(out, 2, bytes(inner))
+    _put_varint(out, v)
     return bytes(out)
+
+
+_SMALL_VARINTS = [bytes([v]) for v in range(0x80)]
+
+
+def _length_delimited(tag: bytes, data: bytes) -> bytes:
+    return tag + _varint_bytes(len(data)) + data
+
+
+def packet_in(payload: bytes, metadata: list[tuple[int, bytes]]) -> bytes:
+    """A serialized StreamMessageResponse carrying one PacketIn (on the per-packet path:
+    plain bytes concatenation, no bytearray building)."""
+    parts = [_length_delimited(b"\x0a", payload)]
+    for mid, value in metadata:
+        parts.append(_length_delimited(b"\x12", b"\x08" + _varint_bytes(mid) + _length_delimited(b"\x12", value)))
+    return _length_delimited(b"\x12", b"".join(parts))
 
 
 def _put_uint(out: bytearray, fn: int, v: int) -> None:

@@ -88,3 +88,16 @@ def test_packet_io_encoding_matches_protobuf() -> None:
     assert wire.packet_out(arb.SerializeToString()) is None
     with pytest.raises(wire.WireError):
         wire.fields(b"\x0a\x05ab")  # length runs past the end
+    # a packet plus another field, or a packet whose payload runs past it: protobuf or an error decides
+    both = req.SerializeToString() + p4runtime_pb2.StreamMessageRequest(digest_ack={"list_id": 1}).SerializeToString()
+    assert wire.packet_out(both) is None
+    with pytest.raises(wire.WireError):
+        wire.packet_out(b"\x12\x05\x0a\x09abc")
+    big = p4runtime_pb2.StreamMessageRequest()
+    big.packet.payload = bytes(range(256)) * 3  # multi-byte lengths
+    big.packet.metadata.add(metadata_id=300, value=b"\x01\x02")
+    assert wire.packet_out(big.SerializeToString()) == (big.packet.payload, [(300, b"\x01\x02")])
+    pin = p4runtime_pb2.StreamMessageResponse()
+    pin.packet.payload = big.packet.payload
+    pin.packet.metadata.add(metadata_id=300, value=b"\x01\x02")
+    assert wire.packet_in(big.packet.payload, [(300, b"\x01\x02")]) == pin.SerializeToString()
