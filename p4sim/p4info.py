@@ -196,28 +196,20 @@ def p4info_from_model(model: ProgramModel) -> p4info_pb2.P4Info:
         _table(p4info.tables.add(), table, model, alloc, pre)
     for action in _sorted(model.actions):
         _action(p4info.actions.add(), action, pre)
-    for c in _sorted(model.counters):
-        msg = p4info.counters.add()
-        pre(msg, "COUNTER", c)
-        msg.spec.unit = _unit(_COUNTER_UNIT, c.unit, c.name)
-        msg.size = c.size
-    for c in _sorted(model.direct_counters):
-        msg = p4info.direct_counters.add()
-        pre(msg, "DIRECT_COUNTER", c)
-        msg.spec.unit = _unit(_COUNTER_UNIT, c.unit, c.name)
-        if c.table is not None:
-            msg.direct_table_id = alloc.get("TABLE", c.table)
-    for m in _sorted(model.meters):
-        msg = p4info.meters.add()
-        pre(msg, "METER", m)
-        msg.spec.unit = _unit(_METER_UNIT, m.unit, m.name)
-        msg.size = m.size
-    for m in _sorted(model.direct_meters):
-        msg = p4info.direct_meters.add()
-        pre(msg, "DIRECT_METER", m)
-        msg.spec.unit = _unit(_METER_UNIT, m.unit, m.name)
-        if m.table is not None:
-            msg.direct_table_id = alloc.get("TABLE", m.table)
+    # counters and meters: the same shape, indexed (a size) or direct (a table)
+    for objs, out, kind, units in ((model.counters, p4info.counters, "COUNTER", _COUNTER_UNIT),
+                                   (model.direct_counters, p4info.direct_counters, "DIRECT_COUNTER", _COUNTER_UNIT),
+                                   (model.meters, p4info.meters, "METER", _METER_UNIT),
+                                   (model.direct_meters, p4info.direct_meters, "DIRECT_METER", _METER_UNIT)):
+        for c in _sorted(objs):
+            msg = out.add()
+            pre(msg, kind, c)
+            msg.spec.unit = _unit(units, c.unit, c.name)
+            if kind.startswith("DIRECT_"):
+                if c.table is not None:
+                    msg.direct_table_id = alloc.get("TABLE", c.table)
+            else:
+                msg.size = c.size
     for h in _sorted(model.controller_headers):
         _controller_header(p4info.controller_packet_metadata.add(), h, pre)
     for r in _sorted(model.registers):

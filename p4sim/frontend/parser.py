@@ -555,18 +555,27 @@ class Parser:
 
     # ------------------------------------------------------------------ parser / control
 
-    def parser_decl(self) -> A.Declaration:
-        kw = self.expect("parser")
-        n = self.name("a parser name")
+    def _block_head(self, keyword: str) -> tuple[Token, Token, list[A.TypeParam], list[A.Parameter], list[A.Parameter] | None]:
+        """`parser`/`control` NAME <T...> (params): (keyword, name, type params, params,
+        constructor params). Constructor params are None for a type declaration (`;`,
+        scope already closed); otherwise the body's `{` is consumed and the scope is open."""
+        kw = self.expect(keyword)
+        n = self.name(f"a {keyword} name")
         self.declare_type(n.text)
         tparams = self.type_params()
         self.push_scope(tparams)
         params = self.parameters()
         if self.accept(";"):
             self.pop_scope()
-            return A.ParserTypeDecl(n.text, tparams, params, span=self.span(kw))
+            return kw, n, tparams, params, None
         ctor = self.parameters() if self.at_op("(") else []
         self.expect("{")
+        return kw, n, tparams, params, ctor
+
+    def parser_decl(self) -> A.Declaration:
+        kw, n, tparams, params, ctor = self._block_head("parser")
+        if ctor is None:
+            return A.ParserTypeDecl(n.text, tparams, params, span=self.span(kw))
         locals_: list[A.Declaration] = []
         states: list[A.ParserState] = []
         while not self.at_op("}"):
@@ -696,17 +705,9 @@ class Parser:
         return self.simple_keyset()
 
     def control_decl(self) -> A.Declaration:
-        kw = self.expect("control")
-        n = self.name("a control name")
-        self.declare_type(n.text)
-        tparams = self.type_params()
-        self.push_scope(tparams)
-        params = self.parameters()
-        if self.accept(";"):
-            self.pop_scope()
+        kw, n, tparams, params, ctor = self._block_head("control")
+        if ctor is None:
             return A.ControlTypeDecl(n.text, tparams, params, span=self.span(kw))
-        ctor = self.parameters() if self.at_op("(") else []
-        self.expect("{")
         locals_: list[A.Declaration] = []
         apply: A.BlockStatement | None = None
         while not self.at_op("}"):

@@ -506,24 +506,31 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         context.set_trailing_metadata((("grpc-status-details-bin", status.SerializeToString()),))
         context.abort(grpc.StatusCode.UNKNOWN, status.message)
 
+    # Entity oneof name -> (its write handler, its read handler)
+    _ENTITY_HANDLERS = {
+        "table_entry": ("_write_table_entry", "_read_tables"),
+        "counter_entry": ("_write_counter", "_read_counters"),
+        "direct_counter_entry": ("_write_direct_counter", "_read_direct_counters"),
+        "meter_entry": ("_write_meter", "_read_meters"),
+        "direct_meter_entry": ("_write_direct_meter", "_read_direct_meters"),
+        "register_entry": ("_write_register", "_read_registers"),
+        "packet_replication_engine_entry": ("_write_pre", "_read_pre"),
+        "digest_entry": ("_write_digest", "_read_digests"),
+    }
+
+    def _entity_handler(self, which: str | None, slot: int, doing: str) -> Callable[..., Any]:
+        names = self._ENTITY_HANDLERS.get(which or "")
+        if names is None:
+            raise RequestError("UNIMPLEMENTED", f"p4sim does not support {doing} {which or 'an empty entity'}")
+        return getattr(self, names[slot])
+
     def _apply_update(self, p: Pipeline, update: Any) -> None:
         utype = update.type
         if utype == _UPDATE.UNSPECIFIED:
             raise invalid("update type is UNSPECIFIED")
         entity = update.entity
         which = entity.WhichOneof("entity")
-        handler = {
-            "table_entry": self._write_table_entry,
-            "counter_entry": self._write_counter,
-            "direct_counter_entry": self._write_direct_counter,
-            "meter_entry": self._write_meter,
-            "direct_meter_entry": self._write_direct_meter,
-            "register_entry": self._write_register,
-            "packet_replication_engine_entry": self._write_pre,
-            "digest_entry": self._write_digest,
-        }.get(which or "")
-        if handler is None:
-            raise RequestError("UNIMPLEMENTED", f"p4sim does not support writing {which or 'an empty entity'}")
+        handler = self._entity_handler(which, 0, "writing")
         handler(p, utype, getattr(entity, which))
 
     def _write_table_entry(self, p: Pipeline, utype: int, te: Any) -> None:
@@ -741,23 +748,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def _read_entity(self, p: Pipeline, ent: Any) -> list[Any]:
         which = ent.WhichOneof("entity")
-        if which == "table_entry":
-            return self._read_tables(p, ent.table_entry)
-        if which == "counter_entry":
-            return self._read_counters(p, ent.counter_entry)
-        if which == "direct_counter_entry":
-            return self._read_direct_counters(p, ent.direct_counter_entry)
-        if which == "direct_meter_entry":
-            return self._read_direct_meters(p, ent.direct_meter_entry)
-        if which == "meter_entry":
-            return self._read_meters(p, ent.meter_entry)
-        if which == "register_entry":
-            return self._read_registers(p, ent.register_entry)
-        if which == "packet_replication_engine_entry":
-            return self._read_pre(p, ent.packet_replication_engine_entry)
-        if which == "digest_entry":
-            return self._read_digests(p, ent.digest_entry)
-        raise RequestError("UNIMPLEMENTED", f"p4sim does not support reading {which or 'an empty entity'}")
+        reader = self._entity_handler(which, 1, "reading")
+        return reader(p, getattr(ent, which))
 
     def _table_entries(self, p: Pipeline, req: Any) -> list[tuple[codec.TableMeta, TableEntry | None]]:
         """The entries a (possibly wildcard) TableEntry selects; None stands for the default."""

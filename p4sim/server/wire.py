@@ -309,17 +309,22 @@ def _msg(fn: int, body: bytes | bytearray) -> bytes:
     return bytes(out)
 
 
+def _counter_data(packets: int, bytes_: int) -> bytes:
+    """A serialized CounterData{byte_count, packet_count}."""
+    data = bytearray()
+    _put_uint(data, 1, bytes_)
+    _put_uint(data, 2, packets)
+    return bytes(data)
+
+
 def counter_entity(counter_id: int, index: int, packets: int, bytes_: int) -> bytes:
     """A serialized Entity{counter_entry{counter_id, index, data}} (reads of big counters)."""
     idx = bytearray()
     _put_uint(idx, 1, index)
-    data = bytearray()
-    _put_uint(data, 1, bytes_)
-    _put_uint(data, 2, packets)
     ce = bytearray()
     _put_uint(ce, 1, counter_id)
     _put_bytes(ce, 2, bytes(idx))
-    _put_bytes(ce, 3, bytes(data))
+    _put_bytes(ce, 3, _counter_data(packets, bytes_))
     return _msg(7, ce)
 
 
@@ -374,10 +379,7 @@ def table_entry_body(table_id: int, matches: list[tuple[int, str, bytes, object]
         _put_varint(out, 4 << 3)
         _put_varint(out, priority & ((1 << 64) - 1))
     if counter is not None:
-        data = bytearray()
-        _put_uint(data, 1, counter[1])
-        _put_uint(data, 2, counter[0])
-        _put_bytes(out, 7, bytes(data))
+        _put_bytes(out, 7, _counter_data(*counter))
     if metadata:
         _put_bytes(out, 11, metadata)
     if is_const:
@@ -392,10 +394,7 @@ def table_entity(body: bytes) -> bytes:
 
 def direct_counter_entity(table_entry: bytes, packets: int, bytes_: int) -> bytes:
     """Entity{direct_counter_entry{table_entry, data}}."""
-    data = bytearray()
-    _put_uint(data, 1, bytes_)
-    _put_uint(data, 2, packets)
     body = bytearray()
     _put_bytes(body, 1, table_entry)
-    _put_bytes(body, 2, bytes(data))
+    _put_bytes(body, 2, _counter_data(packets, bytes_))
     return _msg(8, body)
