@@ -798,6 +798,7 @@ class Program(Node):
     declarations: list[Node] = field(default_factory=list)
     main_file: str = ""
     files: list[str] = field(default_factory=list)  # every file read, in include order
+    warnings: list[str] = field(default_factory=list)  # "file:line:col: warning: ..." (#warning, deprecated forms)
 
     def find(self, cls: type, name: str | None = None) -> list[Any]:
         """Top-level declarations of a class (and name)."""

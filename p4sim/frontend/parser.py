@@ -58,6 +58,7 @@ class Parser:
         self.types: set[str] = set()
         self.scopes: list[set[str]] = []  # type parameters in scope
         self.speculating = 0
+        self.warnings: list[str] = []  # "file:line:col: warning: ..." for accepted-but-deprecated forms
 
     # ------------------------------------------------------------------ token helpers
 
@@ -765,6 +766,15 @@ class Parser:
     def table_decl(self) -> A.TableDecl:
         kw = self.expect("table")
         n = self.name("a table name")
+        if self.at_op("("):
+            # the draft P4_16 form `table t() { ... }`: p4c still takes an empty list, with a warning
+            open_ = self.tok
+            if self.parameters():
+                raise P4SyntaxError(f"table '{n.text}': tables take no parameters "
+                                    "(pass values through the control's parameters)", self.span(open_))
+            if not self.speculating:  # a speculative parse is redone for real
+                self.warnings.append(f"{open_.span}: warning: table '{n.text}': the '()' after a table name "
+                                     f"is deprecated; write 'table {n.text} {{'")
         self.expect("{")
         props: list[A.TableProperty] = []
         while not self.at_op("}"):
@@ -1218,12 +1228,16 @@ def _parse_annotation_body(body: list[Token]) -> tuple[list[A.Expression] | None
     return exprs, kv
 
 
-def parse_tokens(tokens: list[Token], main_file: str = "", files: list[str] | None = None) -> A.Program:
+def parse_tokens(tokens: list[Token], main_file: str = "", files: list[str] | None = None,
+                 warnings: list[str] | None = None) -> A.Program:
+    """Parse preprocessed tokens; `warnings` (the preprocessor's) go first in Program.warnings."""
     parser = Parser(tokens)
     try:
-        return parser.program(main_file, files or [main_file])
+        prog = parser.program(main_file, files or [main_file])
     except RecursionError:
         raise P4SyntaxError("nested too deeply for p4sim's parser", parser.tok.span) from None
+    prog.warnings = list(warnings or []) + parser.warnings
+    return prog
 
 
 def _preprocess(run: Callable[[], T], what: str) -> T:
@@ -1237,7 +1251,7 @@ def _preprocess(run: Callable[[], T], what: str) -> T:
 def parse_program(path: str, include_dirs=(), defines: dict[str, str] | None = None) -> A.Program:
     """Preprocess and parse the file at `path`."""
     result = _preprocess(lambda: Preprocessor(include_dirs, defines).run_file(path), path)
-    return parse_tokens(result.tokens, result.files[0] if result.files else path, result.files)
+    return parse_tokens(result.tokens, result.files[0] if result.files else path, result.files, result.warnings)
 
 
 def parse_text(text: str, filename: str = "<string>", include_dirs=(),
@@ -1245,4 +1259,4 @@ def parse_text(text: str, filename: str = "<string>", include_dirs=(),
     """Preprocess and parse source text (`filename` is used in spans and for "..." includes)."""
     result = _preprocess(lambda: Preprocessor(include_dirs, defines).run_text(text, filename),
                          filename)
-    return parse_tokens(result.tokens, filename, result.files)
+    return parse_tokens(result.tokens, filename, result.files, result.warnings)

@@ -746,3 +746,28 @@ def test_mangled_source_gives_located_errors_never_crashes():
 def test_deep_nesting_is_an_error_not_a_crash():
     e = syntax_error("const bit<8> x = " + "(" * 3000 + "1" + ")" * 3000 + ";")
     assert "nested too deeply" in e.reason and e.line == 1
+
+
+def test_table_with_empty_parameter_list_is_accepted_with_a_warning(tmp_path):
+    """`table t() { ... }` (draft P4_16, still taken by p4c with a deprecation warning)
+    compiles to the same program as `table t { ... }`; parameters in it are refused."""
+    from p4sim.lower import load_program
+    from p4sim.p4info import p4info_from_model
+
+    src = open(os.path.join(ROOT, "tests", "p4sim_runtime", "programs", "l2_cpu.p4")).read()
+    assert "    table l2_fwd {" in src
+    (tmp_path / "new").mkdir()
+    (tmp_path / "draft").mkdir()
+    old = tmp_path / "new" / "l2.p4"
+    old.write_text(src)
+    draft = tmp_path / "draft" / "l2.p4"
+    draft.write_text(src.replace("    table l2_fwd {", "    table l2_fwd ( ) {"))
+    a, b = load_program(str(old)), load_program(str(draft))
+    assert a.program.warnings == []
+    line = src[: src.index("    table l2_fwd {")].count("\n") + 1
+    assert b.program.warnings == [f"{draft}:{line}:18: warning: table 'l2_fwd': the '()' after a table name "
+                                  "is deprecated; write 'table l2_fwd {'"]
+    assert p4info_from_model(a.model) == p4info_from_model(b.model)
+    assert a.python.replace(str(old), "P") == b.python.replace(str(draft), "P")  # the same generated code
+    err = syntax_error("control C() { table t(bit<8> x) { actions = {} } apply {} }", "tp.p4")
+    assert "tables take no parameters" in str(err) and (err.span.line, err.span.column) == (1, 22)
