@@ -546,21 +546,26 @@ class Field(Annotated):
 
 
 @dataclass(eq=False)
-class HeaderDecl(Declaration):
+class FieldsDecl(Declaration):
+    """What header, header_union and struct declarations have in common (never made itself)."""
+
     fields: list[Field] = field(default_factory=list)
     type_params: list[TypeParam] = field(default_factory=list)
 
 
 @dataclass(eq=False)
-class HeaderUnionDecl(Declaration):
-    fields: list[Field] = field(default_factory=list)
-    type_params: list[TypeParam] = field(default_factory=list)
+class HeaderDecl(FieldsDecl):
+    pass
 
 
 @dataclass(eq=False)
-class StructDecl(Declaration):
-    fields: list[Field] = field(default_factory=list)
-    type_params: list[TypeParam] = field(default_factory=list)
+class HeaderUnionDecl(FieldsDecl):
+    pass
+
+
+@dataclass(eq=False)
+class StructDecl(FieldsDecl):
+    pass
 
 
 @dataclass(eq=False)
@@ -637,25 +642,26 @@ class ExternFunctionDecl(Declaration):
 
 
 @dataclass(eq=False)
-class ParserTypeDecl(Declaration):
+class SignatureDecl(Declaration):
+    """What parser, control and package type declarations have in common (never made itself)."""
+
+    type_params: list[TypeParam] = field(default_factory=list)
+    params: list[Parameter] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class ParserTypeDecl(SignatureDecl):
     """parser Parser<H, M>(packet_in b, out H hdr, ...);"""
 
-    type_params: list[TypeParam] = field(default_factory=list)
-    params: list[Parameter] = field(default_factory=list)
+
+@dataclass(eq=False)
+class ControlTypeDecl(SignatureDecl):
+    """control Ingress<H, M>(inout H hdr, ...);"""
 
 
 @dataclass(eq=False)
-class ControlTypeDecl(Declaration):
-    type_params: list[TypeParam] = field(default_factory=list)
-    params: list[Parameter] = field(default_factory=list)
-
-
-@dataclass(eq=False)
-class PackageTypeDecl(Declaration):
+class PackageTypeDecl(SignatureDecl):
     """package V1Switch<H, M>(Parser<H, M> p, ...);"""
-
-    type_params: list[TypeParam] = field(default_factory=list)
-    params: list[Parameter] = field(default_factory=list)
 
 
 @dataclass(eq=False)
