@@ -66,11 +66,13 @@ class _Pkt(QueuedPacket):
     `trunc`: clone session truncation (bytes), 0 = none; `in_port`: the port it came in on
     (kept across metadata resets, as BMv2)."""
 
-    def __init__(self, hdr, meta, sm, payload: bytes, frame: bytes, passes: int = 0, in_port: int = 0):
-        # filling __dict__ at once: the dataclass __init__ costs more per packet
-        self.__dict__.update(egress_port=0, priority=0, length=0, enq_timestamp=0, enq_qdepth=0,
-                             deq_qdepth=0, deq_timedelta=0, hdr=hdr, meta=meta, sm=sm, payload=payload,
-                             frame=frame, passes=passes, trunc=0, in_port=in_port)
+    def __init__(self, hdr, meta, sm, payload: bytes, frame: bytes, passes: int = 0, in_port: int = 0,
+                 trunc: int = 0):
+        # the dataclass __init__ costs more per packet; the TM fields not set here have
+        # class-level defaults (enq_*/deq_*) or are set by _enqueue (egress_port, priority, length)
+        self.hdr, self.meta, self.sm = hdr, meta, sm
+        self.payload, self.frame, self.passes = payload, frame, passes
+        self.trunc, self.in_port = trunc, in_port
 
     # `state` is the packet itself; a property, not an attribute, so that a packet is not
     # a reference cycle (freed at once instead of by the cyclic garbage collector)
@@ -349,8 +351,8 @@ class Switch:
                 return
             self._ingress_pass(port, frame, RESUBMIT, meta, resub_req[0], passes + 1)
             return
-        pkt = _Pkt(hdr, meta, sm, payload, frame, passes, port)
-        pkt.trunc = self.trunc  # truncate() in ingress cuts the frame when it leaves
+        # truncate() in ingress cuts the frame when it leaves
+        pkt = _Pkt(hdr, meta, sm, payload, frame, passes, port, self.trunc)
         if sm.mcast_grp:
             reps = self.pre.replicas(sm.mcast_grp)
             for i, (eport, rid) in enumerate(reps):
