@@ -61,6 +61,38 @@ def measure(sw, frames: list[bytes]) -> tuple[float, int]:
     return time.process_time() - t0, out
 
 
+def breakdown(sw, frames: list[bytes], total_us: float) -> str:
+    """Where a packet's time goes: each compiled stage timed on its own (cumulative runs
+    of the same packets, differences taken), the rest is the switch driver and the TM."""
+    new_hdr, new_meta, new_sm = sw._new_hdr, sw._new_meta, sw._new_sm
+    parse, verify, ingress = sw._parse, sw._verify, sw._ingress
+    egress, compute, deparse = sw._egress, sw._compute, sw._deparse
+
+    def upto(k: int) -> float:
+        t0 = time.process_time()
+        for f in frames:
+            h, m, s = new_hdr(), new_meta(), new_sm()
+            if k > 0:
+                parse(f, h, m, s)
+            if k > 1:
+                verify(h, m)
+            if k > 2:
+                ingress(h, m, s)
+            if k > 3:
+                egress(h, m, s)
+            if k > 4:
+                compute(h, m)
+                deparse([], h)
+        return (time.process_time() - t0) * 1e6 / len(frames)
+
+    cum = [min(upto(k) for _ in range(3)) for k in range(6)]
+    names = ["new headers/metadata", "parser", "verify checksum", "ingress", "egress", "compute checksum + deparser"]
+    parts = [cum[0]] + [cum[k] - cum[k - 1] for k in range(1, 6)]
+    parts.append(total_us - cum[5])
+    names.append("switch driver + traffic manager + output")
+    return ", ".join(f"{n} {p:.1f}" for n, p in zip(names, parts, strict=True))
+
+
 def run(argv: list[str]) -> None:
     n = 20_000
     for a in argv:
@@ -72,10 +104,13 @@ def run(argv: list[str]) -> None:
     for size in (64, 1024):
         frames = _frames(size, n)
         measure(sw, frames[:2000])  # warm up
-        dt, out = measure(sw, frames)
+        # best of three runs: other processes on a shared machine only ever slow a run down
+        runs = [measure(sw, frames) for _ in range(3)]
+        dt, out = min(runs)
         pps = n / dt
-        print(f"payload {size:5d} B: {pps:10,.0f} pps  ({dt * 1e6 / n:.1f} us/packet, {out} out of {n} "
-              f"forwarded)  target >= {TARGET_PPS:,} pps  {'OK' if pps >= TARGET_PPS else 'BELOW TARGET'}")
+        print(f"payload {size:5d} B: {pps:10,.0f} pps  ({dt * 1e6 / n:.1f} us/packet, best of 3 runs of {n}; "
+              f"{out} forwarded)  target >= {TARGET_PPS:,} pps  {'OK' if pps >= TARGET_PPS else 'BELOW TARGET'}")
+        print(f"    us/packet by stage: {breakdown(sw, frames[:5000], dt * 1e6 / n)}")
     tracemalloc.start()
     sw2 = build_switch()
     measure(sw2, _frames(1024, 2000))
