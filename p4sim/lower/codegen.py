@@ -139,6 +139,9 @@ class Pipeline:
     field_lists: dict[int, str] = field(default_factory=dict)  # index -> copy function
 
 
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
+
+
 class _Fn:
     """State while generating one Python function."""
 
@@ -2037,7 +2040,7 @@ class Compiler:
             ck = ev(2)
             algo = self.enum_member_name(argv[3], scope)
             w = width_of(ck.type)
-            direct = self.csum16_direct() if algo == "csum16" and not name.endswith("payload") else None
+            direct = self.csum16_direct(fn) if algo == "csum16" and not name.endswith("payload") else None
             h = direct or self.hash_call(algo, data, '0', None)
             fn.emit(f"if ({cnd}) and ({h} & {mask(w)}) != {ck.code}:")
             fn.emit("    _RT.checksum_error()")
@@ -2050,7 +2053,7 @@ class Compiler:
                 data = f"({data} + _RT.payload)"
             lt = self.lvalue_type(argv[2], scope, fn)
             algo = self.enum_member_name(argv[3], scope)
-            direct = self.csum16_direct() if algo == "csum16" and not name.endswith("payload") else None
+            direct = self.csum16_direct(fn) if algo == "csum16" and not name.endswith("payload") else None
             h = direct or self.hash_call(algo, data, '0', None)
             fn.emit(f"if {cnd}:")
             fn.ind += 1
@@ -2076,7 +2079,7 @@ class Compiler:
             return V("None", VOID)
         raise unsupported(f"extern function {name}", c)
 
-    def csum16_direct(self) -> str | None:
+    def csum16_direct(self, fn: _Fn | None = None) -> str | None:
         """The Internet checksum of the last packed field list, computed from the fields'
         16-bit words (no bytes built); None when widths vary or validity is mixed."""
         parts = getattr(self, "_last_parts", None)
@@ -2085,6 +2088,18 @@ class Compiler:
         conds = {p[2] for p in parts}
         if len(conds) != 1:
             return None
+        owners = {p[0].rsplit(".", 1)[0] for p in parts if _DOTTED.match(p[0])}
+        if fn is not None and len(owners) == 1 and all(_DOTTED.match(p[0]) for p in parts):
+            # every field of one header (the usual IPv4 header checksum): read the header
+            # object once into a local instead of once per field
+            owner = next(iter(owners))
+            if "." in owner:
+                loc = fn.tmp("ck")
+                fn.emit(f"{loc} = {owner}")
+                parts = [(loc + p[0][len(owner):], p[1], p[2]) for p in parts]
+                cond0 = next(iter(conds))
+                if cond0 == f"{owner}._v":
+                    conds = {f"{loc}._v"}
         total = sum(int(p[1]) for p in parts)
         nwords = (total + 15) // 16
         words: list[list[str]] = [[] for _ in range(nwords)]
