@@ -52,14 +52,6 @@ def resolve_name(name: str, names, what: str) -> str:
 _new = object.__new__
 
 
-def _output(port: int, data: bytes, t: int) -> OutputPacket:
-    # the dataclass __init__ (frozen: one object.__setattr__ per field) costs more than
-    # the rest of the egress bookkeeping; filling __dict__ builds the same object
-    o = _new(OutputPacket)
-    o.__dict__.update(port=port, data=data, time_ns=t)
-    return o
-
-
 class _Pkt(QueuedPacket):
     """Per-packet state carried from ingress to egress; it is also the `QueuedPacket` the
     traffic manager queues (`state` is the packet itself), one object per packet.
@@ -245,7 +237,16 @@ class Switch:
         if self.pfc_rx and len(frame) >= 18 and frame[12] == 0x88 and frame[13] == 0x08:
             self._pfc(port, frame)
         self._ingress_pass(port, frame, NORMAL, None, None, 0)
-        self._service(self._now)
+        # _service(now), inlined (once per packet)
+        tm = self.tm
+        now = self._now
+        egress_pass = self._egress_pass
+        while True:
+            seq = self._enq_seq
+            for qp in tm.dequeue(now):
+                egress_pass(qp)
+            if self._enq_seq == seq:  # egress queued nothing new (clone, recirculation)
+                return
 
     def packet_out(self, payload: bytes, metadata: dict[str, int] | None = None) -> None:
         """Inject a PacketOut: the packet_out header (built from metadata) + payload, on the CPU port."""
@@ -369,7 +370,13 @@ class Switch:
             self.stats["drops"] += 1
             return
         sm.instance_type = NORMAL  # simple_switch: a unicast packet leaves ingress as NORMAL
-        self._enqueue(pkt, sm.egress_spec)
+        # _enqueue, inlined (once per packet)
+        self._enq_seq += 1
+        pkt.egress_port = sm.egress_spec
+        pkt.priority = sm.priority
+        pkt.length = sm.packet_length
+        if not self.tm.enqueue(pkt, self._now):
+            self.stats["tm_drops"] += 1
 
     def _clone_i2e(self, port: int, frame: bytes, meta, req: tuple, passes: int) -> None:
         sess = self.pre.session(req[1])
@@ -493,7 +500,11 @@ class Switch:
             self.stats["tx"] += 1
             return
         self.stats["tx"] += 1
-        self._out.append(_output(qp.egress_port, data, end))
+        # the dataclass __init__ (frozen: one object.__setattr__ per field) costs more than
+        # the rest of the egress bookkeeping; filling __dict__ builds the same object
+        o = _new(OutputPacket)
+        o.__dict__.update(port=qp.egress_port, data=data, time_ns=end)
+        self._out.append(o)
 
     def receive(self) -> list[OutputPacket]:
         out, self._out = self._out, []

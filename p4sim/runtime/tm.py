@@ -184,7 +184,28 @@ class TrafficManager:
             # Fast path: the packet leaves at once. After the _advance above nothing else
             # is eligible by now_ns (other ports and this port's other priorities wait
             # for later), so the general loop would pick exactly this packet, alone.
-            self._depart_now(state, port, prio, pkt, now_ns)
+            # the bookkeeping of the enqueue below and of the _advance step that sends it
+            port_scope = self.depth_scope != "queue"
+            pkt.enq_timestamp = now_ns
+            pkt.enq_qdepth = state.depth_total() if port_scope else 0
+            state.enqueued[prio] += 1
+            if state.max_depth[prio] < 1:
+                state.max_depth[prio] = 1
+            if self.scheduler != "strict":
+                # what _pick does with this priority as the only eligible one
+                if not (state.wrr_current == prio and state.wrr_sent < self.weights[prio]):
+                    state.wrr_current, state.wrr_sent = prio, 0
+            state.wrr_sent += 1
+            state.dequeued[prio] += 1
+            length = pkt.length
+            tx = 0 if state.bits_per_s is None and state.pps is None else self._tx_ns(state, length)
+            state.busy_until = now_ns + tx
+            state.tx_bytes += length
+            pkt.deq_timedelta = 0
+            pkt.deq_qdepth = state.depth_total() if port_scope else 0
+            pkt.tx_start_ns = now_ns  # type: ignore[attr-defined]
+            pkt.tx_end_ns = now_ns + tx  # type: ignore[attr-defined]
+            self._departed.append(pkt)
             return True
         pkt.enq_timestamp = now_ns
         pkt.enq_qdepth = len(queue) if self.depth_scope == "queue" else state.depth_total()
@@ -329,34 +350,6 @@ class TrafficManager:
                 state.wrr_current, state.wrr_sent = cand, 0
                 return cand
         return None  # unreachable: eligible is not empty
-
-    def _depart_now(self, state: _PortState, port: int, prio: int, pkt: QueuedPacket, now_ns: int) -> None:
-        """`enqueue` + the `_advance` step that sends it, for a packet that leaves at once
-        (same counters, depths and timestamps as the general path)."""
-        port_scope = self.depth_scope != "queue"
-        pkt.enq_timestamp = now_ns
-        pkt.enq_qdepth = state.depth_total() if port_scope else 0
-        state.enqueued[prio] += 1
-        if state.max_depth[prio] < 1:
-            state.max_depth[prio] = 1
-        if self.scheduler != "strict":
-            # the WRR bookkeeping of _pick with this priority as the only eligible one
-            if not (state.wrr_current == prio and state.wrr_sent < self.weights[prio]):
-                state.wrr_current, state.wrr_sent = prio, 0
-        state.wrr_sent += 1
-        state.dequeued[prio] += 1
-        length = pkt.length
-        if state.bits_per_s is None and state.pps is None:
-            tx = 0
-        else:
-            tx = self._tx_ns(state, length)
-        state.busy_until = now_ns + tx
-        state.tx_bytes += length
-        pkt.deq_timedelta = 0
-        pkt.deq_qdepth = state.depth_total() if port_scope else 0
-        pkt.tx_start_ns = now_ns  # type: ignore[attr-defined]
-        pkt.tx_end_ns = now_ns + tx  # type: ignore[attr-defined]
-        self._departed.append(pkt)
 
     def _advance(self, now_ns: int) -> None:
         """Let every port send what it can up to `now_ns`, in time order (ports in number
