@@ -420,7 +420,8 @@ class Switch:
                 return
 
     def _egress_pass(self, qp: QueuedPacket) -> None:
-        p: _Pkt = qp.state  # type: ignore[assignment]
+        # our packets are their own state (skips the property call); another TM may wrap them
+        p: _Pkt = qp if type(qp) is _Pkt else qp.state  # type: ignore[assignment]
         sm = p.sm
         d = qp.__dict__
         start = d.get("tx_start_ns", self._now)
