@@ -19,7 +19,15 @@ from p4sim.frontend.errors import P4SourceError
 def _load(args):
     from p4sim.lower import load_program
 
-    return load_program(args.program, include_dirs=args.include)
+    compiled = load_program(args.program, include_dirs=args.include)
+    _print_warnings(compiled.program.warnings)
+    return compiled
+
+
+def _print_warnings(warnings: list[str]) -> None:
+    # #warning lines and deprecated forms: shown, never fatal (as p4c does)
+    for w in warnings:
+        print(w, file=sys.stderr)
 
 
 def cmd_stf(args) -> int:
@@ -113,6 +121,7 @@ def cmd_compile(args) -> int:
 
     prog_ast = parse_program(args.program, include_dirs=list(args.include) + [
         os.path.dirname(os.path.abspath(args.program)), ARCH_DIR])
+    _print_warnings(prog_ast.warnings)
     from p4sim.frontend.ast import dump
 
     sys.stdout.write(dump(prog_ast).rstrip("\n") + "\n")

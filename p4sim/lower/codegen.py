@@ -208,7 +208,10 @@ class Compiler:
             self.declare_top(d)
         main = self.g.lookup("main")
         if main is None or not isinstance(main.decl, ast.Instantiation):
-            raise err("the program has no `main` package instantiation", self.program)
+            # point at the end of the user's file, not at the first included declaration
+            own = [d for d in self.program.declarations
+                   if d.span.file == self.program.main_file] or self.program.declarations
+            raise err("the program has no `main` package instantiation", own[-1] if own else self.program)
         self.compile_main(main.decl)
         self.check_unused()
         out = [

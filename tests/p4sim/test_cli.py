@@ -75,3 +75,18 @@ def test_compile_emits_ir_and_ast(tmp_path, capsys):
     assert "header data_t (64 bits)" in out and "pipeline:" in out
     assert main(["compile", "--emit", "ast", prog]) == 0
     assert "HeaderDecl" in capsys.readouterr().out
+
+
+def test_missing_main_is_located_in_the_users_file(tmp_path, capsys):
+    src = tmp_path / "nomain.p4"
+    src.write_text("#include <core.p4>\n#include <v1model.p4>\nheader h_t { bit<8> a; }\n")
+    assert main(["compile", "--emit", "ir", str(src)]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"{src}:3:1: error: the program has no `main` package instantiation")
+
+
+def test_warnings_are_shown_and_not_fatal(tmp_path, capsys):
+    src = tmp_path / "warn.p4"
+    src.write_text("#include <core.p4>\n#warning look here\n")
+    assert main(["compile", "--emit", "ast", str(src)]) == 0
+    assert f"{src}:2:1: warning: look here" in capsys.readouterr().err
