@@ -23,7 +23,7 @@ take M/G suffixes, e.g. 10G):
       quanta: 65535
       refresh_us: 100
       headroom: 20KB           # buffer kept above XOFF for what is still in flight
-      response_bits: 3840      # the peer's reaction delay (802.1Qbb allows 3840 bit times at 10G...)
+      response_bits: 30720     # the peer's reaction delay; default: 802.3 Annex 31B for the port speed
     buffer: {packets: 1024}    # egress queue capacity per (port, class) in the TM
     cnp: {mode: host, class: 6, dscp: 48, interval_us: 50}   # mode: host | switch
     faults: [{kind: every_nth, host: h3, qpn: 0x301, n: 1000}, {kind: psn, host: h3, qpn: 0x301, psn: 7}]
@@ -60,7 +60,21 @@ ETH_HDR = 14
 ROCE_HDRS = 20 + 8 + 12 + 16 + 4  # IPv4, UDP, BTH, RETH, ICRC
 PFC_FRAME = 64
 PROPAGATION_NS_PER_M = 5.0  # light in fibre/copper: ~2e8 m/s
-DEFAULT_RESPONSE_BITS = 3840  # 802.1Qbb: the peer may take this long to act on a pause
+# The longest a peer may take to act on a received pause, in bit times, by port speed
+# (IEEE 802.3 Annex 31B: 60 pause quanta at 10G, 80 at 25G, 118 at 40G, 394 at 100G,
+# 905 at 400G; 1 quantum = 512 bit times). Mellanox's headroom note rounds the 10G+ figure
+# to "3840 bytes" -- bytes, not bits.
+RESPONSE_BITS_BY_SPEED = {1e9: 2 * 512, 10e9: 60 * 512, 25e9: 80 * 512, 40e9: 118 * 512,
+                          100e9: 394 * 512, 400e9: 905 * 512}
+
+
+def default_response_bits(speed_bps: float) -> int:
+    """802.3's bound for the listed speed at or above `speed_bps` (conservative between
+    listed speeds); above 400G the 400G time, scaled to the faster bit clock."""
+    for speed, bits in sorted(RESPONSE_BITS_BY_SPEED.items()):
+        if speed_bps <= speed:
+            return bits
+    return math.ceil(RESPONSE_BITS_BY_SPEED[400e9] * speed_bps / 400e9)
 
 # -------------------------------------------------------------------- units
 
@@ -169,7 +183,7 @@ class PfcCfg:
     quanta: int = 0xFFFF
     refresh_us: int = 100
     headroom: Size | None = None
-    response_bits: int = DEFAULT_RESPONSE_BITS
+    response_bits: int | None = None  # None: default_response_bits(port speed)
 
 
 @dataclass
@@ -374,8 +388,8 @@ def parse_config(data: dict, path: str = "<config>") -> tuple[Config, list[Confi
         pc.refresh_us = c.run(_int, pfc.get("refresh_us", 100), "pfc.refresh_us", 1, 10**7) or 100
         if "headroom" in pfc:
             pc.headroom = c.run(parse_size, pfc["headroom"], "pfc.headroom")
-        pc.response_bits = c.run(_int, pfc.get("response_bits", DEFAULT_RESPONSE_BITS),
-                                 "pfc.response_bits", 0, 10**7) or 0
+        if "response_bits" in pfc:
+            pc.response_bits = c.run(_int, pfc["response_bits"], "pfc.response_bits", 0, 10**7)
         cfg.pfc = pc
     buf = c.run(_map, data.get("buffer"), "buffer") or {}
     cfg.buffer_packets = c.run(_int, buf.get("packets", 1024), "buffer.packets", 1, 10**7) or 1024
@@ -427,11 +441,16 @@ class Finding:
         return "\n".join([head] + [f"        {line}" for line in self.arithmetic])
 
 
-def headroom_needed(speed_bps: float, cable_m: float, mtu: int, response_bits: int) -> tuple[int, list[str]]:
+def headroom_needed(speed_bps: float, cable_m: float, mtu: int,
+                    response_bits: int | None = None) -> tuple[int, list[str]]:
     """Bytes that can still arrive after the switch decides to pause (802.1Qbb annex O
     reasoning): the frame the switch is sending when it decides (it must finish before the
     PFC frame leaves), the PFC frame itself, the round trip on the cable, the peer's
     response time, and the frame the peer is sending when it acts on the pause."""
+    source = "pfc.response_bits"
+    if response_bits is None:
+        response_bits = default_response_bits(speed_bps)
+        source = f"802.3 Annex 31B at {speed_bps / 1e9:g} Gb/s"
     cable_ns = cable_m * PROPAGATION_NS_PER_M
     cable_bytes = math.ceil(2 * cable_ns * speed_bps / 8e9)
     resp_bytes = math.ceil(response_bits / 8)
@@ -442,7 +461,7 @@ def headroom_needed(speed_bps: float, cable_m: float, mtu: int, response_bits: i
         f"+ the PFC frame                        {PFC_FRAME} B",
         f"+ cable round trip 2 x {cable_m:g} m x {PROPAGATION_NS_PER_M:g} ns/m = {2 * cable_ns:g} ns"
         f" at {speed_bps / 1e9:g} Gb/s   {cable_bytes} B",
-        f"+ peer response {response_bits} bit times   {resp_bytes} B",
+        f"+ peer response {response_bits} bit times ({source})   {resp_bytes} B",
         f"+ largest frame the peer is sending     {frame} B",
         f"= {total} B needed",
     ]

@@ -52,6 +52,17 @@ def test_headroom_arithmetic():
     assert any("12500 B" in line for line in lines) and lines[-1] == "= 16080 B needed"
 
 
+def test_headroom_default_response_is_8023_annex_31b():
+    # 802.3 Annex 31B: 394 quanta x 512 = 201,728 bit times = 25,216 B at 100G (not 3840 bits)
+    need, lines = headroom_needed(100e9, 100, 1500)
+    assert need == 1518 + 64 + 12500 + 25216 + 1518 == 40816
+    assert any("201728 bit times (802.3 Annex 31B at 100 Gb/s)" in line for line in lines)
+    # 10G: 60 quanta = 30,720 bit times = 3840 B; 3 m of cable = 30 ns = 37.5 -> 38 B
+    assert headroom_needed(10e9, 3, 1500)[0] == 1518 + 64 + 38 + 3840 + 1518 == 6978
+    # 50G is not listed: the next listed speed's (100G) bound, never a smaller one
+    assert headroom_needed(50e9, 0, 1500)[0] == 1518 + 64 + 0 + 25216 + 1518
+
+
 def test_good_config_has_no_errors():
     assert findings(BASE) == {}
     cfg, errors = parse_config(load_yaml(EXAMPLES / "lab.yaml"))
@@ -67,7 +78,7 @@ def test_good_config_has_no_errors():
     ({"pfc": {"classes": [3], "xoff": "10 pkts", "xon": "20 pkts", "headroom": "10KB"}},
      "pfc.xon", "XON must be < XOFF"),
     ({"pfc": {"classes": [3], "xoff": "40 pkts", "xon": "20 pkts", "headroom": "1KB"}},
-     "pfc.headroom (port 1, class 3)", "1.0 KB < 3.6 KB needed"),
+     "pfc.headroom (port 1, class 3)", "1.0 KB < 7.0 KB needed"),
     ({"ecn": {"profiles": {"p": {"kmin": "5KB", "kmax": "200KB", "pmax": 2}}}},
      "ecn.profiles.p.pmax", "(0, 1]"),
     ({"bogus": 1}, "bogus", "unknown key"),
@@ -87,7 +98,7 @@ def test_errors_name_the_key(patch, key, words):
 def test_cli_exit_codes_and_json(tmp_path, capsys):
     assert main(["check", str(EXAMPLES / "lab.yaml")]) == 0
     out = capsys.readouterr().out
-    assert "OK" in out and "= 3618 B needed" in out  # the arithmetic is shown
+    assert "OK" in out and "= 6978 B needed" in out  # the arithmetic is shown
     assert main(["check", str(EXAMPLES / "bad.yaml")]) == 1
     out = capsys.readouterr().out
     assert "ERROR pfc.xon" in out and "ERROR hosts.h2.port: port 3 is not in ports" in out
