@@ -82,6 +82,7 @@ class ReactionPoint:
         self.next_rate_ns = now_ns + self.p.rate_timer_ns
         self.last_cut_ns: int | None = None
         self.cnps = 0  # CNPs received
+        self.cnp_times: list[int] = []  # when each arrived (the CNP-spacing check reads them)
         self.cuts = 0  # rate decreases performed
         self.active = False  # DCQCN only starts increasing after the first cut
 
@@ -89,6 +90,7 @@ class ReactionPoint:
     def on_cnp(self, now_ns: int) -> bool:
         """A CNP for this flow arrived; returns True when the rate was cut."""
         self.cnps += 1
+        self.cnp_times.append(now_ns)
         self.cnp_since_alpha = True
         if (self.last_cut_ns is not None and self.p.rate_reduce_interval_ns
                 and now_ns - self.last_cut_ns < self.p.rate_reduce_interval_ns):

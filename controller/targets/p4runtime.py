@@ -12,6 +12,7 @@ Time is the wall clock: `advance(dt)` waits dt while collecting frames.
 from __future__ import annotations
 
 import os
+import queue
 import time
 from collections.abc import Iterable, Mapping
 
@@ -243,7 +244,7 @@ class P4RuntimeTarget(Target):
         while True:
             try:
                 pkt = self.conn.packet_ins.get_nowait()
-            except Exception:
+            except queue.Empty:  # drained; anything else is a bug worth seeing
                 return
             meta = self.conn.packet_in_metadata(pkt)
             self._pins.append(PacketIn(bytes(pkt.payload), meta))

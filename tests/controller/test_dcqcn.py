@@ -75,6 +75,7 @@ def test_rate_reduce_interval_and_floor():
     rp = ReactionPoint(G, DcqcnParams(rate_reduce_interval_ns=50 * US, min_rate_bps=1e9))
     assert rp.on_cnp(0)
     assert not rp.on_cnp(10 * US)  # too close to the last cut
+    assert rp.cnp_times == [0, 10 * US] and rp.cnps == 2 and rp.cuts == 1  # counted, not cut
     for t in range(1, 10):
         rp.on_cnp(t * 50 * US)
     assert rp.rc == pytest.approx(1e9)  # never below the floor
