@@ -91,6 +91,7 @@ class WorkRequest:
     posted_ns: int = 0
     completed_ns: int | None = None
     read_received: int = 0  # READ: response packets received in order
+    reissued_at: int | None = None  # READ: the missing PSN a re-issue was already sent for
 
 
 @dataclass
@@ -225,8 +226,11 @@ class RcRequester:
             self.stats.acked_bytes += pdu.payload_len
             self.last_progress_ns = now_ns
             self._ack_through(wr.first_psn + wr.read_received - 1, now_ns)
-        elif psn > expected and self.next_psn > expected:
-            # A response is missing: re-issue the READ for the remainder (go-back-N).
+        elif psn > expected and self.next_psn > expected and wr.reissued_at != expected:
+            # A response is missing: re-issue the READ for the remainder (go-back-N), once
+            # per gap -- the rest of the old response stream is still arriving and must not
+            # trigger a re-issue per packet (the responder would resend the tail each time).
+            wr.reissued_at = expected
             self._go_back(expected)
 
     def _ack_through(self, psn: int, now_ns: int) -> None:
@@ -276,6 +280,7 @@ class RcRequester:
             start = self.una
             if head is not None and head.op == READ:
                 start = head.first_psn + head.read_received
+                head.reissued_at = None  # the timer's re-issue may be repaired by a gap again
             self.stats.go_back_events += 1
             self.next_psn = start
             return True

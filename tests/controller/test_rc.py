@@ -135,3 +135,30 @@ def test_stale_nak_is_ignored():
     assert req.una == 6 and req.next_psn == 10 and req.stats.go_back_events == 0
     req.on_pdu(Pdu(C.RC_ACK, 1, 7, aeth=(C.AETH_NAK_PSN_SEQ_ERROR, 0)), 3)
     assert req.una == 7 and req.next_psn == 7 and req.stats.go_back_events == 1
+
+
+def test_lost_read_response_reissues_once_per_gap():
+    """The tail of the first response stream is still arriving after the re-issue went
+    out: those out-of-order responses must not re-issue the READ again each time."""
+    req = RcRequester(1, 2, mtu=100)
+    resp = RcResponder(2, 1, mtu=100)
+    req.post(READ, 1000)  # 10 responses, PSN 0..9
+    responses = resp.on_pdu(req.next_pdu(0), 0)
+    sent = []
+    for r in responses:
+        if r.psn == 2:
+            continue  # lost
+        req.on_pdu(r, 1)
+        while (p := req.next_pdu(1)) is not None:  # the NIC sends as soon as it may
+            sent.append(p)
+    assert [(p.psn, p.reth[2]) for p in sent] == [(2, 800)]  # one re-issue: 8 x 100 B left
+    assert req.stats.go_back_events == 1
+    for r in resp.on_pdu(sent[0], 2):
+        if r.psn == 5:
+            continue  # a second gap, in the re-issue's responses
+        req.on_pdu(r, 3)
+    (again,) = [p for p in iter(lambda: req.next_pdu(3), None)]
+    assert again.psn == 5 and again.reth[2] == 500  # a new gap gets its own re-issue
+    for r in resp.on_pdu(again, 4):
+        req.on_pdu(r, 5)
+    assert req.idle and req.stats.acked_bytes == 1000 and req.stats.go_back_events == 2
