@@ -3,7 +3,7 @@
     p4sim-switch [PROGRAM.p4 | --no-p4] [--device-id N] [-i 1@veth1 -i 2@veth2]
                  [--grpc-server-addr 127.0.0.1:9559] [--cpu-port 255] [--pcap DIR]
                  [--log-console] [--clock auto|virtual|wall] [--queue-depth 64]
-                 [--scheduler strict|wrr] [--priority-order low_first|high_first]
+                 [--priority-queues 8] [--scheduler strict|wrr] [--priority-order low_first|high_first]
                  [--line-rate 10G] [--port-rate 3=25G]
 
 Without a program (`--no-p4`) the switch waits for a controller's
@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--clock", default="auto", choices=["auto", "virtual", "wall"],
                     help="time base: wall with interfaces, else virtual (default auto)")
     ap.add_argument("--queue-depth", type=int, default=64, help="packets per priority queue (default 64, as BMv2)")
+    ap.add_argument("--priority-queues", type=int, default=8, choices=range(1, 9), metavar="N",
+                    help="priority queues per port, 1..8; a packet with priority >= N is dropped"
+                         " (default 8; BMv2's default is 1)")
     ap.add_argument("--scheduler", default="strict", choices=["strict", "wrr"], help="egress scheduler")
     ap.add_argument("--line-rate", type=_rate, metavar="RATE",
                     help="egress line rate of every port, e.g. 10G (default: unlimited, as BMv2)")
@@ -113,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     def tm() -> Any:
         t = TrafficManager(default_capacity=args.queue_depth, scheduler=args.scheduler,
                            priority_order=args.priority_order, default_rate_bps=args.line_rate,
+                           nb_queues=args.priority_queues,
                            default_link_bps=int(args.line_rate or 100e9))
         for port, rate in args.port_rate:
             t.set_port_rate(port, bits_per_s=rate)

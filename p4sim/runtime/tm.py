@@ -6,8 +6,9 @@ never reads a clock itself, so the same calls give the same results to the nanos
 
 What BMv2's simple_switch does, and what we copy (behavioral-model after PR #1270 and
 #1276, 2024; checked in its `simple_switch.cpp` and `queueing.h`):
-- each egress port has `nb_queues_per_port` priority queues (we always have 8), selected
-  by `standard_metadata.priority`; a priority out of range drops the packet;
+- each egress port has `nb_queues_per_port` priority queues (BMv2's `--priority-queues`,
+  default 1 there; `nb_queues` here, default 8), selected by `standard_metadata.priority`;
+  a priority out of range (>= that number) drops the packet;
 - priority 0 is served first (strict priority, lowest index first); the option
   `priority_order="high_first"` serves 7 first instead (older BMv2 builds and most
   switch ASICs);
@@ -86,6 +87,8 @@ class TrafficManager:
     default_link_bps: the speed PFC pause quanta are measured at when a port has no
     bit rate (100 Gb/s, a common RoCE link).
     default_rate_bps: the line rate every port starts with (None: unlimited, as BMv2).
+    nb_queues: priority queues per port, 1..8 (BMv2's `--priority-queues`): a packet with
+    priority >= nb_queues is dropped, as BMv2 does.
     """
 
     def __init__(
@@ -98,6 +101,7 @@ class TrafficManager:
         depth_scope: str = "queue",
         default_link_bps: int = 100_000_000_000,
         default_rate_bps: float | None = None,
+        nb_queues: int = NUM_PRIORITIES,
     ) -> None:
         if scheduler not in ("strict", "wrr"):
             raise ValueError(f"scheduler must be 'strict' or 'wrr', not {scheduler!r}")
@@ -107,6 +111,9 @@ class TrafficManager:
             raise ValueError(f"depth_scope must be 'queue' or 'port', not {depth_scope!r}")
         if default_capacity < 0:
             raise ValueError("queue capacity must be >= 0")
+        if not 1 <= nb_queues <= NUM_PRIORITIES:
+            raise ValueError(f"nb_queues must be 1..{NUM_PRIORITIES}, not {nb_queues}")
+        self.nb_queues = nb_queues
         weights = list(weights) if weights is not None else [1] * NUM_PRIORITIES
         if len(weights) != NUM_PRIORITIES or any(w < 1 for w in weights):
             raise ValueError("weights: eight integers >= 1, one per priority")
@@ -169,7 +176,7 @@ class TrafficManager:
         elif now_ns > self._now:  # _advance with nothing queued only moves the clock
             self._now = now_ns
         prio = pkt.priority
-        if not 0 <= prio < NUM_PRIORITIES:
+        if not 0 <= prio < self.nb_queues:
             self.bad_priority_drops += 1  # BMv2: "Priority out of range, dropping packet"
             return False
         port = pkt.egress_port

@@ -116,3 +116,14 @@ def test_cli_rates() -> None:
     r = subprocess.run([sys.executable, "-m", "p4sim.server_cli", "--no-p4", "--line-rate", "fast"],
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and "not a bit rate" in r.stderr
+
+
+def test_cli_priority_queues() -> None:
+    # simple_switch_grpc's --priority-queues; BMv2 needs 8 for roce_switch.p4 (classes 0..7)
+    from p4sim.server_cli import build_parser
+
+    assert build_parser().parse_args(["--no-p4"]).priority_queues == 8
+    assert build_parser().parse_args(["--no-p4", "--priority-queues", "1"]).priority_queues == 1
+    r = subprocess.run([sys.executable, "-m", "p4sim.server_cli", "--no-p4", "--priority-queues", "9"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "--priority-queues" in r.stderr

@@ -168,6 +168,19 @@ def test_capacity_per_queue_and_bad_priority() -> None:
         TrafficManager(scheduler="fifo")
 
 
+def test_nb_queues_drops_priorities_beyond_it_as_bmv2() -> None:
+    # BMv2 started without --priority-queues has one queue: priority 3 is dropped
+    tm = TrafficManager(nb_queues=1)
+    assert tm.enqueue(pkt(prio=0), 0)
+    assert not tm.enqueue(pkt(prio=3), 0)
+    assert tm.stats()["bad_priority_drops"] == 1
+    tm4 = TrafficManager(nb_queues=4)
+    assert tm4.enqueue(pkt(prio=3), 0) and not tm4.enqueue(pkt(prio=4), 0)
+    for bad in (0, 9):
+        with pytest.raises(ValueError):
+            TrafficManager(nb_queues=bad)
+
+
 def test_depth_scope_port_counts_every_priority() -> None:
     tm = TrafficManager(depth_scope="port")
     tm.set_port_rate(PORT, pps=1000)
