@@ -394,6 +394,11 @@ class Switch:
             m2 = self._new_meta()
             if req[2] is not None:
                 req[2](meta, m2)
+            # simple_switch resets all metadata after the re-parse, standard_metadata too
+            # (ingress_port, timestamps, parser/checksum errors read 0 in the clone's egress)
+            s2 = self._new_sm()
+            s2.packet_length = len(frame)
+            s2.instance_type = I2E_CLONE
             s2.egress_rid = rid
             p = _Pkt(h2, m2, s2, payload, frame, passes, port)
             p.trunc = trunc

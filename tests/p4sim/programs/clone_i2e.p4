@@ -35,6 +35,11 @@ control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         if (sm.instance_type == 1 && (meta.tag != 0x42 || meta.other != 0)) {
             mark_to_drop(sm);
         }
+        // simple_switch resets all metadata of the clone, standard_metadata too:
+        // its ingress_port reads 0 in egress whatever port the original came in on
+        if (sm.instance_type == 1) {
+            hdr.h.v = (bit<8>)sm.ingress_port;
+        }
     }
 }
 
