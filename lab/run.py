@@ -17,8 +17,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -137,9 +139,13 @@ def run(args: argparse.Namespace) -> int:
             return 2
         program = artifacts_program(args.p4_artifacts)
 
-    lab = make_lab(topology, args.backend, args.log_dir)
+    # Switch logs: in --log-dir if given; else in a temp dir removed after a clean run and
+    # kept (and named) when something failed.
+    tmp_logs = None if args.log_dir else Path(tempfile.mkdtemp(prefix="rocelab-lab-"))
+    lab = make_lab(topology, args.backend, args.log_dir or tmp_logs)
     target: Target | None = None
     procs: list[tuple[Host, subprocess.Popen]] = []
+    passed = False
     try:
         t0 = time.monotonic()
         switch = lab.start_switch(args.target, args.program)
@@ -163,7 +169,12 @@ def run(args: argparse.Namespace) -> int:
         results: dict[str, dict] = {}
         ok = True
         for h, p in procs:
-            out, err = p.communicate(timeout=args.timeout + args.start_delay + 30)
+            try:
+                out, err = p.communicate(timeout=args.timeout + args.start_delay + 30)
+            except subprocess.TimeoutExpired:  # a hung agent is a failed exchange, not a traceback
+                p.kill()
+                out, err = p.communicate()
+                err += b"\nlab: agent killed: no result within its timeout"
             try:
                 results[h.name] = json.loads(out.decode().strip().splitlines()[-1])
             except (IndexError, json.JSONDecodeError):
@@ -185,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
                  "counters": {n: {str(p): v for p, v in row.items()}
                               for n, row in counters.items()}}, indent=1))
         print("lab: " + ("every exchange completed" if ok else "an exchange did NOT complete"))
+        passed = ok
         return 0 if ok else 1
     finally:
         for _, p in procs:
@@ -194,6 +206,11 @@ def run(args: argparse.Namespace) -> int:
         if target is not None:
             target.close()
         lab.close()
+        if tmp_logs is not None:
+            if passed:
+                shutil.rmtree(tmp_logs, ignore_errors=True)
+            else:
+                print(f"lab: switch logs kept in {tmp_logs}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -210,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--start-delay", type=float, default=1.5,
                     help="seconds for the agents to start before traffic begins")
-    ap.add_argument("--log-dir", type=Path, default=None, help="switch logs (default: a tmp dir)")
+    ap.add_argument("--log-dir", type=Path, default=None, help="keep switch logs here (default: a tmp dir, removed after a clean run)")
     ap.add_argument("--json", default=None, help="also write the results to this file")
     args = ap.parse_args(argv)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
