@@ -42,6 +42,7 @@ def run(argv: list[str]) -> None:
           f"{args.frames // 2} short frames + 1 PFC + 1 PAUSE, tvalid/tready always high")
     print(f"{'sim':<10} {'width':>5} {'frames':>6} {'cycles':>8} {'ideal':>8} "
           f"{'cyc/frame':>9} {'ideal/fr':>9} {'frames/s':>9} {'build s':>7}  result")
+    bad: list[str] = []
     with tempfile.TemporaryDirectory(prefix="bench-hdl-") as tmp:
         for sim in args.sims.split(","):
             reason = run_sim.prepare_env(sim)
@@ -58,11 +59,16 @@ def run(argv: list[str]) -> None:
                               r"ideal=(\d+)", log)
                 if m is None or res.failed:
                     print(f"{sim:<10} {width:>5} FAILED: {'; '.join(res.failed) or 'no figure'}")
+                    bad.append(f"{sim}/{width}")
                     continue
                 frames, cycles, ideal = (int(g) for g in m.groups())
                 secs = _b2b_seconds(res.xml)
                 verdict = "ok (no bubble)" if cycles == ideal else "SLOWER THAN IDEAL"
+                if cycles != ideal:
+                    bad.append(f"{sim}/{width}")
                 print(f"{sim:<10} {width:>5} {frames:>6} {cycles:>8} {ideal:>8} "
                       f"{cycles / frames:>9.2f} {ideal / frames:>9.2f} {frames / secs:>9.0f} "
                       f"{res.build_s:>7.1f}  {verdict}")
     print("target: cycles == ideal at every width (one beat per cycle, no gap between frames)")
+    if bad:  # make bench must not exit 0 on a failed or slow run
+        raise RuntimeError(f"hdl bench failed or missed its target: {', '.join(bad)}")
