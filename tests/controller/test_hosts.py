@@ -136,8 +136,11 @@ def test_ce_marks_make_np_send_cnps_and_rp_cut_rate():
     rp = c.a.rps[0x11]
     assert rp.cnps == len([1 for _ in cnps]) or rp.cnps == len(cnps) - 1  # last may be in flight
     assert rp.rc < 10e9 * 0.6
-    # NP: at most one CNP per 50 us (one flow here)
+    # NP: at most one CNP per 50 us (one flow here); on a fixed-delay cable the RP sees the
+    # NP's spacing unchanged
     assert len(cnps) <= 300 // 50 + 1
+    gaps = [b - a for a, b in zip(rp.cnp_times, rp.cnp_times[1:], strict=False)]
+    assert gaps and min(gaps) >= 50 * US, gaps
 
 
 def test_pfc_pause_stops_data_for_the_quanta():
