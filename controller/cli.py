@@ -129,9 +129,17 @@ def cmd_check(args) -> int:
 
 
 def cmd_apply(args) -> int:
-    from controller.config import apply_config, load_config
+    from controller.config import apply_config, check, load_config
 
     cfg = load_config(args.config)
+    # what `rocelab check` rejects (headroom, XON >= XOFF, ...) is not programmed either
+    bad = [f for f in check(cfg) if f.level == "error"]
+    if bad:
+        for f in bad:
+            print(f)
+        sys.stderr.write(f"rocelab: {args.config}: {len(bad)} error(s); not applied "
+                         f"(rocelab check {args.config})\n")
+        return EXIT_FAIL
     with _open(args) as target:
         comp = apply_config(cfg, target)
         print(f"{target.name}: wrote {len(comp.entities)} entities from {args.config}")

@@ -788,13 +788,17 @@ def apply_config(cfg: Config, target) -> Compiled:
     for port, bps in comp.port_speeds.items():
         try:
             target.set_port_speed(port, bps)
-        except TargetError:
+        except TargetError as exc:
+            if exc.code != "UNIMPLEMENTED":
+                raise  # a real refusal (bad port, bad rate) is an error, not a note
             comp.notes.append("port speeds are the device's own (not settable over P4Runtime)")
             break
     for (port, tc), cap in comp.queue_capacity.items():
         try:
             target.set_queue_capacity(port, tc, cap)
-        except TargetError:
+        except TargetError as exc:
+            if exc.code != "UNIMPLEMENTED":
+                raise
             comp.notes.append("queue capacities are the device's own")
             break
     return comp

@@ -124,6 +124,10 @@ def test_counters_cli(capsys, tmp_path):
 
     assert main(["apply", str(LAB)]) == 0
     assert "entities from" in capsys.readouterr().out
+    bad = Path(LAB).with_name("bad.yaml")
+    assert main(["apply", str(bad)]) == 1  # rejected by check: nothing is programmed
+    cap = capsys.readouterr()
+    assert "entities from" not in cap.out and "not applied" in cap.err
     assert main(["counters", "--config", str(LAB), "--json"]) == 0
     out = capsys.readouterr().out
     assert '"per_port_class": []' in out
