@@ -59,6 +59,7 @@ from controller.targets.base import (
 ETH_HDR = 14
 ROCE_HDRS = 20 + 8 + 12 + 16 + 4  # IPv4, UDP, BTH, RETH, ICRC
 PFC_FRAME = 64
+WIRE_GAP = 8 + 12  # preamble + SFD, inter-frame gap: each frame holds the wire this much longer
 PROPAGATION_NS_PER_M = 5.0  # light in fibre/copper: ~2e8 m/s
 # The longest a peer may take to act on a received pause, in bit times, by port speed
 # (IEEE 802.3 Annex 31B: 60 pause quanta at 10G, 80 at 25G, 118 at 40G, 394 at 100G,
@@ -454,11 +455,13 @@ def headroom_needed(speed_bps: float, cable_m: float, mtu: int,
     cable_ns = cable_m * PROPAGATION_NS_PER_M
     cable_bytes = math.ceil(2 * cable_ns * speed_bps / 8e9)
     resp_bytes = math.ceil(response_bits / 8)
-    frame = mtu + ETH_HDR + 4  # largest frame with FCS
-    total = frame + PFC_FRAME + cable_bytes + resp_bytes + frame
+    frame = mtu + ETH_HDR + 4 + WIRE_GAP  # largest frame with FCS, on the wire
+    pfc = PFC_FRAME + WIRE_GAP
+    total = frame + pfc + cable_bytes + resp_bytes + frame
     lines = [
-        f"largest frame being sent by the switch  {frame} B  (MTU {mtu} + 14 + FCS 4)",
-        f"+ the PFC frame                        {PFC_FRAME} B",
+        f"largest frame being sent by the switch  {frame} B  (MTU {mtu} + 14 + FCS 4 + "
+        f"preamble/IFG {WIRE_GAP})",
+        f"+ the PFC frame                        {pfc} B  (64 + preamble/IFG {WIRE_GAP})",
         f"+ cable round trip 2 x {cable_m:g} m x {PROPAGATION_NS_PER_M:g} ns/m = {2 * cable_ns:g} ns"
         f" at {speed_bps / 1e9:g} Gb/s   {cable_bytes} B",
         f"+ peer response {response_bits} bit times ({source})   {resp_bytes} B",

@@ -47,20 +47,21 @@ def test_units():
 
 def test_headroom_arithmetic():
     need, lines = headroom_needed(100e9, 100, 1500, 3840)
-    # 1518 (frame being sent) + 64 (PFC) + 2*100 m*5 ns/m*100 Gb/s/8 = 12500 + 480 + 1518
-    assert need == 1518 + 64 + 12500 + 480 + 1518 == 16080
-    assert any("12500 B" in line for line in lines) and lines[-1] == "= 16080 B needed"
+    # frames on the wire carry 8 B preamble/SFD + 12 B IFG: 1518 + 20 (frame being sent)
+    # + 64 + 20 (PFC) + 2*100 m*5 ns/m*100 Gb/s/8 = 12500 + 3840 bits = 480 + 1538
+    assert need == 1538 + 84 + 12500 + 480 + 1538 == 16140
+    assert any("12500 B" in line for line in lines) and lines[-1] == "= 16140 B needed"
 
 
 def test_headroom_default_response_is_8023_annex_31b():
     # 802.3 Annex 31B: 394 quanta x 512 = 201,728 bit times = 25,216 B at 100G (not 3840 bits)
     need, lines = headroom_needed(100e9, 100, 1500)
-    assert need == 1518 + 64 + 12500 + 25216 + 1518 == 40816
+    assert need == 1538 + 84 + 12500 + 25216 + 1538 == 40876
     assert any("201728 bit times (802.3 Annex 31B at 100 Gb/s)" in line for line in lines)
     # 10G: 60 quanta = 30,720 bit times = 3840 B; 3 m of cable = 30 ns = 37.5 -> 38 B
-    assert headroom_needed(10e9, 3, 1500)[0] == 1518 + 64 + 38 + 3840 + 1518 == 6978
+    assert headroom_needed(10e9, 3, 1500)[0] == 1538 + 84 + 38 + 3840 + 1538 == 7038
     # 50G is not listed: the next listed speed's (100G) bound, never a smaller one
-    assert headroom_needed(50e9, 0, 1500)[0] == 1518 + 64 + 0 + 25216 + 1518
+    assert headroom_needed(50e9, 0, 1500)[0] == 1538 + 84 + 0 + 25216 + 1538
 
 
 def test_good_config_has_no_errors():
@@ -98,7 +99,7 @@ def test_errors_name_the_key(patch, key, words):
 def test_cli_exit_codes_and_json(tmp_path, capsys):
     assert main(["check", str(EXAMPLES / "lab.yaml")]) == 0
     out = capsys.readouterr().out
-    assert "OK" in out and "= 6978 B needed" in out  # the arithmetic is shown
+    assert "OK" in out and "= 7038 B needed" in out  # the arithmetic is shown
     assert main(["check", str(EXAMPLES / "bad.yaml")]) == 1
     out = capsys.readouterr().out
     assert "ERROR pfc.xon" in out and "ERROR hosts.h2.port: port 3 is not in ports" in out
