@@ -104,7 +104,9 @@ def read_cells(target: Target, name: str, indices: range | list[int]) -> list[tu
     out = []
     for i in indices:
         cells = target.read(CounterQuery(name, i))
-        out.append((cells[0].packets, cells[0].bytes) if cells else (0, 0))
+        if not cells:  # a missing cell is not a zero: "0 drops" must not pass on no answer
+            raise LookupError(f"{target.name}: counter {name} has no cell {i}")
+        out.append((cells[0].packets, cells[0].bytes))
     return out
 
 
