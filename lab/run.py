@@ -26,6 +26,7 @@ from pathlib import Path
 
 from controller.targets import TableEntry, Target, from_p4
 from controller.targets.base import Exact, Program
+from controller.telemetry import DROP_REASONS  # cell = port * 16 + reason
 from controller.testing.dataplane import port_cells
 from controller.testing.netns import is_root, sweep_stale
 
@@ -36,10 +37,6 @@ DEFAULT_PROGRAM = REPO_ROOT / "p4src" / "roce_switch.p4"
 # Counters printed per port (names as in P4Info, resolved by unique suffix).
 REPORT_COUNTERS = ("roce_rx", "roce_tx", "ecn_marked", "cnp_rx", "pfc_tx", "pfc_rx", "drops")
 CELLS_PER_PORT = {"drops": 16, "pause_rx": 1, "rocev1_rx": 1}  # others: 8 traffic classes
-# drop reasons, as p4src/include/headers.p4 numbers them (cell = port * 16 + reason)
-DROP_REASONS = {1: "no_route", 2: "ttl", 3: "l2_miss", 4: "fault", 5: "ecn_non_ect",
-                6: "rocev1_l3", 7: "mac_control", 8: "malformed", 9: "bad_checksum",
-                10: "self_replica"}
 
 
 def make_lab(topology: Topology, backend: str, log_dir: Path | None):
