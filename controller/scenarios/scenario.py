@@ -271,7 +271,7 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
             st.bytes_sent, st.retransmitted_packets, st.naks, st.timeouts,
             src.rps[f["qpn"]].cnps, dst.qps[f["peer_qpn"]].responder.stats.ce_marked,
             src.rps[f["qpn"]].rc, list(src.rps[f["qpn"]].cnp_times)))
-    counters, telemetry = _switch_counters(target, hosts, eng, sorted(cfg.ports))
+    counters, telemetry = _switch_counters(target, hosts, eng, sorted(cfg.ports), comp.notes)
     qs = [d for t, d in zip(series["t"], series["queue"], strict=True) if t >= warm_ns]
     queue = {}
     if qs:
@@ -299,15 +299,16 @@ def delivered(f: dict, src: Host, dst: Host) -> int:
     return dst.qps[f["peer_qpn"]].responder.stats.bytes_received
 
 
-def _switch_counters(target: Target, hosts: dict[str, Host], eng: Engine,
-                     ports: list[int]) -> tuple[dict[str, int], Telemetry | None]:
+def _switch_counters(target: Target, hosts: dict[str, Host], eng: Engine, ports: list[int],
+                     notes: list[str]) -> tuple[dict[str, int], Telemetry | None]:
     """Totals from the program's telemetry counters (the configured ports' cells), the TM
     and the hosts."""
     out: dict[str, int] = {}
     try:
         cnt = read_telemetry(target, ports)
-    except Exception:  # counters are a report, not the run: flag them as missing
+    except Exception as exc:  # counters are a report, not the run: flag them (checks fail)
         out["counters_unavailable"] = 1
+        notes.append(f"switch counters could not be read: {type(exc).__name__}: {exc}")
         cnt = {}
     for name, cells in cnt.items():
         short = name.rsplit(".", 1)[-1]
