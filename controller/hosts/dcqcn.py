@@ -56,6 +56,7 @@ class DcqcnParams:
         return rows
 
     def validate(self) -> None:
+        """Raise ValueError naming the first knob out of its range."""
         if not 0 < self.g <= 1:
             raise ValueError(f"dcqcn.g must be in (0, 1], got {self.g}")
         for name in ("alpha_timer_ns", "rate_timer_ns", "byte_counter", "fast_recovery_steps"):
@@ -63,6 +64,11 @@ class DcqcnParams:
                 raise ValueError(f"dcqcn.{name} must be > 0, got {getattr(self, name)}")
         if self.rate_ai_bps < 0 or self.rate_hai_bps < 0 or self.min_rate_bps <= 0:
             raise ValueError("dcqcn rates must be positive")
+        if not 0 <= self.alpha_init <= 1:
+            raise ValueError(f"dcqcn.alpha_init must be in [0, 1], got {self.alpha_init}")
+        for name in ("cnp_interval_ns", "rate_reduce_interval_ns"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"dcqcn.{name} must be >= 0, got {getattr(self, name)}")
 
 
 class ReactionPoint:

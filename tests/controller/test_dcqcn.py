@@ -86,3 +86,13 @@ def test_np_one_cnp_per_flow_per_interval():
     sent = [t for t in range(0, 200 * US, US) if np_.on_ce(("10.0.0.1", 0x11), t)]
     assert sent == [0, 50 * US, 100 * US, 150 * US]
     assert np_.on_ce(("10.0.0.2", 0x12), 1)  # another flow has its own budget
+
+
+@pytest.mark.parametrize("knob,value,words", [
+    ("g", 0, "dcqcn.g"), ("alpha_init", 1.5, "dcqcn.alpha_init"),
+    ("byte_counter", 0, "dcqcn.byte_counter"), ("cnp_interval_ns", -1, "dcqcn.cnp_interval_ns"),
+    ("min_rate_bps", 0, "rates must be positive")])
+def test_params_out_of_range_are_named(knob, value, words):
+    DcqcnParams().validate()  # the defaults are valid
+    with pytest.raises(ValueError, match=words):
+        DcqcnParams(**{knob: value}).validate()
