@@ -2,8 +2,8 @@
 
 One simulation per (simulator, width) runs all cocotb tests of hdl/tb/tb_roce_parser.py:
 the shared vectors, random RoCEv2/RoCEv1 frames, malformed frames, random gaps and
-backpressure, and the back-to-back cycle count. Expected records come from
-controller.packets.decode().
+backpressure, and the back-to-back cycle count. Expected records: the vectors' stored
+records, and controller.packets.decode() for generated frames.
 """
 
 from __future__ import annotations
