@@ -51,6 +51,39 @@ _GFP = p4runtime_pb2.GetForwardingPipelineConfigRequest
 _UPDATE = p4runtime_pb2.Update
 
 
+class _Malformed:
+    """A request whose bytes did not parse. gRPC alone answers INTERNAL ("Exception
+    deserializing request!") before any handler runs; P4Runtime wants INVALID_ARGUMENT."""
+
+    def __init__(self, kind: str, exc: Exception) -> None:
+        self.message = f"malformed {kind}: {exc}"
+
+
+def _lenient(cls: Any) -> Callable[[bytes], Any]:
+    def parse(data: bytes) -> Any:
+        try:
+            return cls.FromString(data)
+        except (DecodeError, ValueError) as exc:  # ValueError: bad UTF-8 in a string field
+            return _Malformed(cls.__name__, exc)
+    return parse
+
+
+def _reject_malformed(fn: Any, streaming: bool = False) -> Any:
+    """Wrap an RPC handler so that a _Malformed request gets INVALID_ARGUMENT."""
+    if streaming:
+        def stream(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+            if isinstance(request, _Malformed):
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.message)
+            yield from fn(request, context)
+        return stream
+
+    def unary(request: Any, context: grpc.ServicerContext) -> Any:
+        if isinstance(request, _Malformed):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.message)
+        return fn(request, context)
+    return unary
+
+
 def _status_code(name: str) -> grpc.StatusCode:
     return getattr(grpc.StatusCode, name, grpc.StatusCode.UNKNOWN)
 
@@ -160,11 +193,12 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         P = p4runtime_pb2
 
         def unary(fn: Any, req: Any, resp: Any) -> grpc.RpcMethodHandler:
-            return grpc.unary_unary_rpc_method_handler(fn, req.FromString, resp.SerializeToString)
+            return grpc.unary_unary_rpc_method_handler(_reject_malformed(fn), _lenient(req), resp.SerializeToString)
 
         return grpc.method_handlers_generic_handler("p4.v1.P4Runtime", {
             "Write": grpc.unary_unary_rpc_method_handler(self.Write, None, P.WriteResponse.SerializeToString),
-            "Read": grpc.unary_stream_rpc_method_handler(self.Read, P.ReadRequest.FromString, None),
+            "Read": grpc.unary_stream_rpc_method_handler(_reject_malformed(self.Read, streaming=True),
+                                                         _lenient(P.ReadRequest), None),
             "SetForwardingPipelineConfig": unary(self.SetForwardingPipelineConfig, P.SetForwardingPipelineConfigRequest,
                                                  P.SetForwardingPipelineConfigResponse),
             "GetForwardingPipelineConfig": unary(self.GetForwardingPipelineConfig, P.GetForwardingPipelineConfigRequest,

@@ -127,3 +127,20 @@ def test_cli_priority_queues() -> None:
     r = subprocess.run([sys.executable, "-m", "p4sim.server_cli", "--no-p4", "--priority-queues", "9"],
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and "--priority-queues" in r.stderr
+
+
+@pytest.mark.parametrize("method,streaming", [("Read", True), ("SetForwardingPipelineConfig", False),
+                                              ("GetForwardingPipelineConfig", False), ("Capabilities", False)])
+def test_unparseable_request_is_invalid_argument(l2, method, streaming) -> None:
+    # bytes that are no protobuf message (a truncated length-delimited field): gRPC alone
+    # would answer INTERNAL before the handler runs
+    c, _ = l2
+    make = c.channel.unary_stream if streaming else c.channel.unary_unary
+    call = make(f"/p4.v1.P4Runtime/{method}", request_serializer=None, response_deserializer=None)
+    with pytest.raises(grpc.RpcError) as info:
+        result = call(b"\x0a\x7f\x01", timeout=10)
+        if streaming:
+            list(result)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, info.value.details()
+    assert "malformed" in info.value.details()
+    assert c.stub.Capabilities(p4runtime_pb2.CapabilitiesRequest()).p4runtime_api_version
