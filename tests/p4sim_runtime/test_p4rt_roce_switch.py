@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from p4.v1 import p4runtime_pb2
 from p4rt_helpers import Names, find
 
@@ -17,9 +16,6 @@ ROCE_FRAME = bytes.fromhex(
     "0200000000020200000000010800456A003C00014000401126440A0000010A000002C00112B7002800000400FFFF"
     "000000128000000000000000000000000000000000000000E44C14EE"
 )
-
-pytestmark = pytest.mark.skipif(not ROCE_SWITCH.exists(), reason="p4src/roce_switch.p4 not present")
-
 
 def test_roce_switch_over_p4runtime(server, connect) -> None:
     c = connect()
