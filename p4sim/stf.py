@@ -166,7 +166,11 @@ class StfRunner:
         for cmd in parse_stf(text):
             try:
                 self.run(cmd)
-            except (P4SimError, ValueError, KeyError, IndexError) as e:
+            except IndexError as e:
+                if _raised_in(e, StfRunner.run):  # a[i] past the end: too few arguments
+                    raise StfError(f"{self.path}:{cmd.line}: {cmd.op}: missing argument(s)") from e
+                raise StfError(f"{self.path}:{cmd.line}: {cmd.op}: {e}") from e
+            except (P4SimError, ValueError, KeyError) as e:
                 raise StfError(f"{self.path}:{cmd.line}: {cmd.op}: {e}") from e
         self.collect()
         self.check()
@@ -204,8 +208,7 @@ class StfRunner:
         elif op == "mc_mgrp_create":
             sw.pre.group_create(int(a[0]))
         elif op == "mc_node_create":
-            h = sw.pre.node_create(int(a[0]), [int(p) for p in a[1:]])
-            self.result.messages.append(f"line {c.line}: mc node handle {h}") if False else None
+            sw.pre.node_create(int(a[0]), [int(p) for p in a[1:]])
         elif op == "mc_node_associate":
             sw.pre.node_associate(int(a[0]), int(a[1]))
         elif op == "counter_read":
@@ -332,6 +335,14 @@ class StfRunner:
                     self.fail(f"{self.path}:{line}: packet #{i + 1} on port {port} differs:\n"
                               f"    expected {pat}{'$' if end else ''}\n    got      {data}\n"
                               f"    diff     {_diff(pat, data)}")
+
+
+def _raised_in(exc: BaseException, fn: object) -> bool:
+    """True when `exc` was raised in `fn`'s own body (not in something it called)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code is getattr(fn, "__code__", None)
 
 
 def _match(pat: str, end: bool, data: str) -> bool:

@@ -98,8 +98,10 @@ expect 4 00
 def test_errors_name_the_line(tmp_path):
     with pytest.raises(StfError, match=r"t.stf:2: add: .*no table named 'nosuch'"):
         runner(tmp_path).run_text("\nadd nosuch a:1 to(port:1)\n")
-    with pytest.raises(StfError, match=r"t.stf:1: add: .*ambiguous|t.stf:1: add"):
+    with pytest.raises(StfError, match=r"t.stf:1: add: no key field named 'x'"):
         runner(tmp_path).run_text("add tern 1 x:1 to(port:1)\n")
+    with pytest.raises(StfError, match=r"t.stf:3: mirroring_add: missing argument\(s\)"):
+        runner(tmp_path).run_text("\n\nmirroring_add 5\n")
 
 
 def test_parse_helpers():
