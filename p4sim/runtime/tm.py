@@ -19,7 +19,10 @@ What BMv2's simple_switch does, and what we copy (behavioral-model after PR #127
   converts when it fills `standard_metadata`);
 - a full queue tail-drops (capacity in packets, default 64 as in BMv2);
 - `set_queue_rate` in packets per second; we also offer bits per second (a real line
-  rate: the port is busy `length * 8 / rate` after a packet starts).
+  rate: the port is busy `length * 8 / rate` after a packet starts). One difference: in
+  BMv2 (QueueingLogicPriRL) the rate applies to each priority queue separately, so N busy
+  priorities of a port send up to N times it; here the rate is the port's, shared by its
+  priorities, as on a real link.
 `depth_scope="port"` reproduces the pre-2024 BMv2 behaviour where both depths counted
 every priority queue of the port.
 
