@@ -1971,7 +1971,7 @@ class Compiler:
         if name == "mark_to_drop":
             nargs(1)
             sm = ev(0).code
-            fn.emit(f"{sm}.egress_spec = 511")
+            fn.emit(f"{sm}.egress_spec = _RT.drop_port")  # the switch's drop port, as BMv2's primitive
             fn.emit(f"{sm}.mcast_grp = 0")
             return V("None", VOID)
         if name == "verify":

@@ -93,6 +93,10 @@ def test_egress_spec_default_zero_and_drop(tmp_path):
     assert out[0].port == 0
     sw, out = run(tmp_path, "mark_to_drop(sm);")
     assert out == [] and sw.stats["drops"] == 1
+    # simple_switch --drop-port: mark_to_drop uses the switch's drop port, not a fixed 511
+    sw = Switch(program(tmp_path, ig="mark_to_drop(sm);"), drop_port=300)
+    sw.send(0, frame())
+    assert sw.receive() == [] and sw.stats["drops"] == 1
 
 
 def test_parser_too_short_goes_to_ingress(tmp_path):
