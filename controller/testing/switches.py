@@ -173,7 +173,10 @@ def bmv2_argv(ports: Mapping[int, str], grpc_addr: str, device_id: int = 1,
     argv = [exe, "--device-id", str(device_id), *interface_args(ports), "--no-p4"]
     if thrift_port is not None:  # parallel BMv2s must not share the default 9090
         argv += ["--thrift-port", str(thrift_port)]
-    return argv + ["--", "--grpc-server-addr", grpc_addr, "--cpu-port", str(cpu_port)]
+    # 8 priority queues: BMv2 defaults to one and drops any packet with priority >= 1,
+    # and roce_switch.p4 puts each traffic class in its own priority.
+    return argv + ["--", "--grpc-server-addr", grpc_addr, "--cpu-port", str(cpu_port),
+                   "--priority-queues", "8"]
 
 
 def bmv2_available() -> str | None:

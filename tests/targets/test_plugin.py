@@ -47,7 +47,7 @@ def test_switch_command_lines():
     # BMv2's own options, then its gRPC target's after `--`
     assert argv == ["simple_switch_grpc", "--device-id", "3", "-i", "1@s1", "-i", "2@s2",
                     "--no-p4", "--thrift-port", "9099", "--", "--grpc-server-addr",
-                    "127.0.0.1:5000", "--cpu-port", "255"]
+                    "127.0.0.1:5000", "--cpu-port", "255", "--priority-queues", "8"]
     argv = p4sim_switch_argv("p.p4", {1: "s1"}, "127.0.0.1:5001", 1, 255)
     assert argv[1:] == ["p.p4", "--device-id", "1", "-i", "1@s1", "--grpc-server-addr",
                         "127.0.0.1:5001", "--cpu-port", "255", "--log-console"]
