@@ -74,7 +74,7 @@ control RoceIngress(inout headers_t hdr, inout metadata_t meta,
             if (meta.drop_reason == DROP_NONE) {
                 mirror.apply(hdr, meta, standard_metadata);
             }
-            /* unicast packets count toward PFC occupancy (a PFC clone overrides a mirror) */
+            /* unicast packets count into their egress queue's PFC depth (a PFC clone overrides a mirror) */
             if (meta.drop_reason == DROP_NONE && standard_metadata.mcast_grp == 0) {
                 pfc_ingress.apply(hdr, meta, standard_metadata);
             }
@@ -87,6 +87,7 @@ control RoceIngress(inout headers_t hdr, inout metadata_t meta,
 
 control RoceEgress(inout headers_t hdr, inout metadata_t meta,
                    inout standard_metadata_t standard_metadata) {
+    PfcDepth() pfc_depth;
     PfcEgress() pfc_egress;
     PfcBuild() pfc_build;
     EcnMark() ecn;
@@ -94,6 +95,8 @@ control RoceEgress(inout headers_t hdr, inout metadata_t meta,
     CnpBuild() cnp_build;
 
     apply {
+        /* first, whatever the packet: what it left behind in its queue */
+        pfc_depth.apply(hdr, meta, standard_metadata);
         if (standard_metadata.instance_type == INSTANCE_I2E_CLONE
                 || standard_metadata.instance_type == INSTANCE_E2E_CLONE) {
             if (meta.clone_kind == CLONE_PFC) {

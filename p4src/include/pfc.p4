@@ -1,12 +1,18 @@
 /* rocelab switch: 802.1Qbb PFC generation and PFC/PAUSE reception.
- * Occupancy is counted per (ingress port, traffic class) in packets: +1 when a unicast
- * packet is admitted in ingress, -1 when it leaves egress. Index = port * 8 + class. */
+ * Occupancy is the depth of the egress queue (egress port, class) as the target reports it,
+ * in packets: every departure writes deq_qdepth (exact at that instant, whatever was dropped
+ * or cloned before), every admitted unicast packet adds one until the next departure (so a
+ * burst is seen on arrival). Nothing the traffic manager drops can leak: the next departure
+ * overwrites the estimate, and the departure that empties the queue writes 0.
+ * Pause state stays per (ingress port, class): who gets the XOFF and the XON.
+ * Why this and not an ingress counter: p4src/README.md, "PFC generation". */
 #ifndef ROCE_PFC_P4
 #define ROCE_PFC_P4
 
-register<bit<32>, bit<32>>(PORT_TC_CELLS) pfc_occupancy;  /* packets admitted and not yet out */
-register<bit<1>, bit<32>>(PORT_TC_CELLS) pfc_paused;      /* 1 after an XOFF, 0 after the XON */
-register<bit<48>, bit<32>>(PORT_TC_CELLS) pfc_last_sent;  /* time of the last XOFF/refresh/XON, us */
+register<bit<32>, bit<32>>(PORT_TC_CELLS) pfc_qdepth;     /* egress port * 8 + class: packets queued */
+register<bit<1>, bit<32>>(PORT_TC_CELLS) pfc_paused;      /* ingress port * 8 + class: 1 after an XOFF, 0 after the XON */
+register<bit<9>, bit<32>>(PORT_TC_CELLS) pfc_cause;       /* ingress port * 8 + class: egress port whose queue paused it */
+register<bit<48>, bit<32>>(PORT_TC_CELLS) pfc_last_sent;  /* ingress port * 8 + class: time of the last XOFF/refresh/XON, us */
 
 /* Consume received 802.1Qbb PFC and 802.3x PAUSE frames: count them, never forward. */
 control PfcReceive(inout headers_t hdr, inout metadata_t meta,
@@ -30,7 +36,8 @@ control PfcReceive(inout headers_t hdr, inout metadata_t meta,
     }
 }
 
-/* Admission: count the packet in, send XOFF on crossing, refresh while paused. */
+/* Admission (unicast packets that passed ingress): count the packet into the depth of the
+ * queue it goes to; XOFF its sender when that depth reaches XOFF, refresh while paused. */
 control PfcIngress(inout headers_t hdr, inout metadata_t meta,
                    inout standard_metadata_t standard_metadata) {
     action set_pfc_thresholds(bit<32> xoff, bit<32> xon, bit<16> quanta, bit<48> refresh_us) {
@@ -53,34 +60,52 @@ control PfcIngress(inout headers_t hdr, inout metadata_t meta,
     }
 
     apply {
-        bit<32> idx = PORT_TC(standard_metadata.ingress_port, meta.tc);
-        bit<32> occ;
-        pfc_occupancy.read(occ, idx);
-        occ = occ + 1;
-        pfc_occupancy.write(idx, occ);
+        bit<9> eport = standard_metadata.egress_spec;
+        bit<32> q = PORT_TC(eport, meta.tc);
+        bit<32> depth;
+        pfc_qdepth.read(depth, q);
+        if (depth != 0xFFFFFFFF) {
+            depth = depth + 1;   /* this packet, once queued (over by the drops since the last departure) */
+        }
+        pfc_qdepth.write(q, depth);
         meta.admitted = 1;
 
         pfc_thresholds.apply();
         if (meta.pfc_enabled == 1) {
+            if (meta.pfc_xon == 0) {
+                meta.pfc_xon = 1;  /* "below 0" never happens: XON 0 would never resume */
+            }
+            bit<32> idx = PORT_TC(standard_metadata.ingress_port, meta.tc);
             bit<1> paused;
+            bit<9> cause;
             bit<48> last;
             bit<48> now = standard_metadata.ingress_global_timestamp;
             bool send = false;
             pfc_paused.read(paused, idx);
+            pfc_cause.read(cause, idx);
             pfc_last_sent.read(last, idx);
+            meta.pfc_quanta = meta.pfc_cfg_quanta;
             if (paused == 0) {
-                if (occ >= meta.pfc_xoff) {
-                    send = true;   /* XOFF: occupancy reached the threshold */
+                if (depth >= meta.pfc_xoff) {
+                    send = true;   /* XOFF: the queue this sender feeds reached the threshold */
                     pfc_paused.write(idx, 1);
+                    pfc_cause.write(idx, eport);
                 }
-            } else if (occ >= meta.pfc_xon && now - last >= meta.pfc_refresh) {
-                send = true;       /* refresh before the peer's pause expires */
+            } else if (depth >= meta.pfc_xon) {
+                if (now - last >= meta.pfc_refresh) {
+                    send = true;   /* refresh before the peer's pause expires */
+                }
+            } else if (cause == eport) {
+                /* the queue that paused it is below XON and this sender is sending again
+                 * (its pause expired, or it ignores pause): its XON went to no departure */
+                send = true;
+                meta.pfc_quanta = 0;
+                pfc_paused.write(idx, 0);
             }
             if (send) {
                 pfc_last_sent.write(idx, now);
                 meta.clone_kind = CLONE_PFC;
                 meta.pfc_class = meta.tc;
-                meta.pfc_quanta = meta.pfc_cfg_quanta;
                 clone_preserving_field_list(CloneType.I2E,
                     PFC_SESSION_BASE + (bit<32>)standard_metadata.ingress_port, 1);
             }
@@ -88,27 +113,36 @@ control PfcIngress(inout headers_t hdr, inout metadata_t meta,
     }
 }
 
-/* Departure: count the packet out, send XON below the XON threshold, refresh while paused. */
+/* Every packet that left a queue (data, replicas, clones): the queue's depth as the target
+ * reports it. BMv2 simple_switch (SimpleSwitch::egress_thread) sets deq_qdepth after the
+ * packet left its priority queue: the packets still waiting there. */
+control PfcDepth(inout headers_t hdr, inout metadata_t meta,
+                 inout standard_metadata_t standard_metadata) {
+    apply {
+        pfc_qdepth.write(PORT_TC(standard_metadata.egress_port, standard_metadata.priority),
+                         (bit<32>)standard_metadata.deq_qdepth);
+    }
+}
+
+/* Departure of an admitted packet: XON its sender once the queue that paused it holds fewer
+ * than XON packets, refresh while it holds more. */
 control PfcEgress(inout headers_t hdr, inout metadata_t meta,
                   inout standard_metadata_t standard_metadata) {
     apply {
-        bit<32> idx = PORT_TC(meta.in_port, meta.tc);
-        bit<32> occ;
-        pfc_occupancy.read(occ, idx);
-        if (occ > 0) {
-            occ = occ - 1;
-        }
-        pfc_occupancy.write(idx, occ);
-
         if (meta.pfc_enabled == 1) {
+            bit<32> depth = (bit<32>)standard_metadata.deq_qdepth;
+            bit<32> idx = PORT_TC(meta.in_port, meta.tc);
             bit<1> paused;
+            bit<9> cause;
             bit<48> last;
             bit<48> now = standard_metadata.egress_global_timestamp;
             bool send = false;
             pfc_paused.read(paused, idx);
+            pfc_cause.read(cause, idx);
             pfc_last_sent.read(last, idx);
-            if (paused == 1) {
-                if (occ < meta.pfc_xon) {
+            /* a departure from another queue says nothing about the one that paused it */
+            if (paused == 1 && cause == standard_metadata.egress_port) {
+                if (depth < meta.pfc_xon) {
                     send = true;   /* XON: pause time 0 */
                     meta.pfc_quanta = 0;
                     pfc_paused.write(idx, 0);

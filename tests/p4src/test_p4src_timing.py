@@ -1,8 +1,9 @@
 """roce_switch.p4 behaviour that depends on time and queues, on p4sim's virtual clock.
 
 STF has no clock, so these drive p4sim's Switch directly: the CNP interval and the PFC
-refresh interval at their exact edges (timestamps are BMv2's microseconds), and ECN marking
-driven by the real enq_qdepth of a slow port (no debug_qdepth override).
+refresh interval at their exact edges (timestamps are BMv2's microseconds), PFC XON from the
+real deq_qdepth of a slow port, and ECN marking driven by the real enq_qdepth of a slow port
+(no debug_qdepth override).
 """
 
 from __future__ import annotations
@@ -65,27 +66,65 @@ def test_cnp_interval_edge(compiled) -> None:
     assert sw.counter_read("cnp_tx", 1 * 8 + 6)[0] == 2
 
 
-def test_pfc_refresh_edge(compiled) -> None:
+def _pfc_queue(compiled, refresh_us: int, burst: int) -> tuple[Switch, bytes, list]:
+    """Port 2 serves 100 packets/s (10 ms each); `burst` class-3 packets at t = 0: the first
+    leaves at once, the rest wait, so port 2's queue holds burst - 1 packets."""
     s = gen.Stf("t", "t")
-    gen._pfc_setup(s, xoff=5, xon=2, quanta=0xFFFF, refresh=100)
-    idx = 1 * 8 + 3
-    s.cmd(f"register_write pfc_occupancy {idx} 10")
+    gen._pfc_setup(s, xoff=5, xon=2, quanta=0xFFFF, refresh=refresh_us)
     sw = _switch(compiled, s)
-    data = gen.roce_v2()
-    xoff = gen.pfc_frame(gen.PORT_MACS[1], 3, 0xFFFF)
+    sw.tm.set_port_rate(2, pps=100)
+    for i in range(burst):
+        sw.send(1, gen.roce_v2(psn=i))
+    return sw, gen.pfc_frame(gen.PORT_MACS[1], 3, 0xFFFF), sw.receive()
+
+
+def test_pfc_refresh_edge(compiled) -> None:
+    """Refresh on arrival at its exact edge, with the pause caused by a real queue."""
+    sw, xoff, out = _pfc_queue(compiled, 100, 6)
+    # packet 1 leaves at once (depth 0 written back), packets 2..6 queue: depth 1..5, XOFF at 5
+    assert [p.data for p in out if p.port == 1] == [xoff], "crossing XOFF (5 queued)"
+    assert sw.tm.depth(2, 3) == 5
+    idx = 1 * 8 + 3
 
     def pfc() -> list[bytes]:
-        out = _send(sw, 1, data)
-        assert [p.data for p in out if p.port == 2] == [data]
-        return [p.data for p in out if p.port == 1]
+        sw.send(1, gen.roce_v2(psn=99))
+        return [p.data for p in sw.receive() if p.port == 1]
 
-    assert pfc() == [xoff], "crossing XOFF"
     sw.advance(99 * US)
     assert pfc() == [], "paused, 99 us after the XOFF: no refresh yet"
     sw.advance(1 * US)
     assert pfc() == [xoff], "100 us after the XOFF: refresh"
     assert sw.register_read("pfc_paused", idx) == 1
     assert sw.counter_read("pfc_tx", idx)[0] == 2
+    # 10 ms: packet 2 leaves with 6 still queued (>= XON): the departure refreshes too
+    sw.advance(10_000 * US - 100 * US)
+    out = sw.receive()
+    assert [p.port for p in out].count(2) == 1
+    assert [p.data for p in out if p.port == 1] == [xoff], "departure at depth 6 >= XON: refresh"
+
+
+@pytest.mark.parametrize("refresh_us, due", [(10_000, True), (10_001, False)])
+def test_pfc_refresh_on_departure_edge(compiled, refresh_us: int, due: bool) -> None:
+    """XOFF at t = 0; the first departure from the queue is at exactly 10 000 us."""
+    sw, xoff, out = _pfc_queue(compiled, refresh_us, 6)
+    assert [p.data for p in out if p.port == 1] == [xoff]
+    sw.advance(10_000 * US)
+    out = sw.receive()
+    assert [p.port for p in out].count(2) == 1 and sw.tm.depth(2, 3) == 4
+    assert [p.data for p in out if p.port == 1] == ([xoff] if due else [])
+
+
+def test_pfc_xon_when_the_real_queue_falls_below_xon(compiled) -> None:
+    """XON at the departure that leaves fewer than XON (2) packets queued, not one earlier."""
+    sw, xoff, out = _pfc_queue(compiled, 10**12, 6)
+    assert [p.data for p in out if p.port == 1] == [xoff]
+    xon = gen.pfc_frame(gen.PORT_MACS[1], 3, 0)
+    seen = []
+    for _ in range(5):
+        sw.advance(10_000 * US)
+        seen.append((sw.tm.depth(2, 3), [p.data for p in sw.receive() if p.port == 1]))
+    assert seen == [(4, []), (3, []), (2, []), (1, [xon]), (0, [])], seen
+    assert sw.register_read("pfc_paused", 1 * 8 + 3) == 0
 
 
 def test_ecn_follows_the_real_queue_depth(compiled) -> None:
