@@ -30,6 +30,9 @@ import pytest
 
 from .config import (
     DEFAULT_PORTS,
+    RATE_LIMITED_BPS,
+    RATE_LIMITED_PORT,
+    RATE_LIMITED_PPS,
     TARGET_KINDS,
     ConfigError,
     PortRef,
@@ -162,12 +165,24 @@ def target(target_config: TargetConfig, target_program, target_switch: RemoteSwi
 
     if target_switch is None:
         t = open_target("p4sim", program=target_program, cpu_port=target_config.cpu_port)
+        t.set_port_speed(RATE_LIMITED_PORT, RATE_LIMITED_BPS)  # as on the switches started here
     else:
         t = target_switch.connect(target_program)
     try:
         yield t
     finally:
         t.close()
+
+
+@pytest.fixture(scope="session")
+def target_rate_limit(target_switch: RemoteSwitch | None) -> tuple[int, int]:
+    """(port, packets/s): the data port whose egress the plugin slowed down (for 1250-byte
+    frames on the wire; see RATE_LIMITED_PORT). Only on switches the plugin runs itself."""
+    if target_switch is not None and (target_switch.process is None
+                                      or RATE_LIMITED_PORT not in target_switch.ports):
+        pytest.skip(f"needs port {RATE_LIMITED_PORT} rate-limited by the plugin: it does that "
+                    "only on a switch it starts, with that port in the port map")
+    return RATE_LIMITED_PORT, RATE_LIMITED_PPS
 
 
 # ---------------------------------------------------------------- a switch outside
@@ -179,6 +194,7 @@ class RemoteSwitch:
     def __init__(self, cfg: TargetConfig, grpc_addr: str, ports: dict[int, PortRef]):
         self.cfg, self.grpc_addr, self.ports = cfg, grpc_addr, ports
         self.process = None  # SwitchProcess when started here
+        self._rates_set = False
 
     @classmethod
     def open(cls, cfg: TargetConfig, stack: contextlib.ExitStack,
@@ -207,8 +223,10 @@ class RemoteSwitch:
             return cls(cfg, cfg.grpc_addr, ports)
         switch_side = {port: _switch_side(ref) for port, ref in ports.items()}
         if cfg.kind == "p4sim-grpc":
+            rates = {RATE_LIMITED_PORT: RATE_LIMITED_BPS} if RATE_LIMITED_PORT in ports else {}
             proc = switches.start_p4sim_switch(cfg.program, switch_side, device_id=cfg.device_id,
-                                               cpu_port=cfg.cpu_port, log_dir=log_dir)
+                                               cpu_port=cfg.cpu_port, log_dir=log_dir,
+                                               port_rates=rates)
         elif cfg.kind == "bmv2" and cfg.bmv2_docker:
             proc = switches.start_bmv2_docker(cfg.bmv2_docker, switch_side,
                                               device_id=cfg.device_id, cpu_port=cfg.cpu_port,
@@ -235,6 +253,12 @@ class RemoteSwitch:
                 t.ports = AfPacketPorts({p: r.iface for p, r in self.ports.items()},
                                         {p: r.netns for p, r in self.ports.items()})
             t.push(program)
+            if (not self._rates_set and self.process is not None
+                    and self.process.kind.startswith("bmv2") and RATE_LIMITED_PORT in self.ports):
+                from . import switches  # BMv2's CLI needs the pipeline installed first
+
+                switches.bmv2_set_queue_rates(self.process, {RATE_LIMITED_PORT: RATE_LIMITED_PPS})
+                self._rates_set = True
             t.receive()  # drop what arrived before this test (kernel chatter, late frames)
         except BaseException:
             t.close()

@@ -56,6 +56,7 @@ class SwitchProcess:
     log_path: Path
     proc: subprocess.Popen | None = None
     container: object | None = None  # docker.models.containers.Container
+    thrift_port: int | None = None  # BMv2's runtime CLI port
     _closed: bool = field(default=False, repr=False)
 
     def log_tail(self, lines: int = 20) -> str:
@@ -123,21 +124,25 @@ def _log_file(log_dir: str | os.PathLike | None, stem: str) -> Path:
 
 
 def p4sim_switch_argv(program: str | os.PathLike, ports: Mapping[int, str], grpc_addr: str,
-                      device_id: int = 1, cpu_port: int = DEFAULT_CPU_PORT) -> list[str]:
+                      device_id: int = 1, cpu_port: int = DEFAULT_CPU_PORT,
+                      port_rates: Mapping[int, float] | None = None) -> list[str]:
+    """`port_rates`: egress bits/s of some ports (`--port-rate PORT=RATE`)."""
     exe = shutil.which("p4sim-switch") or str(Path(sys.executable).with_name("p4sim-switch"))
+    rates = [a for port, bps in sorted((port_rates or {}).items())
+             for a in ("--port-rate", f"{port}={bps:g}")]
     # --log-console: its log goes to the file we keep for failure reports.
     return [exe, str(program), "--device-id", str(device_id), *interface_args(ports),
-            "--grpc-server-addr", grpc_addr, "--cpu-port", str(cpu_port), "--log-console"]
+            "--grpc-server-addr", grpc_addr, "--cpu-port", str(cpu_port), *rates, "--log-console"]
 
 
 def start_p4sim_switch(program: str | os.PathLike, ports: Mapping[int, str] | None = None, *,
                        device_id: int = 1, cpu_port: int = DEFAULT_CPU_PORT,
                        grpc_addr: str | None = None, log_dir: str | os.PathLike | None = None,
                        netns: str | None = None, timeout: float = START_TIMEOUT_S,
-                       ) -> SwitchProcess:
+                       port_rates: Mapping[int, float] | None = None) -> SwitchProcess:
     """`p4sim-switch PROGRAM -i P@IF ... --grpc-server-addr ADDR` as a child process."""
     addr = grpc_addr or f"127.0.0.1:{free_port()}"
-    argv = p4sim_switch_argv(program, ports or {}, addr, device_id, cpu_port)
+    argv = p4sim_switch_argv(program, ports or {}, addr, device_id, cpu_port, port_rates)
     return _spawn("p4sim", "p4sim-switch", argv, addr, device_id, log_dir, netns, timeout)
 
 
@@ -197,8 +202,33 @@ def start_bmv2(ports: Mapping[int, str] | None = None, *, device_id: int = 1,
                netns: str | None = None, timeout: float = START_TIMEOUT_S) -> SwitchProcess:
     exe = require_bmv2()
     addr = f"127.0.0.1:{free_port()}"
-    argv = bmv2_argv(ports or {}, addr, device_id, cpu_port, free_port(), exe)
-    return _spawn("bmv2", "simple_switch_grpc", argv, addr, device_id, log_dir, netns, timeout)
+    thrift = free_port()
+    argv = bmv2_argv(ports or {}, addr, device_id, cpu_port, thrift, exe)
+    sw = _spawn("bmv2", "simple_switch_grpc", argv, addr, device_id, log_dir, netns, timeout)
+    sw.thrift_port = thrift
+    return sw
+
+
+def bmv2_set_queue_rates(sw: SwitchProcess, rates: Mapping[int, int]) -> None:
+    """`set_queue_rate PPS PORT` through simple_switch_CLI (BMv2 has no command-line option
+    for it): every priority queue of PORT sends at most PPS packets/s. Run it once a
+    pipeline is installed: the CLI reads the switch's JSON when it starts."""
+    if sw.thrift_port is None:
+        raise SwitchStartError(f"{sw.kind}: no Thrift port known, cannot set queue rates")
+    cmds = "".join(f"set_queue_rate {int(pps)} {int(port)}\n" for port, pps in sorted(rates.items()))
+    argv = ["simple_switch_CLI", "--thrift-port", str(sw.thrift_port)]
+    if sw.container is not None:
+        rc, out = sw.container.exec_run(  # type: ignore[attr-defined]
+            ["sh", "-c", f"printf '{cmds}' | {' '.join(argv)}"])
+        text = out.decode(errors="replace") if isinstance(out, bytes) else str(out)
+    else:
+        try:
+            done = subprocess.run(argv, input=cmds, capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise SwitchStartError(f"{' '.join(argv)}: {e}") from None
+        rc, text = done.returncode, done.stdout + done.stderr
+    if rc != 0 or "Error" in text or "Invalid" in text:
+        raise SwitchStartError(f"{' '.join(argv)} < {cmds!r} failed ({rc}):\n{text[-2000:]}")
 
 
 def docker_client(image: str):
@@ -222,10 +252,11 @@ def start_bmv2_docker(image: str, ports: Mapping[int, str] | None = None, *,
     veth pairs we created and its gRPC port is reachable on 127.0.0.1."""
     client = client or docker_client(image)
     addr = f"127.0.0.1:{free_port()}"
-    argv = bmv2_argv(ports or {}, addr, device_id, cpu_port, free_port())
+    thrift = free_port()
+    argv = bmv2_argv(ports or {}, addr, device_id, cpu_port, thrift)
     container = client.containers.run(
         image, argv, detach=True, network_mode="host", cap_add=["NET_ADMIN", "NET_RAW"],
         name=f"rocelab-bmv2-{os.getpid()}-{addr.rsplit(':', 1)[-1]}",
         labels={"org.rocelab.owner-pid": str(os.getpid())})
     return _ready(SwitchProcess("bmv2-docker", addr, device_id, argv, Path(os.devnull),
-                                container=container), timeout)
+                                container=container, thrift_port=thrift), timeout)
