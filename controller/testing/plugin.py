@@ -16,7 +16,8 @@ else) and `target_ports` (the data ports it may use); it never asks which target
 namespace). When the plugin starts the switch itself it attaches it to the veth peers of
 those interfaces. Tests that cannot run on some target carry a marker saying why
 (`virtual_time`: needs the in-process p4sim's virtual clock) and are skipped there with
-that one-line reason.
+that one-line reason. On every switch the plugin runs itself, port 4's egress is slowed to
+100 frames/s (`target_rate_limit`, for overload tests; config.RATE_LIMITED_PORT).
 """
 
 from __future__ import annotations

@@ -129,7 +129,7 @@ def p4sim_switch_argv(program: str | os.PathLike, ports: Mapping[int, str], grpc
     """`port_rates`: egress bits/s of some ports (`--port-rate PORT=RATE`)."""
     exe = shutil.which("p4sim-switch") or str(Path(sys.executable).with_name("p4sim-switch"))
     rates = [a for port, bps in sorted((port_rates or {}).items())
-             for a in ("--port-rate", f"{port}={bps:g}")]
+             for a in ("--port-rate", f"{port}={round(bps)}")]
     # --log-console: its log goes to the file we keep for failure reports.
     return [exe, str(program), "--device-id", str(device_id), *interface_args(ports),
             "--grpc-server-addr", grpc_addr, "--cpu-port", str(cpu_port), *rates, "--log-console"]

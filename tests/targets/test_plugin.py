@@ -17,7 +17,13 @@ from controller.testing.config import (
     find_artifacts,
     parse_port_map,
 )
-from controller.testing.switches import bmv2_argv, p4sim_switch_argv
+from controller.testing.switches import (
+    SwitchProcess,
+    SwitchStartError,
+    bmv2_argv,
+    bmv2_set_queue_rates,
+    p4sim_switch_argv,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,6 +57,30 @@ def test_switch_command_lines():
     argv = p4sim_switch_argv("p.p4", {1: "s1"}, "127.0.0.1:5001", 1, 255)
     assert argv[1:] == ["p.p4", "--device-id", "1", "-i", "1@s1", "--grpc-server-addr",
                         "127.0.0.1:5001", "--cpu-port", "255", "--log-console"]
+    argv = p4sim_switch_argv("p.p4", {1: "s1"}, "127.0.0.1:5001", 1, 255, {4: 1e6, 2: 25e9})
+    assert argv[-5:] == ["--port-rate", "2=25000000000", "--port-rate", "4=1000000", "--log-console"]
+
+
+def test_bmv2_queue_rates_go_through_its_cli(tmp_path, monkeypatch):
+    """BMv2 has no command-line option for a queue rate: simple_switch_CLI gets
+    `set_queue_rate PPS PORT` on its Thrift port (a stand-in CLI records what it got)."""
+    sw = SwitchProcess("bmv2", "127.0.0.1:1", 1, [], tmp_path / "log")
+    with pytest.raises(SwitchStartError, match="no Thrift port"):
+        bmv2_set_queue_rates(sw, {4: 100})
+    sw.thrift_port = 9123
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(SwitchStartError, match="simple_switch_CLI"):
+        bmv2_set_queue_rates(sw, {4: 100})  # not installed: one clear error
+    cli = tmp_path / "simple_switch_CLI"
+    cli.write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path}/argv\n/bin/cat > {tmp_path}/stdin\n"
+                   "echo 'RuntimeCmd: '\n")
+    cli.chmod(0o755)
+    bmv2_set_queue_rates(sw, {4: 100, 2: 50})
+    assert (tmp_path / "argv").read_text().split() == ["--thrift-port", "9123"]
+    assert (tmp_path / "stdin").read_text() == "set_queue_rate 50 2\nset_queue_rate 100 4\n"
+    cli.write_text("#!/bin/sh\n/bin/cat >/dev/null\necho 'Error: Invalid egress port'\n")
+    with pytest.raises(SwitchStartError, match="Invalid egress port"):
+        bmv2_set_queue_rates(sw, {4: 100})
 
 
 @pytest.fixture
