@@ -12,6 +12,7 @@ the queue has drained, it never sends the XON and every later packet refreshes t
 from __future__ import annotations
 
 import importlib.util
+import random
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,3 +155,84 @@ def test_reused_switch_starts_unpaused(compiled) -> None:
     again = _run(sw, 200, SEND_GAP, 200_000 * US)
     _check_overload(again)
     assert again.rel() == first.rel(), "a reused switch pauses differently from a fresh one"
+
+
+def _incast_switch(compiled) -> Switch:
+    """Ports 1 and 3 both send class 3 to port 2, both with the same thresholds."""
+    sw = _switch(compiled)
+    s = gen.Stf("t", "t")
+    s.add("pfc_thresholds", {"ingress_port": "3", "tc": "3"}, "set_pfc_thresholds",
+          {"xoff": XOFF, "xon": XON, "quanta": QUANTA, "refresh_us": REFRESH_US})
+    s.add("port_mac", {"egress_port": "3"}, "set_port_mac", {"mac": gen.mac_hex(gen.PORT_MACS[3])})
+    s.cmd(f"mirroring_add {gen.PFC_SESSION_BASE + 3} 3")
+    result = StfRunner(sw, "<incast>").run_text("\n".join(s.lines))
+    assert result.ok, result.report()
+    return sw
+
+
+def _pfc_out(sw: Switch, log: dict[int, list[tuple[int, int]]]) -> None:
+    for p in sw.receive():
+        if p.port in (1, 3):
+            log[p.port].append((p.time_ns, int.from_bytes(p.data[24:26], "big")))
+
+
+def _incast(sw: Switch, senders: dict[int, int]) -> dict[int, list[tuple[int, int]]]:
+    """Each sender port sends `senders[port]` packets, one every SEND_GAP (so 2 x 10 000
+    packets/s into 1000), in a seeded random order each round (whoever comes first after a
+    departure takes the freed slot of the full queue), then the queue drains."""
+    log: dict[int, list[tuple[int, int]]] = {1: [], 3: []}
+    left = dict(senders)
+    rng = random.Random(7)
+    psn = 0
+    while any(left.values()):
+        for port in rng.sample(sorted(left), len(left)):
+            if left[port]:
+                sw.send(port, gen.roce_v2(psn=psn, smac=gen.HOST_MAC[port]))
+                psn += 1
+                left[port] -= 1
+        sw.advance(SEND_GAP)
+        _pfc_out(sw, log)
+    for _ in range(4000):
+        sw.advance(STEP)
+        _pfc_out(sw, log)
+    assert sw.tm.depth(2, 3) == 0
+    return log
+
+
+def test_incast_both_senders_paused_and_resumed(compiled) -> None:
+    """2:1 incast with tail drops: each sender gets an XOFF, refreshes and exactly one XON:
+    at a departure of one of its own packets below XON, or, when none of its packets was
+    left in the queue by then, at its first arrival afterwards. Then nothing more."""
+    sw = _incast_switch(compiled)
+    log = _incast(sw, {1: 150, 3: 150})
+    assert sw.tm.stats()["ports"][2]["drops"][3] >= 100
+    later: dict[int, list[tuple[int, int]]] = {1: [], 3: []}
+    for i in range(10):
+        for port in (1, 3):
+            sw.send(port, gen.roce_v2(psn=5000 + i, smac=gen.HOST_MAC[port]))
+        sw.advance(5 * 1_000 * US)
+        _pfc_out(sw, later)
+    for port in (1, 3):
+        frames = log[port] + later[port]
+        assert frames and frames[0][1] == QUANTA, f"port {port}: {frames[:3]}"
+        assert all(q == QUANTA for _, q in frames[:-1]) and frames[-1][1] == 0, f"port {port}: {frames}"
+        assert len(later[port]) <= 1 and later[port] == ([] if 0 in [q for _, q in log[port]] else [frames[-1]])
+    assert any(0 in [q for _, q in log[p]] for p in (1, 3)), "the last departure below XON sent an XON"
+
+
+def test_sender_without_packets_left_gets_its_xon_on_its_next_arrival(compiled) -> None:
+    """Port 3 sends a burst while port 1 overloads, then stops: its packets all leave while
+    the queue is still above XON, so no departure of its own carries its XON. Its next
+    arrival (its pause expired, the queue below XON) sends that XON, once; then nothing."""
+    sw = _incast_switch(compiled)
+    log = _incast(sw, {1: 150, 3: 20})
+    assert log[3] and log[3][0][1] == QUANTA, "port 3 was paused"
+    assert 0 not in [q for _, q in log[3]], "no departure of port 3's could carry the XON"
+    assert [q for _, q in log[1]].count(0) == 1 and log[1][-1][1] == 0
+    later: dict[int, list[tuple[int, int]]] = {1: [], 3: []}
+    for i in range(5):
+        sw.send(3, gen.roce_v2(psn=9000 + i, smac=gen.HOST_MAC[3]))
+        sw.advance(5 * 1_000 * US)
+        _pfc_out(sw, later)
+    assert [q for _, q in later[3]] == [0], later
+    assert later[1] == []
