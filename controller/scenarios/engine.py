@@ -33,6 +33,16 @@ class Link:
 
 
 @dataclass
+class Tap:
+    """A wire tap on a switch port: every frame in both directions, whole, as it crossed the
+    port: (virtual ns, bytes, "in" = host to switch | "out" = switch to host). "in" frames
+    are stamped when they reach the switch, "out" frames when their last bit left it."""
+
+    port: int
+    frames: list[tuple[int, bytes, str]] = field(default_factory=list)
+
+
+@dataclass
 class Capture:
     """Frames seen on a (mirror) port: (virtual ns, bytes)."""
 
@@ -87,6 +97,7 @@ class Engine:
         self._seq = itertools.count()
         self.links: dict[int, Link] = {}
         self.captures: dict[int, Capture] = {}
+        self.taps: dict[int, Tap] = {}
         self.unattached: dict[int, int] = {}  # port -> frames emitted with nobody there
         self.switch_rx = 0  # frames handed to the switch
         self.switch_tx = 0  # frames the switch emitted
@@ -114,13 +125,25 @@ class Engine:
         cap = self.captures.setdefault(port, Capture(port))
         return cap
 
+    def tap(self, port: int) -> Tap:
+        """Record both directions of `port` (a link to a host, or the CPU port)."""
+        return self.taps.setdefault(port, Tap(port))
+
     def _to_switch(self, port: int, frame: bytes) -> None:
         self.switch_rx += 1
+        tap = self.taps.get(port)
+        if tap is not None:
+            tap.frames.append((self._now, frame, "in"))
         self.target.send(port, frame)
 
     def _deliver(self) -> None:
+        taps = self.taps
         for out in self.target.receive():
             self.switch_tx += 1
+            if taps:
+                tap = taps.get(out.port)
+                if tap is not None:
+                    tap.frames.append((out.time_ns, out.data, "out"))
             link = self.links.get(out.port)
             if link is not None:
                 host = link.host
