@@ -20,9 +20,11 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from controller.hosts.host import Host
-from controller.targets.base import Target
+if TYPE_CHECKING:
+    from controller.hosts.host import Host
+    from controller.targets.base import Target
 
 
 @dataclass

@@ -35,7 +35,7 @@ import copy
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.config import (
     Config,
@@ -47,15 +47,18 @@ from controller.config import (
     parse_speed,
 )
 from controller.hosts.dcqcn import DcqcnParams
-from controller.hosts.host import Host, HostSpec
 from controller.targets.base import Target
-from controller.telemetry import Telemetry, from_counters
-from controller.telemetry import read as read_telemetry
 
 from . import schema
 from .checks import Verdict, payload_capacity_bps
 from .checks import judge as judge
-from .engine import Engine, Progress
+
+if TYPE_CHECKING:  # the host models (and scapy under them) load when a run starts, so a
+    # bad scenario is refused before that import
+    from controller.hosts.host import Host
+    from controller.telemetry import Telemetry
+
+    from .engine import Engine
 
 SCENARIO_DIR = Path(__file__).resolve().parent
 QPN_SRC_BASE = 0x100
@@ -207,6 +210,10 @@ def _flows(sc: dict) -> list[dict]:
 def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = None,
              duration_us: float | None = None, progress: bool = True) -> RunResult:
     import time as _time
+
+    from controller.hosts.host import Host, HostSpec
+
+    from .engine import Engine, Progress
 
     wall0 = _time.perf_counter()
     schema.validate(sc, duration_us=duration_us)
@@ -383,6 +390,9 @@ def _switch_counters(target: Target, hosts: dict[str, Host], eng: Engine, ports:
                      notes: list[str]) -> tuple[dict[str, int], Telemetry | None]:
     """Totals from the program's telemetry counters (the configured ports' cells), the TM
     and the hosts."""
+    from controller.telemetry import from_counters
+    from controller.telemetry import read as read_telemetry
+
     out: dict[str, int] = {}
     try:
         cnt = read_telemetry(target, ports)
