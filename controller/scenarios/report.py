@@ -118,22 +118,28 @@ def _per_flow(ax, t_us: list[float], per_flow: dict[str, list[int]], what: str,
               lines: dict[str, list[int]] | None = None) -> None:
     """Per-flow event counts per BIN_US: bars side by side, optional second series as lines."""
     total = 0
+    twin = ax
     names = list(per_flow)
     width = BIN_US / max(1, len(names))
     for i, name in enumerate(names):
         x, y = _binned(t_us, per_flow[name], BIN_US)
         total += sum(per_flow[name])
         ax.bar([v + i * width for v in x], y, width=width, align="edge", label=name)
-        if lines and name in lines:
+        if lines and name in lines:  # its own scale: one NAK starts a window of resends
+            twin = twin if i else ax.twinx()
             lx, ly = _binned(t_us, lines[name], BIN_US)
-            ax.plot([v + BIN_US / 2 for v in lx], ly, lw=1, label=f"{name} NAKs")
+            twin.plot([v + BIN_US / 2 for v in lx], ly, lw=1, color="black", label=f"{name} NAKs")
+            twin.set_ylabel(f"NAKs per {BIN_US} us")
+            twin.set_ylim(0, max([1, *ly]) * 1.3)
     ax.set_ylabel(f"{what} per {BIN_US} us")
     if not total:
         ax.set_ylim(0, 1)
         ax.text(0.5, 0.5, f"no {what} in this run", transform=ax.transAxes, ha="center",
                 va="center", color="grey")
     else:
-        ax.legend(fontsize=7, loc="upper right")
+        ax.legend(fontsize=7, loc="upper left")
+        if twin is not ax:
+            twin.legend(fontsize=7, loc="upper right")
 
 
 def write_plots(run: RunResult, outdir: Path, stem: str, rp_on: bool = True) -> list[Path]:
@@ -243,7 +249,8 @@ def write_sweep_plot(res: ScenarioResult, outdir: Path) -> Path:
 def write_pcap(frames: list[tuple], path: Path, snaplen: int = 0) -> Path:
     """Frames (virtual ns, bytes[, direction]) as a nanosecond pcap. Each record keeps the
     frame's true length as its original length; `snaplen` > 0 stores only that many bytes
-    of each (tshark then says "packet size limited during capture", not "malformed")."""
+    of each (smaller files; tshark's InfiniBand dissector then flags RoCE frames "Invalid
+    Packet Length" although the record's original length is right: use 0 for clean decodes)."""
     from scapy.utils import RawPcapWriter
 
     w = RawPcapWriter(str(path), linktype=1, nano=True, sync=False,
