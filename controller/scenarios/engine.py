@@ -100,6 +100,7 @@ class Engine:
         self.links: dict[int, Link] = {}
         self.captures: dict[int, Capture] = {}
         self.taps: dict[int, Tap] = {}
+        self.cpu_tap: Tap | None = None
         self.unattached: dict[int, int] = {}  # port -> frames emitted with nobody there
         self.switch_rx = 0  # frames handed to the switch
         self.switch_tx = 0  # frames the switch emitted
@@ -128,8 +129,15 @@ class Engine:
         return cap
 
     def tap(self, port: int) -> Tap:
-        """Record both directions of `port` (a link to a host, or the CPU port)."""
+        """Record both directions of `port` (a link to a host)."""
         return self.taps.setdefault(port, Tap(port))
+
+    def tap_cpu(self, port: int) -> Tap:
+        """Record what the switch sends to its CPU port: the target's PacketIns (the frame
+        without the packet-in header), direction "cpu". Nothing else in a scenario reads
+        PacketIns, so the tap may consume them."""
+        self.cpu_tap = self.taps.setdefault(port, Tap(port))
+        return self.cpu_tap
 
     def _to_switch(self, port: int, frame: bytes) -> None:
         self.switch_rx += 1
@@ -155,6 +163,10 @@ class Engine:
                 self.captures[out.port].frames.append((out.time_ns, out.data))
             else:
                 self.unattached[out.port] = self.unattached.get(out.port, 0) + 1
+        if self.cpu_tap is not None:
+            now = self.target.now()
+            for p in self.target.packet_in():
+                self.cpu_tap.frames.append((now, bytes(p.data), "cpu"))
 
     # -- the loop
     def run(self, until_ns: int, progress: Progress | None = None) -> None:

@@ -17,7 +17,8 @@ Scenario keys:
     expect_fail: {zero_drops: true}             # a negative control: these checks must fail
     extends: incast-dcqcn                       # start from a shipped scenario, override keys
                                                 # (mappings merge, null deletes a key)
-    capture: {ports: [3], snaplen: 0}           # wire taps (both directions), 0 = full frames
+    capture: {ports: [3], snaplen: 0, cpu: true}  # wire taps (both directions), 0 = full
+                                                # frames; cpu: also the CPU port's PacketIns
 
 The keys, their types and ranges are checked by `schema.validate`; the checks `expect:`
 names are the registered functions of `checks.py`.
@@ -266,6 +267,9 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
     tap_ports = cap.get("ports", [watch["port"]] if "port" in watch else [])
     for port in tap_ports:
         eng.tap(int(port))
+    cpu = getattr(target, "cpu_port", None)
+    if cap.get("cpu", True) and cpu is not None:  # whatever the program sends to the CPU
+        eng.tap_cpu(int(cpu))
     flow_objs = []
     for f in flows:
         src, dst = hosts[f["src"]], hosts[f["dst"]]
@@ -369,7 +373,9 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
                      dcqcn, {p: c.frames for p, c in eng.captures.items()},
                      _time.perf_counter() - wall0, speed, sweep_value, comp.notes, telemetry,
                      payload_capacity_bps(bottleneck, cfg.roce_mtu),
-                     {p: t.frames for p, t in eng.taps.items()}, int(cap.get("snaplen", 0)))
+                     {p: t.frames for p, t in eng.taps.items()
+                      if t.frames or t is not eng.cpu_tap},  # an idle CPU port: no file
+                     int(cap.get("snaplen", 0)))
 
 
 def _window_mean(t: list[int], values: list[float], warm_ns: int) -> float:

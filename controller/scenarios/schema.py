@@ -205,7 +205,8 @@ def validate(sc: dict, lines: dict[str, int] | None = None, duration_us: float |
                 v.num(exp, key, p, 0, 1, 10**9, integer=True)
             else:
                 v.num(exp, key, p, 0, 0, 10**6, lo_open=True)
-    cap = v.mapping(sc, "capture", "", {"ports", "snaplen"})
+    cap = v.mapping(sc, "capture", "", {"ports", "snaplen", "cpu"})
+    v.flag(cap, "cpu", "capture.", True)
     if "ports" in cap:
         if not isinstance(cap["ports"], list):
             v.fail("capture.ports", f"expected a list of switch ports, got {cap['ports']!r}")

@@ -314,3 +314,16 @@ def test_demo_pcap_shows_the_protocol_in_tshark(tmp_path):
     pfc_pcap = out2 / "incast-pfc_tap_port1_2_3.pcap"
     assert _malformed(pfc_pcap) == 0
     assert _tshark_count(pfc_pcap, "macc.opcode == 0x0101 && eth.dst == 01:80:c2:00:00:01") > 0
+
+
+def test_cpu_port_is_tapped():
+    """Mirror h2's traffic to the CPU port: the tap records the PacketIns (the frames without
+    the packet-in header) as direction "cpu", whole, decodable RoCEv2 from h2."""
+    sc = load_scenario("incast-dcqcn")
+    sc["switch"]["mirror"] = [{"session": 100, "port": 255, "match": {"src": "h2"}}]
+    run = run_once(sc, target(), 1, duration_us=300, progress=False)
+    cpu = [(t, d) for t, d, way in run.taps[255] if way == "cpu"]
+    recs = [decode(d) for _, d in cpu]
+    assert len(cpu) > 50 and all(r.is_roce and r.ip_src == 0x0A000002 for r in recs)
+    assert [t for t, _ in cpu] == sorted(t for t, _ in cpu)
+    assert set(run.taps) == {3, 255}  # the bottleneck (by default) and the CPU port
