@@ -164,12 +164,21 @@ def cmd_counters(args) -> int:
 
 
 def cmd_run(args) -> int:
+    from controller.config import ConfigError
     from controller.scenarios.report import summary_text, write_outputs
     from controller.scenarios.scenario import load_scenario, reproduce_command, run_scenario
+    from controller.scenarios.schema import validate
     from controller.targets import DEFAULT_PROGRAM
     from controller.targets.p4sim import P4SimTarget
 
-    sc = load_scenario(args.scenario)
+    # a bad scenario or option is bad usage: one line, exit 2, before anything runs
+    try:
+        sc = load_scenario(args.scenario)
+        validate(sc, duration_us=args.duration_us)
+        if args.seed is not None and not 0 <= args.seed < 2**32:
+            raise _Usage(f"--seed {args.seed}: expected 0 .. 2^32-1")
+    except (ConfigError, FileNotFoundError) as exc:
+        raise _Usage(str(exc)) from None
     program = Path(args.program) if args.program else DEFAULT_PROGRAM
     seed = int(sc.get("seed", 1) if args.seed is None else args.seed)
 
@@ -202,7 +211,9 @@ def cmd_list(args) -> int:
     rc = EXIT_OK
     for name in list_scenarios():
         try:
-            print(f"{name:20} {load_scenario(name).get('title', '')}")
+            sc = load_scenario(name)
+            kind = "control" if sc.get("expect_fail") else "scenario"
+            print(f"{name:22} {kind:8} {sc.get('title', '')}")
         except ConfigError as exc:
             sys.stderr.write(f"rocelab: {exc}\n")
             rc = EXIT_FAIL

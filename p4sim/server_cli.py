@@ -3,7 +3,7 @@
     p4sim-switch [PROGRAM.p4 | --no-p4] [--device-id N] [-i 1@veth1 -i 2@veth2]
                  [--grpc-server-addr 127.0.0.1:9559] [--cpu-port 255] [--pcap DIR]
                  [--log-console] [--clock auto|virtual|wall] [--queue-depth 64]
-                 [--priority-queues 8] [--scheduler strict|wrr] [--priority-order low_first|high_first]
+                 [--priority-queues 8] [--scheduler strict|wrr] [--priority-order high_first|low_first]
                  [--line-rate 10G] [--port-rate 3=25G]
 
 Without a program (`--no-p4`) the switch waits for a controller's
@@ -75,8 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="egress line rate of every port, e.g. 10G (default: unlimited, as BMv2)")
     ap.add_argument("--port-rate", type=_port_rate, action="append", default=[], metavar="PORT=RATE",
                     help="egress line rate of one port, e.g. 3=25G (repeatable)")
-    ap.add_argument("--priority-order", default="low_first", choices=["low_first", "high_first"],
-                    help="strict priority: serve priority 0 first (BMv2 today, default) or 7 first")
+    ap.add_argument("--priority-order", default="high_first", choices=["high_first", "low_first"],
+                    help="strict priority: serve priority 7 first (default, as BMv2) or 0 first")
     ap.add_argument("--print-device-config", metavar="PROGRAM", help="write PROGRAM's device config to stdout and exit")
     return ap
 

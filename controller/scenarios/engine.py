@@ -20,9 +20,11 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from controller.hosts.host import Host
-from controller.targets.base import Target
+if TYPE_CHECKING:
+    from controller.hosts.host import Host
+    from controller.targets.base import Target
 
 
 @dataclass
@@ -30,6 +32,16 @@ class Link:
     port: int
     host: Host
     prop_ns: int
+
+
+@dataclass
+class Tap:
+    """A wire tap on a switch port: every frame in both directions, whole, as it crossed the
+    port: (virtual ns, bytes, "in" = host to switch | "out" = switch to host). "in" frames
+    are stamped when they reach the switch, "out" frames when their last bit left it."""
+
+    port: int
+    frames: list[tuple[int, bytes, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -87,6 +99,8 @@ class Engine:
         self._seq = itertools.count()
         self.links: dict[int, Link] = {}
         self.captures: dict[int, Capture] = {}
+        self.taps: dict[int, Tap] = {}
+        self.cpu_tap: Tap | None = None
         self.unattached: dict[int, int] = {}  # port -> frames emitted with nobody there
         self.switch_rx = 0  # frames handed to the switch
         self.switch_tx = 0  # frames the switch emitted
@@ -114,13 +128,32 @@ class Engine:
         cap = self.captures.setdefault(port, Capture(port))
         return cap
 
+    def tap(self, port: int) -> Tap:
+        """Record both directions of `port` (a link to a host)."""
+        return self.taps.setdefault(port, Tap(port))
+
+    def tap_cpu(self, port: int) -> Tap:
+        """Record what the switch sends to its CPU port: the target's PacketIns (the frame
+        without the packet-in header), direction "cpu". Nothing else in a scenario reads
+        PacketIns, so the tap may consume them."""
+        self.cpu_tap = self.taps.setdefault(port, Tap(port))
+        return self.cpu_tap
+
     def _to_switch(self, port: int, frame: bytes) -> None:
         self.switch_rx += 1
+        tap = self.taps.get(port)
+        if tap is not None:
+            tap.frames.append((self._now, frame, "in"))
         self.target.send(port, frame)
 
     def _deliver(self) -> None:
+        taps = self.taps
         for out in self.target.receive():
             self.switch_tx += 1
+            if taps:
+                tap = taps.get(out.port)
+                if tap is not None:
+                    tap.frames.append((out.time_ns, out.data, "out"))
             link = self.links.get(out.port)
             if link is not None:
                 host = link.host
@@ -130,6 +163,10 @@ class Engine:
                 self.captures[out.port].frames.append((out.time_ns, out.data))
             else:
                 self.unattached[out.port] = self.unattached.get(out.port, 0) + 1
+        if self.cpu_tap is not None:
+            now = self.target.now()
+            for p in self.target.packet_in():
+                self.cpu_tap.frames.append((now, bytes(p.data), "cpu"))
 
     # -- the loop
     def run(self, until_ns: int, progress: Progress | None = None) -> None:

@@ -46,10 +46,14 @@ def summary_text(res: ScenarioResult) -> str:
         for f in run.flows:
             share = f.goodput_bps / total * 100 if total else 0.0
             rows.append([f.name, f"{f.goodput_bps / 1e9:.3f}", f"{share:.1f}%",
-                         f"{f.final_rate_bps / 1e9:.2f}", str(f.retransmitted), str(f.naks),
-                         str(f.timeouts), str(f.ce), str(f.cnps)])
-        out.append(table(rows, ["flow", "goodput Gb/s", "share", "RP rate Gb/s", "retx pkts",
-                                "NAKs", "timeouts", "CE rx", "CNPs rx"]))
+                         f"{f.mean_rate_bps / 1e9:.2f}", f"{f.final_rate_bps / 1e9:.2f}",
+                         str(f.retransmitted), str(f.naks), str(f.timeouts), str(f.ce), str(f.cnps)])
+        out.append(table(rows, ["flow", "goodput Gb/s", "share", "RP limit mean", "RP limit end",
+                                "retx pkts", "NAKs", "timeouts", "CE rx", "CNPs rx"]))
+        out.append("RP limit: the DCQCN reaction point's rate limit R_C in Gb/s (the NIC's "
+                   "pacing ceiling, not what it sent), averaged over the measured window and "
+                   "at the end; goodput is in-order payload delivered; payload capacity of "
+                   f"the bottleneck {run.capacity_bps / 1e9:.3f} Gb/s")
         q = run.queue
         c = run.counters
         if q.get("p50") is not None:
@@ -110,6 +114,34 @@ def _events(ax, t_us: list[float], counts: list[int], color: str, what: str) -> 
                 fontsize=8)
 
 
+def _per_flow(ax, t_us: list[float], per_flow: dict[str, list[int]], what: str,
+              lines: dict[str, list[int]] | None = None) -> None:
+    """Per-flow event counts per BIN_US: bars side by side, optional second series as lines."""
+    total = 0
+    twin = ax
+    names = list(per_flow)
+    width = BIN_US / max(1, len(names))
+    for i, name in enumerate(names):
+        x, y = _binned(t_us, per_flow[name], BIN_US)
+        total += sum(per_flow[name])
+        ax.bar([v + i * width for v in x], y, width=width, align="edge", label=name)
+        if lines and name in lines:  # its own scale: one NAK starts a window of resends
+            twin = twin if i else ax.twinx()
+            lx, ly = _binned(t_us, lines[name], BIN_US)
+            twin.plot([v + BIN_US / 2 for v in lx], ly, lw=1, color="black", label=f"{name} NAKs")
+            twin.set_ylabel(f"NAKs per {BIN_US} us")
+            twin.set_ylim(0, max([1, *ly]) * 1.3)
+    ax.set_ylabel(f"{what} per {BIN_US} us")
+    if not total:
+        ax.set_ylim(0, 1)
+        ax.text(0.5, 0.5, f"no {what} in this run", transform=ax.transAxes, ha="center",
+                va="center", color="grey")
+    else:
+        ax.legend(fontsize=7, loc="upper left")
+        if twin is not ax:
+            twin.legend(fontsize=7, loc="upper right")
+
+
 def write_plots(run: RunResult, outdir: Path, stem: str, rp_on: bool = True) -> list[Path]:
     """Rates, the watched queue, CE marks and PFC frames over virtual time (one PNG); the
     RP (DCQCN) rate lines only when the scenario's NICs rate-limit (`nic: {rp: true}`)."""
@@ -121,7 +153,9 @@ def write_plots(run: RunResult, outdir: Path, stem: str, rp_on: bool = True) -> 
     s = run.series
     t_us = [t / 1e3 for t in s["t"]]
     warm_us = run.warmup_ns / 1e3
-    fig, axes = plt.subplots(4, 1, figsize=(9, 11.5), sharex=True)
+    lossy = any(any(v) for v in s.get("retx", {}).values()) or run.sweep_value is not None
+    n = 6 if lossy else 5
+    fig, axes = plt.subplots(n, 1, figsize=(9, 2.9 * n), sharex=True)
     if warm_us > 0:  # the summary's numbers come from after the warm-up
         for ax in axes:
             ax.axvspan(0, warm_us, color="0.93", zorder=0)
@@ -140,13 +174,13 @@ def write_plots(run: RunResult, outdir: Path, stem: str, rp_on: bool = True) -> 
         rate = s["tx"].get(name, []) if rp_on else []
         if rate:
             ax.plot(t_us[:len(rate)], [v / 1e9 for v in rate], color=color, ls="--", lw=1,
-                    label=f"{name} RP rate (DCQCN limit)")
+                    label=f"{name} RP limit R_C (DCQCN pacing ceiling)")
         top = max([top, *(v / 1e9 for v in avg), *(v / 1e9 for v in rate)])
     link = run.line_bps / 1e9
     ax.axhline(link, color="grey", lw=0.8, ls=":", label=f"link {link:g} Gb/s")
     ax.set_ylim(0, max(top, link) * 1.3)  # room for the legend above the lines
     ax.set_ylabel("rate (Gb/s)")
-    ax.set_title(f"{run.label}: rate per flow")
+    ax.set_title(f"{run.label}: goodput per flow" + (" and the RP's rate limit" if rp_on else ""))
     ax.legend(fontsize=7, loc="upper right", ncol=2)
     ax = axes[1]
     q = run.queue
@@ -171,7 +205,13 @@ def write_plots(run: RunResult, outdir: Path, stem: str, rp_on: bool = True) -> 
     axes[2].set_title("ECN CE-marked packets received by the hosts")
     _events(axes[3], t_us, s["pfc"], "tab:purple", "PFC frames")
     axes[3].set_title("PFC pause frames received by the hosts")
-    axes[3].set_xlabel("virtual time (us)" + ("; grey: warm-up, left out of the summary"
+    _per_flow(axes[4], t_us, s.get("cnp", {}), "CNPs")
+    axes[4].set_title("CNPs received per flow at the reaction point")
+    if lossy:
+        _per_flow(axes[5], t_us, s.get("retx", {}), "retransmitted packets", s.get("naks", {}))
+        rate = f"drop rate {run.sweep_value:g}" if run.sweep_value is not None else run.label
+        axes[5].set_title(f"{rate}: go-back-N retransmissions (bars) and NAKs (line) per flow")
+    axes[-1].set_xlabel("virtual time (us)" + ("; grey: warm-up, left out of the summary"
                                               if warm_us > 0 else ""))
     fig.tight_layout()
     path = outdir / f"{stem}.png"
@@ -206,13 +246,20 @@ def write_sweep_plot(res: ScenarioResult, outdir: Path) -> Path:
     return path
 
 
-def write_pcap(frames: list[tuple[int, bytes]], path: Path) -> Path:
+def write_pcap(frames: list[tuple], path: Path, snaplen: int = 0) -> Path:
+    """Frames (virtual ns, bytes[, direction]) as a nanosecond pcap. Each record keeps the
+    frame's true length as its original length; `snaplen` > 0 stores only that many bytes
+    of each (smaller files; tshark's InfiniBand dissector then flags RoCE frames "Invalid
+    Packet Length" although the record's original length is right: use 0 for clean decodes)."""
     from scapy.utils import RawPcapWriter
 
-    w = RawPcapWriter(str(path), linktype=1, nano=True, sync=False)
+    w = RawPcapWriter(str(path), linktype=1, nano=True, sync=False,
+                      snaplen=snaplen or 262144)
     w.write_header(None)
-    for t_ns, data in frames:
-        w.write_packet(data, sec=t_ns // 1_000_000_000, usec=t_ns % 1_000_000_000)
+    for t_ns, data, *_ in frames:
+        kept = data[:snaplen] if snaplen else data
+        w.write_packet(kept, sec=t_ns // 1_000_000_000, usec=t_ns % 1_000_000_000,
+                       caplen=len(kept), wirelen=len(data))
     w.close()
     return path
 
@@ -226,6 +273,10 @@ def write_outputs(res: ScenarioResult, outdir: str | Path) -> list[Path]:
         files += write_plots(run, out, stem, bool((res.scenario.get("nic") or {}).get("rp", True)))
         for port, frames in run.captures.items():
             files.append(write_pcap(frames, out / f"{stem}_mirror_port{port}.pcap"))
+        if run.taps:  # every tapped port, both directions, in time order
+            tapped = sorted((f for fr in run.taps.values() for f in fr), key=lambda f: f[0])
+            ports = "_".join(str(p) for p in sorted(run.taps))
+            files.append(write_pcap(tapped, out / f"{stem}_tap_port{ports}.pcap", run.snaplen))
     if len(res.runs) > 1:
         files.append(write_sweep_plot(res, out))
     summary = {
@@ -238,7 +289,9 @@ def write_outputs(res: ScenarioResult, outdir: str | Path) -> list[Path]:
                   "flows": [{"name": f.name, "goodput_bps": f.goodput_bps,
                              "retransmitted": f.retransmitted, "naks": f.naks,
                              "timeouts": f.timeouts, "cnps": f.cnps, "ce": f.ce,
-                             "final_rate_bps": f.final_rate_bps} for f in r.flows]}
+                             "final_rate_bps": f.final_rate_bps,
+                             "mean_rate_bps": f.mean_rate_bps} for f in r.flows],
+                  "capacity_bps": r.capacity_bps}
                  for r in res.runs],
         "dcqcn": dict(res.runs[0].dcqcn.as_table()),
     }

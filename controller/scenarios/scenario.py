@@ -14,20 +14,32 @@ Scenario keys:
     sweep: {drop_rate: [0, 0.0001, 0.001, 0.01]}  # run once per value (lossy)
     expect: {fair_share: 0.1, queue_in_band: true, zero_drops: true, min_pauses: 1,
              goodput_monotone: true, collapse_below: 0.8, cnp_interval_us: 50}
+    expect_fail: {zero_drops: true}             # a negative control: these checks must fail
+    extends: incast-dcqcn                       # start from a shipped scenario, override keys
+                                                # (mappings merge, null deletes a key)
+    capture: {ports: [3], snaplen: 0, cpu: true}  # wire taps (both directions), 0 = full
+                                                # frames; cpu: also the CPU port's PacketIns
+
+The keys, their types and ranges are checked by `schema.validate`; the checks `expect:`
+names are the registered functions of `checks.py`.
+
+Interface for other drivers (the FPGA-in-the-loop co-simulation): `load_scenario` gives the
+validated dict; `run_once(sc, target, seed)` needs only a `Target` with virtual time (the
+Engine drives it by `send`/`advance`/`receive`), builds the hosts from `sc` and returns a
+`RunResult`; `judge(sc, runs)` turns results into verdicts. Hosts attach to switch ports
+through `Engine.attach(host, port, prop_ns)`: a port is the whole boundary.
 """
 
 from __future__ import annotations
 
 import copy
-import math
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.config import (
     Config,
-    ConfigError,
     apply_config,
     check,
     load_yaml,
@@ -36,12 +48,18 @@ from controller.config import (
     parse_speed,
 )
 from controller.hosts.dcqcn import DcqcnParams
-from controller.hosts.host import Host, HostSpec
 from controller.targets.base import Target
-from controller.telemetry import Telemetry, from_counters
-from controller.telemetry import read as read_telemetry
 
-from .engine import Engine, Progress
+from . import schema
+from .checks import Verdict, payload_capacity_bps
+from .checks import judge as judge
+
+if TYPE_CHECKING:  # the host models (and scapy under them) load when a run starts, so a
+    # bad scenario is refused before that import
+    from controller.hosts.host import Host
+    from controller.telemetry import Telemetry
+
+    from .engine import Engine
 
 SCENARIO_DIR = Path(__file__).resolve().parent
 QPN_SRC_BASE = 0x100
@@ -52,18 +70,61 @@ def list_scenarios() -> list[str]:
     return sorted(p.stem for p in SCENARIO_DIR.glob("*.yaml"))
 
 
+def _merge(base: dict, over: dict) -> dict:
+    """`over` on top of `base`: mappings merge key by key, a null deletes, the rest replaces."""
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        if v is None:
+            out.pop(k, None)
+        elif isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def _read(p: Path, depth: int = 0) -> tuple[dict, dict[str, int]]:
+    data = load_yaml(p)  # YAML errors carry file:line:column
+    if not isinstance(data, dict):
+        raise schema.ScenarioError(str(p), "a scenario must be a YAML mapping")
+    lines = schema.key_lines(p.read_text())
+    base = data.get("extends")
+    if base is not None:
+        # only shipped scenarios by name: `extends` never reads an arbitrary file
+        if not isinstance(base, str) or base not in list_scenarios():
+            raise schema.ScenarioError(f"{p}: extends", f"{base!r} is not a shipped scenario "
+                                       f"(known: {', '.join(list_scenarios())})")
+        if depth >= 4:
+            raise schema.ScenarioError(f"{p}: extends", "more than 4 levels of extends (a loop?)")
+        parent, _ = _read(SCENARIO_DIR / f"{base}.yaml", depth + 1)
+        parent.pop("name", None)
+        parent.pop("title", None)
+        data = _merge(parent, {k: v for k, v in data.items() if k != "extends"}) | {"extends": base}
+    return data, lines
+
+
 def load_scenario(name_or_path: str) -> dict:
+    """A shipped scenario by name or a YAML file, `extends` resolved, validated by the
+    schema (ScenarioError names the bad key)."""
     p = Path(name_or_path)
     if not p.suffix:
         p = SCENARIO_DIR / f"{name_or_path}.yaml"
     if not p.is_file():
         raise FileNotFoundError(f"no scenario {name_or_path!r} (known: {', '.join(list_scenarios())})")
-    data = load_yaml(p)  # YAML errors carry file:line:column
-    if not isinstance(data, dict):
-        raise ConfigError(str(p), "a scenario must be a YAML mapping")
+    data, lines = _read(p)
     data.setdefault("name", p.stem)
     data["_path"] = str(p)
+    schema.validate(data, lines)
+    check_switch(data)
     return data
+
+
+def check_switch(sc: dict) -> None:
+    """The switch block through the config parser and its checks, with the flows' QPs."""
+    cfg, errors = _switch_config(sc, _flows(sc), None)
+    findings = [f for f in check(cfg, errors) if f.level == "error"]
+    if findings:
+        raise schema.ScenarioError(findings[0].key, findings[0].message)
 
 
 @dataclass
@@ -79,7 +140,8 @@ class FlowResult:
     timeouts: int = 0
     cnps: int = 0
     ce: int = 0
-    final_rate_bps: float = 0.0
+    final_rate_bps: float = 0.0  # the RP's rate limit when the run ended
+    mean_rate_bps: float = 0.0  # the RP's rate limit averaged over the measurement window
     cnp_times: list[int] = field(default_factory=list)
 
 
@@ -101,13 +163,9 @@ class RunResult:
     sweep_value: float | None = None
     notes: list[str] = field(default_factory=list)
     telemetry: Telemetry | None = None  # the switch's counters per port and class
-
-
-@dataclass
-class Verdict:
-    name: str
-    ok: bool
-    detail: str
+    capacity_bps: float = 0.0  # payload capacity of the bottleneck (checks.payload_capacity_bps)
+    taps: dict[int, list[tuple[int, bytes, str]]] = field(default_factory=dict)  # wire taps
+    snaplen: int = 0
 
 
 @dataclass
@@ -154,12 +212,17 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
              duration_us: float | None = None, progress: bool = True) -> RunResult:
     import time as _time
 
+    from controller.hosts.host import Host, HostSpec
+
+    from .engine import Engine, Progress
+
     wall0 = _time.perf_counter()
+    schema.validate(sc, duration_us=duration_us)
     flows = _flows(sc)
     cfg, errors = _switch_config(sc, flows, sweep_value)
     findings = [f for f in check(cfg, errors) if f.level == "error"]
     if findings:
-        raise ConfigError(findings[0].key, findings[0].message)
+        raise schema.ScenarioError(findings[0].key, findings[0].message)
     link = sc.get("link") or {}
     speed = parse_speed(link.get("speed", "10G"), "link.speed")
     prop = int(link.get("prop_ns", 1000))
@@ -177,7 +240,8 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
     # hosts
     hosts: dict[str, Host] = {}
     series: dict[str, Any] = {"t": [], "queue": [], "rate": {}, "tx": {}, "goodput": {},
-                              "ce": [], "pfc": [], "paused": {}}
+                              "ce": [], "pfc": [], "paused": {}, "cnp": {}, "retx": {},
+                              "naks": {}}
 
     def on_tx(host: str, qpn: int, t: int, nbytes: int, rate: float) -> None:
         key = f"{host}:{qpn:#x}"
@@ -198,6 +262,14 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
         eng.attach(host, h.port, prop)
     for m in cfg.mirror:
         eng.capture(int(m["port"]))
+    watch = sc.get("watch") or {}
+    cap = sc.get("capture") or {}
+    tap_ports = cap.get("ports", [watch["port"]] if "port" in watch else [])
+    for port in tap_ports:
+        eng.tap(int(port))
+    cpu = getattr(target, "cpu_port", None)
+    if cap.get("cpu", True) and cpu is not None:  # whatever the program sends to the CPU
+        eng.tap_cpu(int(cpu))
     flow_objs = []
     for f in flows:
         src, dst = hosts[f["src"]], hosts[f["dst"]]
@@ -219,9 +291,14 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
         eng.at(start, post)
         flow_objs.append((f, src, dst))
 
-    watch = sc.get("watch") or {}
     wport, wclass = watch.get("port"), int(watch.get("class", 3))
     last_good = {f["name"]: 0 for f in flows}
+    last_flow: dict[tuple[str, str], int] = {}
+
+    def delta(kind: str, name: str, value: int) -> int:
+        d = value - last_flow.get((kind, name), 0)
+        last_flow[(kind, name)] = value
+        return d
     last_ce = [0]
     last_pfc = [0]
 
@@ -238,6 +315,9 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
             rp = src.rps[f["qpn"]]
             series["tx"].setdefault(f["name"], []).append(rp.rc)
             series["paused"].setdefault(f["name"], []).append(int(src.is_paused(3)))
+            st = src.qps[f["qpn"]].requester.stats
+            for kind, value in (("cnp", rp.cnps), ("retx", st.retransmitted_packets), ("naks", st.naks)):
+                series[kind].setdefault(f["name"], []).append(delta(kind, f["name"], value))
         ce = sum(h.stats.ce_received for h in hosts.values())
         series["ce"].append(ce - last_ce[0])
         last_ce[0] = ce
@@ -270,7 +350,8 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
             f["name"], f["src"], f["dst"], f["qpn"], got * 8 / window_s if window_s else 0.0,
             st.bytes_sent, st.retransmitted_packets, st.naks, st.timeouts,
             src.rps[f["qpn"]].cnps, dst.qps[f["peer_qpn"]].responder.stats.ce_marked,
-            src.rps[f["qpn"]].rc, list(src.rps[f["qpn"]].cnp_times)))
+            src.rps[f["qpn"]].rc, _window_mean(series["t"], series["tx"].get(f["name"], []), warm_ns),
+            list(src.rps[f["qpn"]].cnp_times)))
     counters, telemetry = _switch_counters(target, hosts, eng, sorted(cfg.ports), comp.notes)
     qs = [d for t, d in zip(series["t"], series["queue"], strict=True) if t >= warm_ns]
     queue = {}
@@ -284,11 +365,23 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
         queue["kmin"] = prof.kmin.to_packets(cfg.frame_bytes)
         queue["kmax"] = prof.kmax.to_packets(cfg.frame_bytes)
     queue["frame_bytes"] = cfg.frame_bytes
+    queue["buffer"] = cfg.buffer_packets
     if wport is not None:  # which queue was sampled (plots say so)
         queue["port"], queue["class"] = wport, wclass
+    bottleneck = cfg.ports[wport].speed if wport in cfg.ports else speed
     return RunResult(sc["name"], seed, label, dur_ns, warm_ns, results, series, counters, queue,
                      dcqcn, {p: c.frames for p, c in eng.captures.items()},
-                     _time.perf_counter() - wall0, speed, sweep_value, comp.notes, telemetry)
+                     _time.perf_counter() - wall0, speed, sweep_value, comp.notes, telemetry,
+                     payload_capacity_bps(bottleneck, cfg.roce_mtu),
+                     {p: t.frames for p, t in eng.taps.items()
+                      if t.frames or t is not eng.cpu_tap},  # an idle CPU port: no file
+                     int(cap.get("snaplen", 0)))
+
+
+def _window_mean(t: list[int], values: list[float], warm_ns: int) -> float:
+    """Mean of a sampled series over the measurement window (samples at t >= warm-up)."""
+    vals = [v for ti, v in zip(t, values, strict=False) if ti >= warm_ns]
+    return sum(vals) / len(vals) if vals else 0.0
 
 
 def delivered(f: dict, src: Host, dst: Host) -> int:
@@ -303,6 +396,9 @@ def _switch_counters(target: Target, hosts: dict[str, Host], eng: Engine, ports:
                      notes: list[str]) -> tuple[dict[str, int], Telemetry | None]:
     """Totals from the program's telemetry counters (the configured ports' cells), the TM
     and the hosts."""
+    from controller.telemetry import from_counters
+    from controller.telemetry import read as read_telemetry
+
     out: dict[str, int] = {}
     try:
         cnt = read_telemetry(target, ports)
@@ -340,99 +436,11 @@ def _sum_drops(stats: dict) -> int:
     return total
 
 
-# ------------------------------------------------------------------ physics
-
-
-def judge(sc: dict, runs: list[RunResult]) -> list[Verdict]:
-    exp = sc.get("expect") or {}
-    out: list[Verdict] = []
-    first = runs[0]
-    if "fair_share" in exp:
-        tol = float(exp["fair_share"])
-        goods = [f.goodput_bps for f in first.flows]
-        mean = sum(goods) / len(goods)
-        worst = max(abs(g - mean) / mean for g in goods) if mean else math.inf
-        out.append(Verdict("fair share", worst <= tol,
-                           f"flows {', '.join(f'{g / 1e9:.2f}' for g in goods)} Gb/s; worst "
-                           f"{worst * 100:.1f}% from the mean (limit {tol * 100:.0f}%)"))
-    if exp.get("queue_in_band"):
-        # Held near Kmin..Kmax: the control works in the marking band, i.e. the queue
-        # regularly reaches Kmin (p90 >= Kmin) and rarely exceeds Kmax (p90 <= Kmax).
-        q = first.queue
-        lo, hi = q.get("kmin", 0), q.get("kmax", math.inf)
-        ok = lo <= q.get("p90", -1) <= hi
-        out.append(Verdict("queue held near Kmin..Kmax", ok,
-                           f"median {q.get('p50', 0):.0f}, mean {q.get('mean', 0):.1f}, "
-                           f"10-90% {q.get('p10', 0):.0f}..{q.get('p90', 0):.0f} pkts; "
-                           f"Kmin..Kmax = {lo}..{hi} pkts"))
-    if "utilization" in exp:
-        # payload goodput vs what the bottleneck can carry (MTU-sized frames + overheads)
-        mtu = first.queue.get("frame_bytes", 1098) - 74
-        # a middle packet: 14 Ethernet + 20 IPv4 + 8 UDP + 12 BTH + payload + 4 ICRC,
-        # plus 24 B of preamble, FCS and inter-frame gap on the wire
-        cap = float(first.line_bps) * mtu / (mtu + 58 + 24)
-        tot = sum(f.goodput_bps for f in first.flows)
-        need = float(exp["utilization"])
-        out.append(Verdict("bottleneck utilized", tot >= need * cap,
-                           f"{tot / 1e9:.2f} Gb/s of {cap / 1e9:.2f} Gb/s payload capacity "
-                           f"({tot / cap * 100:.0f}%, limit {need * 100:.0f}%)"))
-    if exp.get("zero_drops"):
-        for r in runs:
-            d = r.counters.get("switch_drops", 0) + r.counters.get("tm_drops", 0)
-            # unread pipeline counters are not zero drops: the check cannot pass blind
-            blind = bool(r.counters.get("counters_unavailable"))
-            out.append(Verdict(f"zero drops{' ' + r.label if len(runs) > 1 else ''}",
-                               d == 0 and not blind,
-                               f"{r.counters.get('tm_drops', 0)} queue drops, "
-                               + ("pipeline drop counters could not be read" if blind else
-                                  f"{r.counters.get('switch_drops', 0)} pipeline drops")))
-    # at least N of a switch counter; the hosts' side of it shown next to it
-    for key, title, counter, what, host_counter, host_what in (
-            ("min_pauses", "PFC pauses sent", "pfc_tx", "PFC frames from the switch",
-             "host_pfc_rx", "received by hosts"),
-            ("min_switch_cnps", "switch NP emulation", "cnp_tx", "CNPs generated by the switch",
-             "host_cnps_sent", "by hosts")):
-        if key in exp:
-            n = first.counters.get(counter, 0)
-            out.append(Verdict(title, n >= int(exp[key]), f"{n} {what}, "
-                               f"{first.counters.get(host_counter, 0)} {host_what}"))
-    if exp.get("goodput_monotone"):
-        pts = sorted(((r.sweep_value or 0.0), sum(f.goodput_bps for f in r.flows)) for r in runs)
-        # one point shows no trend: it must not pass as "monotone"
-        mono = len(pts) >= 2 and all(b[1] <= a[1] * 1.005 for a, b in zip(pts, pts[1:], strict=False))
-        out.append(Verdict("goodput falls as drops rise", mono,
-                           "; ".join(f"{v:g}: {g / 1e9:.2f} Gb/s" for v, g in pts)))
-        if "collapse_below" in exp and len(pts) > 1 and pts[0][1] > 0:
-            frac = pts[-1][1] / pts[0][1]
-            out.append(Verdict("go-back-N collapse", frac < float(exp["collapse_below"]),
-                               f"at drop rate {pts[-1][0]:g} goodput is {frac * 100:.0f}% of "
-                               f"lossless (limit {float(exp['collapse_below']) * 100:.0f}%)"))
-    if "cnp_interval_us" in exp:
-        iv = float(exp["cnp_interval_us"]) * 1000
-        window = first.duration_ns
-        worst = 0
-        for f in first.flows:
-            bound = math.floor(window / iv) + 1
-            worst = max(worst, f.cnps - bound)
-        total = sum(f.cnps for f in first.flows)
-        gen = first.counters.get("cnp_tx", 0)
-        # the count bound misses bursts (two CNPs 1 us apart, then silence): also check the
-        # spacing of arrivals, allowing 5% for queueing jitter on the way back
-        gaps = [b - a for f in first.flows for a, b in zip(f.cnp_times, f.cnp_times[1:], strict=False)]
-        min_gap = min(gaps) if gaps else math.inf
-        spaced = min_gap >= 0.95 * iv
-        gap_txt = f"closest two {min_gap / 1000:.1f} us apart" if gaps else "no two CNPs in one flow"
-        out.append(Verdict("CNP rate bound", total > 0 and worst <= 0 and spaced,
-                           f"{total} CNPs received ({gen} generated by the switch), at most "
-                           f"1 per flow per {iv / 1000:g} us ({math.floor(window / iv) + 1} per flow); "
-                           f"{gap_txt}"))
-    return out
-
-
 def run_scenario(sc: dict, target_factory, seed: int | None = None,
                  duration_us: float | None = None, progress: bool = True) -> ScenarioResult:
     """Run every point of the scenario (a fresh target per point) and judge the physics."""
     seed = int(sc.get("seed", 1) if seed is None else seed)
+    schema.validate(sc, duration_us=duration_us)
     points = (sc.get("sweep") or {}).get("drop_rate")
     runs = []
     for value in (points if points else [None]):

@@ -9,9 +9,12 @@ What BMv2's simple_switch does, and what we copy (behavioral-model after PR #127
 - each egress port has `nb_queues_per_port` priority queues (BMv2's `--priority-queues`,
   default 1 there; `nb_queues` here, default 8), selected by `standard_metadata.priority`;
   a priority out of range (>= that number) drops the packet;
-- priority 0 is served first (strict priority, lowest index first); the option
-  `priority_order="high_first"` serves 7 first instead (older BMv2 builds and most
-  switch ASICs);
+- priority 7 is served first (strict priority, highest priority first), as BMv2: since
+  PR #1276 `SimpleSwitch::enqueue` pushes into queue index `priority` and
+  `QueueingLogicPriRL::pop_back` (bm_sim/queueing.h) serves the highest index first;
+  before it the index was `nb_queues_per_port - 1 - priority` and `pop_back` scanned
+  from index 0 up, so priority 7 also left first. `priority_order="low_first"` flips it
+  (priority 0 first), a model of no BMv2 build, kept for experiments;
 - `enq_qdepth` = packets in that priority queue *before* this packet was added;
 - `deq_qdepth` = packets left in that priority queue *after* this packet was removed;
 - `enq_timestamp` is the enqueue time and `deq_timedelta` the time spent queued (BMv2
@@ -19,7 +22,8 @@ What BMv2's simple_switch does, and what we copy (behavioral-model after PR #127
   converts when it fills `standard_metadata`);
 - a full queue tail-drops (capacity in packets, default 64 as in BMv2);
 - `set_queue_rate` in packets per second; we also offer bits per second (a real line
-  rate: the port is busy `length * 8 / rate` after a packet starts). One difference: in
+  rate: the port is busy `wire_bytes(length) * 8 / rate` after a packet starts, see
+  "Wire accounting" below). One difference: in
   BMv2 (QueueingLogicPriRL) the rate applies to each priority queue separately, so N busy
   priorities of a port send up to N times it; here the rate is the port's, shared by its
   priorities, as on a real link.
@@ -32,6 +36,12 @@ then stays busy for the packet's serialization time (0 when the rate is unlimite
 default). `dequeue(now)` returns every packet that left by `now`, each with two extra
 attributes: `tx_start_ns` (when it left the queue) and `tx_end_ns` (when its last bit
 left the port).
+
+Wire accounting (bit rates only; BMv2 has none, its rates are packets per second): a
+frame here carries no FCS, and on the wire it also takes a 7-byte preamble, a 1-byte SFD
+and a 12-byte inter-frame gap, so it holds a port for `wire_bytes(length) = length + 4 +
+20` bytes (`wire_overhead` to change it, 0 for the bare frame). A 10 Gb/s port thus moves
+1,082-byte RoCEv2 frames (1,024 B payload) at 10e9 * 1024 / 1106 = 9.26 Gb/s of payload.
 
 PFC (802.1Qbb) reception: `pause(port, class_enable, quanta, now)` stops priority i of the
 port from starting new packets for `quanta[i] * 512` bit times at the port's speed (its
@@ -50,6 +60,14 @@ from p4sim.model import QueuedPacket
 
 NUM_PRIORITIES = 8
 PAUSE_QUANTUM_BITS = 512
+FCS_BYTES = 4  # frames in p4sim carry no FCS; the wire does
+PREAMBLE_SFD_IFG_BYTES = 7 + 1 + 12  # preamble, start-of-frame delimiter, inter-frame gap
+WIRE_OVERHEAD_BYTES = FCS_BYTES + PREAMBLE_SFD_IFG_BYTES
+
+
+def wire_bytes(frame_len: int, overhead: int = WIRE_OVERHEAD_BYTES) -> int:
+    """Bytes of line time a frame of `frame_len` bytes (no FCS) takes on an Ethernet link."""
+    return frame_len + overhead
 NS_PER_S = 1_000_000_000
 
 
@@ -62,6 +80,7 @@ class _PortState:
     bits_per_s: int | None = None  # line rate, None = unlimited
     pps: float | None = None  # packet rate, None = unlimited
     busy_until: int = 0  # ns at which the packet on the wire has left
+    tx_rem: int = 0  # serialisation time carried over, in 1/bits_per_s ns
     paused_until: list[int] = field(default_factory=lambda: [0] * NUM_PRIORITIES)
     # WRR state: the priority being served and how many packets it sent this turn
     wrr_current: int = 0
@@ -85,13 +104,16 @@ class TrafficManager:
 
     scheduler: "strict" (default) or "wrr" (weighted round robin, `weights` per priority,
     a weight being the number of packets a priority may send in its turn).
-    priority_order: "low_first" (BMv2 today: priority 0 first) or "high_first".
+    priority_order: "high_first" (default, as BMv2: priority 7 served first) or
+    "low_first" (priority 0 first; not what BMv2 does).
     depth_scope: "queue" (BMv2 today) or "port" (all priority queues of the port).
     default_link_bps: the speed PFC pause quanta are measured at when a port has no
     bit rate (100 Gb/s, a common RoCE link).
     default_rate_bps: the line rate every port starts with (None: unlimited, as BMv2).
     nb_queues: priority queues per port, 1..8 (BMv2's `--priority-queues`): a packet with
     priority >= nb_queues is dropped, as BMv2 does.
+    wire_overhead: bytes each frame adds to its length on a bit-rate port (FCS, preamble,
+    SFD, inter-frame gap: 24); 0 serialises the bare frame.
     """
 
     def __init__(
@@ -100,16 +122,20 @@ class TrafficManager:
         scheduler: str = "strict",
         *,
         weights: list[int] | None = None,
-        priority_order: str = "low_first",
+        priority_order: str = "high_first",
         depth_scope: str = "queue",
         default_link_bps: int = 100_000_000_000,
         default_rate_bps: float | None = None,
         nb_queues: int = NUM_PRIORITIES,
+        wire_overhead: int = WIRE_OVERHEAD_BYTES,
     ) -> None:
+        if wire_overhead < 0:
+            raise ValueError("wire_overhead must be >= 0 bytes")
+        self.wire_overhead = int(wire_overhead)
         if scheduler not in ("strict", "wrr"):
             raise ValueError(f"scheduler must be 'strict' or 'wrr', not {scheduler!r}")
-        if priority_order not in ("low_first", "high_first"):
-            raise ValueError(f"priority_order must be 'low_first' or 'high_first', not {priority_order!r}")
+        if priority_order not in ("high_first", "low_first"):
+            raise ValueError(f"priority_order must be 'high_first' or 'low_first', not {priority_order!r}")
         if depth_scope not in ("queue", "port"):
             raise ValueError(f"depth_scope must be 'queue' or 'port', not {depth_scope!r}")
         if default_capacity < 0:
@@ -154,6 +180,7 @@ class TrafficManager:
             raise ValueError("a rate must be > 0 (None for unlimited)")
         state = self._port(port)
         state.bits_per_s = int(round(bits_per_s)) if bits_per_s is not None else None
+        state.tx_rem = 0
         state.pps = float(pps) if pps is not None else None
 
     def set_queue_capacity(self, port: int, priority: int, packets: int) -> None:
@@ -323,7 +350,11 @@ class TrafficManager:
 
     def _tx_ns(self, state: _PortState, length: int) -> int:
         if state.bits_per_s is not None:
-            return _div_round(length * 8 * NS_PER_S, state.bits_per_s)
+            # whole ns per frame, carrying the remainder to the next frame of the port so
+            # that the long-run rate is exact (884.8 ns frames must not become 885 ns)
+            num = wire_bytes(length, self.wire_overhead) * 8 * NS_PER_S + state.tx_rem
+            tx, state.tx_rem = divmod(num, state.bits_per_s)
+            return tx
         if state.pps is not None:
             return int(round(NS_PER_S / state.pps))
         return 0

@@ -120,7 +120,7 @@ def test_cli_exit_codes_and_json(tmp_path, capsys):
 def test_broken_scenario_file_is_a_located_error(tmp_path, capsys):
     bad = tmp_path / "s.yaml"
     bad.write_text("name: s\nflows:\n  - {src: h1, dst: h3\n")
-    assert main(["run", str(bad)]) == 1
+    assert main(["run", str(bad)]) == 2  # bad scenario input is bad usage (issue 13)
     err = capsys.readouterr().err
     assert f"{bad}:" in err and "YAML syntax" in err and "Traceback" not in err
     assert main(["run", "no-such-scenario"]) == 2

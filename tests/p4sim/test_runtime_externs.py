@@ -180,7 +180,8 @@ def test_virtual_time_stamps_and_queueing(tmp_path):
     tm = TrafficManager()
     eg = "hdr.data.d = sm.deq_timedelta; hdr.data.c = (bit<16>)sm.enq_qdepth;"
     sw = Switch(program(tmp_path, eg=eg), tm=tm)
-    tm.set_port_rate(1, bits_per_s=1e6)  # 1 Mb/s: a 22-byte frame takes 176 us
+    # 1 Mb/s: a 22-byte frame holds the wire for 22 + 24 B (FCS, preamble, SFD, IFG): 368 us
+    tm.set_port_rate(1, bits_per_s=1e6)
     for _ in range(3):
         sw.send(0, frame())
     first = sw.receive()  # the first frame starts at once; the others wait in the queue
@@ -188,10 +189,10 @@ def test_virtual_time_stamps_and_queueing(tmp_path):
     outs = first + sw.receive()
     assert len(outs) == 3
     times = [p.time_ns for p in outs]
-    assert times == [176_000, 352_000, 528_000]
+    assert times == [368_000, 736_000, 1_104_000]
     # the third packet found one packet queued ahead of it and waited for two frames
     assert data_of(outs[2].data)[2] == 1
-    assert data_of(outs[2].data)[3] == 352
+    assert data_of(outs[2].data)[3] == 736
 
 
 def test_csum16_from_field_words_matches_packed_bytes(tmp_path):

@@ -17,8 +17,9 @@ def pkt(port: int = PORT, prio: int = 0, length: int = 1000, tag: object = None)
 
 
 def test_2to1_incast_depths_drops_and_timing() -> None:
-    # Two 10 Gb/s senders each send 1000-byte frames back to back into one 10 Gb/s port:
-    # one frame per 800 ns leaves, two arrive, so the queue grows by one per round.
+    # Two 10 Gb/s senders each send 976-byte frames (1,000 B of line time with FCS,
+    # preamble, SFD and IFG) back to back into one 10 Gb/s port: one frame per 800 ns
+    # leaves, two arrive, so the queue grows by one per round.
     tm = TrafficManager()  # 64 packets per queue, like BMv2
     tm.set_port_rate(PORT, bits_per_s=10e9)
     rounds = 100
@@ -27,7 +28,7 @@ def test_2to1_incast_depths_drops_and_timing() -> None:
     drops = 0
     for k in range(rounds):
         t = k * 800
-        a, b = pkt(tag=("A", k)), pkt(tag=("B", k))
+        a, b = pkt(tag=("A", k), length=976), pkt(tag=("B", k), length=976)
         ok_a, ok_b = tm.enqueue(a, t), tm.enqueue(b, t)
         enq_depths.append((a.enq_qdepth if ok_a else -1, b.enq_qdepth if ok_b else -1))
         accepted += [p for p, ok in ((a, ok_a), (b, ok_b)) if ok]
@@ -110,7 +111,8 @@ def test_8023x_pause_stops_every_priority_at_default_link_speed() -> None:
     for p in pkts:
         tm.enqueue(p, 0)
     assert tm.dequeue(511) == []
-    assert tm.dequeue(512) == pkts  # unlimited rate: all leave at once, priority 0 first
+    # unlimited rate: all leave at once, priority 7 first (BMv2's strict priority)
+    assert tm.dequeue(512) == pkts[::-1]
     assert tm.stats()["ports"][PORT]["pauses"] == [1] * 8
 
 
@@ -129,23 +131,23 @@ def test_strict_priority_order_both_ways() -> None:
 
 
 def test_strict_priority_starves_lower_priority() -> None:
-    tm = TrafficManager()
+    tm = TrafficManager()  # BMv2's order: the higher priority number is served first
     tm.set_port_rate(PORT, pps=1_000_000)  # 1 us per packet
-    tm.enqueue(pkt(prio=4, tag="low"), 0)  # leaves at 0
-    tm.enqueue(pkt(prio=4, tag="low2"), 0)
+    tm.enqueue(pkt(prio=1, tag="low"), 0)  # leaves at 0
+    tm.enqueue(pkt(prio=1, tag="low2"), 0)
     for i in range(5):
-        tm.enqueue(pkt(prio=1, tag=i), 0)
+        tm.enqueue(pkt(prio=4, tag=i), 0)
     out = tm.dequeue(10**9)
     assert [p.state for p in out] == ["low", 0, 1, 2, 3, 4, "low2"]
 
 
 def test_wrr_shares_by_weight() -> None:
-    tm = TrafficManager(scheduler="wrr", weights=[3, 1, 1, 1, 1, 1, 1, 1])
+    tm = TrafficManager(scheduler="wrr", weights=[1, 1, 1, 1, 1, 1, 1, 3])
     tm.set_port_rate(PORT, pps=1000)
-    tm.enqueue(pkt(prio=7, tag="first"), 0)  # starts at once
-    for i in range(6):
-        tm.enqueue(pkt(prio=0, tag=f"a{i}"), 0)
-        tm.enqueue(pkt(prio=1, tag=f"b{i}"), 0)
+    tm.enqueue(pkt(prio=0, tag="first"), 0)  # starts at once
+    for i in range(6):  # service order 7, 6, ..., 0: after priority 0 comes 7
+        tm.enqueue(pkt(prio=7, tag=f"a{i}"), 0)
+        tm.enqueue(pkt(prio=6, tag=f"b{i}"), 0)
     out = [p.state for p in tm.dequeue(10**12)]
     assert out == ["first", "a0", "a1", "a2", "b0", "a3", "a4", "a5", "b1", "b2", "b3", "b4", "b5"]
 
@@ -202,8 +204,31 @@ def test_bit_rate_serialization_depends_on_length() -> None:
     c = pkt(length=100)
     tm.enqueue(c, 5)
     out = tm.dequeue(10**9)
-    assert [p.tx_start_ns for p in out] == [0, 512, 512 + 12000]
-    assert out[2].tx_end_ns == 512 + 12000 + 800
+    # each frame holds the port for its length + 24 B (FCS 4, preamble 7, SFD 1, IFG 12)
+    assert [p.tx_start_ns for p in out] == [0, 88 * 8, 88 * 8 + 1524 * 8]
+    assert out[2].tx_end_ns == 88 * 8 + 1524 * 8 + 124 * 8
+
+
+def test_wire_overhead_is_configurable_and_caps_payload_rate() -> None:
+    from p4sim.runtime.tm import WIRE_OVERHEAD_BYTES, wire_bytes
+
+    assert WIRE_OVERHEAD_BYTES == 24 and wire_bytes(1082) == 1106
+    bare = TrafficManager(wire_overhead=0)
+    bare.set_port_rate(PORT, bits_per_s=1e9)
+    bare.enqueue(pkt(length=100), 0)
+    bare.enqueue(pkt(length=100), 0)
+    assert [p.tx_start_ns for p in bare.dequeue(10**6)] == [0, 800]
+    with pytest.raises(ValueError):
+        TrafficManager(wire_overhead=-1)
+    # 1,000 back-to-back 1,082-byte RoCE frames (1,024 B payload) at 10 Gb/s: the payload
+    # rate is 10e9 * 1024 / 1106 = 9.259 Gb/s, not the 9.46 Gb/s of bare frames
+    tm = TrafficManager(default_capacity=2000)
+    tm.set_port_rate(PORT, bits_per_s=10e9)
+    for _ in range(1000):
+        tm.enqueue(pkt(length=1082), 0)
+    out = tm.dequeue(10**9)
+    payload_bps = 1000 * 1024 * 8 / (out[-1].tx_end_ns / 1e9)
+    assert payload_bps == pytest.approx(10e9 * 1024 / 1106, rel=1e-4)
 
 
 def _random_run(seed: int, eager: bool) -> list[tuple]:
@@ -249,7 +274,7 @@ def test_default_line_rate_applies_to_every_port() -> None:
     tm.enqueue(b, 0)
     tm.set_port_rate(9, pps=1)  # an explicit rate still wins
     out = tm.dequeue(10**6)
-    assert [p.tx_start_ns for p in out] == [0, 800]
+    assert [p.tx_start_ns for p in out] == [0, 124 * 8]  # 100 B + 24 B of wire overhead
     assert tm.stats()["ports"][7]["bits_per_s"] == 1_000_000_000
     assert tm.stats()["ports"][9]["pps"] == 1.0
     with pytest.raises(ValueError):

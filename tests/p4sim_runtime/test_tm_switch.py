@@ -39,12 +39,12 @@ def compiled():
 def test_incast_2_to_1_in_virtual_time(compiled) -> None:
     tm = TrafficManager()  # 64 packets per queue
     sw = Switch(compiled, tm=tm)
-    tm.set_port_rate(3, bits_per_s=10e9)  # 1000-byte frame = 800 ns
+    tm.set_port_rate(3, bits_per_s=10e9)  # 976-byte frame + 24 B FCS/preamble/SFD/IFG = 800 ns
     rounds = 100
     for k in range(rounds):
         sw.advance(k * 800 - sw.now())
-        sw.send(1, data_frame(0, tag=2 * k))
-        sw.send(2, data_frame(0, tag=2 * k + 1))
+        sw.send(1, data_frame(0, size=976, tag=2 * k))
+        sw.send(2, data_frame(0, size=976, tag=2 * k + 1))
     sw.run_until_idle()
     out = sw.receive()
     assert len(out) == 2 * rounds - 36
@@ -70,8 +70,9 @@ def test_pfc_pauses_one_priority_for_quanta_times_512_bit_times(compiled) -> Non
     sw.send(2, data_frame(5, size=100, tag=2))
     sw.run_until_idle()
     out = {int.from_bytes(o.data[12:14], "big") & 7: o for o in sw.receive()}
-    assert out[5].time_ns == 1000 + 80  # not paused: leaves at once (100 B = 80 ns)
-    assert out[3].time_ns == 1000 + 10240 + 80  # paused exactly 200 * 512 bit times
+    # not paused: leaves at once (100 B + 24 B of FCS, preamble, SFD, IFG = 99.2 ns -> 99)
+    assert out[5].time_ns == 1000 + 99
+    assert out[3].time_ns == 1000 + 10240 + 99  # paused exactly 200 * 512 bit times
     stats = tm.stats()["ports"][3]
     assert stats["pauses"] == [0, 0, 0, 1, 0, 0, 0, 0] and sw.stats["pfc_rx"] == 1
 
