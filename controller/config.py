@@ -547,13 +547,15 @@ def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Fi
                     err(key, f"headroom {fmt_bytes(have)} < {fmt_bytes(need)} needed", lines)
                 else:
                     out.append(Finding("ok", key, f"headroom {fmt_bytes(have)} >= {fmt_bytes(need)} needed", lines))
-        # lossless needs the egress queue to hold what every other port may send before pausing
+        # lossless needs the egress queue to hold what every other port may send before pausing.
+        # roce_switch.p4 compares XOFF with the egress queue's depth (p4src/README.md, "PFC
+        # generation"): the queue reaches XOFF once, then each ingress port may still land up
+        # to its headroom before its pause takes effect.
         if pfc.headroom is not None and cfg.ports:
-            per_in = xoff + pfc.headroom.to_packets(fb)
+            head = pfc.headroom.to_packets(fb)
             fan_in = max(1, len(cfg.ports) - 1)
-            need_buf = fan_in * per_in
-            arith = [f"{fan_in} ingress ports x (XOFF {xoff} + headroom "
-                     f"{pfc.headroom.to_packets(fb)}) pkts = {need_buf} pkts"]
+            need_buf = xoff + fan_in * head
+            arith = [f"XOFF {xoff} + {fan_in} ingress ports x headroom {head} pkts = {need_buf} pkts"]
             if cfg.buffer_packets < need_buf:
                 err("buffer.packets", f"{cfg.buffer_packets} pkts cannot absorb a {fan_in}:1 "
                     f"incast up to XOFF plus headroom ({need_buf} pkts): PFC would not be lossless",

@@ -112,13 +112,3 @@ def test_record_packing() -> None:
         Decoded(no_such_field=1)
     with pytest.raises(ValueError, match="does not fit"):
         Decoded(vlan_pcp=8).to_int()
-
-
-def test_fast_builder_is_fast() -> None:
-    """Scenarios need thousands of frames per second; measure with a generous bound."""
-    import time
-    t0 = time.perf_counter()
-    for i in range(2000):
-        decode(roce_frame("10.0.0.1", "10.0.0.2", 0x0A, 5, i, b"x" * 64, sport=0xC000))
-    rate = 2000 / (time.perf_counter() - t0)
-    assert rate > 2000, f"{rate:.0f} build+decode per second"
