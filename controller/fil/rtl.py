@@ -118,6 +118,11 @@ class RtlNic:
         await RisingEdge(dut.clk)
 
     # -- the loop's port (blocking; call from a cocotb.task.bridge thread)
+    def setup(self, cfg, now_ns: int) -> None:
+        """Program the NP (an NpConfig) and anchor virtual time `now_ns` to the simulator's now."""
+        resume(self.configure)(cfg.writes())
+        self.anchor(now_ns)
+
     def exchange(self, until_ns: int, inputs: list[tuple[int, bytes]]) -> Exchange:
         """Feed `inputs` ((arrival ns, frame), sorted) at their instants, run the RTL to
         `until_ns`, and return what it produced since the last call."""
