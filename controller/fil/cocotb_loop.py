@@ -19,13 +19,13 @@ import cocotb
 from cocotb.task import bridge
 
 from controller.fil.loop import FilLoop
-from controller.fil.rtl import RtlNic
+from controller.fil.rtl import RtlPort
 from controller.scenarios.scenario import load_scenario, run_once
 from controller.targets import DEFAULT_PROGRAM
 from controller.targets.p4sim import P4SimTarget
 
 
-def _run(nic: RtlNic, env: dict[str, str]) -> dict:
+def _run(nic: RtlPort, env: dict[str, str]) -> dict:
     sc = load_scenario(env["RL_FIL_SCENARIO"])
     seed = int(env.get("RL_FIL_SEED") or sc.get("seed", 1))
     dur = float(env["RL_FIL_DURATION_US"]) if env.get("RL_FIL_DURATION_US") else None
@@ -49,7 +49,7 @@ def _run(nic: RtlNic, env: dict[str, str]) -> dict:
 @cocotb.test()
 async def fil_loop(dut) -> None:
     env = dict(os.environ)
-    nic = RtlNic(dut)
+    nic = RtlPort(dut)
     await nic.reset()
     out = await bridge(_run)(nic, env)
     dest = Path(env.get("RL_FIL_OUT", "."))
