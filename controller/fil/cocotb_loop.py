@@ -31,7 +31,7 @@ def _run(nic: RtlPort, env: dict[str, str]) -> dict:
     dur = float(env["RL_FIL_DURATION_US"]) if env.get("RL_FIL_DURATION_US") else None
     target = P4SimTarget(DEFAULT_PROGRAM, seed=seed)
     loop = FilLoop(nic, env.get("RL_FIL_HOST", "h3"), switch=target._sw())
-    wall0 = time.perf_counter()
+    wall0, cpu0 = time.perf_counter(), time.process_time()
     error = None
     run = None
     try:
@@ -42,6 +42,7 @@ def _run(nic: RtlPort, env: dict[str, str]) -> dict:
     finally:
         target.close()
     return {"run": run, "stats": loop.stats, "error": error, "wall_s": time.perf_counter() - wall0,
+            "cpu_s": time.process_time() - cpu0,
             "cfg": loop.cfg, "width": nic.width, "clock_ps": nic.clock_ps,
             "frames_rtl": nic.frames_in, "seed": seed, "scenario": sc}
 
