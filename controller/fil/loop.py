@@ -147,6 +147,11 @@ class FilLoop:
         self.model = NotificationPoint(interval)
         self._flows = {(_ip_int(q.peer_ip), q.local_qpn): q for q in qps}
         self._until = eng.now()
+        self.exact = getattr(self.port, "exact", True)
+        # inexact ports: per sender QP, CE frames handed to the port and CNPs back
+        self._ce_sent: dict[int, int] = {q.peer_qpn: 0 for q in qps}
+        self._cnp_back: dict[int, int] = {q.peer_qpn: 0 for q in qps}
+        self._ce_of: dict[int, int] = {}  # frame id -> sender QP, for CE frames
         self.port.setup(self.cfg, eng.now())
 
     def _arrive(self, t_ns: int, frame: bytes) -> None:
@@ -154,7 +159,18 @@ class FilLoop:
         self.stats.frames_in += 1
         self._inputs.append((t_ns, frame))
         p4 = p4_parsed(self.switch, frame) if self.switch is not None else None
-        self._expect.append((i, t_ns, frame, p4))
+        if self.exact:
+            self._expect.append((i, t_ns, frame, p4))
+            return
+        # a real port returns no records: check the harness's decode() against p4sim
+        rec = decode(frame)
+        cross_check(i, t_ns, frame, rec, p4)
+        self.stats.records_checked += 1
+        self.stats.p4_checked += p4 is not None
+        q = self._flows.get((rec.ip_src, rec.bth_dqpn))
+        if q is not None and rec.ecn_ce and not rec.is_cnp:
+            self.stats.ce_records += 1
+            self._ce_of[id(frame)] = q.peer_qpn
 
     def _sync(self, t_ns: int) -> None:
         until = t_ns + self.prop
@@ -163,6 +179,9 @@ class FilLoop:
         inputs = []
         while self._inputs and self._inputs[0][0] < until:
             inputs.append(self._inputs.popleft())
+            qpn = self._ce_of.pop(id(inputs[-1][1]), None)
+            if qpn is not None:
+                self._ce_sent[qpn] += 1
         ex = self.port.exchange(until, inputs)
         self._until = until
         self.stats.syncs += 1
@@ -206,6 +225,9 @@ class FilLoop:
     def _check_cnp(self, t: int, frame: bytes) -> None:
         k = self.stats.cnps
         self.stats.cnps += 1
+        if not self.exact:
+            self._check_cnp_loose(k, t, frame)
+            return
         if not self._cnps_due:
             self.stats.mismatches += 1
             raise FilMismatch(f"CNP {k} at {t} ns ({decode(frame).bth_dqpn:#x}): the NP model "
@@ -218,6 +240,23 @@ class FilLoop:
             raise FilMismatch(f"CNP {k} at {t} ns differs from the host's CNP: {diff or 'bytes'} "
                               f"(rtl, python) rtl {frame.hex()} python {want.hex()}")
         self.stats.cnp_times.append((t, decode(frame).bth_dqpn))
+
+    def _check_cnp_loose(self, k: int, t: int, frame: bytes) -> None:
+        """A real port's CNP: the host's own CNP for the flow its DestQP names, and no
+        flow gets more CNPs than CE frames of it were handed to the port."""
+        dqpn = decode(frame).bth_dqpn
+        q = next((q for q in self.cfg.qps if q.peer_qpn == dqpn), None)
+        if q is None or self._cnp_back[dqpn] >= self._ce_sent[dqpn]:
+            self.stats.mismatches += 1
+            raise FilMismatch(f"CNP {k} at {t} ns to QP {dqpn:#x}: more CNPs than CE frames "
+                              "of that flow were sent")
+        self._cnp_back[dqpn] += 1
+        want = self.h._cnp(self.h.qps[q.local_qpn])
+        if frame != want:
+            self.stats.mismatches += 1
+            raise FilMismatch(f"CNP {k} at {t} ns differs from the host's CNP: "
+                              f"rtl {frame.hex()} python {want.hex()}")
+        self.stats.cnp_times.append((t, dqpn))
 
     def finish(self) -> None:
         """After the run: every frame got its record, every due CNP was sent."""
