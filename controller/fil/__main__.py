@@ -22,6 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 < args.duration_us <= 1e6:
         ap.error("--duration-us must be in (0, 1e6]")
 
+    from controller.config import ConfigError
     from controller.scenarios.report import summary_text, write_outputs
     from controller.scenarios.scenario import ScenarioResult, judge, load_scenario, run_scenario
     from controller.targets import DEFAULT_PROGRAM
@@ -32,8 +33,19 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         sc = load_scenario(args.scenario)
-    except (FileNotFoundError, ValueError) as exc:
+    except (FileNotFoundError, ValueError, ConfigError) as exc:
         print(f"fil: {exc}", file=sys.stderr)
+        return 2
+    hosts = sorted(((sc.get("switch") or {}).get("hosts") or {}))
+    if args.host not in hosts:
+        print(f"fil: no host {args.host!r} in {sc['name']} (hosts: {', '.join(hosts)})",
+              file=sys.stderr)
+        return 2
+    from .run import run_sim
+
+    reason = run_sim.prepare_env(args.sim)
+    if reason:
+        print(f"fil: {args.sim}: {reason}", file=sys.stderr)
         return 2
     seed = int(sc.get("seed", 1) if args.seed is None else args.seed)
     out = Path(args.out)
