@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError, ConfigError) as exc:
         print(f"fil: {exc}", file=sys.stderr)
         return 2
-    hosts = sorted(((sc.get("switch") or {}).get("hosts") or {}))
+    hosts = sorted((sc.get("switch") or {}).get("hosts") or {})
     if args.host not in hosts:
         print(f"fil: no host {args.host!r} in {sc['name']} (hosts: {', '.join(hosts)})",
               file=sys.stderr)
