@@ -10,7 +10,7 @@ PYTEST_ARGS ?= -n 2  # two workers: the machines here have 2 cores
 # python3-venv: Debian's python3 cannot make the .venv without it.
 APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet g++ perl python3-venv
 
-.PHONY: all setup test demo bench bench-hdl lint lab docker docker-test p4-bmv2 docker-test-inside clean
+.PHONY: all setup test demo bench bench-hdl fil lint lab docker docker-test p4-bmv2 docker-test-inside clean
 
 all: test
 
@@ -48,9 +48,16 @@ bench: setup
 bench-hdl: setup
 	$(PY) -m bench hdl
 
+# FPGA-in-the-loop: the incast with h3's NIC receive path in RTL (Verilator, DATA_WIDTH 64),
+# next to the same run with the Python NP; reports in out/fil/.
+FIL_US ?= 2000
+fil: setup
+	$(PY) -m controller.fil --scenario incast-dcqcn --sim verilator --width 64 --duration-us $(FIL_US) --out out/fil
+
 lint: setup
 	$(VENV)/bin/ruff check .
 	for w in 64 128 256 512; do $(VENV)/bin/verilator-cli --lint-only -Wall -Ihdl/rtl -GDATA_WIDTH=$$w hdl/rtl/roce_parser.v --top-module roce_parser || exit 1; done
+	for w in 64 128 256 512; do $(VENV)/bin/verilator-cli --lint-only -Wall -GDATA_WIDTH=$$w hdl/rtl/roce_parser.v hdl/rtl/roce_np.v hdl/rtl/roce_rx.v --top-module roce_rx || exit 1; done
 
 lab: setup
 	$(PY) -m lab.run --target p4sim

@@ -151,6 +151,13 @@ class Host:
                          pcp=s.cnp_pcp, dscp=s.cnp_dscp, sport=_sport(qp.qpn),
                          version=s.roce_version)
 
+    def send_cnp(self, frame: bytes) -> None:
+        """Send a CNP made outside this model (an NP in RTL, controller.fil): it leaves
+        ahead of any other frame, as the host's own CNPs do."""
+        self.stats.cnps_sent += 1
+        self._cnp_q.append(frame)
+        self.kick()
+
     # -- egress scheduling
     def kick(self) -> None:
         """Send the next frame if the NIC is free, else make sure we wake up in time."""

@@ -32,6 +32,9 @@ class Link:
     port: int
     host: Host
     prop_ns: int
+    # An external receive path (controller.fil: the NIC in RTL or on a real port): gets
+    # (arrival ns, frame) when the switch emits it, instead of host.receive at arrival.
+    rx: Callable[[int, bytes], None] | None = None
 
 
 @dataclass
@@ -104,6 +107,10 @@ class Engine:
         self.unattached: dict[int, int] = {}  # port -> frames emitted with nobody there
         self.switch_rx = 0  # frames handed to the switch
         self.switch_tx = 0  # frames the switch emitted
+        # An external simulator in step with us (controller.fil): called each step once the
+        # switch reached t, before host events <= t run; it may run to t + link delay and
+        # schedule its outputs with `at` (conservative lookahead).
+        self.sync: Callable[[int], None] | None = None
 
     # -- the Scheduler the hosts use
     def now(self) -> int:
@@ -123,6 +130,10 @@ class Engine:
             self.at(t_end + _prop, lambda: self._to_switch(_port, frame))
 
         host.transmit = transmit
+
+    def external_rx(self, port: int, rx: Callable[[int, bytes], None]) -> None:
+        """Frames the switch emits on `port` go to `rx(arrival_ns, frame)` at emission."""
+        self.links[port].rx = rx
 
     def capture(self, port: int) -> Capture:
         cap = self.captures.setdefault(port, Capture(port))
@@ -155,7 +166,9 @@ class Engine:
                 if tap is not None:
                     tap.frames.append((out.time_ns, out.data, "out"))
             link = self.links.get(out.port)
-            if link is not None:
+            if link is not None and link.rx is not None:
+                link.rx(out.time_ns + link.prop_ns, out.data)
+            elif link is not None:
                 host = link.host
                 data = out.data
                 self.at(out.time_ns + link.prop_ns, lambda h=host, d=data: h.receive(d))
@@ -183,6 +196,8 @@ class Engine:
                 target.advance(step_to - sw)
             self._now = max(self._now, step_to)
             self._deliver()
+            if self.sync is not None:
+                self.sync(self._now)
             while heap and heap[0][0] <= self._now:
                 _, _, fn = heapq.heappop(heap)
                 fn()

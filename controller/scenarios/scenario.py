@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import copy
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -209,7 +210,10 @@ def _flows(sc: dict) -> list[dict]:
 
 
 def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = None,
-             duration_us: float | None = None, progress: bool = True) -> RunResult:
+             duration_us: float | None = None, progress: bool = True,
+             nic_hook: Callable[[Engine, dict[str, Host]], None] | None = None) -> RunResult:
+    """One run. `nic_hook(engine, hosts)`, called once the hosts and QPs are set up,
+    may replace a host's NIC receive path (controller.fil: RTL or a real port)."""
     import time as _time
 
     from controller.hosts.host import Host, HostSpec
@@ -291,6 +295,8 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
         eng.at(start, post)
         flow_objs.append((f, src, dst))
 
+    if nic_hook is not None:
+        nic_hook(eng, hosts)
     wport, wclass = watch.get("port"), int(watch.get("class", 3))
     last_good = {f["name"]: 0 for f in flows}
     last_flow: dict[tuple[str, str], int] = {}

@@ -99,12 +99,21 @@ def _results(xml: Path) -> tuple[list[str], dict[str, str]]:
 
 
 def run(sim: str, width: int, work_dir: Path, *, testcase: str | None = None,
-        env: dict[str, str] | None = None, seed: int | None = None) -> SimRun:
-    """Build (if needed) and run the TB; `work_dir` receives results.xml and logs."""
+        env: dict[str, str] | None = None, seed: int | None = None,
+        sources: list[Path] | None = None, toplevel: str = TOPLEVEL,
+        test_module: str = TB_MODULE, parameters: dict[str, int] | None = None,
+        defines: dict[str, int] | None = None, tag: str = "",
+        test_path: Path | None = None) -> SimRun:
+    """Build (if needed) and run the TB; `work_dir` receives results.xml and logs.
+    The defaults run the parser's TB; another DUT gives its sources, top level, test
+    module (found on `test_path`), extra parameters/defines, and a build `tag` (one build
+    directory per tag)."""
     reason = prepare_env(sim)
     if reason:
         raise RuntimeError(reason)
-    build_dir = TB_DIR / f"sim_build-{sim}-{width}"
+    if test_path is not None and str(test_path) not in sys.path:
+        sys.path.insert(0, str(test_path))
+    build_dir = TB_DIR / f"sim_build-{sim}-{width}{'-' + tag if tag else ''}"
     build_dir.mkdir(exist_ok=True)
     work_dir.mkdir(parents=True, exist_ok=True)
     xml = work_dir / f"results-{sim}-{width}.xml"
@@ -117,7 +126,8 @@ def run(sim: str, width: int, work_dir: Path, *, testcase: str | None = None,
             # The ICRC matrices are 16 kbit constants at 512 bits; -Wall stays in `make lint`.
             build_args = ["-Wno-fatal", "--x-assign", "unique", "-O3"]
         runner.build(
-            sources=[RTL], hdl_toplevel=TOPLEVEL, parameters={"DATA_WIDTH": width},
+            sources=sources or [RTL], hdl_toplevel=toplevel,
+            parameters={"DATA_WIDTH": width, **(parameters or {})}, defines=defines or {},
             build_dir=str(build_dir), build_args=build_args, timescale=("1ns", "1ps"),
             log_file=str(work_dir / f"build-{sim}-{width}.log"))
         t1 = time.perf_counter()
@@ -126,7 +136,7 @@ def run(sim: str, width: int, work_dir: Path, *, testcase: str | None = None,
             extra["RL_SEED"] = str(seed)
         try:
             runner.test(
-                hdl_toplevel=TOPLEVEL, test_module=TB_MODULE, build_dir=str(build_dir),
+                hdl_toplevel=toplevel, test_module=test_module, build_dir=str(build_dir),
                 test_dir=str(work_dir), results_xml=str(xml), testcase=testcase,
                 extra_env=extra, timescale=("1ns", "1ps"),
                 log_file=str(work_dir / f"sim-{sim}-{width}.log"))
