@@ -52,6 +52,7 @@ from p4sim.check.types import (
     TVarbit,
     TVoid,
     Type,
+    check_type_args,
     err,
     mask,
     unsupported,
@@ -371,6 +372,7 @@ class Compiler:
             base = self.resolve_type(t.base, scope, tvars)
             args = [self.resolve_type(a, scope, tvars) for a in t.args]
             if isinstance(base, TExtern):
+                check_type_args(base, args, t)
                 return TExtern(base.name, base.decl, args)
             if isinstance(base, TNamedBlock):
                 return base
