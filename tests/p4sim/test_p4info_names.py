@@ -1,0 +1,139 @@
+"""P4Info names and ids of whole programs, as p4c's front end leaves them.
+
+p4c generates P4Info after its front end (backends/bmv2/simple_switch/main.cpp calls
+serializeP4RuntimeIfRequired before the mid end), so names are those of
+frontends/p4/hierarchicalNames.cpp (prefix = declared name of the enclosing controls,
+instances inlined under their name), localizeActions.cpp (a global action used in a control
+is copied into it; a relative @name then gets the control prefix), and
+unusedDeclarations.cpp (tables never applied, and actions only they use, are removed).
+Ids: (prefix << 24) | (jenkins one-at-a-time(name) & 0xffffff), see test_p4info.ref_id.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from p4sim.lower import load_program
+from p4sim.p4info import build_p4info
+from tests.p4sim.test_p4info import ref_id
+
+ACTION, TABLE = 0x01, 0x02
+
+PRELUDE = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> b; }
+struct headers_t { h_t h; }
+struct meta_t { bit<8> x; }
+parser P(packet_in pk, out headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pk.extract(hd.h); transition accept; }
+}
+control V(inout headers_t hd, inout meta_t m) { apply { } }
+control C(inout headers_t hd, inout meta_t m) { apply { } }
+control D(packet_out pk, in headers_t hd) { apply { pk.emit(hd.h); } }
+"""
+
+
+def _p4info(tmp_path: Path, body: str):
+    src = tmp_path / "prog.p4"
+    src.write_text(PRELUDE + body)
+    info = build_p4info(load_program(str(src)).model)
+    tables = {t.preamble.name: t.preamble.id for t in info.tables}
+    actions = {a.preamble.name: a.preamble.id for a in info.actions}
+    return tables, actions
+
+
+def test_ids_equal_those_p4c_published(tmp_path):
+    """p4c's own P4Info for a control `ingress` with a table `simple_table` (actions `dummy`,
+    NoAction) and an action `do_action` only called from `apply` (testdata
+    p4_16_samples_outputs/gauntlet_exit_combination_1-bmv2.p4.p4info.txtpb) has these ids;
+    the directly called action is listed too."""
+    tables, actions = _p4info(tmp_path, """
+control ingress(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    action dummy() { }
+    action do_action() { hd.h.b = 1; }
+    table simple_table { key = { hd.h.a: exact; } actions = { dummy; NoAction; } default_action = NoAction; }
+    apply { simple_table.apply(); do_action(); }
+}
+control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+V1Switch(P(), V(), ingress(), E(), C(), D()) main;
+""")
+    assert tables == {"ingress.simple_table": 39789425}
+    assert actions == {"NoAction": 21257015, "ingress.dummy": 18214157, "ingress.do_action": 21566949}
+
+
+def test_prefix_is_the_declared_control_name(tmp_path):
+    """@name on a control and the name of a top-level instance passed to V1Switch do not
+    enter the names (HierarchicalNames::getName is the declaration's name)."""
+    tables, actions = _p4info(tmp_path, """
+@name("renamed_ig") control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    action set_b(bit<8> v) { hd.h.b = v; }
+    table t { key = { hd.h.a: exact; } actions = { set_b; } }
+    apply { t.apply(); }
+}
+control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    table u { key = { hd.h.a: exact; } actions = { NoAction; } }
+    apply { u.apply(); }
+}
+Ing() ig_instance;
+E() eg_instance;
+V1Switch(P(), V(), ig_instance, eg_instance, C(), D()) main;
+""")
+    assert tables == {"Ing.t": ref_id(TABLE, "Ing.t"), "E.u": ref_id(TABLE, "E.u")}
+    assert actions == {"Ing.set_b": ref_id(ACTION, "Ing.set_b"), "NoAction": ref_id(ACTION, "NoAction")}
+
+
+def test_sub_control_instances_and_global_actions(tmp_path):
+    """Each instance of a sub-control has its own objects under `<Control>.<instance>`
+    (an @name on the instance replaces its name; `.x` makes it global); a global action with
+    a relative @name becomes one action per control using it; a global action without
+    @name keeps its global name."""
+    tables, actions = _p4info(tmp_path, """
+@name("fwd") action forward(bit<9> port) { }
+action plain_global() { }
+control Sub(inout headers_t hd) {
+    action mark() { hd.h.b = 7; }
+    table st { key = { hd.h.a: exact; } actions = { mark; plain_global; } }
+    apply { st.apply(); }
+}
+control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    table t { key = { hd.h.a: exact; } actions = { forward; } }
+    Sub() s1;
+    @name("second") Sub() s2;
+    @name(".top") Sub() s3;
+    apply { t.apply(); s1.apply(hd); s2.apply(hd); s3.apply(hd); }
+}
+control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    table et { key = { hd.h.a: exact; } actions = { forward; } }
+    apply { et.apply(); }
+}
+V1Switch(P(), V(), Ing(), E(), C(), D()) main;
+""")
+    assert set(tables) == {"Ing.t", "Ing.s1.st", "Ing.second.st", "top.st", "E.et"}
+    assert set(actions) == {"Ing.fwd", "E.fwd", "plain_global", "Ing.s1.mark", "Ing.second.mark",
+                            "top.mark", "NoAction"}
+    for name, uid in actions.items():
+        assert uid == ref_id(ACTION, name), name
+    for name, uid in tables.items():
+        assert uid == ref_id(TABLE, name), name
+
+
+def test_unused_tables_and_their_actions_are_not_in_p4info(tmp_path):
+    """p4c removes a table that is never applied ("Table t is not used; removing") before
+    P4Info, then the actions nobody references any more; a control action called directly
+    stays (only its call is inlined)."""
+    tables, actions = _p4info(tmp_path, """
+control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    action only_in_unused() { hd.h.b = 1; }
+    action shared() { hd.h.b = 2; }
+    action called() { hd.h.b = 3; }
+    action never_used() { hd.h.b = 4; }
+    table unused_t { key = { hd.h.a: exact; } actions = { only_in_unused; shared; } }
+    table used_t { key = { hd.h.a: exact; } actions = { shared; } }
+    apply { used_t.apply(); called(); }
+}
+control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+V1Switch(P(), V(), Ing(), E(), C(), D()) main;
+""")
+    assert set(tables) == {"Ing.used_t"}
+    assert set(actions) == {"Ing.shared", "Ing.called", "NoAction"}
