@@ -185,9 +185,9 @@ def p4info_from_model(model: ProgramModel) -> p4info_pb2.P4Info:
     aliases = shortest_unique_suffixes(info.name for _, objs in groups for info in objs.values())
 
     p4info = p4info_pb2.P4Info()
+    # p4c sets only the arch here (P4RuntimeAnalyzer::addPkgInfo: name, version... come
+    # from a @pkginfo annotation on `main`, which p4sim does not read), not the file name
     p4info.pkg_info.arch = model.arch
-    if model.source:
-        p4info.pkg_info.name = os.path.splitext(os.path.basename(model.source))[0]
 
     def pre(msg, kind: str, info: Annotated) -> None:
         _preamble(msg.preamble, info, alloc.get(kind, info.name), aliases[_plain(info.name)])

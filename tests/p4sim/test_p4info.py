@@ -197,7 +197,7 @@ def test_table_contents():
 
 def test_other_resources():
     info = p4info_from_model(model())
-    assert info.pkg_info.arch == "v1model" and info.pkg_info.name == "roce_switch"
+    assert info.pkg_info.arch == "v1model" and info.pkg_info.name == ""  # as p4c: no @pkginfo
     fwd = by_name(info.actions, "MyIngress.fwd")
     assert [(p.id, p.name, p.bitwidth) for p in fwd.params] == [(1, "port", 9), (2, "dmac", 48)]
     # @name is expressed by the name itself, not repeated as an annotation
