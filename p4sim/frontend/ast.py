@@ -365,9 +365,11 @@ class MethodCall(Expression):
 
 @dataclass(eq=False)
 class ListExpression(Expression):
-    """{a, b, c}: tuple / list / struct-by-position initializer."""
+    """{a, b, c}: tuple / list / struct-by-position initializer; `{a, ...}` (dots) gives
+    the remaining fields their default values (P4_16 spec, "Default values")."""
 
     elements: list[Expression]
+    dots: bool = False
 
 
 @dataclass(eq=False)
@@ -382,6 +384,7 @@ class StructExpression(Expression):
 
     fields: list[NamedExpression]
     type: Type | None = None
+    dots: bool = False  # `{f = v, ...}`: the other fields get their default values
 
 
 @dataclass(eq=False)

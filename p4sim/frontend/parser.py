@@ -1110,7 +1110,13 @@ class Parser:
             return A.InvalidExpression(span=self.span(start))
         if self.accept("}"):
             return A.ListExpression([], span=self.span(start))
+        if self.at_op("..."):
+            # `{...}`: every field takes its default value
+            self.advance()
+            self.expect("}")
+            return A.StructExpression([], dots=True, span=self.span(start))
         # {name = value, ...} is a struct expression
+        dots = False
         if (self.tok.kind == "ident" and self.peek().kind == "op" and self.peek().text == "="):
             fields: list[A.NamedExpression] = []
             while True:
@@ -1123,15 +1129,23 @@ class Parser:
                     break
                 if self.at_op("}"):
                     break
+                if self.at_op("..."):
+                    self.advance()
+                    dots = True
+                    break
             self.expect("}")
-            return A.StructExpression(fields, span=self.span(start))
+            return A.StructExpression(fields, dots=dots, span=self.span(start))
         elems = [self.expression()]
         while self.accept(","):
             if self.at_op("}"):
                 break
+            if self.at_op("..."):
+                self.advance()
+                dots = True
+                break
             elems.append(self.expression())
         self.expect("}")
-        return A.ListExpression(elems, span=self.span(start))
+        return A.ListExpression(elems, dots=dots, span=self.span(start))
 
     def arguments(self) -> list[A.Argument]:
         self.expect("(")

@@ -1564,16 +1564,26 @@ class Compiler:
         target = self.expr(lhs, scope, fn)
         t = fn.tmp("o")
         fn.emit(f"{t} = {target.code}")
+        names = [f for f, _ in lt.fields]
         if isinstance(rhs, ast.ListExpression):
-            if len(rhs.elements) != len(lt.fields):
+            n = len(rhs.elements)
+            if n > len(names) or (n < len(names) and not rhs.dots):
                 raise err(f"{lt.name} has {len(lt.fields)} fields, the list has {len(rhs.elements)}", rhs)
-            pairs = list(zip([f for f, _ in lt.fields], rhs.elements, strict=True))
+            pairs = list(zip(names[:n], rhs.elements, strict=True))
         else:
             pairs = [(nf.name, nf.value) for nf in rhs.fields]  # type: ignore[union-attr]
+        if getattr(rhs, "dots", False):
+            # `...`: the fields not written take their default values (zero, false,
+            # invalid headers), as p4c's DefaultValues pass expands them
+            given = {f for f, _ in pairs}
+            pairs += [(f, None) for f in names if f not in given]
         # evaluate every value before writing any field: `p = {b = p.a, a = p.b}` swaps
         staged = []
         for fname, e in pairs:
             ft = lt.field_type(fname)
+            if e is None and ft is not None:
+                staged.append((fname, self.default_value(ft)))
+                continue
             if ft is None:
                 raise err(f"{lt.name} has no field '{fname}'", e)
             if isinstance(ft, TStruct) and isinstance(e, (ast.ListExpression, ast.StructExpression)):
@@ -1810,8 +1820,32 @@ class Compiler:
             fn.ind -= 1
         return rv
 
+    def static_assert(self, c: ast.MethodCall, scope: Scope) -> V | None:
+        """core.p4's `static_assert(check[, message])`: evaluated at compile time; a false
+        check stops compilation at the call (P4_16 spec, "Static assertions")."""
+        callee = c.callee
+        if not (isinstance(callee, ast.Name) and callee.name == "static_assert"):
+            return None
+        sym = scope.lookup("static_assert")
+        if sym is None or sym.kind != "extern_fn":
+            return None
+        if not 1 <= len(c.args) <= 2:
+            raise err("static_assert takes a condition and an optional message", c)
+        vals = [self.expr(a.value, scope, None) for a in c.args]
+        if not all(v.is_const for v in vals):
+            raise err("static_assert needs compile-time constant arguments", c)
+        if not isinstance(vals[0].type, TBool):
+            raise err("the condition of static_assert must be a bool", c.args[0].value)
+        if not vals[0].const:
+            msg = str(vals[1].const) if len(vals) == 2 else "static_assert failed"
+            raise err(msg, c)
+        return V("True", BOOL, True)
+
     def call(self, c: ast.MethodCall, scope: Scope, fn: _Fn, stmt: bool = False,
              want: Type | None = None) -> V:
+        sa = self.static_assert(c, scope)
+        if sa is not None:
+            return sa
         callee = c.callee
         argv = [a.value for a in c.args]
         if any(a.name for a in c.args):
@@ -2521,6 +2555,9 @@ class Compiler:
         if isinstance(e, ast.Cast):
             return self.cast(self.resolve_type(e.type, scope), self.expr(e.expr, scope, fn), e)
         if isinstance(e, ast.MethodCall):
+            sa = self.static_assert(e, scope)
+            if sa is not None:
+                return sa
             f = self._need_fn(fn, e)
             return self.call(e, scope, f, want=want)
         if isinstance(e, ast.DontCare):
