@@ -1572,11 +1572,16 @@ class Compiler:
             pairs = list(zip(names[:n], rhs.elements, strict=True))
         else:
             pairs = [(nf.name, nf.value) for nf in rhs.fields]  # type: ignore[union-attr]
+        given = {f for f, _ in pairs}
         if getattr(rhs, "dots", False):
             # `...`: the fields not written take their default values (zero, false,
             # invalid headers), as p4c's DefaultValues pass expands them
-            given = {f for f, _ in pairs}
             pairs += [(f, None) for f in names if f not in given]
+        elif isinstance(rhs, ast.StructExpression) and given < set(names):
+            # p4c's type checker wants every field of the type (or `...`)
+            missing = ", ".join(f for f in names if f not in given)
+            raise err(f"{lt.name}: the initializer does not give field(s) {missing} "
+                      "(end it with `...` to give them their default values)", rhs)
         # evaluate every value before writing any field: `p = {b = p.a, a = p.b}` swaps
         staged = []
         for fname, e in pairs:
