@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from p4sim.check.controlplane import field_ids
 from p4sim.check.names import Scope, Sym
 from p4sim.check.types import (
     BOOL,
@@ -647,6 +648,19 @@ class Compiler:
             return ()
         return tuple(a.text() for a in d.annotations if a.name not in ("name", "id"))
 
+    def field_ids(self, items: list, owner: ast.Node) -> list[int]:
+        """P4Runtime ids of an object's fields (items: annotated nodes or annotation lists),
+        honouring @id as p4c does (p4sim.check.controlplane.field_ids)."""
+        user: list[int | None] = []
+        for it in items:
+            anns = it if isinstance(it, list) else getattr(it, "annotations", [])
+            a = next((x for x in anns if x.name == "id"), None)
+            user.append(a.int_value() if a is not None else None)
+        try:
+            return field_ids(user)
+        except ValueError as e:
+            raise err(str(e), owner) from None
+
     @staticmethod
     def ann_id(d: ast.Node) -> int | None:
         if isinstance(d, ast.Annotated):
@@ -746,8 +760,9 @@ class Compiler:
             if a is None:
                 continue
             kind = a.string_value() or ""
-            fields = tuple(ControllerHeaderField(f, width_of(ft), i + 1)
-                           for i, (f, ft) in enumerate(t.fields))
+            fids = self.field_ids([t.annotations.get(f, []) for f, _ in t.fields], t.decl)
+            fields = tuple(ControllerHeaderField(f, width_of(ft), fid)
+                           for (f, ft), fid in zip(t.fields, fids, strict=True))
             name = kind  # p4c names ControllerPacketMetadata after the annotation's value
             self.model.controller_headers[name] = ControllerHeaderInfo(
                 name=name, id=self.ann_id(t.decl), annotations=self.annotations_text(t.decl),
@@ -1162,6 +1177,8 @@ class Compiler:
             kname = a.string_value() if a is not None and a.string_value() else self.key_text(k.expr)
             keys.append(KeyField(kname, k.match_kind, w, i + 1))
             key_exprs.append(k.expr)
+        for i, kid in enumerate(self.field_ids(d.keys, d)):
+            keys[i] = dataclasses.replace(keys[i], id=kid)
         lpm = sum(1 for k in keys if k.match_kind == "lpm")
         if lpm > 1:
             raise err("a table can have at most one lpm key", d)
@@ -1220,6 +1237,9 @@ class Compiler:
                 if nsym is None or nsym.kind != "action":
                     raise err(f"table {d.name} has no default_action and NoAction is not declared", d)
                 actions.append(ActionSpec("NoAction", (), "DEFAULT_ONLY"))
+                # p4c's CreateBuiltins adds it to the list too, as `@defaultonly NoAction`,
+                # so P4Info's table refers to it (scope DEFAULT_ONLY)
+                refs.append(ActionRef("NoAction", "DEFAULT_ONLY"))
                 action_syms.append(nsym)
                 bound_args.append([])
                 self.register_action(nsym, nsym.decl)  # type: ignore[arg-type]
@@ -1309,11 +1329,10 @@ class Compiler:
         if aname in self.model.actions:
             return
         params = []
-        for p in adecl.params:
-            if p.direction:
-                continue
+        cp = [p for p in adecl.params if not p.direction]  # p4c drops the directional ones
+        for p, pid in zip(cp, self.field_ids(cp, adecl), strict=True):
             pt = self.resolve_type(p.type, asym.scope or self.g)
-            params.append(Param(p.name, width_of(pt), len(params) + 1))
+            params.append(Param(p.name, width_of(pt), pid))
         self.model.actions[aname] = ActionInfo(name=aname, id=self.ann_id(adecl),
                                                annotations=self.annotations_text(adecl),
                                                params=tuple(params))

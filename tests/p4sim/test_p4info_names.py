@@ -137,3 +137,62 @@ V1Switch(P(), V(), Ing(), E(), C(), D()) main;
 """)
     assert set(tables) == {"Ing.used_t"}
     assert set(actions) == {"Ing.shared", "Ing.called", "NoAction"}
+
+
+def test_table_without_default_action_refers_to_noaction_defaultonly(tmp_path):
+    """p4c's CreateBuiltins gives a table without default_action `default_action =
+    NoAction` and adds `@defaultonly NoAction` to its actions: P4Info shows the ref."""
+    src = tmp_path / "prog.p4"
+    src.write_text(PRELUDE + """
+control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    action to_cpu() { sm.egress_spec = 64; }
+    table t0 { key = { sm.ingress_port: ternary; } actions = { to_cpu; } }
+    apply { t0.apply(); }
+}
+control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+V1Switch(P(), V(), Ing(), E(), C(), D()) main;
+""")
+    info = build_p4info(load_program(str(src)).model)
+    (t,) = info.tables
+    refs = [(r.id, r.scope, list(r.annotations)) for r in t.action_refs]
+    assert refs == [(ref_id(ACTION, "Ing.to_cpu"), 0, []),
+                    (ref_id(ACTION, "NoAction"), 2, ["@defaultonly"])]  # 2: DEFAULT_ONLY
+    assert t.initial_default_action.action_id == ref_id(ACTION, "NoAction")
+
+
+def test_field_ids_follow_p4c_field_id_allocator():
+    """@id values first; the others get 1, 2, ... by position, an @id'd element still
+    using up its position's number (p4c FieldIdAllocator)."""
+    from p4sim.check.controlplane import field_ids
+    import pytest
+
+    assert field_ids([None, None, None]) == [1, 2, 3]
+    assert field_ids([5, None, None]) == [5, 2, 3]
+    assert field_ids([None, 1, None]) == [2, 1, 3]
+    assert field_ids([None, None, 2]) == [1, 3, 2]
+    with pytest.raises(ValueError, match="used multiple times"):
+        field_ids([4, 4])
+    with pytest.raises(ValueError, match="not a valid @id"):
+        field_ids([0])
+
+
+def test_id_annotations_on_params_keys_and_packet_metadata(tmp_path):
+    src = tmp_path / "prog.p4"
+    src.write_text(PRELUDE.replace("struct meta_t", """@controller_header("packet_in")
+header pin_t { @id(7) bit<9> port; bit<7> pad; }
+struct meta_t""") + """
+control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    action set(bit<8> first, @id(1) bit<8> second, bit<8> third) { hd.h.b = first + second + third; }
+    table t { key = { hd.h.a: exact; hd.h.b: exact @id(9); } actions = { set; } }
+    apply { t.apply(); }
+}
+control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+V1Switch(P(), V(), Ing(), E(), C(), D()) main;
+""")
+    info = build_p4info(load_program(str(src)).model)
+    (act,) = [a for a in info.actions if a.preamble.name == "Ing.set"]
+    assert [(p.name, p.id) for p in act.params] == [("first", 2), ("second", 1), ("third", 3)]
+    (t,) = info.tables
+    assert [(f.name, f.id) for f in t.match_fields] == [("hd.h.a", 1), ("hd.h.b", 9)]
+    (pin,) = info.controller_packet_metadata
+    assert [(f.name, f.id) for f in pin.metadata] == [("port", 7), ("pad", 2)]
