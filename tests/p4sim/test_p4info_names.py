@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from p4sim.check.controlplane import field_ids
 from p4sim.lower import load_program
 from p4sim.p4info import build_p4info
 from tests.p4sim.test_p4info import ref_id
@@ -163,9 +166,6 @@ V1Switch(P(), V(), Ing(), E(), C(), D()) main;
 def test_field_ids_follow_p4c_field_id_allocator():
     """@id values first; the others get 1, 2, ... by position, an @id'd element still
     using up its position's number (p4c FieldIdAllocator)."""
-    from p4sim.check.controlplane import field_ids
-    import pytest
-
     assert field_ids([None, None, None]) == [1, 2, 3]
     assert field_ids([5, None, None]) == [5, 2, 3]
     assert field_ids([None, 1, None]) == [2, 1, 3]
