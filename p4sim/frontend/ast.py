@@ -222,6 +222,13 @@ class TupleType(Type):
 
 
 @dataclass(eq=False)
+class ListType(Type):
+    """list<T> (P4_16 1.2.4): a list of elements of one type."""
+
+    element: Type
+
+
+@dataclass(eq=False)
 class TypeParam(Node):
     """A type variable declared by a generic declaration: extern E<T>, parser P<H, M>."""
 

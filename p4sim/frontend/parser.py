@@ -35,7 +35,7 @@ RESERVED = frozenset("""
 CONTEXTUAL = frozenset({"apply", "key", "actions", "state", "entries", "type", "priority"})
 
 TYPE_KEYWORDS = frozenset({"bit", "int", "varbit", "bool", "error", "match_kind", "string",
-                           "void", "tuple"})
+                           "void", "tuple", "list"})
 
 # p4c's precedence, loosest first.
 BINARY_PREC = {
@@ -224,6 +224,12 @@ class Parser:
             elif word == "tuple":
                 self.advance()
                 typ = A.TupleType(self.type_args(), span=self.span(start))
+            elif word == "list":
+                self.advance()
+                args = self.type_args()
+                if len(args) != 1:
+                    raise self.error("list takes one type argument: list<T>")
+                typ = A.ListType(args[0], span=self.span(start))
             elif word not in RESERVED or word in CONTEXTUAL:
                 self.advance()
                 named = A.NamedType(word, span=t.span)
@@ -1090,7 +1096,7 @@ class Parser:
             if w == "_":
                 self.advance()
                 return A.DontCare(span=t.span)
-            if w in ("error", "bit", "int", "varbit", "bool", "string", "tuple"):
+            if w in ("error", "bit", "int", "varbit", "bool", "string", "tuple", "list"):
                 typ = self.type_ref(allow_stack=False)
                 return A.TypeRef(typ, span=typ.span)
             if w not in RESERVED or w in CONTEXTUAL:

@@ -408,6 +408,8 @@ class Compiler:
             return TStack(elem, self.const_eval(t.size, scope))
         if isinstance(t, ast.TupleType):
             return TTuple([self.resolve_type(e, scope, tvars) for e in t.elements])
+        if isinstance(t, ast.ListType):
+            raise unsupported("list<T> types (P4_16 1.2.4)", t)
         raise unsupported(f"type {type(t).__name__}", t)
 
     # ------------------------------------------------------------------ classes
@@ -1844,6 +1846,33 @@ class Compiler:
             fn.ind -= 1
         return rv
 
+    def positional_call(self, c: ast.MethodCall, scope: Scope) -> ast.MethodCall:
+        """`f(y = 1, x = 2)` of an action or function, as the positional call it stands
+        for (p4c CheckNamedArgs: all arguments named or none, each parameter once)."""
+        if not all(a.name for a in c.args):
+            raise err("either all arguments are named or none is", c)
+        sym = scope.lookup(c.callee.name) if isinstance(c.callee, ast.Name) else None
+        if sym is None or sym.kind not in ("action", "function") or "overloads" in sym.extra:
+            raise unsupported("named arguments here (p4sim takes them for actions and functions)", c)
+        params = sym.decl.params  # type: ignore[union-attr]
+        given: dict[str, ast.Argument] = {}
+        for a in c.args:
+            if a.name in given:
+                raise err(f"argument '{a.name}' is given twice", a)
+            if a.name not in {p.name for p in params}:
+                raise err(f"{sym.name} has no parameter '{a.name}'", a)
+            given[a.name] = a  # type: ignore[index]
+        args: list[ast.Argument] = []
+        for i, p in enumerate(params):
+            if p.name in given:
+                args.append(ast.Argument(given[p.name].value, span=given[p.name].span))
+            elif p.default is None:
+                raise err(f"no argument for parameter '{p.name}' of {sym.name}", c)
+            elif any(q.name in given for q in params[i + 1:]):
+                # inline_action takes defaults only for trailing parameters
+                args.append(ast.Argument(p.default, span=c.span))
+        return ast.MethodCall(c.callee, args, c.type_args, span=c.span)
+
     def static_assert(self, c: ast.MethodCall, scope: Scope) -> V | None:
         """core.p4's `static_assert(check[, message])`: evaluated at compile time; a false
         check stops compilation at the call (P4_16 spec, "Static assertions")."""
@@ -1871,9 +1900,9 @@ class Compiler:
         if sa is not None:
             return sa
         callee = c.callee
-        argv = [a.value for a in c.args]
         if any(a.name for a in c.args):
-            raise unsupported("named arguments", c)
+            c = self.positional_call(c, scope)
+        argv = [a.value for a in c.args]
         # ---- methods: x.m(...)
         if isinstance(callee, ast.Member):
             m = callee.member
@@ -2537,6 +2566,12 @@ class Compiler:
             idx = self.expr(e.index, scope, fn)
             if isinstance(obj.type, TStack):
                 return V(f"{obj.code}.a[{self.stack_index(obj, idx, e)}]", obj.type.elem)
+            if isinstance(obj.type, TTuple):
+                # a tuple element by a compile-time index (P4_16 spec, "Tuple types")
+                n = len(obj.type.elems)
+                if not idx.is_const or not 0 <= int(idx.const) < n:
+                    raise err(f"a tuple<...> of {n} elements needs a constant index in 0..{n - 1}", e.index)
+                return V(f"{obj.code}[{int(idx.const)}]", obj.type.elems[int(idx.const)])
             raise err(f"cannot index a {obj.type.show()}", e)
         if isinstance(e, ast.Slice):
             b = self.expr(e.expr, scope, fn)
