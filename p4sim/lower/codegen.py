@@ -240,8 +240,10 @@ class Compiler:
             raise unsupported(d.what, d)
         if isinstance(d, ast.ErrorDecl):
             for m in d.members:
-                if m.name not in self.errors:
-                    self.errors[m.name] = len(self.errors)
+                if m.name in self.errors:
+                    # p4c: "FOO: Duplicates declaration FOO" (error members are one namespace)
+                    raise err(f"{m.name}: Duplicates declaration {m.name}", m)
+                self.errors[m.name] = len(self.errors)
             return
         if isinstance(d, ast.MatchKindDecl):
             for m in d.members:
@@ -304,6 +306,8 @@ class Compiler:
             self.callables.append(g.add(Sym("action", d.name, d, scope=g, value=self.cp_name("", d)), d))
             return
         if isinstance(d, ast.FunctionDecl):
+            if d.type_params:
+                raise unsupported("generic functions (type parameters)", d)
             self.callables.append(g.add(Sym("function", d.name, d, scope=g), d))
             return
         if isinstance(d, ast.Instantiation):
@@ -2108,8 +2112,12 @@ class Compiler:
                 raise err(f"{name} takes {' or '.join(map(str, ns))} arguments, {len(argv)} given", c)
 
         if name == "mark_to_drop":
-            nargs(1)
-            sm = ev(0).code
+            nargs(0, 1)
+            # the deprecated mark_to_drop() acts on the standard metadata in scope, as the
+            # BMv2 back end of p4c lowers it
+            if not argv and fn.sm is None:
+                raise unsupported("mark_to_drop() where no standard_metadata is in scope", c)
+            sm = ev(0).code if argv else fn.sm
             fn.emit(f"{sm}.egress_spec = _RT.drop_port")  # the switch's drop port, as BMv2's primitive
             fn.emit(f"{sm}.mcast_grp = 0")
             return V("None", VOID)
