@@ -17,6 +17,7 @@ Ids follow p4c's control-plane symbol table:
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 
 from google.protobuf import json_format, text_format
@@ -149,11 +150,32 @@ def shortest_unique_suffixes(names: Iterable[str]) -> dict[str, str]:
     return result
 
 
+_ANN_NAME = re.compile(r"@([A-Za-z_][A-Za-z0-9_]*)")
+_ANN_STRING = re.compile(r'@\w+\(\s*"((?:[^"\\]|\\.)*)"\s*\)$')
+
+
+def _ann_name(text: str) -> str:
+    m = _ANN_NAME.match(text)
+    return m.group(1) if m else ""
+
+
+def _hidden(info: Annotated) -> bool:
+    """@hidden objects get an id (p4c's symbol table has them) but are not in P4Info."""
+    return any(_ann_name(a) == "hidden" for a in info.annotations)
+
+
 def _preamble(pre: p4info_pb2.Preamble, info: Annotated, uid: int, alias: str) -> None:
     pre.id = uid
     pre.name = _plain(info.name)
     pre.alias = alias
     for a in info.annotations:
+        name = _ann_name(a)
+        if name in ("brief", "description"):
+            # p4c's addDocumentation: these fill `doc`, not `annotations`
+            m = _ANN_STRING.match(a)
+            if m:
+                setattr(pre.doc, name, m.group(1).encode().decode("unicode_escape"))
+            continue
         if not a.startswith(_SKIP_ANNOTATIONS):
             pre.annotations.append(a)
 
@@ -225,7 +247,7 @@ def p4info_from_model(model: ProgramModel) -> p4info_pb2.P4Info:
 def _sorted(objs: dict[str, Annotated]) -> list:
     # p4c emits each kind in the order its symbols were collected; we use name order,
     # which makes the output stable (P4Runtime clients look objects up by id or name).
-    return [objs[k] for k in sorted(objs, key=lambda n: _plain(n).encode())]
+    return [objs[k] for k in sorted(objs, key=lambda n: _plain(n).encode()) if not _hidden(objs[k])]
 
 
 def _unit(table: dict[str, int], unit: str, name: str) -> int:

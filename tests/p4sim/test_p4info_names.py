@@ -196,3 +196,25 @@ V1Switch(P(), V(), Ing(), E(), C(), D()) main;
     assert [(f.name, f.id) for f in t.match_fields] == [("hd.h.a", 1), ("hd.h.b", 9)]
     (pin,) = info.controller_packet_metadata
     assert [(f.name, f.id) for f in pin.metadata] == [("port", 7), ("pad", 2)]
+
+
+def test_documentation_and_hidden_objects(tmp_path):
+    """@brief/@description fill the preamble's `doc` (p4c addDocumentation), other
+    annotations stay in `annotations`; a @hidden table is not in P4Info."""
+    src = tmp_path / "prog.p4"
+    src.write_text(PRELUDE + """
+control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    @brief("Sets b") @description("Writes the parameter to h.b") @my_tag(1)
+    action setb(bit<8> v) { hd.h.b = v; }
+    table t { key = { hd.h.a: exact; } actions = { setb; } }
+    @hidden table h { key = { hd.h.b: exact; } actions = { NoAction; } }
+    apply { t.apply(); h.apply(); }
+}
+control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+V1Switch(P(), V(), Ing(), E(), C(), D()) main;
+""")
+    info = build_p4info(load_program(str(src)).model)
+    (a,) = [x for x in info.actions if x.preamble.name == "Ing.setb"]
+    assert (a.preamble.doc.brief, a.preamble.doc.description) == ("Sets b", "Writes the parameter to h.b")
+    assert list(a.preamble.annotations) == ["@my_tag(1)"]
+    assert [t.preamble.name for t in info.tables] == ["Ing.t"]
