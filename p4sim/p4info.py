@@ -193,6 +193,7 @@ def p4info_from_model(model: ProgramModel) -> p4info_pb2.P4Info:
         ("REGISTER", model.registers),
         ("CONTROLLER_HEADER", model.controller_headers),
         ("DIGEST", model.digests),
+        ("VALUE_SET", model.value_sets),
     ]
     # @id first (p4c assigns user ids while collecting, hash ids afterwards)
     for kind, objs in groups:
@@ -241,6 +242,20 @@ def p4info_from_model(model: ProgramModel) -> p4info_pb2.P4Info:
         msg.size = r.size
     for d in _sorted(model.digests):
         _digest(p4info, p4info.digests.add(), d, pre)
+    for v in _sorted(model.value_sets):
+        msg = p4info.value_sets.add()
+        pre(msg, "VALUE_SET", v)
+        msg.size = v.size
+        for k in v.matches:
+            mf = msg.match.add()
+            mf.id = k.id
+            if k.name:
+                mf.name = k.name
+            mf.bitwidth = k.bitwidth
+            if k.match_kind in _MATCH:
+                mf.match_type = _MATCH[k.match_kind]
+            else:
+                mf.other_match_type = k.match_kind
     return p4info
 
 

@@ -81,6 +81,7 @@ from p4sim.model import (
     TableEntry,
     TableInfo,
     Ternary,
+    ValueSetInfo,
 )
 from p4sim.runtime.tables import ActionSpec, Table
 
@@ -654,6 +655,22 @@ class Compiler:
             return ()
         return tuple(a.text() for a in d.annotations if a.name not in ("name", "id"))
 
+    def value_set_matches(self, t: Type, d: ast.Node) -> tuple[KeyField, ...]:
+        """P4Info match fields of a value set (p4c P4RuntimeAnalyzer::addValueSet)."""
+        if isinstance(t, TBits):
+            return (KeyField("", "exact", t.width, 1),)
+        if isinstance(t, TStruct) and t.kind == "struct":
+            anns = [t.annotations.get(f, []) for f, _ in t.fields]
+            out = []
+            for (fname, ft), fa, fid in zip(t.fields, anns, self.field_ids(anns, d), strict=True):
+                m = next((a for a in fa if a.name == "match"), None)
+                kind = "exact"
+                if m is not None and m.exprs and isinstance(m.exprs[0], ast.Name):
+                    kind = m.exprs[0].name
+                out.append(KeyField(fname, kind, width_of(ft), fid))
+            return tuple(out)
+        raise unsupported(f"value_set of {t.show()} (P4Runtime takes bit<W> or a struct of them)", d)
+
     def field_ids(self, items: list, owner: ast.Node) -> list[int]:
         """P4Runtime ids of an object's fields (items: annotated nodes or annotation lists),
         honouring @id as p4c does (p4sim.check.controlplane.field_ids)."""
@@ -1068,6 +1085,9 @@ class Compiler:
             size = self.const_eval(loc.size, scope)
             name = self.cp_name(prefix, loc)
             self.value_sets.append((py, name, size))
+            self.model.value_sets[name] = ValueSetInfo(
+                name=name, id=self.ann_id(loc), annotations=self.annotations_text(loc), size=size,
+                matches=self.value_set_matches(t, loc))
             scope.add(Sym("value_set", loc.name, loc, t, py=py), loc)
         elif isinstance(loc, (ast.VariableDecl, ast.ConstDecl)):
             self.stmt(loc, scope, fn)

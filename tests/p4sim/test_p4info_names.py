@@ -218,3 +218,35 @@ V1Switch(P(), V(), Ing(), E(), C(), D()) main;
     assert (a.preamble.doc.brief, a.preamble.doc.description) == ("Sets b", "Writes the parameter to h.b")
     assert list(a.preamble.annotations) == ["@my_tag(1)"]
     assert [t.preamble.name for t in info.tables] == ["Ing.t"]
+
+
+def test_value_sets(tmp_path):
+    """Parser value sets are in P4Info (prefix 0x03) under `<Parser>.<name>`; a bit<W>
+    element gives one unnamed exact match (p4c P4RuntimeAnalyzer::addValueSet)."""
+    src = tmp_path / "prog.p4"
+    src.write_text("""
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> b; }
+struct headers_t { h_t h; }
+struct meta_t { }
+parser Prs(packet_in pk, out headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    value_set<bit<8>>(4) singles;
+    state start {
+        pk.extract(hd.h);
+        transition select(hd.h.a) { singles: accept; default: accept; }
+    }
+}
+control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control V(inout headers_t hd, inout meta_t m) { apply { } }
+control C(inout headers_t hd, inout meta_t m) { apply { } }
+control D(packet_out pk, in headers_t hd) { apply { pk.emit(hd.h); } }
+V1Switch(Prs(), V(), Ing(), E(), C(), D()) main;
+""")
+    info = build_p4info(load_program(str(src)).model)
+    vs = {v.preamble.name: v for v in info.value_sets}
+    assert set(vs) == {"Prs.singles"}
+    assert vs["Prs.singles"].preamble.id == ref_id(0x03, "Prs.singles")
+    assert vs["Prs.singles"].size == 4
+    assert [(m.id, m.name, m.bitwidth, m.match_type) for m in vs["Prs.singles"].match] == [(1, "", 8, 2)]  # 2: EXACT
