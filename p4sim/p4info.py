@@ -225,12 +225,15 @@ def p4info_from_model(model: ProgramModel) -> p4info_pb2.P4Info:
                                    (model.meters, p4info.meters, "METER", _METER_UNIT),
                                    (model.direct_meters, p4info.direct_meters, "DIRECT_METER", _METER_UNIT)):
         for c in _sorted(objs):
+            if kind.startswith("DIRECT_") and c.table is None:
+                # p4c serialises a direct resource from the table that owns it
+                # (addTableProperties); one no table uses is not in P4Info
+                continue
             msg = out.add()
             pre(msg, kind, c)
             msg.spec.unit = _unit(units, c.unit, c.name)
             if kind.startswith("DIRECT_"):
-                if c.table is not None:
-                    msg.direct_table_id = alloc.get("TABLE", c.table)
+                msg.direct_table_id = alloc.get("TABLE", c.table)
             else:
                 msg.size = c.size
     for h in _sorted(model.controller_headers):

@@ -250,3 +250,26 @@ V1Switch(Prs(), V(), Ing(), E(), C(), D()) main;
     assert vs["Prs.singles"].preamble.id == ref_id(0x03, "Prs.singles")
     assert vs["Prs.singles"].size == 4
     assert [(m.id, m.name, m.bitwidth, m.match_type) for m in vs["Prs.singles"].match] == [(1, "", 8, 2)]  # 2: EXACT
+
+
+def test_direct_counter_follows_its_table(tmp_path):
+    """A direct counter is in P4Info with its table's id; one no (applied) table uses is
+    left out, as p4c serialises direct resources from their table."""
+    src = tmp_path / "prog.p4"
+    src.write_text(PRELUDE + """
+control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    direct_counter(CounterType.packets) used_dc;
+    direct_counter(CounterType.packets) lonely_dc;
+    direct_counter(CounterType.bytes) dead_dc;
+    table t { key = { hd.h.a: exact; } actions = { NoAction; } counters = used_dc; }
+    table never { key = { hd.h.a: exact; } actions = { NoAction; } counters = dead_dc; }
+    apply { t.apply(); }
+}
+control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+V1Switch(P(), V(), Ing(), E(), C(), D()) main;
+""")
+    info = build_p4info(load_program(str(src)).model)
+    assert [(c.preamble.name, c.preamble.id, c.direct_table_id) for c in info.direct_counters] == [
+        ("Ing.used_dc", ref_id(0x13, "Ing.used_dc"), ref_id(TABLE, "Ing.t"))]
+    assert [t.preamble.name for t in info.tables] == ["Ing.t"]
+    assert list(info.tables[0].direct_resource_ids) == [ref_id(0x13, "Ing.used_dc")]
