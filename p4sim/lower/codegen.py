@@ -786,10 +786,11 @@ class Compiler:
             fids = self.field_ids([t.annotations.get(f, []) for f, _ in t.fields], t.decl)
             fields = tuple(ControllerHeaderField(f, width_of(ft), fid)
                            for (f, ft), fid in zip(t.fields, fids, strict=True))
-            name = kind  # p4c names ControllerPacketMetadata after the annotation's value
-            self.model.controller_headers[name] = ControllerHeaderInfo(
-                name=name, id=self.ann_id(t.decl), annotations=self.annotations_text(t.decl),
-                kind=kind, fields=fields)
+            # p4c's symbol is the header type (its control-plane name gives the id); the
+            # P4Info preamble is then named after the annotation's value (see p4info.py)
+            self.model.controller_headers[kind] = ControllerHeaderInfo(
+                name=self.cp_name("", t.decl), id=self.ann_id(t.decl),
+                annotations=self.annotations_text(t.decl), kind=kind, fields=fields)
             self.gen_class(t)
 
     # ======================================================================= parser

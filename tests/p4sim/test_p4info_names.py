@@ -273,3 +273,21 @@ V1Switch(P(), V(), Ing(), E(), C(), D()) main;
         ("Ing.used_dc", ref_id(0x13, "Ing.used_dc"), ref_id(TABLE, "Ing.t"))]
     assert [t.preamble.name for t in info.tables] == ["Ing.t"]
     assert list(info.tables[0].direct_resource_ids) == [ref_id(0x13, "Ing.used_dc")]
+
+
+def test_controller_header_id_comes_from_the_header_type(tmp_path):
+    """p4c adds the @controller_header *type* to its symbol table: the id hashes the type's
+    name, the preamble is named after the annotation. 81826293 is the id p4c gives a
+    `packet_in_header_t` (as in P4Info files p4c generated for other projects)."""
+    src = tmp_path / "prog.p4"
+    src.write_text(PRELUDE.replace("struct meta_t", """@controller_header("packet_in")
+header packet_in_header_t { bit<9> ingress_port; bit<7> pad; }
+struct meta_t""") + """
+control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+V1Switch(P(), V(), Ing(), E(), C(), D()) main;
+""")
+    info = build_p4info(load_program(str(src)).model)
+    (cpm,) = info.controller_packet_metadata
+    assert (cpm.preamble.id, cpm.preamble.name, cpm.preamble.alias) == (81826293, "packet_in", "packet_in")
+    assert cpm.preamble.id == ref_id(0x04, "packet_in_header_t")
