@@ -74,7 +74,7 @@ P4_BUILD := build/p4
 p4-bmv2:
 	mkdir -p $(P4_BUILD)
 	p4c-bm2-ss --arch v1model -o $(P4_BUILD)/roce_switch.json \
-	  --p4runtime-files $(P4_BUILD)/roce_switch.p4info.txtpb p4src/roce_switch.p4
+	  --p4runtime-files $(P4_BUILD)/roce_switch.p4info.txt p4src/roce_switch.p4
 
 docker-test-inside: p4-bmv2
 	$(PY) -m pytest --target bmv2 --p4-artifacts $(P4_BUILD) $(PYTEST_ARGS)

@@ -111,6 +111,14 @@ class DigestInfo(Annotated):
     fields: tuple[tuple[str, int], ...] = ()  # (name, bitwidth) of the digested struct
 
 
+@dataclass(frozen=True)
+class ValueSetInfo(Annotated):
+    size: int = 0
+    # what P4Info's ValueSet.match lists: one unnamed EXACT field for a bit<W> element,
+    # else one per struct field (kind from its @match annotation, exact by default)
+    matches: tuple[KeyField, ...] = ()
+
+
 @dataclass
 class ProgramModel:
     """Everything a control plane can see of one program."""
@@ -126,6 +134,7 @@ class ProgramModel:
     registers: dict[str, RegisterInfo] = field(default_factory=dict)
     controller_headers: dict[str, ControllerHeaderInfo] = field(default_factory=dict)
     digests: dict[str, DigestInfo] = field(default_factory=dict)
+    value_sets: dict[str, ValueSetInfo] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- table entries

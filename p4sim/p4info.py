@@ -17,6 +17,7 @@ Ids follow p4c's control-plane symbol table:
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 
 from google.protobuf import json_format, text_format
@@ -149,11 +150,32 @@ def shortest_unique_suffixes(names: Iterable[str]) -> dict[str, str]:
     return result
 
 
+_ANN_NAME = re.compile(r"@([A-Za-z_][A-Za-z0-9_]*)")
+_ANN_STRING = re.compile(r'@\w+\(\s*"((?:[^"\\]|\\.)*)"\s*\)$')
+
+
+def _ann_name(text: str) -> str:
+    m = _ANN_NAME.match(text)
+    return m.group(1) if m else ""
+
+
+def _hidden(info: Annotated) -> bool:
+    """@hidden objects get an id (p4c's symbol table has them) but are not in P4Info."""
+    return any(_ann_name(a) == "hidden" for a in info.annotations)
+
+
 def _preamble(pre: p4info_pb2.Preamble, info: Annotated, uid: int, alias: str) -> None:
     pre.id = uid
     pre.name = _plain(info.name)
     pre.alias = alias
     for a in info.annotations:
+        name = _ann_name(a)
+        if name in ("brief", "description"):
+            # p4c's addDocumentation: these fill `doc`, not `annotations`
+            m = _ANN_STRING.match(a)
+            if m:
+                setattr(pre.doc, name, m.group(1).encode().decode("unicode_escape"))
+            continue
         if not a.startswith(_SKIP_ANNOTATIONS):
             pre.annotations.append(a)
 
@@ -171,6 +193,7 @@ def p4info_from_model(model: ProgramModel) -> p4info_pb2.P4Info:
         ("REGISTER", model.registers),
         ("CONTROLLER_HEADER", model.controller_headers),
         ("DIGEST", model.digests),
+        ("VALUE_SET", model.value_sets),
     ]
     # @id first (p4c assigns user ids while collecting, hash ids afterwards)
     for kind, objs in groups:
@@ -185,9 +208,9 @@ def p4info_from_model(model: ProgramModel) -> p4info_pb2.P4Info:
     aliases = shortest_unique_suffixes(info.name for _, objs in groups for info in objs.values())
 
     p4info = p4info_pb2.P4Info()
+    # p4c sets only the arch here (P4RuntimeAnalyzer::addPkgInfo: name, version... come
+    # from a @pkginfo annotation on `main`, which p4sim does not read), not the file name
     p4info.pkg_info.arch = model.arch
-    if model.source:
-        p4info.pkg_info.name = os.path.splitext(os.path.basename(model.source))[0]
 
     def pre(msg, kind: str, info: Annotated) -> None:
         _preamble(msg.preamble, info, alloc.get(kind, info.name), aliases[_plain(info.name)])
@@ -202,12 +225,15 @@ def p4info_from_model(model: ProgramModel) -> p4info_pb2.P4Info:
                                    (model.meters, p4info.meters, "METER", _METER_UNIT),
                                    (model.direct_meters, p4info.direct_meters, "DIRECT_METER", _METER_UNIT)):
         for c in _sorted(objs):
+            if kind.startswith("DIRECT_") and c.table is None:
+                # p4c serialises a direct resource from the table that owns it
+                # (addTableProperties); one no table uses is not in P4Info
+                continue
             msg = out.add()
             pre(msg, kind, c)
             msg.spec.unit = _unit(units, c.unit, c.name)
             if kind.startswith("DIRECT_"):
-                if c.table is not None:
-                    msg.direct_table_id = alloc.get("TABLE", c.table)
+                msg.direct_table_id = alloc.get("TABLE", c.table)
             else:
                 msg.size = c.size
     for h in _sorted(model.controller_headers):
@@ -219,13 +245,27 @@ def p4info_from_model(model: ProgramModel) -> p4info_pb2.P4Info:
         msg.size = r.size
     for d in _sorted(model.digests):
         _digest(p4info, p4info.digests.add(), d, pre)
+    for v in _sorted(model.value_sets):
+        msg = p4info.value_sets.add()
+        pre(msg, "VALUE_SET", v)
+        msg.size = v.size
+        for k in v.matches:
+            mf = msg.match.add()
+            mf.id = k.id
+            if k.name:
+                mf.name = k.name
+            mf.bitwidth = k.bitwidth
+            if k.match_kind in _MATCH:
+                mf.match_type = _MATCH[k.match_kind]
+            else:
+                mf.other_match_type = k.match_kind
     return p4info
 
 
 def _sorted(objs: dict[str, Annotated]) -> list:
     # p4c emits each kind in the order its symbols were collected; we use name order,
     # which makes the output stable (P4Runtime clients look objects up by id or name).
-    return [objs[k] for k in sorted(objs, key=lambda n: _plain(n).encode())]
+    return [objs[k] for k in sorted(objs, key=lambda n: _plain(n).encode()) if not _hidden(objs[k])]
 
 
 def _unit(table: dict[str, int], unit: str, name: str) -> int:

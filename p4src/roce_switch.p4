@@ -4,6 +4,7 @@
  * fault injection, per-port/per-class telemetry and flow mirroring.
  * Tables, registers and counters are described in p4src/README.md. */
 #include <core.p4>
+#define V1MODEL_VERSION 20200408  /* counter<I>, register<T, I>: p4c's v1model.p4 defaults to 20180101 */
 #include <v1model.p4>
 
 #include "include/headers.p4"

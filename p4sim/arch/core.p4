@@ -1,8 +1,10 @@
 /* p4sim's core library, written for p4sim from the P4_16 language specification
- * (section "P4 core library"). Declarations only; p4sim implements their behaviour. */
+ * (section "P4 core library"). It declares what p4c's p4include/core.p4 declares (release
+ * 1.2.4.0), under the same include guard, so programs that test `_CORE_P4_` see the same
+ * thing with both. Declarations only; p4sim implements their behaviour. */
 
-#ifndef P4SIM_CORE_P4
-#define P4SIM_CORE_P4
+#ifndef _CORE_P4_
+#define _CORE_P4_
 
 /* Errors the parser runtime can signal (the spec's standard list). */
 error {
@@ -49,4 +51,8 @@ match_kind {
     lpm
 }
 
-#endif  /* P4SIM_CORE_P4 */
+/* Compile-time assertions (spec section "Static assertions"): false stops compilation. */
+extern bool static_assert(bool check, string message);
+extern bool static_assert(bool check);
+
+#endif  /* _CORE_P4_ */

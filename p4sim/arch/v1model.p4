@@ -1,36 +1,52 @@
 /* p4sim's v1model architecture declarations, written for p4sim from the documented
  * v1model API (BMv2 simple_switch). Declarations only: the v1model runtime of p4sim
- * implements what they do. Programs written for p4c's v1model.p4 compile against it.
+ * implements what they do.
  *
- * Type parameters named I (index types) and others that a program does not spell out
- * (e.g. `register<bit<32>>(N) r;`) are inferred from the calls, as p4c does. */
+ * It declares what p4c's p4include/v1model.p4 declares (release 1.2.4.0): the same
+ * include guard (`_V1_MODEL_P4_`), the same V1MODEL_VERSION default (20180101) and the
+ * same version conditionals, the same extern signatures. So a program that p4c rejects
+ * for its v1model version (e.g. `counter<bit<32>>` without
+ * `#define V1MODEL_VERSION 20200408` before the #include) p4sim rejects too.
+ *
+ * Versions: 20180101 (default): counter, direct_counter, meter, direct_meter take no index
+ * type parameter (indices are bit<32>), register<T> has one; PortId_t is not declared.
+ * 20200408 and later: counter<I>, meter<I>, register<T, I> (every type argument spelled
+ * out, as p4c requires) and `typedef bit<9> PortId_t`. */
 
-#ifndef P4SIM_V1MODEL_P4
-#define P4SIM_V1MODEL_P4
+#ifndef _V1_MODEL_P4_
+#define _V1_MODEL_P4_
 
-#include <core.p4>
+#include "core.p4"
 
 #ifndef V1MODEL_VERSION
-#define V1MODEL_VERSION 20200408
+#define V1MODEL_VERSION 20180101
 #endif
 
 /* Additional match kinds of v1model. */
 match_kind {
     range,
-    optional,
-    selector
+    optional,   /* exact or wildcard */
+    selector    /* the keys an action selector hashes */
 }
 
 const bit<32> __v1model_version = V1MODEL_VERSION;
 
+#if V1MODEL_VERSION >= 20200408
 typedef bit<9> PortId_t;
+#endif
 
 /* Intrinsic metadata of every packet (BMv2's standard_metadata). */
 @metadata @name("standard_metadata")
 struct standard_metadata_t {
+#if V1MODEL_VERSION >= 20200408
     PortId_t  ingress_port;
     PortId_t  egress_spec;      /* set in ingress: the output port (511 drops) */
     PortId_t  egress_port;      /* read-only in egress: the port being sent on */
+#else
+    bit<9>    ingress_port;
+    bit<9>    egress_spec;
+    bit<9>    egress_port;
+#endif
     bit<32>   instance_type;    /* 0 normal, 1 ingress clone, 2 egress clone, 3 coalesced,
                                    4 recirculated, 5 replicated (multicast), 6 resubmitted */
     bit<32>   packet_length;
@@ -60,11 +76,18 @@ enum MeterType {
     bytes
 }
 
-/* An array of counters, indexed by the data plane. */
+/* An array of counters, indexed by the data plane; an index >= size counts nothing. */
+#if V1MODEL_VERSION >= 20200408
 extern counter<I> {
     counter(bit<32> size, CounterType type);
     void count(in I index);
 }
+#else
+extern counter {
+    counter(bit<32> size, CounterType type);
+    void count(in bit<32> index);
+}
+#endif
 
 /* A counter with one cell per entry of the table that names it in `counters = ...`. */
 extern direct_counter {
@@ -72,11 +95,23 @@ extern direct_counter {
     void count();
 }
 
+/* The colours a meter writes. */
+#define V1MODEL_METER_COLOR_GREEN  0
+#define V1MODEL_METER_COLOR_YELLOW 1
+#define V1MODEL_METER_COLOR_RED    2
+
 /* An array of two-rate three-colour meters (RFC 2698); result: 0 green, 1 yellow, 2 red. */
+#if V1MODEL_VERSION >= 20200408
 extern meter<I> {
     meter(bit<32> size, MeterType type);
     void execute_meter<T>(in I index, out T result);
 }
+#else
+extern meter {
+    meter(bit<32> size, MeterType type);
+    void execute_meter<T>(in bit<32> index, out T result);
+}
+#endif
 
 /* A meter with one cell per entry of the table that names it in `meters = ...`. */
 extern direct_meter<T> {
@@ -85,12 +120,21 @@ extern direct_meter<T> {
 }
 
 /* An array of cells of type T that the data plane reads and writes. */
+#if V1MODEL_VERSION >= 20200408
 extern register<T, I> {
     register(bit<32> size);
     @noSideEffects
     void read(out T result, in I index);
     void write(in I index, in T value);
 }
+#else
+extern register<T> {
+    register(bit<32> size);
+    @noSideEffects
+    void read(out T result, in bit<32> index);
+    void write(in bit<32> index, in T value);
+}
+#endif
 
 /* Implementation of a table whose actions live in a shared profile. */
 extern action_profile {
@@ -114,10 +158,16 @@ enum HashAlgorithm {
     xor16
 }
 
+/* The old form without arguments (p4sim refuses it by name: it cannot reach the metadata). */
+@deprecated("Please use mark_to_drop(standard_metadata) instead.")
+extern void mark_to_drop();
+
 /* Drops the packet at the end of the current pipeline (sets egress_spec to 511). */
+@pure
 extern void mark_to_drop(inout standard_metadata_t standard_metadata);
 
 /* result = base + (hash of data) mod max. */
+@pure
 extern void hash<O, T, D, M>(out O result, in HashAlgorithm algo, in T base, in D data, in M max);
 
 /* Implementation of a table whose member is chosen by a hash over the selector keys. */
@@ -142,11 +192,13 @@ extern Checksum16 {
 extern void verify_checksum<T, O>(in bool condition, in T data, in O checksum, HashAlgorithm algo);
 
 /* In ComputeChecksum: if condition holds, writes the checksum of data to `checksum`. */
+@pure
 extern void update_checksum<T, O>(in bool condition, in T data, inout O checksum, HashAlgorithm algo);
 
 /* As above, with the packet payload (everything after the parsed headers) appended to data. */
 extern void verify_checksum_with_payload<T, O>(in bool condition, in T data, in O checksum, HashAlgorithm algo);
 
+@noSideEffects
 extern void update_checksum_with_payload<T, O>(in bool condition, in T data, inout O checksum, HashAlgorithm algo);
 
 /* Ingress clone (I2E) or egress clone (E2E) to the mirroring session `session`. */
@@ -208,4 +260,4 @@ package V1Switch<H, M>(Parser<H, M> p,
                        ComputeChecksum<H, M> ck,
                        Deparser<H> dep);
 
-#endif  /* P4SIM_V1MODEL_P4 */
+#endif  /* _V1_MODEL_P4_ */

@@ -233,3 +233,18 @@ def name_span(node: ast.Node) -> Span:
             return Span(span.file, span.line, i + 1, span.line, i + len(name))
         i = text.find(name, i + 1)
     return span
+
+
+def check_type_args(base: TExtern, args: list[Type], node: ast.Node) -> None:
+    """A specialised extern type must give exactly one argument per type parameter.
+
+    p4c (frontends/p4/typeChecking/typeChecker.cpp, TypeInference::canonicalize, the
+    Type_Specialized case) reports "Type counter has 0 type parameter(s), but it is
+    specialized with 1" at the specialised type: so `counter<bit<32>>` fails under v1model's
+    default version 20180101, and `register<bit<32>>` (one argument for `register<T, I>`)
+    fails under 20200408; type arguments are never inferred in a declaration."""
+    params = base.decl.type_params if base.decl is not None else []
+    if len(params) != len(args):
+        shown = base.name + "<" + ", ".join(a.show() for a in args) + ">"
+        raise err(f"{shown}: Type {base.name} has {len(params)} type parameter(s), "
+                  f"but it is specialized with {len(args)}", node)

@@ -222,6 +222,13 @@ class TupleType(Type):
 
 
 @dataclass(eq=False)
+class ListType(Type):
+    """list<T> (P4_16 1.2.4): a list of elements of one type."""
+
+    element: Type
+
+
+@dataclass(eq=False)
 class TypeParam(Node):
     """A type variable declared by a generic declaration: extern E<T>, parser P<H, M>."""
 
@@ -365,9 +372,11 @@ class MethodCall(Expression):
 
 @dataclass(eq=False)
 class ListExpression(Expression):
-    """{a, b, c}: tuple / list / struct-by-position initializer."""
+    """{a, b, c}: tuple / list / struct-by-position initializer; `{a, ...}` (dots) gives
+    the remaining fields their default values (P4_16 spec, "Default values")."""
 
     elements: list[Expression]
+    dots: bool = False
 
 
 @dataclass(eq=False)
@@ -382,6 +391,7 @@ class StructExpression(Expression):
 
     fields: list[NamedExpression]
     type: Type | None = None
+    dots: bool = False  # `{f = v, ...}`: the other fields get their default values
 
 
 @dataclass(eq=False)

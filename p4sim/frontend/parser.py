@@ -35,7 +35,7 @@ RESERVED = frozenset("""
 CONTEXTUAL = frozenset({"apply", "key", "actions", "state", "entries", "type", "priority"})
 
 TYPE_KEYWORDS = frozenset({"bit", "int", "varbit", "bool", "error", "match_kind", "string",
-                           "void", "tuple"})
+                           "void", "tuple", "list"})
 
 # p4c's precedence, loosest first.
 BINARY_PREC = {
@@ -224,6 +224,12 @@ class Parser:
             elif word == "tuple":
                 self.advance()
                 typ = A.TupleType(self.type_args(), span=self.span(start))
+            elif word == "list":
+                self.advance()
+                args = self.type_args()
+                if len(args) != 1:
+                    raise self.error("list takes one type argument: list<T>")
+                typ = A.ListType(args[0], span=self.span(start))
             elif word not in RESERVED or word in CONTEXTUAL:
                 self.advance()
                 named = A.NamedType(word, span=t.span)
@@ -1090,7 +1096,7 @@ class Parser:
             if w == "_":
                 self.advance()
                 return A.DontCare(span=t.span)
-            if w in ("error", "bit", "int", "varbit", "bool", "string", "tuple"):
+            if w in ("error", "bit", "int", "varbit", "bool", "string", "tuple", "list"):
                 typ = self.type_ref(allow_stack=False)
                 return A.TypeRef(typ, span=typ.span)
             if w not in RESERVED or w in CONTEXTUAL:
@@ -1110,7 +1116,13 @@ class Parser:
             return A.InvalidExpression(span=self.span(start))
         if self.accept("}"):
             return A.ListExpression([], span=self.span(start))
+        if self.at_op("..."):
+            # `{...}`: every field takes its default value
+            self.advance()
+            self.expect("}")
+            return A.StructExpression([], dots=True, span=self.span(start))
         # {name = value, ...} is a struct expression
+        dots = False
         if (self.tok.kind == "ident" and self.peek().kind == "op" and self.peek().text == "="):
             fields: list[A.NamedExpression] = []
             while True:
@@ -1123,15 +1135,23 @@ class Parser:
                     break
                 if self.at_op("}"):
                     break
+                if self.at_op("..."):
+                    self.advance()
+                    dots = True
+                    break
             self.expect("}")
-            return A.StructExpression(fields, span=self.span(start))
+            return A.StructExpression(fields, dots=dots, span=self.span(start))
         elems = [self.expression()]
         while self.accept(","):
             if self.at_op("}"):
                 break
+            if self.at_op("..."):
+                self.advance()
+                dots = True
+                break
             elems.append(self.expression())
         self.expect("}")
-        return A.ListExpression(elems, span=self.span(start))
+        return A.ListExpression(elems, dots=dots, span=self.span(start))
 
     def arguments(self) -> list[A.Argument]:
         self.expect("(")

@@ -162,7 +162,7 @@ def test_lab_pair_on_bmv2(tmp_path):
     art = tmp_path / "p4"
     art.mkdir()
     subprocess.run(["p4c-bm2-ss", "--arch", "v1model", "-o", str(art / "roce_switch.json"),
-                    "--p4runtime-files", str(art / "roce_switch.p4info.txtpb"),
+                    "--p4runtime-files", str(art / "roce_switch.p4info.txt"),
                     str(ROOT / "p4src" / "roce_switch.p4")], check=True, timeout=300)
     res = _run_lab(tmp_path, "--target", "bmv2", "--p4-artifacts", str(art), "--messages", "4")
     for name, agent in res["agents"].items():

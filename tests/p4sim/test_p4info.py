@@ -80,7 +80,7 @@ def model() -> ProgramModel:
             size=512, direct_counter="MyIngress.fwd_counter", direct_meter="MyIngress.fwd_meter"),
         "MyEgress.t": TableInfo("MyEgress.t", actions=(ActionRef("MyEgress.mark"),),
                                 default_action="MyEgress.mark", const_default_action=True,
-                                const_entries=True, annotations=("@hidden",)),
+                                const_entries=True, annotations=("@my_tag",)),
     }
     m.counters = {"MyIngress.port_pkts": CounterInfo("MyIngress.port_pkts", unit="packets_and_bytes",
                                                      size=64)}
@@ -192,12 +192,12 @@ def test_table_contents():
     e = by_name(info.tables, "MyEgress.t")
     assert e.is_const_table and e.has_initial_entries and e.size == 1024
     assert e.const_default_action_id == 0x01000077
-    assert list(e.preamble.annotations) == ["@hidden"]
+    assert list(e.preamble.annotations) == ["@my_tag"]
 
 
 def test_other_resources():
     info = p4info_from_model(model())
-    assert info.pkg_info.arch == "v1model" and info.pkg_info.name == "roce_switch"
+    assert info.pkg_info.arch == "v1model" and info.pkg_info.name == ""  # as p4c: no @pkginfo
     fwd = by_name(info.actions, "MyIngress.fwd")
     assert [(p.id, p.name, p.bitwidth) for p in fwd.params] == [(1, "port", 9), (2, "dmac", 48)]
     # @name is expressed by the name itself, not repeated as an annotation

@@ -1,5 +1,6 @@
 // indirect counter arrays: packets, bytes, packets_and_bytes, run-time index
 #include <core.p4>
+#define V1MODEL_VERSION 20200408
 #include <v1model.p4>
 
 header h_t { bit<8> idx; bit<8> pad; }

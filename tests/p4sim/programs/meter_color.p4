@@ -1,5 +1,6 @@
 // meter (two-rate three-color, packets): within CBS green, within PBS yellow, then red
 #include <core.p4>
+#define V1MODEL_VERSION 20200408
 #include <v1model.p4>
 
 header h_t { bit<8> idx; bit<8> color; }

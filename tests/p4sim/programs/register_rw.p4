@@ -1,5 +1,6 @@
 // registers: read-modify-write per index, values written into the packet, register_write/check_register
 #include <core.p4>
+#define V1MODEL_VERSION 20200408
 #include <v1model.p4>
 
 header h_t { bit<8> idx; bit<32> before; bit<32> after; }

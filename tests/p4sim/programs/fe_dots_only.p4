@@ -1,0 +1,29 @@
+// `{...}`: every field of a struct takes its default value; a header member stays invalid
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t { bit<8> a; bit<8> b; bit<8> c; bit<8> d; }
+struct headers_t { h_t h; }
+struct meta_t { bit<8> x; }
+header g_t { bit<8> v; }
+struct s_t { bit<8> p; g_t g; }
+parser P(packet_in pk, out headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pk.extract(hd.h); transition accept; }
+}
+control I(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+
+    apply {
+        sm.egress_spec = 1;
+        s_t s = {...};
+        hd.h.a = s.p;
+        hd.h.c = s.g.isValid() ? 8w0 : 8w1;
+    }
+}
+control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+
+    apply {  }
+}
+control V(inout headers_t hd, inout meta_t m) { apply { } }
+control C(inout headers_t hd, inout meta_t m) { apply { } }
+control D(packet_out pk, in headers_t hd) { apply { pk.emit(hd.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;

@@ -1,0 +1,27 @@
+// named arguments: an action and a function called with their parameters by name, in any order; a defaulted parameter left out
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t { bit<8> a; bit<8> b; bit<8> c; bit<8> d; }
+struct headers_t { h_t h; }
+struct meta_t { bit<8> x; }
+bit<8> sub(in bit<8> x, in bit<8> y, in bit<8> z = 1) { return x - y - z; }
+parser P(packet_in pk, out headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pk.extract(hd.h); transition accept; }
+}
+control I(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    action put(bit<8> v, bit<8> w) { hd.h.b = v - w; }
+    apply {
+        sm.egress_spec = 1;
+        put(w = 2, v = hd.h.a);
+        hd.h.c = sub(y = 5, x = hd.h.a);
+    }
+}
+control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+
+    apply {  }
+}
+control V(inout headers_t hd, inout meta_t m) { apply { } }
+control C(inout headers_t hd, inout meta_t m) { apply { } }
+control D(packet_out pk, in headers_t hd) { apply { pk.emit(hd.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;

@@ -1,0 +1,28 @@
+// static_assert (core.p4) in a constant: true checks compile
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t { bit<8> a; bit<8> b; bit<8> c; bit<8> d; }
+struct headers_t { h_t h; }
+struct meta_t { bit<8> x; }
+const bool version_ok = static_assert(V1MODEL_VERSION >= 20180101, "v1model too old");
+const bool plain_ok = static_assert(8w3 + 8w4 == 8w7);
+parser P(packet_in pk, out headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pk.extract(hd.h); transition accept; }
+}
+control I(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+
+    apply {
+        sm.egress_spec = 1;
+        hd.h.a = version_ok ? 8w1 : 8w0;
+        hd.h.b = plain_ok ? 8w1 : 8w0;
+    }
+}
+control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+
+    apply {  }
+}
+control V(inout headers_t hd, inout meta_t m) { apply { } }
+control C(inout headers_t hd, inout meta_t m) { apply { } }
+control D(packet_out pk, in headers_t hd) { apply { pk.emit(hd.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;

@@ -1,0 +1,28 @@
+// expect-error: 15:5: Type counter has 1 type parameter(s), but it is specialized with 2
+// counter<I> takes one type argument under 20200408
+#define V1MODEL_VERSION 20200408
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t { bit<8> a; bit<8> b; bit<8> c; bit<8> d; }
+struct headers_t { h_t h; }
+struct meta_t { bit<8> x; }
+
+parser P(packet_in pk, out headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pk.extract(hd.h); transition accept; }
+}
+control I(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    counter<bit<32>, bit<8>>(4, CounterType.packets) c;
+    apply {
+        sm.egress_spec = 1;
+        c.count(0);
+    }
+}
+control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+
+    apply {  }
+}
+control V(inout headers_t hd, inout meta_t m) { apply { } }
+control C(inout headers_t hd, inout meta_t m) { apply { } }
+control D(packet_out pk, in headers_t hd) { apply { pk.emit(hd.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;

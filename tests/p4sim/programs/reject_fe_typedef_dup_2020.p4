@@ -1,0 +1,28 @@
+// expect-error: 6:16: PortId_t
+// under 20200408 v1model.p4 declares PortId_t: a program's typedef of it duplicates it (p4c: duplicates)
+#define V1MODEL_VERSION 20200408
+#include <core.p4>
+#include <v1model.p4>
+typedef bit<9> PortId_t;
+header h_t { bit<8> a; bit<8> b; bit<8> c; bit<8> d; }
+struct headers_t { h_t h; }
+struct meta_t { bit<8> x; }
+
+parser P(packet_in pk, out headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pk.extract(hd.h); transition accept; }
+}
+control I(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+
+    apply {
+        sm.egress_spec = 1;
+
+    }
+}
+control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+
+    apply {  }
+}
+control V(inout headers_t hd, inout meta_t m) { apply { } }
+control C(inout headers_t hd, inout meta_t m) { apply { } }
+control D(packet_out pk, in headers_t hd) { apply { pk.emit(hd.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
