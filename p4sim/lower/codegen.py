@@ -98,7 +98,38 @@ class V:
 
 
 def _pyid(name: str) -> str:
-    return re.sub(r"\W", "_", name)
+    """ASCII stand-in for a name in a generated local (uid() appends a unique counter)."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+_ASCII_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def mangle(prefix: str, name: str) -> str:
+    """The Python identifier standing for P4 name `name` (injective for a given prefix).
+
+    Every P4 name reaches generated code only through here, so no P4 identifier can be a
+    Python keyword or builtin (`class`, `None`, `int`) or one of p4sim's own attributes
+    (`_v`, `copy`, `_ex`): those never start with `<prefix>_` or `<prefix>U_`. Non-ASCII names are
+    spelt out in ASCII (`_` doubled, other characters `_x<hex>_`), because Python
+    NFKC-normalises identifiers and would make `aｘ` the same name as `ax`.
+    """
+    if _ASCII_ID.match(name):
+        return f"{prefix}_{name}"
+    enc = "".join(ch if ch.isascii() and ch.isalnum() else "__" if ch == "_" else f"_x{ord(ch):x}_"
+                  for ch in name)
+    return f"{prefix}U_{enc}"
+
+
+def fld(name: str) -> str:
+    """Attribute of a header/struct field."""
+    return mangle("f", name)
+
+
+def vbw(code: str) -> str:
+    """Attribute holding the current width of the varbit field accessed by `code` (`x.f_v`)."""
+    base, _, attr = code.rpartition(".")
+    return f"{base}.w{attr}"
 
 
 @dataclass
@@ -138,6 +169,8 @@ class Pipeline:
     new_sm: str = ""
     field_lists: dict[int, str] = field(default_factory=dict)  # index -> copy function
 
+
+_OBJ = "\x00"  # stands for the header object in extract/emit templates (never in generated names)
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
 
@@ -243,7 +276,7 @@ class Compiler:
                     ast.HeaderUnionDecl: "union"}[type(d)]
             if d.type_params:
                 raise unsupported(f"generic {kind} types", d)
-            t = TStruct(kind, d.name, [], d, pycls=("H_" if kind == "header" else "S_") + _pyid(d.name))
+            t = TStruct(kind, d.name, [], d, pycls=mangle("H" if kind == "header" else "S", d.name))
             g.add(Sym("type", d.name, d, t), d)
             self.struct_types[d.name] = t
             for f in d.fields:
@@ -397,22 +430,16 @@ class Compiler:
             self.gen_class(ft)
         slots = []
         init = []
-        copy = []
-        for fname, ft in t.fields:
+        for pname, ft in t.fields:
+            fname = fld(pname)
             slots.append(fname)
             init.append(f"self.{fname} = {self.default_value(ft)}")
-            if isinstance(ft, (TStruct, TStack)):
-                copy.append(f"o.{fname} = self.{fname}.copy()")
-            else:
-                copy.append(f"o.{fname} = self.{fname}")
             if isinstance(ft, TVarbit):
-                slots.append(fname + "__w")
-                init.append(f"self.{fname}__w = 0")
-                copy.append(f"o.{fname}__w = self.{fname}__w")
+                slots.append("w" + fname)
+                init.append(f"self.w{fname} = 0")
         if t.kind == "header":
             slots.insert(0, "_v")
             init.insert(0, "self._v = False")
-            copy.insert(0, "o._v = self._v")
         c = self.classes
         c.append(f"class {t.pycls}:")
         if t.kind == "header":
@@ -434,18 +461,18 @@ class Compiler:
         c.append(f"    _p4fields = {tuple(slots)!r}")
         for fname, ft in t.fields:
             if not isinstance(ft, (TStruct, TStack)):
-                c.append(f"    {fname} = {self.default_value(ft)}")
+                c.append(f"    {fld(fname)} = {self.default_value(ft)}")
                 if isinstance(ft, TVarbit):
-                    c.append(f"    {fname}__w = 0")
+                    c.append(f"    w{fld(fname)} = 0")
         if nested:
             c.append("    def __init__(self):")
             for fname, ft in nested:
-                c.append(f"        self.{fname} = {self.default_value(ft)}")
+                c.append(f"        self.{fld(fname)} = {self.default_value(ft)}")
         c.append("    def copy(self):")
         c.append(f"        o = {t.pycls}.__new__({t.pycls})")
         c.append("        o.__dict__.update(self.__dict__)")
         for fname, _ in nested:
-            c.append(f"        o.{fname} = self.{fname}.copy()")
+            c.append(f"        o.{fld(fname)} = self.{fld(fname)}.copy()")
         c.append("        return o")
         if t.kind == "header":
             self.gen_header_io(t)
@@ -475,12 +502,12 @@ class Compiler:
             for fname, ft in fields:
                 if fname == vf:
                     c.append("        shift -= vlen")
-                    c.append(f"        self.{fname} = (v >> shift) & ((1 << vlen) - 1)")
-                    c.append(f"        self.{fname}__w = vlen")
+                    c.append(f"        self.{fld(fname)} = (v >> shift) & ((1 << vlen) - 1)")
+                    c.append(f"        self.w{fld(fname)} = vlen")
                 else:
                     w = width_of(ft)
                     c.append(f"        shift -= {w}")
-                    c.append(f"        self.{fname} = (v >> shift) & {mask(w)}")
+                    c.append(f"        self.{fld(fname)} = (v >> shift) & {mask(w)}")
             c.append("        self._v = True")
             c.append("        return end")
             c.append("    def _em(self):")
@@ -488,11 +515,11 @@ class Compiler:
             c.append("        n = 0")
             for fname, ft in fields:
                 if fname == vf:
-                    c.append(f"        v = (v << self.{fname}__w) | self.{fname}")
-                    c.append(f"        n += self.{fname}__w")
+                    c.append(f"        v = (v << self.w{fld(fname)}) | self.{fld(fname)}")
+                    c.append(f"        n += self.w{fld(fname)}")
                 else:
                     w = width_of(ft)
-                    c.append(f"        v = (v << {w}) | self.{fname}")
+                    c.append(f"        v = (v << {w}) | self.{fld(fname)}")
                     c.append(f"        n += {w}")
             c.append("        return v.to_bytes(n // 8, 'big')")
 
@@ -504,7 +531,7 @@ class Compiler:
         except to split sub-byte fields out of their chunk.
         """
         c = self.classes
-        fields = list(t.fields)
+        fields = [(fld(f), ft) for f, ft in t.fields]  # (attribute, type)
         if width_of(t) % 8:
             # p4c's BMv2 back end pads such a header to whole bytes with a trailing field:
             # the pad bits are read with the header and written back with it
@@ -543,7 +570,7 @@ class Compiler:
             cval = parts[0] if len(parts) == 1 else "(" + " | ".join(parts) + ")"
             if len(ch) == 1:
                 fname, ft = ch[0]
-                ex.append(f"self.{fname} = {'bool(' + cval + ')' if isinstance(ft, TBool) else cval}")
+                ex.append(f"{_OBJ}.{fname} = {'bool(' + cval + ')' if isinstance(ft, TBool) else cval}")
             else:
                 ex.append(f"_c = {cval}")
                 sh = cw
@@ -553,14 +580,14 @@ class Compiler:
                     e = f"(_c >> {sh})" if sh else "_c"
                     if sh + w < cw:
                         e = f"({e} & {mask(w)})"
-                    ex.append(f"self.{fname} = {'bool(' + e + ')' if isinstance(ft, TBool) else e}")
+                    ex.append(f"{_OBJ}.{fname} = {'bool(' + e + ')' if isinstance(ft, TBool) else e}")
             # emission: rebuild the chunk value, split into its words
             sh = cw
             terms = []
             for fname, ft in ch:
                 w = width_of(ft)
                 sh -= w
-                terms.append(f"(self.{fname} << {sh})" if sh else f"self.{fname}")
+                terms.append(f"({_OBJ}.{fname} << {sh})" if sh else f"{_OBJ}.{fname}")
             if len(words) == 1:
                 em_vals.append(" | ".join(terms))
             else:
@@ -577,18 +604,19 @@ class Compiler:
         if chunks:
             c.append("        _t = self._S.unpack_from(buf, off)")
         for line in ex:
-            c.append("        " + line)
+            c.append("        " + line.replace(_OBJ, "self"))
         c.append("        self._v = True")
         c.append("        return end")
         c.append("    def _em(self):")
-        c.append(f"        return self._S.pack({', '.join(em_vals)})")
+        c.append(f"        return self._S.pack({', '.join(em_vals).replace(_OBJ, 'self')})")
         c.append(f"    _bits = {total}")
         if chunks:
             # module-level Struct (one global lookup) for the inlined forms
             c.append(f"_S_{t.pycls} = {t.pycls}._S")
-            inline_ex = [f"_t = _S_{t.pycls}.unpack_from(buf, off)"]
-            inline_ex += [ln.replace("self.", "_H.") for ln in ex]
-            self.header_io[t.pycls] = (nbytes, inline_ex, [v.replace("self.", "_H.") for v in em_vals])
+            # the header object is the _OBJ placeholder, which no generated name contains
+            # (a text replace of `_H.` also rewrote `_S_H_H.unpack_from` for a header named H)
+            inline_ex = [f"_t = _S_{t.pycls}.unpack_from(buf, off)"] + ex
+            self.header_io[t.pycls] = (nbytes, inline_ex, em_vals)
 
     def default_value(self, t: Type) -> str:
         if isinstance(t, TBool):
@@ -692,7 +720,7 @@ class Compiler:
 
         def walk(t: TStruct, path: str) -> None:
             for fname, ft in t.fields:
-                p = f"{path}.{fname}"
+                p = f"{path}.{fld(fname)}"
                 for a in t.annotations.get(fname, []):
                     if a.name == "field_list" and a.exprs:
                         for e in a.exprs:
@@ -755,7 +783,7 @@ class Compiler:
         scope = Scope(self.g, d.name)
         if sub:
             # a sub-parser: (buf, off, its other params) -> new offset; errors propagate
-            pys = ["buf"] + [f"p_{_pyid(p.name)}" for p in d.params[1:]]
+            pys = ["buf"] + [mangle("p", p.name) for p in d.params[1:]]
             outs = []
             for p, py in zip(d.params[1:], pys[1:], strict=True):
                 pt = self.resolve_type(p.type, scope)
@@ -803,7 +831,7 @@ class Compiler:
             fn.emit("    pass")
         else:
             fn.emit("except ParserError as e:")
-            fn.emit("    sm.parser_error = e.code")
+            fn.emit(f"    sm.{fld('parser_error')} = e.code")
         fn.emit(f"return {fn.parser_ret}")
         self.funcs.append(head)
         self.funcs.extend(lines)
@@ -959,7 +987,7 @@ class Compiler:
             elif isinstance(pt, TExtern) and pt.name == "packet_in":
                 raise unsupported("packet_in in a control", p)
             elif top:
-                pys.append(f"p_{_pyid(p.name)}")
+                pys.append(mangle("p", p.name))
             else:
                 self.n += 1
                 pys.append(f"p{self.n}_{_pyid(p.name)}")  # unique: the body may be spliced
@@ -1540,7 +1568,7 @@ class Compiler:
                 code = tv
             staged.append((fname, code))
         for fname, code in staged:
-            fn.emit(f"{t}.{fname} = {code}")
+            fn.emit(f"{t}.{fld(fname)} = {code}")
         if lt.kind == "header":
             fn.emit(f"{t}._v = True")
 
@@ -1583,13 +1611,13 @@ class Compiler:
                 return
             if isinstance(obj.type, TStruct) and obj.type.kind == "union":
                 ft = obj.type.field_type(lhs.member)
-                fn.emit(f"{obj.code}.{lhs.member} = {code}")
+                fn.emit(f"{obj.code}.{fld(lhs.member)} = {code}")
                 if isinstance(ft, TStruct):
                     for other, _ in obj.type.fields:
                         if other != lhs.member:
-                            fn.emit(f"if {obj.code}.{lhs.member}._v: {obj.code}.{other}._v = False")
+                            fn.emit(f"if {obj.code}.{fld(lhs.member)}._v: {obj.code}.{fld(other)}._v = False")
                 return
-            fn.emit(f"{obj.code}.{lhs.member} = {code}")
+            fn.emit(f"{obj.code}.{fld(lhs.member)} = {code}")
             return
         if isinstance(lhs, ast.Index):
             obj = self.expr(lhs.expr, scope, fn)
@@ -1604,9 +1632,10 @@ class Compiler:
             if t.kind == "header":
                 fn.emit(f"{dst}._v = {src}._v")
             for fname, ft in t.fields:
-                fn.emit(f"{dst}.{fname} = {src}.{fname}" + (".copy()" if isinstance(ft, (TStruct, TStack)) else ""))
+                fn.emit(f"{dst}.{fld(fname)} = {src}.{fld(fname)}"
+                        + (".copy()" if isinstance(ft, (TStruct, TStack)) else ""))
                 if isinstance(ft, TVarbit):
-                    fn.emit(f"{dst}.{fname}__w = {src}.{fname}__w")
+                    fn.emit(f"{dst}.w{fld(fname)} = {src}.w{fld(fname)}")
         elif isinstance(t, TStack):
             fn.emit(f"{dst}.a[:] = [h.copy() for h in {src}.a]")
             fn.emit(f"{dst}.n = {src}.n")
@@ -1822,7 +1851,7 @@ class Compiler:
                     w = width_of(ot)
                     return V(str(w if m.endswith("Bits") else w // 8), INT, w if m.endswith("Bits") else w // 8)
             if isinstance(ot, TStruct) and ot.kind == "union" and m == "isValid":
-                return V("(" + " or ".join(f"{obj.code}.{f}._v" for f, _ in ot.fields) + ")", BOOL)
+                return V("(" + " or ".join(f"{obj.code}.{fld(f)}._v" for f, _ in ot.fields) + ")", BOOL)
             if isinstance(ot, TStack) and m in ("push_front", "pop_front"):
                 n = self.expr(argv[0], scope, fn)
                 fn.emit(f"{obj.code}.{m}({n.code})")
@@ -1865,7 +1894,7 @@ class Compiler:
             if isinstance(parent.type, TStruct) and parent.type.kind == "union":
                 for other, _ in parent.type.fields:
                     if other != base.member:
-                        fn.emit(f"{parent.code}.{other}._v = False")
+                        fn.emit(f"{parent.code}.{fld(other)}._v = False")
 
     def call_control(self, sym: Sym, c: ast.MethodCall, scope: Scope, fn: _Fn) -> V:
         t: TNamedBlock = sym.type  # type: ignore[assignment]
@@ -1916,10 +1945,10 @@ class Compiler:
             if isinstance(t, TStruct):
                 vv = f"{v.code}._v" if t.kind == "header" else valid
                 for fname, ft in t.fields:
-                    add(V(f"{v.code}.{fname}", ft), vv, node)
+                    add(V(f"{v.code}.{fld(fname)}", ft), vv, node)
                 return
             if isinstance(t, TVarbit):
-                parts.append((v.code, v.code + "__w", valid))
+                parts.append((v.code, vbw(v.code), valid))
                 return
             w = width_of(t)
             if not w:
@@ -1971,8 +2000,8 @@ class Compiler:
         if name == "mark_to_drop":
             nargs(1)
             sm = ev(0).code
-            fn.emit(f"{sm}.egress_spec = _RT.drop_port")  # the switch's drop port, as BMv2's primitive
-            fn.emit(f"{sm}.mcast_grp = 0")
+            fn.emit(f"{sm}.{fld('egress_spec')} = _RT.drop_port")  # the switch's drop port, as BMv2's primitive
+            fn.emit(f"{sm}.{fld('mcast_grp')} = 0")
             return V("None", VOID)
         if name == "verify":
             nargs(2)
@@ -2014,7 +2043,7 @@ class Compiler:
             dname = self.cp_name("", d.type.decl) if d.type.decl is not None else d.type.name
             flds = tuple((f, width_of(ft)) for f, ft in d.type.fields)
             self.model.digests.setdefault(dname, DigestInfo(name=dname, fields=flds))
-            vals = ", ".join(f"{f!r}: {d.code}.{f}" for f, _ in flds)
+            vals = ", ".join(f"{f!r}: {d.code}.{fld(f)}" for f, _ in flds)
             fn.emit(f"_RT.digest({dname!r}, {{{vals}}})")
             return V("None", VOID)
         if name == "random":
@@ -2150,7 +2179,7 @@ class Compiler:
             chain: list[str] = []
             x = el
             while isinstance(x, ast.Member):
-                chain.append(x.member)
+                chain.append(fld(x.member))
                 x = x.expr
             sym = scope.lookup(x.name) if isinstance(x, ast.Name) else None
             if sym is None or sym.kind != "var" or sym.type is not self.meta_type:
@@ -2280,7 +2309,7 @@ class Compiler:
                     fn.emit(f"{end} = off + {nbytes}")
                     fn.emit(f"if {end} > len(buf): raise ParserError(1)")
                     for ln in ex_lines:
-                        fn.emit(ln.replace("_H.", hv + "."))
+                        fn.emit(ln.replace(_OBJ, hv))
                     fn.emit(f"{hv}._v = True")
                     fn.emit(f"off = {end}")
             self.union_invalidate(target, scope, fn)
@@ -2327,14 +2356,14 @@ class Compiler:
                 if io is None:
                     fn.emit(f"if {h}._v: _out.append({h}._em())")
                 else:  # _em inlined
-                    vals = ", ".join(x.replace("_H.", h + ".") for x in io[2])
+                    vals = ", ".join(x.replace(_OBJ, h) for x in io[2])
                     fn.emit(f"if {h}._v: _out.append(_S_{t.pycls}.pack({vals}))")
             elif t.kind == "union":
                 for f, _ in t.fields:
-                    self.emit_value(V(f"{v.code}.{f}", t.field_type(f)), fn, node)  # type: ignore[arg-type]
+                    self.emit_value(V(f"{v.code}.{fld(f)}", t.field_type(f)), fn, node)  # type: ignore[arg-type]
             else:
                 for f, ft in t.fields:
-                    self.emit_value(V(f"{v.code}.{f}", ft), fn, node)
+                    self.emit_value(V(f"{v.code}.{fld(f)}", ft), fn, node)
             return
         if isinstance(t, TStack):
             fn.emit(f"for _h in {v.code}.a:")
@@ -2539,7 +2568,7 @@ class Compiler:
             ft = t.field_type(m)
             if ft is None:
                 raise err(f"{t.kind} {t.name} has no field '{m}'", e)
-            return V(f"{b.code}.{m}", ft)
+            return V(f"{b.code}.{fld(m)}", ft)
         if isinstance(t, TStack):
             if m == "size":
                 return V(str(t.size), TBits(32), t.size)
@@ -2701,7 +2730,7 @@ class Compiler:
             return " and ".join(f"({self.aggregate_eq(f'{a}.a[{i}]', f'{b}.a[{i}]', t.elem)})"
                                 for i in range(t.size)) or "True"
         if isinstance(t, TStruct):
-            parts = [self.aggregate_eq(f"{a}.{f}", f"{b}.{f}", ft) for f, ft in t.fields]
+            parts = [self.aggregate_eq(f"{a}.{fld(f)}", f"{b}.{fld(f)}", ft) for f, ft in t.fields]
             fields = " and ".join(f"({p})" for p in parts) or "True"
             if t.kind == "header":
                 return f"{a}._v == {b}._v and (not {a}._v or ({fields}))"
