@@ -183,7 +183,7 @@ class _Fn:
         self.counter = counter
         self.ind = ind
         self.n = 0
-        self.once_stack: list[str | None] = []  # return-value var of the inlined body
+        self.once_stack: list[V | None] = []  # return-value var (and type) of the inlined body
         self.in_parser = False
         self.packet: str | None = None  # Python name of the packet_in/out param
         self.packet_kind = ""
@@ -192,6 +192,9 @@ class _Fn:
         self.parser_states: dict[str, int] = {}
         self.parser_inline: tuple | None = None  # (states by name, parser scope) when inlined
         self.parser_ret = "off"  # what a parser function returns (a sub-parser adds its outs)
+        # enclosing for loops of the current inlined body: the flag var a `return` inside the
+        # loop sets before its `break` (None until a return needs one)
+        self.loops: list[list[str | None]] = []
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.ind + line)
@@ -1437,14 +1440,31 @@ class Compiler:
         if isinstance(s, ast.SwitchStatement):
             self.switch(s, scope, fn)
             return
+        if isinstance(s, (ast.ForStatement, ast.ForInStatement)):
+            self.for_loop(s, scope, fn)
+            return
+        if isinstance(s, (ast.BreakStatement, ast.ContinueStatement)):
+            if not fn.loops:
+                raise err(f"{'break' if isinstance(s, ast.BreakStatement) else 'continue'} outside a for loop", s)
+            fn.emit("break" if isinstance(s, ast.BreakStatement) else "continue")
+            return
         if isinstance(s, ast.ReturnStatement):
+            if fn.once_stack and fn.loops:
+                # a Python break would leave only the loop: raise a flag every enclosing loop
+                # of this body tests after it ends, then break
+                flag = fn.loops[0][0] or fn.tmp("ret_flag")
+                for lp in fn.loops:
+                    lp[0] = flag
             if fn.once_stack:
                 rv = fn.once_stack[-1]
                 if s.value is not None:
                     if rv is None:
                         raise err("return with a value in an action", s)
-                    v = self.expr(s.value, scope, fn)
-                    fn.emit(f"{rv} = {v.code}")
+                    # typed against the declared return type: `return {a, b};`, casts, ints
+                    v = self.coerce(self.expr(s.value, scope, fn, want=rv.type), rv.type, s.value)
+                    fn.emit(f"{rv.code} = {self.copy_code(v)}")
+                if fn.loops:
+                    fn.emit(f"{fn.loops[0][0]} = True")
                 fn.emit("break")
             else:
                 if s.value is not None:
@@ -1459,6 +1479,76 @@ class Compiler:
         if isinstance(s, ast.TransitionStatement):
             raise err("transition must be the last statement of a state", s)
         raise unsupported(f"statement {type(s).__name__}", s)
+
+    LOOP_LIMIT = 1 << 20  # iterations of one for loop per packet before p4sim gives up on it
+
+    def for_loop(self, s: ast.ForStatement | ast.ForInStatement, scope: Scope, fn: _Fn) -> None:
+        """P4_16 1.2.4 loops. The C-style form runs its update before every test but the first
+        (so `continue` still updates) and is capped at LOOP_LIMIT iterations: a loop that
+        never ends (`bit<8> i; i < 300`) drops the packet with a logged error, not a hang."""
+        if fn.in_parser:
+            raise unsupported("for loops in a parser", s)
+        inner = Scope(scope, "for")
+        frame: list[str | None] = [None]
+        outermost, at, ind = not fn.loops, len(fn.lines), fn.ind
+        if isinstance(s, ast.ForInStatement):
+            t = self.resolve_type(s.type, inner)
+            py = "v_" + self.uid(s.var)
+            if s.hi is not None:
+                if not isinstance(t, TBits):
+                    raise err("a range loop variable must be bit<N> or int<N>", s)
+                lo = self.coerce(self.expr(s.collection, scope, fn, want=t), t, s.collection)
+                hi = self.coerce(self.expr(s.hi, scope, fn, want=t), t, s.hi)
+                if t.signed:
+                    rng = f"range(sx({lo.code}, {t.width}), sx({hi.code}, {t.width}) + 1)"
+                    fn.emit(f"for {py} in {rng}:")
+                    fn.emit(f"    {py} &= {mask(t.width)}")
+                else:
+                    fn.emit(f"for {py} in range({lo.code}, {hi.code} + 1):")
+            else:
+                coll = self.expr(s.collection, scope, fn)
+                if not isinstance(coll.type, TStack):
+                    raise unsupported(f"for-in over a {coll.type.show()} (p4sim iterates header stacks and ranges)",
+                                      s.collection)
+                self.coerce(V("None", coll.type.elem), t, s)
+                el = fn.tmp("el")
+                # the loop variable is a copy of each element, in index order
+                fn.emit(f"for {el} in {coll.code}.a:")
+                fn.emit(f"    {py} = {el}.copy()")
+            inner.add(Sym("var", s.var, s, t, py=py), s)
+            fn.loops.append(frame)
+            self.body(s.body, inner, fn)
+            fn.loops.pop()
+        else:
+            for st in s.init:
+                self.stmt(st, inner, fn)
+            first, count = fn.tmp("first"), fn.tmp("iter")
+            fn.emit(f"{first} = True")
+            fn.emit(f"{count} = 0")
+            fn.emit("while True:")
+            fn.ind += 1
+            if s.update:
+                fn.emit(f"if {first}:")
+                fn.emit(f"    {first} = False")
+                fn.emit("else:")
+                fn.ind += 1
+                for st in s.update:
+                    self.stmt(st, inner, fn)
+                fn.ind -= 1
+            if s.cond is not None:
+                fn.emit(f"if not ({self.cond(s.cond, inner, fn)}): break")
+            fn.emit(f"{count} += 1")
+            fn.emit(f"if {count} > {self.LOOP_LIMIT}: "
+                    f"raise OverflowError('for loop at {s.span} ran {self.LOOP_LIMIT} iterations')")
+            fn.ind -= 1  # body() indents the loop body itself
+            fn.loops.append(frame)
+            self.body(s.body, inner, fn)
+            fn.loops.pop()
+        if frame[0] is not None:
+            # a `return` inside: leave the enclosing loop too, or the inlined body
+            fn.emit(f"if {frame[0]}: break")
+            if outermost:
+                fn.lines.insert(at, "    " * ind + f"{frame[0]} = False")
 
     def cond(self, e: ast.Expression, scope: Scope, fn: _Fn) -> str:
         v = self.expr(e, scope, fn)
@@ -1558,10 +1648,9 @@ class Compiler:
             ft = lt.field_type(fname)
             if ft is None:
                 raise err(f"{lt.name} has no field '{fname}'", e)
-            if isinstance(ft, TStruct) and isinstance(e, (ast.ListExpression, ast.StructExpression)):
-                raise unsupported("nested struct initializers", e)
-            v = self.coerce(self.expr(e, scope, fn, want=ft), ft, e)
-            code = self.copy_code(v)
+            v = self.coerce(self.expr(e, scope, fn, want=ft), ft, e)  # nested {..}: a fresh temporary
+            nested = isinstance(ft, TStruct) and isinstance(e, (ast.ListExpression, ast.StructExpression))
+            code = v.code if nested else self.copy_code(v)
             if not v.is_const:
                 tv = fn.tmp("f")
                 fn.emit(f"{tv} = {code}")
@@ -1766,14 +1855,15 @@ class Compiler:
         if has_return:
             fn.emit("for _ in ONCE:")
             fn.ind += 1
-            fn.once_stack.append(rv)
-        saved_parser = fn.in_parser
+            fn.once_stack.append(V(rv, rt) if rv is not None else None)
+        saved_parser, saved_loops = fn.in_parser, fn.loops
         fn.in_parser = False if isinstance(d, ast.ActionDecl) else fn.in_parser
+        fn.loops = []  # break/continue/return inside the body belong to the body
         start = len(fn.lines)
         self.block(d.body, inner, fn)
         if len(fn.lines) == start:
             fn.emit("pass")
-        fn.in_parser = saved_parser
+        fn.in_parser, fn.loops = saved_parser, saved_loops
         if has_return:
             fn.once_stack.pop()
             fn.ind -= 1
