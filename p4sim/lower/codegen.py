@@ -1199,8 +1199,7 @@ class Compiler:
             action_syms.append(asym)
             refs.append(ActionRef(aname, sc))
             self.register_action(asym, adecl)
-        if not actions:
-            raise err(f"table {d.name} has no actions", d)
+        # no actions at all: p4c's front end gives the table NoAction as its (only) default
         size = 1024
         sp = d.prop("size")
         if sp is not None and sp.value is not None:
@@ -2379,6 +2378,17 @@ class Compiler:
                         fn.emit(f"off = {hv}._ex(buf, off)")
                     fn.emit(f"{s}.n += 1")
                     return V("None", VOID)
+            if isinstance(target, ast.Index):
+                stack = self.expr(target.expr, scope, fn)
+                idx = self.expr(target.index, scope, fn)
+                if isinstance(stack.type, TStack) and not idx.is_const:
+                    # a run-time index past the stack: the parser error StackOutOfBounds, as
+                    # for `.next` (P4_16 spec, header stacks), not a Python IndexError
+                    i = fn.tmp("i")
+                    fn.emit(f"{i} = {idx.code}")
+                    fn.emit(f"if {i} >= {stack.type.size}: "
+                            f"raise ParserError({self.errors.get('StackOutOfBounds', 3)})")
+                    h = V(f"{stack.code}.a[{i}]", ht)
             if not (isinstance(ht, TStruct) and ht.kind == "header"):
                 raise err(f"extract needs a header, not {ht.show()}", target)
             if len(argv) == 2:
