@@ -58,6 +58,7 @@ from p4sim.check.types import (
     width_of,
 )
 from p4sim.frontend import ast
+from p4sim.frontend.errors import P4SourceError
 from p4sim.model import (
     ActionInfo,
     ActionRef,
@@ -1407,6 +1408,65 @@ class Compiler:
             fn.emit("if True:")
             self.body(s, scope, fn)
             return
+        guards = self.stack_index_guards(s, scope, fn)
+        if guards:
+            # p4c (midend/hsIndexSimplify.cpp, HSIndexSimplifier::eliminateArrayIndexes) turns a
+            # statement using hs[i] with a run-time i into `if (i == 0) ... else if (i == 1) ...`
+            # with no final else: with i out of range the statement does nothing (an `if` takes
+            # its else branch). BMv2 runs that; p4sim guards the statement the same way.
+            if isinstance(s, ast.IfStatement):
+                c = self.cond(s.cond, scope, fn)
+                fn.emit(f"if {' and '.join(guards)} and {c}:")
+                self.body(s.then, scope, fn)
+                if s.else_ is not None:
+                    fn.emit("else:")
+                    self.body(s.else_, scope, fn)
+                return
+            if isinstance(s, ast.VariableDecl) and s.init is not None:
+                self.stmt(ast.VariableDecl(s.name, s.type, None, span=s.span), scope, fn)
+                s = ast.Assignment(ast.Name(s.name, span=s.span), s.init, span=s.span)
+            fn.emit(f"if {' and '.join(guards)}:")
+            fn.ind += 1
+            start = len(fn.lines)
+            self.stmt_unguarded(s, scope, fn)
+            if len(fn.lines) == start:
+                fn.emit("pass")
+            fn.ind -= 1
+            return
+        self.stmt_unguarded(s, scope, fn)
+
+    def stack_index_guards(self, s: ast.Node, scope: Scope, fn: _Fn) -> list[str]:
+        """`index < size` for each run-time header-stack index the statement itself uses."""
+        if isinstance(s, (ast.Assignment, ast.MethodCallStatement)):
+            roots: list[ast.Node] = [s]
+        elif isinstance(s, ast.IfStatement):
+            roots = [s.cond]
+        elif isinstance(s, ast.SwitchStatement):
+            roots = [s.expr]
+        elif isinstance(s, ast.VariableDecl) and s.init is not None:
+            roots = [s.init]
+        else:
+            return []
+        out: list[str] = []
+        scratch = _Fn([], 0, self.tmp_counter)  # typing only: nothing it emits is kept
+        for root in roots:
+            for n in ast.walk(root):
+                if not isinstance(n, ast.Index):
+                    continue
+                try:
+                    base = self.expr(n.expr, scope, scratch)
+                    idx = self.expr(n.index, scope, scratch)
+                except P4SourceError:
+                    return []  # the statement's own lowering reports it, located
+                if isinstance(base.type, TStack) and not idx.is_const:
+                    if any(isinstance(x, ast.MethodCall) for x in ast.walk(n.index)):
+                        raise unsupported("a call inside a run-time header-stack index", n.index)
+                    code = f"sx({idx.code}, {idx.type.width})" if isinstance(idx.type, TBits) and \
+                        idx.type.signed else idx.code
+                    out.append(f"0 <= {code} < {base.type.size}")
+        return out
+
+    def stmt_unguarded(self, s: ast.Node, scope: Scope, fn: _Fn) -> None:
         if isinstance(s, ast.VariableDecl):
             t = self.resolve_type(s.type, scope)
             py = "v_" + self.uid(s.name)
@@ -2378,17 +2438,6 @@ class Compiler:
                         fn.emit(f"off = {hv}._ex(buf, off)")
                     fn.emit(f"{s}.n += 1")
                     return V("None", VOID)
-            if isinstance(target, ast.Index):
-                stack = self.expr(target.expr, scope, fn)
-                idx = self.expr(target.index, scope, fn)
-                if isinstance(stack.type, TStack) and not idx.is_const:
-                    # a run-time index past the stack: the parser error StackOutOfBounds, as
-                    # for `.next` (P4_16 spec, header stacks), not a Python IndexError
-                    i = fn.tmp("i")
-                    fn.emit(f"{i} = {idx.code}")
-                    fn.emit(f"if {i} >= {stack.type.size}: "
-                            f"raise ParserError({self.errors.get('StackOutOfBounds', 3)})")
-                    h = V(f"{stack.code}.a[{i}]", ht)
             if not (isinstance(ht, TStruct) and ht.kind == "header"):
                 raise err(f"extract needs a header, not {ht.show()}", target)
             if len(argv) == 2:

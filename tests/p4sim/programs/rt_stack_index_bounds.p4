@@ -1,10 +1,11 @@
-// Header-stack indices out of range at run time. In the parser, extract into hs[i] with
-// i >= size is the parser error StackOutOfBounds (as `.next` past the end): the packet
-// reaches ingress with parser_error set. In a control, a run-time index out of range is
-// undefined in P4_16; p4sim drops that packet and logs it (see the README's divergences).
+// Header-stack indices out of range at run time, as p4c + BMv2 run them: p4c's
+// HSIndexSimplifier (midend/hsIndexSimplify.cpp) rewrites a statement using hs[i] into
+// `if (i == 0) ... else if (i == 1) ...` with no final else, so with i out of range the
+// statement does nothing: no extract (the bytes stay payload, no parser error), no write,
+// no read (the target keeps its value), and an `if` on hs[i] takes its else branch.
 #include <core.p4>
 #include <v1model.p4>
-header h_t { bit<8> i; bit<8> j; bit<8> err; }
+header h_t { bit<8> i; bit<8> j; bit<8> r; bit<8> c; }
 header e_t { bit<8> v; }
 struct headers { h_t h; e_t[2] st; }
 struct M { }
@@ -15,8 +16,11 @@ control VC(inout headers hdr, inout M meta) { apply { } }
 control I(inout headers hdr, inout M meta, inout standard_metadata_t sm) {
     apply {
         sm.egress_spec = 1;
-        if (sm.parser_error == error.StackOutOfBounds) { hdr.h.err = 0xEE; }
-        if (hdr.h.j != 0xFF) { hdr.st[hdr.h.j].v = 0x55; }
+        if (sm.parser_error != error.NoError) { hdr.h.c = 0xEE; }
+        hdr.h.r = 0x99;
+        hdr.h.r = hdr.st[hdr.h.j].v;
+        if (hdr.st[hdr.h.j].isValid()) { hdr.h.c = hdr.h.c + 1; } else { hdr.h.c = hdr.h.c + 2; }
+        hdr.st[hdr.h.j].v = 0x55;
     }
 }
 control E(inout headers hdr, inout M meta, inout standard_metadata_t sm) { apply { } }
