@@ -690,7 +690,7 @@ class Compiler:
         pl = self.pipeline
         pl.new_hdr, pl.new_meta, pl.new_sm = (self.hdr_type.pycls, self.meta_type.pycls,  # type: ignore[union-attr]
                                               self.std_meta_type.pycls)  # type: ignore[union-attr]
-        pl.parser = self.compile_parser(p[0].decl, p[1], p[2])  # type: ignore[arg-type]
+        pl.parser = self.compile_parser(p[0].decl, p[1], p[2], arg_scope=self.g)  # type: ignore[arg-type]
         names = []
         for (sym, prefix, args), role in zip((vr, ig, eg, ck, dp),
                                              ("verify", "ingress", "egress", "compute", "deparser"),
@@ -774,17 +774,45 @@ class Compiler:
                 fn.sm = py
             scope.add(Sym("var", p.name, p, t, py=py, extra={"dir": p.direction}), p)
 
+    def bind_ctor_args(self, d: ast.ParserDecl | ast.ControlDecl, ctor_args: list[ast.Argument],
+                       scope: Scope, arg_scope: Scope | None) -> None:
+        """Constructor parameters of a parser/control instance: a control, parser or extern
+        instance passed by name is bound to that instance; a value parameter to its constant."""
+        if len(ctor_args) != len(d.ctor_params):
+            raise err(f"{d.name} takes {len(d.ctor_params)} constructor argument"
+                      f"{'s' if len(d.ctor_params) != 1 else ''}, {len(ctor_args)} given", d)
+        for p, a in zip(d.ctor_params, ctor_args, strict=True):
+            pt = self.resolve_type(p.type, scope)
+            e = a.value
+            if isinstance(pt, (TNamedBlock, TExtern)):
+                if not isinstance(e, ast.Name) or arg_scope is None:
+                    raise unsupported("a constructor call as a constructor argument "
+                                      "(instantiate it first and pass the instance by name)", e)
+                sym = arg_scope.resolve(e.name, e, top_level=e.top_level)
+                if sym.kind != "instance":
+                    raise err(f"'{e.name}' is not an instance", e)
+                if isinstance(pt, TNamedBlock) and pt.kind == "blocktype" and isinstance(sym.type, TNamedBlock):
+                    want = pt.decl
+                    got = sym.type.decl
+                    if len(getattr(want, "params", [])) != len(getattr(got, "params", [])):
+                        raise err(f"'{e.name}' does not match the type {pt.name} of parameter '{p.name}'", e)
+                scope.add(Sym(sym.kind, p.name, p, sym.type, py=sym.py, value=sym.value, extra=sym.extra), p)
+            else:
+                v = self.coerce(self.expr(e, arg_scope or self.g, None, want=pt), pt, e)
+                if not v.is_const:
+                    raise err("constructor arguments must be compile-time constants", e)
+                scope.add(Sym("const", p.name, p, pt, py=v.code, value=v.const), p)
+
     def compile_parser(self, d: ast.ParserDecl, prefix: str, ctor_args: list[ast.Argument],
-                       sub: bool = False) -> str:
+                       sub: bool = False, arg_scope: Scope | None = None) -> str:
         if d.type_params:
             raise unsupported("generic parsers", d)
-        if ctor_args or d.ctor_params:
-            raise unsupported("parser constructor parameters", d)
         fname = "P_" + self.uid(d.name)
         lines: list[str] = []
         fn = _Fn(lines, 1, self.tmp_counter)
         fn.in_parser = True
         scope = Scope(self.g, d.name)
+        self.bind_ctor_args(d, ctor_args, scope, arg_scope)
         if sub:
             # a sub-parser: (buf, off, its other params) -> new offset; errors propagate
             pys = ["buf"] + [mangle("p", p.name) for p in d.params[1:]]
@@ -974,15 +1002,14 @@ class Compiler:
     # ======================================================================= controls
 
     def compile_control(self, d: ast.ControlDecl, prefix: str, ctor_args: list[ast.Argument],
-                        top: bool = False) -> str:
+                        top: bool = False, arg_scope: Scope | None = None) -> str:
         if d.type_params:
             raise unsupported("generic controls", d)
-        if ctor_args or d.ctor_params:
-            raise unsupported("control constructor parameters", d)
         fname = "C_" + self.uid(prefix)
         lines: list[str] = []
         fn = _Fn(lines, 1, self.tmp_counter)
         scope = Scope(self.g, d.name)
+        self.bind_ctor_args(d, ctor_args, scope, arg_scope if arg_scope is not None else self.g)
         pys = []
         for p in d.params:
             pt = self.resolve_type(p.type, scope)
@@ -1062,11 +1089,11 @@ class Compiler:
         t = self.resolve_type(d.type, scope)
         name = self.cp_name(prefix, d)
         if isinstance(t, TNamedBlock) and t.kind == "control_decl":
-            fname = self.compile_control(t.decl, name, d.args)  # type: ignore[arg-type]
+            fname = self.compile_control(t.decl, name, d.args, arg_scope=scope)  # type: ignore[arg-type]
             scope.add(Sym("instance", d.name, d, t, py=fname, value="control"), d)
             return
         if isinstance(t, TNamedBlock) and t.kind == "parser_decl" and fn is not None and fn.in_parser:
-            fname = self.compile_parser(t.decl, name, d.args, sub=True)  # type: ignore[arg-type]
+            fname = self.compile_parser(t.decl, name, d.args, sub=True, arg_scope=scope)  # type: ignore[arg-type]
             scope.add(Sym("instance", d.name, d, t, py=fname, value="parser"), d)
             return
         if isinstance(t, TNamedBlock):
