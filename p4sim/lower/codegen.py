@@ -463,6 +463,19 @@ class Compiler:
         # structs: scalar fields as class defaults, nested headers/structs/stacks built per instance
         nested = [(f, ft) for f, ft in t.fields if isinstance(ft, (TStruct, TStack))]
         c.append(f"    _p4fields = {tuple(slots)!r}")
+        if t.kind == "union":
+            # a union is valid when a member is; clearing it clears every member (a stack of
+            # unions, push_front/pop_front and the deparser treat it like a header)
+            members = [fld(f) for f, _ in t.fields]
+            c.append("    @property")
+            c.append("    def _v(self):")
+            c.append(f"        return {' or '.join(f'self.{m}._v' for m in members) or 'False'}")
+            c.append("    @_v.setter")
+            c.append("    def _v(self, valid):")
+            c.append("        if not valid:")
+            for m in members:
+                c.append(f"            self.{m}._v = False")
+            c.append("        pass")
         for fname, ft in t.fields:
             if not isinstance(ft, (TStruct, TStack)):
                 c.append(f"    {fld(fname)} = {self.default_value(ft)}")
@@ -2489,6 +2502,13 @@ class Compiler:
                     fn.emit(f"{hv}._v = True")
                     fn.emit(f"off = {end}")
             self.union_invalidate(target, scope, fn)
+            if (isinstance(target, ast.Member) and isinstance(target.expr, ast.Member)
+                    and target.expr.member == "next"):
+                st = self.expr(target.expr.expr, scope, fn)
+                if isinstance(st.type, TStack):
+                    # extract(us.next.m) of a stack of unions advances the stack, as BMv2's
+                    # ParserOpExtractUnionStack (bm_sim/parser.cpp) push_back()s after it
+                    fn.emit(f"{st.code}.n += 1")
             return V("None", VOID)
         if m == "lookahead":
             if not c.type_args:
@@ -2542,6 +2562,13 @@ class Compiler:
                     self.emit_value(V(f"{v.code}.{fld(f)}", ft), fn, node)
             return
         if isinstance(t, TStack):
+            if isinstance(t.elem, TStruct) and t.elem.kind == "union":
+                el = fn.tmp("u")
+                fn.emit(f"for {el} in {v.code}.a:")
+                fn.ind += 1
+                self.emit_value(V(el, t.elem), fn, node)
+                fn.ind -= 1
+                return
             fn.emit(f"for _h in {v.code}.a:")
             fn.emit("    if _h._v: _out.append(_h._em())")
             return
