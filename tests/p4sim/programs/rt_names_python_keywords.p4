@@ -9,7 +9,7 @@ header h_t {
 }
 header v_t { bit<8> len; varbit<16> x; bit<8> x__w; }
 struct headers { h_t h; v_t v; }
-struct M { bit<8> True; bit<8> __class__; bit<8> _p4fields; }
+struct M { bit<8> True; bit<8> __class__; bit<8> _p4fields; bit<8> copy; }
 
 parser P(packet_in buf, out headers off, inout M sm, inout standard_metadata_t meta) {
     state start {
@@ -40,7 +40,9 @@ control I(inout headers hdr, inout M meta, inout standard_metadata_t sm) {
         hdr.h.__init__ = e;
         hdr.h.__dict__ = meta._p4fields;
         hdr.h._ex = meta.__class__;
-        hdr.h._S = hdr.h._S + 1;
+        meta.copy = 1;
+        M m2 = meta;               // a struct copy of a struct with a field named copy
+        hdr.h._S = hdr.h._S + 1 + m2.copy;
         hdr.h._bits = hdr.v.len;
         hdr.v.x__w = hdr.v.x__w + 1;
         h_t copy = hdr.h;          // a struct copy of a header with a field named copy
