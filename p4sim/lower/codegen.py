@@ -475,7 +475,8 @@ class Compiler:
             c.append("        if not valid:")
             for m in members:
                 c.append(f"            self.{m}._v = False")
-            c.append("        pass")
+            if not members:
+                c.append("            pass")
         for fname, ft in t.fields:
             if not isinstance(ft, (TStruct, TStack)):
                 c.append(f"    {fld(fname)} = {self.default_value(ft)}")
