@@ -2517,6 +2517,9 @@ class Compiler:
             t = self.resolve_type(c.type_args[0], scope)
             w = width_of(t)
             if isinstance(t, TStruct) and t.kind == "header":
+                if any(isinstance(ft, TVarbit) for _, ft in t.fields):
+                    # P4_16 spec (packet_in.lookahead): T must have a fixed width
+                    raise err(f"lookahead needs a fixed-width type; {t.show()} has a varbit field", c)
                 self.gen_class(t)
                 tmp = fn.tmp("la")
                 fn.emit(f"{tmp} = {t.pycls}()")
