@@ -1730,6 +1730,17 @@ class Compiler:
             rv = self.expr(rhs, scope, fn, want=lt)
         rv = self.coerce(rv, lt, lhs if isinstance(rhs, V) else rhs)
         code = self.copy_code(rv)
+        if isinstance(lt, TVarbit):
+            # a varbit value is its bits and their current width: both move together
+            node = lhs if isinstance(rhs, V) else rhs
+            if not (isinstance(lhs, ast.Member) and _DOTTED.match(rv.code)):
+                raise unsupported("assigning a varbit other than field to field", node)
+            if not (isinstance(rv.type, TVarbit) and rv.type.width == lt.width):
+                raise err(f"cannot assign {rv.type.show()} to {lt.show()}", node)
+            dst = self.expr(lhs, scope, fn).code
+            fn.emit(f"{dst} = {rv.code}")
+            fn.emit(f"{vbw(dst)} = {vbw(rv.code)}")
+            return
         self.store(lhs, code, scope, fn)
 
     def assign_fields(self, lhs: ast.Expression, lt: TStruct, rhs: ast.Expression, scope: Scope, fn: _Fn) -> None:
