@@ -2794,6 +2794,11 @@ class Compiler:
                 return V(f"(({b.code}.n - 1) & 0xffffffff)", TBits(32))
             if m == "nextIndex":
                 return V(f"{b.code}.n", TBits(32))
+            if m in ("next", "last") and fn is not None and not fn.in_parser:
+                # as p4c's type checker (frontends/p4/typeChecking/typeChecker.cpp,
+                # TypeInference::postorder(IR::Member)): parser-only, so no parser error can
+                # escape from a control
+                raise err(f"'{m}' of a header stack can only be used in a parser", e)
             if m == "next":
                 f = self._need_fn(fn, e)
                 s = f.tmp("s")
