@@ -19,7 +19,7 @@ import struct
 from collections.abc import Callable
 
 from p4sim.lower import CompiledProgram, load_program
-from p4sim.lower.rt import AssertFailed
+from p4sim.lower.rt import AssertFailed, ParserError
 from p4sim.model import (
     NotFound,
     OutputPacket,
@@ -343,7 +343,7 @@ class Switch:
             self.log.append(str(e))
             self.stats["drops"] += 1
             return
-        except (IndexError, ZeroDivisionError, ValueError, OverflowError) as e:
+        except (IndexError, ZeroDivisionError, ValueError, OverflowError, ParserError) as e:
             self._runtime_error("ingress", e)
             return
         clone_req, resub_req = self.clone_req, self.resub_req
@@ -453,7 +453,7 @@ class Switch:
             self.log.append(str(e))
             self.stats["drops"] += 1
             return
-        except (IndexError, ZeroDivisionError, ValueError, OverflowError) as e:
+        except (IndexError, ZeroDivisionError, ValueError, OverflowError, ParserError) as e:
             self._runtime_error("egress", e)
             return
         clone_req, recirc_req, trunc = self.clone_req, self.recirc_req, self.trunc
@@ -478,7 +478,7 @@ class Switch:
         try:
             self._compute(hdr, meta)
             self._deparse(out, hdr)
-        except (IndexError, ZeroDivisionError, ValueError, OverflowError, struct.error) as e:
+        except (IndexError, ZeroDivisionError, ValueError, OverflowError, ParserError, struct.error) as e:
             self._runtime_error("deparser", e)
             return
         out.append(p.payload)
