@@ -172,6 +172,11 @@ class StfRunner:
                 raise StfError(f"{self.path}:{cmd.line}: {cmd.op}: {e}") from e
             except (P4SimError, ValueError, KeyError) as e:
                 raise StfError(f"{self.path}:{cmd.line}: {cmd.op}: {e}") from e
+            except (NameError, AttributeError, TypeError) as e:
+                # a bug in p4sim's generated code (the 64aa1ae NameError reached users as a
+                # traceback): one line that says so, never a traceback
+                raise StfError(f"{self.path}:{cmd.line}: {cmd.op}: p4sim internal error "
+                               f"({type(e).__name__}: {e}); please report it") from e
         self.collect()
         self.check()
         return self.result

@@ -478,6 +478,37 @@ class BlockStatement(Statement):
 
 
 @dataclass(eq=False)
+class ForStatement(Statement):
+    """P4_16 1.2.4 `for (init, ...; cond; update, ...) body` (cond None: no condition)."""
+
+    init: list[Statement]
+    cond: Expression | None
+    update: list[Statement]
+    body: Statement
+
+
+@dataclass(eq=False)
+class ForInStatement(Statement):
+    """P4_16 1.2.4 `for (T x in collection) body`; `hi` set for a range `collection..hi`."""
+
+    type: Type
+    var: str
+    collection: Expression
+    hi: Expression | None
+    body: Statement
+
+
+@dataclass(eq=False)
+class BreakStatement(Statement):
+    pass
+
+
+@dataclass(eq=False)
+class ContinueStatement(Statement):
+    pass
+
+
+@dataclass(eq=False)
 class IfStatement(Statement):
     cond: Expression
     then: Statement

@@ -924,8 +924,13 @@ class Parser:
             return self.const_decl()
         if word == "transition":
             raise self.error("'transition' is only allowed at the end of a parser state")
-        if word in ("for", "break", "continue"):
-            return self.unsupported_loop()
+        if word == "for":
+            return self.for_statement()
+        if word in ("break", "continue"):
+            self.advance()
+            self.expect(";")
+            node = A.BreakStatement if word == "break" else A.ContinueStatement
+            return node(span=self.span(t))
         if self.starts_type() and not (t.kind == "ident" and self.peek().text in (".", "=")):
             # a declaration: `T x;`, `T x = e;`, `T(args) x;`
             return self.local_declaration()
@@ -950,6 +955,62 @@ class Parser:
             self.expect(";", "';' after the call")
             return A.MethodCallStatement(lhs, span=self.span(t))
         raise self.error(f"expected '=' or a call in this statement but found {self._found(op)}")
+
+    def for_statement(self) -> A.Statement:
+        """`for (init; cond; update) stmt` or `for (T x in e) stmt` / `for (T x in lo..hi) stmt`."""
+        kw = self.expect("for")
+        self.expect("(")
+
+        def for_in() -> tuple[A.Type, Token]:
+            typ = self.type_ref()
+            n = self.name("the loop variable")
+            self.expect("in")
+            return typ, n
+
+        head = self.speculate(for_in) if self.starts_type() else None
+        if head is not None:
+            coll = self.expression()
+            hi = None
+            if self.accept(".."):
+                hi = self.expression()
+            self.expect(")")
+            body = self.statement()
+            return A.ForInStatement(head[0], head[1].text, coll, hi, body, span=self.span(kw))
+        init = self.for_simple_statements(";")
+        self.expect(";")
+        cond = None if self.at_op(";") else self.expression()
+        self.expect(";")
+        update = self.for_simple_statements(")")
+        self.expect(")")
+        body = self.statement()
+        return A.ForStatement(init, cond, update, body, span=self.span(kw))
+
+    def for_simple_statements(self, end: str) -> list[A.Statement]:
+        """Comma-separated declarations, assignments and calls of a for-loop header."""
+        out: list[A.Statement] = []
+        while not self.at_op(end):
+            start = self.tok
+            if self.starts_type() and not (start.kind == "ident" and self.peek().text in (".", "=")):
+                typ = self.type_ref()
+                n = self.name("a variable name")
+                init = self.expression() if self.accept("=") else None
+                out.append(A.VariableDecl(n.text, typ, init, span=self.span(start)))
+            else:
+                lhs = self.expression()
+                op = self.tok
+                if op.kind == "op" and (op.text == "=" or op.text in COMPOUND_ASSIGN):
+                    self.advance()
+                    rhs = self.expression()
+                    if op.text != "=":
+                        rhs = A.Binary(COMPOUND_ASSIGN[op.text], lhs, rhs, span=rhs.span)
+                    out.append(A.Assignment(lhs, rhs, span=self.span(start)))
+                elif isinstance(lhs, A.MethodCall):
+                    out.append(A.MethodCallStatement(lhs, span=self.span(start)))
+                else:
+                    raise self.error(f"expected '=' or a call in the for-loop header but found {self._found(op)}")
+            if not self.accept(","):
+                break
+        return out
 
     def unsupported_loop(self) -> A.Statement:
         t = self.advance()

@@ -61,6 +61,7 @@ from p4sim.check.types import (
     width_of,
 )
 from p4sim.frontend import ast
+from p4sim.frontend.errors import P4SourceError
 from p4sim.model import (
     ActionInfo,
     ActionRef,
@@ -102,7 +103,38 @@ class V:
 
 
 def _pyid(name: str) -> str:
-    return re.sub(r"\W", "_", name)
+    """ASCII stand-in for a name in a generated local (uid() appends a unique counter)."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+_ASCII_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def mangle(prefix: str, name: str) -> str:
+    """The Python identifier standing for P4 name `name` (injective for a given prefix).
+
+    Every P4 name reaches generated code only through here, so no P4 identifier can be a
+    Python keyword or builtin (`class`, `None`, `int`) or one of p4sim's own attributes
+    (`_v`, `copy`, `_ex`): those never start with `<prefix>_` or `<prefix>U_`. Non-ASCII names are
+    spelt out in ASCII (`_` doubled, other characters `_x<hex>_`), because Python
+    NFKC-normalises identifiers and would make `aｘ` the same name as `ax`.
+    """
+    if _ASCII_ID.match(name):
+        return f"{prefix}_{name}"
+    enc = "".join(ch if ch.isascii() and ch.isalnum() else "__" if ch == "_" else f"_x{ord(ch):x}_"
+                  for ch in name)
+    return f"{prefix}U_{enc}"
+
+
+def fld(name: str) -> str:
+    """Attribute of a header/struct field."""
+    return mangle("f", name)
+
+
+def vbw(code: str) -> str:
+    """Attribute holding the current width of the varbit field accessed by `code` (`x.f_v`)."""
+    base, _, attr = code.rpartition(".")
+    return f"{base}.w{attr}"
 
 
 @dataclass
@@ -143,6 +175,8 @@ class Pipeline:
     field_lists: dict[int, str] = field(default_factory=dict)  # index -> copy function
 
 
+_OBJ = "\x00"  # stands for the header object in extract/emit templates (never in generated names)
+
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
 
 
@@ -154,7 +188,7 @@ class _Fn:
         self.counter = counter
         self.ind = ind
         self.n = 0
-        self.once_stack: list[str | None] = []  # return-value var of the inlined body
+        self.once_stack: list[V | None] = []  # return-value var (and type) of the inlined body
         self.in_parser = False
         self.packet: str | None = None  # Python name of the packet_in/out param
         self.packet_kind = ""
@@ -163,6 +197,9 @@ class _Fn:
         self.parser_states: dict[str, int] = {}
         self.parser_inline: tuple | None = None  # (states by name, parser scope) when inlined
         self.parser_ret = "off"  # what a parser function returns (a sub-parser adds its outs)
+        # enclosing for loops of the current inlined body: the flag var a `return` inside the
+        # loop sets before its `break` (None until a return needs one)
+        self.loops: list[list[str | None]] = []
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.ind + line)
@@ -255,7 +292,7 @@ class Compiler:
                     ast.HeaderUnionDecl: "union"}[type(d)]
             if d.type_params:
                 raise unsupported(f"generic {kind} types", d)
-            t = TStruct(kind, d.name, [], d, pycls=("H_" if kind == "header" else "S_") + _pyid(d.name))
+            t = TStruct(kind, d.name, [], d, pycls=mangle("H" if kind == "header" else "S", d.name))
             g.add(Sym("type", d.name, d, t), d)
             self.struct_types[d.name] = t
             for f in d.fields:
@@ -430,22 +467,16 @@ class Compiler:
             self.gen_class(ft)
         slots = []
         init = []
-        copy = []
-        for fname, ft in t.fields:
+        for pname, ft in t.fields:
+            fname = fld(pname)
             slots.append(fname)
             init.append(f"self.{fname} = {self.default_value(ft)}")
-            if isinstance(ft, (TStruct, TStack)):
-                copy.append(f"o.{fname} = self.{fname}.copy()")
-            else:
-                copy.append(f"o.{fname} = self.{fname}")
             if isinstance(ft, TVarbit):
-                slots.append(fname + "__w")
-                init.append(f"self.{fname}__w = 0")
-                copy.append(f"o.{fname}__w = self.{fname}__w")
+                slots.append("w" + fname)
+                init.append(f"self.w{fname} = 0")
         if t.kind == "header":
             slots.insert(0, "_v")
             init.insert(0, "self._v = False")
-            copy.insert(0, "o._v = self._v")
         c = self.classes
         c.append(f"class {t.pycls}:")
         if t.kind == "header":
@@ -465,20 +496,34 @@ class Compiler:
         # structs: scalar fields as class defaults, nested headers/structs/stacks built per instance
         nested = [(f, ft) for f, ft in t.fields if isinstance(ft, (TStruct, TStack))]
         c.append(f"    _p4fields = {tuple(slots)!r}")
+        if t.kind == "union":
+            # a union is valid when a member is; clearing it clears every member (a stack of
+            # unions, push_front/pop_front and the deparser treat it like a header)
+            members = [fld(f) for f, _ in t.fields]
+            c.append("    @property")
+            c.append("    def _v(self):")
+            c.append(f"        return {' or '.join(f'self.{m}._v' for m in members) or 'False'}")
+            c.append("    @_v.setter")
+            c.append("    def _v(self, valid):")
+            c.append("        if not valid:")
+            for m in members:
+                c.append(f"            self.{m}._v = False")
+            if not members:
+                c.append("            pass")
         for fname, ft in t.fields:
             if not isinstance(ft, (TStruct, TStack)):
-                c.append(f"    {fname} = {self.default_value(ft)}")
+                c.append(f"    {fld(fname)} = {self.default_value(ft)}")
                 if isinstance(ft, TVarbit):
-                    c.append(f"    {fname}__w = 0")
+                    c.append(f"    w{fld(fname)} = 0")
         if nested:
             c.append("    def __init__(self):")
             for fname, ft in nested:
-                c.append(f"        self.{fname} = {self.default_value(ft)}")
+                c.append(f"        self.{fld(fname)} = {self.default_value(ft)}")
         c.append("    def copy(self):")
         c.append(f"        o = {t.pycls}.__new__({t.pycls})")
         c.append("        o.__dict__.update(self.__dict__)")
         for fname, _ in nested:
-            c.append(f"        o.{fname} = self.{fname}.copy()")
+            c.append(f"        o.{fld(fname)} = self.{fld(fname)}.copy()")
         c.append("        return o")
         if t.kind == "header":
             self.gen_header_io(t)
@@ -508,12 +553,12 @@ class Compiler:
             for fname, ft in fields:
                 if fname == vf:
                     c.append("        shift -= vlen")
-                    c.append(f"        self.{fname} = (v >> shift) & ((1 << vlen) - 1)")
-                    c.append(f"        self.{fname}__w = vlen")
+                    c.append(f"        self.{fld(fname)} = (v >> shift) & ((1 << vlen) - 1)")
+                    c.append(f"        self.w{fld(fname)} = vlen")
                 else:
                     w = width_of(ft)
                     c.append(f"        shift -= {w}")
-                    c.append(f"        self.{fname} = (v >> shift) & {mask(w)}")
+                    c.append(f"        self.{fld(fname)} = (v >> shift) & {mask(w)}")
             c.append("        self._v = True")
             c.append("        return end")
             c.append("    def _em(self):")
@@ -521,11 +566,11 @@ class Compiler:
             c.append("        n = 0")
             for fname, ft in fields:
                 if fname == vf:
-                    c.append(f"        v = (v << self.{fname}__w) | self.{fname}")
-                    c.append(f"        n += self.{fname}__w")
+                    c.append(f"        v = (v << self.w{fld(fname)}) | self.{fld(fname)}")
+                    c.append(f"        n += self.w{fld(fname)}")
                 else:
                     w = width_of(ft)
-                    c.append(f"        v = (v << {w}) | self.{fname}")
+                    c.append(f"        v = (v << {w}) | self.{fld(fname)}")
                     c.append(f"        n += {w}")
             c.append("        return v.to_bytes(n // 8, 'big')")
 
@@ -537,7 +582,7 @@ class Compiler:
         except to split sub-byte fields out of their chunk.
         """
         c = self.classes
-        fields = list(t.fields)
+        fields = [(fld(f), ft) for f, ft in t.fields]  # (attribute, type)
         if width_of(t) % 8:
             # p4c's BMv2 back end pads such a header to whole bytes with a trailing field:
             # the pad bits are read with the header and written back with it
@@ -576,7 +621,7 @@ class Compiler:
             cval = parts[0] if len(parts) == 1 else "(" + " | ".join(parts) + ")"
             if len(ch) == 1:
                 fname, ft = ch[0]
-                ex.append(f"self.{fname} = {'bool(' + cval + ')' if isinstance(ft, TBool) else cval}")
+                ex.append(f"{_OBJ}.{fname} = {'bool(' + cval + ')' if isinstance(ft, TBool) else cval}")
             else:
                 ex.append(f"_c = {cval}")
                 sh = cw
@@ -586,14 +631,14 @@ class Compiler:
                     e = f"(_c >> {sh})" if sh else "_c"
                     if sh + w < cw:
                         e = f"({e} & {mask(w)})"
-                    ex.append(f"self.{fname} = {'bool(' + e + ')' if isinstance(ft, TBool) else e}")
+                    ex.append(f"{_OBJ}.{fname} = {'bool(' + e + ')' if isinstance(ft, TBool) else e}")
             # emission: rebuild the chunk value, split into its words
             sh = cw
             terms = []
             for fname, ft in ch:
                 w = width_of(ft)
                 sh -= w
-                terms.append(f"(self.{fname} << {sh})" if sh else f"self.{fname}")
+                terms.append(f"({_OBJ}.{fname} << {sh})" if sh else f"{_OBJ}.{fname}")
             if len(words) == 1:
                 em_vals.append(" | ".join(terms))
             else:
@@ -610,18 +655,19 @@ class Compiler:
         if chunks:
             c.append("        _t = self._S.unpack_from(buf, off)")
         for line in ex:
-            c.append("        " + line)
+            c.append("        " + line.replace(_OBJ, "self"))
         c.append("        self._v = True")
         c.append("        return end")
         c.append("    def _em(self):")
-        c.append(f"        return self._S.pack({', '.join(em_vals)})")
+        c.append(f"        return self._S.pack({', '.join(em_vals).replace(_OBJ, 'self')})")
         c.append(f"    _bits = {total}")
         if chunks:
             # module-level Struct (one global lookup) for the inlined forms
             c.append(f"_S_{t.pycls} = {t.pycls}._S")
-            inline_ex = [f"_t = _S_{t.pycls}.unpack_from(buf, off)"]
-            inline_ex += [ln.replace("self.", "_H.") for ln in ex]
-            self.header_io[t.pycls] = (nbytes, inline_ex, [v.replace("self.", "_H.") for v in em_vals])
+            # the header object is the _OBJ placeholder, which no generated name contains
+            # (a text replace of `_H.` also rewrote `_S_H_H.unpack_from` for a header named H)
+            inline_ex = [f"_t = _S_{t.pycls}.unpack_from(buf, off)"] + ex
+            self.header_io[t.pycls] = (nbytes, inline_ex, em_vals)
 
     def default_value(self, t: Type) -> str:
         if isinstance(t, TBool):
@@ -720,7 +766,7 @@ class Compiler:
         pl = self.pipeline
         pl.new_hdr, pl.new_meta, pl.new_sm = (self.hdr_type.pycls, self.meta_type.pycls,  # type: ignore[union-attr]
                                               self.std_meta_type.pycls)  # type: ignore[union-attr]
-        pl.parser = self.compile_parser(p[0].decl, p[1], p[2])  # type: ignore[arg-type]
+        pl.parser = self.compile_parser(p[0].decl, p[1], p[2], arg_scope=self.g)  # type: ignore[arg-type]
         names = []
         for (sym, prefix, args), role in zip((vr, ig, eg, ck, dp),
                                              ("verify", "ingress", "egress", "compute", "deparser"),
@@ -756,7 +802,7 @@ class Compiler:
 
         def walk(t: TStruct, path: str) -> None:
             for fname, ft in t.fields:
-                p = f"{path}.{fname}"
+                p = f"{path}.{fld(fname)}"
                 for a in t.annotations.get(fname, []):
                     if a.name == "field_list" and a.exprs:
                         for e in a.exprs:
@@ -808,20 +854,48 @@ class Compiler:
                 fn.sm = py
             scope.add(Sym("var", p.name, p, t, py=py, extra={"dir": p.direction}), p)
 
+    def bind_ctor_args(self, d: ast.ParserDecl | ast.ControlDecl, ctor_args: list[ast.Argument],
+                       scope: Scope, arg_scope: Scope | None) -> None:
+        """Constructor parameters of a parser/control instance: a control, parser or extern
+        instance passed by name is bound to that instance; a value parameter to its constant."""
+        if len(ctor_args) != len(d.ctor_params):
+            raise err(f"{d.name} takes {len(d.ctor_params)} constructor argument"
+                      f"{'s' if len(d.ctor_params) != 1 else ''}, {len(ctor_args)} given", d)
+        for p, a in zip(d.ctor_params, ctor_args, strict=True):
+            pt = self.resolve_type(p.type, scope)
+            e = a.value
+            if isinstance(pt, (TNamedBlock, TExtern)):
+                if not isinstance(e, ast.Name) or arg_scope is None:
+                    raise unsupported("a constructor call as a constructor argument "
+                                      "(instantiate it first and pass the instance by name)", e)
+                sym = arg_scope.resolve(e.name, e, top_level=e.top_level)
+                if sym.kind != "instance":
+                    raise err(f"'{e.name}' is not an instance", e)
+                if isinstance(pt, TNamedBlock) and pt.kind == "blocktype" and isinstance(sym.type, TNamedBlock):
+                    want = pt.decl
+                    got = sym.type.decl
+                    if len(getattr(want, "params", [])) != len(getattr(got, "params", [])):
+                        raise err(f"'{e.name}' does not match the type {pt.name} of parameter '{p.name}'", e)
+                scope.add(Sym(sym.kind, p.name, p, sym.type, py=sym.py, value=sym.value, extra=sym.extra), p)
+            else:
+                v = self.coerce(self.expr(e, arg_scope or self.g, None, want=pt), pt, e)
+                if not v.is_const:
+                    raise err("constructor arguments must be compile-time constants", e)
+                scope.add(Sym("const", p.name, p, pt, py=v.code, value=v.const), p)
+
     def compile_parser(self, d: ast.ParserDecl, prefix: str, ctor_args: list[ast.Argument],
-                       sub: bool = False) -> str:
+                       sub: bool = False, arg_scope: Scope | None = None) -> str:
         if d.type_params:
             raise unsupported("generic parsers", d)
-        if ctor_args or d.ctor_params:
-            raise unsupported("parser constructor parameters", d)
         fname = "P_" + self.uid(d.name)
         lines: list[str] = []
         fn = _Fn(lines, 1, self.tmp_counter)
         fn.in_parser = True
         scope = Scope(self.g, d.name)
+        self.bind_ctor_args(d, ctor_args, scope, arg_scope)
         if sub:
             # a sub-parser: (buf, off, its other params) -> new offset; errors propagate
-            pys = ["buf"] + [f"p_{_pyid(p.name)}" for p in d.params[1:]]
+            pys = ["buf"] + [mangle("p", p.name) for p in d.params[1:]]
             outs = []
             for p, py in zip(d.params[1:], pys[1:], strict=True):
                 pt = self.resolve_type(p.type, scope)
@@ -869,7 +943,7 @@ class Compiler:
             fn.emit("    pass")
         else:
             fn.emit("except ParserError as e:")
-            fn.emit("    sm.parser_error = e.code")
+            fn.emit(f"    sm.{fld('parser_error')} = e.code")
         fn.emit(f"return {fn.parser_ret}")
         self.funcs.append(head)
         self.funcs.extend(lines)
@@ -1008,17 +1082,16 @@ class Compiler:
     # ======================================================================= controls
 
     def compile_control(self, d: ast.ControlDecl, prefix: str, ctor_args: list[ast.Argument],
-                        top: bool = False) -> str:
+                        top: bool = False, arg_scope: Scope | None = None) -> str:
         if d.type_params:
             raise unsupported("generic controls", d)
-        if ctor_args or d.ctor_params:
-            raise unsupported("control constructor parameters", d)
         fname = "C_" + self.uid(prefix)
         if top:
             self.top_control = prefix
         lines: list[str] = []
         fn = _Fn(lines, 1, self.tmp_counter)
         scope = Scope(self.g, d.name)
+        self.bind_ctor_args(d, ctor_args, scope, arg_scope if arg_scope is not None else self.g)
         pys = []
         for p in d.params:
             pt = self.resolve_type(p.type, scope)
@@ -1027,7 +1100,7 @@ class Compiler:
             elif isinstance(pt, TExtern) and pt.name == "packet_in":
                 raise unsupported("packet_in in a control", p)
             elif top:
-                pys.append(f"p_{_pyid(p.name)}")
+                pys.append(mangle("p", p.name))
             else:
                 self.n += 1
                 pys.append(f"p{self.n}_{_pyid(p.name)}")  # unique: the body may be spliced
@@ -1101,11 +1174,11 @@ class Compiler:
         t = self.resolve_type(d.type, scope)
         name = self.cp_name(prefix, d)
         if isinstance(t, TNamedBlock) and t.kind == "control_decl":
-            fname = self.compile_control(t.decl, name, d.args)  # type: ignore[arg-type]
+            fname = self.compile_control(t.decl, name, d.args, arg_scope=scope)  # type: ignore[arg-type]
             scope.add(Sym("instance", d.name, d, t, py=fname, value="control"), d)
             return
         if isinstance(t, TNamedBlock) and t.kind == "parser_decl" and fn is not None and fn.in_parser:
-            fname = self.compile_parser(t.decl, name, d.args, sub=True)  # type: ignore[arg-type]
+            fname = self.compile_parser(t.decl, name, d.args, sub=True, arg_scope=scope)  # type: ignore[arg-type]
             scope.add(Sym("instance", d.name, d, t, py=fname, value="parser"), d)
             return
         if isinstance(t, TNamedBlock):
@@ -1242,8 +1315,7 @@ class Compiler:
             refs.append(ActionRef(aname, sc))
             self.register_action(asym, adecl)
             self.action_users.setdefault(aname, set()).add(name)
-        if not actions:
-            raise err(f"table {d.name} has no actions", d)
+        # no actions at all: p4c's front end gives the table NoAction as its (only) default
         size = 1024
         sp = d.prop("size")
         if sp is not None and sp.value is not None:
@@ -1469,6 +1541,65 @@ class Compiler:
             fn.emit("if True:")
             self.body(s, scope, fn)
             return
+        guards = self.stack_index_guards(s, scope, fn)
+        if guards:
+            # p4c (midend/hsIndexSimplify.cpp, HSIndexSimplifier::eliminateArrayIndexes) turns a
+            # statement using hs[i] with a run-time i into `if (i == 0) ... else if (i == 1) ...`
+            # with no final else: with i out of range the statement does nothing (an `if` takes
+            # its else branch). BMv2 runs that; p4sim guards the statement the same way.
+            if isinstance(s, ast.IfStatement):
+                c = self.cond(s.cond, scope, fn)
+                fn.emit(f"if {' and '.join(guards)} and {c}:")
+                self.body(s.then, scope, fn)
+                if s.else_ is not None:
+                    fn.emit("else:")
+                    self.body(s.else_, scope, fn)
+                return
+            if isinstance(s, ast.VariableDecl) and s.init is not None:
+                self.stmt(ast.VariableDecl(s.name, s.type, None, span=s.span), scope, fn)
+                s = ast.Assignment(ast.Name(s.name, span=s.span), s.init, span=s.span)
+            fn.emit(f"if {' and '.join(guards)}:")
+            fn.ind += 1
+            start = len(fn.lines)
+            self.stmt_unguarded(s, scope, fn)
+            if len(fn.lines) == start:
+                fn.emit("pass")
+            fn.ind -= 1
+            return
+        self.stmt_unguarded(s, scope, fn)
+
+    def stack_index_guards(self, s: ast.Node, scope: Scope, fn: _Fn) -> list[str]:
+        """`index < size` for each run-time header-stack index the statement itself uses."""
+        if isinstance(s, (ast.Assignment, ast.MethodCallStatement)):
+            roots: list[ast.Node] = [s]
+        elif isinstance(s, ast.IfStatement):
+            roots = [s.cond]
+        elif isinstance(s, ast.SwitchStatement):
+            roots = [s.expr]
+        elif isinstance(s, ast.VariableDecl) and s.init is not None:
+            roots = [s.init]
+        else:
+            return []
+        out: list[str] = []
+        scratch = _Fn([], 0, self.tmp_counter)  # typing only: nothing it emits is kept
+        for root in roots:
+            for n in ast.walk(root):
+                if not isinstance(n, ast.Index):
+                    continue
+                try:
+                    base = self.expr(n.expr, scope, scratch)
+                    idx = self.expr(n.index, scope, scratch)
+                except P4SourceError:
+                    return []  # the statement's own lowering reports it, located
+                if isinstance(base.type, TStack) and not idx.is_const:
+                    if any(isinstance(x, ast.MethodCall) for x in ast.walk(n.index)):
+                        raise unsupported("a call inside a run-time header-stack index", n.index)
+                    code = f"sx({idx.code}, {idx.type.width})" if isinstance(idx.type, TBits) and \
+                        idx.type.signed else idx.code
+                    out.append(f"0 <= {code} < {base.type.size}")
+        return out
+
+    def stmt_unguarded(self, s: ast.Node, scope: Scope, fn: _Fn) -> None:
         if isinstance(s, ast.VariableDecl):
             t = self.resolve_type(s.type, scope)
             py = "v_" + self.uid(s.name)
@@ -1501,14 +1632,31 @@ class Compiler:
         if isinstance(s, ast.SwitchStatement):
             self.switch(s, scope, fn)
             return
+        if isinstance(s, (ast.ForStatement, ast.ForInStatement)):
+            self.for_loop(s, scope, fn)
+            return
+        if isinstance(s, (ast.BreakStatement, ast.ContinueStatement)):
+            if not fn.loops:
+                raise err(f"{'break' if isinstance(s, ast.BreakStatement) else 'continue'} outside a for loop", s)
+            fn.emit("break" if isinstance(s, ast.BreakStatement) else "continue")
+            return
         if isinstance(s, ast.ReturnStatement):
+            if fn.once_stack and fn.loops:
+                # a Python break would leave only the loop: raise a flag every enclosing loop
+                # of this body tests after it ends, then break
+                flag = fn.loops[0][0] or fn.tmp("ret_flag")
+                for lp in fn.loops:
+                    lp[0] = flag
             if fn.once_stack:
                 rv = fn.once_stack[-1]
                 if s.value is not None:
                     if rv is None:
                         raise err("return with a value in an action", s)
-                    v = self.expr(s.value, scope, fn)
-                    fn.emit(f"{rv} = {v.code}")
+                    # typed against the declared return type: `return {a, b};`, casts, ints
+                    v = self.coerce(self.expr(s.value, scope, fn, want=rv.type), rv.type, s.value)
+                    fn.emit(f"{rv.code} = {self.copy_code(v)}")
+                if fn.loops:
+                    fn.emit(f"{fn.loops[0][0]} = True")
                 fn.emit("break")
             else:
                 if s.value is not None:
@@ -1523,6 +1671,76 @@ class Compiler:
         if isinstance(s, ast.TransitionStatement):
             raise err("transition must be the last statement of a state", s)
         raise unsupported(f"statement {type(s).__name__}", s)
+
+    LOOP_LIMIT = 1 << 20  # iterations of one for loop per packet before p4sim gives up on it
+
+    def for_loop(self, s: ast.ForStatement | ast.ForInStatement, scope: Scope, fn: _Fn) -> None:
+        """P4_16 1.2.4 loops. The C-style form runs its update before every test but the first
+        (so `continue` still updates) and is capped at LOOP_LIMIT iterations: a loop that
+        never ends (`bit<8> i; i < 300`) drops the packet with a logged error, not a hang."""
+        if fn.in_parser:
+            raise unsupported("for loops in a parser", s)
+        inner = Scope(scope, "for")
+        frame: list[str | None] = [None]
+        outermost, at, ind = not fn.loops, len(fn.lines), fn.ind
+        if isinstance(s, ast.ForInStatement):
+            t = self.resolve_type(s.type, inner)
+            py = "v_" + self.uid(s.var)
+            if s.hi is not None:
+                if not isinstance(t, TBits):
+                    raise err("a range loop variable must be bit<N> or int<N>", s)
+                lo = self.coerce(self.expr(s.collection, scope, fn, want=t), t, s.collection)
+                hi = self.coerce(self.expr(s.hi, scope, fn, want=t), t, s.hi)
+                if t.signed:
+                    rng = f"range(sx({lo.code}, {t.width}), sx({hi.code}, {t.width}) + 1)"
+                    fn.emit(f"for {py} in {rng}:")
+                    fn.emit(f"    {py} &= {mask(t.width)}")
+                else:
+                    fn.emit(f"for {py} in range({lo.code}, {hi.code} + 1):")
+            else:
+                coll = self.expr(s.collection, scope, fn)
+                if not isinstance(coll.type, TStack):
+                    raise unsupported(f"for-in over a {coll.type.show()} (p4sim iterates header stacks and ranges)",
+                                      s.collection)
+                self.coerce(V("None", coll.type.elem), t, s)
+                el = fn.tmp("el")
+                # the loop variable is a copy of each element, in index order
+                fn.emit(f"for {el} in {coll.code}.a:")
+                fn.emit(f"    {py} = {el}.copy()")
+            inner.add(Sym("var", s.var, s, t, py=py), s)
+            fn.loops.append(frame)
+            self.body(s.body, inner, fn)
+            fn.loops.pop()
+        else:
+            for st in s.init:
+                self.stmt(st, inner, fn)
+            first, count = fn.tmp("first"), fn.tmp("iter")
+            fn.emit(f"{first} = True")
+            fn.emit(f"{count} = 0")
+            fn.emit("while True:")
+            fn.ind += 1
+            if s.update:
+                fn.emit(f"if {first}:")
+                fn.emit(f"    {first} = False")
+                fn.emit("else:")
+                fn.ind += 1
+                for st in s.update:
+                    self.stmt(st, inner, fn)
+                fn.ind -= 1
+            if s.cond is not None:
+                fn.emit(f"if not ({self.cond(s.cond, inner, fn)}): break")
+            fn.emit(f"{count} += 1")
+            fn.emit(f"if {count} > {self.LOOP_LIMIT}: "
+                    f"raise OverflowError('for loop at {s.span} ran {self.LOOP_LIMIT} iterations')")
+            fn.ind -= 1  # body() indents the loop body itself
+            fn.loops.append(frame)
+            self.body(s.body, inner, fn)
+            fn.loops.pop()
+        if frame[0] is not None:
+            # a `return` inside: leave the enclosing loop too, or the inlined body
+            fn.emit(f"if {frame[0]}: break")
+            if outermost:
+                fn.lines.insert(at, "    " * ind + f"{frame[0]} = False")
 
     def cond(self, e: ast.Expression, scope: Scope, fn: _Fn) -> str:
         v = self.expr(e, scope, fn)
@@ -1604,6 +1822,17 @@ class Compiler:
             rv = self.expr(rhs, scope, fn, want=lt)
         rv = self.coerce(rv, lt, lhs if isinstance(rhs, V) else rhs)
         code = self.copy_code(rv)
+        if isinstance(lt, TVarbit):
+            # a varbit value is its bits and their current width: both move together
+            node = lhs if isinstance(rhs, V) else rhs
+            if not (isinstance(lhs, ast.Member) and _DOTTED.match(rv.code)):
+                raise unsupported("assigning a varbit other than field to field", node)
+            if not (isinstance(rv.type, TVarbit) and rv.type.width == lt.width):
+                raise err(f"cannot assign {rv.type.show()} to {lt.show()}", node)
+            dst = self.expr(lhs, scope, fn).code
+            fn.emit(f"{dst} = {rv.code}")
+            fn.emit(f"{vbw(dst)} = {vbw(rv.code)}")
+            return
         self.store(lhs, code, scope, fn)
 
     def assign_fields(self, lhs: ast.Expression, lt: TStruct, rhs: ast.Expression, scope: Scope, fn: _Fn) -> None:
@@ -1637,17 +1866,16 @@ class Compiler:
                 continue
             if ft is None:
                 raise err(f"{lt.name} has no field '{fname}'", e)
-            if isinstance(ft, TStruct) and isinstance(e, (ast.ListExpression, ast.StructExpression)):
-                raise unsupported("nested struct initializers", e)
-            v = self.coerce(self.expr(e, scope, fn, want=ft), ft, e)
-            code = self.copy_code(v)
+            v = self.coerce(self.expr(e, scope, fn, want=ft), ft, e)  # nested {..}: a fresh temporary
+            nested = isinstance(ft, TStruct) and isinstance(e, (ast.ListExpression, ast.StructExpression))
+            code = v.code if nested else self.copy_code(v)
             if not v.is_const:
                 tv = fn.tmp("f")
                 fn.emit(f"{tv} = {code}")
                 code = tv
             staged.append((fname, code))
         for fname, code in staged:
-            fn.emit(f"{t}.{fname} = {code}")
+            fn.emit(f"{t}.{fld(fname)} = {code}")
         if lt.kind == "header":
             fn.emit(f"{t}._v = True")
 
@@ -1690,13 +1918,13 @@ class Compiler:
                 return
             if isinstance(obj.type, TStruct) and obj.type.kind == "union":
                 ft = obj.type.field_type(lhs.member)
-                fn.emit(f"{obj.code}.{lhs.member} = {code}")
+                fn.emit(f"{obj.code}.{fld(lhs.member)} = {code}")
                 if isinstance(ft, TStruct):
                     for other, _ in obj.type.fields:
                         if other != lhs.member:
-                            fn.emit(f"if {obj.code}.{lhs.member}._v: {obj.code}.{other}._v = False")
+                            fn.emit(f"if {obj.code}.{fld(lhs.member)}._v: {obj.code}.{fld(other)}._v = False")
                 return
-            fn.emit(f"{obj.code}.{lhs.member} = {code}")
+            fn.emit(f"{obj.code}.{fld(lhs.member)} = {code}")
             return
         if isinstance(lhs, ast.Index):
             obj = self.expr(lhs.expr, scope, fn)
@@ -1711,9 +1939,10 @@ class Compiler:
             if t.kind == "header":
                 fn.emit(f"{dst}._v = {src}._v")
             for fname, ft in t.fields:
-                fn.emit(f"{dst}.{fname} = {src}.{fname}" + (".copy()" if isinstance(ft, (TStruct, TStack)) else ""))
+                fn.emit(f"{dst}.{fld(fname)} = {src}.{fld(fname)}"
+                        + (".copy()" if isinstance(ft, (TStruct, TStack)) else ""))
                 if isinstance(ft, TVarbit):
-                    fn.emit(f"{dst}.{fname}__w = {src}.{fname}__w")
+                    fn.emit(f"{dst}.w{fld(fname)} = {src}.w{fld(fname)}")
         elif isinstance(t, TStack):
             fn.emit(f"{dst}.a[:] = [h.copy() for h in {src}.a]")
             fn.emit(f"{dst}.n = {src}.n")
@@ -1850,14 +2079,15 @@ class Compiler:
         if has_return:
             fn.emit("for _ in ONCE:")
             fn.ind += 1
-            fn.once_stack.append(rv)
-        saved_parser = fn.in_parser
+            fn.once_stack.append(V(rv, rt) if rv is not None else None)
+        saved_parser, saved_loops = fn.in_parser, fn.loops
         fn.in_parser = False if isinstance(d, ast.ActionDecl) else fn.in_parser
+        fn.loops = []  # break/continue/return inside the body belong to the body
         start = len(fn.lines)
         self.block(d.body, inner, fn)
         if len(fn.lines) == start:
             fn.emit("pass")
-        fn.in_parser = saved_parser
+        fn.in_parser, fn.loops = saved_parser, saved_loops
         if has_return:
             fn.once_stack.pop()
             fn.ind -= 1
@@ -1986,7 +2216,7 @@ class Compiler:
                     w = width_of(ot)
                     return V(str(w if m.endswith("Bits") else w // 8), INT, w if m.endswith("Bits") else w // 8)
             if isinstance(ot, TStruct) and ot.kind == "union" and m == "isValid":
-                return V("(" + " or ".join(f"{obj.code}.{f}._v" for f, _ in ot.fields) + ")", BOOL)
+                return V("(" + " or ".join(f"{obj.code}.{fld(f)}._v" for f, _ in ot.fields) + ")", BOOL)
             if isinstance(ot, TStack) and m in ("push_front", "pop_front"):
                 n = self.expr(argv[0], scope, fn)
                 fn.emit(f"{obj.code}.{m}({n.code})")
@@ -2029,7 +2259,7 @@ class Compiler:
             if isinstance(parent.type, TStruct) and parent.type.kind == "union":
                 for other, _ in parent.type.fields:
                     if other != base.member:
-                        fn.emit(f"{parent.code}.{other}._v = False")
+                        fn.emit(f"{parent.code}.{fld(other)}._v = False")
 
     def call_control(self, sym: Sym, c: ast.MethodCall, scope: Scope, fn: _Fn) -> V:
         t: TNamedBlock = sym.type  # type: ignore[assignment]
@@ -2080,10 +2310,10 @@ class Compiler:
             if isinstance(t, TStruct):
                 vv = f"{v.code}._v" if t.kind == "header" else valid
                 for fname, ft in t.fields:
-                    add(V(f"{v.code}.{fname}", ft), vv, node)
+                    add(V(f"{v.code}.{fld(fname)}", ft), vv, node)
                 return
             if isinstance(t, TVarbit):
-                parts.append((v.code, v.code + "__w", valid))
+                parts.append((v.code, vbw(v.code), valid))
                 return
             w = width_of(t)
             if not w:
@@ -2139,8 +2369,8 @@ class Compiler:
             if not argv and fn.sm is None:
                 raise unsupported("mark_to_drop() where no standard_metadata is in scope", c)
             sm = ev(0).code if argv else fn.sm
-            fn.emit(f"{sm}.egress_spec = _RT.drop_port")  # the switch's drop port, as BMv2's primitive
-            fn.emit(f"{sm}.mcast_grp = 0")
+            fn.emit(f"{sm}.{fld('egress_spec')} = _RT.drop_port")  # the switch's drop port, as BMv2's primitive
+            fn.emit(f"{sm}.{fld('mcast_grp')} = 0")
             return V("None", VOID)
         if name == "verify":
             nargs(2)
@@ -2182,7 +2412,7 @@ class Compiler:
             dname = self.cp_name("", d.type.decl) if d.type.decl is not None else d.type.name
             flds = tuple((f, width_of(ft)) for f, ft in d.type.fields)
             self.model.digests.setdefault(dname, DigestInfo(name=dname, fields=flds))
-            vals = ", ".join(f"{f!r}: {d.code}.{f}" for f, _ in flds)
+            vals = ", ".join(f"{f!r}: {d.code}.{fld(f)}" for f, _ in flds)
             fn.emit(f"_RT.digest({dname!r}, {{{vals}}})")
             return V("None", VOID)
         if name == "random":
@@ -2318,7 +2548,7 @@ class Compiler:
             chain: list[str] = []
             x = el
             while isinstance(x, ast.Member):
-                chain.append(x.member)
+                chain.append(fld(x.member))
                 x = x.expr
             sym = scope.lookup(x.name) if isinstance(x, ast.Name) else None
             if sym is None or sym.kind != "var" or sym.type is not self.meta_type:
@@ -2448,10 +2678,17 @@ class Compiler:
                     fn.emit(f"{end} = off + {nbytes}")
                     fn.emit(f"if {end} > len(buf): raise ParserError(1)")
                     for ln in ex_lines:
-                        fn.emit(ln.replace("_H.", hv + "."))
+                        fn.emit(ln.replace(_OBJ, hv))
                     fn.emit(f"{hv}._v = True")
                     fn.emit(f"off = {end}")
             self.union_invalidate(target, scope, fn)
+            if (isinstance(target, ast.Member) and isinstance(target.expr, ast.Member)
+                    and target.expr.member == "next"):
+                st = self.expr(target.expr.expr, scope, fn)
+                if isinstance(st.type, TStack):
+                    # extract(us.next.m) of a stack of unions advances the stack, as BMv2's
+                    # ParserOpExtractUnionStack (bm_sim/parser.cpp) push_back()s after it
+                    fn.emit(f"{st.code}.n += 1")
             return V("None", VOID)
         if m == "lookahead":
             if not c.type_args:
@@ -2459,6 +2696,9 @@ class Compiler:
             t = self.resolve_type(c.type_args[0], scope)
             w = width_of(t)
             if isinstance(t, TStruct) and t.kind == "header":
+                if any(isinstance(ft, TVarbit) for _, ft in t.fields):
+                    # P4_16 spec (packet_in.lookahead): T must have a fixed width
+                    raise err(f"lookahead needs a fixed-width type; {t.show()} has a varbit field", c)
                 self.gen_class(t)
                 tmp = fn.tmp("la")
                 fn.emit(f"{tmp} = {t.pycls}()")
@@ -2495,16 +2735,23 @@ class Compiler:
                 if io is None:
                     fn.emit(f"if {h}._v: _out.append({h}._em())")
                 else:  # _em inlined
-                    vals = ", ".join(x.replace("_H.", h + ".") for x in io[2])
+                    vals = ", ".join(x.replace(_OBJ, h) for x in io[2])
                     fn.emit(f"if {h}._v: _out.append(_S_{t.pycls}.pack({vals}))")
             elif t.kind == "union":
                 for f, _ in t.fields:
-                    self.emit_value(V(f"{v.code}.{f}", t.field_type(f)), fn, node)  # type: ignore[arg-type]
+                    self.emit_value(V(f"{v.code}.{fld(f)}", t.field_type(f)), fn, node)  # type: ignore[arg-type]
             else:
                 for f, ft in t.fields:
-                    self.emit_value(V(f"{v.code}.{f}", ft), fn, node)
+                    self.emit_value(V(f"{v.code}.{fld(f)}", ft), fn, node)
             return
         if isinstance(t, TStack):
+            if isinstance(t.elem, TStruct) and t.elem.kind == "union":
+                el = fn.tmp("u")
+                fn.emit(f"for {el} in {v.code}.a:")
+                fn.ind += 1
+                self.emit_value(V(el, t.elem), fn, node)
+                fn.ind -= 1
+                return
             fn.emit(f"for _h in {v.code}.a:")
             fn.emit("    if _h._v: _out.append(_h._em())")
             return
@@ -2716,7 +2963,7 @@ class Compiler:
             ft = t.field_type(m)
             if ft is None:
                 raise err(f"{t.kind} {t.name} has no field '{m}'", e)
-            return V(f"{b.code}.{m}", ft)
+            return V(f"{b.code}.{fld(m)}", ft)
         if isinstance(t, TStack):
             if m == "size":
                 return V(str(t.size), TBits(32), t.size)
@@ -2724,6 +2971,11 @@ class Compiler:
                 return V(f"(({b.code}.n - 1) & 0xffffffff)", TBits(32))
             if m == "nextIndex":
                 return V(f"{b.code}.n", TBits(32))
+            if m in ("next", "last") and fn is not None and not fn.in_parser:
+                # as p4c's type checker (frontends/p4/typeChecking/typeChecker.cpp,
+                # TypeInference::postorder(IR::Member)): parser-only, so no parser error can
+                # escape from a control
+                raise err(f"'{m}' of a header stack can only be used in a parser", e)
             if m == "next":
                 f = self._need_fn(fn, e)
                 s = f.tmp("s")
@@ -2878,7 +3130,7 @@ class Compiler:
             return " and ".join(f"({self.aggregate_eq(f'{a}.a[{i}]', f'{b}.a[{i}]', t.elem)})"
                                 for i in range(t.size)) or "True"
         if isinstance(t, TStruct):
-            parts = [self.aggregate_eq(f"{a}.{f}", f"{b}.{f}", ft) for f, ft in t.fields]
+            parts = [self.aggregate_eq(f"{a}.{fld(f)}", f"{b}.{fld(f)}", ft) for f, ft in t.fields]
             fields = " and ".join(f"({p})" for p in parts) or "True"
             if t.kind == "header":
                 return f"{a}._v == {b}._v and (not {a}._v or ({fields}))"

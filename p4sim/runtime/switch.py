@@ -19,7 +19,7 @@ import struct
 from collections.abc import Callable
 
 from p4sim.lower import CompiledProgram, load_program
-from p4sim.lower.rt import AssertFailed
+from p4sim.lower.rt import AssertFailed, ParserError
 from p4sim.model import (
     NotFound,
     OutputPacket,
@@ -278,17 +278,21 @@ class Switch:
         self.stats["drops"] += 1
         self.stats["errors"] = self.stats.get("errors", 0) + 1
 
+    # standard_metadata_t fields are read and written under their generated names: every P4
+    # field `x` is attribute `f_x` (p4sim.lower.codegen.mangle), so no P4 name can clash
+    # with Python or with p4sim's own attributes
+
     def _fresh(self, port: int, frame: bytes, itype: int):
         hdr = self._new_hdr()
         meta = self._new_meta()
         sm = self._new_sm()
-        sm.packet_length = len(frame)
-        sm.instance_type = itype
+        sm.f_packet_length = len(frame)
+        sm.f_instance_type = itype
         if itype != RESUBMIT and itype != RECIRC:
             # simple_switch resets all metadata for a resubmitted or recirculated pass
             # (only the preserved fields come back): ingress_port and timestamp read 0 there
-            sm.ingress_port = port
-            sm.ingress_global_timestamp = (self._now // 1000) & 0xFFFFFFFFFFFF
+            sm.f_ingress_port = port
+            sm.f_ingress_global_timestamp = (self._now // 1000) & 0xFFFFFFFFFFFF
         return hdr, meta, sm
 
     def _parse_into(self, frame: bytes, hdr, meta, sm) -> bytes:
@@ -304,7 +308,7 @@ class Switch:
             self._runtime_error("parser", e)
             return None
         if self.cksum_err:
-            sm.checksum_error = 1
+            sm.f_checksum_error = 1
         return payload
 
     def _ingress_pass(self, port: int, frame: bytes, itype: int, src_meta, fl, passes: int) -> None:
@@ -313,11 +317,11 @@ class Switch:
         meta = self._new_meta()
         sm = self._new_sm()
         plen = len(frame)
-        sm.packet_length = plen
-        sm.instance_type = itype
+        sm.f_packet_length = plen
+        sm.f_instance_type = itype
         if itype != RESUBMIT and itype != RECIRC:
-            sm.ingress_port = port
-            sm.ingress_global_timestamp = (self._now // 1000) & 0xFFFFFFFFFFFF
+            sm.f_ingress_port = port
+            sm.f_ingress_global_timestamp = (self._now // 1000) & 0xFFFFFFFFFFFF
         if self._dirty:
             self._reset_flags()
         self.plen = plen
@@ -329,7 +333,7 @@ class Switch:
             self._runtime_error("parser", e)
             return
         if self.cksum_err:
-            sm.checksum_error = 1
+            sm.f_checksum_error = 1
         if fl is not None and src_meta is not None:
             fl(src_meta, meta)
         self.plen = len(frame)
@@ -339,7 +343,7 @@ class Switch:
             self.log.append(str(e))
             self.stats["drops"] += 1
             return
-        except (IndexError, ZeroDivisionError, ValueError, OverflowError) as e:
+        except (IndexError, ZeroDivisionError, ValueError, OverflowError, ParserError) as e:
             self._runtime_error("ingress", e)
             return
         clone_req, resub_req = self.clone_req, self.resub_req
@@ -354,27 +358,27 @@ class Switch:
             return
         # truncate() in ingress cuts the frame when it leaves
         pkt = _Pkt(hdr, meta, sm, payload, frame, passes, port, self.trunc)
-        if sm.mcast_grp:
-            reps = self.pre.replicas(sm.mcast_grp)
+        if sm.f_mcast_grp:
+            reps = self.pre.replicas(sm.f_mcast_grp)
             for i, (eport, rid) in enumerate(reps):
                 last = i == len(reps) - 1
                 p = pkt if last else _Pkt(hdr.copy(), meta.copy(), sm.copy(), payload, frame, passes, port)
                 p.trunc = pkt.trunc
-                p.sm.egress_rid = rid
-                p.sm.instance_type = REPLICATION
+                p.sm.f_egress_rid = rid
+                p.sm.f_instance_type = REPLICATION
                 self._enqueue(p, eport)
             if not reps:
                 self.stats["drops"] += 1
             return
-        if sm.egress_spec == self.drop_port:
+        if sm.f_egress_spec == self.drop_port:
             self.stats["drops"] += 1
             return
-        sm.instance_type = NORMAL  # simple_switch: a unicast packet leaves ingress as NORMAL
+        sm.f_instance_type = NORMAL  # simple_switch: a unicast packet leaves ingress as NORMAL
         # _enqueue, inlined (once per packet)
         self._enq_seq += 1
-        pkt.egress_port = sm.egress_spec
-        pkt.priority = sm.priority
-        pkt.length = sm.packet_length
+        pkt.egress_port = sm.f_egress_spec
+        pkt.priority = sm.f_priority
+        pkt.length = sm.f_packet_length
         if not self.tm.enqueue(pkt, self._now):
             self.stats["tm_drops"] += 1
 
@@ -397,9 +401,9 @@ class Switch:
             # simple_switch resets all metadata after the re-parse, standard_metadata too
             # (ingress_port, timestamps, parser/checksum errors read 0 in the clone's egress)
             s2 = self._new_sm()
-            s2.packet_length = len(frame)
-            s2.instance_type = I2E_CLONE
-            s2.egress_rid = rid
+            s2.f_packet_length = len(frame)
+            s2.f_instance_type = I2E_CLONE
+            s2.f_egress_rid = rid
             p = _Pkt(h2, m2, s2, payload, frame, passes, port)
             p.trunc = trunc
             self._enqueue(p, eport)
@@ -408,8 +412,8 @@ class Switch:
         self._enq_seq += 1
         sm = pkt.sm
         pkt.egress_port = eport
-        pkt.priority = sm.priority
-        pkt.length = sm.packet_length
+        pkt.priority = sm.f_priority
+        pkt.length = sm.f_packet_length
         if not self.tm.enqueue(pkt, self._now):
             self.stats["tm_drops"] += 1
 
@@ -431,16 +435,16 @@ class Switch:
         d = qp.__dict__
         start = d.get("tx_start_ns", self._now)
         end = d.get("tx_end_ns", start)
-        sm.egress_port = qp.egress_port
-        sm.egress_spec = 0
-        sm.enq_timestamp = (qp.enq_timestamp // 1000) & 0xFFFFFFFF
-        sm.enq_qdepth = qp.enq_qdepth & 0x7FFFF
-        sm.deq_timedelta = (qp.deq_timedelta // 1000) & 0xFFFFFFFF
-        sm.deq_qdepth = qp.deq_qdepth & 0x7FFFF
-        sm.egress_global_timestamp = (start // 1000) & 0xFFFFFFFFFFFF
+        sm.f_egress_port = qp.egress_port
+        sm.f_egress_spec = 0
+        sm.f_enq_timestamp = (qp.enq_timestamp // 1000) & 0xFFFFFFFF
+        sm.f_enq_qdepth = qp.enq_qdepth & 0x7FFFF
+        sm.f_deq_timedelta = (qp.deq_timedelta // 1000) & 0xFFFFFFFF
+        sm.f_deq_qdepth = qp.deq_qdepth & 0x7FFFF
+        sm.f_egress_global_timestamp = (start // 1000) & 0xFFFFFFFFFFFF
         if self._dirty:
             self._reset_flags()
-        self.plen = sm.packet_length
+        self.plen = sm.f_packet_length
         self.payload = p.payload
         hdr, meta = p.hdr, p.meta
         try:
@@ -449,7 +453,7 @@ class Switch:
             self.log.append(str(e))
             self.stats["drops"] += 1
             return
-        except (IndexError, ZeroDivisionError, ValueError, OverflowError) as e:
+        except (IndexError, ZeroDivisionError, ValueError, OverflowError, ParserError) as e:
             self._runtime_error("egress", e)
             return
         clone_req, recirc_req, trunc = self.clone_req, self.recirc_req, self.trunc
@@ -461,20 +465,20 @@ class Switch:
                     if clone_req[2] is not None:
                         clone_req[2](meta, m2)
                     s2 = self._new_sm()  # BMv2 resets all metadata, standard_metadata too
-                    s2.packet_length = sm.packet_length
-                    s2.instance_type = E2E_CLONE
-                    s2.egress_rid = rid
+                    s2.f_packet_length = sm.f_packet_length
+                    s2.f_instance_type = E2E_CLONE
+                    s2.f_egress_rid = rid
                     c = _Pkt(hdr.copy(), m2, s2, p.payload, p.frame, p.passes, p.in_port)
                     c.trunc = sess[1]
                     self._enqueue(c, eport)
-        if sm.egress_spec == self.drop_port:
+        if sm.f_egress_spec == self.drop_port:
             self.stats["drops"] += 1
             return
         out: list[bytes] = []
         try:
             self._compute(hdr, meta)
             self._deparse(out, hdr)
-        except (IndexError, ZeroDivisionError, ValueError, OverflowError, struct.error) as e:
+        except (IndexError, ZeroDivisionError, ValueError, OverflowError, ParserError, struct.error) as e:
             self._runtime_error("deparser", e)
             return
         out.append(p.payload)

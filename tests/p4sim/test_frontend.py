@@ -374,7 +374,7 @@ def test_statements():
     assert kinds == ["VariableDecl", "VariableDecl", "ConstDecl", "VariableDecl", "VariableDecl",
                      "VariableDecl", "Instantiation", "Assignment", "MethodCallStatement",
                      "Assignment", "Assignment", "Assignment", "IfStatement", "BlockStatement",
-                     "SwitchStatement", "BlockStatement", "Unsupported"]
+                     "SwitchStatement", "BlockStatement", "ForStatement"]
     assert isinstance(stmts[4].type, A.StackType)
     assert isinstance(stmts[5].type, A.TupleType)
     plus = stmts[9]
@@ -387,7 +387,9 @@ def test_statements():
     assert [c.body is None for c in sw.cases] == [True, False, False]
     assert isinstance(sw.cases[2].label, A.DefaultKeyset)
     assert stmts[15].annotations[0].name == "atomic"
-    assert stmts[16].what == "'for' statements" and stmts[16].span.line == 21
+    loop = stmts[16]  # P4_16 1.2.4 for loop
+    assert [type(x).__name__ for x in loop.init] == ["VariableDecl"] and show(loop.cond) == "(i < 4)"
+    assert [type(x).__name__ for x in loop.update] == ["Assignment"] and loop.span.line == 21
 
 
 FULL = r"""

@@ -192,3 +192,20 @@ def test_header_and_struct_equality(tmp_path):
     """
     _, out = run(tmp_path, ig)
     assert data_of(out[0].data)[:3] == (1, 2, 3)
+
+
+def test_for_loop_cap_drops_the_packet_and_logs(tmp_path, monkeypatch):
+    """A loop that never ends stops at Compiler.LOOP_LIMIT iterations: that packet is
+    dropped with a logged reason naming the loop, the switch goes on (no hang)."""
+    from p4sim.lower.codegen import Compiler
+
+    monkeypatch.setattr(Compiler, "LOOP_LIMIT", 50)
+    ig = """
+        bit<8> n = 0;
+        for (bit<8> i = hdr.data.a; i != 255; i = i + 2) { n = n + 1; }
+        hdr.data.b = n;"""
+    sw, out = run(tmp_path, ig, pkt=frame(a=200))   # even start: never 255
+    assert out == [] and sw.stats["drops"] == 1
+    assert any("for loop at" in m and "50 iterations" in m for m in sw.log), sw.log
+    sw.send(0, frame(a=201))                        # 27 steps to 255: under the cap
+    assert data_of(sw.receive()[0].data)[:2] == (201, 27)

@@ -136,3 +136,16 @@ expect 3 {ETH} 0000 1181 00000000$
 """
     res = StfRunner(sw, "p.stf").run_text(text)
     assert res.ok, res.report()
+
+
+def test_a_bug_in_generated_code_is_one_line_not_a_traceback(tmp_path):
+    """A NameError from the generated code (as commit 64aa1ae's `_S_H_xh3`) is reported as an
+    STF error naming the line and the exception, not as a Python traceback."""
+    r = runner(tmp_path)
+
+    def broken(hdr, meta, sm):
+        raise NameError("name '_S_H_xh3' is not defined")
+
+    r.sw._ingress = broken
+    with pytest.raises(StfError, match=r"t.stf:2: packet: p4sim internal error \(NameError: name '_S_H_xh3'"):
+        r.run_text(f"\npacket 0 {pkt(1)}\n")

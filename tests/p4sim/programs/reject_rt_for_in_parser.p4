@@ -1,0 +1,16 @@
+// expect-error: 9:19: unsupported by p4sim: for loops in a parser
+// a for loop in a parser state: refused at load, located
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; }
+struct headers { h_t h; }
+struct M { }
+parser P(packet_in pkt, out headers hdr, inout M meta, inout standard_metadata_t sm) {
+    state start { for (bit<8> i = 0; i < 2; i = i + 1) { } pkt.extract(hdr.h); transition accept; }
+}
+control I(inout headers hdr, inout M meta, inout standard_metadata_t sm) { apply { } }
+control VC(inout headers hdr, inout M meta) { apply { } }
+control E(inout headers hdr, inout M meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers hdr, inout M meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
