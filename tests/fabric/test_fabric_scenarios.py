@@ -1,0 +1,93 @@
+"""Fabric scenarios: each verdict on its run and on a control that must fail it."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.fabric.scenarios import (
+    judge_deadlock,
+    judge_spreading,
+    judge_storm,
+    judge_watchdog,
+    run_deadlock,
+    run_spreading,
+    run_storm,
+)
+
+pytestmark = pytest.mark.slow
+
+
+def _ok(verdicts) -> bool:
+    return all(v.ok for v in verdicts)
+
+
+@pytest.fixture(scope="module")
+def deadlock():
+    return {"cycle": run_deadlock(flows=4), "open": run_deadlock(flows=3),
+            "wd": run_deadlock(flows=4, watchdog=1)}
+
+
+def test_ring_deadlock_is_detected_and_names_the_cycle(deadlock):
+    m = deadlock["cycle"]
+    assert _ok(judge_deadlock(m)), judge_deadlock(m)
+    # the four clockwise ring queues (port 2 = clockwise with one host per switch), class 3
+    assert m["cycle"] == "r0:2:3 r1:2:3 r2:2:3 r3:2:3"
+    assert m["goodput_gbps"] == 0.0
+
+
+def test_open_chain_does_not_deadlock(deadlock):
+    """Control: without the 4th flow the dependency chain has no cycle."""
+    m = deadlock["open"]
+    assert not _ok(judge_deadlock(m))
+    assert m["deadlocked"] == 0 and m["goodput_gbps"] > 5
+
+
+def test_watchdog_breaks_the_deadlock(deadlock):
+    wd, no = deadlock["wd"], deadlock["cycle"]
+    assert _ok(judge_watchdog(no, wd, "goodput_gbps")), judge_watchdog(no, wd, "goodput_gbps")
+    assert wd["deadlocked"] == 0 and wd["pfcwd_detected"] >= 1 and wd["pfcwd_ignored_frames"] > 0
+    # control: the verdict fails on the run without a watchdog
+    assert not _ok(judge_watchdog(no, no, "goodput_gbps"))
+
+
+@pytest.fixture(scope="module")
+def storm():
+    return {"calm": run_storm(stuck=0), "storm": run_storm(stuck=1),
+            "wd": run_storm(stuck=1, watchdog=1)}
+
+
+def test_pause_storm_spreads_beyond_the_leaf(storm):
+    m, calm = storm["storm"], storm["calm"]
+    assert _ok(judge_storm(m, calm)), judge_storm(m, calm)
+    assert "leaf0" in m["paused_switch_names"] and "spine" in m["paused_switch_names"]
+    assert not _ok(judge_storm(calm, calm))  # control: no stuck NIC, no storm
+
+
+def test_watchdog_contains_the_storm(storm):
+    wd, m = storm["wd"], storm["storm"]
+    assert _ok(judge_watchdog(m, wd, "innocent_min_gbps")), judge_watchdog(m, wd, "innocent_min_gbps")
+    assert wd["pfcwd_in_storm"] >= 1 and wd["pfcwd_ignored_frames"] > 0
+    assert not _ok(judge_watchdog(m, m, "innocent_min_gbps"))
+
+
+@pytest.fixture(scope="module")
+def spreading():
+    return {"base": run_spreading(incast=0), "pfc": run_spreading(incast=1, dcqcn=0),
+            "dc": run_spreading(incast=1, dcqcn=1)}
+
+
+def test_congestion_spreading_and_dcqcn_recovery(spreading):
+    b, p, d = spreading["base"], spreading["pfc"], spreading["dc"]
+    vs = judge_spreading(b, p, d)
+    assert _ok(vs), vs
+    assert b["victim_gbps"] > 8.5  # alone, near the 10 Gb/s line rate
+    assert p["leaf1_pauses"] > 0  # the victim's own leaf was paused from the spines
+    assert d["victim_cnps"] >= 0
+
+
+def test_spreading_verdicts_fail_on_controls(spreading):
+    b, p, d = spreading["base"], spreading["pfc"], spreading["dc"]
+    # no incast: nothing spreads and the victim does not lose
+    assert not judge_spreading(b, b, d)[0].ok and not judge_spreading(b, b, d)[1].ok
+    # PFC only in place of DCQCN: no recovery
+    assert not judge_spreading(b, p, p)[2].ok and not judge_spreading(b, p, p)[3].ok
