@@ -11,7 +11,7 @@ import importlib
 import sys
 import time
 
-SECTIONS = ["p4sim_pipeline", "p4runtime", "scenario", "hdl"]
+SECTIONS = ["p4sim_pipeline", "p4runtime", "scenario", "hdl", "fabric"]
 
 
 def main(argv: list[str]) -> int:
