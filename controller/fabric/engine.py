@@ -175,6 +175,19 @@ class Fabric:
         self.flows.append(f)
         return f
 
+    def spray(self, f: Flow, switch: str) -> None:
+        """Spray the flow's packets round robin over `switch`'s ECMP group toward its
+        destination (roce_switch.p4's spray_qp table: meant for WRITE-only QPs)."""
+        from controller.config import names_from_target
+        from controller.targets.base import Exact, TableEntry
+
+        tgt = self.targets[switch]
+        n = names_from_target(tgt)
+        ip = int.from_bytes(bytes(int(x) for x in self.hosts[f.dst].spec.ip.split(".")), "big")
+        tgt.write([TableEntry(n.table("spray_qp"), {"meta.ip_dst": Exact(ip),
+                                                    "hdr.bth.dqpn": Exact(f.peer_qpn)},
+                              n.action("spray"))])
+
     def delivered(self, f: Flow) -> int:
         """In-order payload bytes the flow's receiver has taken so far."""
         return self.hosts[f.dst].qps[f.peer_qpn].responder.stats.bytes_received

@@ -135,6 +135,38 @@ def run_storm(stuck: int = 1, watchdog: int = 0, duration_us: int = 600, seed: i
     return out
 
 
+def run_spray(flows: int = 3, spray: int = 0, skew_ns: int = 0, duration_us: int = 400,
+              seed: int = 0) -> dict:
+    """`flows` WRITE QPs h0_k -> h1_k (leaf0 to leaf1, two spines), ECMP-hashed (spray=0) or
+    sprayed per packet at leaf0 (spray=1); spine1's cables `skew_ns` longer than spine0's
+    (unequal paths reorder a sprayed flow). The NICs are go-back-N (rc.py)."""
+    if not 1 <= flows <= 4:
+        raise ValueError("spray: flows must be 1..4")
+    if skew_ns < 0:
+        raise ValueError("spray: skew_ns must be >= 0")
+    d = 1000
+    fab = Fabric(leaf_spine(2, 4, 4, spine_delay_ns=[d, d + skew_ns]), policy(), seed=seed,
+                 nic={"rp": False})
+    fl = [fab.add_flow(f"h0_{k}", f"h1_{k}", 1 << 30) for k in range(flows)]
+    if spray:
+        for f in fl:
+            fab.spray(f, "leaf0")
+    dur = duration_us * US
+    warm = 100 * US
+    fab.run(warm)
+    d0 = [fab.delivered(f) for f in fl]
+    s0 = {s: fab.targets[s].switch.stats["rx"] for s in ("spine0", "spine1")}
+    fab.run(dur)
+    per = [_gbps(fab.delivered(f) - a, dur - warm) for f, a in zip(fl, d0, strict=True)]
+    s1 = {s: fab.targets[s].switch.stats["rx"] - s0[s] for s in s0}
+    reqs = [fab.hosts[f.src].qps[f.qpn].requester.stats for f in fl]
+    return {"goodput_gbps": sum(per), "min_flow_gbps": min(per),
+            "spine_share_max": max(s1.values()) / max(1, sum(s1.values())),
+            "naks": sum(r.naks for r in reqs),
+            "retransmitted": sum(r.retransmitted_packets for r in reqs),
+            "frames": fab.frames_to_switches}
+
+
 @dataclass(frozen=True)
 class FabricScenario:
     name: str
@@ -148,6 +180,8 @@ SCENARIOS = {
     "deadlock": FabricScenario("deadlock", run_deadlock,
                                {"flows": 4, "watchdog": 0, "duration_us": 400, "seed": 0,
                                 "detect_us": 100}),
+    "spray": FabricScenario("spray", run_spray,
+                            {"flows": 3, "spray": 0, "skew_ns": 0, "duration_us": 400, "seed": 0}),
     "storm": FabricScenario("storm", run_storm,
                             {"stuck": 1, "watchdog": 0, "duration_us": 600, "seed": 0,
                              "detect_us": 100}),
@@ -190,6 +224,27 @@ def judge_storm(m: dict, control: dict) -> list[Verdict]:
                     f"{m['paused_switches']} switches paused ({m['paused_switch_names']}), "
                     f"slowest innocent flow {m['innocent_min_gbps']:.2f} vs "
                     f"{control['innocent_min_gbps']:.2f} Gb/s")]
+
+
+def judge_spray(ecmp: dict, sprayed: dict, sprayed_skew: dict, ecmp_skew: dict) -> list[Verdict]:
+    """ECMP vs per-packet spray for the same flows on equal paths, then with spine1's path
+    longer (go-back-N NICs)."""
+    return [
+        Verdict("ECMP collision", ecmp["spine_share_max"] > 0.8
+                and ecmp["goodput_gbps"] < 0.6 * sprayed["goodput_gbps"],
+                f"ECMP: {ecmp['spine_share_max']:.0%} of the spine frames on one spine, "
+                f"{ecmp['goodput_gbps']:.2f} vs {sprayed['goodput_gbps']:.2f} Gb/s sprayed"),
+        Verdict("spray balances the spines", sprayed["spine_share_max"] < 0.6
+                and sprayed["naks"] == 0,
+                f"sprayed: {sprayed['spine_share_max']:.0%} on the busier spine, "
+                f"{sprayed['naks']} NAKs on equal paths"),
+        Verdict("spray + go-back-N: spurious NAKs on unequal paths", sprayed_skew["naks"] > 0
+                and sprayed_skew["retransmitted"] > 0 and ecmp_skew["naks"] == 0
+                and sprayed_skew["goodput_gbps"] < 0.9 * sprayed["goodput_gbps"],
+                f"skewed: {sprayed_skew['naks']} NAKs, {sprayed_skew['retransmitted']} "
+                f"retransmitted, {sprayed_skew['goodput_gbps']:.2f} Gb/s (equal paths "
+                f"{sprayed['goodput_gbps']:.2f}); ECMP on the same paths {ecmp_skew['naks']} NAKs"),
+    ]
 
 
 def judge_watchdog(without: dict, with_wd: dict, key: str) -> list[Verdict]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 MAX_POINTS = 10_000
 # the names of .scenarios.SCENARIOS (kept here so `rocelab --help` need not import them)
-SCENARIO_NAMES = ("spreading", "deadlock", "storm")
+SCENARIO_NAMES = ("spreading", "deadlock", "spray", "storm")
 
 
 class SweepError(ValueError):

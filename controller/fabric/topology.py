@@ -123,9 +123,13 @@ class Topology:
 
 
 def leaf_spine(spines: int = 2, leaves: int = 4, hosts_per_leaf: int = 4,
-               bps: float = DEFAULT_BPS, delay_ns: int = DEFAULT_DELAY_NS) -> Topology:
+               bps: float = DEFAULT_BPS, delay_ns: int = DEFAULT_DELAY_NS,
+               spine_delay_ns: list[int] | None = None) -> Topology:
     """S spines x L leaves x H hosts per leaf. Leaf ports 1..H face hosts, H+1..H+S the
-    spines (spine j on port H+1+j); spine port i+1 faces leaf i."""
+    spines (spine j on port H+1+j); spine port i+1 faces leaf i. `spine_delay_ns[j]`: the
+    cable delay of spine j's links (unequal paths), `delay_ns` when not given."""
+    if spine_delay_ns is not None and len(spine_delay_ns) != spines:
+        raise ValueError("leaf_spine: spine_delay_ns needs one delay per spine")
     if spines < 1 or leaves < 1 or hosts_per_leaf < 1:
         raise ValueError("leaf_spine: spines, leaves and hosts per leaf must be >= 1")
     if leaves > 200 or hosts_per_leaf + spines > 250:
@@ -139,7 +143,8 @@ def leaf_spine(spines: int = 2, leaves: int = 4, hosts_per_leaf: int = 4,
         for k in range(hosts_per_leaf):
             t.add_host(f"h{i}_{k}", f"leaf{i}", k + 1, bps, delay_ns)
         for j in range(spines):
-            t.connect(f"leaf{i}", hosts_per_leaf + 1 + j, f"spine{j}", i + 1, bps, delay_ns)
+            d = spine_delay_ns[j] if spine_delay_ns is not None else delay_ns
+            t.connect(f"leaf{i}", hosts_per_leaf + 1 + j, f"spine{j}", i + 1, bps, d)
     return t
 
 

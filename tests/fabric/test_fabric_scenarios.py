@@ -91,3 +91,34 @@ def test_spreading_verdicts_fail_on_controls(spreading):
     assert not judge_spreading(b, b, d)[0].ok and not judge_spreading(b, b, d)[1].ok
     # PFC only in place of DCQCN: no recovery
     assert not judge_spreading(b, p, p)[2].ok and not judge_spreading(b, p, p)[3].ok
+
+
+@pytest.fixture(scope="module")
+def spray():
+    from controller.fabric.scenarios import run_spray
+
+    return {"ecmp": run_spray(spray=0), "spray": run_spray(spray=1),
+            "spray_skew": run_spray(spray=1, skew_ns=3000),
+            "ecmp_skew": run_spray(spray=0, skew_ns=3000)}
+
+
+def test_ecmp_collision_spray_gain_and_go_back_n_naks(spray):
+    from controller.fabric.scenarios import judge_spray
+
+    e, s, ss, es = spray["ecmp"], spray["spray"], spray["spray_skew"], spray["ecmp_skew"]
+    vs = judge_spray(e, s, ss, es)
+    assert _ok(vs), vs
+    assert s["goodput_gbps"] > 17  # two 10 Gb/s uplinks both used
+    assert e["naks"] == 0 and es["naks"] == 0  # ECMP keeps a flow on one path: in order
+
+
+def test_spray_verdicts_fail_on_controls(spray):
+    from controller.fabric.scenarios import judge_spray
+
+    e, s, ss, es = spray["ecmp"], spray["spray"], spray["spray_skew"], spray["ecmp_skew"]
+    # sprayed flows in place of the ECMP run: no collision
+    assert not judge_spray(s, s, ss, es)[0].ok
+    # ECMP in place of the sprayed run: the spines are not balanced
+    assert not judge_spray(e, e, ss, es)[1].ok
+    # equal paths in place of the skewed spray: no spurious NAKs
+    assert not judge_spray(e, s, s, es)[2].ok
