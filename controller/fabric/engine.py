@@ -193,14 +193,16 @@ class Fabric:
         return self.hosts[f.dst].qps[f.peer_qpn].responder.stats.bytes_received
 
     def stuck_nic(self, host: str, start_ns: int, period_ns: int = 20_000, tc: int = 3,
-                  quanta: int = 0xFFFF) -> None:
-        """From start_ns on, `host`'s NIC sends XOFF for class tc every period_ns and never
-        XON (a NIC whose receive path hung: the pause storm)."""
+                  quanta: int = 0xFFFF, stop_ns: int | None = None) -> None:
+        """From start_ns on (until stop_ns, if given), `host`'s NIC sends XOFF for class tc
+        every period_ns and never XON (a NIC whose receive path hung: the pause storm)."""
         h = self.topo.hosts[host]
         frame = pfc_frame(h.mac, {tc: quanta})
         prop = self._wires[(h.switch, h.port)].prop_ns
 
         def send() -> None:
+            if stop_ns is not None and self._now >= stop_ns:
+                return
             self.at(self._now + prop, lambda: self._to_switch(h.switch, h.port, frame))
             self.at(self._now + period_ns, send)
 

@@ -105,7 +105,8 @@ def run_deadlock(flows: int = 4, watchdog: int = 0, duration_us: int = 400, seed
 
 
 def run_storm(stuck: int = 1, watchdog: int = 0, duration_us: int = 600, seed: int = 0,
-              detect_us: int = 100) -> dict:
+              detect_us: int = 100, stuck_until_us: int = 0) -> dict:
+    """stuck_until_us > 0: the NIC recovers then (its last XOFF), so a watchdog restores."""
     topo = leaf_spine(2, 4, 4)
     fab = Fabric(topo, policy(), seed=seed, nic={"rp": False})
     tr = PauseTracker(fab)
@@ -116,7 +117,8 @@ def run_storm(stuck: int = 1, watchdog: int = 0, duration_us: int = 600, seed: i
                 fab.add_flow("h3_0", "h1_1", 1 << 30),  # never touches leaf0
                 fab.add_flow("h2_2", "h3_2", 1 << 30)]
     if stuck:
-        fab.stuck_nic("h0_0", 50 * US)
+        fab.stuck_nic("h0_0", 50 * US,
+                      stop_ns=stuck_until_us * US if stuck_until_us > 0 else None)
     dur = duration_us * US
     half = dur // 2
     fab.run(half)
@@ -132,6 +134,9 @@ def run_storm(stuck: int = 1, watchdog: int = 0, duration_us: int = 600, seed: i
                 "frames": fab.frames_to_switches})
     out.update(wd.counters() if wd else {"pfcwd_detected": 0, "pfcwd_restored": 0,
                                          "pfcwd_ignored_frames": 0, "pfcwd_in_storm": 0})
+    ev = wd.events if wd else []
+    out["wd_first_detect_us"] = next((t / US for t, k, _ in ev if k == "detected"), -1)
+    out["wd_last_restore_us"] = next((t / US for t, k, _ in reversed(ev) if k == "restored"), -1)
     return out
 
 
@@ -184,7 +189,7 @@ SCENARIOS = {
                             {"flows": 3, "spray": 0, "skew_ns": 0, "duration_us": 400, "seed": 0}),
     "storm": FabricScenario("storm", run_storm,
                             {"stuck": 1, "watchdog": 0, "duration_us": 600, "seed": 0,
-                             "detect_us": 100}),
+                             "detect_us": 100, "stuck_until_us": 0}),
 }
 
 

@@ -122,3 +122,17 @@ def test_spray_verdicts_fail_on_controls(spray):
     assert not judge_spray(e, e, ss, es)[1].ok
     # equal paths in place of the skewed spray: no spurious NAKs
     assert not judge_spray(e, s, s, es)[2].ok
+
+
+def test_watchdog_restores_the_queue_after_the_storm_ends(storm):
+    """The NIC recovers at 200 us (its last XOFF): restore_ns (200 us) after the last pause
+    frame the queue honours pauses again; while the NIC stays stuck it never does."""
+    m = run_storm(stuck=1, watchdog=1, stuck_until_us=200)
+    assert m["pfcwd_detected"] == 1 and m["pfcwd_restored"] == 1 and m["pfcwd_in_storm"] == 0
+    assert 150 <= m["wd_first_detect_us"] < 200  # paused from ~50 us, detect after 100 us
+    # last XOFF sent just before 200 us, arrives 1 us later; restored on the first poll
+    # (10 us) at least 200 us after it
+    assert 380 <= m["wd_last_restore_us"] <= 420
+    assert m["innocent_min_gbps"] > 9
+    forever = storm["wd"]
+    assert forever["pfcwd_restored"] == 0 and forever["pfcwd_in_storm"] == 1
