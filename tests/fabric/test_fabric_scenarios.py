@@ -136,3 +136,24 @@ def test_watchdog_restores_the_queue_after_the_storm_ends(storm):
     assert m["innocent_min_gbps"] > 9
     forever = storm["wd"]
     assert forever["pfcwd_restored"] == 0 and forever["pfcwd_in_storm"] == 1
+
+
+def test_fabric_telemetry_carries_the_watchdog_counters():
+    from controller.fabric.engine import Fabric
+    from controller.fabric.scenarios import policy
+    from controller.fabric.telemetry import fabric_telemetry
+    from controller.fabric.topology import leaf_spine
+    from controller.fabric.watchdog import PfcWatchdog
+
+    fab = Fabric(leaf_spine(1, 2, 2), policy(), nic={"rp": False})
+    wd = PfcWatchdog(fab, detect_ns=50_000, restore_ns=100_000)
+    fab.add_flow("h1_0", "h0_0", 1 << 30)
+    fab.stuck_nic("h0_0", 10_000)
+    fab.run(150_000)
+    tel = fabric_telemetry(fab, wd)
+    row = next(r for r in tel["leaf0"]["per_port_class"] if r["port"] == 1 and r["class"] == 3)
+    assert row["pfcwd_detected"] == 1 and row["pfcwd_ignored"] > 0
+    assert row["roce_tx"] > 0  # the switch's own counters are there too
+    others = [r for s in tel.values() for r in s["per_port_class"] if r is not row]
+    assert all(r["pfcwd_detected"] == 0 for r in others)
+    assert all(r["pfcwd_detected"] == 0 for r in fabric_telemetry(fab)["leaf0"]["per_port_class"])
