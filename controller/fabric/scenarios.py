@@ -60,12 +60,19 @@ def run_spreading(incast: int = 1, dcqcn: int = 0, duration_us: int = 1000, seed
     dur = duration_us * US
     half = dur // 2
     spines = [s for s in fab.targets if s.startswith("spine")]
+    tr = PauseTracker(fab)
     fab.run(half)
     v0 = fab.delivered(victim)
     p0 = _pauses(fab, spines)
     inc0 = sum(fab.delivered(f) for f in fab.flows[1:])
+    fab.run(dur - 50 * US)
+    fz = FrozenQueues(fab, tr)
+    fz.mark()
     fab.run(dur)
-    return {"victim_gbps": _gbps(fab.delivered(victim) - v0, dur - half),
+    frozen = fz.frozen()
+    return {"deadlocked": int(bool(deadlock_cycles(fab, frozen))), "frozen_queues": len(frozen),
+            "paused_queues_now": sum(1 for q in tr.paused_until if tr.paused(q)),
+            "victim_gbps": _gbps(fab.delivered(victim) - v0, dur - half),
             "incast_gbps": _gbps(sum(fab.delivered(f) for f in fab.flows[1:]) - inc0, dur - half),
             "spine_pauses": _pauses(fab, spines),
             "spine_pauses_late": _pauses(fab, spines) - p0,
