@@ -185,6 +185,16 @@ class FabricScenario:
     run: Callable[..., dict]
     params: dict  # name -> default (int)
 
+    def bounds(self, key: str) -> tuple[int, int]:
+        """Allowed values of a parameter (a sweep refuses the others before running)."""
+        return PARAM_BOUNDS.get(key, (0, 1))
+
+
+# int parameters: (lowest, highest); the rest are switches 0/1
+PARAM_BOUNDS = {"duration_us": (100, 100_000), "seed": (0, 2**31 - 1), "flows": (1, 4),
+                "detect_us": (10, 10_000), "skew_ns": (0, 100_000),
+                "stuck_until_us": (0, 100_000)}
+
 
 SCENARIOS = {
     "spreading": FabricScenario("spreading", run_spreading,

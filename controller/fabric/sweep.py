@@ -23,25 +23,24 @@ class SweepError(ValueError):
     pass
 
 
-def _value(text: str, key: str) -> int | float:
+def _value(text: str, key: str, lo: int, hi: int) -> int:
     try:
-        return int(text)
+        v = int(text)
     except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        raise SweepError(f"--set {key}: {text!r} is not a number") from None
+        raise SweepError(f"--set {key}: {text!r} is not a number (an integer)") from None
+    if not lo <= v <= hi:
+        raise SweepError(f"--set {key}: {v} is out of range {lo}..{hi}")
+    return v
 
 
-def parse_sets(scenario: str, sets: list[str]) -> dict[str, list[int | float]]:
+def parse_sets(scenario: str, sets: list[str]) -> dict[str, list[int]]:
     """['key=v1,v2', ...] -> {key: [v1, v2]}, checked against the scenario's parameters."""
     from .scenarios import SCENARIOS
 
     sc = SCENARIOS.get(scenario)
     if sc is None:
         raise SweepError(f"no fabric scenario {scenario!r} (known: {', '.join(SCENARIOS)})")
-    out: dict[str, list[int | float]] = {}
+    out: dict[str, list[int]] = {}
     for s in sets:
         key, eq, vals = s.partition("=")
         key = key.strip()
@@ -52,11 +51,12 @@ def parse_sets(scenario: str, sets: list[str]) -> dict[str, list[int | float]]:
                              f"(it has {', '.join(sc.params)})")
         if key in out:
             raise SweepError(f"--set {key} given twice")
-        out[key] = [_value(v.strip(), key) for v in vals.split(",")]
+        lo, hi = sc.bounds(key)
+        out[key] = [_value(v.strip(), key, lo, hi) for v in vals.split(",")]
     return out
 
 
-def points(scenario: str, grid: dict[str, list[int | float]]) -> list[dict]:
+def points(scenario: str, grid: dict[str, list[int]]) -> list[dict]:
     from .scenarios import SCENARIOS
 
     sc = SCENARIOS[scenario]

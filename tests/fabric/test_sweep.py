@@ -27,7 +27,9 @@ def test_parse_sets_and_product_order():
 @pytest.mark.parametrize("sets, msg", [
     (["flows"], "expected KEY=V1"), (["nope=1"], "no parameter 'nope'"),
     (["flows=x"], "not a number"), (["flows=1", "flows=2"], "twice"),
-    (["flows=" + ",".join(["1"] * 101), "seed=" + ",".join(["1"] * 101)], "at most"),
+    (["flows=1.5"], "not a number"), (["duration_us=-5"], "out of range"),
+    (["flows=9"], "out of range"), (["watchdog=2"], "out of range"),
+    (["seed=" + ",".join(["1"] * 101), "detect_us=" + ",".join(["10"] * 101)], "at most"),
 ])
 def test_bad_sets_are_refused(sets, msg, capsys):
     argv = ["sweep", "deadlock", "--serial", "--out", "/nonexistent/never"]
