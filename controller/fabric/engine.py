@@ -82,6 +82,8 @@ class Fabric:
         self._heap: list[tuple[int, int, Callable[[], None]]] = []
         self._seq = itertools.count()
         self.rx_filter: Callable[[str, int, bytes], bytes | None] | None = None
+        # (switch, port, frame) -> False to discard a frame leaving a switch port
+        self.tx_filter: Callable[[str, int, bytes], bool] | None = None
         self.frames_to_switches = 0
         self.frames_to_hosts = 0
         self.unattached = 0
@@ -227,6 +229,8 @@ class Fabric:
                     continue
                 t = out.time_ns + w.prop_ns
                 data = out.data
+                if self.tx_filter is not None and not self.tx_filter(sw, out.port, data):
+                    continue
                 if w.kind == "host":
                     self.frames_to_hosts += 1
                     self.at(t, lambda h=w.host, d=data: h.receive(d))

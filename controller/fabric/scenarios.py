@@ -6,8 +6,9 @@ and a judge that turns the metrics of a run and of its control into verdicts.
   dcqcn (0/1: ECN marking at every queue + the NICs' RP; 0: PFC only).
 - deadlock: a ring of 4 switches routed one way round (clockwise), each host writing to the
   host two hops on: a cyclic buffer dependency. Params: flows (4 closes the cycle, 3 not),
-  watchdog (0/1).
-- storm: h0_0's NIC stuck sending XOFF from 50 us on; params: stuck (0/1), watchdog (0/1).
+  watchdog (0 none, 1 forward, 2 drop).
+- storm: h0_0's NIC stuck sending XOFF from 50 us on; params: stuck (0/1), watchdog (0 none,
+  1 action forward = ignore pause, 2 action drop).
 
 Durations are CI-sized (about a millisecond of virtual time at 10 Gb/s).
 """
@@ -90,7 +91,7 @@ def run_deadlock(flows: int = 4, watchdog: int = 0, duration_us: int = 400, seed
                  seed=seed, nic={"rp": False})
     tr = PauseTracker(fab)
     wd = PfcWatchdog(fab, detect_ns=detect_us * US, restore_ns=2 * detect_us * US,
-                     tracker=tr) if watchdog else None
+                     tracker=tr, action="drop" if watchdog == 2 else "forward") if watchdog else None
     fl = [fab.add_flow(f"h{i}_0", f"h{(i + 2) % 4}_0", 1 << 30) for i in range(flows)]
     dur = duration_us * US
     window = 50 * US
@@ -107,7 +108,8 @@ def run_deadlock(flows: int = 4, watchdog: int = 0, duration_us: int = 400, seed
            "deadlocked": int(bool(cycles)),
            "frames": fab.frames_to_switches}
     out.update(wd.counters() if wd else {"pfcwd_detected": 0, "pfcwd_restored": 0,
-                                         "pfcwd_ignored_frames": 0, "pfcwd_in_storm": 0})
+                                         "pfcwd_ignored_frames": 0, "pfcwd_in_storm": 0,
+                                         "pfcwd_dropped": 0})
     return out
 
 
@@ -118,8 +120,8 @@ def run_storm(stuck: int = 1, watchdog: int = 0, duration_us: int = 600, seed: i
     fab = Fabric(topo, policy(), seed=seed, nic={"rp": False})
     tr = PauseTracker(fab)
     wd = PfcWatchdog(fab, detect_ns=detect_us * US, restore_ns=2 * detect_us * US,
-                     tracker=tr) if watchdog else None
-    fab.add_flow("h1_0", "h0_0", 1 << 30)  # toward the stuck NIC
+                     tracker=tr, action="drop" if watchdog == 2 else "forward") if watchdog else None
+    to_stuck = fab.add_flow("h1_0", "h0_0", 1 << 30)  # toward the stuck NIC
     innocent = [fab.add_flow("h2_0", "h0_1", 1 << 30),  # same leaf as the stuck NIC
                 fab.add_flow("h3_0", "h1_1", 1 << 30),  # never touches leaf0
                 fab.add_flow("h2_2", "h3_2", 1 << 30)]
@@ -130,17 +132,20 @@ def run_storm(stuck: int = 1, watchdog: int = 0, duration_us: int = 600, seed: i
     half = dur // 2
     fab.run(half)
     d0 = [fab.delivered(f) for f in innocent]
+    s0 = fab.delivered(to_stuck)
     fab.run(dur)
     paused_switches = sorted(s for s, t in fab.targets.items() if t.tm_stats()["pauses_total"])
     paused_hosts = sorted(n for n, h in fab.hosts.items() if h.stats.pfc_received)
     out = {f"innocent{i}_gbps": _gbps(fab.delivered(f) - a, dur - half)
            for i, (f, a) in enumerate(zip(innocent, d0, strict=True))}
+    out["stuck_flow_gbps"] = _gbps(fab.delivered(to_stuck) - s0, dur - half)
     out["innocent_min_gbps"] = min(out[f"innocent{i}_gbps"] for i in range(len(innocent)))
     out.update({"paused_switches": len(paused_switches), "paused_hosts": len(paused_hosts),
                 "paused_switch_names": " ".join(paused_switches),
                 "frames": fab.frames_to_switches})
     out.update(wd.counters() if wd else {"pfcwd_detected": 0, "pfcwd_restored": 0,
-                                         "pfcwd_ignored_frames": 0, "pfcwd_in_storm": 0})
+                                         "pfcwd_ignored_frames": 0, "pfcwd_in_storm": 0,
+                                         "pfcwd_dropped": 0})
     ev = wd.events if wd else []
     out["wd_first_detect_us"] = next((t / US for t, k, _ in ev if k == "detected"), -1)
     out["wd_last_restore_us"] = next((t / US for t, k, _ in reversed(ev) if k == "restored"), -1)
@@ -191,7 +196,7 @@ class FabricScenario:
 
 
 # int parameters: (lowest, highest); the rest are switches 0/1
-PARAM_BOUNDS = {"duration_us": (100, 100_000), "seed": (0, 2**31 - 1), "flows": (1, 4),
+PARAM_BOUNDS = {"watchdog": (0, 2), "duration_us": (100, 100_000), "seed": (0, 2**31 - 1), "flows": (1, 4),
                 "detect_us": (10, 10_000), "skew_ns": (0, 100_000),
                 "stuck_until_us": (0, 100_000)}
 

@@ -109,8 +109,10 @@ def run_dask(scenario: str, pts: list[dict], scheduler: str | None = None, worke
 
     cluster = None
     if scheduler is None:
+        import logging
+
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                               dashboard_address=None)
+                               dashboard_address=None, silence_logs=logging.ERROR)
         client = Client(cluster)
     else:
         client = Client(scheduler, timeout="10s")

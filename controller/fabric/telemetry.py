@@ -1,6 +1,6 @@
 """Telemetry of a whole fabric: each switch's roce_switch.p4 counters per (port, class)
 (controller.telemetry, read through the Target interface) with the PFC watchdog's counters
-of that (port, class) added (`pfcwd_detected`, `pfcwd_restored`, `pfcwd_ignored`)."""
+of that (port, class) added (`pfcwd_detected`, `pfcwd_restored`, `pfcwd_ignored`, `pfcwd_dropped`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from controller.telemetry import read as read_counters
 from .engine import Fabric
 from .watchdog import PfcWatchdog
 
-WD_KEYS = ("detected", "restored", "ignored")
+WD_KEYS = ("detected", "restored", "ignored", "dropped")
 
 
 def fabric_telemetry(fab: Fabric, watchdog: PfcWatchdog | None = None) -> dict[str, dict]:

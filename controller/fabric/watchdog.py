@@ -6,6 +6,8 @@ paused, holds packets and has not dequeued one for `detect_ns` enters the *storm
 pause frames for that class on that port are ignored from then on (action "forward": the
 queue drains to the peer whatever it asks), and the queue is resumed at once. The queue is
 restored (pauses honoured again) once no pause frame for it has arrived for `restore_ns`.
+Action "drop" also discards, in the port layer, every frame of that class the queue sends
+while in the storm state (the peer that keeps pausing gets nothing; SONiC's default).
 
 Why here and not in roce_switch.p4: reacting to received PFC is the traffic manager's job
 (the P4 program only counts MAC-control frames, p4src/README.md), and the pause state a
@@ -40,7 +42,8 @@ class WatchdogStats:
     by_queue: dict[Queue, dict[str, int]] = field(default_factory=dict)
 
     def bump(self, q: Queue, key: str) -> None:
-        self.by_queue.setdefault(q, {"detected": 0, "restored": 0, "ignored": 0})[key] += 1
+        self.by_queue.setdefault(q, {"detected": 0, "restored": 0, "ignored": 0,
+                                     "dropped": 0})[key] += 1
 
 
 class PauseTracker:
@@ -95,9 +98,15 @@ class PauseTracker:
 class PfcWatchdog:
     def __init__(self, fab: Fabric, detect_ns: int = 200_000, restore_ns: int = 400_000,
                  poll_ns: int = 10_000, classes: tuple[int, ...] = (3,),
-                 tracker: PauseTracker | None = None):
+                 tracker: PauseTracker | None = None, action: str = "forward"):
         if detect_ns <= 0 or restore_ns <= 0 or poll_ns <= 0:
             raise ValueError("watchdog times must be > 0")
+        if action not in ("forward", "drop"):
+            raise ValueError(f"watchdog action must be 'forward' or 'drop', not {action!r}")
+        self.action = action
+        self.dropped = 0
+        if action == "drop":
+            fab.tx_filter = self._tx
         self.fab = fab
         self.detect_ns, self.restore_ns, self.poll_ns = detect_ns, restore_ns, poll_ns
         self.classes = classes
@@ -136,6 +145,40 @@ class PfcWatchdog:
                     else:
                         self._stalled_since.pop(q, None)
 
+    def _tx(self, sw: str, port: int, frame: bytes) -> bool:
+        """Drop action: discard a data frame of a storm class leaving a storm queue."""
+        if not self.storm:
+            return True
+        for c in self.classes:
+            if (sw, port, c) in self.storm and self._tc(sw, frame) == c:
+                self.dropped += 1
+                self.stats.bump((sw, port, c), "dropped")
+                return False
+        return True
+
+    def _tc(self, sw: str, frame: bytes) -> int:
+        """The class the switch gave a frame (its DSCP or PCP through the switch's own
+        dscp_to_tc / pcp_to_tc config, as classify.p4 does); -1 for MAC control."""
+        cfg = self.fab.programs[sw].config
+        et = int.from_bytes(frame[12:14], "big")
+        off, pcp = 14, None
+        if et == 0x8100:
+            pcp = frame[14] >> 5
+            et = int.from_bytes(frame[16:18], "big")
+            off = 18
+        if et == 0x8808:
+            return -1
+        dscp = None
+        if et == 0x0800 and len(frame) > off + 1:
+            dscp = frame[off + 1] >> 2
+        elif et == 0x86DD and len(frame) > off + 1:
+            dscp = ((frame[off] & 0x0F) << 4 | frame[off + 1] >> 4) >> 2
+        if dscp is not None and dscp in cfg.dscp_to_tc:
+            return cfg.dscp_to_tc[dscp]
+        if pcp is not None and pcp in cfg.pcp_to_tc:
+            return cfg.pcp_to_tc[pcp]
+        return 0
+
     def _trip(self, q: Queue, now: int) -> None:
         sw, port, c = q
         self.storm[q] = now
@@ -154,7 +197,8 @@ class PfcWatchdog:
     def counters(self) -> dict[str, int]:
         """Telemetry: totals and the number of queues now in the storm state."""
         return {"pfcwd_detected": self.stats.detected, "pfcwd_restored": self.stats.restored,
-                "pfcwd_ignored_frames": self.tracker.ignored, "pfcwd_in_storm": len(self.storm)}
+                "pfcwd_ignored_frames": self.tracker.ignored, "pfcwd_in_storm": len(self.storm),
+                "pfcwd_dropped": self.dropped}
 
 
 class FrozenQueues:

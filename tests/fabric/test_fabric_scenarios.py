@@ -159,3 +159,13 @@ def test_fabric_telemetry_carries_the_watchdog_counters():
     others = [r for s in tel.values() for r in s["per_port_class"] if r is not row]
     assert all(r["pfcwd_detected"] == 0 for r in others)
     assert all(r["pfcwd_detected"] == 0 for r in fabric_telemetry(fab)["leaf0"]["per_port_class"])
+
+
+def test_watchdog_drop_action_starves_only_the_stuck_port(storm):
+    """Action drop: the frames the storm queue would send to the stuck NIC are discarded
+    (forward delivers them); the innocent flows recover either way."""
+    drop, fwd = run_storm(stuck=1, watchdog=2), storm["wd"]
+    assert drop["pfcwd_detected"] == 1 and drop["pfcwd_dropped"] > 0
+    assert drop["stuck_flow_gbps"] == 0.0 and fwd["stuck_flow_gbps"] > 5
+    assert fwd["pfcwd_dropped"] == 0
+    assert drop["innocent_min_gbps"] > 9
