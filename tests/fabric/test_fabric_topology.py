@@ -68,3 +68,19 @@ def test_frames_cross_leaf_spine_leaf_and_spread_over_both_spines():
     assert ttls == {64 - 3}
     per_spine = {s: fab.targets[s].switch.stats["rx"] for s in ("spine0", "spine1")}
     assert all(n > 0 for n in per_spine.values()), per_spine
+
+
+def test_deadlock_cycles_needs_a_closed_wait_for_chain():
+    from controller.fabric.watchdog import deadlock_cycles
+
+    fab = Fabric(ring(4, 1), policy())
+    cw = [(f"r{i}", 2, 3) for i in range(4)]  # port 2: clockwise
+    assert deadlock_cycles(fab, cw) == [sorted(cw)]
+    assert deadlock_cycles(fab, cw[:3]) == []  # an open chain is congestion, not deadlock
+    # the counter-clockwise queues form their own cycle; mixing directions closes none
+    ccw = [(f"r{i}", 3, 3) for i in range(4)]
+    assert deadlock_cycles(fab, ccw) == [sorted(ccw)]
+    assert deadlock_cycles(fab, cw[:2] + ccw[2:]) == []
+    assert deadlock_cycles(fab, [(q[0], q[1], 4) for q in cw[:3]] + [cw[3]]) == []  # classes
+    # host-facing queues never wait on a switch
+    assert deadlock_cycles(fab, [(f"r{i}", 1, 3) for i in range(4)]) == []
