@@ -28,7 +28,7 @@ def test_parse_sets_and_product_order():
     (["flows"], "expected KEY=V1"), (["nope=1"], "no parameter 'nope'"),
     (["flows=x"], "not a number"), (["flows=1", "flows=2"], "twice"),
     (["flows=1.5"], "not a number"), (["duration_us=-5"], "out of range"),
-    (["flows=9"], "out of range"), (["watchdog=2"], "out of range"),
+    (["flows=9"], "out of range"), (["watchdog=3"], "out of range"),
     (["seed=" + ",".join(["1"] * 101), "detect_us=" + ",".join(["10"] * 101)], "at most"),
 ])
 def test_bad_sets_are_refused(sets, msg, capsys):
