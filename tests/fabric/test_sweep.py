@@ -31,13 +31,14 @@ def test_parse_sets_and_product_order():
     (["flows=9"], "out of range"), (["watchdog=3"], "out of range"),
     (["seed=" + ",".join(["1"] * 101), "detect_us=" + ",".join(["10"] * 101)], "at most"),
 ])
-def test_bad_sets_are_refused(sets, msg, capsys):
-    argv = ["sweep", "deadlock", "--serial", "--out", "/nonexistent/never"]
+def test_bad_sets_are_refused(sets, msg, capsys, tmp_path):
+    argv = ["sweep", "deadlock", "--serial", "--out", str(tmp_path / "never")]
     for s in sets:
         argv += ["--set", s]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert msg in err and "Traceback" not in err and err.count("\n") == 1
+    assert not (tmp_path / "never").exists()  # refused before anything ran or was written
 
 
 @pytest.mark.slow
