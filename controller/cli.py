@@ -95,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     pi = sub.add_parser("packet-in", help="print PacketIns")
     pi.add_argument("--timeout", type=float, default=1.0)
     _target_args(pi)
+    from controller.fabric.sweep import add_parser as add_sweep_parser
+
+    add_sweep_parser(sub)
     return p
 
 
@@ -254,6 +257,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.cmd:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    if args.cmd == "sweep":  # fabric parameter sweeps (controller/fabric/sweep.py)
+        from controller.fabric.sweep import cmd_sweep
+
+        return cmd_sweep(args)
     fn = {"check": cmd_check, "apply": cmd_apply, "counters": cmd_counters, "run": cmd_run,
           "list": cmd_list, "packet-out": cmd_packet_out, "packet-in": cmd_packet_in}[args.cmd]
     try:

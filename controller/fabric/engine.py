@@ -1,0 +1,275 @@
+"""Many switches and hosts in one virtual-time loop.
+
+Each switch is its own in-process p4sim `Target` running roce_switch.p4, programmed only
+through the Target interface (entities from `controller.fabric.routing`). Hosts are
+`controller.hosts.host.Host` NICs. A frame that leaves a node at t (its last bit) reaches
+the node at the other end of the cable at t + delay; a switch receives it with
+`target.send` at that instant.
+
+Time: like `controller.scenarios.engine.Engine`, but every switch advances in lock step.
+Whatever a switch emits while moving from t to t' (t' - t <= the smallest cable delay,
+the lookahead) reaches its peer no earlier than t + delay >= t', so running all switches
+to t' before handling the events due by t' never delivers anything late.
+
+The port layer (`rx_filter`) sees every frame before a switch's MAC takes it: the PFC
+watchdog (`controller.fabric.watchdog`) uses it to ignore pause frames for a queue in the
+storm state, as a switch ASIC masks a queue's pause state.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from controller.hosts.dcqcn import DcqcnParams
+from controller.hosts.host import Host, HostSpec
+from controller.packets.build import pfc_frame
+from controller.targets.base import Program
+from controller.targets.p4sim import P4SimTarget
+from controller.targets.program import DEFAULT_PROGRAM
+
+from .routing import compile_switch, compute_routes, program_switch
+from .topology import Topology
+
+QPN_BASE = 0x100
+
+_COMPILED: dict[str, object] = {}
+
+
+def default_program() -> Program:
+    """roce_switch.p4, compiled once per process and shared by every switch (a compiled
+    program holds no state: each `Switch` instantiates its own tables and registers)."""
+    key = str(DEFAULT_PROGRAM)
+    if key not in _COMPILED:
+        from p4sim.runtime.switch import load_program
+
+        _COMPILED[key] = load_program(key)
+    prog = Program(DEFAULT_PROGRAM.stem, source=DEFAULT_PROGRAM)
+    prog.compiled = _COMPILED[key]  # type: ignore[attr-defined]
+    return prog
+
+
+@dataclass
+class Flow:
+    name: str
+    src: str
+    dst: str
+    qpn: int
+    peer_qpn: int
+    nbytes: int
+    start_ns: int
+
+
+@dataclass
+class _Wire:
+    kind: str  # "host" | "switch"
+    prop_ns: int
+    host: Host | None = None
+    switch: str = ""
+    port: int = 0
+
+
+class Fabric:
+    """A topology brought up: switches programmed, hosts attached, flows to start."""
+
+    def __init__(self, topo: Topology, policy: dict, *, only: set[tuple[str, str]] | None = None,
+                 seed: int = 0, dcqcn: DcqcnParams | None = None, nic: dict | None = None):
+        self.topo = topo
+        self._now = 0
+        self._heap: list[tuple[int, int, Callable[[], None]]] = []
+        self._seq = itertools.count()
+        self.rx_filter: Callable[[str, int, bytes], bytes | None] | None = None
+        # (switch, port, frame) -> False to discard a frame leaving a switch port
+        self.tx_filter: Callable[[str, int, bytes], bool] | None = None
+        self.frames_to_switches = 0
+        self.frames_to_hosts = 0
+        self.unattached = 0
+        prog = default_program()
+        routes = compute_routes(topo, only)
+        self.routes = routes
+        self.targets: dict[str, P4SimTarget] = {}
+        self.programs = {}
+        for sw in topo.switches.values():
+            tgt = P4SimTarget(prog, seed=seed * 1009 + sw.index)
+            from controller.config import names_from_target
+
+            sp = compile_switch(topo, sw.name, routes[sw.name], policy, names_from_target(tgt))
+            program_switch(tgt, sp)
+            self.targets[sw.name] = tgt
+            self.programs[sw.name] = sp
+        self.cfg_any = next(iter(self.programs.values())).config
+        nic = dict(nic or {})
+        self.hosts: dict[str, Host] = {}
+        self._wires: dict[tuple[str, int], _Wire] = {}
+        cfg = self.cfg_any
+        for h in topo.hosts.values():
+            lk = topo.peer(h.switch, h.port)
+            assert lk is not None
+            link = lk[2]
+            spec = HostSpec(
+                h.name, h.mac, h.ip, h.port, link_bps=link.bps, prop_ns=link.delay_ns,
+                mtu=cfg.roce_mtu, dscp=int(nic.get("dscp", 26)), pcp=3, cnp_dscp=cfg.cnp_dscp,
+                cnp_pcp=cfg.cnp_class, data_priority=int(nic.get("priority", 3)),
+                np_enabled=cfg.cnp_mode == "host", rp_enabled=bool(nic.get("rp", True)),
+                window=int(nic.get("window", 256)),
+                timeout_ns=int(float(nic.get("timeout_us", 1000)) * 1000),
+                ack_every=int(nic.get("ack_every", 16)),
+                gateway_mac=topo.switches[h.switch].router_mac)
+            host = Host(spec, self, dcqcn or DcqcnParams())
+            self.hosts[h.name] = host
+            self._wires[(h.switch, h.port)] = _Wire("host", link.delay_ns, host=host)
+
+            def transmit(frame: bytes, t_end: int, _sw=h.switch, _p=h.port,
+                         _d=link.delay_ns) -> None:
+                self.at(t_end + _d, lambda: self._to_switch(_sw, _p, frame))
+
+            host.transmit = transmit
+        for lk in topo.links:
+            (a, pa), (b, pb) = lk.a, lk.b
+            if a in topo.switches and b in topo.switches:
+                self._wires[(a, pa)] = _Wire("switch", lk.delay_ns, switch=b, port=pb)
+                self._wires[(b, pb)] = _Wire("switch", lk.delay_ns, switch=a, port=pa)
+        self.lookahead = max(1, topo.min_delay_ns)
+        self.flows: list[Flow] = []
+
+    # -- the Scheduler the hosts use
+    def now(self) -> int:
+        return self._now
+
+    def at(self, t_ns: int, fn: Callable[[], None]) -> None:
+        heapq.heappush(self._heap, (max(t_ns, self._now), next(self._seq), fn))
+
+    def every(self, period_ns: int, fn: Callable[[], None], start_ns: int | None = None) -> None:
+        """Call fn every period_ns of virtual time (samplers, the watchdog's poll)."""
+        if period_ns < 1:
+            raise ValueError("period must be >= 1 ns")
+
+        def tick() -> None:
+            fn()
+            self.at(self._now + period_ns, tick)
+
+        self.at(self._now + period_ns if start_ns is None else start_ns, tick)
+
+    # -- traffic
+    def add_flow(self, src: str, dst: str, nbytes: int, start_ns: int = 0, op: str = "WRITE",
+                 message: int = 1 << 20, name: str | None = None) -> Flow:
+        if src not in self.hosts or dst not in self.hosts or src == dst:
+            raise ValueError(f"flow {src}->{dst}: two different hosts of the topology")
+        i = len(self.flows)
+        f = Flow(name or f"{src}->{dst}", src, dst, QPN_BASE + 2 * i, QPN_BASE + 2 * i + 1,
+                 nbytes, start_ns)
+        s, d = self.hosts[src], self.hosts[dst]
+        s.add_qp(f.qpn, f.peer_qpn, d.spec.ip, d.spec.mac)
+        d.add_qp(f.peer_qpn, f.qpn, s.spec.ip, s.spec.mac)
+
+        def post() -> None:
+            left = nbytes
+            while left > 0:
+                n = min(message, left)
+                s.qps[f.qpn].requester.post(op, n, self._now)
+                left -= n
+            s.kick()
+
+        self.at(start_ns, post)
+        self.flows.append(f)
+        return f
+
+    def spray(self, f: Flow, switch: str) -> None:
+        """Spray the flow's packets round robin over `switch`'s ECMP group toward its
+        destination (roce_switch.p4's spray_qp table: meant for WRITE-only QPs)."""
+        from controller.config import names_from_target
+        from controller.targets.base import Exact, TableEntry
+
+        tgt = self.targets[switch]
+        n = names_from_target(tgt)
+        ip = int.from_bytes(bytes(int(x) for x in self.hosts[f.dst].spec.ip.split(".")), "big")
+        tgt.write([TableEntry(n.table("spray_qp"), {"meta.ip_dst": Exact(ip),
+                                                    "hdr.bth.dqpn": Exact(f.peer_qpn)},
+                              n.action("spray"))])
+
+    def delivered(self, f: Flow) -> int:
+        """In-order payload bytes the flow's receiver has taken so far."""
+        return self.hosts[f.dst].qps[f.peer_qpn].responder.stats.bytes_received
+
+    def stuck_nic(self, host: str, start_ns: int, period_ns: int = 20_000, tc: int = 3,
+                  quanta: int = 0xFFFF, stop_ns: int | None = None) -> None:
+        """From start_ns on (until stop_ns, if given), `host`'s NIC sends XOFF for class tc
+        every period_ns and never XON (a NIC whose receive path hung: the pause storm)."""
+        h = self.topo.hosts[host]
+        frame = pfc_frame(h.mac, {tc: quanta})
+        prop = self._wires[(h.switch, h.port)].prop_ns
+
+        def send() -> None:
+            if stop_ns is not None and self._now >= stop_ns:
+                return
+            self.at(self._now + prop, lambda: self._to_switch(h.switch, h.port, frame))
+            self.at(self._now + period_ns, send)
+
+        self.at(start_ns, send)
+
+    # -- frames
+    def _to_switch(self, sw: str, port: int, frame: bytes) -> None:
+        if self.rx_filter is not None:
+            f2 = self.rx_filter(sw, port, frame)
+            if f2 is None:
+                return
+            frame = f2
+        self.frames_to_switches += 1
+        self.targets[sw].send(port, frame)
+
+    def _deliver(self) -> None:
+        for sw, tgt in self.targets.items():
+            for out in tgt.receive():
+                w = self._wires.get((sw, out.port))
+                if w is None:
+                    self.unattached += 1
+                    continue
+                t = out.time_ns + w.prop_ns
+                data = out.data
+                if self.tx_filter is not None and not self.tx_filter(sw, out.port, data):
+                    continue
+                if w.kind == "host":
+                    self.frames_to_hosts += 1
+                    self.at(t, lambda h=w.host, d=data: h.receive(d))
+                else:
+                    self.at(t, lambda s=w.switch, p=w.port, d=data: self._to_switch(s, p, d))
+
+    # -- the loop
+    def run(self, until_ns: int) -> None:
+        heap = self._heap
+        tgts = list(self.targets.values())
+        look = self.lookahead
+        while True:
+            t_next = heap[0][0] if heap else until_ns
+            step_to = min(t_next, self._now + look, until_ns)
+            for tgt in tgts:
+                dt = step_to - tgt.now()
+                if dt > 0:
+                    tgt.advance(dt)
+            self._now = max(self._now, step_to)
+            self._deliver()
+            while heap and heap[0][0] <= self._now:
+                _, _, fn = heapq.heappop(heap)
+                fn()
+            self._deliver()  # what the events made the switches emit at once
+            if self._now >= until_ns:
+                return
+
+    def run_for(self, dt_ns: int) -> float:
+        """Run dt_ns of virtual time; the wall seconds it took."""
+        t0 = time.perf_counter()
+        self.run(self._now + dt_ns)
+        return time.perf_counter() - t0
+
+    # -- observation
+    def queue(self, sw: str, port: int, tc: int) -> int:
+        return self.targets[sw].queue_depth(port, tc) or 0
+
+    def switch_port_to(self, sw: str, peer: str) -> int:
+        for port, (node, _pp, _lk) in self.topo.switch_ports(sw).items():
+            if node == peer:
+                return port
+        raise KeyError(f"{sw} has no cable to {peer}")
