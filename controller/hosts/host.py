@@ -24,7 +24,7 @@ from controller.packets import constants as C
 from controller.packets.build import cnp_frame, roce_frame
 
 from .dcqcn import DcqcnParams, NotificationPoint, ReactionPoint
-from .rc import Pdu, QueuePair, RcRequester, RcResponder
+from .rc import REQUEST_OPCODES, MemoryRegion, Pdu, QueuePair, RcRequester, RcResponder
 
 ETH_OVERHEAD = 24  # preamble + SFD (8) + FCS (4) + inter-frame gap (12): wire bytes per frame
 PAUSE_QUANTUM_BITS = 512
@@ -67,10 +67,19 @@ class HostSpec:
     ack_every: int = 16  # responder ACK coalescing
     gateway_mac: str | None = None  # L2 next hop for every destination (None: the peer's MAC)
     roce_version: int = 2  # 1: EtherType 0x8915 + GRH (one L2 segment only); 2: IP/UDP
+    retry_cnt: int = 7  # transport retries (timeouts, sequence NAKs) before IBV_WC_RETRY_EXC_ERR
+    rnr_retry: int = 7  # RNR NAK retries (7: forever)
+    min_rnr_timer: int = 12  # the RNR timer code this host's NAKs ask for (12: 0.64 ms)
+    rq_depth: int | None = None  # receive WQEs posted per QP (None: the app keeps the RQ full)
+    recv_size: int = 1 << 30  # bytes per posted receive WQE
+    transport: str = "gbn"  # "gbn" (go-back-N, what RoCE NICs do) or "sr" (IRN selective repeat)
+    max_atomic: int = 1  # outstanding atomics per QP
 
     def __post_init__(self) -> None:
         if self.roce_version not in (1, 2):
             raise ValueError(f"{self.name}: roce_version {self.roce_version} (1 or 2)")
+        if self.transport not in ("gbn", "sr"):
+            raise ValueError(f"{self.name}: transport {self.transport!r} (gbn or sr)")
 
 
 @dataclass
@@ -110,14 +119,22 @@ class Host:
         self._paused_until = [0] * 8
         self._rr = 0
         self.on_tx_sample = on_tx_sample  # (host, qpn, t_ns, wire bytes, rate) for reports
+        # Memory regions remote peers may touch, by rkey (one protection domain per host).
+        # rkey 0 spans the address space with every access: work posted without an MR.
+        self.mrs: dict[int, MemoryRegion] = {0: MemoryRegion(0, 1 << 64, 0)}
 
     # -- set-up
     def add_qp(self, qpn: int, peer_qpn: int, peer_ip: str, peer_mac: str,
                priority: int | None = None, start_psn: int = 0) -> QueuePair:
         s = self.spec
         qp = QueuePair(qpn, peer_qpn,
-                       RcRequester(qpn, peer_qpn, s.mtu, s.window, s.timeout_ns, start_psn),
-                       RcResponder(qpn, peer_qpn, s.mtu, s.ack_every, start_psn),
+                       RcRequester(qpn, peer_qpn, s.mtu, s.window, s.timeout_ns, start_psn,
+                                   retry_cnt=s.retry_cnt, rnr_retry=s.rnr_retry,
+                                   mode=s.transport, max_atomic=s.max_atomic),
+                       RcResponder(qpn, peer_qpn, s.mtu, s.ack_every, start_psn,
+                                   rq_depth=s.rq_depth, recv_size=s.recv_size,
+                                   min_rnr_timer=s.min_rnr_timer, mrs=self.mrs,
+                                   mode=s.transport, window=s.window),
                        priority=s.data_priority if priority is None else priority)
         self.qps[qpn] = qp
         self.peers[qpn] = (peer_ip, s.gateway_mac or peer_mac)
@@ -125,9 +142,30 @@ class Host:
         self._next_tx[qpn] = 0
         return qp
 
-    def post(self, qpn: int, op: str, length: int, va: int = 0, rkey: int = 0) -> None:
-        self.qps[qpn].requester.post(op, length, self.clock.now(), va, rkey)
+    def post(self, qpn: int, op: str, length: int, va: int = 0, rkey: int = 0,
+             imm: int | None = None, swap_add: int = 0, compare: int = 0):
+        wr = self.qps[qpn].requester.post(op, length, self.clock.now(), va, rkey, imm,
+                                          swap_add, compare)
         self.kick()
+        return wr
+
+    def post_recv(self, qpn: int, size: int, count: int = 1) -> None:
+        """Post receive WQEs on a QP (SENDs and WRITE-with-immediate consume them)."""
+        self.qps[qpn].responder.post_recv(size, count)
+
+    def register_mr(self, va: int, length: int, rkey: int, access: int) -> MemoryRegion:
+        if rkey in self.mrs and rkey != 0:
+            raise ValueError(f"{self.spec.name}: rkey {rkey:#x} is already registered")
+        mr = self.mrs[rkey] = MemoryRegion(va, length, rkey, access)
+        return mr
+
+    def counters(self, qpn: int) -> dict[str, int]:
+        """One QP's NIC counters by the names mlx5 hw_counters use (plus CNPs, per host)."""
+        out = self.qps[qpn].counters()
+        out["np_cnp_sent"] = self.stats.cnps_sent
+        out["rp_cnp_handled"] = self.rps[qpn].cnps
+        out["np_ecn_marked_roce_packets"] = self.stats.ce_received
+        return out
 
     # -- frames
     def frame(self, qpn: int, pdu: Pdu, **over: object) -> bytes:
@@ -140,7 +178,7 @@ class Host:
         kw: dict[str, object] = dict(
             eth_src=s.mac, eth_dst=mac, vlan=s.vlan, pcp=s.pcp, dscp=s.dscp, ecn=2,
             ackreq=int(pdu.ackreq), va=va, rkey=rkey, dlen=dlen, syndrome=syndrome, msn=msn,
-            sport=_sport(qpn), version=s.roce_version)
+            sport=_sport(qpn), version=s.roce_version, imm=pdu.imm or 0)
         kw.update(over)
         return roce_frame(s.ip, ip, pdu.opcode, pdu.dqpn, pdu.psn, bytes(pdu.payload_len), **kw)
 
@@ -198,6 +236,9 @@ class Host:
             qp = self.qps[qpn]
             req = qp.requester
             if not req.has_work():
+                continue
+            if now < req.blocked_until:  # waiting out an RNR timer
+                wake = req.blocked_until if wake is None else min(wake, req.blocked_until)
                 continue
             paused = self._paused_until[qp.priority]
             if now < paused:
@@ -304,7 +345,7 @@ class Host:
             if self.spec.np_enabled and self.np.on_ce((rec.ip_src, rec.bth_dqpn), now):
                 self.stats.cnps_sent += 1
                 self._cnp_q.append(self._cnp(qp))
-        if pdu.opcode in _REQUEST:
+        if pdu.opcode in REQUEST_OPCODES:
             qp.responder.on_pdu(pdu, now)
         else:
             qp.requester.on_pdu(pdu, now)
@@ -338,12 +379,6 @@ class Host:
                                         for q in self.qps.values()))
 
 
-_REQUEST = frozenset({C.RC_SEND_FIRST, C.RC_SEND_MIDDLE, C.RC_SEND_LAST, C.RC_SEND_LAST_IMM,
-                      C.RC_SEND_ONLY, C.RC_SEND_ONLY_IMM, C.RC_WRITE_FIRST, C.RC_WRITE_MIDDLE,
-                      C.RC_WRITE_LAST, C.RC_WRITE_LAST_IMM, C.RC_WRITE_ONLY,
-                      C.RC_WRITE_ONLY_IMM, C.RC_READ_REQUEST})
-
-
 def _sport(qpn: int) -> int:
     # RoCEv2 entropy: a fixed source port per QP in 0xC000-0xFFFF
     return C.ROCE_SPORT_MIN | (qpn * 2654435761 & 0x3FFF)
@@ -355,7 +390,8 @@ def pdu_of(frame: bytes, rec: Decoded) -> Pdu:
                payload_len(frame, rec),
                (rec.reth_va, rec.reth_rkey, rec.reth_dlen) if rec.reth_valid else None,
                (rec.aeth_syndrome, rec.aeth_msn) if rec.aeth_valid else None,
-               bool(rec.ecn_ce), bool(rec.bth_becn))
+               bool(rec.ecn_ce), bool(rec.bth_becn),
+               rec.immdt if rec.immdt_valid else None)
 
 
 def payload_len(frame: bytes, rec: Decoded) -> int:

@@ -24,6 +24,8 @@ BTH_LEN = 12
 RETH_LEN = 16
 AETH_LEN = 4
 IMMDT_LEN = 4
+ATOMICETH_LEN = 28  # VA 8, R_Key 4, swap (or add) data 8, compare data 8
+ATOMICACKETH_LEN = 8  # original remote data
 ICRC_LEN = 4
 CNP_RESERVED_LEN = 16
 
@@ -57,6 +59,9 @@ RC_READ_RESPONSE_MIDDLE = 0x0E
 RC_READ_RESPONSE_LAST = 0x0F
 RC_READ_RESPONSE_ONLY = 0x10
 RC_ACK = 0x11
+RC_ATOMIC_ACK = 0x12
+RC_CMP_SWAP = 0x13
+RC_FETCH_ADD = 0x14
 CNP_OPCODE = 0x81
 
 RC_OPCODES: dict[int, str] = {
@@ -88,6 +93,8 @@ IMMDT_OPCODES = frozenset({RC_SEND_LAST_IMM, RC_SEND_ONLY_IMM, RC_WRITE_LAST_IMM
                            RC_WRITE_ONLY_IMM})
 AETH_OPCODES = frozenset({RC_READ_RESPONSE_FIRST, RC_READ_RESPONSE_LAST,
                           RC_READ_RESPONSE_ONLY, RC_ACK})
+ATOMICETH_OPCODES = frozenset({RC_CMP_SWAP, RC_FETCH_ADD})
+ATOMICACKETH_OPCODES = frozenset({RC_ATOMIC_ACK})  # after the AETH
 
 # AETH syndromes (IBA 9.3.5): bits 7..5 select ACK / RNR NAK / NAK.
 AETH_ACK = 0x00  # | credit count (0x1F = credits invalid)
