@@ -175,10 +175,14 @@ class Host:
         ip, mac = self.peers[qpn]
         va, rkey, dlen = pdu.reth or (0, 0, None)
         syndrome, msn = pdu.aeth or (0, 0)
+        swap = compare = 0
+        if pdu.atomic is not None:
+            va, rkey, swap, compare = pdu.atomic
         kw: dict[str, object] = dict(
             eth_src=s.mac, eth_dst=mac, vlan=s.vlan, pcp=s.pcp, dscp=s.dscp, ecn=2,
             ackreq=int(pdu.ackreq), va=va, rkey=rkey, dlen=dlen, syndrome=syndrome, msn=msn,
-            sport=_sport(qpn), version=s.roce_version, imm=pdu.imm or 0)
+            sport=_sport(qpn), version=s.roce_version, imm=pdu.imm or 0, swap=swap,
+            compare=compare, orig=pdu.atomic_ack or 0)
         kw.update(over)
         return roce_frame(s.ip, ip, pdu.opcode, pdu.dqpn, pdu.psn, bytes(pdu.payload_len), **kw)
 
@@ -391,7 +395,10 @@ def pdu_of(frame: bytes, rec: Decoded) -> Pdu:
                (rec.reth_va, rec.reth_rkey, rec.reth_dlen) if rec.reth_valid else None,
                (rec.aeth_syndrome, rec.aeth_msn) if rec.aeth_valid else None,
                bool(rec.ecn_ce), bool(rec.bth_becn),
-               rec.immdt if rec.immdt_valid else None)
+               rec.immdt if rec.immdt_valid else None,
+               (rec.atomic_va, rec.atomic_rkey, rec.atomic_swap, rec.atomic_cmp)
+               if rec.atomic_valid else None,
+               rec.atomicack_orig if rec.atomicack_valid else None)
 
 
 def payload_len(frame: bytes, rec: Decoded) -> int:
@@ -408,5 +415,6 @@ def payload_len(frame: bytes, rec: Decoded) -> int:
         transport = udp - UDP_LEN
     else:
         return 0
-    ext = 16 * rec.reth_valid + 4 * rec.aeth_valid + 4 * rec.immdt_valid
+    ext = (16 * rec.reth_valid + 4 * rec.aeth_valid + 4 * rec.immdt_valid
+           + C.ATOMICETH_LEN * rec.atomic_valid + C.ATOMICACKETH_LEN * rec.atomicack_valid)
     return max(0, transport - C.BTH_LEN - ext - C.ICRC_LEN - rec.bth_pad)

@@ -94,6 +94,8 @@ def roce_v2(
     body = payload
     if opcode in (0x06, 0x0A, 0x0B, 0x0C):  # RETH
         body = struct.pack("!QII", 0x1000, 0x77, len(payload)) + payload
+    elif opcode in (0x13, 0x14):  # AtomicETH: va, rkey, swap/add, compare
+        body = struct.pack("!QIQQ", 0x2000, 0x77, 5, 9) + payload
     pkt = l2 / l3 / UDP(sport=sport, dport=4791, chksum=0) / BTH(
         opcode=opcode, dqpn=dqpn, psn=psn, ackreq=1) / Raw(body)
     return pad60(bytes(pkt))
@@ -717,6 +719,11 @@ def case_cnp_v6() -> Stf:
     s.packet(1, f)
     s.expect(2, f)
     s.expect(1, cnp_expected(f, 0x34))
+    s.c("a CE-marked FETCH_ADD: forwarded with its AtomicETH, and the CNP carries none")
+    f = roce_v2(src=src, dst=dst, ecn=3, opcode=0x14, payload=b"")
+    s.packet(1, f)
+    s.expect(2, f)
+    s.expect(1, cnp_expected(f, 0x34))
     return s
 
 
@@ -872,11 +879,13 @@ def case_malformed() -> Stf:
     s.expect(2, g)
     s.c("WRITE ONLY with immediate: RETH and ImmDt (20 bytes) must both be there")
     s.packet(1, roce_v2(opcode=0x0B, payload=b"")[:14 + 20 + 8 + 12 + 18])
+    s.c("FETCH_ADD cut inside its 28-byte AtomicETH: dropped")
+    s.packet(1, roce_v2(opcode=0x14, payload=b"")[:14 + 20 + 8 + 12 + 20])
     s.c("a short non-IP frame is fine (nothing to parse beyond Ethernet)")
     arp = pad60(mac(HOST_MAC[2]) + mac(HOST_MAC[1]) + b"\x08\x06" + bytes(28))
     s.packet(1, arp)
     s.expect(2, arp)
-    s.counter("drops", 1 * 16 + 8, 4)
+    s.counter("drops", 1 * 16 + 8, 5)
     return s
 
 
