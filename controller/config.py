@@ -719,6 +719,12 @@ def compile_config(cfg: Config, names: Names, cpu_port: int = 255) -> Compiled:
             ents.append(TableEntry(T("ecn_profile"), {"standard_metadata.egress_port": Exact(port),
                                                       "meta.tc": Exact(tc)},
                                    A("set_ecn_profile"), params))
+    # MTU: the data plane drops what a port's MTU cannot carry (DROP_MTU); a program
+    # without the table (an older build) simply does not enforce it
+    if names.has_table("port_mtu"):
+        for port in sorted(cfg.ports):
+            ents.append(TableEntry(T("port_mtu"), {"standard_metadata.egress_port": Exact(port)},
+                                   A("set_port_mtu"), {"mtu_bytes": cfg.ports[port].mtu}))
     # PFC: thresholds per (ingress port, class), the port MACs, one clone session per port
     for port in sorted(cfg.ports):
         ents.append(TableEntry(T("port_mac"), {"standard_metadata.egress_port": Exact(port)},

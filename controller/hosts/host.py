@@ -74,6 +74,7 @@ class HostSpec:
     recv_size: int = 1 << 30  # bytes per posted receive WQE
     transport: str = "gbn"  # "gbn" (go-back-N, what RoCE NICs do) or "sr" (IRN selective repeat)
     max_atomic: int = 1  # outstanding atomics per QP
+    sport_entropy: bool = True  # a UDP source port per QP (False: every QP uses 0xC000)
 
     def __post_init__(self) -> None:
         if self.roce_version not in (1, 2):
@@ -181,16 +182,20 @@ class Host:
         kw: dict[str, object] = dict(
             eth_src=s.mac, eth_dst=mac, vlan=s.vlan, pcp=s.pcp, dscp=s.dscp, ecn=2,
             ackreq=int(pdu.ackreq), va=va, rkey=rkey, dlen=dlen, syndrome=syndrome, msn=msn,
-            sport=_sport(qpn), version=s.roce_version, imm=pdu.imm or 0, swap=swap,
+            sport=self.sport(qpn), version=s.roce_version, imm=pdu.imm or 0, swap=swap,
             compare=compare, orig=pdu.atomic_ack or 0)
         kw.update(over)
         return roce_frame(s.ip, ip, pdu.opcode, pdu.dqpn, pdu.psn, bytes(pdu.payload_len), **kw)
+
+    def sport(self, qpn: int) -> int:
+        """The UDP source port of a QP's frames (RoCEv2 flow entropy)."""
+        return _sport(qpn) if self.spec.sport_entropy else C.ROCE_SPORT_MIN
 
     def _cnp(self, qp: QueuePair) -> bytes:
         s = self.spec
         ip, mac = self.peers[qp.qpn]
         return cnp_frame(s.ip, ip, qp.dqpn, eth_src=s.mac, eth_dst=mac, vlan=s.vlan,
-                         pcp=s.cnp_pcp, dscp=s.cnp_dscp, sport=_sport(qp.qpn),
+                         pcp=s.cnp_pcp, dscp=s.cnp_dscp, sport=self.sport(qp.qpn),
                          version=s.roce_version)
 
     # -- egress scheduling

@@ -55,6 +55,7 @@ const bit<8> DROP_MAC_CONTROL = 7;  /* PFC/PAUSE frames are consumed */
 const bit<8> DROP_MALFORMED = 8;    /* parser error (truncated header) */
 const bit<8> DROP_BAD_CHECKSUM = 9; /* IPv4 header checksum wrong */
 const bit<8> DROP_SELF_REPLICA = 10;/* flood replica back to its ingress port */
+const bit<8> DROP_MTU = 11;         /* larger than the egress port's MTU (include/mtu.p4) */
 
 typedef bit<48> mac_addr_t;
 typedef bit<32> ipv4_addr_t;

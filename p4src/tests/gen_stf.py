@@ -889,9 +889,38 @@ def case_malformed() -> Stf:
     return s
 
 
+def case_mtu() -> Stf:
+    s = Stf("mtu", "egress MTU: a packet larger than the port's IP MTU is dropped (DROP_MTU, reason 11)")
+    l2(s, 2, HOST_MAC[2])
+    l2(s, 3, HOST_MAC[3])
+    s.add("port_mtu", {"standard_metadata.egress_port": "2"}, "set_port_mtu", {"mtu_bytes": 1084})
+    s.c("IPv4 WRITE ONLY with 1024 B: IP length 20+8+12+16+1024+4 = 1084 = MTU: passes")
+    f = roce_v2(opcode=OP_WRITE_ONLY, payload=bytes(1024))
+    s.packet(1, f)
+    s.expect(2, f)
+    s.c("one byte more (1025 B payload, pad 3: IP length 1088): dropped")
+    s.packet(1, roce_v2(opcode=OP_WRITE_ONLY, payload=bytes(1025)))
+    s.c("the same 1024 B over IPv6: IP length 40+8+12+16+1024+4 = 1104 > 1084: dropped")
+    src, dst = "2001:db8::1", "2001:db8::2"
+    s.packet(1, roce_v2(src=src, dst=dst, opcode=OP_WRITE_ONLY, payload=bytes(1024)))
+    s.c("port 3 has no port_mtu entry: not enforced")
+    g = roce_v2(src=src, dst=dst, dmac=HOST_MAC[3], opcode=OP_WRITE_ONLY, payload=bytes(1024))
+    s.packet(1, g)
+    s.expect(3, g)
+    s.c("MTU 1104 on port 3: the 1104 B IPv6 packet passes, 1108 B does not")
+    s.add("port_mtu", {"standard_metadata.egress_port": "3"}, "set_port_mtu", {"mtu_bytes": 1104})
+    s.packet(1, g)
+    s.expect(3, g)
+    s.packet(1, roce_v2(src=src, dst=dst, dmac=HOST_MAC[3], opcode=OP_WRITE_ONLY,
+                        payload=bytes(1025)))
+    s.counter("drops", 2 * 16 + 11, 2)
+    s.counter("drops", 3 * 16 + 11, 1)
+    return s
+
+
 CASES = [case_l2, case_ipv4, case_ipv6, case_ecmp, case_classify, case_ecn, case_ecn_non_ect,
          case_pfc, case_pfc_refresh, case_pfc_rx, case_cnp_np, case_cnp_v6, case_cnp_routed, case_cnp_rate,
-         case_rocev1, case_fault, case_mirror_cpu, case_malformed]
+         case_rocev1, case_fault, case_mirror_cpu, case_malformed, case_mtu]
 
 
 def main(argv: list[str]) -> int:

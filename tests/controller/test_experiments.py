@@ -92,3 +92,52 @@ def test_cli_runs_one_and_writes_json_and_plot(tmp_path, capsys, monkeypatch):
     assert (tmp_path / "memory-vs-channel.png").stat().st_size > 1000
     monkeypatch.setitem(exp.defaults, "starved_depth", 4)  # the negative control: exit 1
     assert main(["experiment", "memory-vs-channel"]) == 1
+
+
+def test_v4_v6_physics():
+    res = REGISTRY["v4-v6"].run(total=256 * 1024)
+    assert res.ok, [v for v in res.verdicts if not v.ok]
+    v4, v6, hole4, hole6 = res.table
+    # 20 more header bytes per 1024-byte packet: 1126 vs 1106 wire bytes
+    assert v4["goodput_gbps"] / v6["goodput_gbps"] == pytest.approx(1126 / 1106, rel=1e-3)
+    # 64 KiB = 64 packets, every one dropped, sent 1 + retry_cnt (2) times, then the error
+    assert hole6["mtu_drops"] == 64 * 3 and hole6["status"] == "IBV_WC_RETRY_EXC_ERR"
+    assert hole4["status"] == "IBV_WC_SUCCESS"
+
+
+def test_v4_v6_negative_control():
+    """A port MTU that does fit IPv6: the black-hole claim must fail."""
+    res = REGISTRY["v4-v6"].run(total=128 * 1024, black_hole_mtu=1104)
+    v = verdicts(res)
+    assert not res.ok and not v["the data plane drops IPv6 frames over MTU 1104 (DROP_MTU)"]
+
+
+def test_v1_vs_v2_physics():
+    res = REGISTRY["v1-vs-v2"].run(total=4096)
+    assert res.ok, [v for v in res.verdicts if not v.ok]
+    v1r = res.table[2]
+    # 4 packets, each sent 1 + retry_cnt (1) times, all dropped at the router
+    assert v1r["rocev1_l3_drops"] == 8 and v1r["bytes_delivered"] == 0
+
+
+def test_v1_vs_v2_negative_control():
+    """No router between the subnets (routing l2 bridges them): RoCEv1 gets through, so
+    the claim 'RoCEv1 does not cross the routed hop' must fail."""
+    res = REGISTRY["v1-vs-v2"].run(total=4096, routed_mode="l2")
+    assert not verdicts(res)["RoCEv1 does not cross the routed hop"] and not res.ok
+
+
+def test_entropy_physics():
+    res = REGISTRY["entropy"].run(flows=8, links=4)
+    assert res.ok, [v for v in res.verdicts if not v.ok]
+    fixed, per_qp = res.table
+    assert fixed["links_used"] == 1 and per_qp["links_used"] >= 3
+    assert sum(per_qp["per_link"].values()) == 8
+
+
+def test_entropy_negative_control():
+    """No per-QP entropy in the 'varied' case either: the spread claim must fail."""
+    res = REGISTRY["entropy"].run(flows=8, links=4, varied=False)
+    v = verdicts(res)
+    assert not v["per-QP source ports spread the flows over every link"] and not res.ok
+    assert v["the switch's choice is CRC-16 of the 5-tuple mod the group size"]
