@@ -148,3 +148,21 @@ def test_entropy_negative_control():
     v = verdicts(res)
     assert not v["per-QP source ports spread the flows over every link"] and not res.ok
     assert v["the switch's choice is CRC-16 of the 5-tuple mod the group size"]
+
+
+LOSSLESS = dict(duration_us=800.0, warmup_us=200.0)
+
+
+def test_lossless_physics():
+    res = REGISTRY["lossless"].run(**LOSSLESS)
+    assert res.ok, [v for v in res.verdicts if not v.ok]
+    none, pfc, ecn, both = res.table
+    assert none["queue_max"] == 128  # the buffer, full
+    assert pfc["queue_max"] < 128 and pfc["fairness"] > 0.9
+
+
+def test_lossless_negative_control():
+    """A buffer deep enough for the whole run: 'nothing' no longer drops."""
+    res = REGISTRY["lossless"].run(**LOSSLESS, buffer=4000)
+    v = verdicts(res)
+    assert not v["with nothing, the incast overflows the buffer and drops"] and not res.ok
