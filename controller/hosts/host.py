@@ -75,6 +75,7 @@ class HostSpec:
     transport: str = "gbn"  # "gbn" (go-back-N, what RoCE NICs do) or "sr" (IRN selective repeat)
     max_atomic: int = 1  # outstanding atomics per QP
     sport_entropy: bool = True  # a UDP source port per QP (False: every QP uses 0xC000)
+    nic_mirror: bool = False  # the NIC copies offloaded RoCE to the kernel (a sniffer flag)
 
     def __post_init__(self) -> None:
         if self.roce_version not in (1, 2):
@@ -94,6 +95,28 @@ class HostStats:
     pfc_received: int = 0
     pause_ns: int = 0
     tx_bytes_by_qp: dict[int, int] = field(default_factory=dict)
+    kernel_rx: int = 0  # frames the kernel stack got (non-RoCE, RoCE for no QP)
+    kernel_tx: int = 0
+
+
+class HostCapture:
+    """What tcpdump on the host sees: the kernel's path only. RoCE the NIC handles in
+    hardware (kernel bypass) never reaches it, unless the NIC mirrors it (`nic_mirror`).
+    Keeps counts, and the first `keep` frames."""
+
+    def __init__(self, keep: int = 256):
+        self.keep = keep
+        self.frames: list[tuple[int, str, bytes]] = []  # (ns, "rx"/"tx", frame)
+        self.roce = 0
+        self.other = 0
+
+    def add(self, t: int, direction: str, frame: bytes, roce: bool) -> None:
+        if roce:
+            self.roce += 1
+        else:
+            self.other += 1
+        if len(self.frames) < self.keep:
+            self.frames.append((t, direction, frame))
 
 
 class Host:
@@ -112,6 +135,8 @@ class Host:
         self.transmit: Callable[[bytes, int], None] = lambda frame, t_end: None
         self.stats = HostStats()
         self._cnp_q: deque[bytes] = deque()
+        self._kernel_q: deque[bytes] = deque()
+        self.tcpdump = HostCapture()
         self._next_tx: dict[int, int] = {}  # qpn -> earliest start allowed by the RP
         self._busy_until = 0
         self._kick_at: int | None = None
@@ -212,6 +237,8 @@ class Host:
             return
         t_end = now + tx_ns(len(frame), self.spec.link_bps)
         self._busy_until = t_end
+        if self.spec.nic_mirror and decode(frame).is_roce:  # (kernel frames are not RoCE)
+            self.tcpdump.add(now, "tx", frame, True)
         self.stats.tx_frames += 1
         if qpn is not None:
             self.stats.tx_bytes_by_qp[qpn] = self.stats.tx_bytes_by_qp.get(qpn, 0) + len(frame)
@@ -229,9 +256,19 @@ class Host:
             self._kick_at = None
         self.kick()
 
+    def send_kernel(self, frame: bytes) -> None:
+        """A frame the host's kernel stack sends (ARP, TCP, ...): through the same NIC."""
+        self._kernel_q.append(frame)
+        self.kick()
+
     def _pick(self, now: int) -> tuple[bytes | None, int | None, int | None]:
         if self._cnp_q:
             return self._cnp_q.popleft(), None, None
+        if self._kernel_q:
+            frame = self._kernel_q.popleft()
+            self.stats.kernel_tx += 1
+            self.tcpdump.add(now, "tx", frame, False)
+            return frame, None, None
         for qp in self.qps.values():
             if qp.responder.out:
                 if now < self._paused_until[qp.priority]:
@@ -331,13 +368,16 @@ class Host:
         if rec.is_pfc or rec.is_pause:
             self._on_pause(rec, now)
             return
-        if not rec.is_roce or rec.err_icrc or rec.err_truncated or rec.err_ip_csum:
-            self.stats.rx_bad += 1
+        qp = self.qps.get(rec.bth_dqpn) if rec.is_roce else None
+        if qp is None or rec.err_icrc or rec.err_truncated or rec.err_ip_csum:
+            # not for the RDMA engine: the kernel's path (what tcpdump sees)
+            self.stats.kernel_rx += 1
+            self.tcpdump.add(now, "rx", frame, bool(rec.is_roce))
+            if rec.is_roce or rec.err_icrc or rec.err_truncated or rec.err_ip_csum:
+                self.stats.rx_bad += 1
             return
-        qp = self.qps.get(rec.bth_dqpn)
-        if qp is None:
-            self.stats.rx_bad += 1
-            return
+        if self.spec.nic_mirror:
+            self.tcpdump.add(now, "rx", frame, True)
         if rec.is_cnp:
             self.stats.cnps_received += 1
             if self.spec.rp_enabled:
@@ -384,7 +424,7 @@ class Host:
 
     @property
     def idle(self) -> bool:
-        return (not self._cnp_q and all(q.requester.idle and not q.responder.out
+        return (not self._cnp_q and not self._kernel_q and all(q.requester.idle and not q.responder.out
                                         for q in self.qps.values()))
 
 

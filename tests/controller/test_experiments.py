@@ -166,3 +166,22 @@ def test_lossless_negative_control():
     res = REGISTRY["lossless"].run(**LOSSLESS, buffer=4000)
     v = verdicts(res)
     assert not v["with nothing, the incast overflows the buffer and drops"] and not res.ok
+
+
+def test_capture_physics():
+    res = REGISTRY["capture"].run(total=16 * 1024, kernel_frames=3)
+    assert res.ok, [v for v in res.verdicts if not v.ok]
+    by = {r["point"]: r for r in res.table}
+    assert by["tcpdump on the server (NIC mirror off)"]["roce"] == 0
+    assert by["tcpdump on the server (NIC mirror off)"]["kernel"] == 3
+    assert by["switch mirror port"]["roce"] == 16
+    # with the mirror flag: 16 data packets in and the responder's ACK(s) out
+    assert by["tcpdump on the server (NIC mirror on)"]["roce"] == 16 + 1
+
+
+def test_capture_negative_control():
+    """The server's NIC mirrors offloaded traffic: tcpdump is no longer blind."""
+    res = REGISTRY["capture"].run(total=16 * 1024, nic_mirror=True)
+    v = verdicts(res)
+    assert not v["tcpdump on the server sees none of the RoCE flow, all of the kernel's"]
+    assert not res.ok

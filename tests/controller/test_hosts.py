@@ -346,3 +346,21 @@ def test_selective_repeat_resends_only_the_lost_packet_over_the_wire():
             assert req.stats.retransmitted_packets >= 4
         else:
             assert req.stats.retransmitted_packets == resent
+
+
+def test_host_capture_sees_the_kernel_path_only_unless_the_nic_mirrors():
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.l2 import Ether
+
+    for mirror in (False, True):
+        c = Cable(mtu=1024, rp_enabled=False, nic_mirror=mirror)
+        ping = bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+                     / IP(src="10.0.0.1", dst="10.0.0.2") / UDP(sport=1234, dport=53))
+        c.a.send_kernel(ping)
+        c.a.post(0x11, WRITE, 4096)  # 4 data packets, one ACK back
+        c.run(200 * US)
+        assert c.a.qps[0x11].requester.idle
+        assert (c.b.tcpdump.other, c.b.stats.kernel_rx, c.b.stats.rx_bad) == (1, 1, 0)
+        assert c.b.tcpdump.roce == (5 if mirror else 0)  # 4 in, the ACK out
+        assert c.a.tcpdump.roce == (5 if mirror else 0) and c.a.tcpdump.other == 1
+        assert c.b.qps[0x22].responder.stats.packets_received == 4  # the NIC saw them all
