@@ -185,3 +185,14 @@ def test_capture_negative_control():
     v = verdicts(res)
     assert not v["tcpdump on the server sees none of the RoCE flow, all of the kernel's"]
     assert not res.ok
+
+
+def test_experiment_all_at_the_default_size(tmp_path, capsys):
+    """What a user runs (`rocelab experiment all --out DIR`): every experiment passes at
+    its default size, and writes its JSON and plot."""
+    assert main(["experiment", "all", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("verdict: PASS") == len(REGISTRY) >= 7
+    for name in REGISTRY:
+        assert json.loads((tmp_path / f"{name}.json").read_text())["ok"]
+        assert (tmp_path / f"{name}.png").is_file()
