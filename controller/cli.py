@@ -224,6 +224,8 @@ def cmd_experiment(args) -> int:
     if args.name != "all" and args.name not in REGISTRY:
         raise _Usage(f"no experiment {args.name!r} (known: {', '.join(REGISTRY)}, all, list)")
     names = list(REGISTRY) if args.name == "all" else [args.name]
+    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise _Usage(f"--out {args.out}: not a directory")
     results = []
     for name in names:
         res = REGISTRY[name].run()

@@ -24,7 +24,15 @@ from controller.packets import constants as C
 from controller.packets.build import cnp_frame, roce_frame
 
 from .dcqcn import DcqcnParams, NotificationPoint, ReactionPoint
-from .rc import REQUEST_OPCODES, MemoryRegion, Pdu, QueuePair, RcRequester, RcResponder
+from .rc import (
+    ACCESS_ALL,
+    REQUEST_OPCODES,
+    MemoryRegion,
+    Pdu,
+    QueuePair,
+    RcRequester,
+    RcResponder,
+)
 
 ETH_OVERHEAD = 24  # preamble + SFD (8) + FCS (4) + inter-frame gap (12): wire bytes per frame
 PAUSE_QUANTUM_BITS = 512
@@ -180,6 +188,14 @@ class Host:
         self.qps[qpn].responder.post_recv(size, count)
 
     def register_mr(self, va: int, length: int, rkey: int, access: int) -> MemoryRegion:
+        """Register [va, va + length) for remote access with `rkey` (rkey 0 is the
+        catch-all region: registering it replaces that)."""
+        if not 0 <= rkey < 1 << 32 or not 0 <= va < 1 << 64 or length < 0 \
+                or va + length > 1 << 64:
+            raise ValueError(f"{self.spec.name}: MR va={va:#x} length={length} rkey={rkey:#x} "
+                             "outside the 64-bit address / 32-bit rkey space")
+        if access & ~ACCESS_ALL:
+            raise ValueError(f"{self.spec.name}: unknown access flags {access:#x}")
         if rkey in self.mrs and rkey != 0:
             raise ValueError(f"{self.spec.name}: rkey {rkey:#x} is already registered")
         mr = self.mrs[rkey] = MemoryRegion(va, length, rkey, access)

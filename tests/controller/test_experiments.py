@@ -196,3 +196,10 @@ def test_experiment_all_at_the_default_size(tmp_path, capsys):
     for name in REGISTRY:
         assert json.loads((tmp_path / f"{name}.json").read_text())["ok"]
         assert (tmp_path / f"{name}.png").is_file()
+
+
+def test_cli_out_that_is_a_file_is_a_usage_error(tmp_path, capsys):
+    f = tmp_path / "file"
+    f.write_text("x")
+    assert main(["experiment", "capture", "--out", str(f)]) == 2
+    assert "not a directory" in capsys.readouterr().err

@@ -364,3 +364,12 @@ def test_host_capture_sees_the_kernel_path_only_unless_the_nic_mirrors():
         assert c.b.tcpdump.roce == (5 if mirror else 0)  # 4 in, the ACK out
         assert c.a.tcpdump.roce == (5 if mirror else 0) and c.a.tcpdump.other == 1
         assert c.b.qps[0x22].responder.stats.packets_received == 4  # the NIC saw them all
+
+
+def test_register_mr_refuses_bad_regions():
+    c = Cable()
+    c.b.register_mr(0x1000, 64, 7, 2)
+    for bad in ((0x1000, 64, 7, 2), (0, -1, 8, 2), (0, 1, 1 << 32, 2), (1 << 64, 1, 9, 2),
+                (0, 1, 10, 0x10)):
+        with pytest.raises(ValueError):
+            c.b.register_mr(*bad)
