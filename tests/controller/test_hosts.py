@@ -373,3 +373,17 @@ def test_register_mr_refuses_bad_regions():
                 (0, 1, 10, 0x10)):
         with pytest.raises(ValueError):
             c.b.register_mr(*bad)
+
+
+def test_rnr_retry_exhausted_over_the_wire():
+    c = Cable(mtu=1024, rp_enabled=False, rq_depth=0, min_rnr_timer=1, rnr_retry=3)
+    c.a.post(0x11, "SEND", 100)
+    c.run(1_000 * US)
+    req = c.a.qps[0x11].requester
+    assert [w.status for w in req.done] == ["IBV_WC_RNR_RETRY_EXC_ERR"]
+    rnrs = [decode(f) for who, f in c.frames if who == "b"]
+    assert [r.aeth_syndrome for r in rnrs] == [0x21] * 4  # the first try and 3 retries
+    assert sum(who == "a" for who, _ in c.frames) == 4
+    cnt = c.a.counters(0x11)
+    assert cnt["rnr_nak_retry_err"] == 3 and cnt["req_rnr_retries_exceeded"] == 1
+    assert c.b.counters(0x22)["out_of_buffer"] == 4
