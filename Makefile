@@ -10,7 +10,7 @@ PYTEST_ARGS ?= -n 2  # two workers: the machines here have 2 cores
 # python3-venv: Debian's python3 cannot make the .venv without it.
 APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet g++ perl python3-venv
 
-.PHONY: all setup test demo bench bench-hdl fil lint lab docker docker-test p4-bmv2 docker-test-inside clean
+.PHONY: all setup test demo experiments bench bench-hdl fil lint lab docker docker-test p4-bmv2 docker-test-inside clean
 
 all: test
 
@@ -41,6 +41,9 @@ test: setup
 
 demo: setup
 	$(VENV)/bin/rocelab run incast-dcqcn --out out/demo
+
+experiments: setup
+	$(VENV)/bin/rocelab experiment all --out out/experiments
 
 bench: setup
 	$(PY) -m bench

@@ -5,6 +5,7 @@
     rocelab counters [--config CONFIG] [--json] [target options]
     rocelab run SCENARIO [--out DIR] [--seed N] [--duration-us T] [--json]
     rocelab list                                      the scenarios shipped
+    rocelab experiment list|NAME|all [--out DIR] [--json]   the RoCE primer's claims, measured
     rocelab packet-out --port N HEX [target options]  PacketOut through the program's header
     rocelab packet-in [--timeout S] [target options]  print PacketIns
 
@@ -88,6 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true")
     r.add_argument("--no-progress", action="store_true")
     sub.add_parser("list", help="list the scenarios")
+    e = sub.add_parser("experiment", help="run the RoCE primer's experiments (virtual time)")
+    e.add_argument("name", help="an experiment, 'all', or 'list'")
+    e.add_argument("--out", default=None, help="directory for each experiment's JSON and plot")
+    e.add_argument("--json", action="store_true")
     po = sub.add_parser("packet-out", help="send a frame through PacketOut")
     po.add_argument("--port", type=int, required=True)
     po.add_argument("hex")
@@ -223,6 +228,37 @@ def cmd_list(args) -> int:
     return rc
 
 
+def cmd_experiment(args) -> int:
+    from controller.experiments import REGISTRY, summary_text, write_outputs
+
+    if args.name == "list":
+        for name, exp in REGISTRY.items():
+            print(f"{name:20} {exp.question}")
+        return EXIT_OK
+    if args.name != "all" and args.name not in REGISTRY:
+        raise _Usage(f"no experiment {args.name!r} (known: {', '.join(REGISTRY)}, all, list)")
+    names = list(REGISTRY) if args.name == "all" else [args.name]
+    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise _Usage(f"--out {args.out}: not a directory")
+    results = []
+    for name in names:
+        res = REGISTRY[name].run()
+        results.append(res)
+        files = write_outputs(res, args.out) if args.out else []
+        if not args.json:
+            print(summary_text(res))
+            for f in files:
+                print(f"  wrote {Path(args.out) / f}")
+            print("")
+    if args.json:
+        print(json.dumps([r.as_json() for r in results], indent=2, default=str))
+    failed = [r.name for r in results if not r.ok]
+    if failed:
+        sys.stderr.write(f"rocelab: experiment(s) FAILED: {', '.join(failed)}\n")
+        return EXIT_FAIL
+    return EXIT_OK
+
+
 def cmd_packet_out(args) -> int:
     try:
         frame = bytes.fromhex(args.hex.replace(":", "").replace(" ", ""))
@@ -262,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return cmd_sweep(args)
     fn = {"check": cmd_check, "apply": cmd_apply, "counters": cmd_counters, "run": cmd_run,
-          "list": cmd_list, "packet-out": cmd_packet_out, "packet-in": cmd_packet_in}[args.cmd]
+          "list": cmd_list, "experiment": cmd_experiment, "packet-out": cmd_packet_out, "packet-in": cmd_packet_in}[args.cmd]
     try:
         return fn(args)
     except (_Usage, FileNotFoundError, ConfigError, TargetError) as exc:

@@ -55,9 +55,12 @@ from controller.targets.base import (
     Ternary,
 )
 
-# RoCEv2 over IPv4 per-packet overhead around the payload (RETH counted: worst case).
+# RoCEv2 per-packet overhead around the payload (RETH counted: worst case for a packet
+# with payload; AtomicETH is longer but an atomic carries none).
 ETH_HDR = 14
-ROCE_HDRS = 20 + 8 + 12 + 16 + 4  # IPv4, UDP, BTH, RETH, ICRC
+ROCE_HDRS_V4 = 20 + 8 + 12 + 16 + 4  # IPv4, UDP, BTH, RETH, ICRC
+ROCE_HDRS_V6 = 40 + 8 + 12 + 16 + 4  # IPv6, UDP, BTH, RETH, ICRC
+ROCE_HDRS = ROCE_HDRS_V4
 PFC_FRAME = 64
 WIRE_GAP = 8 + 12  # preamble + SFD, inter-frame gap: each frame holds the wire this much longer
 PROPAGATION_NS_PER_M = 5.0  # light in fibre/copper: ~2e8 m/s
@@ -212,9 +215,19 @@ class Config:
     raw: dict = field(default_factory=dict)
 
     @property
+    def ipv6(self) -> bool:
+        """Some host speaks IPv6: its RoCE packets carry the 40-byte IPv6 header."""
+        return any(":" in h.ip for h in self.hosts.values())
+
+    @property
+    def roce_hdrs(self) -> int:
+        """IP + UDP + BTH + RETH + ICRC bytes of a full-size packet (the larger family)."""
+        return ROCE_HDRS_V6 if self.ipv6 else ROCE_HDRS_V4
+
+    @property
     def frame_bytes(self) -> int:
         """Bytes of one full-size RoCE data frame (the unit that converts sizes to packets)."""
-        return self.roce_mtu + ETH_HDR + ROCE_HDRS
+        return self.roce_mtu + ETH_HDR + self.roce_hdrs
 
     def host_by_ip(self, ip: str) -> HostCfg | None:
         return next((h for h in self.hosts.values() if h.ip == ip), None)
@@ -486,11 +499,12 @@ def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Fi
             if m != common:
                 err(f"ports.{port}.mtu", f"MTU {m} differs from the other ports' {common}: "
                     "a lossless RoCE fabric needs one MTU end to end")
+    fam = "IPv6" if cfg.ipv6 else "IPv4"
     for port, m in sorted(mtus.items()):
-        need = cfg.roce_mtu + ROCE_HDRS
+        need = cfg.roce_mtu + cfg.roce_hdrs
         if need > m:
-            err(f"ports.{port}.mtu", f"roce_mtu {cfg.roce_mtu} + {ROCE_HDRS} B of IPv4/UDP/BTH/RETH/ICRC"
-                f" = {need} B does not fit in MTU {m}")
+            err(f"ports.{port}.mtu", f"roce_mtu {cfg.roce_mtu} + {cfg.roce_hdrs} B of "
+                f"{fam}/UDP/BTH/RETH/ICRC = {need} B does not fit in MTU {m}")
     if cfg.roce_mtu not in (256, 512, 1024, 2048, 4096):
         err("roce_mtu", f"{cfg.roce_mtu} is not an InfiniBand MTU (256, 512, 1024, 2048, 4096)")
     # hosts
@@ -517,7 +531,8 @@ def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Fi
     for name, prof in cfg.ecn_profiles.items():
         kmin, kmax = prof.kmin.to_packets(fb), prof.kmax.to_packets(fb)
         arith = [f"kmin {prof.kmin} -> {kmin} pkts, kmax {prof.kmax} -> {kmax} pkts "
-                 f"(frames of {fb} B: roce_mtu {cfg.roce_mtu} + {ETH_HDR + ROCE_HDRS} B headers)"]
+                 f"(frames of {fb} B: roce_mtu {cfg.roce_mtu} + {ETH_HDR + cfg.roce_hdrs} B "
+                 "headers)"]
         if kmin >= kmax:
             err(f"ecn.profiles.{name}.kmin", f"Kmin must be < Kmax ({kmin} >= {kmax} packets)", arith)
         elif kmax > cfg.buffer_packets:
@@ -706,6 +721,12 @@ def compile_config(cfg: Config, names: Names, cpu_port: int = 255) -> Compiled:
             ents.append(TableEntry(T("ecn_profile"), {"standard_metadata.egress_port": Exact(port),
                                                       "meta.tc": Exact(tc)},
                                    A("set_ecn_profile"), params))
+    # MTU: the data plane drops what a port's MTU cannot carry (DROP_MTU); a program
+    # without the table (an older build) simply does not enforce it
+    if names.has_table("port_mtu"):
+        for port in sorted(cfg.ports):
+            ents.append(TableEntry(T("port_mtu"), {"standard_metadata.egress_port": Exact(port)},
+                                   A("set_port_mtu"), {"mtu_bytes": cfg.ports[port].mtu}))
     # PFC: thresholds per (ingress port, class), the port MACs, one clone session per port
     for port in sorted(cfg.ports):
         ents.append(TableEntry(T("port_mac"), {"standard_metadata.egress_port": Exact(port)},

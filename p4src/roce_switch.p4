@@ -16,6 +16,7 @@
 #include "include/pfc.p4"
 #include "include/ecn.p4"
 #include "include/cnp.p4"
+#include "include/mtu.p4"
 
 control RoceIngress(inout headers_t hdr, inout metadata_t meta,
                     inout standard_metadata_t standard_metadata) {
@@ -94,6 +95,7 @@ control RoceEgress(inout headers_t hdr, inout metadata_t meta,
     EcnMark() ecn;
     CnpNp() np;
     CnpBuild() cnp_build;
+    MtuCheck() mtu_check;
 
     apply {
         /* first, whatever the packet: what it left behind in its queue */
@@ -117,7 +119,9 @@ control RoceEgress(inout headers_t hdr, inout metadata_t meta,
                 if (meta.admitted == 1) {
                     pfc_egress.apply(hdr, meta, standard_metadata);
                 }
-                if (hdr.ipv4.isValid() || hdr.ipv6.isValid() || hdr.grh.isValid()) {
+                mtu_check.apply(hdr, meta, standard_metadata);
+                if (meta.drop_reason == DROP_NONE
+                        && (hdr.ipv4.isValid() || hdr.ipv6.isValid() || hdr.grh.isValid())) {
                     ecn.apply(hdr, meta, standard_metadata);
                 }
                 np.apply(hdr, meta, standard_metadata);

@@ -24,7 +24,15 @@ from controller.packets import constants as C
 from controller.packets.build import cnp_frame, roce_frame
 
 from .dcqcn import DcqcnParams, NotificationPoint, ReactionPoint
-from .rc import Pdu, QueuePair, RcRequester, RcResponder
+from .rc import (
+    ACCESS_ALL,
+    REQUEST_OPCODES,
+    MemoryRegion,
+    Pdu,
+    QueuePair,
+    RcRequester,
+    RcResponder,
+)
 
 ETH_OVERHEAD = 24  # preamble + SFD (8) + FCS (4) + inter-frame gap (12): wire bytes per frame
 PAUSE_QUANTUM_BITS = 512
@@ -67,10 +75,21 @@ class HostSpec:
     ack_every: int = 16  # responder ACK coalescing
     gateway_mac: str | None = None  # L2 next hop for every destination (None: the peer's MAC)
     roce_version: int = 2  # 1: EtherType 0x8915 + GRH (one L2 segment only); 2: IP/UDP
+    retry_cnt: int = 7  # transport retries (timeouts, sequence NAKs) before IBV_WC_RETRY_EXC_ERR
+    rnr_retry: int = 7  # RNR NAK retries (7: forever)
+    min_rnr_timer: int = 12  # the RNR timer code this host's NAKs ask for (12: 0.64 ms)
+    rq_depth: int | None = None  # receive WQEs posted per QP (None: the app keeps the RQ full)
+    recv_size: int = 1 << 30  # bytes per posted receive WQE
+    transport: str = "gbn"  # "gbn" (go-back-N, what RoCE NICs do) or "sr" (IRN selective repeat)
+    max_atomic: int = 1  # outstanding atomics per QP
+    sport_entropy: bool = True  # a UDP source port per QP (False: every QP uses 0xC000)
+    nic_mirror: bool = False  # the NIC copies offloaded RoCE to the kernel (a sniffer flag)
 
     def __post_init__(self) -> None:
         if self.roce_version not in (1, 2):
             raise ValueError(f"{self.name}: roce_version {self.roce_version} (1 or 2)")
+        if self.transport not in ("gbn", "sr"):
+            raise ValueError(f"{self.name}: transport {self.transport!r} (gbn or sr)")
 
 
 @dataclass
@@ -84,6 +103,28 @@ class HostStats:
     pfc_received: int = 0
     pause_ns: int = 0
     tx_bytes_by_qp: dict[int, int] = field(default_factory=dict)
+    kernel_rx: int = 0  # frames the kernel stack got (non-RoCE, RoCE for no QP)
+    kernel_tx: int = 0
+
+
+class HostCapture:
+    """What tcpdump on the host sees: the kernel's path only. RoCE the NIC handles in
+    hardware (kernel bypass) never reaches it, unless the NIC mirrors it (`nic_mirror`).
+    Keeps counts, and the first `keep` frames."""
+
+    def __init__(self, keep: int = 256):
+        self.keep = keep
+        self.frames: list[tuple[int, str, bytes]] = []  # (ns, "rx"/"tx", frame)
+        self.roce = 0
+        self.other = 0
+
+    def add(self, t: int, direction: str, frame: bytes, roce: bool) -> None:
+        if roce:
+            self.roce += 1
+        else:
+            self.other += 1
+        if len(self.frames) < self.keep:
+            self.frames.append((t, direction, frame))
 
 
 class Host:
@@ -102,6 +143,8 @@ class Host:
         self.transmit: Callable[[bytes, int], None] = lambda frame, t_end: None
         self.stats = HostStats()
         self._cnp_q: deque[bytes] = deque()
+        self._kernel_q: deque[bytes] = deque()
+        self.tcpdump = HostCapture()
         self._next_tx: dict[int, int] = {}  # qpn -> earliest start allowed by the RP
         self._busy_until = 0
         self._kick_at: int | None = None
@@ -110,14 +153,22 @@ class Host:
         self._paused_until = [0] * 8
         self._rr = 0
         self.on_tx_sample = on_tx_sample  # (host, qpn, t_ns, wire bytes, rate) for reports
+        # Memory regions remote peers may touch, by rkey (one protection domain per host).
+        # rkey 0 spans the address space with every access: work posted without an MR.
+        self.mrs: dict[int, MemoryRegion] = {0: MemoryRegion(0, 1 << 64, 0)}
 
     # -- set-up
     def add_qp(self, qpn: int, peer_qpn: int, peer_ip: str, peer_mac: str,
                priority: int | None = None, start_psn: int = 0) -> QueuePair:
         s = self.spec
         qp = QueuePair(qpn, peer_qpn,
-                       RcRequester(qpn, peer_qpn, s.mtu, s.window, s.timeout_ns, start_psn),
-                       RcResponder(qpn, peer_qpn, s.mtu, s.ack_every, start_psn),
+                       RcRequester(qpn, peer_qpn, s.mtu, s.window, s.timeout_ns, start_psn,
+                                   retry_cnt=s.retry_cnt, rnr_retry=s.rnr_retry,
+                                   mode=s.transport, max_atomic=s.max_atomic),
+                       RcResponder(qpn, peer_qpn, s.mtu, s.ack_every, start_psn,
+                                   rq_depth=s.rq_depth, recv_size=s.recv_size,
+                                   min_rnr_timer=s.min_rnr_timer, mrs=self.mrs,
+                                   mode=s.transport, window=s.window),
                        priority=s.data_priority if priority is None else priority)
         self.qps[qpn] = qp
         self.peers[qpn] = (peer_ip, s.gateway_mac or peer_mac)
@@ -125,9 +176,38 @@ class Host:
         self._next_tx[qpn] = 0
         return qp
 
-    def post(self, qpn: int, op: str, length: int, va: int = 0, rkey: int = 0) -> None:
-        self.qps[qpn].requester.post(op, length, self.clock.now(), va, rkey)
+    def post(self, qpn: int, op: str, length: int, va: int = 0, rkey: int = 0,
+             imm: int | None = None, swap_add: int = 0, compare: int = 0):
+        wr = self.qps[qpn].requester.post(op, length, self.clock.now(), va, rkey, imm,
+                                          swap_add, compare)
         self.kick()
+        return wr
+
+    def post_recv(self, qpn: int, size: int, count: int = 1) -> None:
+        """Post receive WQEs on a QP (SENDs and WRITE-with-immediate consume them)."""
+        self.qps[qpn].responder.post_recv(size, count)
+
+    def register_mr(self, va: int, length: int, rkey: int, access: int) -> MemoryRegion:
+        """Register [va, va + length) for remote access with `rkey` (rkey 0 is the
+        catch-all region: registering it replaces that)."""
+        if not 0 <= rkey < 1 << 32 or not 0 <= va < 1 << 64 or length < 0 \
+                or va + length > 1 << 64:
+            raise ValueError(f"{self.spec.name}: MR va={va:#x} length={length} rkey={rkey:#x} "
+                             "outside the 64-bit address / 32-bit rkey space")
+        if access & ~ACCESS_ALL:
+            raise ValueError(f"{self.spec.name}: unknown access flags {access:#x}")
+        if rkey in self.mrs and rkey != 0:
+            raise ValueError(f"{self.spec.name}: rkey {rkey:#x} is already registered")
+        mr = self.mrs[rkey] = MemoryRegion(va, length, rkey, access)
+        return mr
+
+    def counters(self, qpn: int) -> dict[str, int]:
+        """One QP's NIC counters by the names mlx5 hw_counters use (plus CNPs, per host)."""
+        out = self.qps[qpn].counters()
+        out["np_cnp_sent"] = self.stats.cnps_sent
+        out["rp_cnp_handled"] = self.rps[qpn].cnps
+        out["np_ecn_marked_roce_packets"] = self.stats.ce_received
+        return out
 
     # -- frames
     def frame(self, qpn: int, pdu: Pdu, **over: object) -> bytes:
@@ -137,18 +217,26 @@ class Host:
         ip, mac = self.peers[qpn]
         va, rkey, dlen = pdu.reth or (0, 0, None)
         syndrome, msn = pdu.aeth or (0, 0)
+        swap = compare = 0
+        if pdu.atomic is not None:
+            va, rkey, swap, compare = pdu.atomic
         kw: dict[str, object] = dict(
             eth_src=s.mac, eth_dst=mac, vlan=s.vlan, pcp=s.pcp, dscp=s.dscp, ecn=2,
             ackreq=int(pdu.ackreq), va=va, rkey=rkey, dlen=dlen, syndrome=syndrome, msn=msn,
-            sport=_sport(qpn), version=s.roce_version)
+            sport=self.sport(qpn), version=s.roce_version, imm=pdu.imm or 0, swap=swap,
+            compare=compare, orig=pdu.atomic_ack or 0)
         kw.update(over)
         return roce_frame(s.ip, ip, pdu.opcode, pdu.dqpn, pdu.psn, bytes(pdu.payload_len), **kw)
+
+    def sport(self, qpn: int) -> int:
+        """The UDP source port of a QP's frames (RoCEv2 flow entropy)."""
+        return _sport(qpn) if self.spec.sport_entropy else C.ROCE_SPORT_MIN
 
     def _cnp(self, qp: QueuePair) -> bytes:
         s = self.spec
         ip, mac = self.peers[qp.qpn]
         return cnp_frame(s.ip, ip, qp.dqpn, eth_src=s.mac, eth_dst=mac, vlan=s.vlan,
-                         pcp=s.cnp_pcp, dscp=s.cnp_dscp, sport=_sport(qp.qpn),
+                         pcp=s.cnp_pcp, dscp=s.cnp_dscp, sport=self.sport(qp.qpn),
                          version=s.roce_version)
 
     def send_cnp(self, frame: bytes) -> None:
@@ -172,6 +260,8 @@ class Host:
             return
         t_end = now + tx_ns(len(frame), self.spec.link_bps)
         self._busy_until = t_end
+        if self.spec.nic_mirror and decode(frame).is_roce:  # (kernel frames are not RoCE)
+            self.tcpdump.add(now, "tx", frame, True)
         self.stats.tx_frames += 1
         if qpn is not None:
             self.stats.tx_bytes_by_qp[qpn] = self.stats.tx_bytes_by_qp.get(qpn, 0) + len(frame)
@@ -189,9 +279,19 @@ class Host:
             self._kick_at = None
         self.kick()
 
+    def send_kernel(self, frame: bytes) -> None:
+        """A frame the host's kernel stack sends (ARP, TCP, ...): through the same NIC."""
+        self._kernel_q.append(frame)
+        self.kick()
+
     def _pick(self, now: int) -> tuple[bytes | None, int | None, int | None]:
         if self._cnp_q:
             return self._cnp_q.popleft(), None, None
+        if self._kernel_q:
+            frame = self._kernel_q.popleft()
+            self.stats.kernel_tx += 1
+            self.tcpdump.add(now, "tx", frame, False)
+            return frame, None, None
         for qp in self.qps.values():
             if qp.responder.out:
                 if now < self._paused_until[qp.priority]:
@@ -205,6 +305,9 @@ class Host:
             qp = self.qps[qpn]
             req = qp.requester
             if not req.has_work():
+                continue
+            if now < req.blocked_until:  # waiting out an RNR timer
+                wake = req.blocked_until if wake is None else min(wake, req.blocked_until)
                 continue
             paused = self._paused_until[qp.priority]
             if now < paused:
@@ -288,13 +391,16 @@ class Host:
         if rec.is_pfc or rec.is_pause:
             self._on_pause(rec, now)
             return
-        if not rec.is_roce or rec.err_icrc or rec.err_truncated or rec.err_ip_csum:
-            self.stats.rx_bad += 1
+        qp = self.qps.get(rec.bth_dqpn) if rec.is_roce else None
+        if qp is None or rec.err_icrc or rec.err_truncated or rec.err_ip_csum:
+            # not for the RDMA engine: the kernel's path (what tcpdump sees)
+            self.stats.kernel_rx += 1
+            self.tcpdump.add(now, "rx", frame, bool(rec.is_roce))
+            if rec.is_roce or rec.err_icrc or rec.err_truncated or rec.err_ip_csum:
+                self.stats.rx_bad += 1
             return
-        qp = self.qps.get(rec.bth_dqpn)
-        if qp is None:
-            self.stats.rx_bad += 1
-            return
+        if self.spec.nic_mirror:
+            self.tcpdump.add(now, "rx", frame, True)
         if rec.is_cnp:
             self.stats.cnps_received += 1
             if self.spec.rp_enabled:
@@ -311,7 +417,7 @@ class Host:
             if self.spec.np_enabled and self.np.on_ce((rec.ip_src, rec.bth_dqpn), now):
                 self.stats.cnps_sent += 1
                 self._cnp_q.append(self._cnp(qp))
-        if pdu.opcode in _REQUEST:
+        if pdu.opcode in REQUEST_OPCODES:
             qp.responder.on_pdu(pdu, now)
         else:
             qp.requester.on_pdu(pdu, now)
@@ -341,14 +447,8 @@ class Host:
 
     @property
     def idle(self) -> bool:
-        return (not self._cnp_q and all(q.requester.idle and not q.responder.out
+        return (not self._cnp_q and not self._kernel_q and all(q.requester.idle and not q.responder.out
                                         for q in self.qps.values()))
-
-
-_REQUEST = frozenset({C.RC_SEND_FIRST, C.RC_SEND_MIDDLE, C.RC_SEND_LAST, C.RC_SEND_LAST_IMM,
-                      C.RC_SEND_ONLY, C.RC_SEND_ONLY_IMM, C.RC_WRITE_FIRST, C.RC_WRITE_MIDDLE,
-                      C.RC_WRITE_LAST, C.RC_WRITE_LAST_IMM, C.RC_WRITE_ONLY,
-                      C.RC_WRITE_ONLY_IMM, C.RC_READ_REQUEST})
 
 
 def _sport(qpn: int) -> int:
@@ -362,7 +462,11 @@ def pdu_of(frame: bytes, rec: Decoded) -> Pdu:
                payload_len(frame, rec),
                (rec.reth_va, rec.reth_rkey, rec.reth_dlen) if rec.reth_valid else None,
                (rec.aeth_syndrome, rec.aeth_msn) if rec.aeth_valid else None,
-               bool(rec.ecn_ce), bool(rec.bth_becn))
+               bool(rec.ecn_ce), bool(rec.bth_becn),
+               rec.immdt if rec.immdt_valid else None,
+               (rec.atomic_va, rec.atomic_rkey, rec.atomic_swap, rec.atomic_cmp)
+               if rec.atomic_valid else None,
+               rec.atomicack_orig if rec.atomicack_valid else None)
 
 
 def payload_len(frame: bytes, rec: Decoded) -> int:
@@ -379,5 +483,6 @@ def payload_len(frame: bytes, rec: Decoded) -> int:
         transport = udp - UDP_LEN
     else:
         return 0
-    ext = 16 * rec.reth_valid + 4 * rec.aeth_valid + 4 * rec.immdt_valid
+    ext = (16 * rec.reth_valid + 4 * rec.aeth_valid + 4 * rec.immdt_valid
+           + C.ATOMICETH_LEN * rec.atomic_valid + C.ATOMICACKETH_LEN * rec.atomicack_valid)
     return max(0, transport - C.BTH_LEN - ext - C.ICRC_LEN - rec.bth_pad)

@@ -28,6 +28,8 @@ from .constants import (
     AETH_NAK_PSN_SEQ_ERROR,
     AETH_OPCODES,
     AETH_RNR_NAK,
+    ATOMICACKETH_OPCODES,
+    ATOMICETH_OPCODES,
     CNP_OPCODE,
     CNP_RESERVED_LEN,
     ETH_P_8021Q,
@@ -50,7 +52,7 @@ from .constants import (
     ROCEV2_UDP_PORT,
 )
 from .icrc import icrc_v1, icrc_v2, pack_icrc
-from .layers import PFC, RETH, ImmDt, MACControl, Pause
+from .layers import PFC, RETH, AtomicAckETH, AtomicAETH, AtomicETH, ImmDt, MACControl, Pause
 
 __all__ = [
     "RoceSpec", "roce_frame", "roce_packet", "spec_frame", "spec_packet", "cnp_frame",
@@ -132,6 +134,9 @@ class RoceSpec:
     rkey: int = 0
     dlen: int | None = None  # None: len(payload)
     imm: int = 0
+    swap: int = 0  # AtomicETH swap (CMP_SWAP) or add (FETCH_ADD) data; va/rkey as for RETH
+    compare: int = 0  # AtomicETH compare data
+    orig: int = 0  # AtomicAckETH original remote data
     syndrome: int = 0
     msn: int = 0
     version: int = 2
@@ -151,6 +156,7 @@ class RoceSpec:
             raise ValueError(f"RoCE version {self.version} (1 or 2)")
         for name, bits in (("dqpn", 24), ("psn", 24), ("msn", 24), ("dscp", 6), ("ecn", 2),
                            ("pcp", 3), ("pkey", 16), ("imm", 32), ("rkey", 32), ("va", 64),
+                           ("swap", 64), ("compare", 64), ("orig", 64),
                            ("syndrome", 8), ("ttl", 8), ("tver", 4), ("opcode", 8)):
             v = getattr(self, name)
             if not 0 <= v < (1 << bits):
@@ -185,6 +191,10 @@ class RoceSpec:
             out += struct.pack("!I", self.imm)
         elif self.opcode in AETH_OPCODES:
             out += struct.pack("!I", (self.syndrome << 24) | self.msn)
+            if self.opcode in ATOMICACKETH_OPCODES:
+                out += struct.pack("!Q", self.orig)
+        elif self.opcode in ATOMICETH_OPCODES:
+            out += struct.pack("!QIQQ", self.va, self.rkey, self.swap, self.compare)
         return out
 
 
@@ -254,8 +264,12 @@ def spec_packet(s: RoceSpec) -> Packet:
         roce = roce / RETH(va=s.va, rkey=s.rkey, dlen=s.dma_len)
     if s.opcode in IMMDT_OPCODES:
         roce = roce / ImmDt(imm=s.imm)
+    elif s.opcode in ATOMICACKETH_OPCODES:
+        roce = roce / AtomicAETH(syndrome=s.syndrome, msn=s.msn) / AtomicAckETH(orig=s.orig)
     elif s.opcode in AETH_OPCODES:
         roce = roce / AETH(syndrome=s.syndrome, msn=s.msn)
+    elif s.opcode in ATOMICETH_OPCODES:
+        roce = roce / AtomicETH(va=s.va, rkey=s.rkey, swap=s.swap, compare=s.compare)
     if s.opcode == CNP_OPCODE:
         roce = roce / CNPPadding(reserved1=int.from_bytes(s.cnp_reserved[:8], "big"),
                                  reserved2=int.from_bytes(s.cnp_reserved[8:], "big"))

@@ -24,6 +24,8 @@ BTH_LEN = 12
 RETH_LEN = 16
 AETH_LEN = 4
 IMMDT_LEN = 4
+ATOMICETH_LEN = 28  # VA 8, R_Key 4, swap (or add) data 8, compare data 8
+ATOMICACKETH_LEN = 8  # original remote data
 ICRC_LEN = 4
 CNP_RESERVED_LEN = 16
 
@@ -57,6 +59,9 @@ RC_READ_RESPONSE_MIDDLE = 0x0E
 RC_READ_RESPONSE_LAST = 0x0F
 RC_READ_RESPONSE_ONLY = 0x10
 RC_ACK = 0x11
+RC_ATOMIC_ACK = 0x12
+RC_CMP_SWAP = 0x13
+RC_FETCH_ADD = 0x14
 CNP_OPCODE = 0x81
 
 RC_OPCODES: dict[int, str] = {
@@ -78,6 +83,9 @@ RC_OPCODES: dict[int, str] = {
     RC_READ_RESPONSE_LAST: "READ_RESPONSE_LAST",
     RC_READ_RESPONSE_ONLY: "READ_RESPONSE_ONLY",
     RC_ACK: "ACK",
+    RC_ATOMIC_ACK: "ATOMIC_ACK",
+    RC_CMP_SWAP: "CMP_SWAP",
+    RC_FETCH_ADD: "FETCH_ADD",
     CNP_OPCODE: "CNP",
 }
 OPCODE_BY_NAME: dict[str, int] = {name: code for code, name in RC_OPCODES.items()}
@@ -87,7 +95,9 @@ RETH_OPCODES = frozenset({RC_WRITE_FIRST, RC_WRITE_ONLY, RC_WRITE_ONLY_IMM, RC_R
 IMMDT_OPCODES = frozenset({RC_SEND_LAST_IMM, RC_SEND_ONLY_IMM, RC_WRITE_LAST_IMM,
                            RC_WRITE_ONLY_IMM})
 AETH_OPCODES = frozenset({RC_READ_RESPONSE_FIRST, RC_READ_RESPONSE_LAST,
-                          RC_READ_RESPONSE_ONLY, RC_ACK})
+                          RC_READ_RESPONSE_ONLY, RC_ACK, RC_ATOMIC_ACK})
+ATOMICETH_OPCODES = frozenset({RC_CMP_SWAP, RC_FETCH_ADD})
+ATOMICACKETH_OPCODES = frozenset({RC_ATOMIC_ACK})  # after the AETH
 
 # AETH syndromes (IBA 9.3.5): bits 7..5 select ACK / RNR NAK / NAK.
 AETH_ACK = 0x00  # | credit count (0x1F = credits invalid)

@@ -11,6 +11,8 @@ import struct
 
 from .constants import (
     AETH_OPCODES,
+    ATOMICACKETH_OPCODES,
+    ATOMICETH_OPCODES,
     CNP_OPCODE,
     ETH_P_8021Q,
     ETH_P_IPV4,
@@ -244,6 +246,21 @@ def _bth(b: bytes, ip_off: int, off: int, end: int, f: dict[str, int]) -> tuple[
         f["aeth_syndrome"] = b[p]
         f["aeth_msn"] = _be(b, p + 1, p + 4)
         p += 4
+        if op in ATOMICACKETH_OPCODES:
+            if lim - p < 8:
+                return _truncated(f, "AtomicAckETH", lim, end, n)
+            f["atomicack_valid"] = 1
+            f["atomicack_orig"] = _be(b, p, p + 8)
+            p += 8
+    elif op in ATOMICETH_OPCODES:
+        if lim - p < 28:
+            return _truncated(f, "AtomicETH", lim, end, n)
+        f["atomic_valid"] = 1
+        f["atomic_va"] = _be(b, p, p + 8)
+        f["atomic_rkey"] = _be(b, p + 8, p + 12)
+        f["atomic_swap"] = _be(b, p + 12, p + 20)
+        f["atomic_cmp"] = _be(b, p + 20, p + 28)
+        p += 28
     elif op == CNP_OPCODE:
         if lim - p < 16:
             return _truncated(f, "CNP reserved bytes", lim, end, n)

@@ -1,4 +1,5 @@
-"""scapy layers the RoCE contrib module lacks: 802.3x/802.1Qbb MAC control, RETH, ImmDt.
+"""scapy layers the RoCE contrib module lacks: 802.3x/802.1Qbb MAC control, RETH, ImmDt,
+AtomicETH and AtomicAckETH.
 
 Importing this module also binds AETH after the RC READ RESPONSE FIRST/LAST/ONLY opcodes
 (scapy binds it after ACKNOWLEDGE only) and RETH/ImmDt after their opcodes, so that
@@ -16,6 +17,8 @@ from scapy.packet import Packet, Raw, bind_layers
 
 from .constants import (
     AETH_OPCODES,
+    ATOMICACKETH_OPCODES,
+    ATOMICETH_OPCODES,
     ETH_P_MAC_CONTROL,
     IMMDT_OPCODES,
     MAC_CONTROL_PAUSE,
@@ -25,7 +28,8 @@ from .constants import (
     RETH_OPCODES,
 )
 
-__all__ = ["RETH", "ImmDt", "MACControl", "PFC", "Pause"]
+__all__ = ["RETH", "ImmDt", "AtomicETH", "AtomicAckETH", "AtomicAETH", "MACControl", "PFC",
+           "Pause"]
 
 
 class MACControl(Packet):
@@ -93,6 +97,31 @@ class ImmDt(Packet):
     fields_desc = [XIntField("imm", 0)]
 
 
+class AtomicETH(Packet):
+    """Atomic extended transport header (CMP_SWAP, FETCH_ADD): 28 bytes."""
+
+    name = "AtomicETH"
+    fields_desc = [XLongField("va", 0), XIntField("rkey", 0), XLongField("swap", 0),
+                   XLongField("compare", 0)]
+
+
+class AtomicAckETH(Packet):
+    """Atomic acknowledge extended transport header: the original remote value, 8 bytes."""
+
+    name = "AtomicAckETH"
+    fields_desc = [XLongField("orig", 0)]
+
+
+class AtomicAETH(AETH):
+    """The AETH of an ATOMIC ACKNOWLEDGE: scapy's AETH, followed by an AtomicAckETH
+    (scapy's own AETH cannot tell from its fields which opcode it follows)."""
+
+    name = "AETH"
+
+    def guess_payload_class(self, payload: bytes) -> type[Packet]:
+        return AtomicAckETH
+
+
 bind_layers(Ether, MACControl, type=ETH_P_MAC_CONTROL)
 bind_layers(Dot1Q, MACControl, type=ETH_P_MAC_CONTROL)
 bind_layers(MACControl, PFC, opcode=MAC_CONTROL_PFC)
@@ -101,5 +130,9 @@ for _op in sorted(RETH_OPCODES):
     bind_layers(BTH, RETH, opcode=_op)
 for _op in sorted(IMMDT_OPCODES - RETH_OPCODES):
     bind_layers(BTH, ImmDt, opcode=_op)
-for _op in sorted(AETH_OPCODES):
+for _op in sorted(AETH_OPCODES - ATOMICACKETH_OPCODES):
     bind_layers(BTH, AETH, opcode=_op)
+for _op in sorted(ATOMICACKETH_OPCODES):
+    bind_layers(BTH, AtomicAETH, opcode=_op)
+for _op in sorted(ATOMICETH_OPCODES):
+    bind_layers(BTH, AtomicETH, opcode=_op)

@@ -36,9 +36,14 @@ from .build import (
 )
 from .constants import (
     AETH_ACK,
+    AETH_NAK_INVALID_REQUEST,
     AETH_NAK_PSN_SEQ_ERROR,
+    AETH_NAK_REMOTE_ACCESS,
+    AETH_NAK_REMOTE_OP,
     AETH_OPCODES,
     AETH_RNR_NAK,
+    ATOMICACKETH_OPCODES,
+    ATOMICETH_OPCODES,
     CNP_OPCODE,
     ETH_P_ARP,
     ETH_P_IPV4,
@@ -155,6 +160,15 @@ def roce_layout(s: RoceSpec) -> list[_Seg]:
         pos += 4
         segs.append(_Seg("aeth", pos, {"aeth_valid": 1, "aeth_syndrome": s.syndrome,
                                        "aeth_msn": s.msn}))
+        if s.opcode in ATOMICACKETH_OPCODES:
+            pos += 8
+            segs.append(_Seg("atomicacketh", pos, {"atomicack_valid": 1,
+                                                   "atomicack_orig": s.orig}))
+    elif s.opcode in ATOMICETH_OPCODES:
+        pos += 28
+        segs.append(_Seg("atomiceth", pos, {"atomic_valid": 1, "atomic_va": s.va,
+                                            "atomic_rkey": s.rkey, "atomic_swap": s.swap,
+                                            "atomic_cmp": s.compare}))
     pos += len(s.body)
     segs.append(_Seg("cnp_reserved" if s.opcode == CNP_OPCODE else "payload", pos))
     segs.append(_Seg("icrc", pos + 4))
@@ -205,12 +219,17 @@ class _Gen:
             ackreq=r.randrange(2), se=r.randrange(2), m=r.randrange(2),
             va=r.getrandbits(64), rkey=r.getrandbits(32), imm=r.getrandbits(32),
             msn=r.getrandbits(24), ip_id=r.getrandbits(16), version=version)
+        if opcode in ATOMICETH_OPCODES | ATOMICACKETH_OPCODES:
+            # (drawn only here, so that adding atomics left every older vector unchanged)
+            args.update(swap=r.getrandbits(64), compare=r.getrandbits(64),
+                        orig=r.getrandbits(64), va=r.getrandbits(61) << 3)
         if opcode in (RC_ACK,) or opcode in AETH_OPCODES:
             args["syndrome"] = AETH_ACK | r.randrange(0x20)
         args.update(kw)
         payload = args.pop("payload", None)
         if payload is None:
-            payload = b"" if opcode in (RC_ACK, CNP_OPCODE, 0x0C) else self.payload()
+            payload = (b"" if opcode in {RC_ACK, CNP_OPCODE, 0x0C} | ATOMICETH_OPCODES
+                       | ATOMICACKETH_OPCODES else self.payload())
         return RoceSpec(src, dst, opcode, r.getrandbits(24), r.getrandbits(24),
                         payload, **args)  # type: ignore[arg-type]
 
@@ -241,7 +260,8 @@ def generate(seed: int = SEED) -> list[Vector]:
     ok_specs: list[RoceSpec] = []
 
     # Every RC opcode and the CNP over IPv4 and IPv6, tagged and untagged, ECN 0..3.
-    ops = [*sorted(RC_OPCODES)]
+    atomic_ops = sorted(ATOMICETH_OPCODES | ATOMICACKETH_OPCODES)
+    ops = [op for op in sorted(RC_OPCODES) if op not in atomic_ops]  # atomics: _atomics()
     i = 0
     for v6 in (False, True):
         for op in ops:
@@ -341,7 +361,50 @@ def generate(seed: int = SEED) -> list[Vector]:
 
     _non_roce(g)
     _malformed(g)
+    _atomics_and_naks(g, seed)
     return g.out
+
+
+def _atomics_and_naks(g: _Gen, seed: int) -> None:
+    """Atomics (AtomicETH, AtomicAckETH), the RNR NAK timer range and the fatal NAKs
+    (remote access = a bad rkey, invalid request, remote operational error). Own seeded
+    generator: the vectors before these do not move."""
+    g.rng = random.Random(seed * 18 + 1)
+    for j, (op, v6) in enumerate((op, v6) for v6 in (False, True)
+                                 for op in sorted(ATOMICETH_OPCODES | ATOMICACKETH_OPCODES)):
+        kw: dict[str, object] = {"ecn": j % 4}
+        if j == 4:
+            kw.update(vlan=g.rng.randrange(1, 4095), pcp=3)
+        s = g.spec(op, v6=v6, **kw)
+        name = f"v2_{'ip6' if v6 else 'ip4'}_{RC_OPCODES[op].lower()}"
+        g.add(name, _describe(s), _frame(s), _expect(roce_layout(s)), _roce_tags(s, "atomic"))
+    for op in sorted(ATOMICETH_OPCODES | ATOMICACKETH_OPCODES):
+        s = g.spec(op, version=1)
+        g.add(f"v1_{RC_OPCODES[op].lower()}", _describe(s), _frame(s),
+              _expect(roce_layout(s)), _roce_tags(s, "atomic"))
+    s = g.spec(0x14, swap=1, compare=0, va=0x1000)
+    segs = roce_layout(s)
+    start, end = _seg(segs, "atomiceth")
+    for cut in (start + 12, end - 1):
+        g.add(f"trunc_atomiceth_{cut - start}", f"FETCH_ADD ending {cut - start} bytes into "
+              "its 28-byte AtomicETH", _frame(s)[:cut], _expect(segs, cut),
+              _roce_tags(s, "atomic", "malformed"))
+    s = g.spec(0x12)
+    segs = roce_layout(s)
+    start, _end = _seg(segs, "atomicacketh")
+    g.add("trunc_atomicacketh", "ATOMIC_ACK ending 3 bytes into its AtomicAckETH",
+          _frame(s)[:start + 3], _expect(segs, start + 3), _roce_tags(s, "atomic", "malformed"))
+    naks = [(f"rnr_nak_timer{c}", AETH_RNR_NAK | c, f"RNR NAK, timer code {c}")
+            for c in (0, 1, 12, 31)]
+    naks += [("nak_remote_access", AETH_NAK_REMOTE_ACCESS, "NAK remote access error (bad rkey "
+              "or range)"), ("nak_invalid_request", AETH_NAK_INVALID_REQUEST,
+                             "NAK invalid request"),
+             ("nak_remote_op", AETH_NAK_REMOTE_OP, "NAK remote operational error")]
+    for v6 in (False, True):
+        for label, syn, desc in naks:
+            s = g.spec(RC_ACK, v6=v6, syndrome=syn)
+            g.add(f"v2_{'ip6' if v6 else 'ip4'}_{label}", f"{desc}: " + _describe(s),
+                  _frame(s), _expect(roce_layout(s)), _roce_tags(s, "aeth"))
 
 
 def _plain_segs(pkt: Packet, vlan: int | None = None, pcp: int = 0) -> list[_Seg]:

@@ -9,8 +9,8 @@
  * record packed first-field-most-significant (Decoded.to_int() layout).
  *
  * How it works
- * - The first HDR_BYTES bytes of a frame (the deepest header, is_tagged IPv6 + UDP + BTH +
- *   RETH + ImmDt, ends at byte 98) are kept in hdr_q. On the last beat the record is
+ * - The first HDR_BYTES bytes of a frame (the deepest header, tagged IPv6 + UDP + BTH +
+ *   AtomicETH, ends at byte 106) are kept in hdr_q. On the last beat the record is
  *   computed from hdr_q merged with the beat being accepted, and the frame length.
  * - The ICRC runs as a stream, DATA_WIDTH bits per cycle, from byte 0: bytes before the
  *   pseudo-LRH are forced to 0 (a zero CRC state stays zero over zero bytes), the 4 bytes
@@ -90,6 +90,13 @@ module roce_parser #(
     output wire [23:0] res_aeth_msn,
     output wire res_immdt_valid,
     output wire [31:0] res_immdt,
+    output wire res_atomic_valid,
+    output wire [63:0] res_atomic_va,
+    output wire [31:0] res_atomic_rkey,
+    output wire [63:0] res_atomic_swap,
+    output wire [63:0] res_atomic_cmp,
+    output wire res_atomicack_valid,
+    output wire [63:0] res_atomicack_orig,
     output wire res_is_roce,
     output wire res_is_cnp,
     output wire res_ecn_ce,
@@ -111,10 +118,10 @@ module roce_parser #(
     output wire res_err_unsupported
 );
 
-localparam RECORD_BITS = 877;
+localparam RECORD_BITS = 1167;
 localparam integer BYTES = DATA_WIDTH / 8;
 localparam LOGB = $clog2(BYTES);
-localparam HDR_BYTES = 98;
+localparam HDR_BYTES = 106;
 localparam NHB = (HDR_BYTES + BYTES - 1) / BYTES;  // header beats kept
 localparam HB = NHB * BYTES;                       // header bytes kept
 localparam POS_W = 24;
@@ -365,6 +372,13 @@ reg [7:0] p_aeth_syndrome;
 reg [23:0] p_aeth_msn;
 reg p_immdt_valid;
 reg [31:0] p_immdt;
+reg p_atomic_valid;
+reg [63:0] p_atomic_va;
+reg [31:0] p_atomic_rkey;
+reg [63:0] p_atomic_swap;
+reg [63:0] p_atomic_cmp;
+reg p_atomicack_valid;
+reg [63:0] p_atomicack_orig;
 reg p_is_roce;
 reg p_is_cnp;
 reg p_ecn_ce;
@@ -440,6 +454,13 @@ always @* begin
     p_aeth_msn = 0;
     p_immdt_valid = 0;
     p_immdt = 0;
+    p_atomic_valid = 0;
+    p_atomic_va = 0;
+    p_atomic_rkey = 0;
+    p_atomic_swap = 0;
+    p_atomic_cmp = 0;
+    p_atomicack_valid = 0;
+    p_atomicack_orig = 0;
     p_is_roce = 0;
     p_is_cnp = 0;
     p_ecn_ce = 0;
@@ -638,7 +659,8 @@ always @* begin
                 p_immdt = `BE32(off[7:0]);
                 off = off + 24'd4;
             end
-        end else if (go && (opc == 8'h0D || opc == 8'h0F || opc == 8'h10 || opc == 8'h11))
+        end else if (go && (opc == 8'h0D || opc == 8'h0F || opc == 8'h10 || opc == 8'h11
+                            || opc == 8'h12))
         begin
             if (lim < off + 24'd4) begin
                 p_err_truncated = 1'b1;
@@ -647,6 +669,29 @@ always @* begin
                 p_aeth_valid = 1'b1;
                 {p_aeth_syndrome, p_aeth_msn} = `BE32(off[7:0]);
                 off = off + 24'd4;
+            end
+            // AtomicAckETH after the AETH of an ATOMIC ACKNOWLEDGE
+            if (go && opc == 8'h12) begin
+                if (lim < off + 24'd8) begin
+                    p_err_truncated = 1'b1;
+                    go = 1'b0;
+                end else begin
+                    p_atomicack_valid = 1'b1;
+                    p_atomicack_orig = {`BE32(off[7:0]), `BE32(off[7:0] + 8'd4)};
+                    off = off + 24'd8;
+                end
+            end
+        end else if (go && (opc == 8'h13 || opc == 8'h14)) begin  // CMP_SWAP, FETCH_ADD
+            if (lim < off + 24'd28) begin
+                p_err_truncated = 1'b1;
+                go = 1'b0;
+            end else begin
+                p_atomic_valid = 1'b1;
+                p_atomic_va = {`BE32(off[7:0]), `BE32(off[7:0] + 8'd4)};
+                p_atomic_rkey = `BE32(off[7:0] + 8'd8);
+                p_atomic_swap = {`BE32(off[7:0] + 8'd12), `BE32(off[7:0] + 8'd16)};
+                p_atomic_cmp = {`BE32(off[7:0] + 8'd20), `BE32(off[7:0] + 8'd24)};
+                off = off + 24'd28;
             end
         end else if (go && opc == 8'h81) begin
             if (lim < off + 24'd16) begin
@@ -701,7 +746,7 @@ always @* begin
     end
 end
 
-wire [RECORD_BITS-1:0] rec_next = {p_eth_dst, p_eth_src, p_vlan_valid, p_vlan_pcp, p_vlan_vid, p_ethertype, p_roce_version, p_ip_version, p_ip_src, p_ip_dst, p_dscp, p_ecn, p_ttl, p_udp_sport, p_udp_dport, p_bth_opcode, p_bth_se, p_bth_m, p_bth_pad, p_bth_tver, p_bth_pkey, p_bth_fecn, p_bth_becn, p_bth_dqpn, p_bth_ackreq, p_bth_psn, p_reth_valid, p_reth_va, p_reth_rkey, p_reth_dlen, p_aeth_valid, p_aeth_syndrome, p_aeth_msn, p_immdt_valid, p_immdt, p_is_roce, p_is_cnp, p_ecn_ce, p_is_pfc, p_pfc_cev, p_pfc_quanta0, p_pfc_quanta1, p_pfc_quanta2, p_pfc_quanta3, p_pfc_quanta4, p_pfc_quanta5, p_pfc_quanta6, p_pfc_quanta7, p_is_pause, p_pause_time, p_err_truncated, p_err_ip_csum, p_err_icrc, p_err_unsupported};
+wire [RECORD_BITS-1:0] rec_next = {p_eth_dst, p_eth_src, p_vlan_valid, p_vlan_pcp, p_vlan_vid, p_ethertype, p_roce_version, p_ip_version, p_ip_src, p_ip_dst, p_dscp, p_ecn, p_ttl, p_udp_sport, p_udp_dport, p_bth_opcode, p_bth_se, p_bth_m, p_bth_pad, p_bth_tver, p_bth_pkey, p_bth_fecn, p_bth_becn, p_bth_dqpn, p_bth_ackreq, p_bth_psn, p_reth_valid, p_reth_va, p_reth_rkey, p_reth_dlen, p_aeth_valid, p_aeth_syndrome, p_aeth_msn, p_immdt_valid, p_immdt, p_atomic_valid, p_atomic_va, p_atomic_rkey, p_atomic_swap, p_atomic_cmp, p_atomicack_valid, p_atomicack_orig, p_is_roce, p_is_cnp, p_ecn_ce, p_is_pfc, p_pfc_cev, p_pfc_quanta0, p_pfc_quanta1, p_pfc_quanta2, p_pfc_quanta3, p_pfc_quanta4, p_pfc_quanta5, p_pfc_quanta6, p_pfc_quanta7, p_is_pause, p_pause_time, p_err_truncated, p_err_ip_csum, p_err_icrc, p_err_unsupported};
 
 // ---------------------------------------------------------------------------------------
 // State.
@@ -742,41 +787,48 @@ always @(posedge clk) begin
 end
 
 assign res_data = rec_q;
-assign res_eth_dst = rec_q[876:829];
-assign res_eth_src = rec_q[828:781];
-assign res_vlan_valid = rec_q[780];
-assign res_vlan_pcp = rec_q[779:777];
-assign res_vlan_vid = rec_q[776:765];
-assign res_ethertype = rec_q[764:749];
-assign res_roce_version = rec_q[748:747];
-assign res_ip_version = rec_q[746:743];
-assign res_ip_src = rec_q[742:615];
-assign res_ip_dst = rec_q[614:487];
-assign res_dscp = rec_q[486:481];
-assign res_ecn = rec_q[480:479];
-assign res_ttl = rec_q[478:471];
-assign res_udp_sport = rec_q[470:455];
-assign res_udp_dport = rec_q[454:439];
-assign res_bth_opcode = rec_q[438:431];
-assign res_bth_se = rec_q[430];
-assign res_bth_m = rec_q[429];
-assign res_bth_pad = rec_q[428:427];
-assign res_bth_tver = rec_q[426:423];
-assign res_bth_pkey = rec_q[422:407];
-assign res_bth_fecn = rec_q[406];
-assign res_bth_becn = rec_q[405];
-assign res_bth_dqpn = rec_q[404:381];
-assign res_bth_ackreq = rec_q[380];
-assign res_bth_psn = rec_q[379:356];
-assign res_reth_valid = rec_q[355];
-assign res_reth_va = rec_q[354:291];
-assign res_reth_rkey = rec_q[290:259];
-assign res_reth_dlen = rec_q[258:227];
-assign res_aeth_valid = rec_q[226];
-assign res_aeth_syndrome = rec_q[225:218];
-assign res_aeth_msn = rec_q[217:194];
-assign res_immdt_valid = rec_q[193];
-assign res_immdt = rec_q[192:161];
+assign res_eth_dst = rec_q[1166:1119];
+assign res_eth_src = rec_q[1118:1071];
+assign res_vlan_valid = rec_q[1070];
+assign res_vlan_pcp = rec_q[1069:1067];
+assign res_vlan_vid = rec_q[1066:1055];
+assign res_ethertype = rec_q[1054:1039];
+assign res_roce_version = rec_q[1038:1037];
+assign res_ip_version = rec_q[1036:1033];
+assign res_ip_src = rec_q[1032:905];
+assign res_ip_dst = rec_q[904:777];
+assign res_dscp = rec_q[776:771];
+assign res_ecn = rec_q[770:769];
+assign res_ttl = rec_q[768:761];
+assign res_udp_sport = rec_q[760:745];
+assign res_udp_dport = rec_q[744:729];
+assign res_bth_opcode = rec_q[728:721];
+assign res_bth_se = rec_q[720];
+assign res_bth_m = rec_q[719];
+assign res_bth_pad = rec_q[718:717];
+assign res_bth_tver = rec_q[716:713];
+assign res_bth_pkey = rec_q[712:697];
+assign res_bth_fecn = rec_q[696];
+assign res_bth_becn = rec_q[695];
+assign res_bth_dqpn = rec_q[694:671];
+assign res_bth_ackreq = rec_q[670];
+assign res_bth_psn = rec_q[669:646];
+assign res_reth_valid = rec_q[645];
+assign res_reth_va = rec_q[644:581];
+assign res_reth_rkey = rec_q[580:549];
+assign res_reth_dlen = rec_q[548:517];
+assign res_aeth_valid = rec_q[516];
+assign res_aeth_syndrome = rec_q[515:508];
+assign res_aeth_msn = rec_q[507:484];
+assign res_immdt_valid = rec_q[483];
+assign res_immdt = rec_q[482:451];
+assign res_atomic_valid = rec_q[450];
+assign res_atomic_va = rec_q[449:386];
+assign res_atomic_rkey = rec_q[385:354];
+assign res_atomic_swap = rec_q[353:290];
+assign res_atomic_cmp = rec_q[289:226];
+assign res_atomicack_valid = rec_q[225];
+assign res_atomicack_orig = rec_q[224:161];
 assign res_is_roce = rec_q[160];
 assign res_is_cnp = rec_q[159];
 assign res_ecn_ce = rec_q[158];

@@ -48,9 +48,11 @@ control CnpNp(inout headers_t hdr, inout metadata_t meta,
         } else if (hdr.ipv6.isValid()) {
             ect = hdr.ipv6.ecn;
         }
-        /* RC requests and data: opcodes 0x00..0x10 (not ACK 0x11, not CNP 0x81) */
+        /* RC requests and data: opcodes 0x00..0x10 and the atomics CMP_SWAP 0x13 and
+           FETCH_ADD 0x14 (not ACK 0x11, ATOMIC ACK 0x12, CNP 0x81) */
         if (meta.np_enable == 1 && meta.roce_version == 2 && ect == 3
-                && hdr.bth.opcode <= 8w0x10 && meta.clone_kind == CLONE_NONE
+                && (hdr.bth.opcode <= 8w0x10 || hdr.bth.opcode == 8w0x13
+                    || hdr.bth.opcode == 8w0x14) && meta.clone_kind == CLONE_NONE
                 && meta.drop_reason == DROP_NONE) {
             host_port.apply();
             if (meta.is_host_port == 1) {
@@ -85,6 +87,8 @@ control CnpBuild(inout headers_t hdr, inout metadata_t meta,
         hdr.reth.setInvalid();
         hdr.immdt.setInvalid();
         hdr.aeth.setInvalid();
+        hdr.atomiceth.setInvalid();
+        hdr.atomicacketh.setInvalid();
 
         hdr.ethernet.dst = meta.orig_eth_src;
         hdr.ethernet.src = meta.orig_eth_dst;

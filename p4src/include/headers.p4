@@ -55,6 +55,7 @@ const bit<8> DROP_MAC_CONTROL = 7;  /* PFC/PAUSE frames are consumed */
 const bit<8> DROP_MALFORMED = 8;    /* parser error (truncated header) */
 const bit<8> DROP_BAD_CHECKSUM = 9; /* IPv4 header checksum wrong */
 const bit<8> DROP_SELF_REPLICA = 10;/* flood replica back to its ingress port */
+const bit<8> DROP_MTU = 11;         /* larger than the egress port's MTU (include/mtu.p4) */
 
 typedef bit<48> mac_addr_t;
 typedef bit<32> ipv4_addr_t;
@@ -167,6 +168,19 @@ header immdt_t {
     bit<32> immdt;
 }
 
+/* atomic extended transport header (CMP_SWAP 0x13, FETCH_ADD 0x14) */
+header atomiceth_t {
+    bit<64> va;
+    bit<32> rkey;
+    bit<64> swap_add;   /* swap data (CMP_SWAP) or add data (FETCH_ADD) */
+    bit<64> compare;
+}
+
+/* atomic acknowledge extended transport header (after the AETH of 0x12) */
+header atomicacketh_t {
+    bit<64> orig;
+}
+
 /* the 16 reserved bytes of a CNP */
 header cnp_pad_t {
     bit<128> reserved;
@@ -222,6 +236,8 @@ struct headers_t {
     reth_t reth;
     immdt_t immdt;
     aeth_t aeth;
+    atomiceth_t atomiceth;
+    atomicacketh_t atomicacketh;
     cnp_pad_t cnp_pad;
     icrc_t icrc;
 }

@@ -106,6 +106,9 @@ parser RoceParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
             (4w0, 8w0x0F): parse_aeth;    /* RDMA READ RESPONSE LAST */
             (4w0, 8w0x10): parse_aeth;    /* RDMA READ RESPONSE ONLY */
             (4w0, 8w0x11): parse_aeth;    /* ACKNOWLEDGE */
+            (4w0, 8w0x12): parse_aeth;    /* ATOMIC ACKNOWLEDGE (then AtomicAckETH) */
+            (4w0, 8w0x13): parse_atomiceth;   /* CMP_SWAP */
+            (4w0, 8w0x14): parse_atomiceth;   /* FETCH_ADD */
             (4w0, 8w0x81): parse_cnp;     /* CNP */
             default: accept;
         }
@@ -126,6 +129,19 @@ parser RoceParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
 
     state parse_aeth {
         pkt.extract(hdr.aeth);
+        transition select(hdr.bth.opcode) {
+            8w0x12: parse_atomicacketh;
+            default: accept;
+        }
+    }
+
+    state parse_atomiceth {
+        pkt.extract(hdr.atomiceth);
+        transition accept;
+    }
+
+    state parse_atomicacketh {
+        pkt.extract(hdr.atomicacketh);
         transition accept;
     }
 
@@ -175,6 +191,8 @@ control RoceDeparser(packet_out pkt, in headers_t hdr) {
         pkt.emit(hdr.reth);
         pkt.emit(hdr.immdt);
         pkt.emit(hdr.aeth);
+        pkt.emit(hdr.atomiceth);
+        pkt.emit(hdr.atomicacketh);
         pkt.emit(hdr.cnp_pad);
         pkt.emit(hdr.icrc);
     }

@@ -190,6 +190,8 @@ control PfcBuild(inout headers_t hdr, inout metadata_t meta,
         hdr.reth.setInvalid();
         hdr.immdt.setInvalid();
         hdr.aeth.setInvalid();
+        hdr.atomiceth.setInvalid();
+        hdr.atomicacketh.setInvalid();
         hdr.cnp_pad.setInvalid();
         hdr.icrc.setInvalid();
 

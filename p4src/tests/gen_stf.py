@@ -94,6 +94,8 @@ def roce_v2(
     body = payload
     if opcode in (0x06, 0x0A, 0x0B, 0x0C):  # RETH
         body = struct.pack("!QII", 0x1000, 0x77, len(payload)) + payload
+    elif opcode in (0x13, 0x14):  # AtomicETH: va, rkey, swap/add, compare
+        body = struct.pack("!QIQQ", 0x2000, 0x77, 5, 9) + payload
     pkt = l2 / l3 / UDP(sport=sport, dport=4791, chksum=0) / BTH(
         opcode=opcode, dqpn=dqpn, psn=psn, ackreq=1) / Raw(body)
     return pad60(bytes(pkt))
@@ -749,6 +751,11 @@ def case_cnp_v6() -> Stf:
     s.packet(1, f)
     s.expect(2, f)
     s.expect(1, cnp_expected(f, 0x34))
+    s.c("a CE-marked FETCH_ADD: forwarded with its AtomicETH, and the CNP carries none")
+    f = roce_v2(src=src, dst=dst, ecn=3, opcode=0x14, payload=b"")
+    s.packet(1, f)
+    s.expect(2, f)
+    s.expect(1, cnp_expected(f, 0x34))
     return s
 
 
@@ -904,17 +911,48 @@ def case_malformed() -> Stf:
     s.expect(2, g)
     s.c("WRITE ONLY with immediate: RETH and ImmDt (20 bytes) must both be there")
     s.packet(1, roce_v2(opcode=0x0B, payload=b"")[:14 + 20 + 8 + 12 + 18])
+    s.c("FETCH_ADD cut inside its 28-byte AtomicETH: dropped")
+    s.packet(1, roce_v2(opcode=0x14, payload=b"")[:14 + 20 + 8 + 12 + 20])
     s.c("a short non-IP frame is fine (nothing to parse beyond Ethernet)")
     arp = pad60(mac(HOST_MAC[2]) + mac(HOST_MAC[1]) + b"\x08\x06" + bytes(28))
     s.packet(1, arp)
     s.expect(2, arp)
-    s.counter("drops", 1 * 16 + 8, 4)
+    s.counter("drops", 1 * 16 + 8, 5)
+    return s
+
+
+def case_mtu() -> Stf:
+    s = Stf("mtu", "egress MTU: a packet larger than the port's IP MTU is dropped (DROP_MTU, reason 11)")
+    l2(s, 2, HOST_MAC[2])
+    l2(s, 3, HOST_MAC[3])
+    s.add("port_mtu", {"standard_metadata.egress_port": "2"}, "set_port_mtu", {"mtu_bytes": 1084})
+    s.c("IPv4 WRITE ONLY with 1024 B: IP length 20+8+12+16+1024+4 = 1084 = MTU: passes")
+    f = roce_v2(opcode=OP_WRITE_ONLY, payload=bytes(1024))
+    s.packet(1, f)
+    s.expect(2, f)
+    s.c("one byte more (1025 B payload, pad 3: IP length 1088): dropped")
+    s.packet(1, roce_v2(opcode=OP_WRITE_ONLY, payload=bytes(1025)))
+    s.c("the same 1024 B over IPv6: IP length 40+8+12+16+1024+4 = 1104 > 1084: dropped")
+    src, dst = "2001:db8::1", "2001:db8::2"
+    s.packet(1, roce_v2(src=src, dst=dst, opcode=OP_WRITE_ONLY, payload=bytes(1024)))
+    s.c("port 3 has no port_mtu entry: not enforced")
+    g = roce_v2(src=src, dst=dst, dmac=HOST_MAC[3], opcode=OP_WRITE_ONLY, payload=bytes(1024))
+    s.packet(1, g)
+    s.expect(3, g)
+    s.c("MTU 1104 on port 3: the 1104 B IPv6 packet passes, 1108 B does not")
+    s.add("port_mtu", {"standard_metadata.egress_port": "3"}, "set_port_mtu", {"mtu_bytes": 1104})
+    s.packet(1, g)
+    s.expect(3, g)
+    s.packet(1, roce_v2(src=src, dst=dst, dmac=HOST_MAC[3], opcode=OP_WRITE_ONLY,
+                        payload=bytes(1025)))
+    s.counter("drops", 2 * 16 + 11, 2)
+    s.counter("drops", 3 * 16 + 11, 1)
     return s
 
 
 CASES = [case_l2, case_ipv4, case_ipv6, case_ecmp, case_classify, case_ecn, case_ecn_non_ect,
          case_pfc, case_pfc_refresh, case_pfc_rx, case_cnp_np, case_cnp_v6, case_cnp_routed, case_cnp_rate,
-         case_rocev1, case_fault, case_mirror_cpu, case_malformed]
+         case_rocev1, case_fault, case_mirror_cpu, case_malformed, case_mtu]
 
 
 def main(argv: list[str]) -> int:

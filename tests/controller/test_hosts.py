@@ -241,3 +241,149 @@ def test_rocev1_ce_in_the_grh_makes_rocev1_cnps():
     assert len(cnps) >= 3
     assert all(r.roce_version == 1 and r.bth_dqpn == 0x11 and r.verdict == "ok" for r in cnps)
     assert c.a.rps[0x11].cnps >= 2 and c.a.rps[0x11].rc < 10e9 * 0.8
+
+
+# -- verbs semantics over real frames ----------------------------------------------------
+
+def test_rnr_nak_on_the_wire_then_the_requester_waits_the_timer_and_completes():
+    c = Cable(mtu=1024, rp_enabled=False, rq_depth=1, min_rnr_timer=4)  # 40 us
+    times: list[tuple[int, str, object]] = []
+    inner = c.tamper
+
+    def watch(who, frame):
+        times.append((c.now(), who, decode(frame)))
+        return frame if inner is None else inner(who, frame)
+
+    c.tamper = watch
+    c.a.post(0x11, "SEND", 3000)
+    c.a.post(0x11, "SEND", 100)  # finds no receive posted: RNR NAK
+    c.at(30 * US, lambda: c.b.post_recv(0x22, 4096))  # the app posts one later
+    c.run(1_000 * US)
+    req, resp = c.a.qps[0x11].requester, c.b.qps[0x22].responder
+    assert req.idle and [w.status for w in req.done] == ["IBV_WC_SUCCESS"] * 2
+    rnrs = [(t, r) for t, who, r in times if who == "b" and r.aeth_syndrome & 0xE0 == 0x20]
+    assert len(rnrs) == 1 and rnrs[0][1].aeth_syndrome == 0x24 and rnrs[0][1].bth_psn == 3
+    t_nak = rnrs[0][0]
+    resend = [t for t, who, r in times if who == "a" and r.bth_psn == 3]
+    assert len(resend) == 2
+    # the NAK left b at t_nak, reached a one propagation later; a waited 40 us from then
+    assert resend[1] - t_nak >= 40 * US + 1000
+    assert resend[1] - t_nak < 40 * US + 1000 + 5 * US
+    assert [w.byte_len for w in resp.recv_completions] == [3000, 100]
+    cnt = c.b.counters(0x22)
+    assert cnt["out_of_buffer"] == 1 and cnt["recv_completions"] == 2
+    assert c.a.counters(0x11)["rnr_nak_retry_err"] == 1
+
+
+def test_atomics_over_the_wire():
+    c = Cable(mtu=1024, rp_enabled=False)
+    c.a.qps[0x11].requester.max_atomic = 1
+    mr = c.b.register_mr(0x10000, 4096, 0xAB, 8)
+    mr.words[0x10008] = 5
+    wr1 = c.a.post(0x11, "FETCH_ADD", 8, va=0x10008, rkey=0xAB, swap_add=10)
+    wr2 = c.a.post(0x11, "CMP_SWAP", 8, va=0x10008, rkey=0xAB, compare=15, swap_add=99)
+    c.run(200 * US)
+    assert (wr1.result, wr2.result, mr.words[0x10008]) == (5, 15, 99)
+    reqs = [decode(f) for who, f in c.frames if who == "a"]
+    acks = [decode(f) for who, f in c.frames if who == "b"]
+    assert [r.bth_opcode for r in reqs] == [C.RC_FETCH_ADD, C.RC_CMP_SWAP]
+    assert (reqs[0].atomic_va, reqs[0].atomic_rkey, reqs[0].atomic_swap) == (0x10008, 0xAB, 10)
+    assert (reqs[1].atomic_swap, reqs[1].atomic_cmp) == (99, 15)
+    assert [(r.bth_opcode, r.atomicack_orig) for r in acks] == [(C.RC_ATOMIC_ACK, 5),
+                                                               (C.RC_ATOMIC_ACK, 15)]
+    assert all(r.verdict == "ok" for r in reqs + acks)
+    # one atomic outstanding: the second left only after the first's ACK came back
+    assert [who for who, _ in c.frames] == ["a", "b", "a", "b"]
+
+
+def test_bad_rkey_over_the_wire_errors_both_qps():
+    c = Cable(mtu=1024, rp_enabled=False)
+    c.a.post(0x11, WRITE, 2048, va=0x1000, rkey=0x99)  # nothing registered with 0x99
+    c.a.post(0x11, WRITE, 10)
+    c.run(500 * US)
+    naks = [decode(f) for who, f in c.frames if who == "b"]
+    assert [(r.bth_opcode, r.aeth_syndrome, r.bth_psn) for r in naks] == [(0x11, 0x62, 0)]
+    req = c.a.qps[0x11].requester
+    assert [w.status for w in req.done] == ["IBV_WC_REM_ACCESS_ERR", "IBV_WC_WR_FLUSH_ERR"]
+    assert c.a.qps[0x11].state == "ERR" and c.b.qps[0x22].state == "ERR"
+    assert c.b.counters(0x22)["resp_remote_access_errors"] == 1
+    assert c.b.qps[0x22].responder.stats.bytes_received == 0
+
+
+@pytest.mark.parametrize("retry_cnt", [0, 2, 7])
+def test_retry_exhaustion_sends_exactly_one_plus_retry_cnt_times(retry_cnt):
+    c = Cable(mtu=1024, rp_enabled=False, timeout_ns=50 * US, retry_cnt=retry_cnt)
+    c.tamper = lambda who, f: None if who == "a" else f  # the peer is gone
+    c.a.post(0x11, WRITE, 1000)
+    c.run(2_000 * US)
+    req = c.a.qps[0x11].requester
+    assert [w.status for w in req.done] == ["IBV_WC_RETRY_EXC_ERR"]
+    assert sum(who == "a" for who, _ in c.frames) == 1 + retry_cnt
+    assert req.done[0].completed_ns == pytest.approx((retry_cnt + 1) * 50 * US, abs=5 * US)
+    cnt = c.a.counters(0x11)
+    assert cnt["local_ack_timeout_err"] == retry_cnt and cnt["req_transport_retries_exceeded"] == 1
+    assert c.a.idle
+
+
+def test_selective_repeat_resends_only_the_lost_packet_over_the_wire():
+    for transport, resent in (("gbn", None), ("sr", 1)):
+        c = Cable(mtu=1024, ack_every=16, rp_enabled=False, transport=transport)
+        lost = []
+
+        def tamper(who, frame, lost=lost):
+            if who == "a" and decode(frame).bth_psn == 10 and not lost:
+                lost.append(frame)
+                return None
+            return frame
+
+        c.tamper = tamper
+        c.a.post(0x11, WRITE, 64 * 1024)
+        c.run(1_000 * US)
+        req = c.a.qps[0x11].requester
+        assert req.idle and c.b.qps[0x22].responder.stats.bytes_received == 64 * 1024
+        if resent is None:
+            # everything sent behind PSN 10 before the NAK came back (one RTT of packets)
+            assert req.stats.retransmitted_packets >= 4
+        else:
+            assert req.stats.retransmitted_packets == resent
+
+
+def test_host_capture_sees_the_kernel_path_only_unless_the_nic_mirrors():
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.l2 import Ether
+
+    for mirror in (False, True):
+        c = Cable(mtu=1024, rp_enabled=False, nic_mirror=mirror)
+        ping = bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+                     / IP(src="10.0.0.1", dst="10.0.0.2") / UDP(sport=1234, dport=53))
+        c.a.send_kernel(ping)
+        c.a.post(0x11, WRITE, 4096)  # 4 data packets, one ACK back
+        c.run(200 * US)
+        assert c.a.qps[0x11].requester.idle
+        assert (c.b.tcpdump.other, c.b.stats.kernel_rx, c.b.stats.rx_bad) == (1, 1, 0)
+        assert c.b.tcpdump.roce == (5 if mirror else 0)  # 4 in, the ACK out
+        assert c.a.tcpdump.roce == (5 if mirror else 0) and c.a.tcpdump.other == 1
+        assert c.b.qps[0x22].responder.stats.packets_received == 4  # the NIC saw them all
+
+
+def test_register_mr_refuses_bad_regions():
+    c = Cable()
+    c.b.register_mr(0x1000, 64, 7, 2)
+    for bad in ((0x1000, 64, 7, 2), (0, -1, 8, 2), (0, 1, 1 << 32, 2), (1 << 64, 1, 9, 2),
+                (0, 1, 10, 0x10)):
+        with pytest.raises(ValueError):
+            c.b.register_mr(*bad)
+
+
+def test_rnr_retry_exhausted_over_the_wire():
+    c = Cable(mtu=1024, rp_enabled=False, rq_depth=0, min_rnr_timer=1, rnr_retry=3)
+    c.a.post(0x11, "SEND", 100)
+    c.run(1_000 * US)
+    req = c.a.qps[0x11].requester
+    assert [w.status for w in req.done] == ["IBV_WC_RNR_RETRY_EXC_ERR"]
+    rnrs = [decode(f) for who, f in c.frames if who == "b"]
+    assert [r.aeth_syndrome for r in rnrs] == [0x21] * 4  # the first try and 3 retries
+    assert sum(who == "a" for who, _ in c.frames) == 4
+    cnt = c.a.counters(0x11)
+    assert cnt["rnr_nak_retry_err"] == 3 and cnt["req_rnr_retries_exceeded"] == 1
+    assert c.b.counters(0x22)["out_of_buffer"] == 4

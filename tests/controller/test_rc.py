@@ -3,7 +3,17 @@ retransmit timer, READ. Pure transport level (no frames, no switch)."""
 
 from __future__ import annotations
 
-from controller.hosts.rc import READ, SEND, WRITE, Pdu, RcRequester, RcResponder, psn_diff
+from controller.hosts.rc import (
+    ACCESS_REMOTE_READ,
+    READ,
+    SEND,
+    WRITE,
+    MemoryRegion,
+    Pdu,
+    RcRequester,
+    RcResponder,
+    psn_diff,
+)
 from controller.packets import constants as C
 
 
@@ -76,7 +86,7 @@ def test_nak_on_gap_once_then_go_back_n():
 
 
 def test_duplicate_is_reacked():
-    resp = RcResponder(2, 1, mtu=100, ack_every=100)
+    resp = RcResponder(2, 1, mtu=100, ack_every=100, rq_depth=1, recv_size=64)
     resp.on_pdu(Pdu(C.RC_SEND_ONLY, 2, 0, True, 10), 0)
     (ack,) = resp.on_pdu(Pdu(C.RC_SEND_ONLY, 2, 0, True, 10), 1)
     assert ack.psn == 0 and resp.stats.duplicates == 1 and resp.stats.bytes_received == 10
@@ -103,7 +113,7 @@ def test_retransmit_timer_goes_back_to_una():
 
 def test_read_responses_and_lost_response_reissues_rest():
     req = RcRequester(1, 2, mtu=100)
-    resp = RcResponder(2, 1, mtu=100)
+    resp = RcResponder(2, 1, mtu=100, mrs={3: MemoryRegion(0x5000, 450, 3, ACCESS_REMOTE_READ)})
     req.post(READ, 450, va=0x5000, rkey=3)
     (rr,) = drain(req)
     assert rr.opcode == C.RC_READ_REQUEST and rr.reth == (0x5000, 3, 450)

@@ -1,6 +1,6 @@
 """Cross-check with an independent decoder: tshark (Wireshark 4.x) reads a pcap of every
 decodable vector, and agrees with our record on opcode, dest QP, PSN, AETH, ECN, VLAN,
-PFC class-enable vector and quanta, and PAUSE time (RoCEv1 included)."""
+PFC class-enable vector and quanta, PAUSE time, AtomicETH and AtomicAckETH (RoCEv1 included)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,10 @@ if TSHARK is None and os.geteuid() != 0:
 FIELDS = ["frame.number", "infiniband.bth.opcode", "infiniband.bth.destqp", "infiniband.bth.psn",
           "infiniband.aeth.syndrome", "infiniband.aeth.msn", "ip.dsfield.ecn", "ipv6.tclass",
           "infiniband.grh.tclass", "vlan.id", "vlan.priority", "macc.opcode", "macc.cbfc.enbv",
-          *(f"macc.cbfc.pause_time.c{i}" for i in range(8)), "macc.pause_time"]
+          *(f"macc.cbfc.pause_time.c{i}" for i in range(8)), "macc.pause_time",
+          # tshark names AtomicETH's VA and R_Key with the RETH's fields
+          "infiniband.reth.va", "infiniband.reth.r_key", "infiniband.atomiceth.swapdt",
+          "infiniband.atomiceth.cmpdt", "infiniband.atomicacketh.origremdt"]
 
 # Frames tshark can fully decode: every header complete (bad checksums/ICRC still decode).
 VECTORS = [v for v in load()
@@ -69,6 +72,17 @@ def test_tshark_agrees_with_decoder(tshark_rows) -> None:
                 check(vec.name, "aeth syndrome", e["aeth_syndrome"],
                       row["infiniband.aeth.syndrome"])
                 check(vec.name, "aeth msn", e["aeth_msn"], row["infiniband.aeth.msn"])
+            if e["atomic_valid"]:
+                check(vec.name, "atomic va", e["atomic_va"], row["infiniband.reth.va"])
+                check(vec.name, "atomic rkey", e["atomic_rkey"], row["infiniband.reth.r_key"])
+                check(vec.name, "atomic swap", e["atomic_swap"],
+                      row["infiniband.atomiceth.swapdt"])
+                check(vec.name, "atomic compare", e["atomic_cmp"],
+                      row["infiniband.atomiceth.cmpdt"])
+            else:
+                check(vec.name, "no AtomicETH", 0, row["infiniband.atomiceth.swapdt"] or 0)
+            check(vec.name, "atomic ack orig", e["atomicack_orig"] if e["atomicack_valid"]
+                  else 0, row["infiniband.atomicacketh.origremdt"] or 0)
         elif e["udp_sport"] != 4791:
             # tshark takes UDP port 4791 on either side as RoCEv2; our rule is the
             # destination port only, so a source port 4791 is the one expected difference.

@@ -12,7 +12,7 @@ from scapy.layers.l2 import Ether
 from controller.packets import MalformedFrame, decode, decode_strict
 from controller.packets.constants import CNP_OPCODE, RC_OPCODES
 from controller.packets.fields import FIELD_NAMES, verdict
-from controller.packets.layers import RETH, ImmDt
+from controller.packets.layers import RETH, AtomicAckETH, AtomicAETH, AtomicETH, ImmDt
 from controller.packets.vectors import DEFAULT_PATH, generate, load, main, to_json
 
 VECTORS = load()
@@ -91,9 +91,18 @@ def test_scapy_dissects_vector_like_the_record(vec) -> None:
     assert (ImmDt in pkt) == bool(e["immdt_valid"])
     if e["immdt_valid"]:
         assert pkt[ImmDt].imm == e["immdt"]
-    assert (AETH in pkt) == bool(e["aeth_valid"])
+    aeth = pkt.getlayer(AETH) or pkt.getlayer(AtomicAETH)  # (an ATOMIC ACK's AETH)
+    assert (aeth is not None) == bool(e["aeth_valid"])
     if e["aeth_valid"]:
-        assert (pkt[AETH].syndrome, pkt[AETH].msn) == (e["aeth_syndrome"], e["aeth_msn"])
+        assert (aeth.syndrome, aeth.msn) == (e["aeth_syndrome"], e["aeth_msn"])
+    assert (AtomicETH in pkt) == bool(e["atomic_valid"])
+    if e["atomic_valid"]:
+        a = pkt[AtomicETH]
+        assert (a.va, a.rkey, a.swap, a.compare) == (
+            e["atomic_va"], e["atomic_rkey"], e["atomic_swap"], e["atomic_cmp"])
+    assert (AtomicAckETH in pkt) == bool(e["atomicack_valid"])
+    if e["atomicack_valid"]:
+        assert pkt[AtomicAckETH].orig == e["atomicack_orig"]
     assert (e["bth_opcode"] == CNP_OPCODE) == bool(e["is_cnp"])
 
 

@@ -27,7 +27,7 @@ import pytest
 
 from controller.config import Compiled, apply_config, check, load_config
 from controller.hosts.host import Host, HostSpec
-from controller.hosts.rc import WRITE, Pdu
+from controller.hosts.rc import ACCESS_REMOTE_WRITE, WRITE, Pdu
 from controller.packets import constants as C
 from controller.packets import decode, verify_icrc
 from controller.scenarios.engine import Engine, RealtimeEngine, engine_for
@@ -87,6 +87,7 @@ def pair(target: Target, a: int, b: int, ips: tuple[str, str], version: int,
     gw = ROUTER_MAC if routed else None
     req = Endpoint(eng, a, MAC_A, ips[0], (ips[1], MAC_B), gw, version, QPN_A, QPN_B)
     rsp = Endpoint(eng, b, MAC_B, ips[1], (ips[0], MAC_A), gw, version, QPN_B, QPN_A)
+    rsp.host.register_mr(VA, WRITE_LEN, RKEY, ACCESS_REMOTE_WRITE)  # the WRITE's target
     req.host.post(QPN_A, WRITE, WRITE_LEN, VA, RKEY)
     return eng, req, rsp
 
