@@ -55,38 +55,38 @@ def p4_parsed(sw, frame: bytes) -> dict[str, int]:
     """The record fields p4sim's parser (the P4 program's, compiled) extracts from `frame`:
     the fields of the headers it marks valid (the program's parser sets no metadata; the
     derived flags, is_roce and the like, come from its ingress). Runs the parser only."""
-    hdr, meta, sm = sw._fresh(0, frame, 0)
-    if sw._parse_into(frame, hdr, meta, sm) is None:
+    hdr = sw.parse_only(frame)
+    if hdr is None:
         return {}
     out: dict[str, int] = {}
     e, v = hdr.ethernet, hdr.vlan
-    if e._v:
-        out.update(eth_dst=e.dst, eth_src=e.src, vlan_valid=int(v._v),
-                   ethertype=v.ether_type if v._v else e.ether_type)
-    if v._v:
+    if e.valid:
+        out.update(eth_dst=e.dst, eth_src=e.src, vlan_valid=int(v.valid),
+                   ethertype=v.ether_type if v.valid else e.ether_type)
+    if v.valid:
         out.update(vlan_pcp=v.pcp, vlan_vid=v.vid)
-    if hdr.ipv4._v:
+    if hdr.ipv4.valid:
         ip = hdr.ipv4
         out.update(ip_version=ip.version, ip_src=ip.src, ip_dst=ip.dst, dscp=ip.dscp,
                    ecn=ip.ecn, ttl=ip.ttl)
-    elif hdr.ipv6._v:
+    elif hdr.ipv6.valid:
         ip6 = hdr.ipv6
         out.update(ip_version=ip6.version, ip_src=ip6.src, ip_dst=ip6.dst, dscp=ip6.dscp,
                    ecn=ip6.ecn, ttl=ip6.hop_limit)
-    if hdr.udp._v:
+    if hdr.udp.valid:
         out.update(udp_sport=hdr.udp.sport, udp_dport=hdr.udp.dport)
-    if hdr.bth._v:
+    if hdr.bth.valid:
         b = hdr.bth
         out.update(bth_opcode=b.opcode, bth_se=b.se, bth_m=b.m, bth_pad=b.pad, bth_tver=b.tver,
                    bth_pkey=b.pkey, bth_fecn=b.fecn, bth_becn=b.becn, bth_dqpn=b.dqpn,
                    bth_ackreq=b.ackreq, bth_psn=b.psn)
     for name, h, fields in (("reth", hdr.reth, ("va", "rkey", "dlen")),
                             ("aeth", hdr.aeth, ("syndrome", "msn"))):
-        out[f"{name}_valid"] = int(h._v)
-        if h._v:
+        out[f"{name}_valid"] = int(h.valid)
+        if h.valid:
             out.update({f"{name}_{f}": getattr(h, f) for f in fields})
-    out["immdt_valid"] = int(hdr.immdt._v)
-    if hdr.immdt._v:
+    out["immdt_valid"] = int(hdr.immdt.valid)
+    if hdr.immdt.valid:
         out["immdt"] = hdr.immdt.immdt
     return out
 

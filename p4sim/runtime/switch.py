@@ -19,6 +19,7 @@ import struct
 from collections.abc import Callable
 
 from p4sim.lower import CompiledProgram, load_program
+from p4sim.lower.codegen import fld
 from p4sim.lower.rt import AssertFailed, ParserError
 from p4sim.model import (
     NotFound,
@@ -75,6 +76,25 @@ class _Pkt(QueuedPacket):
     # dataclass equality would compare the whole packet state
     __eq__ = object.__eq__
     __hash__ = object.__hash__
+
+
+class P4View:
+    """Read-only access to generated header/struct objects by P4 names: generated code
+    mangles every P4 name (lower/codegen.py, `mangle`), so callers outside p4sim use this
+    instead of the mangled attributes. `valid` is a header's validity bit."""
+
+    __slots__ = ("_obj",)
+
+    def __init__(self, obj) -> None:
+        self._obj = obj
+
+    @property
+    def valid(self) -> bool:
+        return bool(self._obj._v)
+
+    def __getattr__(self, name: str):
+        value = getattr(self._obj, fld(name))
+        return value if isinstance(value, (int, bytes)) else P4View(value)
 
 
 class Switch:
@@ -310,6 +330,15 @@ class Switch:
         if self.cksum_err:
             sm.f_checksum_error = 1
         return payload
+
+    def parse_only(self, frame: bytes, port: int = 0) -> P4View | None:
+        """Run only the program's parser on `frame` (no ingress, no state changed) and return
+        its headers by their P4 names, or None when the parser rejects the frame: what a
+        cross-check (controller.fil) compares with other parsers."""
+        hdr, meta, sm = self._fresh(port, frame, 0)
+        if self._parse_into(frame, hdr, meta, sm) is None:
+            return None
+        return P4View(hdr)
 
     def _ingress_pass(self, port: int, frame: bytes, itype: int, src_meta, fl, passes: int) -> None:
         # _fresh and _parse_into, inlined: this runs once per packet
