@@ -88,6 +88,14 @@ def p4_parsed(sw, frame: bytes) -> dict[str, int]:
     out["immdt_valid"] = int(hdr.immdt.valid)
     if hdr.immdt.valid:
         out["immdt"] = hdr.immdt.immdt
+    a, ack = hdr.atomiceth, hdr.atomicacketh
+    out["atomic_valid"] = int(a.valid)
+    if a.valid:
+        out.update(atomic_va=a.va, atomic_rkey=a.rkey, atomic_swap=a.swap_add,
+                   atomic_cmp=a.compare)
+    out["atomicack_valid"] = int(ack.valid)
+    if ack.valid:
+        out["atomicack_orig"] = ack.orig
     return out
 
 
