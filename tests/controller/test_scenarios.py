@@ -29,7 +29,9 @@ _RUNS: dict[str, object] = {}
 
 # CI sizes: 3 ms of virtual time for the DCQCN incasts (1.5 ms warm-up), 1.5 ms for PFC
 SHORT = {"incast-dcqcn": (3000, 1500), "incast-ecn-no-rp": (3000, 1500), "incast-nocc": (3000, 1500),
-         "incast-dcqcn-pfc": (3000, 1500), "incast-pfc": (1500, 300), "incast-pfc-off": (1500, 300)}
+         "incast-dcqcn-pfc": (3000, 1500), "incast-pfc": (1500, 300), "incast-pfc-off": (1500, 300),
+         "cnp-loop": (2000, 1000), "cnp-loop-no-rp": (2000, 1000),
+         "incast-dcqcn-paper": (3000, 1500), "incast-dcqcn-paper-no-rp": (3000, 1500)}
 
 
 def short_run(name: str):
@@ -144,9 +146,7 @@ def test_lossy_goodput_monotone_in_drop_rate():
 
 
 def test_cnp_loop_switch_np_bound():
-    sc = load_scenario("cnp-loop")
-    sc.update(duration_us=2000, warmup_us=1000)
-    run = run_once(sc, target(), 1, progress=False)
+    sc, run = short_run("cnp-loop")
     c = run.counters
     assert c["host_cnps_sent"] == 0  # the hosts' NP is off: the switch is the NP
     assert c["cnp_tx"] > 0 and c["host_cnps_rx"] == c["cnp_tx"]
@@ -327,3 +327,19 @@ def test_cpu_port_is_tapped():
     assert len(cpu) > 50 and all(r.is_roce and r.ip_src == 0x0A000002 for r in recs)
     assert [t for t, _ in cpu] == sorted(t for t, _ in cpu)
     assert set(run.taps) == {3, 255}  # the bottleneck (by default) and the CPU port
+
+
+@pytest.mark.parametrize("name,control", [("cnp-loop", "cnp-loop-no-rp"),
+                                          ("incast-dcqcn-paper", "incast-dcqcn-paper-no-rp")])
+def test_scenario_passes_and_its_control_fails(name: str, control: str) -> None:
+    """The scenario's verdicts pass; with the reaction point off the same incast tail-drops,
+    so the control's lossless check fails on real data (its expect_fail then passes)."""
+    sc, run = short_run(name)
+    v = verdicts(sc, [run])
+    assert v and all(ok for ok, _ in v.values()), v
+    assert run.counters["tm_drops"] == 0
+    csc, crun = short_run(control)
+    assert crun.counters["tm_drops"] > 0  # the physical reason: nothing slows the senders
+    assert crun.counters["cnp_tx"] + crun.counters["host_cnps_sent"] > 0  # CNPs still flowed
+    cv = verdicts(csc, [crun])
+    assert "control: zero drops" in cv and all(ok for ok, _ in cv.values()), cv
