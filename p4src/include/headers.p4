@@ -301,6 +301,8 @@ struct metadata_t {
     bit<1> is_host_port;
     bit<1> cnp_hit;
     bit<32> cnp_slot;
+    bit<32> pfc_node;         /* PfcUnlink's argument: ingress port * 8 + class, + 1 */
+    bit<32> pfc_list;         /* PfcUnlink's argument: the queue whose waiter list holds it */
 
     /* carried into clones */
     @field_list(1) bit<9> in_port;
@@ -308,6 +310,7 @@ struct metadata_t {
     @field_list(1) bit<8> clone_kind;
     @field_list(1) bit<16> pfc_quanta;
     @field_list(1) bit<3> pfc_class;
+    @field_list(1) bit<32> pfc_chain;  /* an XON for queue pfc_chain - 1: release its next waiter */
     @field_list(1) bit<24> cnp_dqpn;
     @field_list(1) bit<48> orig_eth_src;
     @field_list(1) bit<48> orig_eth_dst;

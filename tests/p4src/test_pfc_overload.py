@@ -220,19 +220,23 @@ def test_incast_both_senders_paused_and_resumed(compiled) -> None:
     assert any(0 in [q for _, q in log[p]] for p in (1, 3)), "the last departure below XON sent an XON"
 
 
-def test_sender_without_packets_left_gets_its_xon_on_its_next_arrival(compiled) -> None:
+def test_sender_without_packets_left_gets_its_xon_when_the_queue_drains(compiled) -> None:
     """Port 3 sends a burst while port 1 overloads, then stops: its packets all leave while
-    the queue is still above XON, so no departure of its own carries its XON. Its next
-    arrival (its pause expired, the queue below XON) sends that XON, once; then nothing."""
+    the queue is still above XON, so no departure of its own can carry its XON. The queue
+    keeps a list of the senders it paused: the departure that takes it below XON XONs port 1,
+    and that XON frame's egress XONs port 3 (an E2E clone chain), at once, once. Before fix1
+    port 3 waited for its next arrival, i.e. for its pause (up to 3.3 ms at 10 Gb/s) to
+    expire: in a ring fabric every host stayed paused with every queue empty (a wedge)."""
     sw = _incast_switch(compiled)
     log = _incast(sw, {1: 150, 3: 20})
     assert log[3] and log[3][0][1] == QUANTA, "port 3 was paused"
-    assert 0 not in [q for _, q in log[3]], "no departure of port 3's could carry the XON"
-    assert [q for _, q in log[1]].count(0) == 1 and log[1][-1][1] == 0
+    xons = {port: [t for t, q in log[port] if q == 0] for port in (1, 3)}
+    assert len(xons[1]) == 1 and log[1][-1][1] == 0, log[1]
+    assert len(xons[3]) == 1 and log[3][-1][1] == 0, "port 3's XON came with the drain"
+    assert abs(xons[3][0] - xons[1][0]) <= STEP, (xons, "the chained XON follows at once")
     later: dict[int, list[tuple[int, int]]] = {1: [], 3: []}
     for i in range(5):
         sw.send(3, gen.roce_v2(psn=9000 + i, smac=gen.HOST_MAC[3]))
         sw.advance(5 * 1_000 * US)
         _pfc_out(sw, later)
-    assert [q for _, q in later[3]] == [0], later
-    assert later[1] == []
+    assert later == {1: [], 3: []}, "resumed: nothing more, no duplicate XON"
