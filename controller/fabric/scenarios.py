@@ -5,8 +5,12 @@ and a judge that turns the metrics of a run and of its control into verdicts.
   never touches leaf0 shares upstream ports with the incast. Params: incast (0/1),
   dcqcn (0/1: ECN marking at every queue + the NICs' RP; 0: PFC only).
 - deadlock: a ring of 4 switches routed one way round (clockwise), each host writing to the
-  host two hops on: a cyclic buffer dependency. Params: flows (4 closes the cycle, 3 not),
-  watchdog (0 none, 1 forward, 2 drop).
+  host two hops on: a cyclic buffer dependency. Params: flows (h_i -> h_(i+2) for i < flows),
+  hosts (per switch; each of r_i's hosts writes to the same-numbered host of r_(i+2)),
+  watchdog (0 none, 1 forward, 2 drop). The ACKs ride class 3 clockwise round the rest of
+  the ring, so flow i's data makes r_i:cw wait on r_(i+1):cw and its ACKs make r_(i+2):cw
+  wait on r_(i+3):cw: any even flow with any odd one closes the cycle (flows >= 2 with
+  hosts 1); flows=1 (only r0's hosts, hosts=2 for a 2:1 queue that PFC pauses) is open.
 - storm: h0_0's NIC stuck sending XOFF from 50 us on; params: stuck (0/1), watchdog (0 none,
   1 action forward = ignore pause, 2 action drop).
 
@@ -19,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from controller.hosts.dcqcn import DcqcnParams
+from controller.targets.base import CounterQuery
 
 from .engine import Fabric
 from .topology import clockwise_edges, leaf_spine, ring
@@ -46,6 +51,11 @@ def _gbps(nbytes: int, ns: int) -> float:
 
 def _pauses(fab: Fabric, switches: list[str]) -> int:
     return sum(fab.targets[s].tm_stats()["pauses_total"] for s in switches)
+
+
+def _pfc_sent(fab: Fabric) -> int:
+    """PFC frames the switches sent (XOFF, refresh, XON), from roce_switch.p4's pfc_tx."""
+    return sum(c.packets for t in fab.targets.values() for c in t.read(CounterQuery("pfc_tx")))
 
 
 def run_spreading(incast: int = 1, dcqcn: int = 0, duration_us: int = 1000, seed: int = 0) -> dict:
@@ -83,16 +93,19 @@ def run_spreading(incast: int = 1, dcqcn: int = 0, duration_us: int = 1000, seed
 
 
 def run_deadlock(flows: int = 4, watchdog: int = 0, duration_us: int = 400, seed: int = 0,
-                 detect_us: int = 100) -> dict:
+                 detect_us: int = 100, hosts: int = 1) -> dict:
     if not 1 <= flows <= 4:
         raise ValueError("deadlock: flows must be 1..4")
-    topo = ring(4, 1)
+    if not 1 <= hosts <= 2:
+        raise ValueError("deadlock: hosts must be 1..2")
+    topo = ring(4, hosts)
     fab = Fabric(topo, policy(xoff=8, xon=4, buffer=200), only=clockwise_edges(topo),
                  seed=seed, nic={"rp": False})
     tr = PauseTracker(fab)
     wd = PfcWatchdog(fab, detect_ns=detect_us * US, restore_ns=2 * detect_us * US,
                      tracker=tr, action="drop" if watchdog == 2 else "forward") if watchdog else None
-    fl = [fab.add_flow(f"h{i}_0", f"h{(i + 2) % 4}_0", 1 << 30) for i in range(flows)]
+    fl = [fab.add_flow(f"h{i}_{k}", f"h{(i + 2) % 4}_{k}", 1 << 30)
+          for i in range(flows) for k in range(hosts)]
     dur = duration_us * US
     window = 50 * US
     fab.run(dur - window)
@@ -106,6 +119,7 @@ def run_deadlock(flows: int = 4, watchdog: int = 0, duration_us: int = 400, seed
            "frozen_queues": len(frozen),
            "cycle": " ".join(f"{s}:{p}:{c}" for s, p, c in (cycles[0] if cycles else [])),
            "deadlocked": int(bool(cycles)),
+           "pfc_frames_sent": _pfc_sent(fab),
            "frames": fab.frames_to_switches}
     out.update(wd.counters() if wd else {"pfcwd_detected": 0, "pfcwd_restored": 0,
                                          "pfcwd_ignored_frames": 0, "pfcwd_in_storm": 0,
@@ -196,7 +210,7 @@ class FabricScenario:
 
 
 # int parameters: (lowest, highest); the rest are switches 0/1
-PARAM_BOUNDS = {"watchdog": (0, 2), "duration_us": (100, 100_000), "seed": (0, 2**31 - 1), "flows": (1, 4),
+PARAM_BOUNDS = {"watchdog": (0, 2), "duration_us": (100, 100_000), "seed": (0, 2**31 - 1), "flows": (1, 4), "hosts": (1, 2),
                 "detect_us": (10, 10_000), "skew_ns": (0, 100_000),
                 "stuck_until_us": (0, 100_000)}
 
@@ -206,7 +220,7 @@ SCENARIOS = {
                                 {"incast": 1, "dcqcn": 0, "duration_us": 1000, "seed": 0}),
     "deadlock": FabricScenario("deadlock", run_deadlock,
                                {"flows": 4, "watchdog": 0, "duration_us": 400, "seed": 0,
-                                "detect_us": 100}),
+                                "detect_us": 100, "hosts": 1}),
     "spray": FabricScenario("spray", run_spray,
                             {"flows": 3, "spray": 0, "skew_ns": 0, "duration_us": 400, "seed": 0}),
     "storm": FabricScenario("storm", run_storm,

@@ -23,7 +23,7 @@ def _ok(verdicts) -> bool:
 
 @pytest.fixture(scope="module")
 def deadlock():
-    return {"cycle": run_deadlock(flows=4), "open": run_deadlock(flows=3),
+    return {"cycle": run_deadlock(flows=4), "open": run_deadlock(flows=1, hosts=2),
             "wd": run_deadlock(flows=4, watchdog=1)}
 
 
@@ -36,10 +36,25 @@ def test_ring_deadlock_is_detected_and_names_the_cycle(deadlock):
 
 
 def test_open_chain_does_not_deadlock(deadlock):
-    """Control: without the 4th flow the dependency chain has no cycle."""
+    """Control: PFC pauses, but the channel dependencies have no cycle. Both of r0's hosts
+    write to r2 (2:1 into r0's clockwise queue, so PFC acts); their data makes r0:cw wait on
+    r1:cw, the ACKs from r2 make r2:cw wait on r3:cw, nothing closes the ring."""
     m = deadlock["open"]
     assert not _ok(judge_deadlock(m))
-    assert m["deadlocked"] == 0 and m["goodput_gbps"] > 5
+    assert m["deadlocked"] == 0 and m["frozen_queues"] == 0 and m["goodput_gbps"] > 5
+    assert m["pfc_frames_sent"] > 0, "the control must exercise PFC, not just idle"
+
+
+def test_acks_close_the_cycle_of_a_three_flow_chain():
+    """Three data flows look open (r0 -> r1 -> r2 -> r3), but the ACKs of h1 -> h3 ride
+    class 3 from r3 through r0's clockwise queue: r3:cw waits on r0:cw and the ring closes.
+    With PFC on the egress queue's depth (p4src/README.md, "PFC generation") a port feeding
+    even one ACK into a queue over XOFF is paused, so this deadlocks too (within 800 us here;
+    an ASIC's ingress accounting would not pause r0 for a trickle of ACKs, which is why i16
+    saw it flow on the old program)."""
+    m = run_deadlock(flows=3, duration_us=800)
+    assert _ok(judge_deadlock(m)), judge_deadlock(m)
+    assert m["cycle"] == "r0:2:3 r1:2:3 r2:2:3 r3:2:3"
 
 
 def test_watchdog_breaks_the_deadlock(deadlock):
