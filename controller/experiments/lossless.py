@@ -23,10 +23,10 @@ def _switch(pfc: bool, ecn: bool, buffer: int) -> dict:
 
 
 def _run(label: str, pfc: bool, ecn: bool, buffer: int, duration_us: float,
-         warmup_us: float, seed: int) -> dict:
+         warmup_us: float, seed: int, rto_us: float = 1000.0) -> dict:
     hosts = host_defs(3)
     fab = Fabric(hosts, switch=_switch(pfc, ecn, buffer), seed=seed, rp_enabled=ecn,
-                 window=256, timeout_ns=1_000_000)
+                 window=256, timeout_ns=int(rto_us * 1000))
     flows = [fab.connect("h1", "h3"), fab.connect("h2", "h3")]
     for (qa, _), src in zip(flows, ("h1", "h2"), strict=True):
         for _ in range(32):
@@ -64,9 +64,19 @@ def _run(label: str, pfc: bool, ecn: bool, buffer: int, duration_us: float,
     "lossless",
     "The same 2:1 incast with nothing, PFC, ECN/DCQCN, and both: who drops, who pauses, "
     "how deep is the queue, and what goodput is left?",
-    buffer=128, duration_us=1500.0, warmup_us=300.0, seed=1)
-def lossless(res: Result, buffer: int, duration_us: float, warmup_us: float, seed: int) -> None:
-    kw = dict(buffer=buffer, duration_us=duration_us, warmup_us=warmup_us, seed=seed)
+    buffer=128, duration_us=1500.0, warmup_us=300.0, seed=1, rto_us=1000.0)
+def lossless(res: Result, buffer: int, duration_us: float, warmup_us: float, seed: int,
+             rto_us: float) -> None:
+    # With nothing, the two senders are phase-locked at the same line rate (p4sim serialises
+    # len + 24 B, as the hosts do): the queue frees one slot per frame time, the same sender
+    # always wins it, and the other's whole window is tail-dropped. No later packet of its
+    # reaches the receiver, so no sequence NAK: it resends only at its retransmit timeout.
+    # A run must outlast one RTO after the first drop (~0.1 ms in) to see the resend.
+    if duration_us < rto_us + 200:
+        raise ValueError(f"lossless: duration_us {duration_us:g} must exceed rto_us {rto_us:g}"
+                         " + 200 (a fully dropped window recovers only at the RTO)")
+    kw = dict(buffer=buffer, duration_us=duration_us, warmup_us=warmup_us, seed=seed,
+              rto_us=rto_us)
     rows = [_run("nothing", False, False, **kw), _run("PFC", True, False, **kw),
             _run("ECN/DCQCN", False, True, **kw), _run("PFC + ECN/DCQCN", True, True, **kw)]
     res.table = rows
