@@ -33,7 +33,10 @@ PREDEFINED = {"__P4SIM__": "1", "__TARGET_BMV2__": "1", "__p4c__": "1"}
 # then resolve only inside it and p4sim's arch files; absolute and '..' names are refused.
 closed_world: ContextVar[str | None] = ContextVar("p4sim_closed_world", default=None)
 
-_LEX_CACHE_SIZE = 64  # bounded: a server compiles every pushed bundle in a new directory
+# arch files are kept for good; other files in a small LRU (a server compiles every
+# pushed bundle in a new directory: keyed by path, an unbounded cache grew with each push)
+_LEX_CACHE_SIZE = 16
+_arch_cache: dict[tuple[str, int, int], list[Token]] = {}
 _lex_cache: OrderedDict[tuple[str, int, int], list[Token]] = OrderedDict()
 
 
@@ -41,14 +44,15 @@ def lex_file(path: str) -> list[Token]:
     """Tokens of a file, cached by (path, mtime, size): v1model.p4 is lexed once per process."""
     st = os.stat(path)
     key = (path, st.st_mtime_ns, st.st_size)
-    toks = _lex_cache.get(key)
+    cache = _arch_cache if os.path.dirname(path) == ARCH_DIR else _lex_cache
+    toks = cache.get(key)
     if toks is None:
         with open(path, encoding="utf-8", errors="replace") as f:
             toks = tokenize(f.read(), path)
-        _lex_cache[key] = toks
+        cache[key] = toks
         if len(_lex_cache) > _LEX_CACHE_SIZE:
             _lex_cache.popitem(last=False)
-    else:
+    elif cache is _lex_cache:
         _lex_cache.move_to_end(key)
     return toks
 

@@ -42,6 +42,7 @@ from p4sim.server.pipeline import (
     make_device_config,
     make_pipeline,
 )
+from p4sim.server.sandbox import Limits
 
 log = logging.getLogger("p4sim.server")
 
@@ -150,10 +151,13 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         switch_factory: Callable[[Any], Any] | None = None,
         tm_factory: Callable[[], Any] | None = None,
         freeze_gc: bool = False,
+        limits: Limits | None = None,
     ) -> None:
         if clock not in ("auto", "virtual", "wall"):
             raise ValueError("clock: auto, virtual or wall")
         self.device_id = device_id
+        self.limits = limits or Limits()
+        self._compiles = threading.Semaphore(1)  # one pushed program compiles at a time
         self.cpu_port = cpu_port
         self.ports = ports if ports is not None else PortSet()
         self.clock = ("wall" if self.ports.has_interfaces else "virtual") if clock == "auto" else clock
@@ -395,12 +399,12 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def SetForwardingPipelineConfig(self, request: Any, context: grpc.ServicerContext) -> Any:
         try:
-            self._set_pipeline(request)
+            self._set_pipeline(request, lambda: self._stop.is_set() or not context.is_active())
         except Exception as exc:
             self._abort(context, _error_of(exc))
         return p4runtime_pb2.SetForwardingPipelineConfigResponse()
 
-    def _set_pipeline(self, request: Any) -> None:
+    def _set_pipeline(self, request: Any, cancelled: Callable[[], bool] = lambda: False) -> None:
         with self._lock:
             self._check_device(request.device_id)
             self._check_primary(request)
@@ -420,7 +424,12 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             raise invalid("SetForwardingPipelineConfig: config is missing")
         cfg = request.config
         # compile outside the lock: packets keep flowing through the old pipeline meanwhile
-        compiled, our_p4info, workdir = compile_device_config(cfg.p4_device_config)
+        if not self._compiles.acquire(blocking=False):
+            raise RequestError("RESOURCE_EXHAUSTED", "another SetForwardingPipelineConfig is compiling")
+        try:
+            compiled, our_p4info, workdir = compile_device_config(cfg.p4_device_config, self.limits, cancelled)
+        finally:
+            self._compiles.release()
         cookie = cfg.cookie.cookie if cfg.HasField("cookie") else None
         try:
             pipeline = make_pipeline(compiled, our_p4info, cfg.p4info, bytes(cfg.p4_device_config), cookie,
