@@ -385,17 +385,18 @@ class Connection:
         hdr = self.p4info.controller_header("packet_out") if self.p4info else None
         req = p4runtime_pb2.StreamMessageRequest()
         req.packet.payload = payload
-        if metadata:
-            if hdr is None:
-                raise P4RuntimeError("the program has no @controller_header(\"packet_out\")",
-                                     "FAILED_PRECONDITION")
+        if metadata and hdr is None:
+            raise P4RuntimeError("the program has no @controller_header(\"packet_out\")",
+                                 "FAILED_PRECONDITION")
+        if hdr is not None:
             fields = {m.name: m for m in hdr.metadata}
-            for name, value in metadata.items():
-                m = fields.get(name)
-                if m is None:
+            for name in metadata:
+                if name not in fields:
                     raise P4RuntimeError(f"packet_out has no field {name!r} "
                                          f"(has {', '.join(fields)})", "NOT_FOUND")
-                req.packet.metadata.add(metadata_id=m.id, value=encode(value, m.bitwidth))
+            # every field, in header order (the spec wants all; padding is sent as 0)
+            for m in hdr.metadata:
+                req.packet.metadata.add(metadata_id=m.id, value=encode(metadata.get(m.name, 0), m.bitwidth))
         self._requests.put(req)
 
     def packet_in_metadata(self, pkt: p4runtime_pb2.PacketIn) -> dict[str, int]:
