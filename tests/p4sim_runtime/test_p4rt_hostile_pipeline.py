@@ -115,7 +115,7 @@ def fan_out(depth: int = 40) -> bytes:
 @pytest.fixture
 def tight_server():
     srv = P4RuntimeServer(device_id=1, cpu_port=CPU_PORT, ports=PortSet(),
-                          limits=Limits(compile_timeout_s=5, compile_memory_mb=512))
+                          limits=Limits(compile_timeout_s=8, compile_memory_mb=512))
     srv.start("127.0.0.1:0")
     yield srv
     srv.stop(grace=0)
@@ -126,7 +126,7 @@ def test_compile_time_is_bounded(tight_server) -> None:
     t0 = time.monotonic()
     err = refused(c, fan_out(), timeout=30)
     assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, err.details()
-    assert 4 < time.monotonic() - t0 < 15  # the limit, not something else, ended it
+    assert 7 < time.monotonic() - t0 < 30  # the limit, not something else, ended it
     # and a good program still goes in afterwards
     c.set_pipeline(make_device_config(L2_PROGRAM))
 
