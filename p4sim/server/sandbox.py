@@ -25,6 +25,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -182,24 +183,41 @@ def verify_in_child(main: str, files: dict[str, str], limits: Limits,
     proc = subprocess.Popen([sys.executable, "-m", "p4sim.server.sandbox"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd="/")
     deadline = time.monotonic() + limits.compile_timeout_s
-    out = b""
+    chunks: list[bytes] = []
+
+    def feed() -> None:  # a bundle can be larger than the pipe: write while we wait
+        try:
+            assert proc.stdin is not None
+            proc.stdin.write(data)
+            proc.stdin.close()
+        except OSError:  # the child died (its limits): its exit status tells
+            pass
+
+    def drain() -> None:
+        assert proc.stdout is not None
+        chunks.append(proc.stdout.read())
+
+    io = [threading.Thread(target=feed, daemon=True), threading.Thread(target=drain, daemon=True)]
+    for t in io:
+        t.start()
     try:
-        first = True
-        while True:
-            try:
-                out, _ = proc.communicate(data if first else None, timeout=0.1)
-                break
-            except subprocess.TimeoutExpired:
-                first = False
+        while proc.poll() is None:
             if cancelled():
                 raise CompileError("CANCELLED", "the compile was cancelled")
             if time.monotonic() > deadline:
                 raise CompileError("RESOURCE_EXHAUSTED",
                                    f"compiling the program takes more than {limits.compile_timeout_s:g} s")
+            try:
+                proc.wait(timeout=0.05)
+            except subprocess.TimeoutExpired:
+                pass
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        for t in io:
+            t.join(timeout=5)
+    out = b"".join(chunks)
     try:
         result = json.loads(out)
     except ValueError:
