@@ -116,10 +116,10 @@ class _Abort:
 class _Stream:
     """One StreamChannel: its outgoing queue and arbitration state.
 
-    PacketIns and digests wait in the queue at most `packet_limit` at a time: a client
-    that does not read its stream loses the surplus (counted in `dropped`), it does not
-    grow the server. Control messages (arbitration, errors, the end) always go in: there
-    are few of them, one per request the client sent."""
+    PacketIns, digests and per-message StreamErrors wait in the queue at most
+    `packet_limit` at a time: a client that does not read its stream loses the surplus
+    (counted in `dropped`), it does not grow the server. Arbitration answers and the end
+    always go in: there are few of them."""
 
     def __init__(self, packet_limit: int = 1024) -> None:
         self.out: queue.Queue[Any] = queue.Queue()
