@@ -19,6 +19,7 @@ from p4sim.model import (
     Optional_,
     P4SimError,
     Range,
+    ResourceExhausted,
     TableEntry,
     TableInfo,
     Ternary,
@@ -300,7 +301,7 @@ class Table:
         if key in self.recs:
             raise AlreadyExists(f"table {self.name}: entry already exists")
         if len(self.recs) >= self.info.size and not const:
-            raise P4SimError(f"table {self.name} is full ({self.info.size} entries)",)
+            raise ResourceExhausted(f"table {self.name} is full ({self.info.size} entries)")
         aid, args = self._action(entry.action, entry.params, default=False)
         entry.action = self.actions[aid].name
         rec = Rec(entry, aid, args)
