@@ -1,5 +1,11 @@
-"""Match-action tables: exact (dict), lpm (dict per prefix length), ternary/range/optional
-(priority-ordered scan). Highest priority wins (P4Runtime convention).
+"""Match-action tables: exact (dict), lpm (dict per prefix length, longest first),
+ternary/optional/lpm mixes (tuple space search: one dict per distinct mask tuple, masks
+tried in order of their best priority), anything with a range (priority-ordered scan).
+Highest priority wins (P4Runtime convention). Among equal priorities the entry with the
+lowest handle wins, handles being allocated lowest-free-first, as BMv2 does
+(bm_sim/lookup_structures.cpp EntryList::lookup keeps the first match in handle order;
+bm_sim/handle_mgr.h HandleMgr::get_handle hands out the first unset handle, so a handle
+freed by a delete is reused by the next add).
 
 A table keeps one `Rec` per entry: the action index (position in the table's action list,
 which the generated code dispatches on), the argument tuple, and the entry's direct
@@ -9,6 +15,7 @@ counter and meter state. Lookups return a `Rec` or None (miss).
 from __future__ import annotations
 
 import bisect
+import heapq
 from dataclasses import dataclass
 
 from p4sim.model import (
@@ -37,8 +44,8 @@ class ActionSpec:
 class Rec:
     """One installed entry (or the default action) as the data path sees it."""
 
-    __slots__ = ("entry", "aid", "args", "pkts", "bytes", "meter", "prio", "seq", "tests",
-                 "mkey")
+    __slots__ = ("entry", "aid", "args", "pkts", "bytes", "meter", "prio", "seq", "hnd",
+                 "tests", "mkey")
 
     def __init__(self, entry: TableEntry | None, aid: int, args: tuple[int, ...]):
         self.entry = entry
@@ -48,13 +55,14 @@ class Rec:
         self.bytes = 0
         self.meter = None  # direct meter state, created lazily by the switch
         self.prio = 0
-        self.seq = 0
+        self.seq = 0  # insertion order (what reads return entries in)
+        self.hnd = 0  # BMv2-style handle: breaks ties between equal priorities
         self.tests: tuple = ()  # per key: (kind, a, b) for the scan
         self.mkey: tuple = ()  # canonical match key (for duplicate detection)
 
 
 def _scan_order(r: Rec) -> tuple[int, int]:
-    return (-r.prio, r.seq)
+    return (-r.prio, r.hnd)
 
 
 def _mask(w: int) -> int:
@@ -92,6 +100,8 @@ class Table:
         self.group_top: dict[tuple, int] = {}
         self.groups: list[tuple[int, tuple, dict[tuple, list[Rec]]]] = []
         self.seq = 0
+        self.next_handle = 0  # handles never used yet start here
+        self.free_handles: list[int] = []  # heap of released handles below next_handle
         self.const_entries = False
         self.default = Rec(None, 0, ())
         self.initial_default = self.default
@@ -169,8 +179,11 @@ class Table:
         if not g:
             del self.group_map[masks]
             del self.group_top[masks]
-        else:
+        elif rec.prio == self.group_top[masks]:
+            # only the group's best can change its rank: no O(entries) pass per delete otherwise
             self.group_top[masks] = max(recs[0].prio for recs in g.values())
+        else:
+            return
         self._regroup()
 
     def _regroup(self) -> None:
@@ -309,6 +322,11 @@ class Table:
         rec.mkey = key
         self.seq += 1
         rec.seq = self.seq
+        if self.free_handles:
+            rec.hnd = heapq.heappop(self.free_handles)
+        else:
+            rec.hnd = self.next_handle
+            self.next_handle += 1
         self.recs[key] = rec
         self._index(rec)
         return rec
@@ -357,7 +375,10 @@ class Table:
                     del self.lpm1d[plen]
                     self._rebuild_lpm1()
         else:
-            self.scan.remove(rec)
+            # (priority, handle) is unique among live entries: bisect finds it, no O(n) compare
+            i = bisect.bisect_left(self.scan, _scan_order(rec), key=_scan_order)
+            assert self.scan[i] is rec
+            del self.scan[i]
             if self.lookup == self._lookup_masks:
                 self._group_remove(rec)
 
@@ -384,11 +405,14 @@ class Table:
         rec = self.find(entry)
         del self.recs[rec.mkey]
         self._unindex(rec)
+        heapq.heappush(self.free_handles, rec.hnd)
 
     def clear(self) -> None:
         if self.const_entries:
             raise P4SimError(f"table {self.name} has const entries: it is read-only")
         self.recs.clear()
+        self.next_handle = 0
+        self.free_handles.clear()
         self.exact.clear()
         self.exact1.clear()
         self.lpm.clear()
