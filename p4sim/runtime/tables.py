@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import heapq
 from dataclasses import dataclass
+from operator import and_ as _and
 
 from p4sim.model import (
     AlreadyExists,
@@ -152,7 +153,7 @@ class Table:
         for top, masks, d in self.groups:
             if best is not None and (top < best.prio):
                 break
-            recs = d.get(tuple([k & m for k, m in zip(key, masks, strict=True)]))
+            recs = d.get(tuple(map(_and, key, masks)))
             if recs:
                 r = recs[0]
                 if best is None or _scan_order(r) < _scan_order(best):
