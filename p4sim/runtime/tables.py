@@ -94,7 +94,16 @@ class Table:
         self.exact: dict[tuple, Rec] = {}
         self.lpm: dict[int, dict[tuple, Rec]] = {}
         self.lpm_lens: list[int] = []
+        # single-key lpm: (mask, dict) per prefix length shorter than `lpm1_split` bits,
+        # longest first; the longer lengths are listed per value of the key's top
+        # `lpm1_split` bits, so a lookup probes only the lengths present under its own /16
+        # (one or two in a large routing table) instead of every length in the table
         self.lpm1: list[tuple[int, dict[int, Rec]]] = []
+        w0 = self.widths[0] if self.widths else 0
+        self.lpm1_split = min(16, w0)
+        self.lpm1_shift = w0 - self.lpm1_split
+        self.lpm1_long: dict[int, list[tuple[int, dict[int, Rec]]]] = {}
+        self.lpm1_cnt: dict[int, dict[int, int]] = {}
         self.lpm1d: dict[int, dict[int, Rec]] = {}
         self.scan: list[Rec] = []
         self.group_map: dict[tuple, dict[tuple, list[Rec]]] = {}
@@ -123,6 +132,12 @@ class Table:
 
     def lookup1(self, v: int) -> Rec | None:
         """Single-key lpm: longest prefix first, one dict probe per prefix length."""
+        cands = self.lpm1_long.get(v >> self.lpm1_shift)
+        if cands is not None:
+            for m, d in cands:
+                r = d.get(v & m)
+                if r is not None:
+                    return r
         for m, d in self.lpm1:
             r = d.get(v & m)
             if r is not None:
@@ -130,9 +145,28 @@ class Table:
         return None
 
     def _rebuild_lpm1(self) -> None:
-        # (mask, dict) per prefix length, longest first; the dicts are shared with lpm1d
+        # the short lengths, longest first; the dicts are shared with lpm1d
         w = self.widths[0] if self.widths else 0
-        self.lpm1 = [(_mask(p) << (w - p), self.lpm1d[p]) for p in sorted(self.lpm1d, reverse=True)]
+        self.lpm1 = [(_mask(p) << (w - p), self.lpm1d[p])
+                     for p in sorted(self.lpm1d, reverse=True) if p < self.lpm1_split]
+
+    def _lpm1_count(self, plen: int, value: int, delta: int) -> None:
+        """Keep the per-top-bits length lists of the long prefixes (>= lpm1_split bits)."""
+        top = value >> self.lpm1_shift
+        cnt = self.lpm1_cnt.setdefault(top, {})
+        c = cnt.get(plen, 0) + delta
+        if c:
+            cnt[plen] = c
+            if c != 1 or delta < 0:
+                return  # the set of lengths under this top did not change
+        else:
+            del cnt[plen]
+        if not cnt:
+            del self.lpm1_cnt[top]
+            del self.lpm1_long[top]
+            return
+        w = self.widths[0]
+        self.lpm1_long[top] = [(_mask(p) << (w - p), self.lpm1d[p]) for p in sorted(cnt, reverse=True)]
 
     def _lookup_lpm(self, key: tuple) -> Rec | None:
         pos = self.lpm_pos
@@ -352,6 +386,8 @@ class Table:
                     self._rebuild_lpm1()
                 else:
                     d[k[0]] = rec
+                if plen >= self.lpm1_split:
+                    self._lpm1_count(plen, k[0], 1)
         else:
             # higher priority first; among equals the older entry wins
             bisect.insort(self.scan, rec, key=_scan_order)
@@ -372,6 +408,8 @@ class Table:
             if len(self.kinds) == 1:
                 d = self.lpm1d[plen]
                 del d[rec.tests[0][1]]
+                if plen >= self.lpm1_split:
+                    self._lpm1_count(plen, rec.tests[0][1], -1)
                 if not d:
                     del self.lpm1d[plen]
                     self._rebuild_lpm1()
@@ -419,6 +457,8 @@ class Table:
         self.lpm.clear()
         self.lpm_lens = []
         self.lpm1 = []
+        self.lpm1_long.clear()
+        self.lpm1_cnt.clear()
         self.lpm1d.clear()
         self.scan.clear()
         self.group_map.clear()
