@@ -69,7 +69,7 @@ docker:
 	docker build -f docker/Dockerfile -t rocelab:latest .
 
 docker-test:
-	docker run --rm --privileged rocelab:latest make -C /rocelab docker-test-inside
+	docker run --rm --privileged --user root rocelab:latest make -C /rocelab docker-test-inside
 
 # Inside the image (docker/Dockerfile): compile the program with p4c for BMv2, then run
 # the suite with every `target` test on simple_switch_grpc.

@@ -11,7 +11,7 @@ import importlib
 import sys
 import time
 
-SECTIONS = ["p4sim_pipeline", "p4runtime", "scenario", "paper", "packets", "fabric", "hdl", "fil"]
+SECTIONS = ["p4sim_pipeline", "table_growth", "p4runtime", "scenario", "paper", "packets", "fabric", "hdl", "fil"]
 
 
 def main(argv: list[str]) -> int:

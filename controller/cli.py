@@ -10,7 +10,8 @@
     rocelab packet-in [--timeout S] [target options]  print PacketIns
 
 Target options: --target p4sim|p4runtime|bmv2|hw (default p4sim, in this process),
---grpc-addr HOST:PORT, --device-id N, --election-id N, --program FILE.p4,
+--grpc-addr HOST:PORT, --device-id N (default 0), --election-id N, --connect-timeout S,
+--grpc-ssl [--grpc-ca PEM] [--grpc-cert PEM --grpc-key PEM] (TLS, mutual TLS), --program FILE.p4,
 --p4info FILE --bmv2-json FILE (artifacts compiled by p4c), --port-map 1=veth1,...,
 --no-push (use the pipeline already on the device).
 """
@@ -32,22 +33,61 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
+def _int_in(lo: int, hi: int, what: str):
+    """argparse type: an integer in lo..hi (out of range is a usage error, not a traceback later)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be an integer, not {text!r}") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{what} must be in {lo}..{hi}, not {value}")
+        return value
+    return parse
+
+
+def _grpc_addr(text: str) -> str:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT with a port in 1..65535, not {text!r}")
+    return text
+
+
+def _port_map(text: str) -> dict[int, str]:
+    from controller.targets.p4runtime import parse_port_map
+
+    try:
+        ports = parse_port_map(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    bad = [p for p in ports if not 0 <= p <= 511]
+    if bad:
+        raise argparse.ArgumentTypeError(f"switch ports are 0..511 (v1model's 9 bits), not {bad[0]}")
+    return ports
+
+
 def _target_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("target")
     g.add_argument("--target", default="p4sim", choices=["p4sim", "p4runtime", "p4sim-grpc", "bmv2", "hw"])
-    g.add_argument("--grpc-addr", default=None)
-    g.add_argument("--device-id", type=int, default=1)
-    g.add_argument("--election-id", type=int, default=1)
+    g.add_argument("--grpc-addr", type=_grpc_addr, default=None, help="P4Runtime server HOST:PORT")
+    g.add_argument("--device-id", type=_int_in(0, (1 << 64) - 1, "--device-id"), default=0,
+                   help="P4Runtime device id (default 0, as p4sim-switch and simple_switch_grpc)")
+    g.add_argument("--election-id", type=_int_in(1, (1 << 128) - 1, "--election-id"), default=1)
+    g.add_argument("--connect-timeout", type=float, default=5.0, metavar="S",
+                   help="give up on an unreachable server after S seconds (default 5)")
+    g.add_argument("--grpc-ssl", action="store_true", help="TLS to the server (simple_switch_grpc --grpc-server-ssl)")
+    g.add_argument("--grpc-ca", default=None, metavar="PEM", help="CA that signed the server's certificate")
+    g.add_argument("--grpc-cert", default=None, metavar="PEM", help="our certificate, for mutual TLS")
+    g.add_argument("--grpc-key", default=None, metavar="PEM", help="our private key, for mutual TLS")
     g.add_argument("--program", default=None, help="P4 source (default p4src/roce_switch.p4)")
     g.add_argument("--p4info", default=None, help="P4Info (text or binary) compiled by p4c")
     g.add_argument("--bmv2-json", default=None, help="BMv2 JSON compiled by p4c")
-    g.add_argument("--port-map", default=None, help="switch port to interface: 1=veth1,2=veth2")
+    g.add_argument("--port-map", type=_port_map, default=None, help="switch port to interface: 1=veth1,2=veth2")
     g.add_argument("--no-push", action="store_true", help="keep the pipeline already installed")
 
 
 def _open(args):
-    from controller.targets import from_artifacts, open_target
-    from controller.targets.p4runtime import parse_port_map
+    from controller.targets import TargetError, from_artifacts, open_target
 
     program = args.program
     if args.p4info or args.bmv2_json:
@@ -57,9 +97,20 @@ def _open(args):
     kind = "p4runtime" if args.grpc_addr and args.target == "p4sim" else args.target
     if kind != "p4sim" and not args.grpc_addr:
         raise _Usage(f"--target {kind} needs --grpc-addr HOST:PORT")
+    if args.connect_timeout <= 0:
+        raise _Usage("--connect-timeout must be > 0")
+    credentials = None
+    if args.grpc_ssl or args.grpc_ca or args.grpc_cert or args.grpc_key:
+        from controller.p4rt import P4RuntimeError, tls_credentials
+
+        try:
+            credentials = tls_credentials(args.grpc_ca, args.grpc_cert, args.grpc_key)
+        except P4RuntimeError as exc:
+            raise TargetError(str(exc), exc.code) from None
     return open_target(kind, program=program, grpc_addr=args.grpc_addr, device_id=args.device_id,
-                       election_id=args.election_id, port_map=parse_port_map(args.port_map),
-                       push=not args.no_push)
+                       election_id=args.election_id, port_map=args.port_map or {},
+                       push=not args.no_push, credentials=credentials,
+                       connect_timeout_s=args.connect_timeout)
 
 
 class _Usage(Exception):
@@ -94,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--out", default=None, help="directory for each experiment's JSON and plot")
     e.add_argument("--json", action="store_true")
     po = sub.add_parser("packet-out", help="send a frame through PacketOut")
-    po.add_argument("--port", type=int, required=True)
+    po.add_argument("--port", type=_int_in(0, 511, "--port"), required=True)
     po.add_argument("hex")
     _target_args(po)
     pi = sub.add_parser("packet-in", help="print PacketIns")

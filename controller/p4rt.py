@@ -232,19 +232,61 @@ def _counter_cells(resp: bytes) -> list[tuple[int, int, int, int]]:
     return out
 
 
-class Connection:
-    """One P4Runtime session with one device, as the primary controller."""
+# gRPC caps received metadata at 8 KiB (soft) / 16 KiB by default: a failed Write's
+# per-update errors travel in the grpc-status-details-bin trailer and would be dropped
+# ("metadata size exceeds soft limit") for a large batch
+MAX_METADATA_BYTES = 4 << 20
+CHANNEL_OPTIONS = [
+    ("grpc.max_metadata_size", MAX_METADATA_BYTES),
+    ("grpc.absolute_max_metadata_size", MAX_METADATA_BYTES),
+    ("grpc.max_receive_message_length", 64 << 20),
+    ("grpc.max_send_message_length", 64 << 20),
+]
 
-    def __init__(self, addr: str, device_id: int = 1, election_id: int = 1,
-                 timeout_s: float = 10.0):
+
+def tls_credentials(ca: str | None = None, cert: str | None = None,
+                    key: str | None = None) -> grpc.ChannelCredentials:
+    """TLS for a client: `ca` verifies the server (default: the system's roots); `cert` and
+    `key` are our certificate for mutual TLS (simple_switch_grpc --grpc-server-with-client-auth)."""
+    if (cert is None) != (key is None):
+        raise P4RuntimeError("a client certificate needs its key (and the key its certificate)",
+                             "INVALID_ARGUMENT")
+
+    def read(path: str | None) -> bytes | None:
+        if path is None:
+            return None
+        try:
+            with open(path, "rb") as f:
+                return f.read()
+        except OSError as exc:
+            raise P4RuntimeError(f"cannot read {path}: {exc.strerror}", "INVALID_ARGUMENT") from None
+
+    return grpc.ssl_channel_credentials(root_certificates=read(ca), private_key=read(key),
+                                        certificate_chain=read(cert))
+
+
+class Connection:
+    """One P4Runtime session with one device, as the primary controller.
+
+    `device_id` defaults to 0, what p4sim-switch and simple_switch_grpc start with;
+    `credentials` (see `tls_credentials`) makes the channel TLS."""
+
+    def __init__(self, addr: str, device_id: int = 0, election_id: int = 1,
+                 timeout_s: float = 10.0, credentials: grpc.ChannelCredentials | None = None,
+                 connect_timeout_s: float | None = None):
         self.addr, self.device_id, self.election_id = addr, device_id, election_id
         self.timeout_s = timeout_s
-        self.channel = grpc.insecure_channel(addr)
+        if credentials is not None:
+            self.channel = grpc.secure_channel(addr, credentials, options=CHANNEL_OPTIONS)
+        else:
+            self.channel = grpc.insecure_channel(addr, options=CHANNEL_OPTIONS)
+        wait = timeout_s if connect_timeout_s is None else connect_timeout_s
         try:
-            grpc.channel_ready_future(self.channel).result(timeout=timeout_s)
+            grpc.channel_ready_future(self.channel).result(timeout=wait)
         except grpc.FutureTimeoutError as exc:
             self.channel.close()
-            raise P4RuntimeError(f"no P4Runtime server answers at {addr}",
+            how = " over TLS" if credentials is not None else ""
+            raise P4RuntimeError(f"no P4Runtime server answers{how} at {addr} (waited {wait:g} s)",
                                  "UNAVAILABLE") from exc
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
         # Read with the responses left as bytes (no deserializer): for bulk counter reads.
@@ -261,7 +303,12 @@ class Connection:
         self._reader = threading.Thread(target=self._read_stream, daemon=True,
                                         name=f"p4rt-stream-{addr}")
         self._reader.start()
-        self._become_primary()
+        try:
+            self._become_primary()
+        except BaseException:
+            self._requests.put(None)
+            self.channel.close()
+            raise
 
     # -- stream
     def _request_iter(self) -> Iterator[p4runtime_pb2.StreamMessageRequest]:
@@ -385,17 +432,18 @@ class Connection:
         hdr = self.p4info.controller_header("packet_out") if self.p4info else None
         req = p4runtime_pb2.StreamMessageRequest()
         req.packet.payload = payload
-        if metadata:
-            if hdr is None:
-                raise P4RuntimeError("the program has no @controller_header(\"packet_out\")",
-                                     "FAILED_PRECONDITION")
+        if metadata and hdr is None:
+            raise P4RuntimeError("the program has no @controller_header(\"packet_out\")",
+                                 "FAILED_PRECONDITION")
+        if hdr is not None:
             fields = {m.name: m for m in hdr.metadata}
-            for name, value in metadata.items():
-                m = fields.get(name)
-                if m is None:
+            for name in metadata:
+                if name not in fields:
                     raise P4RuntimeError(f"packet_out has no field {name!r} "
                                          f"(has {', '.join(fields)})", "NOT_FOUND")
-                req.packet.metadata.add(metadata_id=m.id, value=encode(value, m.bitwidth))
+            # every field, in header order (the spec wants all; padding is sent as 0)
+            for m in hdr.metadata:
+                req.packet.metadata.add(metadata_id=m.id, value=encode(metadata.get(m.name, 0), m.bitwidth))
         self._requests.put(req)
 
     def packet_in_metadata(self, pkt: p4runtime_pb2.PacketIn) -> dict[str, int]:
@@ -405,5 +453,9 @@ class Connection:
                 for m in pkt.metadata}
 
     def close(self) -> None:
+        """End the stream and wait until the server has dropped it (its end of the stream
+        comes after that), so that a new connection with our election id right after
+        this one is not refused as a duplicate; then close the channel."""
         self._requests.put(None)
+        self._reader.join(timeout=self.timeout_s)
         self.channel.close()

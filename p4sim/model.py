@@ -216,6 +216,12 @@ class Unimplemented(P4SimError):
     code = "UNIMPLEMENTED"
 
 
+class ResourceExhausted(P4SimError):
+    """A table is full (P4Runtime spec 9.1: RESOURCE_EXHAUSTED)."""
+
+    code = "RESOURCE_EXHAUSTED"
+
+
 # ---------------------------------------------------------------- switch API
 
 

@@ -2,6 +2,9 @@
 
     p4sim-switch [PROGRAM.p4 | --no-p4] [--device-id N] [-i 1@veth1 -i 2@veth2]
                  [--grpc-server-addr 127.0.0.1:9559] [--cpu-port 255] [--pcap DIR]
+                 [--grpc-server-ssl --grpc-server-cert PEM --grpc-server-key PEM
+                  [--grpc-server-cacert PEM --grpc-server-with-client-auth]]
+                 [--compile-timeout 20] [--compile-memory 1024] [--max-streams 16]
                  [--log-console] [--clock auto|virtual|wall] [--queue-depth 64]
                  [--priority-queues 8] [--scheduler strict|wrr] [--priority-order high_first|low_first]
                  [--line-rate 10G] [--port-rate 3=25G]
@@ -26,7 +29,31 @@ def _interface(text: str) -> tuple[int, str]:
     port, sep, name = text.partition("@")
     if not sep or not port.isdigit() or not name:
         raise argparse.ArgumentTypeError(f"expected PORT@IFNAME, e.g. 1@veth1, not {text!r}")
+    if int(port) > 511:
+        raise argparse.ArgumentTypeError(f"port {port}: v1model ports are 0..511")
     return int(port), name
+
+
+def _int_in(lo: int, hi: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{value} is not in {lo}..{hi}")
+        return value
+    return parse
+
+
+def _listen_addr(text: str) -> str:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT (port 0..65535), not {text!r}")
+    return text
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]", "::1")
 
 
 _SUFFIX = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
@@ -56,11 +83,27 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="p4sim-switch", description="p4sim P4Runtime switch (a drop-in for simple_switch_grpc)")
     ap.add_argument("program", nargs="?", help="P4_16 v1model program to load at start")
     ap.add_argument("--no-p4", action="store_true", help="start without a program; wait for a controller")
-    ap.add_argument("--device-id", type=int, default=0, help="P4Runtime device id (default 0, as simple_switch_grpc)")
+    ap.add_argument("--device-id", type=_int_in(0, (1 << 64) - 1), default=0,
+                    help="P4Runtime device id (default 0, as simple_switch_grpc)")
     ap.add_argument("-i", "--interface", type=_interface, action="append", default=[], metavar="PORT@IFNAME",
                     help="attach a Linux interface as a switch port (repeatable)")
-    ap.add_argument("--grpc-server-addr", default="127.0.0.1:9559", help="listen address (default 127.0.0.1:9559)")
-    ap.add_argument("--cpu-port", type=int, default=None, help="port number for PacketIn/PacketOut (default: none)")
+    ap.add_argument("--grpc-server-addr", type=_listen_addr, default="127.0.0.1:9559",
+                    help="listen address (default 127.0.0.1:9559: loopback only; any client that"
+                         " reaches the port can become primary, so expose it with TLS)")
+    ap.add_argument("--grpc-server-ssl", action="store_true", help="serve TLS (as simple_switch_grpc)")
+    ap.add_argument("--grpc-server-cert", metavar="PEM", help="server certificate (with --grpc-server-ssl)")
+    ap.add_argument("--grpc-server-key", metavar="PEM", help="server private key (with --grpc-server-ssl)")
+    ap.add_argument("--grpc-server-cacert", metavar="PEM", help="CA that client certificates must chain to")
+    ap.add_argument("--grpc-server-with-client-auth", action="store_true",
+                    help="require a client certificate signed by --grpc-server-cacert (mutual TLS)")
+    ap.add_argument("--compile-timeout", type=float, default=20.0, metavar="S",
+                    help="a pushed program must compile within S seconds (default 20)")
+    ap.add_argument("--compile-memory", type=_int_in(64, 1 << 20), default=1024, metavar="MB",
+                    help="memory limit of the compile of a pushed program (default 1024 MB)")
+    ap.add_argument("--max-streams", type=_int_in(1, 1024), default=16, metavar="N",
+                    help="StreamChannels served at a time; more get RESOURCE_EXHAUSTED (default 16)")
+    ap.add_argument("--cpu-port", type=_int_in(1, 511), default=None,
+                    help="port number for PacketIn/PacketOut, 1..511 (default: none)")
     ap.add_argument("--pcap", metavar="DIR", help="write port<N>_in.pcap / port<N>_out.pcap in DIR")
     ap.add_argument("--log-console", action="store_true", help="log to the console")
     ap.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
@@ -81,6 +124,19 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _server_credentials(args: argparse.Namespace) -> Any:
+    import grpc
+
+    def read(path: str) -> bytes:
+        with open(path, "rb") as f:
+            return f.read()
+
+    ca = read(args.grpc_server_cacert) if args.grpc_server_cacert else None
+    return grpc.ssl_server_credentials([(read(args.grpc_server_key), read(args.grpc_server_cert))],
+                                       root_certificates=ca,
+                                       require_client_auth=args.grpc_server_with_client_auth)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
@@ -94,6 +150,22 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("give a program or --no-p4, not both")
     if not args.program and not args.no_p4:
         ap.error("give a program (PROGRAM.p4) or --no-p4")
+    tls_files = (args.grpc_server_cert, args.grpc_server_key, args.grpc_server_cacert)
+    if args.grpc_server_ssl and not (args.grpc_server_cert and args.grpc_server_key):
+        ap.error("--grpc-server-ssl needs --grpc-server-cert and --grpc-server-key")
+    if any(tls_files) and not args.grpc_server_ssl:
+        ap.error("certificate flags need --grpc-server-ssl")
+    if args.grpc_server_with_client_auth and not args.grpc_server_cacert:
+        ap.error("--grpc-server-with-client-auth needs --grpc-server-cacert")
+    if args.compile_timeout <= 0:
+        ap.error("--compile-timeout must be > 0")
+    credentials = None
+    if args.grpc_server_ssl:
+        try:
+            credentials = _server_credentials(args)
+        except OSError as exc:
+            print(f"p4sim-switch: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
+            return 1
 
     handler: logging.Handler = logging.StreamHandler(sys.stderr) if args.log_console else logging.NullHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
@@ -103,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     from p4sim.runtime.tm import TrafficManager
     from p4sim.server import P4RuntimeServer
     from p4sim.server.codec import RequestError
+    from p4sim.server.sandbox import Limits
 
     ports = PortSet(pcap_dir=args.pcap)
     try:
@@ -122,8 +195,9 @@ def main(argv: list[str] | None = None) -> int:
             t.set_port_rate(port, bits_per_s=rate)
         return t
 
+    limits = Limits(compile_timeout_s=args.compile_timeout, compile_memory_mb=args.compile_memory)
     server = P4RuntimeServer(device_id=args.device_id, cpu_port=args.cpu_port, ports=ports, clock=args.clock,
-                             tm_factory=tm, freeze_gc=True)
+                             tm_factory=tm, freeze_gc=True, limits=limits, max_streams=args.max_streams)
     if args.program:
         try:
             server.load_program(args.program)
@@ -132,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             ports.close()
             return 1
     try:
-        port = server.start(args.grpc_server_addr)
+        port = server.start(args.grpc_server_addr, credentials=credentials)
     except (OSError, RuntimeError) as exc:
         print(f"p4sim-switch: cannot serve on {args.grpc_server_addr}: {exc}", file=sys.stderr)
         ports.close()
@@ -146,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     host = args.grpc_server_addr.rsplit(":", 1)[0]
+    if host not in LOOPBACK and credentials is None:
+        print(f"p4sim-switch: warning: serving plain-text P4Runtime on {host}: any client that reaches"
+              " it can become primary and push programs (use --grpc-server-ssl)", file=sys.stderr)
     print(f"p4sim-switch: device {args.device_id} serving P4Runtime on {host}:{port}"
           f" ({len(args.interface)} interface(s), clock {server.clock})", file=sys.stderr, flush=True)
     while not stop.wait(0.5):

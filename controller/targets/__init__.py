@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Any
 
 from .base import (
     CloneSession,
@@ -48,10 +49,14 @@ REMOTE_KINDS = ("p4runtime", "p4sim-grpc", "bmv2", "hw")
 
 
 def open_target(kind: str = "p4sim", *, program: str | os.PathLike[str] | Program | None = None,
-                grpc_addr: str | None = None, device_id: int = 1, election_id: int = 1,
+                grpc_addr: str | None = None, device_id: int = 0, election_id: int = 1,
                 port_map: Mapping[int, str] | None = None, push: bool = True,
-                cpu_port: int = 255, seed: int = 0) -> Target:
-    """A ready target; with `push`, the program (default p4src/roce_switch.p4) installed."""
+                cpu_port: int = 255, seed: int = 0, credentials: Any = None,
+                connect_timeout_s: float | None = None) -> Target:
+    """A ready target; with `push`, the program (default p4src/roce_switch.p4) installed.
+
+    device_id defaults to 0, what p4sim-switch and simple_switch_grpc start with;
+    credentials: grpc.ChannelCredentials for TLS (controller.p4rt.tls_credentials)."""
     if kind == "p4sim":
         from .p4sim import P4SimTarget
 
@@ -62,10 +67,15 @@ def open_target(kind: str = "p4sim", *, program: str | os.PathLike[str] | Progra
                               "INVALID_ARGUMENT")
         from .p4runtime import P4RuntimeTarget
 
-        target = P4RuntimeTarget(grpc_addr, device_id, election_id, port_map, cpu_port)
+        target = P4RuntimeTarget(grpc_addr, device_id, election_id, port_map, cpu_port,
+                                 credentials=credentials, connect_timeout_s=connect_timeout_s)
         if push:
             prog = program if isinstance(program, Program) else from_p4(program or DEFAULT_PROGRAM)
-            target.push(prog)
+            try:
+                target.push(prog)
+            except BaseException:
+                target.close()
+                raise
         return target
     raise TargetError(f"unknown target kind {kind!r} (p4sim, {', '.join(REMOTE_KINDS)})",
                       "INVALID_ARGUMENT")

@@ -15,6 +15,7 @@ import os
 import queue
 import time
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from p4.v1 import p4runtime_pb2
 
@@ -60,10 +61,15 @@ class P4RuntimeTarget(Target):
     name = "p4runtime"
     virtual_time = False
 
-    def __init__(self, addr: str, device_id: int = 1, election_id: int = 1,
+    def __init__(self, addr: str, device_id: int = 0, election_id: int = 1,
                  port_map: Mapping[int, str] | None = None, cpu_port: int = 255,
-                 packet_out_port_field: str = "egress_port"):
-        self.conn = Connection(addr, device_id, election_id)
+                 packet_out_port_field: str = "egress_port",
+                 credentials: Any = None, connect_timeout_s: float | None = None):
+        try:
+            self.conn = Connection(addr, device_id, election_id, credentials=credentials,
+                                   connect_timeout_s=connect_timeout_s)
+        except P4RuntimeError as exc:
+            raise TargetError(str(exc), exc.code) from None
         self.name = f"p4runtime:{addr}"
         self.cpu_port = cpu_port
         self.packet_out_port_field = packet_out_port_field

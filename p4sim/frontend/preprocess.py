@@ -14,6 +14,8 @@ expressions (a small parser, never eval), #line, #error, #warning, #pragma once.
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from .ast import Token
@@ -22,21 +24,41 @@ from .lexer import tokenize
 
 ARCH_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "arch")
 MAX_INCLUDE_DEPTH = 64
+# tokens one macro use (or the whole output) may grow to: 40 nested doubling #defines
+# would otherwise make 2**40 tokens; roce_switch.p4 makes about 10k in all
+MAX_TOKENS = 250_000
 PREDEFINED = {"__P4SIM__": "1", "__TARGET_BMV2__": "1", "__p4c__": "1"}
 
-_lex_cache: dict[tuple[str, int, int], list[Token]] = {}
+# A directory: the program is a closed world (a bundle pushed over P4Runtime). Includes
+# then resolve only inside it and p4sim's arch files; absolute and '..' names are refused.
+closed_world: ContextVar[str | None] = ContextVar("p4sim_closed_world", default=None)
+
+# arch files are kept for good; other files in a small LRU (a server compiles every
+# pushed bundle in a new directory: keyed by path, an unbounded cache grew with each push)
+_LEX_CACHE_SIZE = 16
+_arch_cache: dict[tuple[str, int, int], list[Token]] = {}
+_lex_cache: OrderedDict[tuple[str, int, int], list[Token]] = OrderedDict()
 
 
 def lex_file(path: str) -> list[Token]:
     """Tokens of a file, cached by (path, mtime, size): v1model.p4 is lexed once per process."""
     st = os.stat(path)
     key = (path, st.st_mtime_ns, st.st_size)
-    toks = _lex_cache.get(key)
+    cache = _arch_cache if os.path.dirname(path) == ARCH_DIR else _lex_cache
+    toks = cache.get(key)
     if toks is None:
         with open(path, encoding="utf-8", errors="replace") as f:
             toks = tokenize(f.read(), path)
-        _lex_cache[key] = toks
+        cache[key] = toks
+        if len(_lex_cache) > _LEX_CACHE_SIZE:
+            _lex_cache.popitem(last=False)
+    elif cache is _lex_cache:
+        _lex_cache.move_to_end(key)
     return toks
+
+
+def _inside(path: str, root: str) -> bool:
+    return os.path.commonpath([os.path.realpath(path), os.path.realpath(root)]) == os.path.realpath(root)
 
 
 @dataclass
@@ -111,10 +133,20 @@ class Preprocessor:
             dirs = [ARCH_DIR, *self.include_dirs]
         else:
             dirs = [here, *self.include_dirs, ARCH_DIR]
+        root = closed_world.get()
+        if root is not None:
+            if os.path.isabs(name) or ".." in name.replace("\\", "/").split("/"):
+                raise _err(f"#include '{name}': absolute and '..' paths are refused"
+                           " (a pushed program may include only its own files)", span)
+            dirs = [d for d in dirs if _inside(d, root) or _inside(d, ARCH_DIR)]
         for d in dirs:
             cand = os.path.join(d, name)
             if os.path.isfile(cand):
+                if root is not None and not (_inside(cand, root) or _inside(cand, ARCH_DIR)):
+                    continue  # a symlink out of the bundle
                 return os.path.abspath(cand)
+        if root is not None:
+            raise _err(f"cannot find include file '{name}' in the program's files", span)
         where = ", ".join(dirs)
         raise _err(f"cannot find include file '{name}' (searched: {where})", span)
 
@@ -135,6 +167,8 @@ class Preprocessor:
                     expanded = [self._relocate(t, line_fix) for t in expanded]
                 self.out.extend(expanded)
                 pending.clear()
+                if len(self.out) > MAX_TOKENS:
+                    raise _err(f"the program grows to more than {MAX_TOKENS} tokens", tok)
 
         for tok in toks:
             kind = tok.kind
@@ -291,6 +325,7 @@ class Preprocessor:
             if m.params is None:
                 body = [self._at(b, t) for b in m.body]
                 out.extend(self._expand(body, disabled | {m.name}))
+                self._check_size(out, t)
                 i += 1
                 continue
             if i + 1 >= n or toks[i + 1].text != "(":
@@ -299,7 +334,13 @@ class Preprocessor:
                 continue
             args, i = self._collect_args(toks, i + 1, m, t)
             out.extend(self._expand(self._substitute(m, args, t, disabled), disabled | {m.name}))
+            self._check_size(out, t)
         return out
+
+    @staticmethod
+    def _check_size(toks: list[Token], use: Token) -> None:
+        if len(toks) > MAX_TOKENS:
+            raise _err(f"macro expansion grows to more than {MAX_TOKENS} tokens", use)
 
     @staticmethod
     def _builtin(t: Token) -> Token:
@@ -390,6 +431,7 @@ class Preprocessor:
                 out.extend(produced[1:])
             else:
                 out.extend(produced)
+            self._check_size(out, use)
             glue = False
         return out
 

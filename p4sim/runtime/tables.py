@@ -1,5 +1,11 @@
-"""Match-action tables: exact (dict), lpm (dict per prefix length), ternary/range/optional
-(priority-ordered scan). Highest priority wins (P4Runtime convention).
+"""Match-action tables: exact (dict), lpm (dict per prefix length, longest first),
+ternary/optional/lpm mixes (tuple space search: one dict per distinct mask tuple, masks
+tried in order of their best priority), anything with a range (priority-ordered scan).
+Highest priority wins (P4Runtime convention). Among equal priorities the entry with the
+lowest handle wins, handles being allocated lowest-free-first, as BMv2 does
+(bm_sim/lookup_structures.cpp EntryList::lookup keeps the first match in handle order;
+bm_sim/handle_mgr.h HandleMgr::get_handle hands out the first unset handle, so a handle
+freed by a delete is reused by the next add).
 
 A table keeps one `Rec` per entry: the action index (position in the table's action list,
 which the generated code dispatches on), the argument tuple, and the entry's direct
@@ -9,7 +15,9 @@ counter and meter state. Lookups return a `Rec` or None (miss).
 from __future__ import annotations
 
 import bisect
+import heapq
 from dataclasses import dataclass
+from operator import and_ as _and
 
 from p4sim.model import (
     AlreadyExists,
@@ -19,6 +27,7 @@ from p4sim.model import (
     Optional_,
     P4SimError,
     Range,
+    ResourceExhausted,
     TableEntry,
     TableInfo,
     Ternary,
@@ -37,8 +46,8 @@ class ActionSpec:
 class Rec:
     """One installed entry (or the default action) as the data path sees it."""
 
-    __slots__ = ("entry", "aid", "args", "pkts", "bytes", "meter", "prio", "seq", "tests",
-                 "mkey")
+    __slots__ = ("entry", "aid", "args", "pkts", "bytes", "meter", "prio", "seq", "hnd",
+                 "tests", "mkey")
 
     def __init__(self, entry: TableEntry | None, aid: int, args: tuple[int, ...]):
         self.entry = entry
@@ -48,13 +57,14 @@ class Rec:
         self.bytes = 0
         self.meter = None  # direct meter state, created lazily by the switch
         self.prio = 0
-        self.seq = 0
+        self.seq = 0  # insertion order (what reads return entries in)
+        self.hnd = 0  # BMv2-style handle: breaks ties between equal priorities
         self.tests: tuple = ()  # per key: (kind, a, b) for the scan
         self.mkey: tuple = ()  # canonical match key (for duplicate detection)
 
 
 def _scan_order(r: Rec) -> tuple[int, int]:
-    return (-r.prio, r.seq)
+    return (-r.prio, r.hnd)
 
 
 def _mask(w: int) -> int:
@@ -85,13 +95,24 @@ class Table:
         self.exact: dict[tuple, Rec] = {}
         self.lpm: dict[int, dict[tuple, Rec]] = {}
         self.lpm_lens: list[int] = []
+        # single-key lpm: (mask, dict) per prefix length shorter than `lpm1_split` bits,
+        # longest first; the longer lengths are listed per value of the key's top
+        # `lpm1_split` bits, so a lookup probes only the lengths present under its own /16
+        # (one or two in a large routing table) instead of every length in the table
         self.lpm1: list[tuple[int, dict[int, Rec]]] = []
+        w0 = self.widths[0] if self.widths else 0
+        self.lpm1_split = min(16, w0)
+        self.lpm1_shift = w0 - self.lpm1_split
+        self.lpm1_long: dict[int, list[tuple[int, dict[int, Rec]]]] = {}
+        self.lpm1_cnt: dict[int, dict[int, int]] = {}
         self.lpm1d: dict[int, dict[int, Rec]] = {}
         self.scan: list[Rec] = []
         self.group_map: dict[tuple, dict[tuple, list[Rec]]] = {}
         self.group_top: dict[tuple, int] = {}
         self.groups: list[tuple[int, tuple, dict[tuple, list[Rec]]]] = []
         self.seq = 0
+        self.next_handle = 0  # handles never used yet start here
+        self.free_handles: list[int] = []  # heap of released handles below next_handle
         self.const_entries = False
         self.default = Rec(None, 0, ())
         self.initial_default = self.default
@@ -112,6 +133,12 @@ class Table:
 
     def lookup1(self, v: int) -> Rec | None:
         """Single-key lpm: longest prefix first, one dict probe per prefix length."""
+        cands = self.lpm1_long.get(v >> self.lpm1_shift)
+        if cands is not None:
+            for m, d in cands:
+                r = d.get(v & m)
+                if r is not None:
+                    return r
         for m, d in self.lpm1:
             r = d.get(v & m)
             if r is not None:
@@ -119,9 +146,28 @@ class Table:
         return None
 
     def _rebuild_lpm1(self) -> None:
-        # (mask, dict) per prefix length, longest first; the dicts are shared with lpm1d
+        # the short lengths, longest first; the dicts are shared with lpm1d
         w = self.widths[0] if self.widths else 0
-        self.lpm1 = [(_mask(p) << (w - p), self.lpm1d[p]) for p in sorted(self.lpm1d, reverse=True)]
+        self.lpm1 = [(_mask(p) << (w - p), self.lpm1d[p])
+                     for p in sorted(self.lpm1d, reverse=True) if p < self.lpm1_split]
+
+    def _lpm1_count(self, plen: int, value: int, delta: int) -> None:
+        """Keep the per-top-bits length lists of the long prefixes (>= lpm1_split bits)."""
+        top = value >> self.lpm1_shift
+        cnt = self.lpm1_cnt.setdefault(top, {})
+        c = cnt.get(plen, 0) + delta
+        if c:
+            cnt[plen] = c
+            if c != 1 or delta < 0:
+                return  # the set of lengths under this top did not change
+        else:
+            del cnt[plen]
+        if not cnt:
+            del self.lpm1_cnt[top]
+            del self.lpm1_long[top]
+            return
+        w = self.widths[0]
+        self.lpm1_long[top] = [(_mask(p) << (w - p), self.lpm1d[p]) for p in sorted(cnt, reverse=True)]
 
     def _lookup_lpm(self, key: tuple) -> Rec | None:
         pos = self.lpm_pos
@@ -142,7 +188,7 @@ class Table:
         for top, masks, d in self.groups:
             if best is not None and (top < best.prio):
                 break
-            recs = d.get(tuple([k & m for k, m in zip(key, masks, strict=True)]))
+            recs = d.get(tuple(map(_and, key, masks)))
             if recs:
                 r = recs[0]
                 if best is None or _scan_order(r) < _scan_order(best):
@@ -169,8 +215,11 @@ class Table:
         if not g:
             del self.group_map[masks]
             del self.group_top[masks]
-        else:
+        elif rec.prio == self.group_top[masks]:
+            # only the group's best can change its rank: no O(entries) pass per delete otherwise
             self.group_top[masks] = max(recs[0].prio for recs in g.values())
+        else:
+            return
         self._regroup()
 
     def _regroup(self) -> None:
@@ -300,7 +349,7 @@ class Table:
         if key in self.recs:
             raise AlreadyExists(f"table {self.name}: entry already exists")
         if len(self.recs) >= self.info.size and not const:
-            raise P4SimError(f"table {self.name} is full ({self.info.size} entries)",)
+            raise ResourceExhausted(f"table {self.name} is full ({self.info.size} entries)")
         aid, args = self._action(entry.action, entry.params, default=False)
         entry.action = self.actions[aid].name
         rec = Rec(entry, aid, args)
@@ -309,6 +358,11 @@ class Table:
         rec.mkey = key
         self.seq += 1
         rec.seq = self.seq
+        if self.free_handles:
+            rec.hnd = heapq.heappop(self.free_handles)
+        else:
+            rec.hnd = self.next_handle
+            self.next_handle += 1
         self.recs[key] = rec
         self._index(rec)
         return rec
@@ -333,6 +387,8 @@ class Table:
                     self._rebuild_lpm1()
                 else:
                     d[k[0]] = rec
+                if plen >= self.lpm1_split:
+                    self._lpm1_count(plen, k[0], 1)
         else:
             # higher priority first; among equals the older entry wins
             bisect.insort(self.scan, rec, key=_scan_order)
@@ -353,11 +409,16 @@ class Table:
             if len(self.kinds) == 1:
                 d = self.lpm1d[plen]
                 del d[rec.tests[0][1]]
+                if plen >= self.lpm1_split:
+                    self._lpm1_count(plen, rec.tests[0][1], -1)
                 if not d:
                     del self.lpm1d[plen]
                     self._rebuild_lpm1()
         else:
-            self.scan.remove(rec)
+            # (priority, handle) is unique among live entries: bisect finds it, no O(n) compare
+            i = bisect.bisect_left(self.scan, _scan_order(rec), key=_scan_order)
+            assert self.scan[i] is rec
+            del self.scan[i]
             if self.lookup == self._lookup_masks:
                 self._group_remove(rec)
 
@@ -384,16 +445,21 @@ class Table:
         rec = self.find(entry)
         del self.recs[rec.mkey]
         self._unindex(rec)
+        heapq.heappush(self.free_handles, rec.hnd)
 
     def clear(self) -> None:
         if self.const_entries:
             raise P4SimError(f"table {self.name} has const entries: it is read-only")
         self.recs.clear()
+        self.next_handle = 0
+        self.free_handles.clear()
         self.exact.clear()
         self.exact1.clear()
         self.lpm.clear()
         self.lpm_lens = []
         self.lpm1 = []
+        self.lpm1_long.clear()
+        self.lpm1_cnt.clear()
         self.lpm1d.clear()
         self.scan.clear()
         self.group_map.clear()

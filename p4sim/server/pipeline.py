@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -37,6 +38,13 @@ from typing import Any
 from p4.config.v1 import p4info_pb2
 
 from p4sim.server.codec import IdMaps, RequestError, build_id_maps, invalid
+from p4sim.server.sandbox import (
+    CompileError,
+    Limits,
+    compile_confined,
+    verify_in_child,
+    write_bundle,
+)
 
 FORMAT = "p4sim-source/1"
 P4_SUFFIXES = (".p4", ".p4h", ".p4i", ".h")
@@ -104,21 +112,34 @@ class Pipeline:
     workdir: tempfile.TemporaryDirectory[str] | None = None
 
 
-def compile_device_config(device_config: bytes) -> tuple[Any, p4info_pb2.P4Info, tempfile.TemporaryDirectory[str]]:
-    """Write the files to a temp dir and compile them. Returns (compiled, our P4Info, dir)."""
+def compile_device_config(
+    device_config: bytes,
+    limits: Limits | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> tuple[Any, p4info_pb2.P4Info, tempfile.TemporaryDirectory[str]]:
+    """Verify a pushed bundle in a limited child process (see p4sim.server.sandbox), then
+    compile it here, both in the preprocessor's closed world. Returns (compiled, our
+    P4Info, dir); RequestError on any refusal (never a server path in its message)."""
+    from p4sim.p4info import p4info_from_model
+
+    limits = limits or Limits()
     main, files = parse_device_config(device_config)
+    try:
+        verify_in_child(main, files, limits, cancelled)
+    except CompileError as exc:
+        raise RequestError(exc.code, exc.message) from None
     workdir = tempfile.TemporaryDirectory(prefix="p4sim-pipeline-")
     root = Path(workdir.name)
-    for name, body in files.items():
-        dest = root / name
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_text(body)
     try:
-        compiled, p4info = compile_program(root / main)
+        write_bundle(root, files)
+        compiled = compile_confined(root, main, files, limits)
+        return compiled, p4info_from_model(compiled.model), workdir
+    except CompileError as exc:
+        workdir.cleanup()
+        raise RequestError(exc.code, exc.message) from None
     except BaseException:
         workdir.cleanup()
         raise
-    return compiled, p4info, workdir
 
 
 def compile_program(path: str | os.PathLike[str]) -> tuple[Any, p4info_pb2.P4Info]:

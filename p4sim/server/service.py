@@ -16,6 +16,7 @@ client sends stops the server: unexpected exceptions become INTERNAL.
 from __future__ import annotations
 
 import gc
+import itertools
 import logging
 import queue
 import threading
@@ -42,6 +43,7 @@ from p4sim.server.pipeline import (
     make_device_config,
     make_pipeline,
 )
+from p4sim.server.sandbox import Limits
 
 log = logging.getLogger("p4sim.server")
 
@@ -112,16 +114,46 @@ class _Abort:
 
 
 class _Stream:
-    """One StreamChannel: its outgoing queue and arbitration state."""
+    """One StreamChannel: its outgoing queue and arbitration state.
 
-    def __init__(self) -> None:
+    PacketIns, digests and per-message StreamErrors wait in the queue at most
+    `packet_limit` at a time: a client that does not read its stream loses the surplus
+    (counted in `dropped`), it does not grow the server. Arbitration answers and the end
+    always go in: there are few of them."""
+
+    def __init__(self, packet_limit: int = 1024) -> None:
         self.out: queue.Queue[Any] = queue.Queue()
         self.arbitrated = False
         self.election_id: int | None = None
         self.role = ""
+        self.packet_limit = packet_limit
+        self.pending = 0  # PacketIns/digests queued, not yet handed to gRPC
+        self.dropped = 0
+        self._count = threading.Lock()
 
     def send(self, msg: Any) -> None:
         self.out.put(msg)
+
+    def send_packet(self, msg: Any) -> bool:
+        """Queue a PacketIn or digest; False (and counted) when the queue is full."""
+        with self._count:
+            if self.pending >= self.packet_limit:
+                self.dropped += 1
+                return False
+            self.pending += 1
+        self.out.put(_Packet(msg))
+        return True
+
+    def taken(self) -> None:
+        with self._count:
+            self.pending -= 1
+
+
+class _Packet:
+    __slots__ = ("msg",)
+
+    def __init__(self, msg: Any) -> None:
+        self.msg = msg
 
 
 class _Role:
@@ -150,10 +182,21 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         switch_factory: Callable[[Any], Any] | None = None,
         tm_factory: Callable[[], Any] | None = None,
         freeze_gc: bool = False,
+        limits: Limits | None = None,
+        max_streams: int = 16,
+        packet_in_queue: int = 1024,
     ) -> None:
         if clock not in ("auto", "virtual", "wall"):
             raise ValueError("clock: auto, virtual or wall")
         self.device_id = device_id
+        self.limits = limits or Limits()
+        # each open StreamChannel holds one gRPC worker thread: cap them below the pool
+        # so that unary RPCs always find a thread (surplus streams: RESOURCE_EXHAUSTED)
+        self.max_streams = max_streams
+        self.packet_in_queue = packet_in_queue
+        self._open_streams = 0
+        self.packet_in_dropped = 0
+        self._compiles = threading.Semaphore(1)  # one pushed program compiles at a time
         self.cpu_port = cpu_port
         self.ports = ports if ports is not None else PortSet()
         self.clock = ("wall" if self.ports.has_interfaces else "virtual") if clock == "auto" else clock
@@ -207,14 +250,24 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             "Capabilities": unary(self.Capabilities, P.CapabilitiesRequest, P.CapabilitiesResponse),
         })
 
-    def start(self, address: str = "127.0.0.1:0", max_workers: int = 32) -> int:
-        """Serve on `address` ("host:port", port 0 = any free port); returns the port."""
+    def start(self, address: str = "127.0.0.1:0", max_workers: int | None = None,
+              credentials: grpc.ServerCredentials | None = None) -> int:
+        """Serve on `address` ("host:port", port 0 = any free port); returns the port.
+
+        The pool has `max_streams` threads for streams and 16 more for unary RPCs; RPCs
+        beyond the pool are answered RESOURCE_EXHAUSTED by gRPC at once (never queued
+        until their deadline). With `credentials` the port speaks TLS."""
+        workers = max_workers or self.max_streams + 16
         self._grpc = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
+            futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="p4rt"),
             options=[("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20)],
+            maximum_concurrent_rpcs=workers,
         )
         self._grpc.add_generic_rpc_handlers((self._handlers(),))
-        port = self._grpc.add_insecure_port(address)
+        if credentials is not None:
+            port = self._grpc.add_secure_port(address, credentials)
+        else:
+            port = self._grpc.add_insecure_port(address)
         if port == 0:
             raise OSError(f"cannot listen on {address}")
         self.port = port
@@ -343,8 +396,10 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def _send_primaries(self, msg: Any) -> None:
         for role in self._roles.values():
-            if role.primary is not None:
-                role.primary.send(msg)
+            if role.primary is not None and not role.primary.send_packet(msg):
+                if not self.packet_in_dropped:
+                    log.warning("a controller does not read its stream: PacketIns dropped")
+                self.packet_in_dropped += 1
 
     def _install(self, pipeline: Pipeline) -> None:
         old = self.pipeline
@@ -395,12 +450,12 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def SetForwardingPipelineConfig(self, request: Any, context: grpc.ServicerContext) -> Any:
         try:
-            self._set_pipeline(request)
+            self._set_pipeline(request, lambda: self._stop.is_set() or not context.is_active())
         except Exception as exc:
             self._abort(context, _error_of(exc))
         return p4runtime_pb2.SetForwardingPipelineConfigResponse()
 
-    def _set_pipeline(self, request: Any) -> None:
+    def _set_pipeline(self, request: Any, cancelled: Callable[[], bool] = lambda: False) -> None:
         with self._lock:
             self._check_device(request.device_id)
             self._check_primary(request)
@@ -420,7 +475,12 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             raise invalid("SetForwardingPipelineConfig: config is missing")
         cfg = request.config
         # compile outside the lock: packets keep flowing through the old pipeline meanwhile
-        compiled, our_p4info, workdir = compile_device_config(cfg.p4_device_config)
+        if not self._compiles.acquire(blocking=False):
+            raise RequestError("RESOURCE_EXHAUSTED", "another SetForwardingPipelineConfig is compiling")
+        try:
+            compiled, our_p4info, workdir = compile_device_config(cfg.p4_device_config, self.limits, cancelled)
+        finally:
+            self._compiles.release()
         cookie = cfg.cookie.cookie if cfg.HasField("cookie") else None
         try:
             pipeline = make_pipeline(compiled, our_p4info, cfg.p4info, bytes(cfg.p4_device_config), cookie,
@@ -492,7 +552,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         try:
             try:
                 head, spans = wire.write_request(request)
-            except (wire.WireError, IndexError):
+            except (wire.WireError, IndexError, ValueError):  # ValueError: a role that is not UTF-8
                 raise invalid("malformed WriteRequest") from None
             with self._lock:
                 self._check_device(head.device_id)
@@ -511,8 +571,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                             self._apply_update(p, _UPDATE.FromString(request[s:e]))
                         results.append(None)
                     except Exception as exc:
-                        if isinstance(exc, (wire.WireError, IndexError)):
-                            exc = invalid("malformed Update")
+                        if isinstance(exc, (wire.WireError, IndexError, DecodeError, ValueError)):
+                            exc = invalid("malformed Update (bad bytes or a string that is not UTF-8)")
                         results.append(_error_of(exc))
                         failed = True
         except Exception as exc:
@@ -670,8 +730,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             p.switch.direct_meter_set_rates(meta.name, entry, [])
             p.meter_configs.pop(key, None)  # type: ignore[arg-type]
 
-    def _read_direct_meters(self, p: Pipeline, req: Any) -> list[Any]:
-        out = []
+    def _read_direct_meters(self, p: Pipeline, req: Any) -> Iterator[Any]:
         for meta, e in self._table_entries(p, req.table_entry):
             if not meta.direct_meter_id or e is None:
                 if req.table_entry.table_id and not meta.direct_meter_id:
@@ -682,8 +741,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             cfg = p.meter_configs.get(("direct", codec.entry_key(e)))  # type: ignore[arg-type]
             if cfg is not None:
                 dme.config.CopyFrom(cfg)
-            out.append(p4runtime_pb2.Entity(direct_meter_entry=dme))
-        return out
+            yield (p4runtime_pb2.Entity(direct_meter_entry=dme))
 
     def _write_register(self, p: Pipeline, utype: int, re_: Any) -> None:
         info = p.maps.register(re_.register_id)
@@ -755,32 +813,51 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     # -- Read
 
+    READ_CHUNK_BYTES = 256 << 10  # one ReadResponse; the switch lock is held while it is built
+
     def Read(self, request: Any, context: grpc.ServicerContext) -> Iterator[bytes]:
         """Entities are serialized as they are made (big counters by hand, see wire) and
-        streamed in ReadResponses of about 1 MB."""
+        streamed in ReadResponses of about READ_CHUNK_BYTES. The lock is taken per
+        chunk, not for the whole answer, so a wildcard Read of every counter never stalls
+        the data plane or other RPCs; and a client that stops reading stops the Read
+        (gRPC flow control), it does not make the server build the rest."""
         try:
             with self._lock:
                 self._check_device(request.device_id)
                 p = self._need_pipeline()
-                entities: list[bytes] = []
-                for ent in request.entities:
-                    for e in self._read_entity(p, ent):
-                        entities.append(wire.entity_field(e if isinstance(e, bytes) else e.SerializeToString()))
+                readers = []
+                for ent in request.entities:  # every request error comes before any data
+                    it = self._read_entity(p, ent)
+                    first = next(it, None)
+                    readers.append(it if first is None else itertools.chain((first,), it))
         except Exception as exc:
             self._abort(context, _error_of(exc))
             return
-        chunk: list[bytes] = []
-        size = 0
-        for blob in entities:
-            chunk.append(blob)
-            size += len(blob)
-            if size >= 1 << 20:
+        items = itertools.chain.from_iterable(readers)
+        sent = False
+        while True:
+            chunk: list[bytes] = []
+            size = 0
+            try:
+                with self._lock:
+                    for e in items:
+                        blob = wire.entity_field(e if isinstance(e, bytes) else e.SerializeToString())
+                        chunk.append(blob)
+                        size += len(blob)
+                        if size >= self.READ_CHUNK_BYTES:
+                            break
+            except Exception as exc:
+                self._abort(context, _error_of(exc))
+                return
+            if chunk or not sent:
                 yield b"".join(chunk)
-                chunk, size = [], 0
-        if chunk or not entities:
-            yield b"".join(chunk)
+                sent = True
+            if size < self.READ_CHUNK_BYTES:
+                return
+            if not context.is_active():
+                return
 
-    def _read_entity(self, p: Pipeline, ent: Any) -> list[Any]:
+    def _read_entity(self, p: Pipeline, ent: Any) -> Iterator[Any]:
         which = ent.WhichOneof("entity")
         reader = self._entity_handler(which, 1, "reading")
         return reader(p, getattr(ent, which))
@@ -816,13 +893,13 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         metadata = p.entry_metadata.get(codec.entry_key(e), b"") if p.entry_metadata else b""
         return wire.table_entity(codec.encode_table_entry_bytes(p.maps, meta, e, metadata, counter))
 
-    def _read_tables(self, p: Pipeline, req: Any) -> list[Any]:
+    def _read_tables(self, p: Pipeline, req: Any) -> Iterator[Any]:
         with_counter = req.HasField("counter_data")
-        return [self._encode_entry(p, meta, e, with_counter) for meta, e in self._table_entries(p, req)]
+        for meta, e in self._table_entries(p, req):
+            yield self._encode_entry(p, meta, e, with_counter)
 
-    def _read_counters(self, p: Pipeline, req: Any) -> list[Any]:
+    def _read_counters(self, p: Pipeline, req: Any) -> Iterator[Any]:
         infos = [p.maps.counter(req.counter_id)] if req.counter_id else list(p.maps.counters.values())
-        out = []
         for info in infos:
             if req.HasField("index"):
                 if not 0 <= req.index.index < info.size:
@@ -833,12 +910,10 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             read = p.switch.counter_read
             for i in indices:
                 pk, by = read(info.name, i)
-                out.append(wire.counter_entity(info.id, i, pk, by))
-        return out
+                yield (wire.counter_entity(info.id, i, pk, by))
 
-    def _read_direct_counters(self, p: Pipeline, req: Any) -> list[Any]:
+    def _read_direct_counters(self, p: Pipeline, req: Any) -> Iterator[Any]:
         te_req = req.table_entry
-        out = []
         for meta, e in self._table_entries(p, te_req):
             if not meta.direct_counter_id or e is None:
                 if te_req.table_id and not meta.direct_counter_id:
@@ -846,12 +921,10 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 continue
             pk, by = p.switch.direct_counter_read(meta.name, e)
             body = codec.encode_table_entry_bytes(p.maps, meta, e, p.entry_metadata.get(codec.entry_key(e), b""))
-            out.append(wire.direct_counter_entity(body, pk, by))
-        return out
+            yield (wire.direct_counter_entity(body, pk, by))
 
-    def _read_meters(self, p: Pipeline, req: Any) -> list[Any]:
+    def _read_meters(self, p: Pipeline, req: Any) -> Iterator[Any]:
         infos = [p.maps.meter(req.meter_id)] if req.meter_id else list(p.maps.meters.values())
-        out = []
         for info in infos:
             indices: Any = [req.index.index] if req.HasField("index") else range(info.size)
             for i in indices:
@@ -862,23 +935,19 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 cfg = p.meter_configs.get((info.name, i))
                 if cfg is not None:
                     me.config.CopyFrom(cfg)
-                out.append(p4runtime_pb2.Entity(meter_entry=me))
-        return out
+                yield (p4runtime_pb2.Entity(meter_entry=me))
 
-    def _read_registers(self, p: Pipeline, req: Any) -> list[Any]:
+    def _read_registers(self, p: Pipeline, req: Any) -> Iterator[Any]:
         infos = [p.maps.register(req.register_id)] if req.register_id else list(p.maps.registers.values())
-        out = []
         for info in infos:
             indices: Any = [req.index.index] if req.HasField("index") else range(info.size)
             for i in indices:
                 if not 0 <= i < info.size:
                     raise RequestError("OUT_OF_RANGE", f"register {info.name}: index {i} not in 0..{info.size - 1}")
-                out.append(wire.register_entity(info.id, i, codec.to_bytes(p.switch.register_read(info.name, i))))
-        return out
+                yield (wire.register_entity(info.id, i, codec.to_bytes(p.switch.register_read(info.name, i))))
 
-    def _read_pre(self, p: Pipeline, req: Any) -> list[Any]:
+    def _read_pre(self, p: Pipeline, req: Any) -> Iterator[Any]:
         kind = req.WhichOneof("type")
-        out = []
         if kind == "multicast_group_entry":
             gid = req.multicast_group_entry.multicast_group_id
             if gid and gid not in p.mc_groups:
@@ -886,7 +955,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             for k in [gid] if gid else sorted(p.mc_groups):
                 e = p4runtime_pb2.Entity()
                 e.packet_replication_engine_entry.multicast_group_entry.CopyFrom(p.mc_groups[k])
-                out.append(e)
+                yield (e)
         elif kind == "clone_session_entry":
             sid = req.clone_session_entry.session_id
             if sid and sid not in p.clone_sessions:
@@ -894,27 +963,40 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             for k in [sid] if sid else sorted(p.clone_sessions):
                 e = p4runtime_pb2.Entity()
                 e.packet_replication_engine_entry.clone_session_entry.CopyFrom(p.clone_sessions[k])
-                out.append(e)
+                yield (e)
         else:
             raise invalid("packet replication engine entry is empty")
-        return out
 
-    def _read_digests(self, p: Pipeline, req: Any) -> list[Any]:
+    def _read_digests(self, p: Pipeline, req: Any) -> Iterator[Any]:
         if req.digest_id:
             p.maps.digest(req.digest_id)
         ids = [req.digest_id] if req.digest_id else sorted(p.digest_configs)
-        out = []
         for did in ids:
             if did in p.digest_configs:
                 de = p4runtime_pb2.DigestEntry(digest_id=did)
                 de.config.CopyFrom(p.digest_configs[did])
-                out.append(p4runtime_pb2.Entity(digest_entry=de))
-        return out
+                yield (p4runtime_pb2.Entity(digest_entry=de))
 
     # -- StreamChannel
 
     def StreamChannel(self, request_iterator: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
-        stream = _Stream()
+        with self._lock:
+            if self._open_streams >= self.max_streams:
+                full = True
+            else:
+                full = False
+                self._open_streams += 1
+        if full:
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                          f"p4sim-switch serves at most {self.max_streams} StreamChannels at a time")
+        try:
+            yield from self._stream_channel(request_iterator, context)
+        finally:
+            with self._lock:
+                self._open_streams -= 1
+
+    def _stream_channel(self, request_iterator: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+        stream = _Stream(self.packet_in_queue)
         context.add_callback(lambda: stream.send(None))
         reader = threading.Thread(target=self._stream_reader, args=(stream, request_iterator), daemon=True,
                                   name="p4rt-stream")
@@ -924,7 +1006,10 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 item = stream.out.get()
                 if item is None:
                     return
-                if isinstance(item, _Abort):
+                if isinstance(item, _Packet):
+                    stream.taken()
+                    item = item.msg
+                elif isinstance(item, _Abort):
                     context.abort(_status_code(item.code), item.message)
                     return
                 yield item if isinstance(item, bytes) else item.SerializeToString()
@@ -957,8 +1042,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     stream.send(_Abort(exc.code, exc.message))
                     return
                 except Exception as exc:
-                    if isinstance(exc, (wire.WireError, IndexError, DecodeError)):
-                        exc = invalid("malformed StreamMessageRequest")
+                    if isinstance(exc, (wire.WireError, IndexError, DecodeError, ValueError)):
+                        exc = invalid("malformed StreamMessageRequest (bad bytes or a string that is not UTF-8)")
                     err = _error_of(exc)
                     self._stream_error(stream, err.code, err.message)
         except grpc.RpcError:
@@ -973,7 +1058,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         msg.error.message = message
         if packet is not None:  # the offending PacketOut, from the raw stream message
             msg.error.packet_out.packet_out.CopyFrom(p4runtime_pb2.StreamMessageRequest.FromString(packet).packet)
-        stream.send(msg)
+        stream.send_packet(msg)  # one per bad message: bounded like PacketIns
 
     def _arbitrate(self, stream: _Stream, arb: Any) -> None:
         with self._lock:
@@ -1052,11 +1137,19 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     if f is None:
                         self._stream_error(stream, "INVALID_ARGUMENT", f"packet_out has no metadata id {mid}", raw)
                         return
+                    if mid in values:
+                        self._stream_error(stream, "INVALID_ARGUMENT", f"packet_out metadata {f.name!r} given twice", raw)
+                        return
                     try:
                         values[f.id] = codec.to_int(mval, f.bitwidth, f"packet_out metadata {f.name!r}")
                     except RequestError as exc:
                         self._stream_error(stream, exc.code, exc.message, raw)
                         return
+                missing = [f.name for f in hdr.fields if f.id not in values]
+                if missing:  # the spec wants every field (BMv2 zero-fills them; PI marks that a TODO)
+                    self._stream_error(stream, "INVALID_ARGUMENT",
+                                       f"packet_out metadata missing: {', '.join(missing)}", raw)
+                    return
                 header = codec.pack_header(hdr.fields, values)
             elif metadata:
                 self._stream_error(stream, "INVALID_ARGUMENT", "the program has no packet_out controller header", raw)

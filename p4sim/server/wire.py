@@ -188,7 +188,7 @@ def write_request(buf: bytes) -> tuple[WriteHeader, list[tuple[int, int, int]]]:
         if fn == 1 and wt == 0:
             head.device_id = v  # type: ignore[assignment]
         elif fn == 6 and wt == 2:
-            head.role = _bytes_field(buf, v).decode("utf-8", "replace")
+            head.role = _bytes_field(buf, v).decode("utf-8")  # UnicodeDecodeError: INVALID_ARGUMENT
         elif fn == 3 and wt == 2:
             s, e = v  # type: ignore[misc]
             high = low = 0

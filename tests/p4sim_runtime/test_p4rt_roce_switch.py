@@ -43,5 +43,6 @@ def test_roce_switch_over_p4runtime(server, connect) -> None:
     (got,) = c.read(p4runtime_pb2.Entity(counter_entry=ce))
     assert got.counter_entry.data.packet_count == 1 and got.counter_entry.data.byte_count == len(ROCE_FRAME)
 
-    c.packet_out(ROCE_FRAME, {n.metadata["packet_out"]["egress_port"]: b"\x03"})
+    md = n.metadata["packet_out"]
+    c.packet_out(ROCE_FRAME, {md["egress_port"]: b"\x03", md["_pad"]: b"\x00"})
     assert server.ports.ports[3].wait_output(1.0) == ROCE_FRAME
