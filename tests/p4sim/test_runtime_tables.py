@@ -206,3 +206,18 @@ def test_parser_value_set_members():
     assert sw.receive()[0].data == bytes([0x10, 1])
     with pytest.raises(P4SimError):
         sw.value_set_set("special", [(i, 0xFF) for i in range(5)])
+
+
+def test_a_table_holds_exactly_its_size():
+    """Mutant B7 (full one entry late). BMv2 refuses an add once `size` entries are in
+    (MatchErrorCode::TABLE_FULL); P4Runtime RESOURCE_EXHAUSTED. Size 2: two adds, not three."""
+    info = TableInfo(name="c.t", keys=(KeyField("k0", "exact", 8, 1),), size=2)
+    t = Table(info, [ActionSpec("c.a", (("v", 8),)), ActionSpec("NoAction", ())])
+    add(t, {"k0": Exact(1)}, 1)
+    add(t, {"k0": Exact(2)}, 2)
+    with pytest.raises(P4SimError, match="full"):
+        add(t, {"k0": Exact(3)}, 3)
+    assert t.lookup((3,)) is None and t.lookup((2,)).args == (2,)
+    t.delete(TableEntry("c.t", {"k0": Exact(1)}, "c.a", {"v": 1}))
+    add(t, {"k0": Exact(3)}, 3)  # room again after a delete
+    assert t.lookup((3,)).args == (3,)
