@@ -342,3 +342,66 @@ def test_each_e2e_clone_replica_has_its_own_headers(tmp_path):
     sw.send(0, frame())
     outs = sorted((p.port, data_of(p.data)[1]) for p in sw.receive())
     assert outs == [(1, 10), (6, 11), (7, 11)]
+
+
+def test_pack_bits_keeps_only_the_fields_width_and_csum16_folds_every_carry():
+    """Mutants X13 (a value wider than its field spills into the previous one) and X14
+    (the end-around carry folded once). BMv2's BufBuilder copies exactly `width` bits per
+    field; RFC 1071 folds carries until none is left: FFFF + FFFF + 0001 = 0x1FFFF ->
+    0xFFFF + 1 = 0x10000 -> 0x0001, checksum 0xFFFE. (csum16 sums native words: the second
+    input is the one that carries twice on a little-endian host; FFFF + FFFF + 0100 =
+    0x200FE -> 0x0100, checksum 0xFEFF.)"""
+    assert X.pack_bits([0x0, 0x1FF], [8, 8]) == b"\x00\xff"
+    assert X.csum16(bytes.fromhex("ffffffff0001")) == 0xFFFE
+    assert X.csum16(bytes.fromhex("ffffffff0100")) == 0xFEFF
+
+
+def test_i2e_clone_keeps_the_packet_length(tmp_path):
+    """Mutant S14 (the I2E clone's packet_length left 0). simple_switch: a clone's
+    standard_metadata is reset but packet_length is the length of the packet it copies."""
+    ig = "clone(CloneType.I2E, 5);"
+    eg = "hdr.data.c = (bit<16>)sm.packet_length;"
+    sw = Switch(program(tmp_path, ig=ig, eg=eg))
+    sw.clone_session_set(5, [(4, 0)])
+    f = frame()
+    sw.send(0, f)
+    outs = {p.port: data_of(p.data)[2] for p in sw.receive()}
+    assert outs == {1: len(f), 4: len(f)}
+
+
+def test_timestamps_are_microseconds_and_egress_starts_at_the_departure(tmp_path):
+    """Mutants S16/S18 (ingress_global_timestamp, enq_timestamp in ns) and S17 (egress
+    timestamp at the end of transmission). BMv2 simple_switch stamps in microseconds;
+    egress_global_timestamp is when egress processing starts: the packet left its queue."""
+    ig = "hdr.data.c = (bit<16>)sm.ingress_global_timestamp;"
+    eg = "hdr.data.d = (bit<32>)sm.egress_global_timestamp; hdr.data.b = (bit<8>)(sm.enq_timestamp - 4900);"
+    tm = TrafficManager()
+    sw = Switch(program(tmp_path, ig=ig, eg=eg), tm=tm)
+    tm.set_port_rate(1, bits_per_s=1e6)  # a 22-byte frame holds the port 368 us
+    sw.advance(5_000_000)  # 5 ms
+    sw.send(0, frame())
+    sw.send(0, frame())
+    sw.run_until_idle()
+    outs = [data_of(p.data) for p in sw.receive()]
+    assert [(o[1], o[2], o[3]) for o in outs] == [(100, 5000, 5000), (100, 5000, 5368)]
+
+
+def test_endless_resubmit_is_cut_not_a_crash(tmp_path):
+    """Mutant S20 (no bound on resubmit passes). BMv2 would loop; p4sim drops the packet
+    after MAX_REINJECT passes and goes on (defence: no hang, no RecursionError)."""
+    sw = Switch(program(tmp_path, ig="resubmit_preserving_field_list(0);"))
+    sw.send(0, frame())
+    assert sw.receive() == []
+    assert sw.stats["drops"] == 1
+    sw2 = Switch(program(tmp_path, ig="", eg="recirculate_preserving_field_list(0);", name="p2.p4"))
+    sw2.send(0, frame())
+    assert sw2.receive() == [] and sw2.stats["drops"] == 1
+
+
+def test_multicast_group_zero_is_refused(tmp_path):
+    """Mutant S21 (group 0 accepted). mcast_grp 0 means "no multicast" in v1model, so a
+    group 0 could never be used; P4Runtime refuses multicast_group_id 0 as well."""
+    sw = Switch(program(tmp_path, ig=""))
+    with pytest.raises(P4SimError, match="out of range"):
+        sw.mc_group_set(0, [(1, 0)])
+    sw.mc_group_set(1, [(1, 0)])
