@@ -726,6 +726,10 @@ def case_pfc_rx() -> Stf:
     s.packet(1, pfc_frame(HOST_MAC[1], 3, 0xFFFF))
     s.packet(1, pfc_frame(HOST_MAC[1], 3, 0))
     s.packet(1, pause_frame(HOST_MAC[1], 100))
+    s.c("a PFC frame behind an 802.1Q tag (the parser accepts MAC control after a VLAN tag):")
+    s.c("consumed and counted the same")
+    s.packet(1, pad60(mac("01:80:c2:00:00:01") + mac(HOST_MAC[1]) + b"\x81\x00\x00\x64"
+                      + pfc_frame(HOST_MAC[1], 4, 0xFFFF)[12:]))
     s.c("other MAC-control opcodes are consumed too")
     s.packet(1, pad60(mac("01:80:c2:00:00:01") + mac(HOST_MAC[1]) + b"\x88\x08\x00\x02"))
     s.c("a data frame right after still flows")
@@ -735,8 +739,9 @@ def case_pfc_rx() -> Stf:
     s.expect(2, f)
     s.counter("pfc_rx", 1 * 8 + 3, 2)
     s.counter("pfc_rx", 1 * 8 + 2, 0)
+    s.counter("pfc_rx", 1 * 8 + 4, 1)
     s.counter("pause_rx", 1, 1)
-    s.counter("drops", 1 * 16 + 7, 4)
+    s.counter("drops", 1 * 16 + 7, 5)
     return s
 
 
