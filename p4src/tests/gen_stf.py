@@ -574,12 +574,21 @@ def case_ecn_non_ect() -> Stf:
     f = roce_v2(dmac=HOST_MAC[3], ecn=0)
     s.packet(1, f)
     s.expect(3, f)
+    s.c("port 3: the same over IPv6 (non-ECT traffic class): passed unmarked, and an IPv6")
+    s.c("ECT(1) packet is marked")
+    f = roce_v2(src="2001:db8::1", dst="2001:db8::2", dmac=HOST_MAC[3], ecn=0)
+    s.packet(1, f)
+    s.expect(3, f)
+    f = roce_v2(src="2001:db8::1", dst="2001:db8::2", dmac=HOST_MAC[3], ecn=1)
+    s.packet(1, f)
+    s.expect(3, rewrite(f, ecn=3))
     s.c("port 4: exactly Kmax with drop_non_ect = 1: passed (drop only above Kmax)")
     f = roce_v2(dmac=HOST_MAC[4], ecn=0)
     s.packet(1, f)
     s.expect(4, f)
     s.counter("drops", 2 * 16 + 5, 1)
     s.counter("ecn_marked", 2 * 8 + 3, 1)
+    s.counter("ecn_marked", 3 * 8 + 3, 1)
     return s
 
 
@@ -716,6 +725,14 @@ def case_pfc_classes() -> Stf:
         s.expect(1, pfc_frame(PORT_MACS[1], c, 0x100 + c))
         s.expect(1, pfc_frame(PORT_MACS[1], c, 0))
         s.counter("pfc_tx", 1 * 8 + c, 2)
+    s.c("the data packet was VLAN-tagged (DSCP 42 -> class 2): the PFC frame is still an untagged")
+    s.c("60-byte MAC control frame (802.1Qbb frames carry no VLAN tag)")
+    f = roce_v2(dscp=42, psn=8, vlan=(0, 100))
+    s.packet(1, f)
+    s.expect(2, f)
+    s.expect(1, pfc_frame(PORT_MACS[1], 2, 0x102))
+    s.expect(1, pfc_frame(PORT_MACS[1], 2, 0))
+    s.counter("pfc_tx", 1 * 8 + 2, 4)
     return s
 
 
@@ -798,12 +815,18 @@ def case_cnp_np() -> Stf:
     s.expect(2, f)
     s.expect(1, cnp_expected(f, 0x34))
     s.counter("cnp_tx", 1 * 8 + 6, 3)
+    s.c("CE on a SEND ONLY with immediate (0x05): the CNP carries no ImmDt")
+    f = roce_v2(ecn=3, opcode=0x05, psn=12, payload=bytes(20))
+    s.packet(1, f)
+    s.expect(2, f)
+    s.expect(1, cnp_expected(f, 0x34))
+    s.counter("cnp_tx", 1 * 8 + 6, 4)
     s.c("CE on the flow of the cnp_qp entry, but toward port 3 (not a host port): no CNP")
     l2(s, 3, HOST_MAC[3])
     f = roce_v2(ecn=3, dmac=HOST_MAC[3], psn=9)
     s.packet(1, f)
     s.expect(3, f)
-    s.counter("cnp_tx", 1 * 8 + 6, 3)
+    s.counter("cnp_tx", 1 * 8 + 6, 4)
     s.c("a mirrored CE packet (session 5 -> port 7) still gets its CNP: the mirror copy is the clone,")
     s.c("the original stays an ordinary packet in egress")
     s.add("mirror_flow", {"bth_dqpn": "0x000012"}, "mirror_to", {"session": 5}, prio=10)
@@ -813,7 +836,7 @@ def case_cnp_np() -> Stf:
     s.expect(2, f)
     s.expect(7, f)
     s.expect(1, cnp_expected(f, 0x34))
-    s.counter("cnp_tx", 1 * 8 + 6, 4)
+    s.counter("cnp_tx", 1 * 8 + 6, 5)
     s.c("CE toward host port 2 but over its MTU (dropped in egress, DROP_MTU): the NIC never")
     s.c("receives it, so no CNP")
     s.add("port_mtu", {"standard_metadata.egress_port": "2"}, "set_port_mtu", {"mtu_bytes": 59})
@@ -821,7 +844,7 @@ def case_cnp_np() -> Stf:
     s.packet(1, f)
     s.expect(7, f)  # its mirror copy (ingress) still leaves
     s.counter("drops", 2 * 16 + 11, 1)
-    s.counter("cnp_tx", 1 * 8 + 6, 4)
+    s.counter("cnp_tx", 1 * 8 + 6, 5)
     return s
 
 
