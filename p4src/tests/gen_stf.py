@@ -119,6 +119,15 @@ def rocev1(smac: str = HOST_MAC[1], dmac: str = HOST_MAC[2], dqpn: int = 0x12,
     return pad60(frame)
 
 
+def ipv4_fragment() -> bytes:
+    """IPv4 fragment at offset 8 bytes (frag 1) carrying what looks like UDP to 4791 and a BTH."""
+    fake = struct.pack("!HHHH", 0xC001, 4791, 36, 0) + struct.pack("!BBHI", OP_SEND_ONLY, 0, 0xFFFF, 0x12) \
+        + bytes(4) + bytes(16)
+    pkt = Ether(src=HOST_MAC[1], dst=HOST_MAC[2]) / IP(src="10.0.0.1", dst="10.0.0.2", proto=17,
+                                                        frag=1, id=7, ttl=64) / Raw(fake)
+    return pad60(bytes(pkt))
+
+
 def plain_ipv4(src: str = "10.0.0.1", dst: str = "10.0.0.2", smac: str = HOST_MAC[1],
                dmac: str = HOST_MAC[2], tos: int = 0, ttl: int = 64) -> bytes:
     """A non-RoCE UDP/IPv4 packet."""
@@ -313,7 +322,15 @@ def case_l2() -> Stf:
     s.expect(1, g)
     s.c("unknown destination: l2_miss drops it")
     s.packet(1, roce_v2(dmac=HOST_MAC[5]))
+    s.c("a non-first IPv4 fragment whose bytes look like UDP 4791 + BTH: forwarded, never parsed as")
+    s.c("RoCE (the parser looks past IPv4 only at offset 0, IHL 5), so not counted in roce_rx")
+    s.packet(1, ipv4_fragment())
+    s.expect(2, ipv4_fragment())
     s.c("broadcast flooded through multicast group 1 = ports 1, 2, 3; not back to port 1")
+    s.c("(multicast is outside PFC admission: XOFF 1 on port 1 class 0 sends nothing for it)")
+    s.add("pfc_thresholds", {"ingress_port": "1", "tc": "0"}, "set_pfc_thresholds",
+          {"xoff": 1, "xon": 1, "quanta": 0xFFFF, "refresh_us": BIG_US})
+    s.cmd(f"mirroring_add {PFC_SESSION_BASE + 1} 1")
     s.add("l2_fwd", {"ethernet.dst": "0xffffffffffff"}, "l2_flood", {"mcast_grp": 1})
     s.cmd("mc_mgrp_create 1")
     s.cmd("mc_node_create 0 1 2 3")
@@ -328,6 +345,7 @@ def case_l2() -> Stf:
     s.counter("roce_tx", 2 * 8 + 0, 1)
     s.counter("drops", 1 * 16 + 3, 1)
     s.counter("drops", 1 * 16 + 10, 1)
+    s.counter("pfc_tx", 1 * 8 + 0, 0)
     return s
 
 
@@ -491,6 +509,11 @@ def case_classify() -> Stf:
     s.counter("ecn_marked", 2 * 8 + 6, 1)
     s.counter("ecn_marked", 2 * 8 + 0, 0)
     s.counter("cnp_rx", 1 * 8 + 6, 1)
+    s.c("roce_rx counts each packet in its class: 3 (two), 5, 0 (two), 6 (the CNP)")
+    s.counter("roce_rx", 1 * 8 + 3, 2)
+    s.counter("roce_rx", 1 * 8 + 5, 1)
+    s.counter("roce_rx", 1 * 8 + 0, 2)
+    s.counter("roce_rx", 1 * 8 + 6, 1)
     return s
 
 
@@ -551,12 +574,21 @@ def case_ecn_non_ect() -> Stf:
     f = roce_v2(dmac=HOST_MAC[3], ecn=0)
     s.packet(1, f)
     s.expect(3, f)
+    s.c("port 3: the same over IPv6 (non-ECT traffic class): passed unmarked, and an IPv6")
+    s.c("ECT(1) packet is marked")
+    f = roce_v2(src="2001:db8::1", dst="2001:db8::2", dmac=HOST_MAC[3], ecn=0)
+    s.packet(1, f)
+    s.expect(3, f)
+    f = roce_v2(src="2001:db8::1", dst="2001:db8::2", dmac=HOST_MAC[3], ecn=1)
+    s.packet(1, f)
+    s.expect(3, rewrite(f, ecn=3))
     s.c("port 4: exactly Kmax with drop_non_ect = 1: passed (drop only above Kmax)")
     f = roce_v2(dmac=HOST_MAC[4], ecn=0)
     s.packet(1, f)
     s.expect(4, f)
     s.counter("drops", 2 * 16 + 5, 1)
     s.counter("ecn_marked", 2 * 8 + 3, 1)
+    s.counter("ecn_marked", 3 * 8 + 3, 1)
     return s
 
 
@@ -673,6 +705,37 @@ def case_pfc_refresh() -> Stf:
     return s
 
 
+def case_pfc_classes() -> Stf:
+    s = Stf("pfc_classes", "PFC: the frame for class C enables bit C of the class-enable vector and carries "
+            "the pause time in time[C] (802.1Qbb), for every class 0..7")
+    s.c("every class of port 1 has XOFF 1, XON 1, its own quanta 0x100 + C; DSCP 40 + C -> class C.")
+    s.c("One packet per class: its arrival (depth 0 -> 1) sends the XOFF, its departure (queue")
+    s.c("empty, 0 < XON) the XON, both for that class only")
+    l2(s, 2, HOST_MAC[2])
+    s.add("port_mac", {"egress_port": "1"}, "set_port_mac", {"mac": mac_hex(PORT_MACS[1])})
+    s.cmd(f"mirroring_add {PFC_SESSION_BASE + 1} 1")
+    for c in range(8):
+        s.add("dscp_to_tc", {"dscp": str(40 + c)}, "set_tc_from_dscp", {"tc": c})
+        s.add("pfc_thresholds", {"ingress_port": "1", "tc": str(c)}, "set_pfc_thresholds",
+              {"xoff": 1, "xon": 1, "quanta": 0x100 + c, "refresh_us": BIG_US})
+    for c in range(8):
+        f = roce_v2(dscp=40 + c, psn=c)
+        s.packet(1, f)
+        s.expect(2, f)
+        s.expect(1, pfc_frame(PORT_MACS[1], c, 0x100 + c))
+        s.expect(1, pfc_frame(PORT_MACS[1], c, 0))
+        s.counter("pfc_tx", 1 * 8 + c, 2)
+    s.c("the data packet was VLAN-tagged (DSCP 42 -> class 2): the PFC frame is still an untagged")
+    s.c("60-byte MAC control frame (802.1Qbb frames carry no VLAN tag)")
+    f = roce_v2(dscp=42, psn=8, vlan=(0, 100))
+    s.packet(1, f)
+    s.expect(2, f)
+    s.expect(1, pfc_frame(PORT_MACS[1], 2, 0x102))
+    s.expect(1, pfc_frame(PORT_MACS[1], 2, 0))
+    s.counter("pfc_tx", 1 * 8 + 2, 4)
+    return s
+
+
 def case_pfc_rx() -> Stf:
     s = Stf("pfc_rx_consumed", "received PFC and PAUSE frames are consumed (counted), never forwarded")
     s.c("even with a forwarding entry for the MAC-control address and a flood group")
@@ -680,6 +743,10 @@ def case_pfc_rx() -> Stf:
     s.packet(1, pfc_frame(HOST_MAC[1], 3, 0xFFFF))
     s.packet(1, pfc_frame(HOST_MAC[1], 3, 0))
     s.packet(1, pause_frame(HOST_MAC[1], 100))
+    s.c("a PFC frame behind an 802.1Q tag (the parser accepts MAC control after a VLAN tag):")
+    s.c("consumed and counted the same")
+    s.packet(1, pad60(mac("01:80:c2:00:00:01") + mac(HOST_MAC[1]) + b"\x81\x00\x00\x64"
+                      + pfc_frame(HOST_MAC[1], 4, 0xFFFF)[12:]))
     s.c("other MAC-control opcodes are consumed too")
     s.packet(1, pad60(mac("01:80:c2:00:00:01") + mac(HOST_MAC[1]) + b"\x88\x08\x00\x02"))
     s.c("a data frame right after still flows")
@@ -689,8 +756,9 @@ def case_pfc_rx() -> Stf:
     s.expect(2, f)
     s.counter("pfc_rx", 1 * 8 + 3, 2)
     s.counter("pfc_rx", 1 * 8 + 2, 0)
+    s.counter("pfc_rx", 1 * 8 + 4, 1)
     s.counter("pause_rx", 1, 1)
-    s.counter("drops", 1 * 16 + 7, 4)
+    s.counter("drops", 1 * 16 + 7, 5)
     return s
 
 
@@ -740,7 +808,43 @@ def case_cnp_np() -> Stf:
     s.packet(1, f)
     s.expect(2, rewrite(f, ecn=3))
     s.expect(1, cnp_expected(rewrite(f, ecn=3), 0x34))
-    s.counter("cnp_tx", 1 * 8 + 6, 2)
+    s.c("CE on an RDMA READ RESPONSE ONLY (opcode 0x10, the last of the 0x00..0x10 request/data")
+    s.c("range): the responder gets a CNP")
+    f = roce_v2(ecn=3, opcode=0x10, psn=8, payload=bytes(20))
+    s.packet(1, f)
+    s.expect(2, f)
+    s.expect(1, cnp_expected(f, 0x34))
+    s.counter("cnp_tx", 1 * 8 + 6, 3)
+    s.c("CE on a SEND ONLY with immediate (0x05): the CNP carries no ImmDt")
+    f = roce_v2(ecn=3, opcode=0x05, psn=12, payload=bytes(20))
+    s.packet(1, f)
+    s.expect(2, f)
+    s.expect(1, cnp_expected(f, 0x34))
+    s.counter("cnp_tx", 1 * 8 + 6, 4)
+    s.c("CE on the flow of the cnp_qp entry, but toward port 3 (not a host port): no CNP")
+    l2(s, 3, HOST_MAC[3])
+    f = roce_v2(ecn=3, dmac=HOST_MAC[3], psn=9)
+    s.packet(1, f)
+    s.expect(3, f)
+    s.counter("cnp_tx", 1 * 8 + 6, 4)
+    s.c("a mirrored CE packet (session 5 -> port 7) still gets its CNP: the mirror copy is the clone,")
+    s.c("the original stays an ordinary packet in egress")
+    s.add("mirror_flow", {"bth_dqpn": "0x000012"}, "mirror_to", {"session": 5}, prio=10)
+    s.cmd("mirroring_add 5 7")
+    f = roce_v2(ecn=3, psn=11)
+    s.packet(1, f)
+    s.expect(2, f)
+    s.expect(7, f)
+    s.expect(1, cnp_expected(f, 0x34))
+    s.counter("cnp_tx", 1 * 8 + 6, 5)
+    s.c("CE toward host port 2 but over its MTU (dropped in egress, DROP_MTU): the NIC never")
+    s.c("receives it, so no CNP")
+    s.add("port_mtu", {"standard_metadata.egress_port": "2"}, "set_port_mtu", {"mtu_bytes": 59})
+    f = roce_v2(ecn=3, psn=10)  # IPv4 total length 60
+    s.packet(1, f)
+    s.expect(7, f)  # its mirror copy (ingress) still leaves
+    s.counter("drops", 2 * 16 + 11, 1)
+    s.counter("cnp_tx", 1 * 8 + 6, 5)
     return s
 
 
@@ -853,11 +957,23 @@ def case_fault() -> Stf:
         s.packet(1, f)
         if (psn + 1) % 3 != 0:
             s.expect(2, f)
+    s.c("QP 0x22: PSN 1 dropped by fault_psn, and every 3rd packet (slot 1) of what is left:")
+    s.c("PSNs 0, 2, 3 are counted, so PSN 3 is the one dropped; PSN 4 passes")
+    s.add("fault_psn", {"ip_dst": f"0x{ip4_int('10.0.0.2'):x}", "bth.dqpn": "0x22", "bth.psn": "1"},
+          "drop_psn")
+    s.add("fault_every_nth", {"ip_dst": f"0x{ip4_int('10.0.0.2'):x}", "bth.dqpn": "0x22"},
+          "drop_every_nth", {"n": 3, "slot": 1})
+    for psn in range(5):
+        f = roce_v2(dqpn=0x22, psn=psn)
+        s.packet(1, f)
+        if psn not in (1, 3):
+            s.expect(2, f)
+    s.register("fault_count", 1, 1)
     s.c("other QPs untouched")
     f = roce_v2(dqpn=0x21, psn=5)
     s.packet(1, f)
     s.expect(2, f)
-    s.counter("drops", 1 * 16 + 4, 3)
+    s.counter("drops", 1 * 16 + 4, 5)
     s.register("fault_count", 0, 1)
     return s
 
@@ -913,11 +1029,15 @@ def case_malformed() -> Stf:
     s.packet(1, roce_v2(opcode=0x0B, payload=b"")[:14 + 20 + 8 + 12 + 18])
     s.c("FETCH_ADD cut inside its 28-byte AtomicETH: dropped")
     s.packet(1, roce_v2(opcode=0x14, payload=b"")[:14 + 20 + 8 + 12 + 20])
+    s.c("ATOMIC ACKNOWLEDGE: AETH (4) then AtomicAckETH (8); 10 bytes after the BTH: dropped")
+    s.packet(1, roce_v2(opcode=0x12, payload=bytes(16))[:14 + 20 + 8 + 12 + 10])
+    s.c("RDMA READ RESPONSE LAST (0x0F) carries an AETH: 2 bytes after the BTH are too short")
+    s.packet(1, roce_v2(opcode=0x0F, payload=bytes(16))[:14 + 20 + 8 + 12 + 2])
     s.c("a short non-IP frame is fine (nothing to parse beyond Ethernet)")
     arp = pad60(mac(HOST_MAC[2]) + mac(HOST_MAC[1]) + b"\x08\x06" + bytes(28))
     s.packet(1, arp)
     s.expect(2, arp)
-    s.counter("drops", 1 * 16 + 8, 5)
+    s.counter("drops", 1 * 16 + 8, 7)
     return s
 
 
@@ -945,13 +1065,30 @@ def case_mtu() -> Stf:
     s.expect(3, g)
     s.packet(1, roce_v2(src=src, dst=dst, dmac=HOST_MAC[3], opcode=OP_WRITE_ONLY,
                         payload=bytes(1025)))
+    s.c("RoCEv1: the GRH is the L2 payload, 40 + GRH payload length 32 = 72 bytes: MTU 72 passes")
+    l2(s, 4, HOST_MAC[4])
+    v1 = rocev1(dmac=HOST_MAC[4])
+    s.add("port_mtu", {"standard_metadata.egress_port": "4"}, "set_port_mtu", {"mtu_bytes": 72})
+    s.packet(1, v1)
+    s.expect(4, v1)
+    s.c("the same frame toward port 5, MTU 71: dropped")
+    s.add("port_mtu", {"standard_metadata.egress_port": "5"}, "set_port_mtu", {"mtu_bytes": 71})
+    l2(s, 5, HOST_MAC[5])
+    s.packet(1, rocev1(dmac=HOST_MAC[5]))
     s.counter("drops", 2 * 16 + 11, 2)
     s.counter("drops", 3 * 16 + 11, 1)
+    s.counter("drops", 4 * 16 + 11, 0)
+    s.counter("drops", 5 * 16 + 11, 1)
+    s.c("roce_tx counts what left, not what the MTU check dropped")
+    s.counter("roce_tx", 2 * 8 + 0, 1)
+    s.counter("roce_tx", 3 * 8 + 0, 2)
+    s.counter("roce_tx", 4 * 8 + 0, 1)
+    s.counter("roce_tx", 5 * 8 + 0, 0)
     return s
 
 
 CASES = [case_l2, case_ipv4, case_ipv6, case_ecmp, case_classify, case_ecn, case_ecn_non_ect,
-         case_pfc, case_pfc_refresh, case_pfc_rx, case_cnp_np, case_cnp_v6, case_cnp_routed, case_cnp_rate,
+         case_pfc, case_pfc_refresh, case_pfc_classes, case_pfc_rx, case_cnp_np, case_cnp_v6, case_cnp_routed, case_cnp_rate,
          case_rocev1, case_fault, case_mirror_cpu, case_malformed, case_mtu]
 
 

@@ -3,8 +3,12 @@ registers, meters, clone I2E/E2E, multicast, resubmit, recirculate, digest, PFC,
 
 from __future__ import annotations
 
+import random
 import zlib
 
+import pytest
+
+from p4sim.model import P4SimError
 from p4sim.runtime import externs as X
 from p4sim.runtime.switch import Switch
 from p4sim.runtime.tm import TrafficManager
@@ -238,3 +242,166 @@ def test_resubmitted_packet_enters_egress_as_normal(tmp_path):
     sw.send(3, frame())
     (o,) = sw.receive()
     assert data_of(o.data)[:3] == (6, 0, 0)
+
+
+def test_identity_hash_is_the_first_eight_bytes_and_hash_adds_base():
+    """Mutants X3 (identity over the last bytes) and X4 (base dropped). BMv2
+    calculations.cpp `identity`: the first min(8, len) bytes, big-endian; v1model hash()
+    (BMv2 modify_field_with_hash_based_offset): base + (h % max), max 0 = no modulo."""
+    data = bytes(range(1, 13))  # 12 bytes: the last 8 differ from the first 8
+    assert X.identity(data) == 0x0102030405060708
+    assert X.identity(b"\xab") == 0xAB
+    rng = random.Random(0)
+    assert X.hash_value(X.identity, b"\x00\x17", 100, 10, rng) == 100 + 0x17 % 10
+    assert X.hash_value(X.identity, b"\x00\x17", 100, 0, rng) == 100 + 0x17
+
+
+def test_crc16_custom_defaults_to_crc16_arc():
+    """Mutant X12 (wrong default polynomial). BMv2's crc16_custom starts with the crc16
+    parameters (poly 0x8005, init 0, no final xor, reflected): check value 0xBB3D."""
+    algos = X.make_hash_algorithms()
+    assert algos["crc16_custom"](b"123456789") == 0xBB3D == algos["crc16"](b"123456789")
+
+
+def test_meter_bucket_never_holds_more_than_its_burst():
+    """Mutant X6 (tokens not capped). BMv2 Meter::execute: a bucket fills at its rate but
+    holds at most its burst size, so an idle hour buys no bigger burst than the configured one."""
+    m = X.MeterState()
+    m.set_rates([(0.001, 2), (0.002, 3)], 0)  # committed 2, peak 3 packets
+    hour_ns = 3600 * 10**9
+    colors = [m.execute(1, hour_ns) for _ in range(4)]
+    assert colors == [X.GREEN, X.GREEN, X.YELLOW, X.RED]
+
+
+def test_register_write_rejects_a_value_wider_than_the_cell(tmp_path):
+    """Mutant X9 (register mask one bit too wide): a bit<16> cell never holds 2^16."""
+    sw = Switch(program(tmp_path, ig="", ig_locals=EXT_LOCALS))
+    sw.register_write("reg", 1, 0xFFFF)
+    assert sw.register_read("reg", 1) == 0xFFFF
+    with pytest.raises(P4SimError, match="does not fit in 16 bits"):
+        sw.register_write("reg", 2, 0x10000)
+    assert sw.register_read("reg", 2) == 0
+
+
+def test_e2e_clone_resets_metadata_and_is_truncated_by_its_session(tmp_path):
+    """Mutants S2 (user metadata copied into an E2E clone), S9 (standard_metadata copied),
+    S5 (session truncation ignored). BMv2 simple_switch egress_thread: the clone's metadata
+    is reset, only the preserved field list comes back (none here), so ingress_port reads 0
+    in its egress; a clone session's packet length (P4Runtime CloneSessionEntry
+    packet_length_bytes) cuts the clone, not the original."""
+    eg = """
+        if (sm.instance_type == 0) { meta.y = 0x5A; clone(CloneType.E2E, 6); }
+        hdr.data.b = meta.y;
+        hdr.data.c = (bit<16>)sm.ingress_port;
+        hdr.data.a = (bit<8>)sm.instance_type;
+    """
+    sw = Switch(program(tmp_path, eg=eg))
+    sw.clone_session_set(6, [(6, 0)])
+    sw.send(3, frame(a=1))
+    outs = {p.port: data_of(p.data) for p in sw.receive()}
+    assert outs[1][:3] == (0, 0x5A, 3)  # the original
+    assert outs[6][:3] == (2, 0, 0)  # E2E clone: metadata and standard_metadata reset
+    sw.clone_session_set(6, [(6, 0)], truncate=16)
+    sw.send(3, frame(a=1))
+    outs = {p.port: p.data for p in sw.receive()}
+    assert len(outs[6]) == 16 and len(outs[1]) == len(frame(a=1))
+
+
+def test_egress_spec_reads_zero_in_egress(tmp_path):
+    """Mutant S6 (egress_spec left as ingress set it). BMv2 simple_switch egress_thread sets
+    standard_metadata.egress_spec to 0 before egress runs (it is an output of egress)."""
+    sw = Switch(program(tmp_path, ig="sm.egress_spec = 5;", eg="hdr.data.a = (bit<8>)sm.egress_spec;"))
+    sw.send(0, frame(a=9))
+    outs = [(p.port, data_of(p.data)[0]) for p in sw.receive()]
+    assert outs == [(5, 0)]
+
+
+def test_8023x_pause_frame_pauses_every_priority_of_the_port(tmp_path):
+    """Mutant Q13 (a PAUSE frame taken as a class-0 PFC). 802.3x PAUSE (opcode 0x0001)
+    stops the whole link: every priority of the port it came in on."""
+    tm = TrafficManager()
+    sw = Switch(program(tmp_path, ig="sm.egress_spec = 2;"), tm=tm)
+    tm.set_port_rate(1, bits_per_s=1e9)
+    pause = (bytes.fromhex("0180c2000001" "0000000000bb" "8808" "0001") + (100).to_bytes(2, "big")).ljust(60, b"\0")
+    sw.send(1, pause)
+    assert all(tm.is_paused(1, prio, sw.now()) for prio in range(8))
+    # 100 quanta of 512 bit times at 1 Gb/s: 51.2 us
+    assert tm.stats()["ports"][1]["paused_ns"] == [51_200] * 8
+
+
+def test_each_e2e_clone_replica_has_its_own_headers(tmp_path):
+    """Mutant S10 (the E2E clones share the original's header object). Each replica of a
+    clone session is its own packet (BMv2 copies the packet per replica): one replica's
+    egress never sees what another replica's egress wrote."""
+    eg = """
+        if (sm.instance_type == 0) { hdr.data.b = 10; clone(CloneType.E2E, 6); }
+        else { hdr.data.b = hdr.data.b + 1; }
+    """
+    sw = Switch(program(tmp_path, eg=eg))
+    sw.clone_session_set(6, [(6, 0), (7, 0)])
+    sw.send(0, frame())
+    outs = sorted((p.port, data_of(p.data)[1]) for p in sw.receive())
+    assert outs == [(1, 10), (6, 11), (7, 11)]
+
+
+def test_pack_bits_keeps_only_the_fields_width_and_csum16_folds_every_carry():
+    """Mutants X13 (a value wider than its field spills into the previous one) and X14
+    (the end-around carry folded once). BMv2's BufBuilder copies exactly `width` bits per
+    field; RFC 1071 folds carries until none is left: FFFF + FFFF + 0001 = 0x1FFFF ->
+    0xFFFF + 1 = 0x10000 -> 0x0001, checksum 0xFFFE. (csum16 sums native words: the second
+    input is the one that carries twice on a little-endian host; FFFF + FFFF + 0100 =
+    0x200FE -> 0x0100, checksum 0xFEFF.)"""
+    assert X.pack_bits([0x0, 0x1FF], [8, 8]) == b"\x00\xff"
+    assert X.csum16(bytes.fromhex("ffffffff0001")) == 0xFFFE
+    assert X.csum16(bytes.fromhex("ffffffff0100")) == 0xFEFF
+
+
+def test_i2e_clone_keeps_the_packet_length(tmp_path):
+    """Mutant S14 (the I2E clone's packet_length left 0). simple_switch: a clone's
+    standard_metadata is reset but packet_length is the length of the packet it copies."""
+    ig = "clone(CloneType.I2E, 5);"
+    eg = "hdr.data.c = (bit<16>)sm.packet_length;"
+    sw = Switch(program(tmp_path, ig=ig, eg=eg))
+    sw.clone_session_set(5, [(4, 0)])
+    f = frame()
+    sw.send(0, f)
+    outs = {p.port: data_of(p.data)[2] for p in sw.receive()}
+    assert outs == {1: len(f), 4: len(f)}
+
+
+def test_timestamps_are_microseconds_and_egress_starts_at_the_departure(tmp_path):
+    """Mutants S16/S18 (ingress_global_timestamp, enq_timestamp in ns) and S17 (egress
+    timestamp at the end of transmission). BMv2 simple_switch stamps in microseconds;
+    egress_global_timestamp is when egress processing starts: the packet left its queue."""
+    ig = "hdr.data.c = (bit<16>)sm.ingress_global_timestamp;"
+    eg = "hdr.data.d = (bit<32>)sm.egress_global_timestamp; hdr.data.b = (bit<8>)(sm.enq_timestamp - 4900);"
+    tm = TrafficManager()
+    sw = Switch(program(tmp_path, ig=ig, eg=eg), tm=tm)
+    tm.set_port_rate(1, bits_per_s=1e6)  # a 22-byte frame holds the port 368 us
+    sw.advance(5_000_000)  # 5 ms
+    sw.send(0, frame())
+    sw.send(0, frame())
+    sw.run_until_idle()
+    outs = [data_of(p.data) for p in sw.receive()]
+    assert [(o[1], o[2], o[3]) for o in outs] == [(100, 5000, 5000), (100, 5000, 5368)]
+
+
+def test_endless_resubmit_is_cut_not_a_crash(tmp_path):
+    """Mutant S20 (no bound on resubmit passes). BMv2 would loop; p4sim drops the packet
+    after MAX_REINJECT passes and goes on (defence: no hang, no RecursionError)."""
+    sw = Switch(program(tmp_path, ig="resubmit_preserving_field_list(0);"))
+    sw.send(0, frame())
+    assert sw.receive() == []
+    assert sw.stats["drops"] == 1
+    sw2 = Switch(program(tmp_path, ig="", eg="recirculate_preserving_field_list(0);", name="p2.p4"))
+    sw2.send(0, frame())
+    assert sw2.receive() == [] and sw2.stats["drops"] == 1
+
+
+def test_multicast_group_zero_is_refused(tmp_path):
+    """Mutant S21 (group 0 accepted). mcast_grp 0 means "no multicast" in v1model, so a
+    group 0 could never be used; P4Runtime refuses multicast_group_id 0 as well."""
+    sw = Switch(program(tmp_path, ig=""))
+    with pytest.raises(P4SimError, match="out of range"):
+        sw.mc_group_set(0, [(1, 0)])
+    sw.mc_group_set(1, [(1, 0)])

@@ -206,3 +206,41 @@ def test_parser_value_set_members():
     assert sw.receive()[0].data == bytes([0x10, 1])
     with pytest.raises(P4SimError):
         sw.value_set_set("special", [(i, 0xFF) for i in range(5)])
+
+
+def test_a_table_holds_exactly_its_size():
+    """Mutant B7 (full one entry late). BMv2 refuses an add once `size` entries are in
+    (MatchErrorCode::TABLE_FULL); P4Runtime RESOURCE_EXHAUSTED. Size 2: two adds, not three."""
+    info = TableInfo(name="c.t", keys=(KeyField("k0", "exact", 8, 1),), size=2)
+    t = Table(info, [ActionSpec("c.a", (("v", 8),)), ActionSpec("NoAction", ())])
+    add(t, {"k0": Exact(1)}, 1)
+    add(t, {"k0": Exact(2)}, 2)
+    with pytest.raises(P4SimError, match="full"):
+        add(t, {"k0": Exact(3)}, 3)
+    assert t.lookup((3,)) is None and t.lookup((2,)).args == (2,)
+    t.delete(TableEntry("c.t", {"k0": Exact(1)}, "c.a", {"v": 1}))
+    add(t, {"k0": Exact(3)}, 3)  # room again after a delete
+    assert t.lookup((3,)).args == (3,)
+
+
+def test_lpm_and_ternary_values_are_masked_when_added():
+    """Mutant B13 (the lpm value kept with its bits past the prefix). BMv2 masks the key of
+    an lpm/ternary entry when it is added: 10.1.2.3/8 is 10.0.0.0/8 and matches 10.9.9.9."""
+    t = table(["lpm"], [32])
+    add(t, {"k0": Lpm(0x0A010203, 8)}, 1)
+    assert t.lookup((0x0A090909,)).args == (1,)
+    assert t.lookup1(0x0A090909).args == (1,)
+    t2 = table(["lpm", "ternary"], [32, 8])  # the scan path (lpm inside a ternary table)
+    add(t2, {"k0": Lpm(0x0A010203, 8), "k1": Ternary(0x1F, 0x0F)}, 2, prio=1)
+    assert t2.lookup((0x0A090909, 0x2F)).args == (2,)
+
+
+def test_reset_default_restores_the_programs_default(tmp_path):
+    """Mutant B14 (reset_default a no-op). P4Runtime: a default entry without an action
+    resets the default to the one the P4 program declares (here set_b(9))."""
+    sw = Switch(program(tmp_path, ig="t.apply();", ig_locals=IG_LOCALS))
+    assert sw.table_default("IG.t") == ("IG.set_b", {"v": 9})
+    sw.table_set_default("t", "NoAction", {})
+    assert sw.table_default("IG.t")[0] == "NoAction"
+    sw.tables["IG.t"].reset_default()
+    assert sw.table_default("IG.t") == ("IG.set_b", {"v": 9})

@@ -279,3 +279,51 @@ def test_default_line_rate_applies_to_every_port() -> None:
     assert tm.stats()["ports"][9]["pps"] == 1.0
     with pytest.raises(ValueError):
         TrafficManager(default_rate_bps=0)
+
+
+def test_simultaneous_departures_go_in_port_order() -> None:
+    """Mutants Q21/Q22 (ties broken by the highest or the last port). The docstring's
+    contract: departures in time order, ports in number order on ties, whatever order the
+    packets were queued in (egress runs them in that order: shared registers see it)."""
+    tm = TrafficManager()
+    for port in (5, 1, 3):
+        tm.set_port_rate(port, bits_per_s=10e9)
+    for port in (5, 1, 3):
+        tm.enqueue(pkt(port=port, length=976, tag=(port, 0)), 0)
+        tm.enqueue(pkt(port=port, length=976, tag=(port, 1)), 0)
+    out = tm.dequeue(10**6)
+    assert [p.state for p in out] == [(5, 0), (1, 0), (3, 0), (1, 1), (3, 1), (5, 1)]
+    assert [p.tx_start_ns for p in out] == [0, 0, 0, 800, 800, 800]
+
+
+def test_set_all_capacities_applies_to_ports_not_seen_yet() -> None:
+    """Mutant Q26 (only the existing ports). BMv2 `set_queue_depth N` without a port sets
+    every port's queues, including ports no packet has used yet."""
+    tm = TrafficManager()
+    tm.set_port_rate(1, bits_per_s=1e9)
+    tm.set_all_capacities(2)
+    tm.set_port_rate(7, bits_per_s=1e9)  # a new port: the new default applies
+    results = [tm.enqueue(pkt(port=7, tag=i), 0) for i in range(4)]
+    # the first leaves at once (idle port), two fill the queue, the fourth is tail-dropped
+    assert results == [True, True, True, False]
+    assert tm.stats()["ports"][7]["capacity"] == [2] * 8
+
+
+def test_pause_time_rounds_to_the_nearest_ns() -> None:
+    """Mutant Q27 (truncated). 3 quanta at 10 Gb/s = 3 * 512 bits = 153.6 ns: 154 ns,
+    rounded half up as the docstring says (truncation would give 153)."""
+    tm = TrafficManager()
+    tm.set_port_rate(PORT, bits_per_s=10e9)
+    tm.pause(PORT, 1 << 2, [0, 0, 3, 0, 0, 0, 0, 0], 1000)
+    assert tm.is_paused(PORT, 2, 1153) and not tm.is_paused(PORT, 2, 1154)
+    assert tm.stats()["ports"][PORT]["paused_ns"][2] == 154
+
+
+def test_tx_bytes_counts_queued_departures_too() -> None:
+    """Mutant Q28 (only packets that left at once counted): tx_bytes is every byte sent."""
+    tm = TrafficManager()
+    tm.set_port_rate(PORT, bits_per_s=10e9)
+    for length in (100, 200, 300):
+        tm.enqueue(pkt(length=length), 0)
+    assert len(tm.dequeue(10**6)) == 3
+    assert tm.stats()["ports"][PORT]["tx_bytes"] == 600

@@ -149,3 +149,33 @@ def test_ecn_follows_the_real_queue_depth(compiled) -> None:
     # pass; packet 6 is the first to see 5 > Kmax queued, and every later one sees more.
     assert marked == [False] * 6 + [True] * 4, marked
     assert sw.counter_read("ecn_marked", 2 * 8 + 3)[0] == sum(marked)
+
+
+def test_pfc_refresh_on_departure_is_an_xoff_even_after_an_ingress_xon(compiled) -> None:
+    """Mutant P15 (refresh on departure keeps the quanta ingress left in the metadata): a
+    packet whose arrival sent an XON (quanta 0) departs while the queue is paused again;
+    its refresh is a full XOFF (802.1Qbb: a refresh repeats the pause time), never an XON."""
+    s = gen.Stf("t", "t")
+    gen._pfc_setup(s, xoff=5, xon=2, quanta=0xFFFF, refresh=10_000)
+    sw = _switch(compiled, s)
+    sw.tm.set_port_rate(2, pps=100)  # 10 ms per packet
+    idx = 1 * 8 + 3
+    xoff = gen.pfc_frame(gen.PORT_MACS[1], 3, 0xFFFF)
+    xon = gen.pfc_frame(gen.PORT_MACS[1], 3, 0)
+    sw.send(1, gen.roce_v2(psn=0))  # Z: leaves at once, port 2 busy 10 ms
+    assert [p.data for p in sw.receive() if p.port == 1] == []
+    # the sender is marked paused by port 2's queue, which is empty: A's arrival XONs it
+    sw.register_write("pfc_paused", idx, 1)
+    sw.register_write("pfc_cause", idx, 2)
+    sw.send(1, gen.roce_v2(psn=1))  # A: depth 1 < XON, queued behind Z
+    assert [p.data for p in sw.receive() if p.port == 1] == [xon]
+    for i in range(2, 6):  # B..E: depths 2..5, XOFF at 5
+        sw.send(1, gen.roce_v2(psn=i))
+    assert [p.data for p in sw.receive() if p.port == 1] == [xoff]
+    assert sw.tm.depth(2, 3) == 5
+    # 10 ms: A leaves, 4 still queued (>= XON) and the refresh (10 ms) is due
+    sw.advance(10_000 * US)
+    out = sw.receive()
+    assert [p.port for p in out].count(2) == 1
+    assert [p.data for p in out if p.port == 1] == [xoff]
+    assert sw.register_read("pfc_paused", idx) == 1
