@@ -487,12 +487,24 @@ def decode_table_entry(maps: IdMaps, te: PlainEntry | p4runtime_pb2.TableEntry, 
 
 
 def encode_table_entry(maps: IdMaps, meta: TableMeta, entry: TableEntry, metadata: bytes = b"",
-                       counter: tuple[int, int] | None = None) -> p4runtime_pb2.TableEntry:
-    """The entry as P4Runtime sends it in a Read; `counter` (packets, bytes) fills counter_data."""
-    te = p4runtime_pb2.TableEntry(table_id=meta.id, priority=entry.priority)
+                       counter: tuple[int, int] | None = None,
+                       out: p4runtime_pb2.TableEntry | None = None) -> p4runtime_pb2.TableEntry:
+    """The entry as P4Runtime sends it in a Read; `counter` (packets, bytes) fills counter_data.
+    Filled into `out` when given (e.g. an Entity's table_entry: building in place saves the
+    copy that nesting a finished message costs)."""
+    te = p4runtime_pb2.TableEntry() if out is None else out
+    te.table_id = meta.id
+    if entry.priority:
+        te.priority = entry.priority
     te.match.extend(encode_match(meta, entry.match))
     if entry.action:
-        te.action.action.CopyFrom(encode_action(maps, entry.action, entry.params))
+        aid = maps.action_ids.get(entry.action)
+        if aid is None:
+            raise RequestError("INTERNAL", f"action {entry.action!r} is not in P4Info")
+        act = te.action.action
+        act.action_id = aid
+        for pinfo in maps.actions[aid].param_order:
+            act.params.add(param_id=pinfo.id, value=to_bytes(entry.params.get(pinfo.name, 0)))
     if metadata:
         te.metadata = metadata
     if meta.const_entries:

@@ -886,7 +886,9 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         if with_counter and meta.direct_counter_id:
             counter = p.switch.direct_counter_read(meta.name, e)
         metadata = p.entry_metadata.get(codec.entry_key(e), b"") if p.entry_metadata else b""
-        return p4runtime_pb2.Entity(table_entry=codec.encode_table_entry(p.maps, meta, e, metadata, counter))
+        ent = p4runtime_pb2.Entity()
+        codec.encode_table_entry(p.maps, meta, e, metadata, counter, out=ent.table_entry)
+        return ent
 
     def _read_tables(self, p: Pipeline, req: Any) -> Iterator[Any]:
         with_counter = req.HasField("counter_data")
@@ -902,12 +904,16 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 indices: Any = [req.index.index]
             else:
                 indices = range(info.size)
-            read, Entity, CounterEntry = p.switch.counter_read, p4runtime_pb2.Entity, p4runtime_pb2.CounterEntry
-            Index, CounterData = p4runtime_pb2.Index, p4runtime_pb2.CounterData
+            read, Entity, cid = p.switch.counter_read, p4runtime_pb2.Entity, info.id
             for i in indices:
                 pk, by = read(info.name, i)
-                yield Entity(counter_entry=CounterEntry(counter_id=info.id, index=Index(index=i),
-                                                        data=CounterData(packet_count=pk, byte_count=by)))
+                ent = Entity()  # filled in place: nesting finished messages copies them
+                ce = ent.counter_entry
+                ce.counter_id = cid
+                ce.index.index = i
+                ce.data.packet_count = pk
+                ce.data.byte_count = by
+                yield ent
 
     def _read_direct_counters(self, p: Pipeline, req: Any) -> Iterator[Any]:
         te_req = req.table_entry
@@ -917,10 +923,13 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     raise invalid(f"table {meta.name} has no direct counter")
                 continue
             pk, by = p.switch.direct_counter_read(meta.name, e)
-            te = codec.encode_table_entry(p.maps, meta, e, p.entry_metadata.get(codec.entry_key(e), b""))
-            dce = p4runtime_pb2.DirectCounterEntry(
-                table_entry=te, data=p4runtime_pb2.CounterData(packet_count=pk, byte_count=by))
-            yield p4runtime_pb2.Entity(direct_counter_entry=dce)
+            ent = p4runtime_pb2.Entity()
+            dce = ent.direct_counter_entry
+            codec.encode_table_entry(p.maps, meta, e, p.entry_metadata.get(codec.entry_key(e), b""),
+                                     out=dce.table_entry)
+            dce.data.packet_count = pk
+            dce.data.byte_count = by
+            yield ent
 
     def _read_meters(self, p: Pipeline, req: Any) -> Iterator[Any]:
         infos = [p.maps.meter(req.meter_id)] if req.meter_id else list(p.maps.meters.values())
@@ -943,9 +952,12 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             for i in indices:
                 if not 0 <= i < info.size:
                     raise RequestError("OUT_OF_RANGE", f"register {info.name}: index {i} not in 0..{info.size - 1}")
-                re_ = p4runtime_pb2.RegisterEntry(register_id=info.id, index=p4runtime_pb2.Index(index=i))
+                ent = p4runtime_pb2.Entity()
+                re_ = ent.register_entry
+                re_.register_id = info.id
+                re_.index.index = i
                 re_.data.bitstring = codec.to_bytes(p.switch.register_read(info.name, i))
-                yield p4runtime_pb2.Entity(register_entry=re_)
+                yield ent
 
     def _read_pre(self, p: Pipeline, req: Any) -> Iterator[Any]:
         kind = req.WhichOneof("type")
