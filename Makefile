@@ -34,7 +34,17 @@ $(VENV)/.stamp-apt:
 	  touch $@; \
 	else echo "not root: skipping apt-get ($(APT_PACKAGES)); tests needing them will say so"; fi
 
-setup: $(VENV)/.stamp-install $(VENV)/.stamp-apt
+# p4runtime-shell 0.0.6 pins protobuf < 3.21 (and the PyPI p4runtime 1.4.1 stubs): it cannot
+# share the main .venv (protobuf >= 6). Its own venv, used only by the tests that drive
+# p4sim-switch with it as a subprocess (tests/p4rtshell_client.py finds it here).
+SHELL_VENV := .venv-p4rtshell
+$(SHELL_VENV)/.stamp-install:
+	@test -x $(SHELL_VENV)/bin/python || $(PYTHON) -m venv $(SHELL_VENV)
+	$(SHELL_VENV)/bin/python -m pip install -q --upgrade pip
+	$(SHELL_VENV)/bin/python -m pip install -q p4runtime-shell==0.0.6
+	@touch $@
+
+setup: $(VENV)/.stamp-install $(VENV)/.stamp-apt $(SHELL_VENV)/.stamp-install
 
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -83,4 +93,4 @@ docker-test-inside: p4-bmv2
 	$(PY) -m pytest --target bmv2 --p4-artifacts $(P4_BUILD) $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) out build hdl/tb/sim_build* .pytest_cache
+	rm -rf $(VENV) $(SHELL_VENV) out build hdl/tb/sim_build* .pytest_cache

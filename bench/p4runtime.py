@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 
 import grpc
-from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
+from p4rtproto import p4runtime_pb2, p4runtime_pb2_grpc
 from p4sim.server import make_device_config
 
 PROGRAM = Path(__file__).resolve().parent.parent / "tests" / "p4sim_runtime" / "programs" / "l2_cpu.p4"

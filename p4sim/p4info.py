@@ -21,7 +21,8 @@ import re
 from collections.abc import Iterable
 
 from google.protobuf import json_format, text_format
-from p4.config.v1 import p4info_pb2
+
+from p4rtproto import p4info_pb2
 
 from .model import (
     ActionInfo,

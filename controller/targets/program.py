@@ -13,7 +13,8 @@ import os
 from pathlib import Path
 
 from google.protobuf import text_format
-from p4.config.v1 import p4info_pb2
+
+from p4rtproto import p4info_pb2
 
 from .base import Program
 

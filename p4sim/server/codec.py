@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from p4.config.v1 import p4info_pb2
-from p4.v1 import p4data_pb2, p4runtime_pb2
-
+from p4rtproto import p4data_pb2, p4info_pb2, p4runtime_pb2
 from p4sim.model import (
     Exact,
     Lpm,
@@ -25,8 +23,24 @@ from p4sim.model import (
     TableEntry,
     Ternary,
 )
-from p4sim.server import wire
-from p4sim.server.wire import PlainEntry
+
+
+@dataclass(slots=True)
+class PlainEntry:
+    """A TableEntry as plain Python values (what decode_table_entry checks)."""
+
+    table_id: int = 0
+    # (field_id, kind, a, b): exact (value, None), lpm (value, prefix_len),
+    # ternary (value, mask), range (low, high), optional (value, None)
+    matches: list = field(default_factory=list)
+    action_id: int | None = None
+    params: list = field(default_factory=list)  # [(param_id, value)]
+    action_other: str | None = None  # an action profile form, refused by the codec
+    priority: int = 0
+    is_default: bool = False
+    idle_timeout_ns: int = 0
+    metadata: bytes = b""
+    counter_data: tuple[int, int] | None = None  # (packets, bytes)
 
 
 class RequestError(Exception):
@@ -302,7 +316,7 @@ def entry_key(entry: TableEntry) -> tuple:
 
 
 def plain_from_proto(te: p4runtime_pb2.TableEntry) -> PlainEntry:
-    """A TableEntry message as plain values (the fast wire path produces the same)."""
+    """A TableEntry message as plain values."""
     out = PlainEntry(
         table_id=te.table_id, priority=te.priority, is_default=te.is_default_action,
         idle_timeout_ns=te.idle_timeout_ns, metadata=bytes(te.metadata),
@@ -472,44 +486,32 @@ def decode_table_entry(maps: IdMaps, te: PlainEntry | p4runtime_pb2.TableEntry, 
     return meta, entry
 
 
-def encode_table_entry(maps: IdMaps, meta: TableMeta, entry: TableEntry, metadata: bytes = b"") -> p4runtime_pb2.TableEntry:
-    te = p4runtime_pb2.TableEntry(table_id=meta.id, priority=entry.priority)
+def encode_table_entry(maps: IdMaps, meta: TableMeta, entry: TableEntry, metadata: bytes = b"",
+                       counter: tuple[int, int] | None = None,
+                       out: p4runtime_pb2.TableEntry | None = None) -> p4runtime_pb2.TableEntry:
+    """The entry as P4Runtime sends it in a Read; `counter` (packets, bytes) fills counter_data.
+    Filled into `out` when given (e.g. an Entity's table_entry: building in place saves the
+    copy that nesting a finished message costs)."""
+    te = p4runtime_pb2.TableEntry() if out is None else out
+    te.table_id = meta.id
+    if entry.priority:
+        te.priority = entry.priority
     te.match.extend(encode_match(meta, entry.match))
     if entry.action:
-        te.action.action.CopyFrom(encode_action(maps, entry.action, entry.params))
+        aid = maps.action_ids.get(entry.action)
+        if aid is None:
+            raise RequestError("INTERNAL", f"action {entry.action!r} is not in P4Info")
+        act = te.action.action
+        act.action_id = aid
+        for pinfo in maps.actions[aid].param_order:
+            act.params.add(param_id=pinfo.id, value=to_bytes(entry.params.get(pinfo.name, 0)))
     if metadata:
         te.metadata = metadata
     if meta.const_entries:
         te.is_const = True
+    if counter is not None:
+        te.counter_data.packet_count, te.counter_data.byte_count = counter
     return te
-
-
-def encode_table_entry_bytes(maps: IdMaps, meta: TableMeta, entry: TableEntry, metadata: bytes = b"",
-                             counter: tuple[int, int] | None = None) -> bytes:
-    """The same TableEntry as encode_table_entry, serialized directly (fast reads)."""
-    by_name = meta.fields_by_name
-    matches = []
-    for name, m in entry.match.items():
-        finfo = by_name[name]
-        if isinstance(m, Exact):
-            matches.append((finfo.id, "exact", to_bytes(m.value), None))
-        elif isinstance(m, Lpm):
-            matches.append((finfo.id, "lpm", to_bytes(m.value), m.prefix_len))
-        elif isinstance(m, Ternary):
-            matches.append((finfo.id, "ternary", to_bytes(m.value), to_bytes(m.mask)))
-        elif isinstance(m, Range):
-            matches.append((finfo.id, "range", to_bytes(m.low), to_bytes(m.high)))
-        elif isinstance(m, Optional_):
-            matches.append((finfo.id, "optional", to_bytes(m.value), None))
-    matches.sort(key=lambda t: t[0])
-    action_id, params = None, []
-    if entry.action:
-        action_id = maps.action_ids.get(entry.action)
-        if action_id is None:
-            raise RequestError("INTERNAL", f"action {entry.action!r} is not in P4Info")
-        params = [(p.id, to_bytes(entry.params.get(p.name, 0))) for p in maps.actions[action_id].param_order]
-    return wire.table_entry_body(meta.id, matches, action_id, params, entry.priority, metadata,
-                                 meta.const_entries, counter)
 
 
 # ---------------------------------------------------------------- P4Data

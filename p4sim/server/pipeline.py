@@ -35,8 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from p4.config.v1 import p4info_pb2
-
+from p4rtproto import p4info_pb2
 from p4sim.server.codec import IdMaps, RequestError, build_id_maps, invalid
 from p4sim.server.sandbox import (
     CompileError,

@@ -28,13 +28,11 @@ from typing import Any
 import grpc
 from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError
-from google.rpc import code_pb2, status_pb2
-from p4.config.v1 import p4info_pb2
-from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
+from p4rtproto import code_pb2, p4info_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
 from p4sim.model import P4SimError, TableEntry
 from p4sim.runtime.ports import PortSet
-from p4sim.server import codec, wire
+from p4sim.server import codec
 from p4sim.server.codec import RequestError, invalid
 from p4sim.server.pipeline import (
     Pipeline,
@@ -231,22 +229,25 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         return switch_mod.Switch(compiled, cpu_port=self.cpu_port, tm=tm)
 
     def _handlers(self) -> grpc.GenericRpcHandler:
-        """The P4Runtime service; Write and StreamChannel take raw bytes so the hot
-        paths can skip the (pure-Python) protobuf classes (see p4sim.server.wire)."""
+        """The P4Runtime service. Requests are parsed by protobuf (upb) in our own
+        deserializer, so that bytes it refuses (bad framing, a string that is not UTF-8)
+        answer INVALID_ARGUMENT instead of gRPC's INTERNAL; on a stream they answer a
+        StreamError and the stream stays open."""
         P = p4runtime_pb2
 
         def unary(fn: Any, req: Any, resp: Any) -> grpc.RpcMethodHandler:
             return grpc.unary_unary_rpc_method_handler(_reject_malformed(fn), _lenient(req), resp.SerializeToString)
 
         return grpc.method_handlers_generic_handler("p4.v1.P4Runtime", {
-            "Write": grpc.unary_unary_rpc_method_handler(self.Write, None, P.WriteResponse.SerializeToString),
+            "Write": unary(self.Write, P.WriteRequest, P.WriteResponse),
             "Read": grpc.unary_stream_rpc_method_handler(_reject_malformed(self.Read, streaming=True),
                                                          _lenient(P.ReadRequest), None),
             "SetForwardingPipelineConfig": unary(self.SetForwardingPipelineConfig, P.SetForwardingPipelineConfigRequest,
                                                  P.SetForwardingPipelineConfigResponse),
             "GetForwardingPipelineConfig": unary(self.GetForwardingPipelineConfig, P.GetForwardingPipelineConfigRequest,
                                                  P.GetForwardingPipelineConfigResponse),
-            "StreamChannel": grpc.stream_stream_rpc_method_handler(self.StreamChannel, None, None),
+            "StreamChannel": grpc.stream_stream_rpc_method_handler(self.StreamChannel,
+                                                                   _lenient(P.StreamMessageRequest), None),
             "Capabilities": unary(self.Capabilities, P.CapabilitiesRequest, P.CapabilitiesResponse),
         })
 
@@ -362,7 +363,11 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         if hdr is not None:
             md = [(f.id, codec.to_bytes(metadata[f.name])) for f in hdr.fields if f.name in metadata]
         self.packet_in_count += 1
-        self._send_primaries(wire.packet_in(bytes(data), md))
+        msg = p4runtime_pb2.StreamMessageResponse()
+        msg.packet.payload = bytes(data)
+        for mid, value in md:
+            msg.packet.metadata.add(metadata_id=mid, value=value)
+        self._send_primaries(msg.SerializeToString())
 
     def _on_digest(self, name: str, values: dict[str, int]) -> None:
         p = self.pipeline
@@ -548,31 +553,23 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     # -- Write
 
-    def Write(self, request: bytes, context: grpc.ServicerContext) -> Any:
+    def Write(self, request: Any, context: grpc.ServicerContext) -> Any:
         try:
-            try:
-                head, spans = wire.write_request(request)
-            except (wire.WireError, IndexError, ValueError):  # ValueError: a role that is not UTF-8
-                raise invalid("malformed WriteRequest") from None
             with self._lock:
-                self._check_device(head.device_id)
-                self._check_primary_id(head.role, head.election_id)
+                self._check_device(request.device_id)
+                election = request.election_id
+                self._check_primary_id(request.role, (election.high << 64) | election.low
+                                       if request.HasField("election_id") else None)
                 p = self._need_pipeline()
-                if head.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
+                if request.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
                     raise RequestError("UNIMPLEMENTED", "p4sim supports only CONTINUE_ON_ERROR atomicity")
                 results: list[RequestError | None] = []
                 failed = False
-                for _, s, e in spans:
+                for update in request.updates:
                     try:
-                        utype, plain = wire.update(request, s, e)
-                        if plain is not None and utype != _UPDATE.UNSPECIFIED:
-                            self._write_table_entry(p, utype, plain)
-                        else:
-                            self._apply_update(p, _UPDATE.FromString(request[s:e]))
+                        self._apply_update(p, update)
                         results.append(None)
                     except Exception as exc:
-                        if isinstance(exc, (wire.WireError, IndexError, DecodeError, ValueError)):
-                            exc = invalid("malformed Update (bad bytes or a string that is not UTF-8)")
                         results.append(_error_of(exc))
                         failed = True
         except Exception as exc:
@@ -628,8 +625,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         handler(p, utype, getattr(entity, which))
 
     def _write_table_entry(self, p: Pipeline, utype: int, te: Any) -> None:
-        if not isinstance(te, wire.PlainEntry):
-            te = codec.plain_from_proto(te)
+        te = codec.plain_from_proto(te)
         sw, maps = p.switch, p.maps
         if te.is_default:
             meta = maps.table(te.table_id)
@@ -816,9 +812,9 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
     READ_CHUNK_BYTES = 256 << 10  # one ReadResponse; the switch lock is held while it is built
 
     def Read(self, request: Any, context: grpc.ServicerContext) -> Iterator[bytes]:
-        """Entities are serialized as they are made (big counters by hand, see wire) and
-        streamed in ReadResponses of about READ_CHUNK_BYTES. The lock is taken per
-        chunk, not for the whole answer, so a wildcard Read of every counter never stalls
+        """Entities are streamed in ReadResponses of about READ_CHUNK_BYTES, each built
+        under the lock and serialized after it. The lock is taken per chunk, not for
+        the whole answer, so a wildcard Read of every counter never stalls
         the data plane or other RPCs; and a client that stops reading stops the Read
         (gRPC flow control), it does not make the server build the rest."""
         try:
@@ -836,21 +832,20 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         items = itertools.chain.from_iterable(readers)
         sent = False
         while True:
-            chunk: list[bytes] = []
+            resp = p4runtime_pb2.ReadResponse()
             size = 0
             try:
                 with self._lock:
                     for e in items:
-                        blob = wire.entity_field(e if isinstance(e, bytes) else e.SerializeToString())
-                        chunk.append(blob)
-                        size += len(blob)
+                        resp.entities.append(e)
+                        size += e.ByteSize() + 4  # + the field's tag and length
                         if size >= self.READ_CHUNK_BYTES:
                             break
             except Exception as exc:
                 self._abort(context, _error_of(exc))
                 return
-            if chunk or not sent:
-                yield b"".join(chunk)
+            if resp.entities or not sent:
+                yield resp.SerializeToString()
                 sent = True
             if size < self.READ_CHUNK_BYTES:
                 return
@@ -891,7 +886,9 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         if with_counter and meta.direct_counter_id:
             counter = p.switch.direct_counter_read(meta.name, e)
         metadata = p.entry_metadata.get(codec.entry_key(e), b"") if p.entry_metadata else b""
-        return wire.table_entity(codec.encode_table_entry_bytes(p.maps, meta, e, metadata, counter))
+        ent = p4runtime_pb2.Entity()
+        codec.encode_table_entry(p.maps, meta, e, metadata, counter, out=ent.table_entry)
+        return ent
 
     def _read_tables(self, p: Pipeline, req: Any) -> Iterator[Any]:
         with_counter = req.HasField("counter_data")
@@ -907,10 +904,16 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 indices: Any = [req.index.index]
             else:
                 indices = range(info.size)
-            read = p.switch.counter_read
+            read, Entity, cid = p.switch.counter_read, p4runtime_pb2.Entity, info.id
             for i in indices:
                 pk, by = read(info.name, i)
-                yield (wire.counter_entity(info.id, i, pk, by))
+                ent = Entity()  # filled in place: nesting finished messages copies them
+                ce = ent.counter_entry
+                ce.counter_id = cid
+                ce.index.index = i
+                ce.data.packet_count = pk
+                ce.data.byte_count = by
+                yield ent
 
     def _read_direct_counters(self, p: Pipeline, req: Any) -> Iterator[Any]:
         te_req = req.table_entry
@@ -920,8 +923,13 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     raise invalid(f"table {meta.name} has no direct counter")
                 continue
             pk, by = p.switch.direct_counter_read(meta.name, e)
-            body = codec.encode_table_entry_bytes(p.maps, meta, e, p.entry_metadata.get(codec.entry_key(e), b""))
-            yield (wire.direct_counter_entity(body, pk, by))
+            ent = p4runtime_pb2.Entity()
+            dce = ent.direct_counter_entry
+            codec.encode_table_entry(p.maps, meta, e, p.entry_metadata.get(codec.entry_key(e), b""),
+                                     out=dce.table_entry)
+            dce.data.packet_count = pk
+            dce.data.byte_count = by
+            yield ent
 
     def _read_meters(self, p: Pipeline, req: Any) -> Iterator[Any]:
         infos = [p.maps.meter(req.meter_id)] if req.meter_id else list(p.maps.meters.values())
@@ -944,7 +952,12 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             for i in indices:
                 if not 0 <= i < info.size:
                     raise RequestError("OUT_OF_RANGE", f"register {info.name}: index {i} not in 0..{info.size - 1}")
-                yield (wire.register_entity(info.id, i, codec.to_bytes(p.switch.register_read(info.name, i))))
+                ent = p4runtime_pb2.Entity()
+                re_ = ent.register_entry
+                re_.register_id = info.id
+                re_.index.index = i
+                re_.data.bitstring = codec.to_bytes(p.switch.register_read(info.name, i))
+                yield ent
 
     def _read_pre(self, p: Pipeline, req: Any) -> Iterator[Any]:
         kind = req.WhichOneof("type")
@@ -1016,15 +1029,12 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         finally:
             self._drop_stream(stream)
 
-    def _stream_reader(self, stream: _Stream, request_iterator: Iterator[bytes]) -> None:
+    def _stream_reader(self, stream: _Stream, request_iterator: Iterator[Any]) -> None:
         try:
-            for raw in request_iterator:
+            for req in request_iterator:
                 try:
-                    fast = wire.packet_out(raw) if stream.arbitrated else None
-                    if fast is not None:
-                        self._packet_out(stream, fast[0], fast[1], raw)
-                        continue
-                    req = p4runtime_pb2.StreamMessageRequest.FromString(raw)
+                    if isinstance(req, _Malformed):
+                        raise invalid("malformed StreamMessageRequest (bad bytes or a string that is not UTF-8)")
                     which = req.WhichOneof("update")
                     if which == "arbitration":
                         self._arbitrate(stream, req.arbitration)
@@ -1032,8 +1042,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                         stream.send(_Abort("FAILED_PRECONDITION", "the first message on a stream must be arbitration"))
                         return
                     elif which == "packet":
-                        self._packet_out(stream, req.packet.payload,
-                                         [(m.metadata_id, m.value) for m in req.packet.metadata], raw)
+                        self._packet_out(stream, req.packet)
                     elif which == "digest_ack":
                         self._digest_ack(req.digest_ack)
                     else:
@@ -1042,8 +1051,6 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     stream.send(_Abort(exc.code, exc.message))
                     return
                 except Exception as exc:
-                    if isinstance(exc, (wire.WireError, IndexError, DecodeError, ValueError)):
-                        exc = invalid("malformed StreamMessageRequest (bad bytes or a string that is not UTF-8)")
                     err = _error_of(exc)
                     self._stream_error(stream, err.code, err.message)
         except grpc.RpcError:
@@ -1056,8 +1063,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         msg = p4runtime_pb2.StreamMessageResponse()
         msg.error.canonical_code = _rpc_code(code)
         msg.error.message = message
-        if packet is not None:  # the offending PacketOut, from the raw stream message
-            msg.error.packet_out.packet_out.CopyFrom(p4runtime_pb2.StreamMessageRequest.FromString(packet).packet)
+        if packet is not None:  # the offending PacketOut
+            msg.error.packet_out.packet_out.CopyFrom(packet)
         stream.send_packet(msg)  # one per bad message: bounded like PacketIns
 
     def _arbitrate(self, stream: _Stream, arb: Any) -> None:
@@ -1114,18 +1121,20 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 for s in role.streams:
                     s.send(self._arbitration_msg(role, s, stream.role))
 
-    def _packet_out(self, stream: _Stream, payload: bytes, metadata: list[tuple[int, bytes]], raw: bytes) -> None:
+    def _packet_out(self, stream: _Stream, packet: Any) -> None:
+        payload = packet.payload
+        metadata = [(m.metadata_id, m.value) for m in packet.metadata]
         with self._lock:
             role = self._roles.get(stream.role)
             if role is None or role.primary is not stream:
-                self._stream_error(stream, "PERMISSION_DENIED", "only the primary controller may send PacketOut", raw)
+                self._stream_error(stream, "PERMISSION_DENIED", "only the primary controller may send PacketOut", packet)
                 return
             p = self.pipeline
             if p is None:
-                self._stream_error(stream, "FAILED_PRECONDITION", "no forwarding pipeline", raw)
+                self._stream_error(stream, "FAILED_PRECONDITION", "no forwarding pipeline", packet)
                 return
             if self.cpu_port is None:
-                self._stream_error(stream, "FAILED_PRECONDITION", "no CPU port: start p4sim-switch with --cpu-port", raw)
+                self._stream_error(stream, "FAILED_PRECONDITION", "no CPU port: start p4sim-switch with --cpu-port", packet)
                 return
             header = b""
             hdr = p.maps.packet_out
@@ -1135,24 +1144,24 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 for mid, mval in metadata:
                     f = fields.get(mid)
                     if f is None:
-                        self._stream_error(stream, "INVALID_ARGUMENT", f"packet_out has no metadata id {mid}", raw)
+                        self._stream_error(stream, "INVALID_ARGUMENT", f"packet_out has no metadata id {mid}", packet)
                         return
                     if mid in values:
-                        self._stream_error(stream, "INVALID_ARGUMENT", f"packet_out metadata {f.name!r} given twice", raw)
+                        self._stream_error(stream, "INVALID_ARGUMENT", f"packet_out metadata {f.name!r} given twice", packet)
                         return
                     try:
                         values[f.id] = codec.to_int(mval, f.bitwidth, f"packet_out metadata {f.name!r}")
                     except RequestError as exc:
-                        self._stream_error(stream, exc.code, exc.message, raw)
+                        self._stream_error(stream, exc.code, exc.message, packet)
                         return
                 missing = [f.name for f in hdr.fields if f.id not in values]
                 if missing:  # the spec wants every field (BMv2 zero-fills them; PI marks that a TODO)
                     self._stream_error(stream, "INVALID_ARGUMENT",
-                                       f"packet_out metadata missing: {', '.join(missing)}", raw)
+                                       f"packet_out metadata missing: {', '.join(missing)}", packet)
                     return
                 header = codec.pack_header(hdr.fields, values)
             elif metadata:
-                self._stream_error(stream, "INVALID_ARGUMENT", "the program has no packet_out controller header", raw)
+                self._stream_error(stream, "INVALID_ARGUMENT", "the program has no packet_out controller header", packet)
                 return
             self.packet_out_count += 1
         self.inject(self.cpu_port, header + bytes(payload))

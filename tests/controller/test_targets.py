@@ -231,9 +231,8 @@ def _poll_all(ports, wait_s: float = 0.5) -> list[tuple[int, bytes]]:
 def test_counters_over_p4runtime_read_every_cell(p4sim_switch, program):
     """counters() reads all of roce_switch.p4's counters in one Read and decodes the wire
     bytes itself: every cell lands where the protobuf parse of the same Read puts it."""
-    from p4.v1 import p4runtime_pb2
-
     from controller.targets import CounterCell
+    from p4rtproto import p4runtime_pb2
 
     t = open_target("p4runtime", program=program, grpc_addr=p4sim_switch.grpc_addr,
                     device_id=p4sim_switch.device_id)

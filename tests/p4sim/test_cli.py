@@ -56,7 +56,7 @@ def test_bad_usage(capsys):
 
 
 def test_p4info_text_and_binary(tmp_path, capsys):
-    from p4.config.v1 import p4info_pb2
+    from p4rtproto import p4info_pb2
 
     prog = str(ROOT / "p4src" / "roce_switch.p4")
     out = tmp_path / "p4info.bin"

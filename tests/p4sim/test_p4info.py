@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from p4.config.v1 import p4info_pb2
 
+from p4rtproto import p4info_pb2
 from p4sim.model import (
     ActionInfo,
     ActionRef,
@@ -241,44 +241,63 @@ def test_write_and_read_formats(tmp_path, fmt, ext):
         write_p4info(model(), str(tmp_path / "x"), fmt="yaml")
 
 
-def test_p4runtime_shell_accepts_p4info():
-    from p4runtime_sh import shell
-    from p4runtime_sh.context import P4Type
+def _shell_with(info: p4info_pb2.P4Info, tmp_path):
+    """p4runtime-shell (its own venv, a subprocess: tests/clients/p4rtshell_client.py)
+    with `info` loaded as its context."""
+    import importlib.util
+    from pathlib import Path
 
-    info = p4info_from_model(model())
-    shell.context.set_p4info(info)
-    ctx = shell.context
-    # names and unique suffixes resolve as the shell's users type them
-    assert ctx.get_table_id("fwd_table") == ref_id(0x02, "MyIngress.fwd_table")
-    assert ctx.get_action_id("fwd") == ref_id(0x01, "MyIngress.fwd")
-    assert ctx.get_obj(P4Type.action, "drop") is None  # ambiguous suffix, as in the shell
-    assert ctx.get_mf_id("MyIngress.fwd_table", "hdr.ipv4.dst") == 2
-    assert ctx.get_param_id("MyIngress.fwd", "dmac") == 2
-    pin = ctx.get_obj(P4Type.controller_packet_metadata, "packet_in")
-    assert pin.metadata[0].name == "ingress_port"
+    from google.protobuf import text_format
 
-    te = shell.TableEntry("MyIngress.fwd_table")(action="MyIngress.fwd")
-    te.match["hdr.eth.dst"] = "00:11:22:33:44:55"
-    te.match["hdr.ipv4.dst"] = "10.0.0.0/8"
-    te.action["port"] = "5"
-    te.action["dmac"] = "0a:0b:0c:0d:0e:0f"
-    te.priority = 1
-    msg = te.msg()
-    assert msg.table_id == ref_id(0x02, "MyIngress.fwd_table")
-    assert [m.field_id for m in msg.match] == [1, 2]
-    assert msg.match[1].lpm.prefix_len == 8
-    assert msg.action.action.action_id == ref_id(0x01, "MyIngress.fwd")
-    assert [(p.param_id, p.value) for p in msg.action.action.params] == [
-        (1, b"\x05"), (2, bytes.fromhex("0a0b0c0d0e0f"))]
-    assert te._direct_counter is not None and te._direct_meter is not None
+    spec = importlib.util.spec_from_file_location(
+        "p4rtshell_client", Path(__file__).resolve().parents[1] / "clients" / "p4rtshell_client.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    python = mod.shell_python()
+    if python is None:
+        pytest.fail(f"no p4runtime-shell venv at {mod.VENV_PYTHON}: run `make setup`")
+    path = tmp_path / "p4info.txt"
+    path.write_text(text_format.MessageToString(info))
+    sh = mod.ShellClient(python)
+    sh.call("set_p4info", path=str(path))
+    return sh
 
 
-def test_roce_switch_p4info_loads_in_p4runtime_shell():
+def test_p4runtime_shell_accepts_p4info(tmp_path):
+    from google.protobuf import text_format
+
+    from p4rtproto import p4runtime_pb2
+
+    sh = _shell_with(p4info_from_model(model()), tmp_path)
+    try:
+        # names and unique suffixes resolve as the shell's users type them
+        assert sh.call("table_id", name="fwd_table") == ref_id(0x02, "MyIngress.fwd_table")
+        assert sh.call("action_id", name="fwd") == ref_id(0x01, "MyIngress.fwd")
+        assert sh.call("obj", type="action", name="drop") is None  # ambiguous suffix, as in the shell
+        assert sh.call("mf_id", table="MyIngress.fwd_table", field="hdr.ipv4.dst") == 2
+        assert sh.call("param_id", action="MyIngress.fwd", param="dmac") == 2
+        pin = text_format.Parse(sh.call("obj", type="controller_packet_metadata", name="packet_in"),
+                                p4info_pb2.ControllerPacketMetadata())
+        assert pin.metadata[0].name == "ingress_port"
+
+        got = sh.call("te_msg", table="MyIngress.fwd_table", action="MyIngress.fwd",
+                      match={"hdr.eth.dst": "00:11:22:33:44:55", "hdr.ipv4.dst": "10.0.0.0/8"},
+                      params={"port": "5", "dmac": "0a:0b:0c:0d:0e:0f"}, priority=1)
+        msg = text_format.Parse(got["msg"], p4runtime_pb2.TableEntry())
+        assert msg.table_id == ref_id(0x02, "MyIngress.fwd_table")
+        assert [m.field_id for m in msg.match] == [1, 2]
+        assert msg.match[1].lpm.prefix_len == 8
+        assert msg.action.action.action_id == ref_id(0x01, "MyIngress.fwd")
+        assert [(p.param_id, p.value) for p in msg.action.action.params] == [
+            (1, b"\x05"), (2, bytes.fromhex("0a0b0c0d0e0f"))]
+        assert got["direct_counter"] and got["direct_meter"]
+    finally:
+        sh.close()
+
+
+def test_roce_switch_p4info_loads_in_p4runtime_shell(tmp_path):
     """The real program, compiled by p4sim, gives P4Info that p4runtime-shell can use."""
     import os
-
-    from p4runtime_sh import shell
-    from p4runtime_sh.context import P4Type
 
     from p4sim.lower import load_program
 
@@ -286,13 +305,17 @@ def test_roce_switch_p4info_loads_in_p4runtime_shell():
     compiled = load_program(os.path.join(root, "p4src", "roce_switch.p4"))
     info = p4info_from_model(compiled.model)
     assert info.tables and info.actions
-    shell.context.set_p4info(info)
-    for t in info.tables:
-        assert shell.context.get_obj(P4Type.table, t.preamble.name) is t
-        if compiled.model.tables[t.preamble.name].id is None:
-            assert t.preamble.id == ref_id(0x02, t.preamble.name)
-        for ar in t.action_refs:
-            assert shell.context.get_obj_by_id(ar.id) in info.actions
+    sh = _shell_with(info, tmp_path)
+    try:
+        action_names = {a.preamble.name for a in info.actions}
+        for t in info.tables:
+            assert sh.call("table_id", name=t.preamble.name) == t.preamble.id
+            if compiled.model.tables[t.preamble.name].id is None:
+                assert t.preamble.id == ref_id(0x02, t.preamble.name)
+            for ar in t.action_refs:
+                assert sh.call("obj_by_id", id=ar.id) in action_names
+    finally:
+        sh.close()
     kinds = {c.preamble.name for c in info.controller_packet_metadata}
     assert kinds == {"packet_in", "packet_out"}
     ids = [o.preamble.id for kind in ("tables", "actions", "counters", "direct_counters",

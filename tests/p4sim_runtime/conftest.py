@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from p4.v1 import p4runtime_pb2
 from p4rt_helpers import CPU_PORT, L2_PROGRAM, Names, RawClient
 
+from p4rtproto import p4runtime_pb2
 from p4sim.runtime.ports import PortSet
 from p4sim.server import P4RuntimeServer, make_device_config
 

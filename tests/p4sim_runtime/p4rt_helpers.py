@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
-from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+
+from p4rtproto import p4runtime_pb2, p4runtime_pb2_grpc
 
 PROGRAMS = Path(__file__).parent / "programs"
 L2_PROGRAM = PROGRAMS / "l2_cpu.p4"

@@ -14,8 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-from p4.v1 import p4runtime_pb2
 from p4rt_helpers import L2_PROGRAM, Names, RawClient
+
+from p4rtproto import p4runtime_pb2
 
 pytestmark = [
     pytest.mark.root,

@@ -12,10 +12,10 @@ import random
 
 import grpc
 import pytest
-from google.rpc import code_pb2
-from p4.v1 import p4runtime_pb2
 from p4rt_helpers import L2_PROGRAM
 from test_p4rt_pipeline import MAC2, U, read_table, table_entry, upd, write_error
+
+from p4rtproto import code_pb2, p4runtime_pb2
 
 S = grpc.StatusCode
 # what a bad request may get; UNKNOWN only from Write (a batch with failed updates)

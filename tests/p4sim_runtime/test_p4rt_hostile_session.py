@@ -10,11 +10,10 @@ import time
 
 import grpc
 import pytest
-from google.rpc import code_pb2
-from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 from p4rt_helpers import CPU_PORT, L2_PROGRAM, Names, RawClient
 from test_p4rt_pipeline import MAC2, MAC3, U, expect_codes, frame, table_entry, upd
 
+from p4rtproto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc
 from p4sim.runtime.ports import PortSet
 from p4sim.server import P4RuntimeServer
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from google.rpc import code_pb2, status_pb2
-from p4.v1 import p4runtime_pb2
 from p4rt_helpers import L2_PROGRAM, Names, RawClient
 
+from p4rtproto import code_pb2, p4runtime_pb2, status_pb2
 from p4sim.server import make_device_config
 
 U = p4runtime_pb2.Update

@@ -10,10 +10,9 @@ import time
 
 import grpc
 import pytest
-from google.rpc import code_pb2
-from p4.v1 import p4runtime_pb2
 from p4rt_helpers import CPU_PORT, L2_PROGRAM, RawClient
 
+from p4rtproto import code_pb2, p4runtime_pb2
 from p4sim.runtime.ports import PortSet
 from p4sim.server import P4RuntimeServer, make_device_config, parse_device_config
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from p4.v1 import p4runtime_pb2
 from p4rt_helpers import Names, find
 
+from p4rtproto import p4runtime_pb2
 from p4sim.server import make_device_config
 
 ROCE_SWITCH = Path(__file__).resolve().parents[2] / "p4src" / "roce_switch.p4"

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from google.rpc import code_pb2
-from p4.v1 import p4runtime_pb2
 
+from p4rtproto import code_pb2, p4runtime_pb2
 from p4sim.server import API_VERSION
 
 

@@ -87,9 +87,9 @@ def test_bmv2_queue_rates_go_through_its_cli(tmp_path, monkeypatch):
 def artifacts(tmp_path):
     """A P4Info (text) and a device config, as p4c-bm2-ss names them."""
     from google.protobuf import text_format
-    from p4.config.v1 import p4info_pb2
 
     from controller.targets import from_p4
+    from p4rtproto import p4info_pb2
 
     info = p4info_pb2.P4Info()
     info.ParseFromString(from_p4().p4info)
