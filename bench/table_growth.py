@@ -20,6 +20,8 @@ import struct
 import tempfile
 import time
 
+from bench.p4sim_pipeline import measure  # (CPU s, packets out); every key hits here
+
 SIZES = (1_000, 10_000, 100_000)
 TARGET_RATIO = 0.8
 N_PACKETS = 20_000
@@ -128,19 +130,6 @@ def _switch(kind: str, entries) -> tuple[object, float]:
     return sw, time.process_time() - t0
 
 
-def _measure(sw, frames: list[bytes]) -> tuple[float, int]:
-    """(CPU seconds, packets forwarded): every key hits, so a miss (dropped) shows here."""
-    send, receive = sw.send, sw.receive
-    out = 0
-    t0 = time.process_time()
-    for i, f in enumerate(frames):
-        send(0, f)
-        if i % 256 == 255:
-            out += len(receive())
-    out += len(receive())
-    return time.process_time() - t0, out
-
-
 def run(argv: list[str]) -> None:
     n_pkts = N_PACKETS
     for a in argv:
@@ -160,11 +149,11 @@ def run(argv: list[str]) -> None:
             entries = _entries(kind, n, rng)
             sw, t_add = _switch(kind, entries)
             frames = [_frame(*entries[rng.randrange(n)][2]) for _ in range(n_pkts)]
-            _measure(sw, frames[:2000])
+            measure(sw, frames[:2000])
             cases.append((n, sw, t_add, frames, []))
         for _ in range(RUNS):
             for _n, sw, _, frames, runs in cases:
-                runs.append(_measure(sw, frames))
+                runs.append(measure(sw, frames))
         base = None
         for n, sw, t_add, _, runs in cases:
             dt, out = min(runs)
