@@ -5,6 +5,8 @@ hand here on purpose as an independent oracle."""
 
 from __future__ import annotations
 
+from rc_helpers import drain, exchange
+
 from controller.hosts import rc
 from controller.hosts.rc import (
     ACCESS_REMOTE_ATOMIC,
@@ -18,21 +20,6 @@ from controller.hosts.rc import (
     psn_diff,
 )
 from controller.packets import constants as C
-
-
-def drain(req: RcRequester, now: int = 0) -> list[Pdu]:
-    out = []
-    while (p := req.next_pdu(now)) is not None:
-        out.append(p)
-    return out
-
-
-def exchange(req: RcRequester, resp: RcResponder, now: int = 0) -> list[Pdu]:
-    replies = [r for p in drain(req, now) for r in resp.on_pdu(p, now)]
-    resp.out.clear()
-    for r in replies:
-        req.on_pdu(r, now)
-    return replies
 
 
 def test_psn_half_space_is_the_duplicate_region():

@@ -7,6 +7,7 @@ purpose, as an independent oracle for rc.RNR_TIMER_US."""
 from __future__ import annotations
 
 import pytest
+from rc_helpers import drain, exchange
 
 from controller.hosts import rc
 from controller.hosts.rc import (
@@ -25,28 +26,6 @@ from controller.hosts.rc import (
     rnr_timer_ns,
 )
 from controller.packets import constants as C
-
-
-def drain(req: RcRequester, now: int = 0) -> list[Pdu]:
-    out = []
-    while (p := req.next_pdu(now)) is not None:
-        out.append(p)
-    return out
-
-
-def exchange(req: RcRequester, resp: RcResponder, now: int = 0, lose=()) -> list[Pdu]:
-    """Send what the requester has, deliver it (except PSNs in `lose`), return the replies
-    after handing them back to the requester."""
-    replies = []
-    for p in drain(req, now):
-        if p.psn in lose:
-            continue
-        replies += resp.on_pdu(p, now)
-    resp.out.clear()
-    for r in replies:
-        req.on_pdu(r, now)
-    return replies
-
 
 # -- RNR timer ---------------------------------------------------------------------------
 
