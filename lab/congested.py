@@ -223,7 +223,7 @@ def _print(res: dict) -> None:
     for name, a in res["agents"].items():
         keys = ("frames_sent", "messages_completed", "messages_received", "ce_marked_received",
                 "cnps_sent", "rp_cnps", "rate_reductions", "rate_min_bps", "rate_final_bps",
-                "goodput_bps", "pfc_xoff_received", "paused_ms", "retransmitted")
+                "goodput_bps", "pfc_xoff_received", "paused_ms", "retransmitted", "timeouts")
         print(f"{name} ({a.get('role', '?')}): "
               + ", ".join(f"{k}={a[k]}" for k in keys if k in a))
     t = res["totals"]

@@ -41,6 +41,9 @@ class DcqcnAgent(Agent):
     def __init__(self, port: AfPacketPorts, mac: str, ip: str, peers: list[Peer], *,
                  line_rate_bps: float, params: DcqcnParams, send: bool, tc: int = 3,
                  message_bytes: int = 16384):
+        if params.min_rate_bps > line_rate_bps:  # a "cut" would raise the rate above line rate
+            raise ValueError(f"DCQCN min_rate {params.min_rate_bps:g} b/s is above the line "
+                             f"rate {line_rate_bps:g} b/s")
         super().__init__(port, mac, ip, peers, np_interval_ns=params.cnp_interval_ns)
         self.line_rate, self.tc, self.message_bytes = line_rate_bps, tc, message_bytes
         now = self.now()
@@ -101,8 +104,10 @@ class DcqcnAgent(Agent):
                 n = self._tx(peer, pdu) + WIRE_OVERHEAD
                 rp.on_sent(n)
                 gap = round(n * 8 * 1e9 / rp.rc)
-                # at most one gap of catch-up after a late wake-up: the rate holds on average
-                self.next_tx[qpn] = max(self.next_tx[qpn], now - gap) + gap
+                # a wake-up less than a gap late keeps the schedule (the rate holds on
+                # average); after a longer idle (window, pause) the schedule restarts now
+                due = self.next_tx[qpn]
+                self.next_tx[qpn] = (due if now - due < gap else now) + gap
         for peer in self.peers.values():
             while peer.responder.out:
                 self._tx(peer, peer.responder.out.popleft())
@@ -121,6 +126,7 @@ class DcqcnAgent(Agent):
         out = super().summary()
         out["role"] = "sender" if self.rps else "receiver"
         out["messages_posted"] = self.posted
+        out["timeouts"] = sum(p.requester.stats.timeouts for p in self.peers.values())
         out["pfc_xoff_received"] = self.pfc_xoff_rx
         out["pfc_xon_received"] = self.pfc_xon_rx
         out["paused_ms"] = round(self.paused_ns / 1e6, 1)
@@ -202,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
         p.timeout_ns = round(args.rto_ms * 1e6)
         p.__post_init__()  # rebuild the QPs with that timeout
 
+    if args.dcqcn.min_rate_bps > args.line_rate:
+        ap.error(f"--dcqcn min_rate_bps {args.dcqcn.min_rate_bps:g} is above --line-rate")
     stop = False
 
     def on_term(signum: int, frame: object) -> None:
