@@ -34,12 +34,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
 from controller.config import ConfigError, names_from_target
 from controller.fabric.routing import compile_switch, compute_routes, program_switch
-from controller.targets import Target, from_p4
+from controller.targets import Target
 from controller.targets.base import Program, RegisterQuery, TargetError
 from controller.testing import netns
 from controller.testing.switches import (
@@ -114,13 +115,25 @@ class CongestedLab:
         return {port: lk.bps for port, (_p, _pp, lk) in self.spec.topology.switch_ports(switch).items()}
 
     def start_switches(self, kind: str, program: Path) -> None:
-        for k, s in enumerate(self.spec.topology.switches, start=1):
+        """Every switch at once (each compiles the program while the others do)."""
+        def start(k: int, s: str) -> SwitchProcess:
             logs = self.log_dir / s
             if kind == "p4sim":
-                self.switches[s] = start_p4sim_switch(program, self.port_maps[s], device_id=k,
-                                                      log_dir=logs, port_rates=self.port_rates(s))
-            else:
-                self.switches[s] = start_bmv2(self.port_maps[s], device_id=k, log_dir=logs)
+                return start_p4sim_switch(program, self.port_maps[s], device_id=k,
+                                          log_dir=logs, port_rates=self.port_rates(s))
+            return start_bmv2(self.port_maps[s], device_id=k, log_dir=logs)
+
+        names = list(self.spec.topology.switches)
+        with ThreadPoolExecutor(len(names)) as pool:
+            futures = {s: pool.submit(start, k, s) for k, s in enumerate(names, start=1)}
+        errors = []
+        for s, f in futures.items():  # keep every one that started, so close() stops it
+            try:
+                self.switches[s] = f.result()
+            except Exception as e:  # noqa: BLE001 (each failure is reported, none leaks a switch)
+                errors.append(f"{s}: {e}")
+        if errors:
+            raise SwitchStartError("; ".join(errors))
 
     def popen_host(self, host: str, argv: list[str], **kw) -> subprocess.Popen:
         return self.nets.popen(argv, netns=self.host_ns[host], **kw)
@@ -226,6 +239,7 @@ def _print(res: dict) -> None:
                 "goodput_bps", "pfc_xoff_received", "paused_ms", "retransmitted", "timeouts")
         print(f"{name} ({a.get('role', '?')}): "
               + ", ".join(f"{k}={a[k]}" for k in keys if k in a))
+    print("lab: wall time " + ", ".join(f"{k} {v} s" for k, v in res["phases_s"].items()))
     t = res["totals"]
     print(f"lab: ECN marks {t['ecn_marked']}, CNPs {t['cnps_sent']} sent / {t['cnps_received']} "
           f"received by senders, rate reductions {t['rate_reductions']}, PFC frames "
@@ -240,10 +254,8 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
     if not ecn:
         policy.pop("ecn", None)
     spec.policy = policy
-    program: Program
-    if target_kind == "p4sim":
-        program = from_p4(program_path)
-    else:
+    program: Program | None = None  # p4sim-switch loads the program itself when it starts
+    if target_kind != "p4sim":
         from controller.testing.config import artifacts_program
 
         if p4_artifacts is None:
@@ -258,7 +270,9 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
         from controller.targets.p4runtime import P4RuntimeTarget
 
         t0 = time.monotonic()
+        phases: dict[str, float] = {}  # wall seconds per step, for the report
         lab.start_switches(target_kind, program_path)
+        phases["switches"] = time.monotonic() - t0
         print(f"lab: {spec.description or spec.topology.name} on {lab.backend}; "
               f"{len(lab.switches)} {target_kind} switches up in {time.monotonic() - t0:.1f} s")
         for line in lab.shaping:
@@ -267,7 +281,8 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
         for s, sw in lab.switches.items():
             t = P4RuntimeTarget(sw.grpc_addr, sw.device_id)
             targets[s] = t
-            t.push(program)
+            if program is not None:
+                t.push(program)  # BMv2 starts empty (--no-p4); p4sim-switch already runs it
             prog = compile_switch(spec.topology, s, routes[s], policy, names_from_target(t))
             program_switch(t, prog)
             if target_kind == "bmv2":
@@ -275,6 +290,7 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
                                           for p, bps in lab.port_rates(s).items()})
             print(f"controller: {s}: {len(prog.entities)} entities "
                   f"({', '.join(f'{p} -> port {ps}' for p, ps in routes[s].routes.items())})")
+        phases["program"] = time.monotonic() - t0 - sum(phases.values())
         start_at = time.time() + 1.5
         for name, argv in agent_argvs(spec, start_at).items():
             procs[name] = lab.popen_host(name, argv, stdout=subprocess.PIPE,
@@ -301,6 +317,7 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
                 agents[name] = json.loads(out.decode().strip().splitlines()[-1])
             except (IndexError, json.JSONDecodeError):
                 agents[name] = {"ok": False, "error": err.decode(errors="replace")[-800:]}
+        phases["traffic"] = time.monotonic() - t0 - sum(phases.values())
         res: dict = {"lab": spec.topology.name, "path": spec.path, "target": target_kind,
                      "backend": lab.backend, "ecn": ecn, "agents": agents, "switches": {},
                      "shaping": lab.shaping}
@@ -310,6 +327,8 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
                 "counters": {n: {str(p): list(v) for p, v in row.items()}
                              for n, row in counters.items()},
                 "max_qdepth": {str(p): d for p, d in sorted(peak[s].items())}}
+        phases["counters"] = time.monotonic() - t0 - sum(phases.values())
+        res["phases_s"] = {k: round(v, 1) for k, v in phases.items()}
         res["totals"] = totals(res)
         res["ok"] = all(a.get("ok") for a in agents.values())
         return res
