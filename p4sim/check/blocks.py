@@ -3,6 +3,7 @@ their local declarations, instantiations and tables."""
 
 from __future__ import annotations
 
+from p4sim import externs as registry
 from p4sim.frontend import ast
 from p4sim.model import (
     Exact,
@@ -15,6 +16,7 @@ from p4sim.model import (
     TableInfo,
     Ternary,
 )
+from p4sim.spec import ActionSpec
 
 from .decls import cp_name
 from .exprs import Ctx, Val
@@ -323,6 +325,8 @@ class BlockChecker:
         ctx = Ctx(ret=ret, in_callable=True, block=block, sm=bool(sym.extra.get("sm")), body=id(d.body))
         self.bodies.add(ctx.body)
         self.block(d.body, inner, ctx)
+        if "needs_sm" in ctx.extra:
+            sym.extra["needs_sm"] = ctx.extra["needs_sm"]
 
     # ------------------------------------------------------------------ instances
 
@@ -341,33 +345,13 @@ class BlockChecker:
             raise unsupported(f"instantiating {t.kind.replace('_decl', '')} {t.name} inside a block", d)
         if not isinstance(t, TExtern):
             raise err(f"cannot instantiate {t.show()}", d)
-        args = [a.value for a in d.args]
-        if t.name in ("action_profile", "action_selector"):
-            raise unsupported(f"{t.name} (tables with action profiles/selectors)", d)
-        if t.name not in ("counter", "direct_counter", "meter", "direct_meter", "register"):
-            raise unsupported(f"extern {t.name}", d)
-        ctors = [m for m in t.decl.methods if m.is_constructor] if t.decl is not None else []
-        if ctors and not any(len(m.params) == len(args) for m in ctors):
-            n = sorted({len(m.params) for m in ctors})
-            raise err(f"{t.name} takes {' or '.join(map(str, n))} constructor argument"
-                      f"{'s' if n != [1] else ''}, {len(args)} given", d)
-        if t.name in ("counter", "meter"):
-            self.const_eval(args[0], scope)
-            self.enum_member(args[1], scope)
-        elif t.name in ("direct_counter", "direct_meter"):
-            self.enum_member(args[0], scope)
-        else:
-            self.const_eval(args[0], scope)
-            if not t.args:
-                raise err("register needs its cell type: register<bit<W>>(size)", d)
-            if not width_of(t.args[0]):
-                raise unsupported(f"register of {t.args[0].show()} (p4sim supports bit<W> cells)", d)
+        self.extern_instance(d, t, scope)
         scope.add(Sym("instance", d.name, d, t, value=name), d)
 
     # ------------------------------------------------------------------ tables
 
     def table_decl(self, d: ast.TableDecl, scope: Scope, ctx: Ctx, prefix: str) -> None:
-        from p4sim.runtime.tables import ActionSpec, Table  # the same rules the switch applies
+        from p4sim.runtime.tables import Table  # the same rules the switch applies
 
         name = cp_name(prefix, d)
         keys: list[KeyField] = []
@@ -396,6 +380,8 @@ class BlockChecker:
             asym = scope.resolve(ar.name.name, ar.name, top_level=ar.name.top_level)
             if asym.kind != "action":
                 raise err(f"'{ar.name.name}' is not an action", ar.name)
+            if body_key(asym) not in self.checked_bodies:
+                self.check_callable(asym)
             adecl: ast.ActionDecl = asym.decl  # type: ignore[assignment]
             nbound = len(ar.args or [])
             if nbound > len(adecl.params):
@@ -442,9 +428,10 @@ class BlockChecker:
                 raise err(f"{pname} = must name a direct_{pname[:-1]} instance", p.value)
             isym = scope.resolve(p.value.name, p.value)
             p.value.checked_type = isym.type
-            want = "direct_counter" if pname == "counters" else "direct_meter"
-            if not (isym.kind == "instance" and isinstance(isym.type, TExtern) and isym.type.name == want):
-                raise err(f"{pname} = must name a {want}", p.value)
+            ext = registry.lookup(isym.type.name) if (
+                isym.kind == "instance" and isinstance(isym.type, TExtern)) else None
+            if ext is None or ext.table_property != pname:  # v1model: direct_counter / direct_meter
+                raise err(f"{pname} = must name a direct_{pname[:-1]}", p.value)
         ip = d.prop("implementation")
         if ip is not None:
             raise unsupported("table implementation (action profiles/selectors)", ip)

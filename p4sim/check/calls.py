@@ -235,31 +235,11 @@ class CallChecker:
                 self.assign(node, Val(self.lvalue_type(node, scope, ctx)), scope, ctx)
 
     def check_sm_use(self, sym: Sym, ctx: Ctx) -> None:
-        """A top-level action or function using the deprecated `mark_to_drop()` acts on the
-        standard metadata of the block it runs in: refuse it where there is none."""
-        if ctx.sm or ctx.block == "global":
-            return
-        seen: set[int] = set()
-
-        def find(d: ast.Node) -> ast.MethodCall | None:
-            if id(d) in seen:
-                return None
-            seen.add(id(d))
-            for n in ast.walk(d.body):  # type: ignore[attr-defined]
-                if isinstance(n, ast.MethodCall) and isinstance(n.callee, ast.Name):
-                    if n.callee.name == "mark_to_drop" and not n.args:
-                        return n
-                    s = self.g.names.get(n.callee.name)
-                    if s is not None and s.kind in ("action", "function") and s.decl is not None:
-                        hit = find(s.decl)
-                        if hit is not None:
-                            return hit
-            return None
-
-        if sym.scope is self.g and sym.decl is not None:
-            hit = find(sym.decl)
-            if hit is not None:
-                raise unsupported("mark_to_drop() where no standard_metadata is in scope", hit)
+        """A top-level action or function whose body needs the standard metadata in scope,
+        used here (a call, a table's action)."""
+        need = sym.extra.get("needs_sm")
+        if need is not None:
+            self.need_standard_metadata(need[0], ctx, need[1])
 
     # ------------------------------------------------------------------ switch
 
@@ -325,119 +305,27 @@ class CallChecker:
             if sym is None or sym.kind != "var" or sym.type is not self.meta_type:
                 raise unsupported("preserving anything but user metadata fields", el)
 
-    def extern_fn(self, sym: Sym, argv: list[ast.Expression], c: ast.MethodCall, scope: Scope, ctx: Ctx) -> Val:
-        name = sym.name
-
-        def ev(i: int, want: Type | None = None) -> Val:
-            return self.expr(argv[i], scope, ctx, want=want)
-
-        def nargs(*ns: int) -> None:
-            if len(argv) not in ns:
-                raise err(f"{name} takes {' or '.join(map(str, ns))} arguments, {len(argv)} given", c)
-
-        def target(i: int) -> Type:
-            t = self.lvalue_type(argv[i], scope, ctx)
-            return t
-
-        if name == "mark_to_drop":
-            nargs(0, 1)
-            if argv:
-                ev(0)
-            elif not ctx.sm and ctx.block != "global":
-                # the deprecated form acts on the standard metadata in scope (p4c's BMv2 back end)
-                raise unsupported("mark_to_drop() where no standard_metadata is in scope", c)
-        elif name == "verify":
-            nargs(2)
-            self.cond(argv[0], scope, ctx)
-            ev(1)
-        elif name in ("clone", "clone_preserving_field_list", "clone3"):
-            self.enum_member(argv[0], scope)
-            ev(1)
-            if name == "clone_preserving_field_list":
-                nargs(3)
-                self.const_eval(argv[2], scope)
-            elif name == "clone3":
-                nargs(3)
-                self.listed_fields(argv[2], scope)
-        elif name in ("resubmit_preserving_field_list", "recirculate_preserving_field_list"):
-            nargs(1)
-            self.const_eval(argv[0], scope)
-        elif name in ("resubmit", "recirculate"):
-            nargs(1)
-            self.listed_fields(argv[0], scope)
-        elif name == "truncate":
-            nargs(1)
-            ev(0)
-        elif name == "digest":
-            nargs(2)
-            dt = self.resolve_type(c.type_args[0], scope) if c.type_args else None
-            if not isinstance(ev(1, dt).type, TStruct):
-                raise unsupported("digest of a non-struct value", argv[1])
-        elif name == "random":
-            nargs(3)
-            lt = target(0)
-            self.coerce(ev(1, lt), lt, argv[1])
-            self.coerce(ev(2, lt), lt, argv[2])
-        elif name == "hash":
-            nargs(5)
-            target(0)
-            self.enum_member(argv[1], scope)
-            ev(2)
-            self.field_list(argv[3], scope, ctx)
-            ev(4)
-        elif name in ("verify_checksum", "verify_checksum_with_payload"):
-            nargs(4)
-            self.cond(argv[0], scope, ctx)
-            self.field_list(argv[1], scope, ctx)
-            ev(2)
-            self.enum_member(argv[3], scope)
-        elif name in ("update_checksum", "update_checksum_with_payload"):
-            nargs(4)
-            self.cond(argv[0], scope, ctx)
-            self.field_list(argv[1], scope, ctx)
-            target(2)
-            self.enum_member(argv[3], scope)
-        elif name == "log_msg":
-            nargs(1, 2)
-            ev(0)
-            if len(argv) == 2:
-                data = argv[1]
-                for x in data.elements if isinstance(data, ast.ListExpression) else [data]:
-                    self.expr(x, scope, ctx)
-        elif name in ("assert", "assume"):
-            nargs(1)
-            self.cond(argv[0], scope, ctx)
-        else:
-            raise unsupported(f"extern function {name}", c)
-        return Val(VOID)
-
     def extern_method(self, t: TExtern, m: str, argv: list[ast.Expression], c: ast.MethodCall,
                       scope: Scope, ctx: Ctx) -> Val:
+        # the packet's own methods: what the language says of a header to extract or emit
         if t.name == "packet_in":
-            return self.packet_in_method(m, argv, c, scope, ctx)
-        if t.name == "packet_out":
+            self.packet_in_method(m, argv, c, scope, ctx)
+        elif t.name == "packet_out":
             if m != "emit":
                 raise err(f"packet_out has no method {m}", c)
             self.emit_arg(self.expr(argv[0], scope, ctx).type, argv[0])
-            return Val(VOID)
-        if t.name == "counter" and m == "count":
-            self.expr(argv[0], scope, ctx)
-        elif t.name == "direct_counter" and m == "count":
-            pass  # counted by the table on a hit (BMv2 ignores count())
-        elif t.name == "meter" and m == "execute_meter":
-            self.lvalue_type(argv[1], scope, ctx)
-            self.expr(argv[0], scope, ctx)
-        elif t.name == "direct_meter" and m == "read":
-            self.lvalue_type(argv[0], scope, ctx)
-        elif t.name == "register" and m == "read":
-            self.lvalue_type(argv[0], scope, ctx)
-            self.expr(argv[1], scope, ctx)
-        elif t.name == "register" and m == "write":
-            self.expr(argv[0], scope, ctx)
-            self.expr(argv[1], scope, ctx)
-        else:
-            raise unsupported(f"method {m} of extern {t.name}", c)
-        return Val(VOID)
+        return super().extern_method(t, m, argv, c, scope, ctx)  # type: ignore[misc]
+
+    def need_standard_metadata(self, c: ast.Node, ctx: Ctx, what: str) -> None:
+        """An extern use that acts on the standard metadata in scope (the deprecated
+        `mark_to_drop()`): refused where there is none; in a top-level action or function
+        it is checked where that is called (`check_sm_use`)."""
+        if ctx.sm:
+            return
+        if ctx.block == "global":
+            ctx.extra.setdefault("needs_sm", (c, what))
+            return
+        raise unsupported(what, c)
 
     def emit_arg(self, t: Type, node: ast.Node) -> None:
         """packet_out.emit takes a header, a stack, or a struct/union of those."""

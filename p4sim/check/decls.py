@@ -158,6 +158,8 @@ class DeclChecker:
 
     def resolve_type(self, t: ast.Type, scope: Scope, tvars: dict[str, Type] | None = None) -> Type:
         r = self._resolve_type(t, scope, tvars)
+        if tvars:  # an extern's signature, for one use: nothing lowering reads
+            return r
         key = id(t)
         old = self.types.get(key)
         if old is None:

@@ -20,6 +20,7 @@ from .blocks import BlockChecker, body_key
 from .calls import CallChecker
 from .decls import VARIES, DeclChecker
 from .exprs import ExprChecker
+from .externs import ExternChecker
 from .names import Scope, Sym
 from .stmts import StmtChecker
 from .types import TStruct, Type, err
@@ -58,7 +59,7 @@ class CheckedProgram:  # noqa: F821 (Checker below)
         return None if r is None or r is VARIES else r  # type: ignore[return-value]
 
 
-class Checker(DeclChecker, ExprChecker, StmtChecker, CallChecker, BlockChecker):
+class Checker(DeclChecker, ExprChecker, StmtChecker, CallChecker, ExternChecker, BlockChecker):
     def __init__(self, program: ast.Program):
         self.program = program
         self.g = Scope(None, "global")
