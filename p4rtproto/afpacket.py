@@ -60,13 +60,14 @@ def packet_socket(iface: str, netns: str | None = None, *, promiscuous: bool = F
     with entered(netns):
         sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
         try:
+            # before bind: every frame the socket queues carries its tag in the auxdata
+            sock.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
             sock.bind((iface, ETH_P_ALL))
             if promiscuous:
                 mreq = struct.pack("iHH8s", socket.if_nametoindex(iface), PACKET_MR_PROMISC, 0, b"")
                 sock.setsockopt(SOL_PACKET, PACKET_ADD_MEMBERSHIP, mreq)
             if rcvbuf:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-            sock.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
         except OSError:
             sock.close()
             raise
