@@ -209,7 +209,8 @@ class Connection:
 
     def packet_in_metadata(self, pkt: p4runtime_pb2.PacketIn) -> dict[str, int]:
         hdr = self.schema.packet_in if self.schema else None
-        return codec.decode_packet_metadata(hdr, pkt.metadata, "packet_in", strict=False)
+        return codec.decode_packet_metadata(hdr, [(m.metadata_id, m.value) for m in pkt.metadata],
+                                            "packet_in", strict=False)
 
     def close(self) -> None:
         """End the stream and wait until the server has dropped it (its end of the stream

@@ -381,13 +381,13 @@ def encode_packet_metadata(hdr: ControllerHeaderMeta | None, values: Mapping[str
     return out
 
 
-def decode_packet_metadata(hdr: ControllerHeaderMeta | None, metadata: Iterable[Any],
+def decode_packet_metadata(hdr: ControllerHeaderMeta | None, metadata: Iterable[tuple[int, bytes]],
                            what: str = "packet_out", strict: bool = True) -> dict[str, int]:
-    """PacketMetadata messages as {field name: value}. `strict` (a server reading a
+    """(metadata id, bytestring) pairs of a PacketOut or PacketIn as {field name: value}. `strict` (a server reading a
     PacketOut): an unknown or repeated id, a value too wide, a missing field, or metadata
     for a program without the header are INVALID_ARGUMENT (OUT_OF_RANGE for the width).
     Not strict (a client reading a PacketIn): unknown ids keep their number as the name."""
-    items = [(m.metadata_id, m.value) for m in metadata]
+    items = list(metadata)
     if hdr is None:
         if items and strict:
             raise invalid(f"the program has no {what} controller header")

@@ -252,8 +252,7 @@ def test_packet_out_metadata_both_ways(schema: Schema) -> None:
     hdr = schema.packet_out
     md = codec.encode_packet_metadata(hdr, {"egress_port": 4})
     assert md == [(hdr.fields[0].id, b"\x04"), (hdr.fields[1].id, b"\x00")]  # every field, padding 0
-    msgs = [p4runtime_pb2.PacketMetadata(metadata_id=i, value=v) for i, v in md]
-    values = codec.decode_packet_metadata(hdr, msgs)
+    values = codec.decode_packet_metadata(hdr, md)
     assert values == {"egress_port": 4, "pad": 0}
     assert codec.pack_header(hdr.fields, values) == bytes([4 >> 1, (4 & 1) << 7])  # 9 + 7 bits, MSB first
     assert code_of(codec.encode_packet_metadata, hdr, {"nosuch": 1})[0] == "NOT_FOUND"
@@ -264,7 +263,10 @@ def test_packet_out_metadata_both_ways(schema: Schema) -> None:
 def test_packet_out_metadata_refused_as_the_spec_asks(schema: Schema) -> None:
     hdr = schema.packet_out
     port, pad = (f.id for f in hdr.fields)
-    M = p4runtime_pb2.PacketMetadata
+
+    def M(metadata_id: int, value: bytes) -> tuple[int, bytes]:
+        return metadata_id, value
+
     cases = {
         "missing: pad": [M(metadata_id=port, value=b"\x01")],
         "'egress_port' given twice": [M(metadata_id=port, value=b"\x01"), M(metadata_id=port, value=b"\x02"),
