@@ -21,6 +21,10 @@ class Digest(Extern):
     p4info_prefix = "DIGEST"
     entities = ("digest_entry",)
 
+    def check_call(self, ck: Any, name: str, argv: list, c: Any, scope: Any, ctx: Any) -> None:
+        if not isinstance(argv[1].checked_type, TStruct):
+            raise unsupported("digest of a non-struct value", argv[1])
+
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
         cc.check_nargs(name, argv, c, 2)
         dt = cc.resolve_type(c.type_args[0], scope) if c.type_args else None
@@ -51,7 +55,7 @@ class Digest(Extern):
 
     def write(self, svc: Any, p: Any, utype: int, entity: str, de: Any) -> None:
         from p4rtproto import p4runtime_pb2
-        from p4sim.server.codec import RequestError
+        from p4rtproto.errors import RequestError
 
         upd = p4runtime_pb2.Update
         info = p.maps.digest(de.digest_id)

@@ -44,6 +44,10 @@ class Register(Extern):
                                                 bitwidth=w, size=size)
         return ExternSpec("", self.name, name, size=size, width=w)
 
+    def check_instance(self, ck: Any, d: Any, t: Any, scope: Any) -> None:
+        if not width_of(t.args[0]):
+            raise unsupported(f"register of {t.args[0].show()} (p4sim supports bit<W> cells)", d)
+
     def method(self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
         # BMv2 reads 0 from, and ignores writes to, an index out of range
         if m == "read":
@@ -80,7 +84,7 @@ class Register(Extern):
         return info.size
 
     def write(self, svc: Any, p: Any, utype: int, entity: str, re_: Any) -> None:
-        from p4sim.server import codec
+        from p4rtproto import codec
 
         info = p.maps.register(re_.register_id)
         modify_only("register", info.name, utype)
@@ -89,8 +93,7 @@ class Register(Extern):
             p.switch.register_write(info.name, i, value)
 
     def read(self, svc: Any, p: Any, entity: str, req: Any) -> Any:
-        from p4rtproto import p4runtime_pb2
-        from p4sim.server import codec
+        from p4rtproto import codec, p4runtime_pb2
 
         infos = [p.maps.register(req.register_id)] if req.register_id else list(p.maps.registers.values())
         for info in infos:

@@ -35,8 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from p4rtproto import p4info_pb2
-from p4sim.server.codec import IdMaps, RequestError, build_id_maps, invalid
+from p4rtproto import p4info_pb2, p4runtime_pb2
+from p4rtproto.errors import RequestError, invalid
+from p4rtproto.schema import Schema, check_p4info_matches
 from p4sim.server.sandbox import (
     CompileError,
     Limits,
@@ -99,7 +100,7 @@ class Pipeline:
     switch: Any  # p4sim.runtime.switch.Switch (SwitchAPI)
     compiled: Any
     p4info: p4info_pb2.P4Info  # as the client sent it (or ours if it sent none)
-    maps: IdMaps
+    maps: Schema
     device_config: bytes
     cookie: int | None
     # server-side shadows of what the switch API cannot read back
@@ -109,6 +110,39 @@ class Pipeline:
     clone_sessions: dict[int, Any] = field(default_factory=dict)
     digest_configs: dict[int, Any] = field(default_factory=dict)
     workdir: tempfile.TemporaryDirectory[str] | None = None
+    # (counter id, first cell, cells) -> a serialized ReadResponse of those cells at zero
+    _zero_chunks: dict[tuple[int, int, int], bytes] = field(default_factory=dict)
+    _zero_bytes: int = 0
+
+    # PacketOut metadata (as sent) -> controller header bytes, and PacketIn metadata values
+    # -> a StreamMessageResponse holding them: most packets repeat a few combinations
+    packet_out_headers: dict[tuple, bytes] = field(default_factory=dict)
+    packet_in_templates: dict[tuple, Any] = field(default_factory=dict)
+
+    PACKET_CACHE = 1024  # entries per cache (cleared when full: a bound, not an LRU)
+    ZERO_CACHE_BYTES = 16 << 20  # beyond this (huge arrays), zero chunks are built per Read
+
+    def zero_counter_chunk(self, counter_id: int, start: int, n: int) -> bytes:
+        """Cells start..start+n-1 of a counter array at zero, as a serialized ReadResponse
+        that protobuf built (each cell as p4sim's Read answers it: index and data present).
+        Cached: a telemetry array is mostly zeros and a Read of it sends these bytes as they
+        are (see P4RuntimeServer._counter_chunks)."""
+        key = (counter_id, start, n)
+        got = self._zero_chunks.get(key)
+        if got is not None:
+            return got
+        resp = p4runtime_pb2.ReadResponse()
+        add = resp.entities.add
+        for i in range(start, start + n):
+            ce = add().counter_entry
+            ce.counter_id = counter_id
+            ce.index.index = i
+            ce.data.SetInParent()
+        got = resp.SerializeToString()
+        if self._zero_bytes + len(got) <= self.ZERO_CACHE_BYTES:
+            self._zero_chunks[key] = got
+            self._zero_bytes += len(got)
+        return got
 
 
 def compile_device_config(
@@ -155,6 +189,17 @@ def compile_program(path: str | os.PathLike[str]) -> tuple[Any, p4info_pb2.P4Inf
     return compiled, p4info_from_model(compiled.model)
 
 
+def schema_of(p4info: p4info_pb2.P4Info, model: Any) -> Schema:
+    """Our P4Info's schema, with what the compiled program knows beyond it: tables with
+    `const entries`, digest members, and which controller header is which."""
+    return Schema(
+        p4info,
+        const_tables=[name for name, t in model.tables.items() if t.const_entries],
+        digest_fields={name: d.fields for name, d in model.digests.items()},
+        header_kinds={h.name: h.kind for h in model.controller_headers.values()},
+    )
+
+
 def make_pipeline(
     compiled: Any,
     our_p4info: p4info_pb2.P4Info,
@@ -164,13 +209,11 @@ def make_pipeline(
     switch_factory: Any,
     workdir: tempfile.TemporaryDirectory[str] | None,
 ) -> Pipeline:
-    from p4sim.server.codec import check_p4info_matches
-
     p4info = our_p4info
     if client_p4info is not None and client_p4info.ByteSize():
         check_p4info_matches(client_p4info, our_p4info)
         p4info = client_p4info
-    maps = build_id_maps(our_p4info, compiled.model)
+    maps = schema_of(our_p4info, compiled.model)
     switch = switch_factory(compiled)
     return Pipeline(
         switch=switch, compiled=compiled, p4info=p4info, maps=maps,
