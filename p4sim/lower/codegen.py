@@ -114,6 +114,23 @@ class V:
         return self.const is not None
 
 
+def _same_type(a: Any, b: Type) -> bool:
+    """Check's type and lowering's for one expression: the same type (by structure)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(b, (TStruct, TEnum)):
+        return a.name == b.name  # type: ignore[union-attr]
+    if isinstance(b, TStack):
+        return _same_type(a.elem, b.elem) and a.size == b.size
+    if isinstance(b, TTuple):
+        return len(a.elems) == len(b.elems) and all(map(_same_type, a.elems, b.elems))
+    if isinstance(b, (TExtern, TNamedBlock)):
+        return a.name == b.name
+    return a == b
+
+
 def _pyid(name: str) -> str:
     """ASCII stand-in for a name in a generated local (uid() appends a unique counter)."""
     return re.sub(r"[^A-Za-z0-9_]", "_", name)
@@ -2275,9 +2292,14 @@ class Compiler:
             return v
         return v
 
+    # tests set a list here: every expression whose lowered type differs from the one check
+    # recorded is appended (check's types are what lowering must agree with)
+    type_mismatches: list | None = None
+
     def expr(self, e: ast.Expression, scope: Scope, fn: _Fn | None, want: Type | None = None) -> V:
         v = self._expr(e, scope, fn, want)
-        e.checked_type = v.type
+        if self.type_mismatches is not None and not _same_type(e.checked_type, v.type):
+            self.type_mismatches.append((e, e.checked_type, v.type))
         return v
 
     def _need_fn(self, fn: _Fn | None, e: ast.Node) -> _Fn:
@@ -2375,7 +2397,7 @@ class Compiler:
             if isinstance(want, TStruct) and fn is not None:
                 tmp = fn.tmp("lst")
                 fn.emit(f"{tmp} = {self.default_value(want)}")
-                self.assign_fields(ast.Name(tmp, span=e.span), want, e, self._tmp_scope(scope, tmp, want), fn)
+                self.assign_fields(ast.Name(tmp, span=e.span, checked_type=want), want, e, self._tmp_scope(scope, tmp, want), fn)
                 return V(tmp, want)
             if isinstance(e, ast.ListExpression):
                 vals = [self.expr(x, scope, fn) for x in e.elements]
