@@ -60,6 +60,7 @@ from p4sim.check.types import (
     TVarbit,
     TVoid,
     Type,
+    identical,
     mask,
     width_of,
 )
@@ -112,23 +113,6 @@ class V:
     @property
     def is_const(self) -> bool:
         return self.const is not None
-
-
-def _same_type(a: Any, b: Type) -> bool:
-    """Check's type and lowering's for one expression: the same type (by structure)."""
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if isinstance(b, (TStruct, TEnum)):
-        return a.name == b.name  # type: ignore[union-attr]
-    if isinstance(b, TStack):
-        return _same_type(a.elem, b.elem) and a.size == b.size
-    if isinstance(b, TTuple):
-        return len(a.elems) == len(b.elems) and all(map(_same_type, a.elems, b.elems))
-    if isinstance(b, (TExtern, TNamedBlock)):
-        return a.name == b.name
-    return a == b
 
 
 def _pyid(name: str) -> str:
@@ -304,6 +288,9 @@ class Compiler:
         scope.add(Sym("const", d.name, d, t, py=v.code, value=v.const), d)
 
     def const_eval(self, e: ast.Expression, scope: Scope) -> int:
+        c = self.checked.constant(e)
+        if c is not None:
+            return int(c[1])  # type: ignore[call-overload]
         v = self.expr(e, scope, None)
         if not v.is_const:
             raise bug("expected a compile-time constant", e)
@@ -2298,7 +2285,7 @@ class Compiler:
 
     def expr(self, e: ast.Expression, scope: Scope, fn: _Fn | None, want: Type | None = None) -> V:
         v = self._expr(e, scope, fn, want)
-        if self.type_mismatches is not None and not _same_type(e.checked_type, v.type):
+        if self.type_mismatches is not None and not identical(e.checked_type, v.type):
             self.type_mismatches.append((e, e.checked_type, v.type))
         return v
 
@@ -2308,6 +2295,10 @@ class Compiler:
         return fn
 
     def _expr(self, e: ast.Expression, scope: Scope, fn: _Fn | None, want: Type | None) -> V:
+        c = self.checked.constant(e)
+        if c is not None:  # folded by check (the same in every instance)
+            t, value = c
+            return V(repr(value) if isinstance(value, str) else str(value), t, value)
         if isinstance(e, ast.IntLiteral):
             if e.width is not None:
                 t = TBits(e.width, e.signed)

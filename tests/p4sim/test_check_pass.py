@@ -82,6 +82,16 @@ def test_check_accepts_roce_switch_and_types_every_expression(monkeypatch):
                and n.checked_type is None and id(n) not in skip]
     assert main_file.endswith("roce_switch.p4")
     assert not untyped, [f"{n.span}: {type(n).__name__}" for n in untyped[:5]]
+    # every name is resolved, and what it resolves to is recorded (annotation arguments and
+    # the accept/reject states are not names)
+    anns = {id(y) for d in mine for n in ast.walk(d) if isinstance(n, ast.Annotated)
+            for a in n.annotations for y in ast.walk(a)}
+    names = [n for d in mine for n in ast.walk(d) if isinstance(n, ast.Name)
+             and id(n) not in anns and n.name not in ("accept", "reject")]
+    unresolved = [f"{n.span}: {n.name}" for n in names if id(n) not in cp.names]
+    assert len(names) > 300 and not unresolved, unresolved[:5]
+    hdr = next(n for n in names if n.name == "hdr")
+    assert cp.names[id(hdr)].kind == "var" and cp.names[id(hdr)].type is cp.hdr_type
     # what lowering reads: constants folded, error codes, resolved types of written types
     assert cp.errors["NoError"] == 0 and "HeaderTooShort" in cp.errors
     sm = cp.std_meta_type
