@@ -79,6 +79,7 @@ class ExprChecker:
 
     errors: dict[str, int]
     values: dict[int, object]
+    recording: bool
     names: dict[int, Sym]
     run_time_indexes: int  # header-stack indexes known only at run time, seen so far
 
@@ -86,6 +87,8 @@ class ExprChecker:
 
     def expr(self, e: ast.Expression, scope: Scope, ctx: Ctx | None, want: Type | None = None) -> Val:
         v = self._expr(e, scope, ctx, want)
+        if not self.recording:
+            return v
         e.checked_type = v.type
         # (type, constant value) of the node, for lowering; VARIES where two instances of a
         # block disagree (a constructor parameter): lowering then works it out per instance

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from p4sim.frontend import ast
+from p4sim.frontend.errors import P4SourceError
 
 from .blocks import BlockChecker, body_key
 from .calls import CallChecker
@@ -50,6 +51,23 @@ class CheckedProgram:  # noqa: F821 (Checker below)
     # id(Name) -> what it refers to (a block's own names: as in the last instance checked)
     names: dict[int, Sym] = field(default_factory=dict)
 
+    def varies(self, e: ast.Expression) -> bool:
+        """Whether e's type or value differs between the instances of its block."""
+        return self.values.get(id(e)) is VARIES
+
+    def fold(self, e: ast.Expression, scope: Scope) -> tuple[Type, object] | None:
+        """(type, value) of e folded in `scope` (lowering's scope of one instance), None if
+        e is not a compile-time constant there. Records nothing."""
+        ck = self.resolver
+        ck.recording = False
+        try:
+            v = ck.expr(e, scope, None)
+        except P4SourceError:
+            return None  # a call, a run-time value: not a constant
+        finally:
+            ck.recording = True
+        return (v.type, v.const) if v.is_const else None
+
     def constant(self, e: ast.Expression) -> tuple[Type, object] | None:
         """(type, value) of e when check folded it to a constant the same in every instance."""
         r = self.values.get(id(e))
@@ -79,6 +97,7 @@ class Checker(DeclChecker, ExprChecker, StmtChecker, CallChecker, ExternChecker,
         self.checked_bodies: set[int] = set()
         self.types: dict[int, object] = {}
         self.values: dict[int, object] = {}
+        self.recording = True  # False while lowering asks for one instance's constant
         self.names: dict[int, Sym] = {}
         self.run_time_indexes = 0
         self.run_time_index_stmts: set[int] = set()
