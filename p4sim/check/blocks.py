@@ -413,9 +413,8 @@ class BlockChecker:
         sp = d.prop("size")
         size = self.const_eval(sp.value, scope) if sp is not None and sp.value is not None else 1024
         dp = d.default_action
-        default: tuple[str, dict[str, int]]
         if dp is not None and dp.value is not None:
-            default = self.bound_action(dp.value, scope, actions, syms)
+            self.bound_action(dp.value, scope, actions, syms)
         else:
             nsym = self.g.lookup("NoAction")
             if not any(a.name == "NoAction" for a in actions):
@@ -423,7 +422,6 @@ class BlockChecker:
                     raise err(f"table {d.name} has no default_action and NoAction is not declared", d)
                 actions.append(ActionSpec("NoAction", (), "DEFAULT_ONLY"))
                 syms.append(nsym)
-            default = ("NoAction", {})
         for pname in ("counters", "meters"):
             p = d.prop(pname)
             if p is None or p.value is None:
@@ -449,7 +447,6 @@ class BlockChecker:
                 probe.add(te, const=True)
             except P4SimError as e:
                 raise err(f"table {d.name}: {e}", en) from None
-        del default
         scope.add(Sym("table", d.name, d, extra={"action_syms": syms}), d)
 
     def bound_value(self, a: ast.Argument, p: ast.Parameter, asym: Sym, scope: Scope, ctx: Ctx) -> Val:
