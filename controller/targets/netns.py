@@ -19,9 +19,9 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-# Entering a namespace and packet sockets live with the P4Runtime target's AF_PACKET ports;
+# Entering a namespace and packet sockets live with the AF_PACKET ports (afpacket.py);
 # re-exported here for labs and tests.
-from controller.targets.afpacket import entered, packet_socket, recv_frame  # noqa: F401
+from .afpacket import entered, packet_socket, recv_frame  # noqa: F401
 
 IFNAMSIZ = 15  # Linux interface names: at most 15 characters
 _PREFIX = "rl"
