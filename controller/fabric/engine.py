@@ -118,6 +118,7 @@ class Fabric:
                 window=int(nic.get("window", 256)),
                 timeout_ns=int(float(nic.get("timeout_us", 1000)) * 1000),
                 ack_every=int(nic.get("ack_every", 16)),
+                transport=str(nic.get("transport", "gbn")),
                 gateway_mac=topo.switches[h.switch].router_mac)
             host = Host(spec, self, dcqcn or DcqcnParams())
             self.hosts[h.name] = host

@@ -26,8 +26,9 @@ access error NAK and the QP goes to the error state.
 Selective repeat (`mode="sr"`, after IRN, Mittal et al., SIGCOMM 2018): the responder keeps
 out-of-order packets (a bitmap of received PSNs within the window) and NACKs every one of
 them with the cumulative PSN and the PSN that triggered it; the requester resends only the
-PSNs it infers lost. IRN's NACK has its own header; here it is a PSN-sequence-error NAK whose
-AETH MSN field carries the triggering PSN (both ends of a QP must use the same mode).
+PSNs it infers lost (`reorder_psns`: only those the NACKs have passed by more than that many
+PSNs, so a reordering path does not look lossy). IRN's NACK has its own header; here it is a
+PSN-sequence-error NAK whose AETH MSN field carries the triggering PSN (both ends of a QP must use the same mode).
 READ responses are recovered go-back-N in both modes.
 """
 
@@ -231,7 +232,9 @@ class RcRequester:
     def __init__(self, qpn: int, dqpn: int, mtu: int = 1024, window: int = 256,
                  timeout_ns: int = 1_000_000, start_psn: int = 0, ack_req_every: int = 0,
                  retry_cnt: int = 7, rnr_retry: int = 7, mode: str = "gbn",
-                 max_atomic: int = 1):
+                 max_atomic: int = 1, reorder_psns: int = 0):
+        if not 0 <= reorder_psns <= window:
+            raise ValueError(f"reorder_psns must be 0..window ({window})")
         if not 0 <= retry_cnt <= 7 or not 0 <= rnr_retry <= 7:
             raise ValueError("retry_cnt and rnr_retry are 3-bit values (0-7)")
         if mode not in MODES:
@@ -263,6 +266,11 @@ class RcRequester:
         self.sacked: set[int] = set()
         self._retx: deque[int] = deque()
         self._lost_marked: set[int] = set()
+        # selective repeat's reordering window: a PSN is inferred lost only once a NACK
+        # reports a PSN more than this far beyond it (0: any NACK past it, as IRN; TCP's
+        # dupthresh idea, for paths that reorder, e.g. per-packet spraying); a loss the
+        # window hides is resent by the timeout
+        self.reorder_psns = reorder_psns
 
     # -- posting work
     def post(self, op: str, length: int, now_ns: int = 0, va: int = 0, rkey: int = 0,
@@ -423,7 +431,7 @@ class RcRequester:
             sack = psn + ((pdu.aeth[1] - psn) & PSN_MASK) if pdu.aeth else psn
             if sack >= self.una:
                 self.sacked.add(sack)
-            for p in range(self.una, min(sack, self.max_psn)):
+            for p in range(self.una, min(sack - self.reorder_psns, self.max_psn)):
                 if p not in self.sacked and p not in self._lost_marked:
                     wr = self._wr_at(p)
                     if wr.op == READ:

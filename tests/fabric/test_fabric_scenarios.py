@@ -116,7 +116,9 @@ def spray():
 
     return {"ecmp": run_spray(spray=0), "spray": run_spray(spray=1),
             "spray_skew": run_spray(spray=1, skew_ns=3000),
-            "ecmp_skew": run_spray(spray=0, skew_ns=3000)}
+            "ecmp_skew": run_spray(spray=0, skew_ns=3000),
+            "sr_skew": run_spray(spray=1, skew_ns=3000, sr=1, reorder_psns=8),
+            "irn_skew": run_spray(spray=1, skew_ns=3000, sr=1, reorder_psns=0)}
 
 
 def test_ecmp_collision_spray_gain_and_go_back_n_naks(spray):
@@ -139,6 +141,30 @@ def test_spray_verdicts_fail_on_controls(spray):
     assert not judge_spray(e, e, ss, es)[1].ok
     # equal paths in place of the skewed spray: no spurious NAKs
     assert not judge_spray(e, s, s, es)[2].ok
+
+
+def test_spray_with_selective_repeat_keeps_its_gain_on_unequal_paths(spray):
+    from controller.fabric.scenarios import judge_spray_sr
+
+    s, gbn, sr, irn = spray["spray"], spray["spray_skew"], spray["sr_skew"], spray["irn_skew"]
+    vs = judge_spray_sr(s, gbn, sr)
+    assert _ok(vs), vs
+    assert sr["drops"] == 0 and gbn["drops"] == 0  # lossless: every NAK/resend is spurious
+    assert gbn["naks"] > 0 and gbn["retransmitted"] > 0
+    assert sr["retransmitted"] == 0 and sr["naks"] > 0  # NACKed, never taken for lost
+    assert sr["goodput_gbps"] > 17
+    # IRN's rule (no reordering window) resends packets still on the long path
+    assert irn["retransmitted"] > 0 and irn["goodput_gbps"] < sr["goodput_gbps"]
+
+
+def test_spray_sr_verdict_fails_on_controls(spray):
+    from controller.fabric.scenarios import judge_spray_sr
+
+    s, gbn, irn = spray["spray"], spray["spray_skew"], spray["irn_skew"]
+    # go-back-N expected to reach selective repeat's goodput: it does not
+    assert not _ok(judge_spray_sr(s, gbn, gbn))
+    # selective repeat without a reordering window: far from equal-path spray
+    assert not _ok(judge_spray_sr(s, gbn, irn))
 
 
 def test_watchdog_restores_the_queue_after_the_storm_ends(storm):
