@@ -26,6 +26,7 @@ Exit status: 0 when every agent finished (and, with --check, the congestion chec
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -39,16 +40,12 @@ from pathlib import Path
 
 from controller.config import ConfigError, names_from_target
 from controller.fabric.routing import compile_switch, compute_routes, program_switch
-from controller.targets import Target, from_p4
+from controller.targets import Target, netns, registry
 from controller.targets.base import Program, RegisterQuery, TargetError
-from controller.testing import netns
-from controller.testing.switches import (
-    SwitchProcess,
-    SwitchStartError,
-    bmv2_set_queue_rates,
-    start_bmv2,
-    start_p4sim_switch,
-)
+from controller.targets.config import ConfigError as TargetConfigError
+from controller.targets.config import TargetConfig
+from controller.targets.registry import TargetKind
+from controller.targets.switches import SwitchProcess, SwitchStartError
 
 from .labfile import LabFileError, LabSpec, lab_names, load_lab
 from .run import REPORT_COUNTERS, per_port
@@ -71,6 +68,7 @@ class CongestedLab:
         self.spec, self.log_dir = spec, log_dir
         self.nets = netns.NetnsSet()
         self.switches: dict[str, SwitchProcess] = {}
+        self.configs: dict[str, TargetConfig] = {}  # each switch's, to open it with
         self.port_maps: dict[str, dict[int, str]] = {s: {} for s in spec.topology.switches}
         self.host_ns: dict[str, str] = {}
         self.shaping: list[str] = []
@@ -113,14 +111,14 @@ class CongestedLab:
     def port_rates(self, switch: str) -> dict[int, float]:
         return {port: lk.bps for port, (_p, _pp, lk) in self.spec.topology.switch_ports(switch).items()}
 
-    def start_switches(self, kind: str, program: Path) -> None:
+    def start_switches(self, kind: TargetKind, cfg: TargetConfig) -> None:
+        """One switch process of `kind` per switch, each port's egress at its link's rate
+        (BMv2 converts to packets/s at FRAME_BYTES; it sets them once programmed)."""
         for k, s in enumerate(self.spec.topology.switches, start=1):
-            logs = self.log_dir / s
-            if kind == "p4sim":
-                self.switches[s] = start_p4sim_switch(program, self.port_maps[s], device_id=k,
-                                                      log_dir=logs, port_rates=self.port_rates(s))
-            else:
-                self.switches[s] = start_bmv2(self.port_maps[s], device_id=k, log_dir=logs)
+            self.configs[s] = dataclasses.replace(cfg, device_id=k, port_rates=self.port_rates(s),
+                                                  rate_frame_bytes=FRAME_BYTES)
+            self.switches[s] = kind.start(self.configs[s], self.port_maps[s],
+                                          log_dir=self.log_dir / s)
 
     def popen_host(self, host: str, argv: list[str], **kw) -> subprocess.Popen:
         return self.nets.popen(argv, netns=self.host_ns[host], **kw)
@@ -240,39 +238,32 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
     if not ecn:
         policy.pop("ecn", None)
     spec.policy = policy
-    program: Program
-    if target_kind == "p4sim":
-        program = from_p4(program_path)
-    else:
-        from controller.testing.config import artifacts_program
-
-        if p4_artifacts is None:
-            raise SystemExit("lab.congested: --target bmv2 needs --p4-artifacts DIR (make p4-bmv2)")
-        program = artifacts_program(p4_artifacts)
+    try:
+        kind = registry.switch_kind(target_kind)  # the switch process this kind runs as
+        cfg = TargetConfig(kind=kind.name, program=program_path,
+                           options={"p4_artifacts": p4_artifacts})
+        kind.check(cfg, "lab")
+        program: Program = kind.program(cfg)
+    except TargetConfigError as e:
+        raise SystemExit(f"lab.congested: {e}") from None
     netns.sweep_stale()
     logs = log_dir or Path(tempfile.mkdtemp(prefix="rocelab-lab-"))
     lab = CongestedLab(spec, logs)
     targets: dict[str, Target] = {}
     procs: dict[str, subprocess.Popen] = {}
     try:
-        from controller.targets.p4runtime import P4RuntimeTarget
-
         t0 = time.monotonic()
-        lab.start_switches(target_kind, program_path)
+        lab.start_switches(kind, cfg)
         print(f"lab: {spec.description or spec.topology.name} on {lab.backend}; "
               f"{len(lab.switches)} {target_kind} switches up in {time.monotonic() - t0:.1f} s")
         for line in lab.shaping:
             print(f"  tc {line}")
         routes = compute_routes(spec.topology)
         for s, sw in lab.switches.items():
-            t = P4RuntimeTarget(sw.grpc_addr, sw.device_id)
+            t = kind.open(lab.configs[s], program, sw)  # pushed (and BMv2's queue rates set)
             targets[s] = t
-            t.push(program)
             prog = compile_switch(spec.topology, s, routes[s], policy, names_from_target(t))
             program_switch(t, prog)
-            if target_kind == "bmv2":
-                bmv2_set_queue_rates(sw, {p: max(1, round(bps / (FRAME_BYTES * 8)))
-                                          for p, bps in lab.port_rates(s).items()})
             print(f"controller: {s}: {len(prog.entities)} entities "
                   f"({', '.join(f'{p} -> port {ps}' for p, ps in routes[s].routes.items())})")
         start_at = time.time() + 1.5
@@ -330,7 +321,8 @@ def main(argv: list[str] | None = None) -> int:
                                  description=__doc__.split("\n")[0])
     ap.add_argument("lab", nargs="?", default=DEFAULT_LAB,
                     help=f"a lab file, or one of: {', '.join(lab_names())}")
-    ap.add_argument("--target", choices=["p4sim", "bmv2"], default="p4sim")
+    ap.add_argument("--target", choices=registry.names(lambda k: k.switch_kind is not None),
+                    default="p4sim", help="the switches' target kind (run as processes)")
     ap.add_argument("--program", type=Path, default=DEFAULT_PROGRAM)
     ap.add_argument("--p4-artifacts", type=Path, default=None,
                     help="P4Info + BMv2 JSON from p4c (for --target bmv2)")

@@ -66,7 +66,8 @@ class TargetConfig:
 
     `program`: P4 source, or a ready Program (artifacts from p4c given another way).
     `port_map`: switch port -> the interface that stands for it (AF_PACKET).
-    `port_rates`: egress limits (bits/s) to set on a switch started here or in this process.
+    `port_rates`: egress limits (bits/s) to set on a switch started here or in this process;
+    a target that limits packets/s converts them at `rate_frame_bytes` on the wire.
     `options`: values of the kinds' own options, by dest (`bmv2_docker`, `p4_artifacts`, ...).
     """
 
@@ -79,6 +80,7 @@ class TargetConfig:
     push: bool = True
     seed: int = 0
     port_rates: dict[int, float] = field(default_factory=dict)
+    rate_frame_bytes: int = RATE_FRAME_BYTES  # for targets limiting packets/s (BMv2)
     options: dict[str, Any] = field(default_factory=dict)
 
     def validate(self, context: str = "pytest") -> None:

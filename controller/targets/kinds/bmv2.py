@@ -10,7 +10,7 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from controller.targets.config import RATE_FRAME_BYTES, ConfigError, TargetConfig
+from controller.targets.config import ConfigError, TargetConfig
 from controller.targets.registry import Option
 from controller.targets.switches import (
     DEFAULT_CPU_PORT,
@@ -153,7 +153,7 @@ class Bmv2Kind(RemoteKind):
             sw = start_bmv2(ports, device_id=cfg.device_id, cpu_port=cfg.cpu_port,
                             log_dir=log_dir, netns=netns)
         # Queue rates need the pipeline (simple_switch_CLI reads its JSON): set at open.
-        sw.extra["queue_rates_pps"] = {p: max(1, round(bps / (8 * RATE_FRAME_BYTES)))
+        sw.extra["queue_rates_pps"] = {p: max(1, round(bps / (8 * cfg.rate_frame_bytes)))
                                        for p, bps in cfg.port_rates.items()}
         return sw
 
