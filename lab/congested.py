@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
@@ -112,13 +113,26 @@ class CongestedLab:
         return {port: lk.bps for port, (_p, _pp, lk) in self.spec.topology.switch_ports(switch).items()}
 
     def start_switches(self, kind: TargetKind, cfg: TargetConfig) -> None:
-        """One switch process of `kind` per switch, each port's egress at its link's rate
-        (BMv2 converts to packets/s at FRAME_BYTES; it sets them once programmed)."""
-        for k, s in enumerate(self.spec.topology.switches, start=1):
+        """Every switch at once (each compiles the program while the others do), each
+        port's egress at its link's rate (BMv2: packets/s at FRAME_BYTES, set once programmed)."""
+        names = list(self.spec.topology.switches)
+        for k, s in enumerate(names, start=1):
             self.configs[s] = dataclasses.replace(cfg, device_id=k, port_rates=self.port_rates(s),
                                                   rate_frame_bytes=FRAME_BYTES)
-            self.switches[s] = kind.start(self.configs[s], self.port_maps[s],
-                                          log_dir=self.log_dir / s)
+
+        def start(s: str) -> SwitchProcess:
+            return kind.start(self.configs[s], self.port_maps[s], log_dir=self.log_dir / s)
+
+        with ThreadPoolExecutor(len(names)) as pool:
+            futures = {s: pool.submit(start, s) for s in names}
+        errors = []
+        for s, f in futures.items():  # keep every one that started, so close() stops it
+            try:
+                self.switches[s] = f.result()
+            except Exception as e:  # noqa: BLE001 (each failure is reported, none leaks a switch)
+                errors.append(f"{s}: {e}")
+        if errors:
+            raise SwitchStartError("; ".join(errors))
 
     def popen_host(self, host: str, argv: list[str], **kw) -> subprocess.Popen:
         return self.nets.popen(argv, netns=self.host_ns[host], **kw)
@@ -224,6 +238,7 @@ def _print(res: dict) -> None:
                 "goodput_bps", "pfc_xoff_received", "paused_ms", "retransmitted", "timeouts")
         print(f"{name} ({a.get('role', '?')}): "
               + ", ".join(f"{k}={a[k]}" for k in keys if k in a))
+    print("lab: wall time " + ", ".join(f"{k} {v} s" for k, v in res["phases_s"].items()))
     t = res["totals"]
     print(f"lab: ECN marks {t['ecn_marked']}, CNPs {t['cnps_sent']} sent / {t['cnps_received']} "
           f"received by senders, rate reductions {t['rate_reductions']}, PFC frames "
@@ -240,10 +255,11 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
     spec.policy = policy
     try:
         kind = registry.switch_kind(target_kind)  # the switch process this kind runs as
-        cfg = TargetConfig(kind=kind.name, program=program_path,
+        # A switch that loads the program when it starts needs no push (nor a compile here).
+        cfg = TargetConfig(kind=kind.name, program=program_path, push=not kind.loads_program,
                            options={"p4_artifacts": p4_artifacts})
         kind.check(cfg, "lab")
-        program: Program = kind.program(cfg)
+        program: Program | None = None if kind.loads_program else kind.program(cfg)
     except TargetConfigError as e:
         raise SystemExit(f"lab.congested: {e}") from None
     netns.sweep_stale()
@@ -253,19 +269,22 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
     procs: dict[str, subprocess.Popen] = {}
     try:
         t0 = time.monotonic()
+        phases: dict[str, float] = {}  # wall seconds per step, for the report
         lab.start_switches(kind, cfg)
+        phases["switches"] = time.monotonic() - t0
         print(f"lab: {spec.description or spec.topology.name} on {lab.backend}; "
               f"{len(lab.switches)} {target_kind} switches up in {time.monotonic() - t0:.1f} s")
         for line in lab.shaping:
             print(f"  tc {line}")
         routes = compute_routes(spec.topology)
         for s, sw in lab.switches.items():
-            t = kind.open(lab.configs[s], program, sw)  # pushed (and BMv2's queue rates set)
+            t = kind.open(lab.configs[s], program, sw)  # pushed if needed, BMv2's rates set
             targets[s] = t
             prog = compile_switch(spec.topology, s, routes[s], policy, names_from_target(t))
             program_switch(t, prog)
             print(f"controller: {s}: {len(prog.entities)} entities "
                   f"({', '.join(f'{p} -> port {ps}' for p, ps in routes[s].routes.items())})")
+        phases["program"] = time.monotonic() - t0 - sum(phases.values())
         start_at = time.time() + 1.5
         for name, argv in agent_argvs(spec, start_at).items():
             procs[name] = lab.popen_host(name, argv, stdout=subprocess.PIPE,
@@ -292,6 +311,7 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
                 agents[name] = json.loads(out.decode().strip().splitlines()[-1])
             except (IndexError, json.JSONDecodeError):
                 agents[name] = {"ok": False, "error": err.decode(errors="replace")[-800:]}
+        phases["traffic"] = time.monotonic() - t0 - sum(phases.values())
         res: dict = {"lab": spec.topology.name, "path": spec.path, "target": target_kind,
                      "backend": lab.backend, "ecn": ecn, "agents": agents, "switches": {},
                      "shaping": lab.shaping}
@@ -301,6 +321,8 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
                 "counters": {n: {str(p): list(v) for p, v in row.items()}
                              for n, row in counters.items()},
                 "max_qdepth": {str(p): d for p, d in sorted(peak[s].items())}}
+        phases["counters"] = time.monotonic() - t0 - sum(phases.values())
+        res["phases_s"] = {k: round(v, 1) for k, v in phases.items()}
         res["totals"] = totals(res)
         res["ok"] = all(a.get("ok") for a in agents.values())
         return res

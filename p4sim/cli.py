@@ -17,7 +17,7 @@ from p4sim.frontend.errors import P4SourceError
 
 
 def _load(args):
-    from p4sim.lower import load_program
+    from p4sim.runtime.instance import load_program  # lowering + what the runtime checks
 
     compiled = load_program(args.program, include_dirs=args.include)
     _print_warnings(compiled.program.warnings)
@@ -54,6 +54,7 @@ def cmd_stf(args) -> int:
 def _ir(prog) -> str:
     """The checked program: every type with its widths, the control-plane objects, the
     pipeline entry points (what the code generator worked from)."""
+    from p4sim import externs
     from p4sim.check.types import TStack, TStruct, width_of
 
     lines = [f"program {prog.model.source} (arch {prog.model.arch})", "", "types:"]
@@ -89,15 +90,10 @@ def _ir(prog) -> str:
     for a in m.actions.values():
         lines.append(f"  {a.name}({', '.join(f'{p.name}: bit<{p.bitwidth}>' for p in a.params)})")
     lines += ["", "externs:"]
-    for kind, d in (("counter", m.counters), ("direct_counter", m.direct_counters), ("meter", m.meters),
-                    ("direct_meter", m.direct_meters), ("register", m.registers)):
-        for x in d.values():
-            extra = f" table {x.table}" if getattr(x, "table", None) else f" size {getattr(x, 'size', 0)}"
-            lines.append(f"  {kind} {x.name}{extra}")
+    for ext in externs.with_model():
+        lines += [f"  {ext.describe(x)}" for x in ext.objects(m).values()]
     for h in m.controller_headers.values():
         lines.append(f"  controller_header {h.name}: " + ", ".join(f"{f.name}<{f.bitwidth}>" for f in h.fields))
-    for dg in m.digests.values():
-        lines.append(f"  digest {dg.name}: " + ", ".join(f"{n}<{w}>" for n, w in dg.fields))
     pl = prog.pipeline
     lines += ["", "pipeline:", f"  parser {pl.parser} -> verify {pl.verify} -> ingress {pl.ingress} -> TM"
               f" -> egress {pl.egress} -> compute {pl.compute} -> deparser {pl.deparser}"]

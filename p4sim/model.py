@@ -135,6 +135,9 @@ class ProgramModel:
     controller_headers: dict[str, ControllerHeaderInfo] = field(default_factory=dict)
     digests: dict[str, DigestInfo] = field(default_factory=dict)
     value_sets: dict[str, ValueSetInfo] = field(default_factory=dict)
+    # objects of externs that have no field above, by the module's `model_field`
+    # (p4sim.externs; P4Info lists them under `externs`)
+    externs: dict[str, dict[str, Annotated]] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- table entries

@@ -23,12 +23,12 @@ from collections.abc import Iterable
 from google.protobuf import json_format, text_format
 
 from p4rtproto import p4info_pb2
+from p4sim import externs as registry
 
 from .model import (
     ActionInfo,
     Annotated,
     ControllerHeaderInfo,
-    DigestInfo,
     P4SimError,
     ProgramModel,
     TableInfo,
@@ -42,12 +42,6 @@ _MATCH = {
     "range": p4info_pb2.MatchField.RANGE,
     "optional": p4info_pb2.MatchField.OPTIONAL,
 }
-_COUNTER_UNIT = {
-    "packets": p4info_pb2.CounterSpec.PACKETS,
-    "bytes": p4info_pb2.CounterSpec.BYTES,
-    "packets_and_bytes": p4info_pb2.CounterSpec.BOTH,
-}
-_METER_UNIT = {"packets": p4info_pb2.MeterSpec.PACKETS, "bytes": p4info_pb2.MeterSpec.BYTES}
 _SCOPE = {
     "TABLE_AND_DEFAULT": (p4info_pb2.ActionRef.TABLE_AND_DEFAULT, None),
     "TABLE_ONLY": (p4info_pb2.ActionRef.TABLE_ONLY, "@tableonly"),
@@ -184,16 +178,12 @@ def _preamble(pre: p4info_pb2.Preamble, info: Annotated, uid: int, alias: str) -
 def p4info_from_model(model: ProgramModel) -> p4info_pb2.P4Info:
     """Build the P4Info message describing `model`, with p4c-compatible ids."""
     alloc = IdAllocator()
+    externs = list(registry.with_model())  # each extern module writes its own P4Info entries
     groups: list[tuple[str, dict[str, Annotated]]] = [
         ("ACTION", model.actions),
         ("TABLE", model.tables),
-        ("COUNTER", model.counters),
-        ("DIRECT_COUNTER", model.direct_counters),
-        ("METER", model.meters),
-        ("DIRECT_METER", model.direct_meters),
-        ("REGISTER", model.registers),
+        *((ext.p4info_prefix, ext.objects(model)) for ext in externs),
         ("CONTROLLER_HEADER", model.controller_headers),
-        ("DIGEST", model.digests),
         ("VALUE_SET", model.value_sets),
     ]
     # @id first (p4c assigns user ids while collecting, hash ids afterwards)
@@ -220,32 +210,11 @@ def p4info_from_model(model: ProgramModel) -> p4info_pb2.P4Info:
         _table(p4info.tables.add(), table, model, alloc, pre)
     for action in _sorted(model.actions):
         _action(p4info.actions.add(), action, pre)
-    # counters and meters: the same shape, indexed (a size) or direct (a table)
-    for objs, out, kind, units in ((model.counters, p4info.counters, "COUNTER", _COUNTER_UNIT),
-                                   (model.direct_counters, p4info.direct_counters, "DIRECT_COUNTER", _COUNTER_UNIT),
-                                   (model.meters, p4info.meters, "METER", _METER_UNIT),
-                                   (model.direct_meters, p4info.direct_meters, "DIRECT_METER", _METER_UNIT)):
-        for c in _sorted(objs):
-            if kind.startswith("DIRECT_") and c.table is None:
-                # p4c serialises a direct resource from the table that owns it
-                # (addTableProperties); one no table uses is not in P4Info
-                continue
-            msg = out.add()
-            pre(msg, kind, c)
-            msg.spec.unit = _unit(units, c.unit, c.name)
-            if kind.startswith("DIRECT_"):
-                msg.direct_table_id = alloc.get("TABLE", c.table)
-            else:
-                msg.size = c.size
+    for ext in externs:
+        for info in _sorted(ext.objects(model)):
+            ext.p4info(p4info, info, pre, alloc.get)
     for h in _sorted(model.controller_headers):
         _controller_header(p4info.controller_packet_metadata.add(), h, pre)
-    for r in _sorted(model.registers):
-        msg = p4info.registers.add()
-        pre(msg, "REGISTER", r)
-        msg.type_spec.bitstring.bit.bitwidth = r.bitwidth
-        msg.size = r.size
-    for d in _sorted(model.digests):
-        _digest(p4info, p4info.digests.add(), d, pre)
     for v in _sorted(model.value_sets):
         msg = p4info.value_sets.add()
         pre(msg, "VALUE_SET", v)
@@ -267,13 +236,6 @@ def _sorted(objs: dict[str, Annotated]) -> list:
     # p4c emits each kind in the order its symbols were collected; we use name order,
     # which makes the output stable (P4Runtime clients look objects up by id or name).
     return [objs[k] for k in sorted(objs, key=lambda n: _plain(n).encode()) if not _hidden(objs[k])]
-
-
-def _unit(table: dict[str, int], unit: str, name: str) -> int:
-    try:
-        return table[unit]
-    except KeyError:
-        raise P4InfoError(f"{name}: unknown unit '{unit}'") from None
 
 
 def _table(msg: p4info_pb2.Table, t: TableInfo, model: ProgramModel, alloc: IdAllocator,
@@ -360,18 +322,6 @@ def _controller_header(msg: p4info_pb2.ControllerPacketMetadata, h: ControllerHe
         md.id = f.id
         md.name = f.name
         md.bitwidth = f.bitwidth
-
-
-def _digest(p4info: p4info_pb2.P4Info, msg: p4info_pb2.Digest, d: DigestInfo, pre) -> None:
-    pre(msg, "DIGEST", d)
-    struct_name = _plain(d.name)
-    msg.type_spec.struct.name = struct_name
-    struct = p4info.type_info.structs[struct_name]
-    del struct.members[:]
-    for fname, width in d.fields:
-        m = struct.members.add()
-        m.name = fname
-        m.type_spec.bitstring.bit.bitwidth = width
 
 
 build_p4info = p4info_from_model  # the name p4sim.cli uses

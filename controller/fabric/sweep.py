@@ -14,9 +14,11 @@ import sys
 import time
 from pathlib import Path
 
+from .params import PARAMS
+
 MAX_POINTS = 10_000
-# the names of .scenarios.SCENARIOS (kept here so `rocelab --help` need not import them)
-SCENARIO_NAMES = ("spreading", "deadlock", "spray", "storm")
+# the names of .scenarios.SCENARIOS (from .params, so `rocelab --help` need not import them)
+SCENARIO_NAMES = tuple(PARAMS)
 
 
 class SweepError(ValueError):

@@ -86,6 +86,8 @@ class TargetKind:
     options: tuple[Option, ...] = ()  # the options this kind reads (shared ones included)
     # The kind a lab runs for this one as a switch process on its links (None: cannot).
     switch_kind: str | None = None
+    # A switch this kind starts runs cfg.program from the start: opening it needs no push.
+    loads_program: bool = False
 
     def resolve(self, cfg: TargetConfig) -> TargetKind:
         """The kind that really serves `cfg` (an in-process kind given an address may hand

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from p4sim import externs as registry
 from p4sim.check.controlplane import field_ids
 from p4sim.check.names import Scope, Sym
 from p4sim.check.types import (
@@ -67,24 +68,19 @@ from p4sim.model import (
     ActionRef,
     ControllerHeaderField,
     ControllerHeaderInfo,
-    CounterInfo,
-    DigestInfo,
     Exact,
     KeyField,
     Lpm,
-    MeterInfo,
     Optional_,
-    P4SimError,
     Param,
     ProgramModel,
     Range,
-    RegisterInfo,
     TableEntry,
     TableInfo,
     Ternary,
     ValueSetInfo,
 )
-from p4sim.runtime.tables import ActionSpec, Table
+from p4sim.spec import ActionSpec, ExternSpec, TableSpec
 
 # ---------------------------------------------------------------------------- values
 
@@ -135,28 +131,6 @@ def vbw(code: str) -> str:
     """Attribute holding the current width of the varbit field accessed by `code` (`x.f_v`)."""
     base, _, attr = code.rpartition(".")
     return f"{base}.w{attr}"
-
-
-@dataclass
-class TableSpec:
-    py: str
-    info: TableInfo
-    actions: list[ActionSpec]
-    const_entries: list[TableEntry]
-    default: tuple[str, dict[str, int]]
-    direct_counter: str | None = None
-    direct_meter: str | None = None
-
-
-@dataclass
-class ExternSpec:
-    py: str
-    kind: str  # counter | direct_counter | meter | direct_meter | register
-    name: str
-    size: int = 0
-    unit: str = ""
-    width: int = 0
-    table: str | None = None
 
 
 @dataclass
@@ -1185,47 +1159,15 @@ class Compiler:
             raise unsupported(f"instantiating {t.kind.replace('_decl', '')} {t.name} inside a block", d)
         if not isinstance(t, TExtern):
             raise err(f"cannot instantiate {t.show()}", d)
-        args = [a.value for a in d.args]
         py = "X_" + self.uid(d.name)
-        ann = self.annotations_text(d)
-        did = self.ann_id(d)
-        if t.name == "counter":
-            size = self.const_eval(args[0], scope)
-            unit = self.enum_member_name(args[1], scope)
-            self.externs.append(ExternSpec(py, "counter", name, size=size, unit=unit))
-            self.model.counters[name] = CounterInfo(name=name, id=did, annotations=ann, unit=unit, size=size)
-        elif t.name == "direct_counter":
-            unit = self.enum_member_name(args[0], scope)
-            self.externs.append(ExternSpec(py, "direct_counter", name, unit=unit))
-            self.model.direct_counters[name] = CounterInfo(name=name, id=did, annotations=ann, unit=unit)
-        elif t.name == "meter":
-            size = self.const_eval(args[0], scope)
-            unit = self.enum_member_name(args[1], scope)
-            self.externs.append(ExternSpec(py, "meter", name, size=size, unit=unit))
-            self.model.meters[name] = MeterInfo(name=name, id=did, annotations=ann, unit=unit, size=size)
-        elif t.name == "direct_meter":
-            unit = self.enum_member_name(args[0], scope)
-            self.externs.append(ExternSpec(py, "direct_meter", name, unit=unit))
-            self.model.direct_meters[name] = MeterInfo(name=name, id=did, annotations=ann, unit=unit)
-        elif t.name == "register":
-            size = self.const_eval(args[0], scope)
-            if not t.args:
-                raise err("register needs its cell type: register<bit<W>>(size)", d)
-            w = width_of(t.args[0])
-            if not w:
-                raise unsupported(f"register of {t.args[0].show()} (p4sim supports bit<W> cells)", d)
-            self.externs.append(ExternSpec(py, "register", name, size=size, width=w))
-            self.model.registers[name] = RegisterInfo(name=name, id=did, annotations=ann, bitwidth=w, size=size)
-        elif t.name in ("action_profile", "action_selector"):
-            raise unsupported(f"{t.name} (tables with action profiles/selectors)", d)
-        else:
+        ext = registry.lookup(t.name)
+        if ext is None:
             raise unsupported(f"extern {t.name}", d)
+        spec = ext.instantiate(self, d, t, scope, name)
+        if spec is not None:
+            spec.py = py
+            self.externs.append(spec)
         scope.add(Sym("instance", d.name, d, t, py=py, value=name), d)
-
-    def enum_member_name(self, e: ast.Expression, scope: Scope) -> str:
-        if isinstance(e, ast.Member):
-            return e.member
-        raise err("expected an enum member such as CounterType.packets", e)
 
     # ------------------------------------------------------------------ tables
 
@@ -1353,26 +1295,15 @@ class Compiler:
             if not isinstance(p.value, ast.Name):
                 raise err(f"{pname} = must name a direct_{pname[:-1]} instance", p.value)
             isym = scope.resolve(p.value.name, p.value)
+            ext = registry.lookup(isym.type.name) if (
+                isym.kind == "instance" and isinstance(isym.type, TExtern)) else None
+            if ext is None or ext.table_property != pname:  # v1model: direct_counter / direct_meter
+                raise err(f"{pname} = must name a direct_{pname[:-1]}", p.value)
+            ext.bind_table(self, isym.value, name)
             if pname == "counters":
-                if not (isym.kind == "instance" and isinstance(isym.type, TExtern) and isym.type.name == "direct_counter"):
-                    raise err("counters = must name a direct_counter", p.value)
                 dc = isym.value
-                info = self.model.direct_counters[dc]
-                self.model.direct_counters[dc] = CounterInfo(name=info.name, id=info.id, annotations=info.annotations,
-                                                             unit=info.unit, table=name)
-                for ex in self.externs:
-                    if ex.name == dc:
-                        ex.table = name
             else:
-                if not (isym.kind == "instance" and isinstance(isym.type, TExtern) and isym.type.name == "direct_meter"):
-                    raise err("meters = must name a direct_meter", p.value)
                 dm = isym.value
-                info2 = self.model.direct_meters[dm]
-                self.model.direct_meters[dm] = MeterInfo(name=info2.name, id=info2.id, annotations=info2.annotations,
-                                                         unit=info2.unit, table=name)
-                for ex in self.externs:
-                    if ex.name == dm:
-                        ex.table = name
         ip = d.prop("implementation")
         if ip is not None:
             raise unsupported("table implementation (action profiles/selectors)", ip)
@@ -1394,15 +1325,11 @@ class Compiler:
             const_default_action=const_default, const_entries=bool(ep is not None and ep.is_const),
             size=size, direct_counter=dc, direct_meter=dm)
         self.model.tables[name] = info
-        # install the const entries once now, so a bad entry is a located compile error
-        probe = Table(info, actions)
-        for en, te in zip(ep.entries if ep is not None and ep.entries else [], entries, strict=True):
-            try:
-                probe.add(TableEntry(te.table, dict(te.match), te.action, dict(te.params), te.priority),
-                          const=True)
-            except P4SimError as e:
-                raise err(f"table {d.name}: {e}", en) from None
-        spec = TableSpec(py, info, actions, entries, (default_name, default_args), dc, dm)
+        # the runtime installs the const entries when it loads the program; a bad one is
+        # reported at its entry (p4sim.runtime.instance.check_program)
+        spec = TableSpec(py, info, actions, entries, (default_name, default_args), dc, dm,
+                         entry_nodes=list(ep.entries) if ep is not None and ep.entries else [],
+                         decl_name=d.name)
         self.tables.append(spec)
         scope.add(Sym("table", d.name, d, py=py, value=spec,
                       extra={"keys": key_exprs, "action_syms": action_syms, "scope": scope,
@@ -2330,7 +2257,7 @@ class Compiler:
             add(v, valid, el)
         conds = {p[2] for p in parts}
         fixed = all(p[1].isdigit() for p in parts)
-        self._last_parts = parts
+        self.last_pack_parts = parts  # what checksum lowering reads back
 
         def packed() -> str:
             if not fixed:
@@ -2353,288 +2280,22 @@ class Compiler:
         return f"_RT.pack_valid(({vals},))"
 
     def extern_fn(self, sym: Sym, argv: list[ast.Expression], c: ast.MethodCall, scope: Scope, fn: _Fn) -> V:
-        name = sym.name
+        ext = registry.function(sym.name)
+        if ext is None:
+            raise unsupported(f"extern function {sym.name}", c)
+        return ext.call(self, sym.name, argv, c, scope, fn)
 
-        def ev(i: int, want: Type | None = None) -> V:
-            return self.expr(argv[i], scope, fn, want=want)
-
-        def nargs(*ns: int) -> None:
-            if len(argv) not in ns:
-                raise err(f"{name} takes {' or '.join(map(str, ns))} arguments, {len(argv)} given", c)
-
-        if name == "mark_to_drop":
-            nargs(0, 1)
-            # the deprecated mark_to_drop() acts on the standard metadata in scope, as the
-            # BMv2 back end of p4c lowers it
-            if not argv and fn.sm is None:
-                raise unsupported("mark_to_drop() where no standard_metadata is in scope", c)
-            sm = ev(0).code if argv else fn.sm
-            fn.emit(f"{sm}.{fld('egress_spec')} = _RT.drop_port")  # the switch's drop port, as BMv2's primitive
-            fn.emit(f"{sm}.{fld('mcast_grp')} = 0")
-            return V("None", VOID)
-        if name == "verify":
-            nargs(2)
-            cnd = self.cond(argv[0], scope, fn)
-            e = ev(1)
-            fn.emit(f"if not ({cnd}): raise ParserError({e.code})")
-            return V("None", VOID)
-        if name in ("clone", "clone_preserving_field_list", "clone3"):
-            ct = self.enum_member_name(argv[0], scope)
-            sess = ev(1).code
-            fl = "None"
-            if name == "clone_preserving_field_list":
-                nargs(3)
-                fl = self.field_list_fn(argv[2], scope)
-            elif name == "clone3":
-                nargs(3)
-                fl = self.listed_fields_fn(argv[2], scope)
-            fn.emit(f"_RT.clone({1 if ct == 'I2E' else 2}, {sess}, {fl})")
-            return V("None", VOID)
-        if name in ("resubmit_preserving_field_list", "recirculate_preserving_field_list"):
-            nargs(1)
-            fl = self.field_list_fn(argv[0], scope)
-            fn.emit(f"_RT.{name.split('_')[0]}({fl})")
-            return V("None", VOID)
-        if name in ("resubmit", "recirculate"):
-            nargs(1)
-            fn.emit(f"_RT.{name}({self.listed_fields_fn(argv[0], scope)})")
-            return V("None", VOID)
-        if name == "truncate":
-            nargs(1)
-            fn.emit(f"_RT.truncate({ev(0).code})")
-            return V("None", VOID)
-        if name == "digest":
-            nargs(2)
-            dt = self.resolve_type(c.type_args[0], scope) if c.type_args else None
-            d = ev(1, dt)
-            if not isinstance(d.type, TStruct):
-                raise unsupported("digest of a non-struct value", argv[1])
-            dname = self.cp_name("", d.type.decl) if d.type.decl is not None else d.type.name
-            flds = tuple((f, width_of(ft)) for f, ft in d.type.fields)
-            self.model.digests.setdefault(dname, DigestInfo(name=dname, fields=flds))
-            vals = ", ".join(f"{f!r}: {d.code}.{fld(f)}" for f, _ in flds)
-            fn.emit(f"_RT.digest({dname!r}, {{{vals}}})")
-            return V("None", VOID)
-        if name == "random":
-            nargs(3)
-            lt = self.lvalue_type(argv[0], scope, fn)
-            lo = self.coerce(ev(1, lt), lt, argv[1])
-            hi = self.coerce(ev(2, lt), lt, argv[2])
-            self.assign(argv[0], V(f"_RT.random({lo.code}, {hi.code})", lt), scope, fn)
-            return V("None", VOID)
-        if name == "hash":
-            nargs(5)
-            lt = self.lvalue_type(argv[0], scope, fn)
-            algo = self.enum_member_name(argv[1], scope)
-            base = ev(2)
-            data = self.data_pack(argv[3], scope, fn)
-            mx = ev(4)
-            code = f"({self.hash_call(algo, data, base.code, mx)} & {mask(width_of(lt))})"
-            self.assign(argv[0], V(code, lt), scope, fn)
-            return V("None", VOID)
-        if name in ("verify_checksum", "verify_checksum_with_payload"):
-            nargs(4)
-            cnd = self.cond(argv[0], scope, fn)
-            data = self.data_pack(argv[1], scope, fn)
-            if name.endswith("payload"):
-                data = f"({data} + _RT.payload)"
-            ck = ev(2)
-            algo = self.enum_member_name(argv[3], scope)
-            w = width_of(ck.type)
-            direct = self.csum16_direct(fn) if algo == "csum16" and not name.endswith("payload") else None
-            h = direct or self.hash_call(algo, data, '0', None)
-            fn.emit(f"if ({cnd}) and ({h} & {mask(w)}) != {ck.code}:")
-            fn.emit("    _RT.checksum_error()")
-            return V("None", VOID)
-        if name in ("update_checksum", "update_checksum_with_payload"):
-            nargs(4)
-            cnd = self.cond(argv[0], scope, fn)
-            data = self.data_pack(argv[1], scope, fn)
-            if name.endswith("payload"):
-                data = f"({data} + _RT.payload)"
-            lt = self.lvalue_type(argv[2], scope, fn)
-            algo = self.enum_member_name(argv[3], scope)
-            direct = self.csum16_direct(fn) if algo == "csum16" and not name.endswith("payload") else None
-            h = direct or self.hash_call(algo, data, '0', None)
-            fn.emit(f"if {cnd}:")
-            fn.ind += 1
-            self.assign(argv[2], V(f"({h} & {mask(width_of(lt))})", lt), scope, fn)
-            fn.ind -= 1
-            return V("None", VOID)
-        if name == "log_msg":
-            nargs(1, 2)
-            msg = ev(0)
-            if len(argv) == 2:
-                data = argv[1]
-                elems = data.elements if isinstance(data, ast.ListExpression) else [data]
-                vals = ", ".join(self.expr(x, scope, fn).code for x in elems)
-                fn.emit(f"_RT.log_msg({msg.code}, ({vals},))")
-            else:
-                fn.emit(f"_RT.log_msg({msg.code}, ())")
-            return V("None", VOID)
-        if name in ("assert", "assume"):
-            nargs(1)
-            cnd = self.cond(argv[0], scope, fn)
-            loc = f"{c.span}"
-            fn.emit(f"if not ({cnd}): raise AssertFailed({name + ' failed at ' + loc!r})")
-            return V("None", VOID)
-        raise unsupported(f"extern function {name}", c)
-
-    def csum16_direct(self, fn: _Fn | None = None) -> str | None:
-        """The Internet checksum of the last packed field list, computed from the fields'
-        16-bit words (no bytes built); None when widths vary or validity is mixed."""
-        parts = getattr(self, "_last_parts", None)
-        if not parts or not all(p[1].isdigit() for p in parts):
-            return None
-        conds = {p[2] for p in parts}
-        if len(conds) != 1:
-            return None
-        owners = {p[0].rsplit(".", 1)[0] for p in parts if _DOTTED.match(p[0])}
-        if fn is not None and len(owners) == 1 and all(_DOTTED.match(p[0]) for p in parts):
-            # every field of one header (the usual IPv4 header checksum): read the header
-            # object once into a local instead of once per field
-            owner = next(iter(owners))
-            if "." in owner:
-                loc = fn.tmp("ck")
-                fn.emit(f"{loc} = {owner}")
-                parts = [(loc + p[0][len(owner):], p[1], p[2]) for p in parts]
-                cond0 = next(iter(conds))
-                if cond0 == f"{owner}._v":
-                    conds = {f"{loc}._v"}
-        total = sum(int(p[1]) for p in parts)
-        nwords = (total + 15) // 16
-        words: list[list[str]] = [[] for _ in range(nwords)]
-        off = 0  # bit offset from the most significant end
-        for val, w_, _ in parts:
-            w = int(w_)
-            start, end = off, off + w  # [start, end)
-            k = start // 16
-            while k * 16 < end:
-                lo_bit, hi_bit = max(start, k * 16), min(end, k * 16 + 16)  # overlap
-                n = hi_bit - lo_bit
-                right = end - hi_bit  # bits of the field below the overlap
-                left = (k * 16 + 16) - hi_bit  # position inside the word
-                e = f"({val} >> {right})" if right else val
-                if n < w:
-                    e = f"({e} & {mask(n)})"
-                words[k].append(f"({e} << {left})" if left else e)
-                k += 1
-            off = end
-        total_expr = " + ".join("(" + " | ".join(ws) + ")" if len(ws) > 1 else ws[0] for ws in words if ws)
-        code = f"_csum_fold({total_expr or '0'})"
-        cond = next(iter(conds))
-        return code if cond is None else f"({code} if {cond} else 65535)"
-
-    FIXED_HASHES = ("crc32", "crc16", "csum16", "xor16", "identity")
-
-    def hash_call(self, algo: str, data: str, base: str, mx: V | None) -> str:
-        """A direct call for the fixed algorithms; the switch's table for custom/random ones."""
-        if algo not in self.FIXED_HASHES:
-            return f"_RT.hash({algo!r}, {data}, {base}, {mx.code if mx is not None else 0})"
-        h = f"_HF_{algo}({data})"
-        if mx is not None and not (mx.is_const and mx.const == 0):
-            if mx.is_const:
-                h = f"({h} % {mx.const})"
-            else:
-                h = f"({h} % {mx.code} if {mx.code} else {h})"
-        return h if base == "0" else f"({base} + {h})"
-
-    def listed_fields_fn(self, e: ast.Expression, scope: Scope) -> str:
-        """The deprecated forms (`resubmit(data)`, `recirculate(data)`, `clone3(t, s, data)`):
-        a copy function for the user-metadata fields named in `data`."""
-        elems = e.elements if isinstance(e, ast.ListExpression) else [e]
-        paths: list[str] = []
-        for el in elems:
-            chain: list[str] = []
-            x = el
-            while isinstance(x, ast.Member):
-                chain.append(fld(x.member))
-                x = x.expr
-            sym = scope.lookup(x.name) if isinstance(x, ast.Name) else None
-            if sym is None or sym.kind != "var" or sym.type is not self.meta_type:
-                raise unsupported("preserving anything but user metadata fields", el)
-            paths.append("".join("." + m for m in reversed(chain)))
-        if not paths:
-            return "None"
-        fname = f"_fields_{self.uid('keep')}"
-        self.funcs.append(f"def {fname}(src, dst):")
-        for path in paths:
-            if path:
-                self.funcs.append(f"    dst{path} = src{path}")
-            else:  # the whole metadata struct
-                self.funcs.append("    dst.__dict__.update(src.copy().__dict__)")
-        self.funcs.append("")
-        return fname
-
-    def field_list_fn(self, e: ast.Expression, scope: Scope) -> str:
-        idx = self.const_eval(e, scope)
-        fnname = self.pipeline.field_lists.get(idx)
-        # the copy functions are generated after the controls: refer by name, checked at the end
-        return fnname or f"_field_list_{idx}" if idx in self._field_list_indexes() else "None"
-
-    def _field_list_indexes(self) -> set[int]:
-        out: set[int] = set()
-        meta = self.meta_type
-
-        def walk(t: TStruct) -> None:
-            for fname, ft in t.fields:
-                for a in t.annotations.get(fname, []):
-                    if a.name == "field_list" and a.exprs:
-                        for x in a.exprs:
-                            out.add(self.const_eval(x, self.g))
-                if isinstance(ft, TStruct) and ft.kind == "struct":
-                    walk(ft)
-
-        if isinstance(meta, TStruct):
-            walk(meta)
-        return out
+    def check_nargs(self, name: str, argv: list[ast.Expression], c: ast.MethodCall, *ns: int) -> None:
+        """For extern lowering hooks: the call has one of the argument counts `ns`."""
+        if len(argv) not in ns:
+            raise err(f"{name} takes {' or '.join(map(str, ns))} arguments, {len(argv)} given", c)
 
     def extern_method(self, obj: V, t: TExtern, m: str, argv: list[ast.Expression], c: ast.MethodCall,
                       scope: Scope, fn: _Fn) -> V:
-        if t.name == "packet_in":
-            return self.packet_in_method(obj, m, argv, c, scope, fn)
-        if t.name == "packet_out":
-            if m != "emit":
-                raise err(f"packet_out has no method {m}", c)
-            self.emit_value(self.expr(argv[0], scope, fn), fn, argv[0])
-            return V("None", VOID)
-        if t.name == "counter" and m == "count":
-            i = fn.tmp("i")
-            fn.emit(f"{i} = {self.expr(argv[0], scope, fn).code}")
-            fn.emit(f"if {i} < {obj.code}.size:")
-            fn.emit(f"    {obj.code}.pkts[{i}] += 1")
-            fn.emit(f"    {obj.code}.bytes[{i}] += _RT.plen")
-            return V("None", VOID)
-        if t.name == "direct_counter" and m == "count":
-            return V("None", VOID)  # counted by the table on a hit (BMv2 ignores count())
-        if t.name == "meter" and m == "execute_meter":
-            lt = self.lvalue_type(argv[1], scope, fn)
-            idx = self.expr(argv[0], scope, fn)
-            self.assign(argv[1], V(f"_RT.meter({obj.code}, {idx.code})", lt), scope, fn)
-            return V("None", VOID)
-        if t.name == "direct_meter" and m == "read":
-            lt = self.lvalue_type(argv[0], scope, fn)
-            self.assign(argv[0], V(f"_RT.dm_color.get({obj.code!r}, 0)", lt), scope, fn)
-            return V("None", VOID)
-        if t.name == "register":
-            if m == "read":
-                lt = self.lvalue_type(argv[0], scope, fn)
-                idx = self.expr(argv[1], scope, fn)
-                i = fn.tmp("i")
-                fn.emit(f"{i} = {idx.code}")
-                self.assign(argv[0], V(f"({obj.code}.cells[{i}] if {i} < {obj.code}.size else 0)", lt),
-                            scope, fn)
-                return V("None", VOID)
-            if m == "write":
-                idx = self.expr(argv[0], scope, fn)
-                val = self.expr(argv[1], scope, fn)
-                i = fn.tmp("i")
-                fn.emit(f"{i} = {idx.code}")
-                vcode = val.const & mask(obj.type.args[0].width) if val.is_const and isinstance(  # type: ignore[union-attr]
-                    obj.type.args[0], TBits) else val.code  # type: ignore[union-attr]
-                fn.emit(f"if {i} < {obj.code}.size: {obj.code}.cells[{i}] = {vcode}")
-                return V("None", VOID)
-        raise unsupported(f"method {m} of extern {t.name}", c)
+        ext = registry.lookup(t.name)
+        if ext is None:
+            raise unsupported(f"method {m} of extern {t.name}", c)
+        return ext.method(self, obj, t, m, argv, c, scope, fn)
 
     def packet_in_method(self, obj: V, m: str, argv: list[ast.Expression], c: ast.MethodCall,
                          scope: Scope, fn: _Fn) -> V:

@@ -18,7 +18,12 @@ import random
 import struct
 from collections.abc import Callable
 
-from p4sim.lower import CompiledProgram, load_program
+from p4sim import externs as registry
+from p4sim.externs import hash as H
+from p4sim.externs.counter import CounterArray
+from p4sim.externs.meter import GREEN, MeterArray, MeterState
+from p4sim.externs.register import RegisterArray
+from p4sim.lower import CompiledProgram
 from p4sim.lower.codegen import fld
 from p4sim.lower.rt import AssertFailed, ParserError
 from p4sim.model import (
@@ -28,7 +33,7 @@ from p4sim.model import (
     QueuedPacket,
     TableEntry,
 )
-from p4sim.runtime import externs as X
+from p4sim.runtime.instance import instantiate, load_program
 from p4sim.runtime.pre import PRE
 from p4sim.runtime.tables import Rec, Table
 
@@ -123,14 +128,14 @@ class Switch:
         self._digest_cbs: list[Callable] = []
         self.digests: list[tuple[str, dict]] = []  # kept when nobody listens (STF, tests)
         self.log: list[str] = []
-        self.hash_algos = X.make_hash_algorithms()
+        self.hash_algos = H.make_hash_algorithms()
         self.stats = {"rx": 0, "tx": 0, "drops": 0, "tm_drops": 0, "pfc_rx": 0}
         # per-pipeline-pass state read/written by the generated code (`_RT`)
         self.plen = 0
         self.payload = b""
         self.dm_color: dict[str, int] = {}
         self._reset_flags()
-        ns = program.instantiate(self)
+        ns = instantiate(program, self)
         self._ns = ns
         pl = program.pipeline
         self._parse = ns[pl.parser]
@@ -144,20 +149,14 @@ class Switch:
         self._new_sm = ns[pl.new_sm]
         self._field_lists = {i: ns[f] for i, f in pl.field_lists.items()}
         self.tables: dict[str, Table] = {s.info.name: ns[s.py] for s in program.tables}
-        self.counters: dict[str, X.CounterArray] = {}
-        self.registers: dict[str, X.RegisterArray] = {}
-        self.meters: dict[str, X.MeterArray] = {}
+        self.counters: dict[str, CounterArray] = {}
+        self.registers: dict[str, RegisterArray] = {}
+        self.meters: dict[str, MeterArray] = {}
         self.direct_meter_tables: dict[str, str] = {}
+        self.extern_objects: dict[str, object] = {}  # control-plane name -> runtime object
         for ex in program.externs:
-            obj = ns[ex.py]
-            if ex.kind == "counter":
-                self.counters[ex.name] = obj
-            elif ex.kind == "register":
-                self.registers[ex.name] = obj
-            elif ex.kind == "meter":
-                self.meters[ex.name] = obj
-            elif ex.kind == "direct_meter" and ex.table:
-                self.direct_meter_tables[ex.name] = ex.table
+            self.extern_objects[ex.name] = ns[ex.py]
+            registry.lookup(ex.kind).attach(self, ex, ns[ex.py])
         self.value_sets = {name: ns[py] for py, name, _ in program.value_sets}
         self._pkt_in_hdr = next((h for h in self.model.controller_headers.values()
                                  if h.kind == "packet_in"), None)
@@ -208,12 +207,12 @@ class Switch:
         fn = self.hash_algos.get(algo, KeyError)
         if fn is KeyError:
             raise P4SimError(f"hash algorithm {algo} is not supported")
-        return X.hash_value(fn, data, base, max_, self.rng)
+        return H.hash_value(fn, data, base, max_, self.rng)
 
     @staticmethod
     def pack_valid(parts) -> bytes:
         ps = [p for p in parts if p is not None]
-        return X.pack_bits([p[0] for p in ps], [p[1] for p in ps])
+        return H.pack_bits([p[0] for p in ps], [p[1] for p in ps])
 
     def checksum_error(self) -> None:
         self.cksum_err = True
@@ -224,16 +223,16 @@ class Switch:
             msg = msg.replace("{}", str(v), 1)
         self.log.append(msg)
 
-    def meter(self, arr: X.MeterArray, idx: int) -> int:
+    def meter(self, arr: MeterArray, idx: int) -> int:
         if not 0 <= idx < arr.size:
-            return X.GREEN
+            return GREEN
         amount = 1 if arr.unit == "packets" else self.plen
         return arr.cells[idx].execute(amount, self._now)
 
     def direct_meter(self, table: Table, rec: Rec) -> int:
         self._dirty = True  # the caller stores the colour in dm_color
         if rec.meter is None:
-            return X.GREEN
+            return GREEN
         unit = self.model.direct_meters[table.info.direct_meter].unit  # type: ignore[index]
         return rec.meter.execute(1 if unit == "packets" else self.plen, self._now)
 
@@ -275,7 +274,7 @@ class Switch:
         data = bytes(payload)
         if metadata is not None and self._pkt_out_hdr is not None:
             vals = [int(metadata.get(f.name, 0)) for f in self._pkt_out_hdr.fields]
-            data = X.pack_bits(vals, [f.bitwidth for f in self._pkt_out_hdr.fields]) + data
+            data = H.pack_bits(vals, [f.bitwidth for f in self._pkt_out_hdr.fields]) + data
         self.send(self.cpu_port, data)
 
     def _pfc(self, port: int, frame: bytes) -> None:
@@ -604,7 +603,7 @@ class Switch:
 
     # ================================================================ externs
 
-    def _counter(self, name: str) -> X.CounterArray:
+    def _counter(self, name: str) -> CounterArray:
         return self.counters[resolve_name(name, self.counters, "counter")]
 
     def counter_read(self, name: str, index: int | None):
@@ -632,7 +631,7 @@ class Switch:
         rec = self._table(table).find(entry)
         rec.pkts, rec.bytes = int(packets), int(bytes_)
 
-    def _register(self, name: str) -> X.RegisterArray:
+    def _register(self, name: str) -> RegisterArray:
         return self.registers[resolve_name(name, self.registers, "register")]
 
     def register_read(self, name: str, index: int | None):
@@ -665,7 +664,7 @@ class Switch:
     def direct_meter_set_rates(self, table: str, entry: TableEntry, rates: list[tuple[float, int]]) -> None:
         rec = self._table(table).find(entry)
         if rec.meter is None:
-            rec.meter = X.MeterState()
+            rec.meter = MeterState()
         rec.meter.set_rates(rates, self._now)
 
     def value_set_set(self, name: str, members: list[tuple[int, int]]) -> None:

@@ -97,18 +97,20 @@ def describe(exc: BaseException, root: str, files: dict[str, str]) -> str:
 
 def check_sizes(compiled: Any, limits: Limits) -> None:
     """Refuse declared sizes the server will not allocate (RESOURCE_EXHAUSTED)."""
+    from p4sim import externs
     from p4sim.check.types import TStack
 
     model = compiled.model
     total = 0
-    for kind, objs in (("register", model.registers), ("counter", model.counters), ("meter", model.meters)):
-        for name, info in objs.items():
-            if info.size > limits.max_array_size:
-                raise CompileError("RESOURCE_EXHAUSTED", f"{kind} {name} has {info.size} cells;"
+    for ext in externs.with_model():  # each extern module says how many cells it allocates
+        for name, info in ext.objects(model).items():
+            cells = ext.cells(info)
+            if cells > limits.max_array_size:
+                raise CompileError("RESOURCE_EXHAUSTED", f"{ext.name} {name} has {cells} cells;"
                                    f" p4sim-switch allows at most {limits.max_array_size}")
-            total += info.size
+            total += cells
     if total > limits.max_total_cells:
-        raise CompileError("RESOURCE_EXHAUSTED", f"registers, counters and meters declare {total} cells in all;"
+        raise CompileError("RESOURCE_EXHAUSTED", f"extern arrays declare {total} cells in all;"
                            f" p4sim-switch allows at most {limits.max_total_cells}")
     for name, t in model.tables.items():
         if t.size > limits.max_table_size:

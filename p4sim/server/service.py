@@ -30,6 +30,7 @@ from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError
 
 from p4rtproto import code_pb2, p4info_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
+from p4sim import externs
 from p4sim.model import P4SimError, TableEntry
 from p4sim.runtime.ports import PortSet
 from p4sim.server import codec
@@ -597,23 +598,23 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         context.set_trailing_metadata((("grpc-status-details-bin", status.SerializeToString()),))
         context.abort(grpc.StatusCode.UNKNOWN, status.message)
 
-    # Entity oneof name -> (its write handler, its read handler)
+    # Entity oneof name -> (its write handler, its read handler); extern entities
+    # (counters, meters, registers, digests...) are served by their module in p4sim.externs
     _ENTITY_HANDLERS = {
         "table_entry": ("_write_table_entry", "_read_tables"),
-        "counter_entry": ("_write_counter", "_read_counters"),
-        "direct_counter_entry": ("_write_direct_counter", "_read_direct_counters"),
-        "meter_entry": ("_write_meter", "_read_meters"),
-        "direct_meter_entry": ("_write_direct_meter", "_read_direct_meters"),
-        "register_entry": ("_write_register", "_read_registers"),
         "packet_replication_engine_entry": ("_write_pre", "_read_pre"),
-        "digest_entry": ("_write_digest", "_read_digests"),
     }
 
     def _entity_handler(self, which: str | None, slot: int, doing: str) -> Callable[..., Any]:
         names = self._ENTITY_HANDLERS.get(which or "")
-        if names is None:
+        if names is not None:
+            return getattr(self, names[slot])
+        ext = externs.by_entity(which) if which else None
+        if ext is None:
             raise RequestError("UNIMPLEMENTED", f"p4sim does not support {doing} {which or 'an empty entity'}")
-        return getattr(self, names[slot])
+        if slot == 0:
+            return lambda p, utype, msg: ext.write(self, p, utype, which, msg)
+        return lambda p, req: ext.read(self, p, which, req)
 
     def _apply_update(self, p: Pipeline, update: Any) -> None:
         utype = update.type
@@ -668,88 +669,6 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         if te.counter_data is not None and meta.direct_counter_id:
             sw.direct_counter_write(meta.name, entry, te.counter_data[0], te.counter_data[1])
 
-    def _write_counter(self, p: Pipeline, utype: int, ce: Any) -> None:
-        info = p.maps.counter(ce.counter_id)
-        if utype != _UPDATE.MODIFY:
-            raise invalid(f"counter {info.name}: only MODIFY is allowed")
-        indices = [ce.index.index] if ce.HasField("index") else range(info.size)
-        for i in indices:
-            if not 0 <= i < info.size:
-                raise RequestError("OUT_OF_RANGE", f"counter {info.name}: index {i} not in 0..{info.size - 1}")
-            p.switch.counter_write(info.name, i, ce.data.packet_count, ce.data.byte_count)
-
-    def _write_direct_counter(self, p: Pipeline, utype: int, dce: Any) -> None:
-        if utype != _UPDATE.MODIFY:
-            raise invalid("direct counter: only MODIFY is allowed")
-        meta, entry = codec.decode_table_entry(p.maps, dce.table_entry, need_action=False)
-        if not meta.direct_counter_id:
-            raise invalid(f"table {meta.name} has no direct counter")
-        p.switch.direct_counter_write(meta.name, entry, dce.data.packet_count, dce.data.byte_count)
-
-    def _write_meter(self, p: Pipeline, utype: int, me: Any) -> None:
-        info = p.maps.meter(me.meter_id)
-        if utype != _UPDATE.MODIFY:
-            raise invalid(f"meter {info.name}: only MODIFY is allowed")
-        indices = [me.index.index] if me.HasField("index") else range(info.size)
-        for i in indices:
-            if not 0 <= i < info.size:
-                raise RequestError("OUT_OF_RANGE", f"meter {info.name}: index {i} not in 0..{info.size - 1}")
-            if me.HasField("config"):
-                c = me.config
-                if c.cir > c.pir:
-                    raise invalid(f"meter {info.name}: cir {c.cir} > pir {c.pir}")
-                # BMv2's rates are per microsecond
-                p.switch.meter_set_rates(info.name, i, [(c.cir / 1e6, c.cburst), (c.pir / 1e6, c.pburst)])
-                cfg = p4runtime_pb2.MeterConfig()
-                cfg.CopyFrom(c)
-                p.meter_configs[(info.name, i)] = cfg
-            else:  # no config: back to unmetered (everything green)
-                p.switch.meter_set_rates(info.name, i, [])
-                p.meter_configs.pop((info.name, i), None)
-
-    def _write_direct_meter(self, p: Pipeline, utype: int, dme: Any) -> None:
-        if utype != _UPDATE.MODIFY:
-            raise invalid("direct meter: only MODIFY is allowed")
-        meta, entry = codec.decode_table_entry(p.maps, dme.table_entry, need_action=False)
-        if not meta.direct_meter_id:
-            raise invalid(f"table {meta.name} has no direct meter")
-        key = ("direct", codec.entry_key(entry))
-        if dme.HasField("config"):
-            c = dme.config
-            if c.cir > c.pir:
-                raise invalid(f"direct meter of {meta.name}: cir {c.cir} > pir {c.pir}")
-            p.switch.direct_meter_set_rates(meta.name, entry, [(c.cir / 1e6, c.cburst), (c.pir / 1e6, c.pburst)])
-            cfg = p4runtime_pb2.MeterConfig()
-            cfg.CopyFrom(c)
-            p.meter_configs[key] = cfg  # type: ignore[index]
-        else:
-            p.switch.direct_meter_set_rates(meta.name, entry, [])
-            p.meter_configs.pop(key, None)  # type: ignore[arg-type]
-
-    def _read_direct_meters(self, p: Pipeline, req: Any) -> Iterator[Any]:
-        for meta, e in self._table_entries(p, req.table_entry):
-            if not meta.direct_meter_id or e is None:
-                if req.table_entry.table_id and not meta.direct_meter_id:
-                    raise invalid(f"table {meta.name} has no direct meter")
-                continue
-            dme = p4runtime_pb2.DirectMeterEntry()
-            dme.table_entry.CopyFrom(codec.encode_table_entry(p.maps, meta, e))
-            cfg = p.meter_configs.get(("direct", codec.entry_key(e)))  # type: ignore[arg-type]
-            if cfg is not None:
-                dme.config.CopyFrom(cfg)
-            yield (p4runtime_pb2.Entity(direct_meter_entry=dme))
-
-    def _write_register(self, p: Pipeline, utype: int, re_: Any) -> None:
-        info = p.maps.register(re_.register_id)
-        if utype != _UPDATE.MODIFY:
-            raise invalid(f"register {info.name}: only MODIFY is allowed")
-        value = codec.from_p4data(re_.data, info.bitwidth, f"register {info.name}")
-        indices = [re_.index.index] if re_.HasField("index") else range(info.size)
-        for i in indices:
-            if not 0 <= i < info.size:
-                raise RequestError("OUT_OF_RANGE", f"register {info.name}: index {i} not in 0..{info.size - 1}")
-            p.switch.register_write(info.name, i, value)
-
     def _write_pre(self, p: Pipeline, utype: int, pre: Any) -> None:
         kind = pre.WhichOneof("type")
         sw = p.switch
@@ -791,21 +710,6 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             if (port, r.instance) in seen:
                 raise invalid(f"{what}: replica (port {port}, instance {r.instance}) given twice")
             seen.add((port, r.instance))
-
-    def _write_digest(self, p: Pipeline, utype: int, de: Any) -> None:
-        info = p.maps.digest(de.digest_id)
-        if utype == _UPDATE.DELETE:
-            if de.digest_id not in p.digest_configs:
-                raise RequestError("NOT_FOUND", f"digest {info.name} is not configured")
-            del p.digest_configs[de.digest_id]
-            return
-        if utype == _UPDATE.INSERT and de.digest_id in p.digest_configs:
-            raise RequestError("ALREADY_EXISTS", f"digest {info.name} is already configured")
-        if utype == _UPDATE.MODIFY and de.digest_id not in p.digest_configs:
-            raise RequestError("NOT_FOUND", f"digest {info.name} is not configured")
-        cfg = p4runtime_pb2.DigestEntry.Config()
-        cfg.CopyFrom(de.config)
-        p.digest_configs[de.digest_id] = cfg
 
     # -- Read
 
@@ -895,70 +799,6 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         for meta, e in self._table_entries(p, req):
             yield self._encode_entry(p, meta, e, with_counter)
 
-    def _read_counters(self, p: Pipeline, req: Any) -> Iterator[Any]:
-        infos = [p.maps.counter(req.counter_id)] if req.counter_id else list(p.maps.counters.values())
-        for info in infos:
-            if req.HasField("index"):
-                if not 0 <= req.index.index < info.size:
-                    raise RequestError("OUT_OF_RANGE", f"counter {info.name}: index {req.index.index} not in 0..{info.size - 1}")
-                indices: Any = [req.index.index]
-            else:
-                indices = range(info.size)
-            read, Entity, cid = p.switch.counter_read, p4runtime_pb2.Entity, info.id
-            for i in indices:
-                pk, by = read(info.name, i)
-                ent = Entity()  # filled in place: nesting finished messages copies them
-                ce = ent.counter_entry
-                ce.counter_id = cid
-                ce.index.index = i
-                ce.data.packet_count = pk
-                ce.data.byte_count = by
-                yield ent
-
-    def _read_direct_counters(self, p: Pipeline, req: Any) -> Iterator[Any]:
-        te_req = req.table_entry
-        for meta, e in self._table_entries(p, te_req):
-            if not meta.direct_counter_id or e is None:
-                if te_req.table_id and not meta.direct_counter_id:
-                    raise invalid(f"table {meta.name} has no direct counter")
-                continue
-            pk, by = p.switch.direct_counter_read(meta.name, e)
-            ent = p4runtime_pb2.Entity()
-            dce = ent.direct_counter_entry
-            codec.encode_table_entry(p.maps, meta, e, p.entry_metadata.get(codec.entry_key(e), b""),
-                                     out=dce.table_entry)
-            dce.data.packet_count = pk
-            dce.data.byte_count = by
-            yield ent
-
-    def _read_meters(self, p: Pipeline, req: Any) -> Iterator[Any]:
-        infos = [p.maps.meter(req.meter_id)] if req.meter_id else list(p.maps.meters.values())
-        for info in infos:
-            indices: Any = [req.index.index] if req.HasField("index") else range(info.size)
-            for i in indices:
-                if not 0 <= i < info.size:
-                    raise RequestError("OUT_OF_RANGE", f"meter {info.name}: index {i} not in 0..{info.size - 1}")
-                me = p4runtime_pb2.MeterEntry(meter_id=info.id)
-                me.index.index = i
-                cfg = p.meter_configs.get((info.name, i))
-                if cfg is not None:
-                    me.config.CopyFrom(cfg)
-                yield (p4runtime_pb2.Entity(meter_entry=me))
-
-    def _read_registers(self, p: Pipeline, req: Any) -> Iterator[Any]:
-        infos = [p.maps.register(req.register_id)] if req.register_id else list(p.maps.registers.values())
-        for info in infos:
-            indices: Any = [req.index.index] if req.HasField("index") else range(info.size)
-            for i in indices:
-                if not 0 <= i < info.size:
-                    raise RequestError("OUT_OF_RANGE", f"register {info.name}: index {i} not in 0..{info.size - 1}")
-                ent = p4runtime_pb2.Entity()
-                re_ = ent.register_entry
-                re_.register_id = info.id
-                re_.index.index = i
-                re_.data.bitstring = codec.to_bytes(p.switch.register_read(info.name, i))
-                yield ent
-
     def _read_pre(self, p: Pipeline, req: Any) -> Iterator[Any]:
         kind = req.WhichOneof("type")
         if kind == "multicast_group_entry":
@@ -979,16 +819,6 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 yield (e)
         else:
             raise invalid("packet replication engine entry is empty")
-
-    def _read_digests(self, p: Pipeline, req: Any) -> Iterator[Any]:
-        if req.digest_id:
-            p.maps.digest(req.digest_id)
-        ids = [req.digest_id] if req.digest_id else sorted(p.digest_configs)
-        for did in ids:
-            if did in p.digest_configs:
-                de = p4runtime_pb2.DigestEntry(digest_id=did)
-                de.config.CopyFrom(p.digest_configs[did])
-                yield (p4runtime_pb2.Entity(digest_entry=de))
 
     # -- StreamChannel
 

@@ -230,12 +230,17 @@ def test_dcqcn_knobs_from_json_are_checked():
 
 def _run(tmp_path: Path, *args: str) -> tuple[dict, str]:
     out = tmp_path / f"lab{len(list(tmp_path.glob('lab*.json')))}.json"
-    proc = subprocess.run([sys.executable, "-m", "lab.congested", "two_switch", *args,
-                           "--json", str(out), "--log-dir", str(tmp_path / "logs")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    assert out.exists(), proc.stdout + proc.stderr
-    return json.loads(out.read_text()), proc.stdout + proc.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "lab.congested", "two_switch", *args,
+                             "--json", str(out), "--log-dir", str(tmp_path / "logs")],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    log, _ = proc.communicate(timeout=300)
+    assert out.exists(), log
+    links = json.loads(netns.ip("-j", "link", "show") or "[]")
+    left = [n for n in [lk["ifname"] for lk in links] + netns.ip("netns", "list").split()
+            if n.startswith(f"rl{proc.pid}") and not n[len(f"rl{proc.pid}")].isdigit()]
+    assert left == [], "the lab left namespaces or links behind"
+    return json.loads(out.read_text()), log
 
 
 @needs_root

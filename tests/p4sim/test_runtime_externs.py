@@ -8,8 +8,9 @@ import zlib
 
 import pytest
 
+from p4sim.externs import hash as X
+from p4sim.externs import meter as M
 from p4sim.model import P4SimError
-from p4sim.runtime import externs as X
 from p4sim.runtime.switch import Switch
 from p4sim.runtime.tm import TrafficManager
 from tests.p4sim.p4sim_helpers import data_of, frame, program
@@ -34,12 +35,12 @@ def test_pack_bits_pads_at_the_end_like_bmv2():
 
 
 def test_meter_trtcm_colors():
-    m = X.MeterState()
-    assert m.execute(100, 0) == X.GREEN  # unconfigured: green
+    m = M.MeterState()
+    assert m.execute(100, 0) == M.GREEN  # unconfigured: green
     m.set_rates([(0.001, 2), (0.002, 3)], 0)  # packets/us, bursts
     colors = [m.execute(1, 0) for _ in range(4)]
-    assert colors == [X.GREEN, X.GREEN, X.YELLOW, X.RED]
-    assert m.execute(1, 2_000_000) == X.GREEN  # 2 ms later the buckets refilled
+    assert colors == [M.GREEN, M.GREEN, M.YELLOW, M.RED]
+    assert m.execute(1, 2_000_000) == M.GREEN  # 2 ms later the buckets refilled
 
 
 EXT_LOCALS = """
@@ -266,11 +267,11 @@ def test_crc16_custom_defaults_to_crc16_arc():
 def test_meter_bucket_never_holds_more_than_its_burst():
     """Mutant X6 (tokens not capped). BMv2 Meter::execute: a bucket fills at its rate but
     holds at most its burst size, so an idle hour buys no bigger burst than the configured one."""
-    m = X.MeterState()
+    m = M.MeterState()
     m.set_rates([(0.001, 2), (0.002, 3)], 0)  # committed 2, peak 3 packets
     hour_ns = 3600 * 10**9
     colors = [m.execute(1, hour_ns) for _ in range(4)]
-    assert colors == [X.GREEN, X.GREEN, X.YELLOW, X.RED]
+    assert colors == [M.GREEN, M.GREEN, M.YELLOW, M.RED]
 
 
 def test_register_write_rejects_a_value_wider_than_the_cell(tmp_path):

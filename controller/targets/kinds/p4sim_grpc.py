@@ -52,6 +52,7 @@ class P4SimGrpcKind(RemoteKind):
     help = "p4sim-switch over P4Runtime (started here on veths unless --grpc-addr)"
     options = GRPC_OPTIONS  # its program is P4 source: no --p4-artifacts
     switch_kind = "p4sim-grpc"
+    loads_program = True  # p4sim-switch PROGRAM compiles and runs it before it answers
 
     def start(self, cfg: TargetConfig, ports: Mapping[int, str], *, log_dir=None, netns=None
               ) -> SwitchProcess:

@@ -1,0 +1,92 @@
+"""One module per v1model extern, in a registry keyed by the extern's `v1model.p4` name.
+
+Each module holds everything p4sim knows about its extern: the lowering hooks (code emitted
+for an instantiation and for method or function calls), the runtime object, its P4Info
+entry, its P4Runtime read/write and its declared-size bound for the P4Runtime server's
+sandbox. Nothing else in p4sim lists extern kinds: the compiler, the switch, P4Info, the
+CLI, the sandbox and the server look an extern up here.
+
+A new extern is one file in this package (a subclass of `Extern` decorated with
+`@extern`) plus its declaration in `arch/v1model.p4`. Modules load on the first lookup;
+`load_package` loads another package's modules the same way (a test's toy extern).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Iterator
+
+from .base import Extern, RefusedExtern
+
+__all__ = ["Extern", "RefusedExtern", "extern", "unregister", "lookup", "function", "by_entity",
+           "all_externs", "load_package"]
+
+_OBJECTS: dict[str, Extern] = {}  # extern object type name -> its module's Extern
+_FUNCTIONS: dict[str, Extern] = {}  # extern function name -> the Extern lowering it
+_loaded = False
+
+
+def extern(cls: type[Extern]) -> type[Extern]:
+    """Class decorator: put one instance of `cls` in the registry under its names."""
+    ext = cls()
+    for table, names in ((_OBJECTS, (ext.name,) if ext.name else ()), (_FUNCTIONS, ext.functions)):
+        for n in names:
+            old = table.get(n)
+            if old is not None and type(old) is not cls:
+                raise RuntimeError(f"extern {n!r} registered twice ({type(old).__name__}, {cls.__name__})")
+            table[n] = ext
+    return cls
+
+
+def unregister(cls: type[Extern]) -> None:
+    for table in (_OBJECTS, _FUNCTIONS):
+        for n in [n for n, e in table.items() if type(e) is cls]:
+            del table[n]
+
+
+def load_package(package: str) -> None:
+    """Import every public module of `package` (each registers its externs)."""
+    pkg = importlib.import_module(package)
+    for m in pkgutil.iter_modules(pkg.__path__):
+        if not m.name.startswith("_") and m.name != "base":
+            importlib.import_module(f"{package}.{m.name}")
+
+
+def _ensure() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        load_package(__name__)
+
+
+def lookup(name: str) -> Extern | None:
+    """The module of extern object type `name` (None: p4sim has none)."""
+    _ensure()
+    return _OBJECTS.get(name)
+
+
+def function(name: str) -> Extern | None:
+    """The module lowering extern function `name` (None: p4sim has none)."""
+    _ensure()
+    return _FUNCTIONS.get(name)
+
+
+def all_externs() -> Iterator[Extern]:
+    """Every registered extern once, object types first, in registration order."""
+    _ensure()
+    seen: set[int] = set()
+    for e in list(_OBJECTS.values()) + list(_FUNCTIONS.values()):
+        if id(e) not in seen:
+            seen.add(id(e))
+            yield e
+
+
+def with_model() -> Iterator[Extern]:
+    """The externs that put control-plane objects in `ProgramModel` (and P4Info)."""
+    return (e for e in all_externs() if e.model_field)
+
+
+def by_entity(entity: str) -> Extern | None:
+    """The extern serving P4Runtime `Entity` oneof `entity` (e.g. "counter_entry")."""
+    return next((e for e in all_externs() if entity in e.entities), None)

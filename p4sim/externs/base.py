@@ -1,0 +1,115 @@
+"""The shape of one extern module: the hooks every stage of p4sim calls through the registry.
+
+Stages and their hooks (each has a default, so a module implements only what it has):
+- lowering (`p4sim.lower.codegen.Compiler`, passed as `cc`): `instantiate`, `method`,
+  `call`, `bind_table`; they emit Python through `fn.emit` and return lowered values `V`;
+- runtime (`p4sim.runtime`): `build` makes the per-switch object from the `ExternSpec`,
+  `attach` exposes it through the switch's API, `namespace` adds globals for generated code;
+- control plane: `objects` (its entries in `ProgramModel`), `p4info`, `read`/`write`
+  (P4Runtime entities it serves), `cells` (what the sandbox bounds), `describe` (`p4sim info`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from p4sim.check.types import unsupported
+
+if TYPE_CHECKING:
+    from p4sim.frontend import ast
+    from p4sim.model import Annotated, ProgramModel
+    from p4sim.spec import ExternSpec
+
+
+class Extern:
+    name: ClassVar[str] = ""  # extern object type as v1model.p4/core.p4 declare it ("" if none)
+    functions: ClassVar[tuple[str, ...]] = ()  # extern functions this module lowers
+    model_field: ClassVar[str] = ""  # ProgramModel dict of its control-plane objects
+    p4info_prefix: ClassVar[str] = ""  # P4Ids.Prefix name of its P4Info ids (COUNTER, ...)
+    entities: ClassVar[tuple[str, ...]] = ()  # P4Runtime Entity oneofs it reads and writes
+    table_property: ClassVar[str] = ""  # table property naming an instance (direct resources)
+
+    # ------------------------------------------------------------------ lowering
+
+    def instantiate(self, cc: Any, d: ast.Instantiation, t: Any, scope: Any, name: str) -> ExternSpec | None:
+        """Lower `t(args) d;` (control-plane name `name`): record it in `cc.model` and
+        return the spec the runtime builds its object from (None: no runtime object)."""
+        raise unsupported(f"extern {t.name}", d)
+
+    def method(self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: ast.MethodCall, scope: Any,
+               fn: Any) -> Any:
+        raise unsupported(f"method {m} of extern {t.name}", c)
+
+    def call(self, cc: Any, name: str, argv: list, c: ast.MethodCall, scope: Any, fn: Any) -> Any:
+        raise unsupported(f"extern function {name}", c)
+
+    def bind_table(self, cc: Any, instance: str, table: str) -> None:
+        """The instance named `instance` is a table property of `table` (direct resources)."""
+        raise RuntimeError(f"{self.name} is not a table property")
+
+    # ------------------------------------------------------------------ runtime
+
+    def build(self, spec: ExternSpec) -> object:
+        """A fresh runtime object for one switch."""
+        return spec
+
+    def attach(self, sw: Any, spec: ExternSpec, obj: object) -> None:
+        """Expose `obj` through the switch's API (its counters, registers... dicts)."""
+
+    def namespace(self) -> dict[str, object]:
+        """Globals the generated code of this extern refers to."""
+        return {}
+
+    # ------------------------------------------------------------------ control plane
+
+    def objects(self, model: ProgramModel) -> dict[str, Annotated]:
+        """Its control-plane objects in `model`, by name."""
+        if not self.model_field:
+            return {}
+        if hasattr(model, self.model_field):
+            return getattr(model, self.model_field)
+        return model.externs.setdefault(self.model_field, {})
+
+    def p4info(self, out: Any, info: Any, pre: Any, ids: Any) -> None:
+        """Add `info` to P4Info message `out`. `pre(msg, prefix, info)` fills a preamble;
+        `ids(prefix, name)` is the id of another object. By default an architecture
+        extern instance (P4Info `externs`, as p4c lists externs it has no field for)."""
+        from p4rtproto import p4info_pb2
+
+        ext = next((e for e in out.externs if e.extern_type_name == self.name), None)
+        if ext is None:
+            ext = out.externs.add()
+            ext.extern_type_name = self.name
+            ext.extern_type_id = p4info_pb2.P4Ids.Prefix.Value(self.p4info_prefix)
+        pre(ext.instances.add(), self.p4info_prefix, info)
+
+    def write(self, svc: Any, p: Any, utype: int, entity: str, msg: Any) -> None:
+        from p4sim.server.codec import RequestError
+
+        raise RequestError("UNIMPLEMENTED", f"p4sim does not support writing {entity}")
+
+    def read(self, svc: Any, p: Any, entity: str, req: Any) -> Any:
+        from p4sim.server.codec import RequestError
+
+        raise RequestError("UNIMPLEMENTED", f"p4sim does not support reading {entity}")
+
+    def cells(self, info: Any) -> int:
+        """Cells the declaration makes the switch allocate (bounded by the sandbox)."""
+        return 0
+
+    def describe(self, info: Any) -> str:
+        """One line for `p4sim info`."""
+        table = getattr(info, "table", None)
+        return f"{self.name} {info.name}" + (f" table {table}" if table else f" size {getattr(info, 'size', 0)}")
+
+
+class RefusedExtern(Extern):
+    """A v1model extern p4sim does not implement: refused by name where it is used."""
+
+    reason: ClassVar[str] = ""
+
+    def instantiate(self, cc: Any, d: ast.Instantiation, t: Any, scope: Any, name: str) -> ExternSpec | None:
+        raise unsupported(f"{t.name} ({self.reason})" if self.reason else f"extern {t.name}", d)
+
+    def call(self, cc: Any, name: str, argv: list, c: ast.MethodCall, scope: Any, fn: Any) -> Any:
+        raise unsupported(f"extern function {name}" + (f" ({self.reason})" if self.reason else ""), c)

@@ -1,0 +1,30 @@
+"""v1model `log_msg(msg[, data])`: BMv2 logs the message with `{}` replaced by the values
+(`Switch.log_msg` keeps the lines in `Switch.log`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from p4sim.check.types import VOID
+from p4sim.frontend import ast
+from p4sim.lower.codegen import V
+
+from . import extern
+from .base import Extern
+
+
+@extern
+class LogMsg(Extern):
+    functions = ("log_msg",)
+
+    def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
+        cc.check_nargs(name, argv, c, 1, 2)
+        msg = cc.expr(argv[0], scope, fn)
+        if len(argv) == 2:
+            data = argv[1]
+            elems = data.elements if isinstance(data, ast.ListExpression) else [data]
+            vals = ", ".join(cc.expr(x, scope, fn).code for x in elems)
+            fn.emit(f"_RT.log_msg({msg.code}, ({vals},))")
+        else:
+            fn.emit(f"_RT.log_msg({msg.code}, ())")
+        return V("None", VOID)

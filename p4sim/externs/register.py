@@ -1,0 +1,103 @@
+"""v1model `register<T>`: an indexed array of bit<W> cells the data plane reads and writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from p4sim.check.types import VOID, TBits, err, mask, unsupported, width_of
+from p4sim.lower.codegen import V
+from p4sim.model import RegisterInfo
+from p4sim.spec import ExternSpec
+
+from . import extern
+from ._common import check_index, indices, modify_only
+from .base import Extern
+
+
+class RegisterArray:
+    __slots__ = ("name", "size", "width", "cells", "mask")
+
+    def __init__(self, name: str, size: int, width: int):
+        self.name, self.size, self.width = name, size, width
+        self.cells = [0] * size
+        self.mask = (1 << width) - 1
+
+    def check(self, index: int) -> None:
+        check_index("register", self.name, self.size, index)
+
+
+@extern
+class Register(Extern):
+    name = "register"
+    model_field = "registers"
+    p4info_prefix = "REGISTER"
+    entities = ("register_entry",)
+
+    def instantiate(self, cc: Any, d: Any, t: Any, scope: Any, name: str) -> ExternSpec:
+        size = cc.const_eval(d.args[0].value, scope)
+        if not t.args:
+            raise err("register needs its cell type: register<bit<W>>(size)", d)
+        w = width_of(t.args[0])
+        if not w:
+            raise unsupported(f"register of {t.args[0].show()} (p4sim supports bit<W> cells)", d)
+        cc.model.registers[name] = RegisterInfo(name=name, id=cc.ann_id(d), annotations=cc.annotations_text(d),
+                                                bitwidth=w, size=size)
+        return ExternSpec("", self.name, name, size=size, width=w)
+
+    def method(self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
+        # BMv2 reads 0 from, and ignores writes to, an index out of range
+        if m == "read":
+            lt = cc.lvalue_type(argv[0], scope, fn)
+            idx = cc.expr(argv[1], scope, fn)
+            i = fn.tmp("i")
+            fn.emit(f"{i} = {idx.code}")
+            cc.assign(argv[0], V(f"({obj.code}.cells[{i}] if {i} < {obj.code}.size else 0)", lt), scope, fn)
+            return V("None", VOID)
+        if m == "write":
+            idx = cc.expr(argv[0], scope, fn)
+            val = cc.expr(argv[1], scope, fn)
+            i = fn.tmp("i")
+            fn.emit(f"{i} = {idx.code}")
+            cell = obj.type.args[0]
+            vcode = val.const & mask(cell.width) if val.is_const and isinstance(cell, TBits) else val.code
+            fn.emit(f"if {i} < {obj.code}.size: {obj.code}.cells[{i}] = {vcode}")
+            return V("None", VOID)
+        return super().method(cc, obj, t, m, argv, c, scope, fn)
+
+    def build(self, spec: ExternSpec) -> RegisterArray:
+        return RegisterArray(spec.name, spec.size, spec.width)
+
+    def attach(self, sw: Any, spec: ExternSpec, obj: object) -> None:
+        sw.registers[spec.name] = obj
+
+    def p4info(self, out: Any, info: Any, pre: Any, ids: Any) -> None:
+        msg = out.registers.add()
+        pre(msg, self.p4info_prefix, info)
+        msg.type_spec.bitstring.bit.bitwidth = info.bitwidth
+        msg.size = info.size
+
+    def cells(self, info: Any) -> int:
+        return info.size
+
+    def write(self, svc: Any, p: Any, utype: int, entity: str, re_: Any) -> None:
+        from p4sim.server import codec
+
+        info = p.maps.register(re_.register_id)
+        modify_only("register", info.name, utype)
+        value = codec.from_p4data(re_.data, info.bitwidth, f"register {info.name}")
+        for i in indices("register", info, re_):
+            p.switch.register_write(info.name, i, value)
+
+    def read(self, svc: Any, p: Any, entity: str, req: Any) -> Any:
+        from p4rtproto import p4runtime_pb2
+        from p4sim.server import codec
+
+        infos = [p.maps.register(req.register_id)] if req.register_id else list(p.maps.registers.values())
+        for info in infos:
+            for i in indices("register", info, req):
+                ent = p4runtime_pb2.Entity()
+                re_ = ent.register_entry
+                re_.register_id = info.id
+                re_.index.index = i
+                re_.data.bitstring = codec.to_bytes(p.switch.register_read(info.name, i))
+                yield ent
