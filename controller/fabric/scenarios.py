@@ -174,8 +174,8 @@ def run_storm(stuck: int = 1, watchdog: int = 0, duration_us: int = 600, seed: i
                                          "pfcwd_ignored_frames": 0, "pfcwd_in_storm": 0,
                                          "pfcwd_dropped": 0})
     ev = wd.events if wd else []
-    out["wd_first_detect_us"] = next((t / US for t, k, _ in ev if k == "detected"), -1)
-    out["wd_last_restore_us"] = next((t / US for t, k, _ in reversed(ev) if k == "restored"), -1)
+    out["wd_first_detect_us"] = next((t / US for t, k, _ in ev if k == "detected"), -1.0)
+    out["wd_last_restore_us"] = next((t / US for t, k, _ in reversed(ev) if k == "restored"), -1.0)
     _telemetry(report, fab, wd)
     return out
 

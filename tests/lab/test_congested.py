@@ -274,3 +274,17 @@ def test_two_switch_lab_congests_marks_and_dcqcn_reacts(tmp_path):
     assert c["ecn_marked"] == c["cnps_sent"] == c["cnps_received"] == c["rate_reductions"] == 0, log
     assert "no ECN marks" in log and "lab: FAILED" in log  # --check fails on the control
     assert c["pfc_tx"] > 0 and c["pfc_pauses_received"] > 0, "without DCQCN, PFC pauses"
+
+
+@needs_root
+@pytest.mark.slow
+def test_the_same_lab_file_congests_on_mininet(tmp_path):
+    """The same lab file, hosts and links built by Mininet: the same signs of congestion."""
+    from lab.mininet_lab import mininet_unavailable
+
+    why = mininet_unavailable()
+    assert why is None, f"{why} (make setup installs Debian's mininet as root)"
+    res, log = _run(tmp_path, "--backend", "mininet")
+    assert res["ok"] and res["backend"] == "mininet", log
+    assert congestion_failures(res["totals"]) == [], log
+    assert res["switches"]["A"]["counters"]["ecn_marked"]["3"][0] > 0, log
