@@ -29,7 +29,7 @@ from controller.hosts.host import Host, HostSpec
 from controller.packets.build import pfc_frame
 from controller.targets import open_target
 from controller.targets.base import Program
-from controller.targets.p4sim import P4SimTarget
+from controller.targets.p4sim import P4SimTarget, compile_program
 from controller.targets.program import DEFAULT_PROGRAM
 
 from .routing import compile_switch, compute_routes, program_switch
@@ -45,9 +45,7 @@ def default_program() -> Program:
     program holds no state: each `Switch` instantiates its own tables and registers)."""
     key = str(DEFAULT_PROGRAM)
     if key not in _COMPILED:
-        from p4sim.runtime.switch import load_program
-
-        _COMPILED[key] = load_program(key)
+        _COMPILED[key] = compile_program(key)
     prog = Program(DEFAULT_PROGRAM.stem, source=DEFAULT_PROGRAM)
     prog.compiled = _COMPILED[key]  # type: ignore[attr-defined]
     return prog

@@ -54,7 +54,7 @@ def open_target(kind: str = "p4sim", *, program: str | os.PathLike[str] | Progra
     p4src/roce_switch.p4) installed.
 
     device_id defaults to 0, what p4sim-switch and simple_switch_grpc start with;
-    credentials: grpc.ChannelCredentials for TLS (controller.p4rt.tls_credentials)."""
+    credentials: grpc.ChannelCredentials for TLS (p4rtproto.client.tls_credentials)."""
     from .config import ConfigError, TargetConfig, port_refs
     from .registry import open_config
 

@@ -25,8 +25,8 @@ P4_ARTIFACTS = Option("--p4-artifacts",
 
 def credentials(cfg: TargetConfig):
     """grpc.ChannelCredentials from the TLS options (or given ready in options), or None."""
-    from controller.p4rt import P4RuntimeError, tls_credentials
     from controller.targets.base import TargetError
+    from p4rtproto.client import P4RuntimeError, tls_credentials
 
     o = cfg.options
     if o.get("credentials") is not None:
