@@ -101,7 +101,7 @@ def _open(args):
         raise _Usage("--connect-timeout must be > 0")
     credentials = None
     if args.grpc_ssl or args.grpc_ca or args.grpc_cert or args.grpc_key:
-        from controller.p4rt import P4RuntimeError, tls_credentials
+        from p4rtproto.client import P4RuntimeError, tls_credentials
 
         try:
             credentials = tls_credentials(args.grpc_ca, args.grpc_cert, args.grpc_key)

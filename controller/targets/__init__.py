@@ -56,7 +56,7 @@ def open_target(kind: str = "p4sim", *, program: str | os.PathLike[str] | Progra
     """A ready target; with `push`, the program (default p4src/roce_switch.p4) installed.
 
     device_id defaults to 0, what p4sim-switch and simple_switch_grpc start with;
-    credentials: grpc.ChannelCredentials for TLS (controller.p4rt.tls_credentials)."""
+    credentials: grpc.ChannelCredentials for TLS (p4rtproto.client.tls_credentials)."""
     if kind == "p4sim":
         from .p4sim import P4SimTarget
 

@@ -251,7 +251,7 @@ def test_counters_over_p4runtime_read_every_cell(p4sim_switch, program):
         assert nonzero == written
         # the generated protobuf classes read the same cells
         ent = p4runtime_pb2.Entity()
-        ent.counter_entry.counter_id = t.conn.p4info.counter(name).preamble.id
+        ent.counter_entry.counter_id = t.conn.schema.counter(name).id
         slow = {e.counter_entry.index.index: (e.counter_entry.data.packet_count,
                                               e.counter_entry.data.byte_count)
                 for e in t.conn.read([ent])}
