@@ -726,6 +726,7 @@ class Compiler:
             fn.sm = "sm"
             head = f"def {fname}(buf, hdr, meta, sm):"
             fn.emit("off = 0")
+        fn.emit("_blen = len(buf)")  # the inlined extracts' length checks
         for loc in d.locals:
             self.local_decl(loc, scope, fn, prefix)
         states = {s.name: i for i, s in enumerate(d.states)}
@@ -2158,7 +2159,7 @@ class Compiler:
                     end = fn.tmp("xe")
                     fn.emit(f"{hv} = {h.code}")
                     fn.emit(f"{end} = off + {nbytes}")
-                    fn.emit(f"if {end} > len(buf): raise ParserError(1)")
+                    fn.emit(f"if {end} > _blen: raise ParserError(1)")
                     for ln in ex_lines:
                         fn.emit(ln.replace(_OBJ, hv))
                     fn.emit(f"{hv}._v = True")
