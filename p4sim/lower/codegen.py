@@ -168,6 +168,7 @@ class Pipeline:
 _OBJ = "\x00"  # stands for the header object in extract/emit templates (never in generated names)
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
+_PURE_KEY = re.compile(r"[\w.\s()&|^~<>+\-*]*$")  # key code that cannot raise: no subscript, division, comma
 
 
 class _Fn:
@@ -1722,13 +1723,18 @@ class Compiler:
         kt = "(" + ", ".join(kcodes) + ("," if len(kcodes) == 1 else "") + ")"
         kinds = {k.match_kind for k in spec.info.keys}
         if len(kcodes) == 1 and kinds == {"exact"}:
-            fn.emit(f"{r} = {spec.py}.exact1_get({kcodes[0]})")
+            look = f"{spec.py}.exact1_get({kcodes[0]})"
         elif not kinds or kinds == {"exact"}:
-            fn.emit(f"{r} = {spec.py}.exact_get({kt})")
+            look = f"{spec.py}.exact_get({kt})"
         elif len(kcodes) == 1 and kinds == {"lpm"}:
-            fn.emit(f"{r} = {spec.py}.lookup1({kcodes[0]})")
+            look = f"{spec.py}.lookup1({kcodes[0]})"
         else:
-            fn.emit(f"{r} = {spec.py}.lookup({kt})")
+            look = f"{spec.py}.lookup({kt})"
+        if all(_PURE_KEY.match(k) for k in kcodes):
+            # an empty table misses without building its key: many tables of a program are
+            # empty in a given deployment (keys that cannot raise only: no index, no division)
+            look = f"{look} if {spec.py}.recs else None"
+        fn.emit(f"{r} = {look}")
         fn.emit(f"if {r} is None:")
         fn.emit(f"    {r} = {spec.py}.default")
         fn.emit(f"    {hit} = False")

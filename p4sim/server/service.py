@@ -565,14 +565,21 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 p = self._need_pipeline()
                 if request.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
                     raise RequestError("UNIMPLEMENTED", "p4sim supports only CONTINUE_ON_ERROR atomicity")
-                results: list[RequestError | None] = []
+                # the batch is applied whole under the lock: a Read sees all of it or none
+                updates = request.updates
+                results: list[RequestError | None] = [None] * len(updates)
                 failed = False
-                for update in request.updates:
+                write_te, apply = self._write_table_entry, self._apply_update
+                for i, update in enumerate(updates):
                     try:
-                        self._apply_update(p, update)
-                        results.append(None)
+                        entity = update.entity
+                        utype = update.type
+                        if utype and entity.WhichOneof("entity") == "table_entry":  # the bulk of a batch
+                            write_te(p, utype, entity.table_entry)
+                        else:
+                            apply(p, update)
                     except Exception as exc:
-                        results.append(_error_of(exc))
+                        results[i] = _error_of(exc)
                         failed = True
         except Exception as exc:
             self._abort(context, _error_of(exc))
