@@ -1145,6 +1145,7 @@ class Compiler:
     # ------------------------------------------------------------------ instances
 
     def instantiation(self, d: ast.Instantiation, scope: Scope, fn: _Fn, prefix: str) -> None:
+        d = self.move_constructor_args(d, scope, fn, prefix)
         t = self.resolve_type(d.type, scope)
         name = self.cp_name(prefix, d)
         if isinstance(t, TNamedBlock) and t.kind == "control_decl":
@@ -1168,6 +1169,42 @@ class Compiler:
             spec.py = py
             self.externs.append(spec)
         scope.add(Sym("instance", d.name, d, t, py=py, value=name), d)
+
+    def move_constructor_args(self, d: ast.Instantiation, scope: Scope, fn: _Fn, prefix: str) -> ast.Instantiation:
+        """`Outer(Inner(), register<bit<8>>(4)) o;` inside a control or parser: each
+        constructor call among the arguments becomes an instance of its own, declared just
+        before `o` and passed by name, as p4c's MoveConstructors pass does
+        (frontends/p4/moveConstructors.cpp). Its name is ReferenceMap::newName("tmp"):
+        `tmp`, else `tmp_0`, `tmp_1`... the first not declared anywhere in the program."""
+        args = []
+        for a in d.args:
+            e = a.value
+            target = scope.lookup(e.callee.name) if (
+                isinstance(e, ast.MethodCall) and isinstance(e.callee, ast.Name)) else None
+            if target is None or target.kind not in ("parser_decl", "control_decl", "extern_type"):
+                args.append(a)
+                continue
+            name = self.fresh_name("tmp")
+            base = ast.NamedType(e.callee.name, top_level=e.callee.top_level, span=e.callee.span)
+            ty = ast.SpecializedType(base, list(e.type_args), span=e.span) if e.type_args else base
+            self.instantiation(ast.Instantiation(name=name, type=ty, args=list(e.args), span=e.span), scope, fn, prefix)
+            args.append(ast.Argument(ast.Name(name, span=e.span), name=a.name, span=a.span))
+        if all(x is y for x, y in zip(args, d.args, strict=True)):
+            return d
+        return dataclasses.replace(d, args=args)
+
+    def fresh_name(self, base: str) -> str:
+        """p4c's ReferenceMap::newName: `base` unless some declaration of the program (the
+        architecture files included) or an earlier fresh name has it, then `base_0`, `base_1`..."""
+        used = getattr(self, "_used_names", None)
+        if used is None:
+            used = self._used_names = {getattr(n, "name", None) for n in ast.walk(self.program)
+                                       if isinstance(n, (ast.Declaration, ast.Parameter, ast.Field))}
+        name, i = base, 0
+        while name in used:
+            name, i = f"{base}_{i}", i + 1
+        used.add(name)
+        return name
 
     # ------------------------------------------------------------------ tables
 
