@@ -238,6 +238,10 @@ def cmd_run(args) -> int:
             raise _Usage(f"--seed {args.seed}: expected 0 .. 2^32-1")
     except (ConfigError, FileNotFoundError) as exc:
         raise _Usage(str(exc)) from None
+    if "fabric" in sc:  # a multi-switch scenario file (controller/fabric/runner.py)
+        from controller.fabric.runner import cmd_run_fabric
+
+        return cmd_run_fabric(args, sc)
     program = Path(args.program) if args.program else DEFAULT_PROGRAM
     seed = int(sc.get("seed", 1) if args.seed is None else args.seed)
 

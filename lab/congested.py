@@ -34,12 +34,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
 from controller.config import ConfigError, names_from_target
 from controller.fabric.routing import compile_switch, compute_routes, program_switch
-from controller.targets import Target, from_p4
+from controller.targets import Target
 from controller.targets.base import Program, RegisterQuery, TargetError
 from controller.testing import netns
 from controller.testing.switches import (
@@ -63,25 +64,34 @@ FRAME_BYTES = 1098  # a full 1024-byte RoCE data frame (for BMv2's packets/s que
 
 
 class CongestedLab:
-    """Namespaces, veths, shapers and switch processes for one lab file (netns backend)."""
+    """Hosts, links, shapers and switch processes for one lab file. `backend`: "netns" (our
+    namespaces and veth pairs) or "mininet" (`lab.congested_mininet`); the switches, the
+    shaping and everything after are the same code on both."""
 
-    backend = "netns"
-
-    def __init__(self, spec: LabSpec, log_dir: Path):
-        self.spec, self.log_dir = spec, log_dir
-        self.nets = netns.NetnsSet()
+    def __init__(self, spec: LabSpec, log_dir: Path, backend: str = "netns"):
+        self.spec, self.log_dir, self.backend = spec, log_dir, backend
+        self.nets: netns.NetnsSet | None = None
+        self.mn = None
         self.switches: dict[str, SwitchProcess] = {}
         self.port_maps: dict[str, dict[int, str]] = {s: {} for s in spec.topology.switches}
         self.host_ns: dict[str, str] = {}
         self.shaping: list[str] = []
         try:
-            self._build()
+            if backend == "mininet":
+                self._build_mininet()
+            else:
+                self._build_netns()
+            if netem_available() is False:
+                self.shaping.append("this kernel has no sch_netem: link delays are not "
+                                    "emulated (rates are: tbf on the hosts, the switches' "
+                                    "egress rates)")
         except BaseException:
             self.close()
             raise
 
-    def _build(self) -> None:
+    def _build_netns(self) -> None:
         topo = self.spec.topology
+        self.nets = netns.NetnsSet()
         for i, h in enumerate(topo.hosts.values(), start=1):
             ns = self.nets.add_netns(netns.name("h", i))
             outer = netns.name("p", i)
@@ -100,38 +110,72 @@ class CongestedLab:
             self.port_maps[lk.b[0]][lk.b[1]] = eb
             for end in (ea, eb):
                 self._shape(end, end, lk.delay_ns)
-        if netem_available() is False:
-            self.shaping.append("this kernel has no sch_netem: link delays are not emulated "
-                                "(rates are: tbf on the hosts, the switches' egress rates)")
+
+    def _build_mininet(self) -> None:
+        from .congested_mininet import MininetNetwork
+
+        topo = self.spec.topology
+        self.mn = MininetNetwork(self.spec)
+        self.port_maps = self.mn.port_maps
+        for h in topo.hosts.values():
+            inner, outer = self.mn.host_links[h.name]
+            _, _, lk = topo.peer(h.name, 0)
+            self._shape(f"{h.name}/{inner}", inner, lk.delay_ns, lk.bps, self.mn.prefix(h.name))
+            self._shape(outer, outer, lk.delay_ns)
+        for ea, eb, delay in self.mn.switch_links:
+            for end in (ea, eb):
+                self._shape(end, end, delay)
 
     def _shape(self, label: str, iface: str, delay_ns: int, rate_bps: float | None = None,
-               ns: str | None = None) -> None:
+               ns: str | list[str] | None = None) -> None:
         argv = shape(iface, delay_ns, rate_bps, ns)
         if argv:
             self.shaping.append(f"{label}: {' '.join(argv[3:])}")
+
+    def host_iface(self, host: str) -> str:
+        return self.mn.host_iface[host] if self.mn is not None else "eth0"
 
     def port_rates(self, switch: str) -> dict[int, float]:
         return {port: lk.bps for port, (_p, _pp, lk) in self.spec.topology.switch_ports(switch).items()}
 
     def start_switches(self, kind: str, program: Path) -> None:
-        for k, s in enumerate(self.spec.topology.switches, start=1):
+        """Every switch at once (each compiles the program while the others do)."""
+        def start(k: int, s: str) -> SwitchProcess:
             logs = self.log_dir / s
             if kind == "p4sim":
-                self.switches[s] = start_p4sim_switch(program, self.port_maps[s], device_id=k,
-                                                      log_dir=logs, port_rates=self.port_rates(s))
-            else:
-                self.switches[s] = start_bmv2(self.port_maps[s], device_id=k, log_dir=logs)
+                return start_p4sim_switch(program, self.port_maps[s], device_id=k,
+                                          log_dir=logs, port_rates=self.port_rates(s))
+            return start_bmv2(self.port_maps[s], device_id=k, log_dir=logs)
+
+        names = list(self.spec.topology.switches)
+        with ThreadPoolExecutor(len(names)) as pool:
+            futures = {s: pool.submit(start, k, s) for k, s in enumerate(names, start=1)}
+        errors = []
+        for s, f in futures.items():  # keep every one that started, so close() stops it
+            try:
+                self.switches[s] = f.result()
+            except Exception as e:  # noqa: BLE001 (each failure is reported, none leaks a switch)
+                errors.append(f"{s}: {e}")
+        if errors:
+            raise SwitchStartError("; ".join(errors))
 
     def popen_host(self, host: str, argv: list[str], **kw) -> subprocess.Popen:
+        if self.mn is not None:
+            return self.mn.popen(host, argv, **kw)
+        assert self.nets is not None
         return self.nets.popen(argv, netns=self.host_ns[host], **kw)
 
     def close(self) -> None:
         for sw in self.switches.values():
             sw.close()
-        self.nets.close()
+        if self.mn is not None:
+            self.mn.close()
+        if self.nets is not None:
+            self.nets.close()
 
 
-def agent_argvs(spec: LabSpec, start_at: float) -> dict[str, list[str]]:
+def agent_argvs(spec: LabSpec, start_at: float,
+                iface: dict[str, str] | None = None) -> dict[str, list[str]]:
     """The `lab.dcqcn_agent` command line of every host in a flow. Flow i uses QP
     0x100 + 2i at its source and 0x101 + 2i at its destination; frames go to the
     host's switch (its router MAC), which routes them."""
@@ -149,7 +193,8 @@ def agent_argvs(spec: LabSpec, start_at: float) -> dict[str, list[str]]:
     out = {}
     for name, plist in peers.items():
         h = topo.hosts[name]
-        argv = [sys.executable, "-m", "lab.dcqcn_agent", "--iface", "eth0", "--mac", h.mac,
+        argv = [sys.executable, "-m", "lab.dcqcn_agent", "--iface",
+                (iface or {}).get(name, "eth0"), "--mac", h.mac,
                 "--ip", h.ip, "--line-rate", str(spec.host_rate[name]),
                 "--duration", f"{spec.duration_s:g}", "--dcqcn", params,
                 "--timeout", f"{spec.duration_s + 60:g}", "--start-at", f"{start_at:.3f}"]
@@ -226,6 +271,7 @@ def _print(res: dict) -> None:
                 "goodput_bps", "pfc_xoff_received", "paused_ms", "retransmitted", "timeouts")
         print(f"{name} ({a.get('role', '?')}): "
               + ", ".join(f"{k}={a[k]}" for k in keys if k in a))
+    print("lab: wall time " + ", ".join(f"{k} {v} s" for k, v in res["phases_s"].items()))
     t = res["totals"]
     print(f"lab: ECN marks {t['ecn_marked']}, CNPs {t['cnps_sent']} sent / {t['cnps_received']} "
           f"received by senders, rate reductions {t['rate_reductions']}, PFC frames "
@@ -234,16 +280,14 @@ def _print(res: dict) -> None:
 
 def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_PROGRAM,
         p4_artifacts: Path | None = None, ecn: bool = True,
-        log_dir: Path | None = None) -> dict:
+        log_dir: Path | None = None, backend: str = "netns") -> dict:
     """Run the lab once; returns the results (agents, per-switch counters, totals)."""
     policy = dict(spec.policy)
     if not ecn:
         policy.pop("ecn", None)
     spec.policy = policy
-    program: Program
-    if target_kind == "p4sim":
-        program = from_p4(program_path)
-    else:
+    program: Program | None = None  # p4sim-switch loads the program itself when it starts
+    if target_kind != "p4sim":
         from controller.testing.config import artifacts_program
 
         if p4_artifacts is None:
@@ -251,14 +295,16 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
         program = artifacts_program(p4_artifacts)
     netns.sweep_stale()
     logs = log_dir or Path(tempfile.mkdtemp(prefix="rocelab-lab-"))
-    lab = CongestedLab(spec, logs)
+    lab = CongestedLab(spec, logs, backend)
     targets: dict[str, Target] = {}
     procs: dict[str, subprocess.Popen] = {}
     try:
         from controller.targets.p4runtime import P4RuntimeTarget
 
         t0 = time.monotonic()
+        phases: dict[str, float] = {}  # wall seconds per step, for the report
         lab.start_switches(target_kind, program_path)
+        phases["switches"] = time.monotonic() - t0
         print(f"lab: {spec.description or spec.topology.name} on {lab.backend}; "
               f"{len(lab.switches)} {target_kind} switches up in {time.monotonic() - t0:.1f} s")
         for line in lab.shaping:
@@ -267,7 +313,8 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
         for s, sw in lab.switches.items():
             t = P4RuntimeTarget(sw.grpc_addr, sw.device_id)
             targets[s] = t
-            t.push(program)
+            if program is not None:
+                t.push(program)  # BMv2 starts empty (--no-p4); p4sim-switch already runs it
             prog = compile_switch(spec.topology, s, routes[s], policy, names_from_target(t))
             program_switch(t, prog)
             if target_kind == "bmv2":
@@ -275,8 +322,10 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
                                           for p, bps in lab.port_rates(s).items()})
             print(f"controller: {s}: {len(prog.entities)} entities "
                   f"({', '.join(f'{p} -> port {ps}' for p, ps in routes[s].routes.items())})")
+        phases["program"] = time.monotonic() - t0 - sum(phases.values())
         start_at = time.time() + 1.5
-        for name, argv in agent_argvs(spec, start_at).items():
+        ifaces = {h: lab.host_iface(h) for h in spec.topology.hosts}
+        for name, argv in agent_argvs(spec, start_at, ifaces).items():
             procs[name] = lab.popen_host(name, argv, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, cwd=str(REPO_ROOT))
         senders = {f.src for f in spec.flows}
@@ -301,6 +350,7 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
                 agents[name] = json.loads(out.decode().strip().splitlines()[-1])
             except (IndexError, json.JSONDecodeError):
                 agents[name] = {"ok": False, "error": err.decode(errors="replace")[-800:]}
+        phases["traffic"] = time.monotonic() - t0 - sum(phases.values())
         res: dict = {"lab": spec.topology.name, "path": spec.path, "target": target_kind,
                      "backend": lab.backend, "ecn": ecn, "agents": agents, "switches": {},
                      "shaping": lab.shaping}
@@ -310,6 +360,8 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
                 "counters": {n: {str(p): list(v) for p, v in row.items()}
                              for n, row in counters.items()},
                 "max_qdepth": {str(p): d for p, d in sorted(peak[s].items())}}
+        phases["counters"] = time.monotonic() - t0 - sum(phases.values())
+        res["phases_s"] = {k: round(v, 1) for k, v in phases.items()}
         res["totals"] = totals(res)
         res["ok"] = all(a.get("ok") for a in agents.values())
         return res
@@ -331,6 +383,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("lab", nargs="?", default=DEFAULT_LAB,
                     help=f"a lab file, or one of: {', '.join(lab_names())}")
     ap.add_argument("--target", choices=["p4sim", "bmv2"], default="p4sim")
+    ap.add_argument("--backend", choices=["auto", "mininet", "netns"], default="netns",
+                    help="who builds hosts and links: our namespaces (default), Mininet, or "
+                         "auto (Mininet when it can run here)")
     ap.add_argument("--program", type=Path, default=DEFAULT_PROGRAM)
     ap.add_argument("--p4-artifacts", type=Path, default=None,
                     help="P4Info + BMv2 JSON from p4c (for --target bmv2)")
@@ -357,8 +412,18 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         spec.duration_s = args.duration
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    backend = args.backend
+    if backend != "netns":
+        from .mininet_lab import mininet_unavailable
+
+        why = mininet_unavailable()
+        if why and backend == "mininet":
+            print(f"lab.congested: --backend mininet: {why}", file=sys.stderr)
+            return 2
+        backend = "netns" if why else "mininet"
     try:
-        res = run(spec, args.target, args.program, args.p4_artifacts, not args.no_ecn, args.log_dir)
+        res = run(spec, args.target, args.program, args.p4_artifacts, not args.no_ecn,
+                  args.log_dir, backend)
     except (ConfigError, ShapeError, SwitchStartError, TargetError) as e:
         print(f"lab.congested: {e}", file=sys.stderr)
         return 1

@@ -42,9 +42,16 @@ def tc_argv(iface: str, delay_ns: int, rate_bps: float | None = None,
                    "limit", str(TBF_LIMIT)]
 
 
-def _tc(argv: list[str], netns: str | None) -> subprocess.CompletedProcess:
-    full = argv if netns is None else ["ip", "netns", "exec", netns, *argv]
-    return subprocess.run(full, capture_output=True, text=True, timeout=30)
+def _tc(argv: list[str], netns: str | list[str] | None) -> subprocess.CompletedProcess:
+    return subprocess.run(_inside(netns) + argv, capture_output=True, text=True, timeout=30)
+
+
+def _inside(netns: str | list[str] | None) -> list[str]:
+    """The command prefix that runs a command in `netns`: a named namespace, or a prefix
+    of our own (Mininet's hosts: `mnexec -a PID`)."""
+    if netns is None:
+        return []
+    return ["ip", "netns", "exec", netns] if isinstance(netns, str) else list(netns)
 
 
 _netem: bool | None = None  # does this kernel have sch_netem? (None: not tried yet)
@@ -57,7 +64,7 @@ def netem_available() -> bool | None:
 
 
 def shape(iface: str, delay_ns: int, rate_bps: float | None = None,
-          netns: str | None = None) -> list[str]:
+          netns: str | list[str] | None = None) -> list[str]:
     """Install the qdisc on `iface` (inside `netns`); returns the tc command it ran ([] when
     there was nothing to do: no netem here and no rate to set)."""
     global _netem
@@ -78,8 +85,6 @@ def shape(iface: str, delay_ns: int, rate_bps: float | None = None,
     return argv
 
 
-def qdisc(iface: str, netns: str | None = None) -> str:
+def qdisc(iface: str, netns: str | list[str] | None = None) -> str:
     """`tc qdisc show dev IFACE`, for reports and tests."""
-    argv = ["tc", "qdisc", "show", "dev", iface]
-    full = argv if netns is None else ["ip", "netns", "exec", netns, *argv]
-    return subprocess.run(full, capture_output=True, text=True, timeout=30).stdout.strip()
+    return _tc(["tc", "qdisc", "show", "dev", iface], netns).stdout.strip()

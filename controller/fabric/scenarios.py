@@ -14,7 +14,8 @@ and a judge that turns the metrics of a run and of its control into verdicts.
 - storm: h0_0's NIC stuck sending XOFF from 50 us on; params: stuck (0/1), watchdog (0 none,
   1 action forward = ignore pause, 2 action drop).
 
-Durations are CI-sized (about a millisecond of virtual time at 10 Gb/s).
+Each run function takes `report` (a dict it fills with the fabric's telemetry) besides its
+parameters. Durations are CI-sized (about a millisecond of virtual time at 10 Gb/s).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from controller.hosts.dcqcn import DcqcnParams
 from controller.targets.base import CounterQuery
 
 from .engine import Fabric
+from .params import PARAMS, bounds
+from .telemetry import fabric_telemetry
 from .topology import clockwise_edges, leaf_spine, ring
 from .watchdog import FrozenQueues, PauseTracker, PfcWatchdog, deadlock_cycles
 
@@ -45,6 +48,13 @@ def policy(xoff: int = 32, xon: int = 16, buffer: int = 400, ecn: bool = False) 
     return p
 
 
+def _telemetry(report: dict | None, fab: Fabric, wd: PfcWatchdog | None) -> None:
+    """`report`, when given, gets the fabric's telemetry (every switch's counters per port
+    and class, with the watchdog's): the scenario file's report shows it."""
+    if report is not None:
+        report["telemetry"] = fabric_telemetry(fab, wd)
+
+
 def _gbps(nbytes: int, ns: int) -> float:
     return nbytes * 8 / ns if ns else 0.0
 
@@ -58,7 +68,8 @@ def _pfc_sent(fab: Fabric) -> int:
     return sum(c.packets for t in fab.targets.values() for c in t.read(CounterQuery("pfc_tx")))
 
 
-def run_spreading(incast: int = 1, dcqcn: int = 0, duration_us: int = 1000, seed: int = 0) -> dict:
+def run_spreading(incast: int = 1, dcqcn: int = 0, duration_us: int = 1000, seed: int = 0,
+                  report: dict | None = None) -> dict:
     fab = Fabric(leaf_spine(2, 4, 4), policy(ecn=bool(dcqcn)), seed=seed,
                  nic={"rp": bool(dcqcn)}, dcqcn=DcqcnParams())
     victim = fab.add_flow("h1_1", "h2_1", 1 << 30)
@@ -81,6 +92,7 @@ def run_spreading(incast: int = 1, dcqcn: int = 0, duration_us: int = 1000, seed
     fz.mark()
     fab.run(dur)
     frozen = fz.frozen()
+    _telemetry(report, fab, None)
     return {"deadlocked": int(bool(deadlock_cycles(fab, frozen))), "frozen_queues": len(frozen),
             "paused_queues_now": sum(1 for q in tr.paused_until if tr.paused(q)),
             "victim_gbps": _gbps(fab.delivered(victim) - v0, dur - half),
@@ -93,7 +105,7 @@ def run_spreading(incast: int = 1, dcqcn: int = 0, duration_us: int = 1000, seed
 
 
 def run_deadlock(flows: int = 4, watchdog: int = 0, duration_us: int = 400, seed: int = 0,
-                 detect_us: int = 100, hosts: int = 1) -> dict:
+                 detect_us: int = 100, hosts: int = 1, report: dict | None = None) -> dict:
     if not 1 <= flows <= 4:
         raise ValueError("deadlock: flows must be 1..4")
     if not 1 <= hosts <= 2:
@@ -124,11 +136,12 @@ def run_deadlock(flows: int = 4, watchdog: int = 0, duration_us: int = 400, seed
     out.update(wd.counters() if wd else {"pfcwd_detected": 0, "pfcwd_restored": 0,
                                          "pfcwd_ignored_frames": 0, "pfcwd_in_storm": 0,
                                          "pfcwd_dropped": 0})
+    _telemetry(report, fab, wd)
     return out
 
 
 def run_storm(stuck: int = 1, watchdog: int = 0, duration_us: int = 600, seed: int = 0,
-              detect_us: int = 100, stuck_until_us: int = 0) -> dict:
+              detect_us: int = 100, stuck_until_us: int = 0, report: dict | None = None) -> dict:
     """stuck_until_us > 0: the NIC recovers then (its last XOFF), so a watchdog restores."""
     topo = leaf_spine(2, 4, 4)
     fab = Fabric(topo, policy(), seed=seed, nic={"rp": False})
@@ -161,13 +174,15 @@ def run_storm(stuck: int = 1, watchdog: int = 0, duration_us: int = 600, seed: i
                                          "pfcwd_ignored_frames": 0, "pfcwd_in_storm": 0,
                                          "pfcwd_dropped": 0})
     ev = wd.events if wd else []
-    out["wd_first_detect_us"] = next((t / US for t, k, _ in ev if k == "detected"), -1)
-    out["wd_last_restore_us"] = next((t / US for t, k, _ in reversed(ev) if k == "restored"), -1)
+    out["wd_first_detect_us"] = next((t / US for t, k, _ in ev if k == "detected"), -1.0)
+    out["wd_last_restore_us"] = next((t / US for t, k, _ in reversed(ev) if k == "restored"), -1.0)
+    _telemetry(report, fab, wd)
     return out
 
 
 def run_spray(flows: int = 3, spray: int = 0, skew_ns: int = 0, duration_us: int = 400,
-              seed: int = 0, sr: int = 0, reorder_psns: int = 0) -> dict:
+              seed: int = 0, sr: int = 0, reorder_psns: int = 0,
+              report: dict | None = None) -> dict:
     """`flows` WRITE QPs h0_k -> h1_k (leaf0 to leaf1, two spines), ECMP-hashed (spray=0) or
     sprayed per packet at leaf0 (spray=1); spine1's cables `skew_ns` longer than spine0's
     (unequal paths reorder a sprayed flow). The NICs' transport (rc.py): go-back-N (sr=0),
@@ -200,6 +215,7 @@ def run_spray(flows: int = 3, spray: int = 0, skew_ns: int = 0, duration_us: int
     per = [_gbps(fab.delivered(f) - a, dur - warm) for f, a in zip(fl, d0, strict=True)]
     s1 = {s: fab.targets[s].switch.stats["rx"] - s0[s] for s in s0}
     reqs = [fab.hosts[f.src].qps[f.qpn].requester.stats for f in fl]
+    _telemetry(report, fab, None)
     return {"goodput_gbps": sum(per), "min_flow_gbps": min(per),
             "spine_share_max": max(s1.values()) / max(1, sum(s1.values())),
             "naks": sum(r.naks for r in reqs),
@@ -216,28 +232,12 @@ class FabricScenario:
 
     def bounds(self, key: str) -> tuple[int, int]:
         """Allowed values of a parameter (a sweep refuses the others before running)."""
-        return PARAM_BOUNDS.get(key, (0, 1))
+        return bounds(key)
 
 
-# int parameters: (lowest, highest); the rest are switches 0/1
-PARAM_BOUNDS = {"watchdog": (0, 2), "duration_us": (100, 100_000), "seed": (0, 2**31 - 1), "flows": (1, 4), "hosts": (1, 2),
-                "detect_us": (10, 10_000), "skew_ns": (0, 100_000),
-                "stuck_until_us": (0, 100_000), "reorder_psns": (0, 256)}
-
-
-SCENARIOS = {
-    "spreading": FabricScenario("spreading", run_spreading,
-                                {"incast": 1, "dcqcn": 0, "duration_us": 1000, "seed": 0}),
-    "deadlock": FabricScenario("deadlock", run_deadlock,
-                               {"flows": 4, "watchdog": 0, "duration_us": 400, "seed": 0,
-                                "detect_us": 100, "hosts": 1}),
-    "spray": FabricScenario("spray", run_spray,
-                            {"flows": 3, "spray": 0, "skew_ns": 0, "duration_us": 400, "seed": 0,
-                             "sr": 0, "reorder_psns": 0}),
-    "storm": FabricScenario("storm", run_storm,
-                            {"stuck": 1, "watchdog": 0, "duration_us": 600, "seed": 0,
-                             "detect_us": 100, "stuck_until_us": 0}),
-}
+_RUNS = {"spreading": run_spreading, "deadlock": run_deadlock, "spray": run_spray,
+         "storm": run_storm}
+SCENARIOS = {name: FabricScenario(name, _RUNS[name], dict(p)) for name, p in PARAMS.items()}
 
 
 @dataclass
@@ -247,19 +247,31 @@ class Verdict:
     detail: str
 
 
-def judge_spreading(base: dict, pfc: dict, dc: dict) -> list[Verdict]:
-    """base: no incast; pfc: incast, PFC only; dc: incast with DCQCN."""
+def judge_spreading_pfc(base: dict, pfc: dict) -> list[Verdict]:
+    """base: no incast; pfc: incast, PFC only. Pauses climb from the incast's leaf to the
+    spines and the victim, which shares an upstream port, loses throughput."""
     return [
         Verdict("pauses reach the spines", pfc["spine_pauses"] > 0 and base["spine_pauses"] == 0,
                 f"spine pauses {pfc['spine_pauses']} with incast, {base['spine_pauses']} without"),
         Verdict("victim loses throughput under PFC", pfc["victim_gbps"] < 0.5 * base["victim_gbps"],
                 f"victim {pfc['victim_gbps']:.2f} vs {base['victim_gbps']:.2f} Gb/s alone"),
+    ]
+
+
+def judge_dcqcn(pfc: dict, dc: dict) -> list[Verdict]:
+    """pfc: incast, PFC only; dc: the same with DCQCN (ECN marks, the senders' RP)."""
+    return [
         Verdict("DCQCN: victim recovers", dc["victim_gbps"] > 2 * pfc["victim_gbps"],
                 f"victim {dc['victim_gbps']:.2f} with DCQCN vs {pfc['victim_gbps']:.2f} PFC only"),
         Verdict("DCQCN: spreading stops", dc["spine_pauses_late"] < 0.5 * pfc["spine_pauses_late"],
                 f"spine pauses in the 2nd half {dc['spine_pauses_late']} vs "
                 f"{pfc['spine_pauses_late']}"),
     ]
+
+
+def judge_spreading(base: dict, pfc: dict, dc: dict) -> list[Verdict]:
+    """base: no incast; pfc: incast, PFC only; dc: incast with DCQCN."""
+    return judge_spreading_pfc(base, pfc) + judge_dcqcn(pfc, dc)
 
 
 def judge_deadlock(m: dict) -> list[Verdict]:
@@ -278,25 +290,39 @@ def judge_storm(m: dict, control: dict) -> list[Verdict]:
                     f"{control['innocent_min_gbps']:.2f} Gb/s")]
 
 
+def judge_ecmp_collision(ecmp: dict, sprayed: dict) -> list[Verdict]:
+    """Few flows hashed by ECMP land on one spine (a collision) and get about half of what
+    the same flows sprayed over both spines get."""
+    return [Verdict("ECMP collision", ecmp["spine_share_max"] > 0.8
+                    and ecmp["goodput_gbps"] < 0.6 * sprayed["goodput_gbps"],
+                    f"ECMP: {ecmp['spine_share_max']:.0%} of the spine frames on one spine, "
+                    f"{ecmp['goodput_gbps']:.2f} vs {sprayed['goodput_gbps']:.2f} Gb/s sprayed")]
+
+
+def judge_spray_balance(sprayed: dict) -> list[Verdict]:
+    """Per-packet spray on equal paths splits the frames evenly and reorders nothing."""
+    return [Verdict("spray balances the spines", sprayed["spine_share_max"] < 0.6
+                    and sprayed["naks"] == 0,
+                    f"sprayed: {sprayed['spine_share_max']:.0%} on the busier spine, "
+                    f"{sprayed['naks']} NAKs on equal paths")]
+
+
+def judge_spray_gbn(sprayed: dict, sprayed_skew: dict, ecmp_skew: dict) -> list[Verdict]:
+    """Go-back-N NICs, spine1's path longer: spray reorders, each late packet is a spurious
+    NAK and a resent tail; ECMP on the same paths keeps each flow in order."""
+    return [Verdict("spray + go-back-N: spurious NAKs on unequal paths", sprayed_skew["naks"] > 0
+                    and sprayed_skew["retransmitted"] > 0 and ecmp_skew["naks"] == 0
+                    and sprayed_skew["goodput_gbps"] < 0.9 * sprayed["goodput_gbps"],
+                    f"skewed: {sprayed_skew['naks']} NAKs, {sprayed_skew['retransmitted']} "
+                    f"retransmitted, {sprayed_skew['goodput_gbps']:.2f} Gb/s (equal paths "
+                    f"{sprayed['goodput_gbps']:.2f}); ECMP on the same paths {ecmp_skew['naks']} NAKs")]
+
+
 def judge_spray(ecmp: dict, sprayed: dict, sprayed_skew: dict, ecmp_skew: dict) -> list[Verdict]:
     """ECMP vs per-packet spray for the same flows on equal paths, then with spine1's path
     longer (go-back-N NICs)."""
-    return [
-        Verdict("ECMP collision", ecmp["spine_share_max"] > 0.8
-                and ecmp["goodput_gbps"] < 0.6 * sprayed["goodput_gbps"],
-                f"ECMP: {ecmp['spine_share_max']:.0%} of the spine frames on one spine, "
-                f"{ecmp['goodput_gbps']:.2f} vs {sprayed['goodput_gbps']:.2f} Gb/s sprayed"),
-        Verdict("spray balances the spines", sprayed["spine_share_max"] < 0.6
-                and sprayed["naks"] == 0,
-                f"sprayed: {sprayed['spine_share_max']:.0%} on the busier spine, "
-                f"{sprayed['naks']} NAKs on equal paths"),
-        Verdict("spray + go-back-N: spurious NAKs on unequal paths", sprayed_skew["naks"] > 0
-                and sprayed_skew["retransmitted"] > 0 and ecmp_skew["naks"] == 0
-                and sprayed_skew["goodput_gbps"] < 0.9 * sprayed["goodput_gbps"],
-                f"skewed: {sprayed_skew['naks']} NAKs, {sprayed_skew['retransmitted']} "
-                f"retransmitted, {sprayed_skew['goodput_gbps']:.2f} Gb/s (equal paths "
-                f"{sprayed['goodput_gbps']:.2f}); ECMP on the same paths {ecmp_skew['naks']} NAKs"),
-    ]
+    return (judge_ecmp_collision(ecmp, sprayed) + judge_spray_balance(sprayed)
+            + judge_spray_gbn(sprayed, sprayed_skew, ecmp_skew))
 
 
 def judge_spray_sr(sprayed: dict, gbn_skew: dict, sr_skew: dict) -> list[Verdict]:

@@ -14,9 +14,11 @@ import sys
 import time
 from pathlib import Path
 
+from .params import PARAMS
+
 MAX_POINTS = 10_000
-# the names of .scenarios.SCENARIOS (kept here so `rocelab --help` need not import them)
-SCENARIO_NAMES = ("spreading", "deadlock", "spray", "storm")
+# the names of .scenarios.SCENARIOS (from .params, so `rocelab --help` need not import them)
+SCENARIO_NAMES = tuple(PARAMS)
 
 
 class SweepError(ValueError):
@@ -131,15 +133,43 @@ def run_dask(scenario: str, pts: list[dict], scheduler: str | None = None, worke
             cluster.close()
 
 
-def write_csv(rows: list[dict], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _columns(rows: list[dict]) -> list[str]:
     keys: list[str] = []
     for r in rows:
         keys += [k for k in r if k not in keys]
+    return keys
+
+
+def normalise(rows: list[dict]) -> list[dict]:
+    """One type per column, so the CSV and the Parquet file hold the same values: a column
+    of ints and floats (a metric that is -1 when absent, a time otherwise) becomes floats;
+    a missing cell is None."""
+    keys = _columns(rows)
+    floats = {k for k in keys
+              if any(isinstance(r.get(k), float) for r in rows)
+              and all(isinstance(r.get(k), int | float | None) and not isinstance(r.get(k), bool)
+                      for r in rows)}
+    return [{k: (float(r[k]) if k in floats and r.get(k) is not None else r.get(k)) for k in keys}
+            for r in rows]
+
+
+def write_csv(rows: list[dict], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=keys)
+        w = csv.DictWriter(f, fieldnames=_columns(rows))
         w.writeheader()
         w.writerows(rows)
+
+
+def write_parquet(rows: list[dict], path: Path) -> None:
+    """The same table as write_csv, typed (int64, float64, string), through pyarrow."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    keys = _columns(rows)
+    table = pa.table({k: [r.get(k) for r in rows] for k in keys})
+    pq.write_table(table, path)
 
 
 def plot(rows: list[dict], x: str, metric: str, path: Path, swept: list[str]) -> None:
@@ -182,8 +212,10 @@ def cmd_sweep(args) -> int:
         else:
             rows = run_dask(args.scenario, pts, args.scheduler, args.workers)
         out = Path(args.out)
+        rows = normalise(rows)
         write_csv(rows, out / "sweep.csv")
-        files = [out / "sweep.csv"]
+        write_parquet(rows, out / "sweep.parquet")
+        files = [out / "sweep.csv", out / "sweep.parquet"]
         if args.metric:
             x = args.x or (next(iter(grid)) if grid else None)
             if x is None:
@@ -205,6 +237,7 @@ def add_parser(sub) -> None:
     s.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler")
     s.add_argument("--workers", type=int, default=2, help="local cluster workers (default 2)")
     s.add_argument("--serial", action="store_true", help="no Dask: run the points here")
-    s.add_argument("--out", default="out/sweep", help="directory for sweep.csv and plots")
+    s.add_argument("--out", default="out/sweep",
+                   help="directory for sweep.csv, sweep.parquet and plots")
     s.add_argument("--metric", help="plot this metric ...")
     s.add_argument("--x", help="... against this parameter (default: the first --set)")

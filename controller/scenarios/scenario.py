@@ -20,6 +20,9 @@ Scenario keys:
     capture: {ports: [3], snaplen: 0, cpu: true}  # wire taps (both directions), 0 = full
                                                 # frames; cpu: also the CPU port's PacketIns
 
+A fabric scenario file has `fabric: {scenario: storm, runs: {LABEL: {PARAM: int}}}` in place
+of link/nic/switch/flows (controller/fabric/runner.py runs it; its checks are `fabric_*`).
+
 The keys, their types and ranges are checked by `schema.validate`; the checks `expect:`
 names are the registered functions of `checks.py`.
 
@@ -116,7 +119,8 @@ def load_scenario(name_or_path: str) -> dict:
     data.setdefault("name", p.stem)
     data["_path"] = str(p)
     schema.validate(data, lines)
-    check_switch(data)
+    if "fabric" not in data:  # a fabric file's switches are programmed by controller.fabric
+        check_switch(data)
     return data
 
 
@@ -444,7 +448,13 @@ def _sum_drops(stats: dict) -> int:
 
 def run_scenario(sc: dict, target_factory, seed: int | None = None,
                  duration_us: float | None = None, progress: bool = True) -> ScenarioResult:
-    """Run every point of the scenario (a fresh target per point) and judge the physics."""
+    """Run every point of the scenario (a fresh target per point) and judge the physics.
+    A fabric scenario file (`fabric:`) runs its labelled runs on controller.fabric instead
+    (no target_factory: one p4sim per switch)."""
+    if "fabric" in sc:
+        from controller.fabric.runner import run_fabric_scenario
+
+        return run_fabric_scenario(sc, seed, duration_us, progress)
     seed = int(sc.get("seed", 1) if seed is None else seed)
     schema.validate(sc, duration_us=duration_us)
     points = (sc.get("sweep") or {}).get("drop_rate")

@@ -59,3 +59,38 @@ def test_dask_two_workers_equals_serial(tmp_path):
     assert [r["flows"] for r in rows] == ["3", "4"]
     assert float(rows[0]["goodput_gbps"]) == pytest.approx(serial[0]["goodput_gbps"])
     assert (out / "goodput_gbps_vs_flows.png").stat().st_size > 1000
+    # the Parquet file is the same table, typed: read back, it equals the CSV cell for cell
+    pq_rows = _parquet_rows(out / "sweep.parquet")
+    assert pq_rows == sweep.normalise(serial)
+    assert _as_csv_cells(pq_rows) == rows
+
+
+def _parquet_rows(path) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path).to_pylist()
+
+
+def _as_csv_cells(rows: list[dict]) -> list[dict]:
+    """What csv.DictWriter makes of each value (None is an empty cell)."""
+    return [{k: "" if v is None else str(v) for k, v in r.items()} for r in rows]
+
+
+def test_parquet_equals_csv_with_mixed_and_missing_cells(tmp_path):
+    """A metric that is -1 (int) in one row and a float in another becomes one float column
+    in both files; a string column and a cell missing from one row survive both ways."""
+    rows = [{"flows": 3, "t_us": -1, "cycle": "", "gbps": 9.259259259259259},
+            {"flows": 4, "t_us": 150.25, "cycle": "r0:2:3 r1:2:3", "gbps": 0.0, "extra": 7}]
+    norm = sweep.normalise(rows)
+    assert norm[0]["t_us"] == -1.0 and isinstance(norm[0]["t_us"], float)
+    assert norm[0]["extra"] is None and isinstance(norm[1]["flows"], int)
+    sweep.write_csv(norm, tmp_path / "s.csv")
+    sweep.write_parquet(norm, tmp_path / "s.parquet")
+    back = _parquet_rows(tmp_path / "s.parquet")
+    assert back == norm
+    assert _as_csv_cells(back) == list(csv.DictReader((tmp_path / "s.csv").open()))
+    import pyarrow.parquet as pq
+
+    types = {f.name: str(f.type) for f in pq.read_schema(tmp_path / "s.parquet")}
+    assert types == {"flows": "int64", "t_us": "double", "cycle": "string", "gbps": "double",
+                     "extra": "int64"}

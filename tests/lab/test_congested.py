@@ -230,12 +230,17 @@ def test_dcqcn_knobs_from_json_are_checked():
 
 def _run(tmp_path: Path, *args: str) -> tuple[dict, str]:
     out = tmp_path / f"lab{len(list(tmp_path.glob('lab*.json')))}.json"
-    proc = subprocess.run([sys.executable, "-m", "lab.congested", "two_switch", *args,
-                           "--json", str(out), "--log-dir", str(tmp_path / "logs")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    assert out.exists(), proc.stdout + proc.stderr
-    return json.loads(out.read_text()), proc.stdout + proc.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "lab.congested", "two_switch", *args,
+                             "--json", str(out), "--log-dir", str(tmp_path / "logs")],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    log, _ = proc.communicate(timeout=300)
+    assert out.exists(), log
+    links = json.loads(netns.ip("-j", "link", "show") or "[]")
+    left = [n for n in [lk["ifname"] for lk in links] + netns.ip("netns", "list").split()
+            if n.startswith(f"rl{proc.pid}") and not n[len(f"rl{proc.pid}")].isdigit()]
+    assert left == [], "the lab left namespaces or links behind"
+    return json.loads(out.read_text()), log
 
 
 @needs_root
@@ -269,3 +274,17 @@ def test_two_switch_lab_congests_marks_and_dcqcn_reacts(tmp_path):
     assert c["ecn_marked"] == c["cnps_sent"] == c["cnps_received"] == c["rate_reductions"] == 0, log
     assert "no ECN marks" in log and "lab: FAILED" in log  # --check fails on the control
     assert c["pfc_tx"] > 0 and c["pfc_pauses_received"] > 0, "without DCQCN, PFC pauses"
+
+
+@needs_root
+@pytest.mark.slow
+def test_the_same_lab_file_congests_on_mininet(tmp_path):
+    """The same lab file, hosts and links built by Mininet: the same signs of congestion."""
+    from lab.mininet_lab import mininet_unavailable
+
+    why = mininet_unavailable()
+    assert why is None, f"{why} (make setup installs Debian's mininet as root)"
+    res, log = _run(tmp_path, "--backend", "mininet")
+    assert res["ok"] and res["backend"] == "mininet", log
+    assert congestion_failures(res["totals"]) == [], log
+    assert res["switches"]["A"]["counters"]["ecn_marked"]["3"][0] > 0, log
