@@ -2,7 +2,7 @@
 
 Each section is a module `bench/<name>.py` with `run(argv: list[str]) -> None` that prints
 its own figures with the target it is measured against. `python -m bench NAME...` runs
-only the named sections.
+only the named sections; options after them go to the sections.
 """
 
 from __future__ import annotations
@@ -15,7 +15,10 @@ SECTIONS = ["p4sim_pipeline", "table_growth", "p4runtime", "scenario", "paper", 
 
 
 def main(argv: list[str]) -> int:
-    names = [a for a in argv if not a.startswith("-")] or SECTIONS
+    # section names come first; from the first option on, the arguments are the sections'
+    # own (`python -m bench p4runtime --trials 3`)
+    first_opt = next((i for i, a in enumerate(argv) if a.startswith("-")), len(argv))
+    names = argv[:first_opt] or SECTIONS
     failed = 0
     for name in names:
         if name not in SECTIONS:

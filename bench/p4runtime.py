@@ -1,114 +1,136 @@
-"""`make bench` section p4runtime: the p4sim P4Runtime server over real gRPC on localhost.
+"""`make bench` section p4runtime: a P4Runtime switch's control plane over real gRPC.
 
-Figures (issue 14's targets, side by side in one run):
-- batched table writes per second (exact-match inserts, 500 updates per WriteRequest);
-  target >= 50,000/s;
-- PacketOut -> PacketIn round trips per second through the pipeline (the program sends
-  the packet back to the CPU port): one at a time (latency-bound) and with 32 in flight;
-  target >= 5,000/s;
-- the server process's CPU time per round trip, beside that of a gRPC-Python stream echo
-  doing no work: CPU per message is steadier than a rate on a shared, loaded machine, and
-  the difference is what p4sim itself costs;
-- `rocelab counters` of roce_switch.p4 (every cell of every counter, 37,888 of them)
-  through the controller's P4Runtime target; target <= 100 ms.
+The same bench runs against p4sim-switch (default: started here, a fresh process per
+trial), BMv2 `simple_switch_grpc` or a hardware switch (`--grpc-addr`). The program is
+roce_switch.p4 configured by `rocelab apply controller/examples/lab.yaml`; every figure
+is printed next to a baseline measured in the same run, and as a ratio to it:
+
+- table INSERT and DELETE per second: 4,000 l2_fwd entries in WriteRequests of 500
+  (issue 19's rows; issue 14's target >= 50,000/s), pre-serialized so that the figure is
+  the switch's, not the pure-Python client's. Baseline: the same request bytes sent to a
+  gRPC-Python unary echo that does no work (what moving the bytes costs on this stack);
+- PacketOut -> PacketIn round trips per second through the pipeline (egress_port 255,
+  the CPU port, loops back as a PacketIn), 1 and 32 in flight (target >= 5,000/s at 32,
+  >= 90% of the echo). Baseline: a gRPC-Python StreamChannel echo doing no work, built
+  like p4sim's server (sync server, one reader thread per stream), driven by the same
+  client code with the same message;
+- `rocelab counters`: every cell of every counter (37,888 in roce_switch.p4) through the
+  controller's P4Runtime target (target <= 100 ms). Baselines: the same Read fetched as
+  raw bytes (no client parse) and the same bytes streamed by the echo server.
+- with a server pid (p4sim-switch started here, or `--server-pid`), its CPU time per
+  operation: steadier than a rate on a loaded machine.
+
+Commands (from the repository root; `.venv/bin/python -m bench p4runtime --help`):
+
+    # p4sim-switch, 3 trials alternated with the echo baselines
+    .venv/bin/python -m bench p4runtime --trials 3
+    # this tree's p4sim-switch against another checkout's, trial by trial (A/B)
+    .venv/bin/python -m bench p4runtime --trials 4 --against /path/to/other/checkout
+    # BMv2: compile, start, configure, then bench the pipeline already there
+    make p4-bmv2
+    simple_switch_grpc --device-id 0 --log-level off --no-p4 -- --cpu-port 255 \\
+        --grpc-server-addr 127.0.0.1:9559 &
+    .venv/bin/rocelab apply controller/examples/lab.yaml --grpc-addr 127.0.0.1:9559 \\
+        --p4info build/p4/roce_switch.p4info.txt --bmv2-json build/p4/roce_switch.json
+    .venv/bin/python -m bench p4runtime --grpc-addr 127.0.0.1:9559 --device-id 0 --no-push \\
+        --server-pid $(pgrep -n simple_switch_grpc) --trials 3
+
+Without `--no-push` an external switch is configured by running `rocelab apply` on it
+(with `--p4info/--bmv2-json` passed through for BMv2).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import queue
 import re
+import statistics
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
 
-from p4rtproto import p4runtime_pb2, p4runtime_pb2_grpc
-from p4sim.server import make_device_config
+from p4rtproto import p4runtime_pb2
 
-PROGRAM = Path(__file__).resolve().parent.parent / "tests" / "p4sim_runtime" / "programs" / "l2_cpu.p4"
+ROOT = Path(__file__).resolve().parent.parent
+LAB_CONFIG = ROOT / "controller" / "examples" / "lab.yaml"
 WRITE_TARGET = 50_000
 RTT_TARGET = 5_000
 RTT_SHARE_TARGET = 0.9  # of the same-run gRPC echo ceiling
 COUNTERS_TARGET_MS = 100
-ROCE_PROGRAM = Path(__file__).resolve().parent.parent / "p4src" / "roce_switch.p4"
+# issue 19: BMv2 simple_switch_grpc 1.15.5, performance build, same machine and client
+BMV2_PERF = {"insert": 410_000, "delete": 373_000, "rtt1": 2_300, "rtt32": 6_600}
+ENTRIES, BATCH = 4_000, 500
+MAC_BASE = 0x02AB00000000  # outside lab.yaml's hosts and ports
+WINDOW = 32
 
 
-class _Client:
-    def __init__(self, port: int) -> None:
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-        self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
-        self.out: queue.Queue = queue.Queue()
-        self.packets: queue.Queue = queue.Queue()
-        self.arb: queue.Queue = queue.Queue()
-
-        def requests():
-            while (m := self.out.get()) is not None:
-                yield m if isinstance(m, bytes) else m.SerializeToString()
-
-        # raw bytes both ways: PacketIn is recognised by its first byte (field 2, packet)
-        raw_stream = self.channel.stream_stream("/p4.v1.P4Runtime/StreamChannel", request_serializer=None,
-                                                response_deserializer=None)
-        self.stream = raw_stream(requests())
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        try:
-            for m in self.stream:
-                if m[:1] == b"\x12":
-                    self.packets.put(m)
-                else:
-                    self.arb.put(p4runtime_pb2.StreamMessageResponse.FromString(m))
-        except grpc.RpcError:
-            pass
-
-    def close(self) -> None:
-        self.out.put(None)
-        self.channel.close()
+# ------------------------------------------------------------ clients
 
 
-def _cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process so far (Linux /proc)."""
+def _cpu_s(pid: int | None) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc); 0 without a pid."""
+    if pid is None:
+        return 0.0
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _ids(p4info) -> dict[str, int]:
-    ids = {o.preamble.name: o.preamble.id for o in list(p4info.tables) + list(p4info.actions)}
-    for c in p4info.controller_packet_metadata:
-        for m in c.metadata:
-            ids[f"{c.preamble.name}.{m.name}"] = m.id
-    return ids
+class _Stream:
+    """A raw-bytes bidirectional stream: one feeding generator, one reader thread (the
+    same code drives the switch's StreamChannel and the echo)."""
 
+    def __init__(self, channel: grpc.Channel, method: str, keep: Callable[[bytes], bool] = lambda m: True) -> None:
+        self.out: queue.Queue = queue.Queue()
+        self.back: queue.Queue = queue.Queue()
+        self.other: queue.Queue = queue.Queue()
 
-def _start_switch() -> tuple[subprocess.Popen, int]:
-    """p4sim-switch in its own process, as a controller would meet it."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "p4sim.server_cli", "--no-p4", "--device-id", "1", "--cpu-port", "255",
-         "--grpc-server-addr", "127.0.0.1:0"],
-        stderr=subprocess.PIPE, text=True,
-    )
-    assert proc.stderr is not None
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        m = re.search(r"serving P4Runtime on [\d.]+:(\d+)", line)
-        if m:
-            return proc, int(m.group(1))
-        if not line and proc.poll() is not None:
-            break
-    proc.kill()
-    raise RuntimeError("p4sim-switch did not start")
+        def requests():
+            while (m := self.out.get()) is not None:
+                yield m
+
+        self.call = channel.stream_stream(method, request_serializer=None, response_deserializer=None)(requests())
+
+        def read() -> None:
+            try:
+                for m in self.call:
+                    (self.back if keep(m) else self.other).put(m)
+            except grpc.RpcError:
+                pass  # cancelled at the end
+
+        threading.Thread(target=read, daemon=True).start()
+
+    def round_trips(self, msg: bytes, window: int, n: int, pid: int | None) -> tuple[float, float]:
+        """(round trips/s, server CPU us per round trip) with `window` messages in flight."""
+        for _ in range(min(200, n)):  # warm up
+            self.out.put(msg)
+            self.back.get(timeout=10)
+        for _ in range(window):
+            self.out.put(msg)
+        cpu0, t0 = _cpu_s(pid), time.perf_counter()
+        for i in range(n):
+            self.back.get(timeout=10)
+            if i + window < n:
+                self.out.put(msg)
+        dt = time.perf_counter() - t0
+        return n / dt, (_cpu_s(pid) - cpu0) / n * 1e6
+
+    def close(self) -> None:
+        self.out.put(None)
+        self.call.cancel()
 
 
 _ECHO_SERVER = """
 import queue, sys, threading, time, grpc
 from concurrent import futures
-def stream(requests, ctx):
+def stream(requests, ctx):  # p4sim's StreamChannel shape: a reader thread, a queue, a generator
     q = queue.Queue()
     def reader():
         try:
@@ -120,177 +142,357 @@ def stream(requests, ctx):
     threading.Thread(target=reader, daemon=True).start()
     while (m := q.get()) is not None:
         yield m
-server = grpc.server(futures.ThreadPoolExecutor(8))
-server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
-    "echo.Echo", {"S": grpc.stream_stream_rpc_method_handler(stream, None, None)}),))
+chunks = []
+def load(req, ctx):
+    chunks[:] = [req[i:i + 256 << 10] for i in range(0, len(req), 256 << 10)]
+    return b""
+def read(req, ctx):
+    yield from chunks
+server = grpc.server(futures.ThreadPoolExecutor(32), options=[
+    ("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20)])
+server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("echo.Echo", {
+    "S": grpc.stream_stream_rpc_method_handler(stream, None, None),
+    "W": grpc.unary_unary_rpc_method_handler(lambda req, ctx: b"", None, None),
+    "L": grpc.unary_unary_rpc_method_handler(load, None, None),
+    "R": grpc.unary_stream_rpc_method_handler(read, None, None)}),))
 print(server.add_insecure_port("127.0.0.1:0"), flush=True)
 server.start()
-time.sleep(120)
+time.sleep(600)
 """
 
+_OPTIONS = [("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20),
+            ("grpc.max_metadata_size", 1 << 20)]
 
-def _echo_ceiling(window: int, n: int) -> tuple[float, float]:
-    """Round trips/s of a gRPC-Python stream that does no work at all (same client code),
-    and the echo server's CPU microseconds per message: the ceiling any Python
-    P4Runtime server can reach on this machine."""
-    proc = subprocess.Popen([sys.executable, "-c", _ECHO_SERVER], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
-    try:
-        assert proc.stdout is not None
-        port = int(proc.stdout.readline())
-        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-        out: queue.Queue = queue.Queue()
-        back: queue.Queue = queue.Queue()
 
-        def requests():
-            while (m := out.get()) is not None:
-                yield m
+# ------------------------------------------------------------ the switch
 
-        stream = channel.stream_stream("/echo.Echo/S", request_serializer=None, response_deserializer=None)(requests())
 
-        def reader() -> None:
+@dataclass
+class Switch:
+    """A P4Runtime switch to measure: its address, and its process if we started it."""
+
+    addr: str
+    device_id: int
+    proc: subprocess.Popen | None = None
+    pid: int | None = None
+    label: str = "p4sim-switch"
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
             try:
-                for m in stream:
-                    back.put(m)
-            except grpc.RpcError:
-                pass  # closed at the end
-
-        threading.Thread(target=reader, daemon=True).start()
-        msg = bytes(80)
-        for _ in range(window):
-            out.put(msg)
-        cpu0, t0 = _cpu_s(proc.pid), time.perf_counter()
-        for i in range(n):
-            back.get(timeout=5)
-            if i + window < n:
-                out.put(msg)
-        rate = n / (time.perf_counter() - t0)
-        cpu_us = (_cpu_s(proc.pid) - cpu0) / n * 1e6
-        out.put(None)
-        stream.cancel()
-        channel.close()
-        return rate, cpu_us
-    finally:
-        proc.kill()
-        proc.wait()
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
 
 
-def _counters_figure(port: int) -> None:
-    from controller.targets import from_p4
+def start_p4sim(tree: Path | None = None, device_id: int = 0) -> Switch:
+    """p4sim-switch in a fresh process, as a controller meets it; `tree`: another
+    checkout's p4sim (for A/B runs), else this one."""
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree) + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "p4sim.server_cli", "--no-p4", "--device-id", str(device_id), "--cpu-port", "255",
+         "--grpc-server-addr", "127.0.0.1:0"],
+        stderr=subprocess.PIPE, text=True, env=env, cwd=tree or ROOT,
+    )
+    assert proc.stderr is not None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        m = re.search(r"serving P4Runtime on [\d.]+:(\d+)", line)
+        if m:
+            threading.Thread(target=proc.stderr.read, daemon=True).start()  # never block its logging
+            label = "p4sim-switch" if tree is None else f"p4sim-switch@{tree}"
+            return Switch(f"127.0.0.1:{m.group(1)}", device_id, proc, proc.pid, label)
+        if not line and proc.poll() is not None:
+            break
+    proc.kill()
+    raise RuntimeError("p4sim-switch did not start")
+
+
+def apply_lab(sw: Switch, extra: list[str], tree: Path | None = None) -> None:
+    """`rocelab apply controller/examples/lab.yaml` on the switch (pushes roce_switch.p4)."""
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree) + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-m", "controller.cli", "apply", str(LAB_CONFIG), "--grpc-addr", sw.addr,
+                        "--device-id", str(sw.device_id), *extra], capture_output=True, text=True, env=env,
+                       cwd=tree or ROOT, timeout=300)
+    if r.returncode != 0:
+        raise RuntimeError(f"rocelab apply failed: {(r.stderr or r.stdout).strip().splitlines()[-1:]}")
+
+
+class Controller:
+    """The bench's controller: a primary StreamChannel and pre-serialized requests."""
+
+    def __init__(self, sw: Switch, election_id: int) -> None:
+        self.sw = sw
+        self.election_id = election_id
+        self.channel = grpc.insecure_channel(sw.addr, options=_OPTIONS)
+        # PacketIn (field 2 of StreamMessageResponse) is told apart by its first byte
+        self.stream = _Stream(self.channel, "/p4.v1.P4Runtime/StreamChannel", keep=lambda m: m[:1] == b"\x12")
+        arb = p4runtime_pb2.StreamMessageRequest()
+        arb.arbitration.device_id = sw.device_id
+        arb.arbitration.election_id.high, arb.arbitration.election_id.low = election_id >> 64, election_id & (2**64 - 1)
+        self.stream.out.put(arb.SerializeToString())
+        got = p4runtime_pb2.StreamMessageResponse.FromString(self.stream.other.get(timeout=10))
+        if got.arbitration.status.code != 0:
+            raise RuntimeError(f"not primary on {sw.addr}: {got.arbitration.status.message} "
+                               "(give a higher --election-id)")
+        get = self.channel.unary_unary("/p4.v1.P4Runtime/GetForwardingPipelineConfig",
+                                       request_serializer=p4runtime_pb2.GetForwardingPipelineConfigRequest.SerializeToString,
+                                       response_deserializer=p4runtime_pb2.GetForwardingPipelineConfigResponse.FromString)
+        self.p4info = get(p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=sw.device_id), timeout=30).config.p4info
+        self.write_raw = self.channel.unary_unary("/p4.v1.P4Runtime/Write", request_serializer=None,
+                                                  response_deserializer=None)
+
+    def _find(self, objs, suffix: str):
+        for o in objs:
+            if o.preamble.name == suffix or o.preamble.name.endswith("." + suffix):
+                return o
+        raise RuntimeError(f"the pipeline has no {suffix!r}: is roce_switch.p4 configured?")
+
+    def write_batches(self, utype: int) -> list[bytes]:
+        t = self._find(self.p4info.tables, "l2_fwd")
+        a = self._find(self.p4info.actions, "l2_forward")
+        blobs = []
+        for start in range(0, ENTRIES, BATCH):
+            w = p4runtime_pb2.WriteRequest(device_id=self.sw.device_id)
+            w.election_id.high, w.election_id.low = self.election_id >> 64, self.election_id & (2**64 - 1)
+            for i in range(start, start + BATCH):
+                te = w.updates.add(type=utype).entity.table_entry
+                te.table_id = t.preamble.id
+                te.match.add(field_id=t.match_fields[0].id).exact.value = (MAC_BASE + i).to_bytes(6, "big")
+                if utype != p4runtime_pb2.Update.DELETE:
+                    te.action.action.action_id = a.preamble.id
+                    te.action.action.params.add(param_id=a.params[0].id, value=bytes([1 + i % 3]))
+            blobs.append(w.SerializeToString())
+        return blobs
+
+    def packet_out(self) -> bytes:
+        hdr = next(c for c in self.p4info.controller_packet_metadata if c.preamble.name == "packet_out")
+        m = p4runtime_pb2.StreamMessageRequest()
+        m.packet.payload = bytes.fromhex("02000000000102000000000208004500") + bytes(50)
+        for f in hdr.metadata:  # every field: egress_port 255 (the CPU port), the rest 0
+            m.packet.metadata.add(metadata_id=f.id, value=b"\xff" if f.name == "egress_port" else b"\x00")
+        return m.SerializeToString()
+
+    def close(self) -> None:
+        self.stream.close()
+        self.channel.close()
+
+
+def _timed_writes(write: Callable[[bytes], object], blobs: list[bytes], pid: int | None) -> tuple[float, float]:
+    """(updates/s, server CPU us per update) for the batches sent one after another."""
+    cpu0, t0 = _cpu_s(pid), time.perf_counter()
+    for b in blobs:
+        write(b)
+    dt = time.perf_counter() - t0
+    n = len(blobs) * BATCH
+    return n / dt, (_cpu_s(pid) - cpu0) / n * 1e6
+
+
+def _counters(sw: Switch, election_id: int) -> tuple[float, float, bytes]:
+    """(`rocelab counters` ms, raw-bytes Read ms, best of 3 each) and the answer's bytes."""
     from controller.targets.p4runtime import P4RuntimeTarget
 
-    t = P4RuntimeTarget(f"127.0.0.1:{port}", device_id=1, election_id=2)  # takes over as primary
+    t = P4RuntimeTarget(sw.addr, device_id=sw.device_id, election_id=election_id)
     try:
-        t.push(from_p4(ROCE_PROGRAM))
-        t.counters()  # warm up (first Read builds the server's id maps)
+        got = t.counters()  # warm up
+        cells = sum(len(v) for v in got.values())
         best = float("inf")
         for _ in range(3):
             t0 = time.perf_counter()
-            got = t.counters()
+            t.counters()
             best = min(best, time.perf_counter() - t0)
-        cells = sum(len(v) for v in got.values())
-        ms = best * 1e3
-        print(f"rocelab counters ({cells:,} cells of roce_switch.p4): {ms:,.0f} ms (best of 3)   "
-              f"target <= {COUNTERS_TARGET_MS} ms   {'OK' if ms <= COUNTERS_TARGET_MS else 'BELOW TARGET'}")
+        req = p4runtime_pb2.ReadRequest(device_id=sw.device_id)
+        for c in t.conn.p4info.info.counters:
+            req.entities.add().counter_entry.counter_id = c.preamble.id
+        raw = t.conn.channel.unary_stream("/p4.v1.P4Runtime/Read", request_serializer=None, response_deserializer=None)
+        raw_best, answer = float("inf"), b""
+        for _ in range(3):
+            t0 = time.perf_counter()
+            parts = list(raw(req.SerializeToString(), timeout=60))
+            raw_best = min(raw_best, time.perf_counter() - t0)
+        answer = b"".join(parts)
+        _counters.cells = cells  # type: ignore[attr-defined]
+        return best * 1e3, raw_best * 1e3, answer
     finally:
         t.close()
 
 
-def run(argv: list[str]) -> None:
-    proc, port = _start_switch()
-    c = _Client(port)
+# ------------------------------------------------------------ baselines
+
+
+class Echo:
+    """The gRPC-Python ceiling on this machine: a server that does no work."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", _ECHO_SERVER], stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True)
+        assert self.proc.stdout is not None
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{int(self.proc.stdout.readline())}", options=_OPTIONS)
+        self.write_raw = self.channel.unary_unary("/echo.Echo/W", request_serializer=None, response_deserializer=None)
+
+    def round_trips(self, msg: bytes, window: int, n: int) -> tuple[float, float]:
+        s = _Stream(self.channel, "/echo.Echo/S")
+        try:
+            return s.round_trips(msg, window, n, self.proc.pid)
+        finally:
+            s.close()
+
+    def read_ms(self, answer: bytes) -> float:
+        self.channel.unary_unary("/echo.Echo/L", request_serializer=None, response_deserializer=None)(answer)
+        read = self.channel.unary_stream("/echo.Echo/R", request_serializer=None, response_deserializer=None)
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            list(read(b""))
+            best = min(best, time.perf_counter() - t0)
+        return best * 1e3
+
+    def close(self) -> None:
+        self.channel.close()
+        self.proc.kill()
+        self.proc.wait()
+
+
+# ------------------------------------------------------------ one trial
+
+
+@dataclass
+class Trial:
+    label: str
+    fig: dict[str, float] = field(default_factory=dict)
+
+
+def measure(sw: Switch, echo: Echo, election_id: int, rtt_n: int) -> Trial:
+    """One trial: each switch figure measured right after (or before) its echo baseline."""
+    tr = Trial(sw.label)
+    f = tr.fig
+    c = Controller(sw, election_id)
     try:
-        arb = p4runtime_pb2.StreamMessageRequest()
-        arb.arbitration.device_id = 1
-        arb.arbitration.election_id.low = 1
-        c.out.put(arb)
-        c.arb.get(timeout=5)
-        req = p4runtime_pb2.SetForwardingPipelineConfigRequest(device_id=1, action=3)
-        req.election_id.low = 1
-        req.config.p4_device_config = make_device_config(PROGRAM)
-        c.stub.SetForwardingPipelineConfig(req)
-        p4info = c.stub.GetForwardingPipelineConfig(p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1)).config.p4info
-        ids = _ids(p4info)
-
-        # -- batched writes
-        total, batch = 20_000, 500
-        reqs = []
-        for start in range(0, total, batch):
-            w = p4runtime_pb2.WriteRequest(device_id=1)
-            w.election_id.low = 1
-            for i in range(start, start + batch):
-                u = w.updates.add(type=p4runtime_pb2.Update.INSERT)
-                te = u.entity.table_entry
-                te.table_id = ids["MyIngress.l2_fwd"]
-                te.match.add(field_id=1).exact.value = (0x020000000000 + i).to_bytes(6, "big")
-                te.action.action.action_id = ids["MyIngress.forward"]
-                te.action.action.params.add(param_id=1, value=bytes([1 + i % 4]))
-            reqs.append(w)
-        # a fast controller (Go, C++) serializes in microseconds: send pre-serialized
-        # requests so the figure is the server's, not the pure-Python client's
-        raw_write = c.channel.unary_unary("/p4.v1.P4Runtime/Write", request_serializer=None,
-                                          response_deserializer=p4runtime_pb2.WriteResponse.FromString)
-        blobs = [w.SerializeToString() for w in reqs]
-        t0 = time.perf_counter()
-        for b in blobs:
-            raw_write(b)
-        dt = time.perf_counter() - t0
-        rate = total / dt
-        print(f"table writes (batches of {batch}): {rate:,.0f}/s   target >= {WRITE_TARGET:,}/s   "
-              f"{'OK' if rate >= WRITE_TARGET else 'BELOW TARGET'}")
-
-        # -- PacketOut -> PacketIn round trips (egress_port 255 loops back to the CPU)
-        payload = bytes.fromhex("020000000001020000000002") + b"\x88\xb5" + bytes(50)
-
-        def packet_out() -> p4runtime_pb2.StreamMessageRequest:
-            m = p4runtime_pb2.StreamMessageRequest()
-            m.packet.payload = payload
-            m.packet.metadata.add(metadata_id=ids["packet_out.egress_port"], value=b"\xff")
-            m.packet.metadata.add(metadata_id=ids["packet_out.pad"], value=b"\x00")  # every field
-            return m
-
-        msg = packet_out().SerializeToString()
-        for _ in range(200):  # warm up
-            c.out.put(msg)
-            c.packets.get(timeout=5)
-        n = 2000
-        t0 = time.perf_counter()
-        for _ in range(n):
-            c.out.put(msg)
-            c.packets.get(timeout=5)
-        seq = n / (time.perf_counter() - t0)
-        window, n = 32, 6000
-        cpu0, t0 = _cpu_s(proc.pid), time.perf_counter()
-        for _ in range(window):
-            c.out.put(msg)
-        for i in range(n):
-            c.packets.get(timeout=5)
-            if i + window < n:
-                c.out.put(msg)
-        piped = n / (time.perf_counter() - t0)
-        cpu_us = (_cpu_s(proc.pid) - cpu0) / n * 1e6
-        best = max(seq, piped)
-        print(f"PacketOut->PacketIn round trips: {seq:,.0f}/s one at a time, {piped:,.0f}/s with {window} in flight   "
-              f"target >= {RTT_TARGET:,}/s   {'OK' if best >= RTT_TARGET else 'BELOW TARGET'}")
-        (echo1, _), (echo, echo_cpu_us) = _echo_ceiling(1, 2000), _echo_ceiling(window, n)
-        print(f"  (context: a gRPC-Python stream echo doing no work reaches {echo1:,.0f}/s one at a time and "
-              f"{echo:,.0f}/s with {window} in flight on this machine: the p4sim server runs at "
-              f"{seq / echo1:.0%} and {piped / echo:.0%} of those ceilings)")
-        share = piped / echo
-        print(f"  server CPU per round trip with {window} in flight: {cpu_us:,.0f} us; the echo server's: "
-              f"{echo_cpu_us:,.0f} us (gRPC-Python's own share); the client uses about as much again")
-        print(f"  share of the echo ceiling with {window} in flight: {share:.0%}   target >= "
-              f"{RTT_SHARE_TARGET:.0%}   {'OK' if share >= RTT_SHARE_TARGET else 'BELOW TARGET'}")
-
-        # -- rocelab counters: every cell of roce_switch.p4, through the controller's target
-        _counters_figure(port)
+        ins, dels = c.write_batches(p4runtime_pb2.Update.INSERT), c.write_batches(p4runtime_pb2.Update.DELETE)
+        f["echo_write"], _ = _timed_writes(echo.write_raw, ins, echo.proc.pid)
+        f["insert"], f["insert_cpu"] = _timed_writes(lambda b: c.write_raw(b, timeout=60), ins, sw.pid)
+        f["delete"], f["delete_cpu"] = _timed_writes(lambda b: c.write_raw(b, timeout=60), dels, sw.pid)
+        msg = c.packet_out()
+        f["echo1"], _ = echo.round_trips(msg, 1, rtt_n // 3)
+        f["rtt1"], f["rtt1_cpu"] = c.stream.round_trips(msg, 1, rtt_n // 3, sw.pid)
+        f["rtt32"], f["rtt32_cpu"] = c.stream.round_trips(msg, WINDOW, rtt_n, sw.pid)
+        f["echo32"], f["echo32_cpu"] = echo.round_trips(msg, WINDOW, rtt_n)
     finally:
         c.close()
-        proc.terminate()
-        proc.wait(timeout=10)
+    f["counters_ms"], f["counters_raw_ms"], answer = _counters(sw, election_id + 1)
+    f["counters_echo_ms"] = echo.read_ms(answer)
+    t0 = time.perf_counter()
+    p4runtime_pb2.ReadResponse.FromString(answer)  # one message: the upb parse alone
+    f["counters_parse_ms"] = (time.perf_counter() - t0) * 1e3
+    f["counters_mb"] = len(answer) / 1e6
+    return tr
+
+
+# ------------------------------------------------------------ report
+
+
+def _med(trials: list[Trial], key: str) -> float:
+    vals = [t.fig[key] for t in trials if key in t.fig]
+    return statistics.median(vals) if vals else float("nan")
+
+
+def _span(trials: list[Trial], key: str) -> str:
+    vals = [t.fig[key] for t in trials if key in t.fig]
+    if len(vals) < 2:
+        return ""
+    return f" [{min(vals):,.0f}-{max(vals):,.0f}]"
+
+
+def _ok(good: bool) -> str:
+    return "OK" if good else "BELOW TARGET"
+
+
+def report(trials: list[Trial]) -> None:
+    label = trials[0].label
+    m = {k: _med(trials, k) for k in trials[0].fig}
+    n = len(trials)
+    print(f"{label}: median of {n} trial(s) [min-max]; each figure beside its same-run baseline")
+    for key, what in (("insert", "INSERT"), ("delete", "DELETE")):
+        print(f"  table {what} ({ENTRIES:,} l2_fwd entries, batches of {BATCH}): {m[key]:,.0f}/s{_span(trials, key)}"
+              f" = {m[key] / m['echo_write']:.0%} of a no-work unary echo of the same bytes ({m['echo_write']:,.0f}/s);"
+              f" {m[key] / BMV2_PERF[key]:.2f}x BMv2 perf build ({BMV2_PERF[key]:,}/s, issue 19)   "
+              f"target >= {WRITE_TARGET:,}/s {_ok(m[key] >= WRITE_TARGET)}")
+        if f"{key}_cpu" in trials[0].fig:
+            print(f"    server CPU per update: {m[key + '_cpu']:.1f} us (BMv2 perf build: 2.1 us, issue 19)")
+    share1, share32 = m["rtt1"] / m["echo1"], m["rtt32"] / m["echo32"]
+    print(f"  PacketOut->PacketIn, 1 in flight: {m['rtt1']:,.0f}/s{_span(trials, 'rtt1')} = {share1:.0%} of the"
+          f" StreamChannel echo ({m['echo1']:,.0f}/s); {m['rtt1'] / BMV2_PERF['rtt1']:.2f}x BMv2 perf build")
+    print(f"  PacketOut->PacketIn, {WINDOW} in flight: {m['rtt32']:,.0f}/s{_span(trials, 'rtt32')} = {share32:.0%} of"
+          f" the echo ({m['echo32']:,.0f}/s); {m['rtt32'] / BMV2_PERF['rtt32']:.2f}x BMv2 perf build   "
+          f"target >= {RTT_TARGET:,}/s {_ok(m['rtt32'] >= RTT_TARGET)}, >= {RTT_SHARE_TARGET:.0%} of the echo "
+          f"{_ok(share32 >= RTT_SHARE_TARGET)}")
+    if "rtt32_cpu" in trials[0].fig:
+        print(f"    server CPU per round trip at {WINDOW} in flight: {m['rtt32_cpu']:.0f} us; the echo server's:"
+              f" {m['echo32_cpu']:.0f} us (gRPC-Python's own share); BMv2 perf build 109 us (issue 19)")
+    cells = getattr(_counters, "cells", 0)
+    print(f"  rocelab counters ({cells:,} cells, {m['counters_mb']:.2f} MB): {m['counters_ms']:,.0f} ms"
+          f"{_span(trials, 'counters_ms')} (best of 3)   target <= {COUNTERS_TARGET_MS} ms "
+          f"{_ok(m['counters_ms'] <= COUNTERS_TARGET_MS)}")
+    print(f"    the same Read as raw bytes: {m['counters_raw_ms']:,.0f} ms; the echo server streaming those bytes:"
+          f" {m['counters_echo_ms']:,.0f} ms; upb parsing them: {m['counters_parse_ms']:,.0f} ms")
+
+
+def _ratios(a: list[Trial], b: list[Trial]) -> None:
+    print(f"A/B: {a[0].label} / {b[0].label}, median of per-trial ratios (trials alternated)")
+    for key in ("insert", "delete", "rtt1", "rtt32", "counters_ms", "insert_cpu", "rtt32_cpu"):
+        rs = [x.fig[key] / y.fig[key] for x, y in zip(a, b, strict=False) if key in x.fig and y.fig.get(key)]
+        if rs:
+            print(f"  {key}: {statistics.median(rs):.2f}x  [{min(rs):.2f}-{max(rs):.2f}]")
+
+
+def run(argv: list[str]) -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench p4runtime", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--grpc-addr", metavar="HOST:PORT", help="bench this switch (default: start p4sim-switch here)")
+    ap.add_argument("--device-id", type=int, default=0)
+    ap.add_argument("--election-id", type=int, default=10, help="the bench's election id (default 10)")
+    ap.add_argument("--no-push", action="store_true", help="use the pipeline already pushed and configured")
+    ap.add_argument("--p4info", help="with --bmv2-json: passed to rocelab apply (BMv2)")
+    ap.add_argument("--bmv2-json")
+    ap.add_argument("--server-pid", type=int, help="the external switch's pid: also report its CPU per operation")
+    ap.add_argument("--against", metavar="DIR", type=Path, help="A/B: alternate with another checkout's p4sim-switch")
+    ap.add_argument("--trials", type=int, default=1)
+    ap.add_argument("--rtt-n", type=int, default=6000, help="round trips at 32 in flight per trial")
+    first_opt = next((i for i, a in enumerate(argv) if a.startswith("-")), len(argv))
+    args, _ = ap.parse_known_args(argv[first_opt:])  # other sections' options are theirs
+    extra = ["--p4info", args.p4info, "--bmv2-json", args.bmv2_json] if args.p4info else []
+    echo = Echo()
+    results: dict[str, list[Trial]] = {}
+    try:
+        for _ in range(args.trials):
+            trees: list[Path | None] = [None] + ([args.against.resolve()] if args.against else [])
+            for tree in trees:
+                if args.grpc_addr:
+                    sw = Switch(args.grpc_addr, args.device_id, pid=args.server_pid, label=f"switch at {args.grpc_addr}")
+                else:
+                    sw = start_p4sim(tree, args.device_id)
+                try:
+                    if not args.no_push or not args.grpc_addr:
+                        apply_lab(sw, extra, tree)
+                    tr = measure(sw, echo, args.election_id, args.rtt_n)
+                finally:
+                    sw.stop()
+                results.setdefault(tr.label, []).append(tr)
+                if args.grpc_addr:
+                    args.election_id += 2  # the server keeps the highest id it has seen
+    finally:
+        echo.close()
+    for trials in results.values():
+        report(trials)
+    if len(results) == 2:
+        _ratios(*results.values())
 
 
 if __name__ == "__main__":
-    import sys
-
     run(sys.argv[1:])

@@ -29,6 +29,21 @@ class Extern:
     entities: ClassVar[tuple[str, ...]] = ()  # P4Runtime Entity oneofs it reads and writes
     table_property: ClassVar[str] = ""  # table property naming an instance (direct resources)
 
+    # ------------------------------------------------------------------ checking
+
+    # `p4sim.check` (passed as `ck`) has typed the use against the extern's declaration
+    # (arch/v1model.p4) before these run: they add p4sim's own rules for this extern and
+    # raise P4TypeError / P4Unsupported at file:line:column. Lowering then finds no error.
+
+    def check_instance(self, ck: Any, d: ast.Instantiation, t: Any, scope: Any) -> None:
+        """Rules for `t(args) d;` beyond the declared constructor."""
+
+    def check_call(self, ck: Any, name: str, argv: list, c: ast.MethodCall, scope: Any, ctx: Any) -> None:
+        """Rules for a call of extern function `name` beyond its declared signature."""
+
+    def check_method(self, ck: Any, t: Any, m: str, argv: list, c: ast.MethodCall, scope: Any, ctx: Any) -> None:
+        """Rules for a call of method `m` beyond its declared signature."""
+
     # ------------------------------------------------------------------ lowering
 
     def instantiate(self, cc: Any, d: ast.Instantiation, t: Any, scope: Any, name: str) -> ExternSpec | None:

@@ -69,6 +69,9 @@ class Checksum(Extern):
     functions = ("verify_checksum", "verify_checksum_with_payload",
                  "update_checksum", "update_checksum_with_payload")
 
+    def check_call(self, ck: Any, name: str, argv: list, c: Any, scope: Any, ctx: Any) -> None:
+        ck.field_list(argv[1], scope, ctx)
+
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
         cc.check_nargs(name, argv, c, 4)
         payload = name.endswith("_with_payload")

@@ -18,6 +18,10 @@ from .base import Extern
 class Clone(Extern):
     functions = ("clone", "clone_preserving_field_list", "clone3")
 
+    def check_call(self, ck: Any, name: str, argv: list, c: Any, scope: Any, ctx: Any) -> None:
+        if name == "clone3":
+            ck.listed_fields(argv[2], scope)
+
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
         cc.check_nargs(name, argv, c, 2 if name == "clone" else 3)
         ct = enum_member(argv[0])

@@ -85,6 +85,9 @@ class Counter(Extern):
         infos = [p.maps.counter(req.counter_id)] if req.counter_id else list(p.maps.counters.values())
         for info in infos:
             cells = indices("counter", info, req)
+            if not req.HasField("index"):  # every cell: serialized chunks, see P4RuntimeServer.counter_chunks
+                yield from svc.counter_chunks(p, info)
+                continue
             read, Entity, cid = p.switch.counter_read, p4runtime_pb2.Entity, info.id
             for i in cells:
                 pk, by = read(info.name, i)

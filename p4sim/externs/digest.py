@@ -21,6 +21,10 @@ class Digest(Extern):
     p4info_prefix = "DIGEST"
     entities = ("digest_entry",)
 
+    def check_call(self, ck: Any, name: str, argv: list, c: Any, scope: Any, ctx: Any) -> None:
+        if not isinstance(argv[1].checked_type, TStruct):
+            raise unsupported("digest of a non-struct value", argv[1])
+
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
         cc.check_nargs(name, argv, c, 2)
         dt = cc.resolve_type(c.type_args[0], scope) if c.type_args else None

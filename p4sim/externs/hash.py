@@ -168,6 +168,9 @@ def hash_call(algo: str, data: str, base: str, mx: V | None) -> str:
 class Hash(Extern):
     functions = ("hash",)
 
+    def check_call(self, ck: Any, name: str, argv: list, c: Any, scope: Any, ctx: Any) -> None:
+        ck.field_list(argv[3], scope, ctx)
+
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
         cc.check_nargs(name, argv, c, 5)
         lt = cc.lvalue_type(argv[0], scope, fn)

@@ -15,6 +15,10 @@ from .base import Extern
 class MarkToDrop(Extern):
     functions = ("mark_to_drop",)
 
+    def check_call(self, ck: Any, name: str, argv: list, c: Any, scope: Any, ctx: Any) -> None:
+        if not argv:
+            ck.need_standard_metadata(c, ctx, "mark_to_drop() where no standard_metadata is in scope")
+
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
         cc.check_nargs(name, argv, c, 0, 1)
         # the deprecated mark_to_drop() acts on the standard metadata in scope, as the

@@ -44,6 +44,10 @@ class Register(Extern):
                                                 bitwidth=w, size=size)
         return ExternSpec("", self.name, name, size=size, width=w)
 
+    def check_instance(self, ck: Any, d: Any, t: Any, scope: Any) -> None:
+        if not width_of(t.args[0]):
+            raise unsupported(f"register of {t.args[0].show()} (p4sim supports bit<W> cells)", d)
+
     def method(self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
         # BMv2 reads 0 from, and ignores writes to, an index out of range
         if m == "read":

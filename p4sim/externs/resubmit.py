@@ -18,6 +18,10 @@ from .base import Extern
 class Resubmit(Extern):
     functions = ("resubmit", "recirculate", "resubmit_preserving_field_list", "recirculate_preserving_field_list")
 
+    def check_call(self, ck: Any, name: str, argv: list, c: Any, scope: Any, ctx: Any) -> None:
+        if not name.endswith("_preserving_field_list"):
+            ck.listed_fields(argv[0], scope)
+
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
         cc.check_nargs(name, argv, c, 1)
         what = name.split("_")[0]

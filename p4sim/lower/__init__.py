@@ -1,4 +1,4 @@
-"""Lowering: P4 source -> checked program -> Python source, compiled once.
+"""Lowering: P4 source -> checked program (`p4sim.check.check`) -> Python source, compiled once.
 
     prog = load_program("p4src/roce_switch.p4", include_dirs=["p4src"])
     prog.model          # ProgramModel (control-plane names, as p4c puts them in P4Info)
@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from types import CodeType
 
+from p4sim.check import check
 from p4sim.frontend import ast
 from p4sim.frontend.errors import P4SourceError
 from p4sim.model import ProgramModel
@@ -42,7 +43,8 @@ class CompiledProgram:
 
 
 def compile_program(program: ast.Program, source: str) -> CompiledProgram:
-    c = Compiler(program, source)
+    """Check `program` (every error is found here, by p4sim.check), then lower it."""
+    c = Compiler(check(program), source)
     py = c.compile()
     code = compile(py, f"<p4sim:{os.path.basename(source)}>", "exec")
     return CompiledProgram(c.model, py, code, c.tables, c.externs, c.pipeline, c.value_sets,

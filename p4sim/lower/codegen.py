@@ -13,10 +13,14 @@ bit, `_ex`/`_em` extract and emit through one precompiled struct.Struct); stacks
 `rt.Stack`. `return` inside an inlined body is a `break` out of a one-pass loop, `exit`
 raises `rt.Exit` caught at the pipeline block, parser errors raise `rt.ParserError`.
 
-Names and types are resolved as the generator walks (through `p4sim.check`): every
-expression is typed (its `checked_type` set), constants are folded, unused actions and
-functions are checked too, errors carry file:line:column, and any construct p4sim does not
-run is refused with `P4Unsupported` at load time.
+Input is a `p4sim.check.CheckedProgram`: `check()` has already refused every error and
+unsupported construct (file:line:column), so lowering only translates. It reads from the
+check results the global scope (types, folded constants, externs, actions), the error
+codes, the header/struct types, the V1Switch blocks, the resolved type of every written
+type, which statements use run-time header-stack indexes and which bodies `return`.
+It still derives each expression's Python code and type as it goes (`V`); anything it
+cannot translate is a p4sim bug, raised as `LoweringError` (located, never P4TypeError).
+
 
 Known divergence from BMv2: arithmetic wraps at the operand width before a widening cast,
 as the P4 spec says (`(bit<16>)(b4 * 4)` with bit<4> b4 = 5 gives 4); BMv2, from p4c's JSON,
@@ -31,6 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from p4sim import externs as registry
+from p4sim.check import CheckedProgram, ctor_args
+from p4sim.check.blocks import key_text
+from p4sim.check.calls import positional_call
 from p4sim.check.controlplane import field_ids
 from p4sim.check.names import Scope, Sym
 from p4sim.check.types import (
@@ -46,7 +53,6 @@ from p4sim.check.types import (
     TError,
     TExtern,
     TInt,
-    TMatchKind,
     TNamedBlock,
     TStack,
     TStruct,
@@ -55,14 +61,11 @@ from p4sim.check.types import (
     TVarbit,
     TVoid,
     Type,
-    check_type_args,
-    err,
     mask,
-    unsupported,
     width_of,
 )
 from p4sim.frontend import ast
-from p4sim.frontend.errors import P4SourceError
+from p4sim.frontend.errors import NO_SPAN, P4SourceError
 from p4sim.model import (
     ActionInfo,
     ActionRef,
@@ -81,6 +84,20 @@ from p4sim.model import (
     ValueSetInfo,
 )
 from p4sim.spec import ActionSpec, ExternSpec, TableSpec
+
+# ---------------------------------------------------------------------------- errors
+
+
+class LoweringError(P4SourceError):
+    """Lowering met something `p4sim.check` should have refused: a p4sim bug, still located
+    (the user sees one line, not a traceback). Lowering raises nothing else: every error
+    in a program is found by `p4sim.check.check()` before lowering starts."""
+
+
+def bug(msg: str, node: ast.Node | None) -> LoweringError:
+    return LoweringError(f"internal error (p4sim's checker let this through): {msg}",
+                         node.span if node is not None else NO_SPAN)
+
 
 # ---------------------------------------------------------------------------- values
 
@@ -185,17 +202,25 @@ class _Fn:
 
 
 class Compiler:
-    def __init__(self, program: ast.Program, source: str):
-        self.program = program
+    """Translates a `CheckedProgram`: names, types and constants of the declarations come
+    from the checker (its global scope, struct types, error codes, resolved type nodes)."""
+
+    def __init__(self, checked: CheckedProgram, source: str):
+        self.checked = checked
+        self.program = checked.program
+        self.ctor_arg_names = ctor_args.constructor_arg_names(self.program)  # as the checker named them
         self.source = source
-        self.g = Scope(None, "global")
-        self.errors: dict[str, int] = {}
+        self.g = checked.g
+        self.errors: dict[str, int] = checked.errors
         self.model = ProgramModel(source=source)
         self.classes: list[str] = []
         self.funcs: list[str] = []
         self.tables: list[TableSpec] = []
         self.externs: list[ExternSpec] = []
-        self.struct_types: dict[str, TStruct] = {}
+        self.struct_types: dict[str, TStruct] = checked.struct_types
+        for t in self.struct_types.values():
+            # the generated class of each header/struct/union type (P4 names mangled)
+            t.pycls = mangle("H" if t.kind == "header" else "S", t.name)
         self.gen_classes: set[str] = set()
         self.pipeline = Pipeline()
         self.n = 0
@@ -204,8 +229,6 @@ class Compiler:
         self.std_meta_type: TStruct | None = None
         self.inline_bodies: dict[str, tuple[list[str], list[str], list[str]]] = {}
         self.tmp_counter = [0]
-        self.callables: list[Sym] = []  # every action/function declared (to type-check them all)
-        self.checked_bodies: set[int] = set()
         self.meta_type: TStruct | None = None
         self.hdr_type: TStruct | None = None
         # fixed-size headers: (bytes, extract lines, emit values) with `_H` for the header,
@@ -225,15 +248,10 @@ class Compiler:
 
     def compile(self) -> str:
         for d in self.program.declarations:
-            self.declare_top(d)
-        main = self.g.lookup("main")
-        if main is None or not isinstance(main.decl, ast.Instantiation):
-            # point at the end of the user's file, not at the first included declaration
-            own = [d for d in self.program.declarations
-                   if d.span.file == self.program.main_file] or self.program.declarations
-            raise err("the program has no `main` package instantiation", own[-1] if own else self.program)
-        self.compile_main(main.decl)
-        self.check_unused()
+            # the only top-level declarations with run-time state of their own
+            if isinstance(d, ast.Instantiation) and isinstance(self.resolve_type(d.type, self.g), TExtern):
+                self.instantiation(d, self.g, None, "")  # type: ignore[arg-type]
+        self.compile_main(self.checked.main)
         self.drop_unused_from_model()
         out = [
             "# generated by p4sim.lower.codegen from " + self.source,
@@ -245,91 +263,6 @@ class Compiler:
         return "\n".join(out + self.classes + self.funcs) + "\n"
 
     # ------------------------------------------------------------------ declarations
-
-    def declare_top(self, d: ast.Node) -> None:
-        g = self.g
-        if isinstance(d, ast.Unsupported):
-            raise unsupported(d.what, d)
-        if isinstance(d, ast.ErrorDecl):
-            for m in d.members:
-                if m.name in self.errors:
-                    # p4c: "FOO: Duplicates declaration FOO" (error members are one namespace)
-                    raise err(f"{m.name}: Duplicates declaration {m.name}", m)
-                self.errors[m.name] = len(self.errors)
-            return
-        if isinstance(d, ast.MatchKindDecl):
-            for m in d.members:
-                g.add(Sym("match_kind", m.name, m, TMatchKind()), m, replace=True)
-            return
-        if isinstance(d, (ast.HeaderDecl, ast.StructDecl, ast.HeaderUnionDecl)):
-            kind = {ast.HeaderDecl: "header", ast.StructDecl: "struct",
-                    ast.HeaderUnionDecl: "union"}[type(d)]
-            if d.type_params:
-                raise unsupported(f"generic {kind} types", d)
-            t = TStruct(kind, d.name, [], d, pycls=mangle("H" if kind == "header" else "S", d.name))
-            g.add(Sym("type", d.name, d, t), d)
-            self.struct_types[d.name] = t
-            for f in d.fields:
-                ft = self.resolve_type(f.type, g)
-                if kind == "header" and not isinstance(ft, (TBits, TVarbit, TBool, TEnum)):
-                    raise err(f"header field '{f.name}' must be bit<N>, int<N>, varbit or bool", f)
-                if kind == "union" and not (isinstance(ft, TStruct) and ft.kind == "header"):
-                    raise err(f"header union member '{f.name}' must be a header", f)
-                t.fields.append((f.name, ft))
-                t.annotations[f.name] = f.annotations
-            return
-        if isinstance(d, ast.EnumDecl):
-            if d.underlying is not None:
-                ut = self.resolve_type(d.underlying, g)
-                if not isinstance(ut, TBits):
-                    raise err("serializable enum needs a bit<N> or int<N> type", d)
-                members = {}
-                for m in d.members:
-                    if m.value is None:
-                        raise err(f"member {m.name} of serializable enum needs a value", m)
-                    members[m.name] = self.const_eval(m.value, g) & mask(ut.width)
-                t = TEnum(d.name, members, ut)
-            else:
-                t = TEnum(d.name, {m.name: i for i, m in enumerate(d.members)})
-            g.add(Sym("type", d.name, d, t), d)
-            return
-        if isinstance(d, (ast.TypedefDecl, ast.NewTypeDecl)):
-            g.add(Sym("type", d.name, d, self.resolve_type(d.type, g)), d)
-            return
-        if isinstance(d, ast.ConstDecl):
-            self.declare_const(d, g)
-            return
-        if isinstance(d, ast.ExternDecl):
-            g.add(Sym("extern_type", d.name, d, TExtern(d.name, d)), d)
-            return
-        if isinstance(d, ast.ExternFunctionDecl):
-            g.add(Sym("extern_fn", d.name, d), d)
-            return
-        if isinstance(d, (ast.ParserTypeDecl, ast.ControlTypeDecl, ast.PackageTypeDecl)):
-            g.add(Sym("type", d.name, d, TNamedBlock("blocktype", d.name, d)), d)
-            return
-        if isinstance(d, ast.ParserDecl):
-            g.add(Sym("parser_decl", d.name, d), d)
-            return
-        if isinstance(d, ast.ControlDecl):
-            g.add(Sym("control_decl", d.name, d), d)
-            return
-        if isinstance(d, ast.ActionDecl):
-            self.callables.append(g.add(Sym("action", d.name, d, scope=g, value=self.cp_name("", d)), d))
-            return
-        if isinstance(d, ast.FunctionDecl):
-            if d.type_params:
-                raise unsupported("generic functions (type parameters)", d)
-            self.callables.append(g.add(Sym("function", d.name, d, scope=g), d))
-            return
-        if isinstance(d, ast.Instantiation):
-            t = self.resolve_type(d.type, g)
-            if isinstance(t, TExtern):
-                self.instantiation(d, g, None, "")  # type: ignore[arg-type]
-            else:
-                g.add(Sym("instance", d.name, d), d)
-            return
-        raise unsupported(f"top-level declaration {type(d).__name__}", d)
 
     def drop_unused_from_model(self) -> None:
         """Leave out of the control-plane model what p4c's front end removes before P4Info
@@ -347,86 +280,30 @@ class Compiler:
             if aname in m.actions and not any(u is None or u in m.tables for u in users):
                 del m.actions[aname]
 
-    def check_unused(self) -> None:
-        """Type-check actions and functions no table or call reached (p4c checks them too):
-        their bodies are lowered into a scratch function and thrown away."""
-        for sym in self.callables:
-            d = sym.decl
-            if id(d) in self.checked_bodies or "overloads" in sym.extra:
-                continue
-            fn = _Fn([], 1, self.tmp_counter)
-            args = [V("0", INT) for _ in d.params]  # type: ignore[union-attr]
-            self.inline_action(sym, args, None, sym.scope or self.g, fn, from_table=True)
-
     def declare_const(self, d: ast.ConstDecl, scope: Scope) -> None:
         t = self.resolve_type(d.type, scope)
         v = self.expr(d.value, scope, None, want=t)
         if not v.is_const:
-            raise err(f"the value of constant '{d.name}' is not a compile-time constant", d.value)
+            raise bug(f"the value of constant '{d.name}' is not a compile-time constant", d.value)
         v = self.coerce(v, t, d.value)
         scope.add(Sym("const", d.name, d, t, py=v.code, value=v.const), d)
 
     def const_eval(self, e: ast.Expression, scope: Scope) -> int:
         v = self.expr(e, scope, None)
         if not v.is_const:
-            raise err("expected a compile-time constant", e)
+            raise bug("expected a compile-time constant", e)
         return int(v.const)
 
     # ------------------------------------------------------------------ types
 
     def resolve_type(self, t: ast.Type, scope: Scope, tvars: dict[str, Type] | None = None) -> Type:
-        if isinstance(t, ast.BitType):
-            return TBits(self.const_eval(t.width, scope), False)
-        if isinstance(t, ast.IntType):
-            return TBits(self.const_eval(t.width, scope), True)
-        if isinstance(t, ast.InfIntType):
-            return INT
-        if isinstance(t, ast.VarbitType):
-            return TVarbit(self.const_eval(t.width, scope))
-        if isinstance(t, ast.BoolType):
-            return BOOL
-        if isinstance(t, ast.ErrorType):
-            return ERROR
-        if isinstance(t, ast.StringType):
-            return STRING
-        if isinstance(t, ast.VoidType):
-            return VOID
-        if isinstance(t, ast.MatchKindType):
-            return TMatchKind()
-        if isinstance(t, ast.DontCareType):
-            return TDontCare()
-        if isinstance(t, ast.NamedType):
-            if tvars and t.name in tvars:
-                return tvars[t.name]
-            sym = scope.resolve(t.name, t, top_level=t.top_level)
-            if sym.kind == "type" and sym.type is not None:
-                return sym.type
-            if sym.kind == "extern_type":
-                return TExtern(t.name, sym.decl)  # type: ignore[arg-type]
-            if sym.kind == "tvar":
-                return sym.type or TTypeVar(t.name)
-            if sym.kind in ("parser_decl", "control_decl"):
-                return TNamedBlock(sym.kind, t.name, sym.decl)
-            raise err(f"'{t.name}' is not a type", t)
-        if isinstance(t, ast.SpecializedType):
-            base = self.resolve_type(t.base, scope, tvars)
-            args = [self.resolve_type(a, scope, tvars) for a in t.args]
-            if isinstance(base, TExtern):
-                check_type_args(base, args, t)
-                return TExtern(base.name, base.decl, args)
-            if isinstance(base, TNamedBlock):
-                return base
-            raise unsupported(f"generic type {base.show()}<...>", t)
-        if isinstance(t, ast.StackType):
-            elem = self.resolve_type(t.element, scope, tvars)
-            if not (isinstance(elem, TStruct) and elem.kind in ("header", "union")):
-                raise err("a stack's elements must be headers or header unions", t)
-            return TStack(elem, self.const_eval(t.size, scope))
-        if isinstance(t, ast.TupleType):
-            return TTuple([self.resolve_type(e, scope, tvars) for e in t.elements])
-        if isinstance(t, ast.ListType):
-            raise unsupported("list<T> types (P4_16 1.2.4)", t)
-        raise unsupported(f"type {type(t).__name__}", t)
+        """The type check resolved for this type node; a node whose type differs between
+        instances (a width from a constructor parameter) is resolved again, by check's
+        resolver, in this instance's scope."""
+        r = self.checked.type_of(t)
+        if r is not None and not tvars:
+            return r
+        return self.checked.resolver.resolve_type(t, scope, tvars)
 
     # ------------------------------------------------------------------ classes
 
@@ -509,7 +386,7 @@ class Compiler:
         fields = t.fields
         var = [f for f, ft in fields if isinstance(ft, TVarbit)]
         if len(var) > 1:
-            raise unsupported("a header with more than one varbit field", t.decl or self.program)
+            raise bug("a header with more than one varbit field", t.decl or self.program)
         if not var:
             self.gen_fixed_header_io(t)
         else:
@@ -689,7 +566,7 @@ class Compiler:
                     kind = m.exprs[0].name
                 out.append(KeyField(fname, kind, width_of(ft), fid))
             return tuple(out)
-        raise unsupported(f"value_set of {t.show()} (P4Runtime takes bit<W> or a struct of them)", d)
+        raise bug(f"value_set of {t.show()} (P4Runtime takes bit<W> or a struct of them)", d)
 
     def field_ids(self, items: list, owner: ast.Node) -> list[int]:
         """P4Runtime ids of an object's fields (items: annotated nodes or annotation lists),
@@ -702,7 +579,7 @@ class Compiler:
         try:
             return field_ids(user)
         except ValueError as e:
-            raise err(str(e), owner) from None
+            raise bug(str(e), owner) from None
 
     @staticmethod
     def ann_id(d: ast.Node) -> int | None:
@@ -715,59 +592,22 @@ class Compiler:
     # ======================================================================= main
 
     def compile_main(self, inst: ast.Instantiation) -> None:
-        t = inst.type
-        tname = t.base.name if isinstance(t, ast.SpecializedType) else getattr(t, "name", "")
-        if tname != "V1Switch":
-            raise unsupported(f"package {tname!r} (p4sim runs the v1model V1Switch package)", inst)
-        if len(inst.args) != 6:
-            raise err("V1Switch takes 6 arguments: parser, verify, ingress, egress, compute, deparser", inst)
-        blocks = []
-        for a in inst.args:
-            blocks.append(self.block_arg(a.value))
-        p, vr, ig, eg, ck, dp = blocks
-        if p[0].kind != "parser_decl":
-            raise err("the first argument of V1Switch must be a parser", inst.args[0].value)
-        pdecl: ast.ParserDecl = p[0].decl  # type: ignore[assignment]
-        if len(pdecl.params) != 4:
-            raise err("the v1model parser takes (packet_in, out H, inout M, inout standard_metadata_t)", pdecl)
-        self.hdr_type = self.resolve_type(pdecl.params[1].type, self.g)  # type: ignore[assignment]
-        self.meta_type = self.resolve_type(pdecl.params[2].type, self.g)  # type: ignore[assignment]
-        self.std_meta_type = self.resolve_type(pdecl.params[3].type, self.g)  # type: ignore[assignment]
+        """The V1Switch package: its six blocks as check found them (declaration, control-plane
+        prefix, constructor arguments)."""
+        ck = self.checked
+        self.hdr_type, self.meta_type, self.std_meta_type = ck.hdr_type, ck.meta_type, ck.std_meta_type
         for t_ in (self.hdr_type, self.meta_type, self.std_meta_type):
-            if not isinstance(t_, TStruct) or t_.kind != "struct":
-                raise err("the parser's header, metadata and standard metadata must be structs", pdecl)
             self.gen_class(t_)
+        p, *controls = ck.blocks
         pl = self.pipeline
-        pl.new_hdr, pl.new_meta, pl.new_sm = (self.hdr_type.pycls, self.meta_type.pycls,  # type: ignore[union-attr]
-                                              self.std_meta_type.pycls)  # type: ignore[union-attr]
+        pl.new_hdr, pl.new_meta, pl.new_sm = (self.hdr_type.pycls, self.meta_type.pycls,
+                                              self.std_meta_type.pycls)
         pl.parser = self.compile_parser(p[0].decl, p[1], p[2], arg_scope=self.g)  # type: ignore[arg-type]
-        names = []
-        for (sym, prefix, args), role in zip((vr, ig, eg, ck, dp),
-                                             ("verify", "ingress", "egress", "compute", "deparser"),
-                                             strict=True):
-            if sym.kind != "control_decl":
-                raise err(f"the {role} argument of V1Switch must be a control", inst)
-            names.append(self.compile_control(sym.decl, prefix, args, top=True))  # type: ignore[arg-type]
+        names = [self.compile_control(sym.decl, prefix, args, top=True)  # type: ignore[arg-type]
+                 for sym, prefix, args in controls]
         pl.verify, pl.ingress, pl.egress, pl.compute, pl.deparser = names
         self.gen_field_lists()
         self.gen_controller_headers()
-
-    def block_arg(self, e: ast.Expression) -> tuple[Sym, str, list[ast.Argument]]:
-        """(declaration symbol, control-plane prefix, constructor args) of a package argument."""
-        if isinstance(e, ast.MethodCall) and isinstance(e.callee, ast.Name):
-            sym = self.g.resolve(e.callee.name, e.callee)
-            if sym.kind in ("parser_decl", "control_decl"):
-                # p4c's HierarchicalNames prefixes with the block's declared name
-                # (HierarchicalNames::getName), not its @name nor an instance name
-                return sym, sym.decl.name, e.args  # type: ignore[union-attr]
-        if isinstance(e, ast.Name):
-            sym = self.g.resolve(e.name, e)
-            if sym.kind == "instance" and isinstance(sym.decl, ast.Instantiation):
-                inst = sym.decl
-                tn = inst.type.name if isinstance(inst.type, ast.NamedType) else ""
-                dsym = self.g.resolve(tn, inst)
-                return dsym, dsym.decl.name, inst.args  # type: ignore[union-attr]
-        raise err("expected a parser or control instantiation here", e)
 
     def gen_field_lists(self) -> None:
         """One copy function per @field_list index of the user metadata."""
@@ -833,34 +673,34 @@ class Compiler:
         """Constructor parameters of a parser/control instance: a control, parser or extern
         instance passed by name is bound to that instance; a value parameter to its constant."""
         if len(ctor_args) != len(d.ctor_params):
-            raise err(f"{d.name} takes {len(d.ctor_params)} constructor argument"
+            raise bug(f"{d.name} takes {len(d.ctor_params)} constructor argument"
                       f"{'s' if len(d.ctor_params) != 1 else ''}, {len(ctor_args)} given", d)
         for p, a in zip(d.ctor_params, ctor_args, strict=True):
             pt = self.resolve_type(p.type, scope)
             e = a.value
             if isinstance(pt, (TNamedBlock, TExtern)):
                 if not isinstance(e, ast.Name) or arg_scope is None:
-                    raise unsupported("a constructor call as a constructor argument "
+                    raise bug("a constructor call as a constructor argument "
                                       "(instantiate it first and pass the instance by name)", e)
                 sym = arg_scope.resolve(e.name, e, top_level=e.top_level)
                 if sym.kind != "instance":
-                    raise err(f"'{e.name}' is not an instance", e)
+                    raise bug(f"'{e.name}' is not an instance", e)
                 if isinstance(pt, TNamedBlock) and pt.kind == "blocktype" and isinstance(sym.type, TNamedBlock):
                     want = pt.decl
                     got = sym.type.decl
                     if len(getattr(want, "params", [])) != len(getattr(got, "params", [])):
-                        raise err(f"'{e.name}' does not match the type {pt.name} of parameter '{p.name}'", e)
+                        raise bug(f"'{e.name}' does not match the type {pt.name} of parameter '{p.name}'", e)
                 scope.add(Sym(sym.kind, p.name, p, sym.type, py=sym.py, value=sym.value, extra=sym.extra), p)
             else:
                 v = self.coerce(self.expr(e, arg_scope or self.g, None, want=pt), pt, e)
                 if not v.is_const:
-                    raise err("constructor arguments must be compile-time constants", e)
+                    raise bug("constructor arguments must be compile-time constants", e)
                 scope.add(Sym("const", p.name, p, pt, py=v.code, value=v.const), p)
 
     def compile_parser(self, d: ast.ParserDecl, prefix: str, ctor_args: list[ast.Argument],
                        sub: bool = False, arg_scope: Scope | None = None) -> str:
         if d.type_params:
-            raise unsupported("generic parsers", d)
+            raise bug("generic parsers", d)
         fname = "P_" + self.uid(d.name)
         lines: list[str] = []
         fn = _Fn(lines, 1, self.tmp_counter)
@@ -889,7 +729,7 @@ class Compiler:
             self.local_decl(loc, scope, fn, prefix)
         states = {s.name: i for i, s in enumerate(d.states)}
         if "start" not in states:
-            raise err(f"parser {d.name} has no start state", d)
+            raise bug(f"parser {d.name} has no start state", d)
         fn.parser_states = states
         for s in d.states:
             scope.add(Sym("state", s.name, s), s)
@@ -980,7 +820,7 @@ class Compiler:
             fn.emit(f"st = {fn.parser_states[target]}")
             fn.emit("continue")
         else:
-            raise err(f"unknown parser state '{target}'", node)
+            raise bug(f"unknown parser state '{target}'", node)
 
     def transition(self, s: ast.ParserState, scope: Scope, fn: _Fn) -> None:
         tr = s.transition
@@ -1008,7 +848,7 @@ class Compiler:
             if isinstance(ks, ast.DefaultKeyset) or isinstance(ks, ast.DontCare):
                 elems = [ks] * len(keyvars)
             if len(elems) != len(keyvars):
-                raise err(f"select has {len(keyvars)} expressions but this case has {len(elems)}", ks)
+                raise bug(f"select has {len(keyvars)} expressions but this case has {len(elems)}", ks)
             conds = []
             for el, kv in zip(elems, keyvars, strict=True):
                 c = self.keyset_cond(el, kv, scope, fn)
@@ -1058,7 +898,7 @@ class Compiler:
     def compile_control(self, d: ast.ControlDecl, prefix: str, ctor_args: list[ast.Argument],
                         top: bool = False, arg_scope: Scope | None = None) -> str:
         if d.type_params:
-            raise unsupported("generic controls", d)
+            raise bug("generic controls", d)
         fname = "C_" + self.uid(prefix)
         if top:
             self.top_control = prefix
@@ -1072,7 +912,7 @@ class Compiler:
             if isinstance(pt, TExtern) and pt.name == "packet_out":
                 pys.append("_out")
             elif isinstance(pt, TExtern) and pt.name == "packet_in":
-                raise unsupported("packet_in in a control", p)
+                raise bug("packet_in in a control", p)
             elif top:
                 pys.append(mangle("p", p.name))
             else:
@@ -1084,12 +924,12 @@ class Compiler:
             pt = self.resolve_type(p.type, scope)
             if p.direction in ("out", "inout") and not isinstance(pt, (TStruct, TStack, TExtern)):
                 if top:
-                    raise unsupported("scalar out/inout parameters of a pipeline control", p)
+                    raise bug("scalar out/inout parameters of a pipeline control", p)
                 outs.append(py)
         for loc in d.locals:
             self.local_decl(loc, scope, fn, prefix)
         body_start = len(lines)
-        has_ret = any(isinstance(n, ast.ReturnStatement) for n in ast.walk(d.apply))
+        has_ret = self.checked.has_return(d.apply)
         wrap = bool(outs) or (has_ret and not top)
         if wrap:
             fn.emit("for _ in ONCE:")
@@ -1117,12 +957,11 @@ class Compiler:
 
     def local_decl(self, loc: ast.Node, scope: Scope, fn: _Fn, prefix: str) -> None:
         if isinstance(loc, ast.Unsupported):
-            raise unsupported(loc.what, loc)
+            raise bug(loc.what, loc)
         if isinstance(loc, ast.ActionDecl):
-            self.callables.append(scope.add(Sym("action", loc.name, loc, scope=scope,
-                                                value=self.cp_name(prefix, loc)), loc))
+            scope.add(Sym("action", loc.name, loc, scope=scope, value=self.cp_name(prefix, loc)), loc)
         elif isinstance(loc, ast.FunctionDecl):
-            self.callables.append(scope.add(Sym("function", loc.name, loc, scope=scope), loc))
+            scope.add(Sym("function", loc.name, loc, scope=scope), loc)
         elif isinstance(loc, ast.TableDecl):
             self.table_decl(loc, scope, fn, prefix)
         elif isinstance(loc, ast.Instantiation):
@@ -1140,12 +979,14 @@ class Compiler:
         elif isinstance(loc, (ast.VariableDecl, ast.ConstDecl)):
             self.stmt(loc, scope, fn)
         else:
-            raise unsupported(f"declaration {type(loc).__name__} here", loc)
+            raise bug(f"declaration {type(loc).__name__} here", loc)
 
     # ------------------------------------------------------------------ instances
 
     def instantiation(self, d: ast.Instantiation, scope: Scope, fn: _Fn, prefix: str) -> None:
-        d = self.move_constructor_args(d, scope, fn, prefix)
+        before, d = ctor_args.move(d, self.ctor_arg_names)  # `Outer(Inner()) o;` (p4sim.check.ctor_args)
+        for inst in before:
+            self.instantiation(inst, scope, fn, prefix)
         t = self.resolve_type(d.type, scope)
         name = self.cp_name(prefix, d)
         if isinstance(t, TNamedBlock) and t.kind == "control_decl":
@@ -1157,82 +998,21 @@ class Compiler:
             scope.add(Sym("instance", d.name, d, t, py=fname, value="parser"), d)
             return
         if isinstance(t, TNamedBlock):
-            raise unsupported(f"instantiating {t.kind.replace('_decl', '')} {t.name} inside a block", d)
+            raise bug(f"instantiating {t.kind.replace('_decl', '')} {t.name} inside a block", d)
         if not isinstance(t, TExtern):
-            raise err(f"cannot instantiate {t.show()}", d)
+            raise bug(f"cannot instantiate {t.show()}", d)
         py = "X_" + self.uid(d.name)
         ext = registry.lookup(t.name)
         if ext is None:
-            raise unsupported(f"extern {t.name}", d)
+            raise bug(f"extern {t.name}", d)
         spec = ext.instantiate(self, d, t, scope, name)
         if spec is not None:
             spec.py = py
             self.externs.append(spec)
-        scope.add(Sym("instance", d.name, d, t, py=py, value=name), d)
-
-    def move_constructor_args(self, d: ast.Instantiation, scope: Scope, fn: _Fn, prefix: str) -> ast.Instantiation:
-        """`Outer(Inner(), register<bit<8>>(4)) o;` inside a control or parser: each
-        constructor call among the arguments becomes an instance of its own, declared just
-        before `o` and passed by name, as p4c's MoveConstructors pass does
-        (frontends/p4/moveConstructors.cpp). Its name is ReferenceMap::newName("tmp"):
-        `tmp`, else `tmp_0`, `tmp_1`... the first not declared anywhere in the program."""
-        args = []
-        for a in d.args:
-            e = a.value
-            target = scope.lookup(e.callee.name) if (
-                isinstance(e, ast.MethodCall) and isinstance(e.callee, ast.Name)) else None
-            if target is None or target.kind not in ("parser_decl", "control_decl", "extern_type"):
-                args.append(a)
-                continue
-            name = self.fresh_name("tmp")
-            base = ast.NamedType(e.callee.name, top_level=e.callee.top_level, span=e.callee.span)
-            ty = ast.SpecializedType(base, list(e.type_args), span=e.span) if e.type_args else base
-            self.instantiation(ast.Instantiation(name=name, type=ty, args=list(e.args), span=e.span), scope, fn, prefix)
-            args.append(ast.Argument(ast.Name(name, span=e.span), name=a.name, span=a.span))
-        if all(x is y for x, y in zip(args, d.args, strict=True)):
-            return d
-        return dataclasses.replace(d, args=args)
-
-    def fresh_name(self, base: str) -> str:
-        """p4c's ReferenceMap::newName: `base` unless some declaration of the program (the
-        architecture files included) or an earlier fresh name has it, then `base_0`, `base_1`..."""
-        used = getattr(self, "_used_names", None)
-        if used is None:
-            used = self._used_names = {getattr(n, "name", None) for n in ast.walk(self.program)
-                                       if isinstance(n, (ast.Declaration, ast.Parameter, ast.Field))}
-        name, i = base, 0
-        while name in used:
-            name, i = f"{base}_{i}", i + 1
-        used.add(name)
-        return name
+        # a top-level instance replaces check's symbol with one that knows its Python name
+        scope.add(Sym("instance", d.name, d, t, py=py, value=name), d, replace=scope is self.g)
 
     # ------------------------------------------------------------------ tables
-
-    def key_text(self, e: ast.Expression) -> str:
-        if isinstance(e, ast.Name):
-            return e.name
-        if isinstance(e, ast.Member):
-            return f"{self.key_text(e.expr)}.{e.member}"
-        if isinstance(e, ast.Index):
-            return f"{self.key_text(e.expr)}[{self.key_text(e.index)}]"
-        if isinstance(e, ast.Slice):
-            return f"{self.key_text(e.expr)}[{self.key_text(e.hi)}:{self.key_text(e.lo)}]"
-        if isinstance(e, ast.IntLiteral):
-            return e.text or str(e.value)
-        if (isinstance(e, ast.MethodCall) and not e.args and isinstance(e.callee, ast.Member)
-                and e.callee.member == "isValid"):
-            return f"{self.key_text(e.callee.expr)}.$valid$"  # as p4c names validity keys
-        if isinstance(e, ast.MethodCall) and not e.args:
-            return f"{self.key_text(e.callee)}()"
-        if isinstance(e, ast.TypeRef) and isinstance(e.type, ast.ErrorType):
-            return "error"
-        if isinstance(e, ast.Binary):
-            return f"{self.key_text(e.left)} {e.op} {self.key_text(e.right)}"
-        if isinstance(e, ast.Unary):
-            return f"{e.op}{self.key_text(e.operand)}"
-        if isinstance(e, ast.Cast):
-            return self.key_text(e.expr)  # p4c names a cast key after its operand
-        raise unsupported("this table key expression form (give it an @name)", e)
 
     def table_decl(self, d: ast.TableDecl, scope: Scope, fn: _Fn, prefix: str) -> None:
         name = self.cp_name(prefix, d)
@@ -1242,25 +1022,25 @@ class Compiler:
         for i, k in enumerate(d.keys):
             if k.match_kind not in ("exact", "lpm", "ternary", "range", "optional"):
                 if k.match_kind == "selector":
-                    raise unsupported("selector match kind (action selectors)", k)
-                raise err(f"unknown match kind '{k.match_kind}'", k)
+                    raise bug("selector match kind (action selectors)", k)
+                raise bug(f"unknown match kind '{k.match_kind}'", k)
             kt = self.expr(k.expr, scope, _Fn([], 0, self.tmp_counter)).type  # typing only
             w = width_of(kt)
             if isinstance(kt, TEnum) and kt.underlying is None:
-                raise unsupported("non-serializable enum as table key", k.expr)
+                raise bug("non-serializable enum as table key", k.expr)
             if isinstance(kt, TError):
                 w = 32  # hmm: p4c gives errors no width; BMv2 uses 32 bits... rare in keys
             if not w:
-                raise err(f"table key of type {kt.show()} has no bit width", k.expr)
+                raise bug(f"table key of type {kt.show()} has no bit width", k.expr)
             a = k.annotation("name")
-            kname = a.string_value() if a is not None and a.string_value() else self.key_text(k.expr)
+            kname = a.string_value() if a is not None and a.string_value() else key_text(k.expr)
             keys.append(KeyField(kname, k.match_kind, w, i + 1))
             key_exprs.append(k.expr)
         for i, kid in enumerate(self.field_ids(d.keys, d)):
             keys[i] = dataclasses.replace(keys[i], id=kid)
         lpm = sum(1 for k in keys if k.match_kind == "lpm")
         if lpm > 1:
-            raise err("a table can have at most one lpm key", d)
+            raise bug("a table can have at most one lpm key", d)
         actions: list[ActionSpec] = []
         action_syms: list[Sym] = []
         refs: list[ActionRef] = []
@@ -1268,21 +1048,21 @@ class Compiler:
         for ar in d.actions:
             asym = scope.resolve(ar.name.name, ar.name, top_level=ar.name.top_level)
             if asym.kind != "action":
-                raise err(f"'{ar.name.name}' is not an action", ar.name)
+                raise bug(f"'{ar.name.name}' is not an action", ar.name)
             adecl: ast.ActionDecl = asym.decl  # type: ignore[assignment]
             aname = self.action_cp_name(asym)
             nbound = len(ar.args or [])
             if nbound > len(adecl.params):
-                raise err(f"action {ar.name.name} takes {len(adecl.params)} parameters", ar)
+                raise bug(f"action {ar.name.name} takes {len(adecl.params)} parameters", ar)
             bound_args.append(list(ar.args or []))
             params = []
             for p in adecl.params[nbound:]:
                 if p.direction:
-                    raise unsupported("directional action parameters in a table action", p)
+                    raise bug("directional action parameters in a table action", p)
                 pt = self.resolve_type(p.type, asym.scope or scope)
                 pw = width_of(pt)
                 if not pw:
-                    raise unsupported(f"action parameter of type {pt.show()}", p)
+                    raise bug(f"action parameter of type {pt.show()}", p)
                 params.append((p.name, pw))
             sc = "TABLE_AND_DEFAULT"
             if ar.has_annotation("tableonly"):
@@ -1313,7 +1093,7 @@ class Compiler:
                 # p4c adds NoAction as the default; we need it in the list to run it
                 nsym = self.g.lookup("NoAction")
                 if nsym is None or nsym.kind != "action":
-                    raise err(f"table {d.name} has no default_action and NoAction is not declared", d)
+                    raise bug(f"table {d.name} has no default_action and NoAction is not declared", d)
                 actions.append(ActionSpec("NoAction", (), "DEFAULT_ONLY"))
                 # p4c's CreateBuiltins adds it to the list too, as `@defaultonly NoAction`,
                 # so P4Info's table refers to it (scope DEFAULT_ONLY)
@@ -1330,12 +1110,12 @@ class Compiler:
             if p is None or p.value is None:
                 continue
             if not isinstance(p.value, ast.Name):
-                raise err(f"{pname} = must name a direct_{pname[:-1]} instance", p.value)
+                raise bug(f"{pname} = must name a direct_{pname[:-1]} instance", p.value)
             isym = scope.resolve(p.value.name, p.value)
             ext = registry.lookup(isym.type.name) if (
                 isym.kind == "instance" and isinstance(isym.type, TExtern)) else None
             if ext is None or ext.table_property != pname:  # v1model: direct_counter / direct_meter
-                raise err(f"{pname} = must name a direct_{pname[:-1]}", p.value)
+                raise bug(f"{pname} = must name a direct_{pname[:-1]}", p.value)
             ext.bind_table(self, isym.value, name)
             if pname == "counters":
                 dc = isym.value
@@ -1343,7 +1123,7 @@ class Compiler:
                 dm = isym.value
         ip = d.prop("implementation")
         if ip is not None:
-            raise unsupported("table implementation (action profiles/selectors)", ip)
+            raise bug("table implementation (action profiles/selectors)", ip)
         for p in d.properties:
             if p.name not in ("key", "actions", "default_action", "size", "entries", "counters",
                               "meters", "implementation") and not p.name.startswith("@"):
@@ -1407,24 +1187,24 @@ class Compiler:
         else:
             callee, args = e, []
         if not isinstance(callee, ast.Name):
-            raise err("expected an action call", e)
+            raise bug("expected an action call", e)
         asym = scope.resolve(callee.name, callee, top_level=callee.top_level)
         idx = next((i for i, s in enumerate(syms) if s is asym), None)
         if idx is None:
-            raise err(f"action '{callee.name}' is not in the table's actions list", e)
+            raise bug(f"action '{callee.name}' is not in the table's actions list", e)
         spec = actions[idx]
         adecl: ast.ActionDecl = asym.decl  # type: ignore[assignment]
         nb = len(adecl.params) - len(spec.params)  # leading params bound in the actions list
         if nb and len(args) == len(adecl.params):
             args = args[nb:]  # `default_action = a(bound, ...)` repeats the bound arguments
         if len(args) != len(spec.params):
-            raise err(f"action {callee.name} takes {len(spec.params)} arguments, {len(args)} given", e)
+            raise bug(f"action {callee.name} takes {len(spec.params)} arguments, {len(args)} given", e)
         vals = {}
         for (pname, _pw), a, p in zip(spec.params, args, adecl.params[nb:], strict=True):
             pt = self.resolve_type(p.type, asym.scope or scope)
             v = self.coerce(self.expr(a.value, scope, None, want=pt), pt, a.value)
             if not v.is_const:
-                raise err("table action arguments must be compile-time constants", a.value)
+                raise bug("table action arguments must be compile-time constants", a.value)
             vals[pname] = int(v.const)
         return spec.name, vals
 
@@ -1434,7 +1214,7 @@ class Compiler:
         ks = en.keyset
         elems = ks.elements if isinstance(ks, ast.TupleKeyset) else [ks]
         if len(elems) != len(keys):
-            raise err(f"entry has {len(elems)} key values, table has {len(keys)} keys", ks)
+            raise bug(f"entry has {len(elems)} key values, table has {len(keys)} keys", ks)
         match: dict = {}
         for el, k, ke in zip(elems, keys, key_exprs, strict=True):
             kt = self.expr(ke, scope, _Fn([], 0, self.tmp_counter)).type  # typing only
@@ -1456,7 +1236,7 @@ class Compiler:
             else:
                 v = self.coerce(self.expr(el, scope, None, want=kt), kt, el)
                 if not v.is_const:
-                    raise err("entry key values must be compile-time constants", el)
+                    raise bug("entry key values must be compile-time constants", el)
                 val = int(v.const)
                 match[k.name] = {"exact": Exact, "optional": Optional_}.get(k.match_kind, Exact)(val) \
                     if k.match_kind in ("exact", "optional") else (
@@ -1498,7 +1278,7 @@ class Compiler:
 
     def stmt(self, s: ast.Node, scope: Scope, fn: _Fn) -> None:
         if isinstance(s, ast.Unsupported):
-            raise unsupported(s.what, s)
+            raise bug(s.what, s)
         if isinstance(s, ast.EmptyStatement):
             return
         if isinstance(s, ast.BlockStatement):
@@ -1534,6 +1314,8 @@ class Compiler:
 
     def stack_index_guards(self, s: ast.Node, scope: Scope, fn: _Fn) -> list[str]:
         """`index < size` for each run-time header-stack index the statement itself uses."""
+        if id(s) not in self.checked.run_time_index_stmts:
+            return []
         if isinstance(s, (ast.Assignment, ast.MethodCallStatement)):
             roots: list[ast.Node] = [s]
         elif isinstance(s, ast.IfStatement):
@@ -1557,7 +1339,7 @@ class Compiler:
                     return []  # the statement's own lowering reports it, located
                 if isinstance(base.type, TStack) and not idx.is_const:
                     if any(isinstance(x, ast.MethodCall) for x in ast.walk(n.index)):
-                        raise unsupported("a call inside a run-time header-stack index", n.index)
+                        raise bug("a call inside a run-time header-stack index", n.index)
                     code = f"sx({idx.code}, {idx.type.width})" if isinstance(idx.type, TBits) and \
                         idx.type.signed else idx.code
                     out.append(f"0 <= {code} < {base.type.size}")
@@ -1578,7 +1360,7 @@ class Compiler:
             self.declare_const(s, scope)
             return
         if isinstance(s, ast.Instantiation):
-            raise unsupported("instantiation inside a block body", s)
+            raise bug("instantiation inside a block body", s)
         if isinstance(s, ast.Assignment):
             self.assign(s.lhs, s.rhs, scope, fn)
             return
@@ -1601,7 +1383,7 @@ class Compiler:
             return
         if isinstance(s, (ast.BreakStatement, ast.ContinueStatement)):
             if not fn.loops:
-                raise err(f"{'break' if isinstance(s, ast.BreakStatement) else 'continue'} outside a for loop", s)
+                raise bug(f"{'break' if isinstance(s, ast.BreakStatement) else 'continue'} outside a for loop", s)
             fn.emit("break" if isinstance(s, ast.BreakStatement) else "continue")
             return
         if isinstance(s, ast.ReturnStatement):
@@ -1615,7 +1397,7 @@ class Compiler:
                 rv = fn.once_stack[-1]
                 if s.value is not None:
                     if rv is None:
-                        raise err("return with a value in an action", s)
+                        raise bug("return with a value in an action", s)
                     # typed against the declared return type: `return {a, b};`, casts, ints
                     v = self.coerce(self.expr(s.value, scope, fn, want=rv.type), rv.type, s.value)
                     fn.emit(f"{rv.code} = {self.copy_code(v)}")
@@ -1624,17 +1406,17 @@ class Compiler:
                 fn.emit("break")
             else:
                 if s.value is not None:
-                    raise err("return with a value in a control", s)
+                    raise bug("return with a value in a control", s)
                 fn.emit(f"return {fn.parser_ret}" if fn.in_parser else "return")
             return
         if isinstance(s, ast.ExitStatement):
             if fn.in_parser:
-                raise err("exit is not allowed in a parser", s)
+                raise bug("exit is not allowed in a parser", s)
             fn.emit("raise Exit()")
             return
         if isinstance(s, ast.TransitionStatement):
-            raise err("transition must be the last statement of a state", s)
-        raise unsupported(f"statement {type(s).__name__}", s)
+            raise bug("transition must be the last statement of a state", s)
+        raise bug(f"statement {type(s).__name__}", s)
 
     LOOP_LIMIT = 1 << 20  # iterations of one for loop per packet before p4sim gives up on it
 
@@ -1643,7 +1425,7 @@ class Compiler:
         (so `continue` still updates) and is capped at LOOP_LIMIT iterations: a loop that
         never ends (`bit<8> i; i < 300`) drops the packet with a logged error, not a hang."""
         if fn.in_parser:
-            raise unsupported("for loops in a parser", s)
+            raise bug("for loops in a parser", s)
         inner = Scope(scope, "for")
         frame: list[str | None] = [None]
         outermost, at, ind = not fn.loops, len(fn.lines), fn.ind
@@ -1652,7 +1434,7 @@ class Compiler:
             py = "v_" + self.uid(s.var)
             if s.hi is not None:
                 if not isinstance(t, TBits):
-                    raise err("a range loop variable must be bit<N> or int<N>", s)
+                    raise bug("a range loop variable must be bit<N> or int<N>", s)
                 lo = self.coerce(self.expr(s.collection, scope, fn, want=t), t, s.collection)
                 hi = self.coerce(self.expr(s.hi, scope, fn, want=t), t, s.hi)
                 if t.signed:
@@ -1664,7 +1446,7 @@ class Compiler:
             else:
                 coll = self.expr(s.collection, scope, fn)
                 if not isinstance(coll.type, TStack):
-                    raise unsupported(f"for-in over a {coll.type.show()} (p4sim iterates header stacks and ranges)",
+                    raise bug(f"for-in over a {coll.type.show()} (p4sim iterates header stacks and ranges)",
                                       s.collection)
                 self.coerce(V("None", coll.type.elem), t, s)
                 el = fn.tmp("el")
@@ -1709,7 +1491,7 @@ class Compiler:
     def cond(self, e: ast.Expression, scope: Scope, fn: _Fn) -> str:
         v = self.expr(e, scope, fn)
         if not isinstance(v.type, TBool):
-            raise err(f"condition must be bool, not {v.type.show()}", e)
+            raise bug(f"condition must be bool, not {v.type.show()}", e)
         return v.code
 
     def switch(self, s: ast.SwitchStatement, scope: Scope, fn: _Fn) -> None:
@@ -1717,7 +1499,7 @@ class Compiler:
         if isinstance(e, ast.Member) and e.member == "action_run":
             if not (isinstance(e.expr, ast.MethodCall) and isinstance(e.expr.callee, ast.Member)
                     and e.expr.callee.member == "apply"):
-                raise err("switch on action_run needs `table.apply().action_run`", e)
+                raise bug("switch on action_run needs `table.apply().action_run`", e)
             tsym = self.table_of(e.expr.callee.expr, scope)
             _, aid = self.table_apply(tsym, scope, fn)
             spec: TableSpec = tsym.value
@@ -1728,11 +1510,11 @@ class Compiler:
                     cond = "True"
                 else:
                     if not isinstance(case.label, ast.Name):
-                        raise err("action_run case labels are action names", case.label)
+                        raise bug("action_run case labels are action names", case.label)
                     asym = scope.resolve(case.label.name, case.label)
                     idx = next((i for i, a in enumerate(spec.actions) if a.name == asym.value), None)
                     if idx is None:
-                        raise err(f"action '{case.label.name}' is not an action of the table", case.label)
+                        raise bug(f"action '{case.label.name}' is not an action of the table", case.label)
                     cond = f"{aid} == {idx}"
                 pending.append(cond)
                 if case.body is None:
@@ -1779,7 +1561,7 @@ class Compiler:
                 if isinstance(lt, TStruct) and lt.kind == "header":
                     fn.emit(f"{target.code}._v = False")
                     return
-                raise err("{#} can only be assigned to a header", rhs)
+                raise bug("{#} can only be assigned to a header", rhs)
             if isinstance(rhs, (ast.ListExpression, ast.StructExpression)) and isinstance(lt, TStruct):
                 self.assign_fields(lhs, lt, rhs, scope, fn)
                 return
@@ -1790,9 +1572,9 @@ class Compiler:
             # a varbit value is its bits and their current width: both move together
             node = lhs if isinstance(rhs, V) else rhs
             if not (isinstance(lhs, ast.Member) and _DOTTED.match(rv.code)):
-                raise unsupported("assigning a varbit other than field to field", node)
+                raise bug("assigning a varbit other than field to field", node)
             if not (isinstance(rv.type, TVarbit) and rv.type.width == lt.width):
-                raise err(f"cannot assign {rv.type.show()} to {lt.show()}", node)
+                raise bug(f"cannot assign {rv.type.show()} to {lt.show()}", node)
             dst = self.expr(lhs, scope, fn).code
             fn.emit(f"{dst} = {rv.code}")
             fn.emit(f"{vbw(dst)} = {vbw(rv.code)}")
@@ -1807,7 +1589,7 @@ class Compiler:
         if isinstance(rhs, ast.ListExpression):
             n = len(rhs.elements)
             if n > len(names) or (n < len(names) and not rhs.dots):
-                raise err(f"{lt.name} has {len(lt.fields)} fields, the list has {len(rhs.elements)}", rhs)
+                raise bug(f"{lt.name} has {len(lt.fields)} fields, the list has {len(rhs.elements)}", rhs)
             pairs = list(zip(names[:n], rhs.elements, strict=True))
         else:
             pairs = [(nf.name, nf.value) for nf in rhs.fields]  # type: ignore[union-attr]
@@ -1819,7 +1601,7 @@ class Compiler:
         elif isinstance(rhs, ast.StructExpression) and given < set(names):
             # p4c's type checker wants every field of the type (or `...`)
             missing = ", ".join(f for f in names if f not in given)
-            raise err(f"{lt.name}: the initializer does not give field(s) {missing} "
+            raise bug(f"{lt.name}: the initializer does not give field(s) {missing} "
                       "(end it with `...` to give them their default values)", rhs)
         # evaluate every value before writing any field: `p = {b = p.a, a = p.b}` swaps
         staged = []
@@ -1829,7 +1611,7 @@ class Compiler:
                 staged.append((fname, self.default_value(ft)))
                 continue
             if ft is None:
-                raise err(f"{lt.name} has no field '{fname}'", e)
+                raise bug(f"{lt.name} has no field '{fname}'", e)
             v = self.coerce(self.expr(e, scope, fn, want=ft), ft, e)  # nested {..}: a fresh temporary
             nested = isinstance(ft, TStruct) and isinstance(e, (ast.ListExpression, ast.StructExpression))
             code = v.code if nested else self.copy_code(v)
@@ -1847,13 +1629,13 @@ class Compiler:
         if isinstance(e, ast.Name):
             sym = scope.resolve(e.name, e, top_level=e.top_level)
             if sym.kind != "var":
-                raise err(f"cannot assign to '{e.name}'", e)
+                raise bug(f"cannot assign to '{e.name}'", e)
             if sym.extra.get("dir") == "in":
-                raise err(f"cannot assign to 'in' parameter '{e.name}'", e)
+                raise bug(f"cannot assign to 'in' parameter '{e.name}'", e)
             return sym.type  # type: ignore[return-value]
         if isinstance(e, (ast.Member, ast.Index, ast.Slice)):
             return self.expr(e, scope, fn).type
-        raise err("this expression cannot be assigned to", e)
+        raise bug("this expression cannot be assigned to", e)
 
     def store(self, lhs: ast.Expression, code: str, scope: Scope, fn: _Fn) -> None:
         if isinstance(lhs, ast.Name):
@@ -1896,7 +1678,7 @@ class Compiler:
             if isinstance(obj.type, TStack):
                 fn.emit(f"{obj.code}.a[{self.stack_index(obj, idx, lhs)}] = {code}")
                 return
-        raise err("this expression cannot be assigned to", lhs)
+        raise bug("this expression cannot be assigned to", lhs)
 
     def copy_into(self, dst: str, src: str, t: Type, fn: _Fn) -> None:
         if isinstance(t, TStruct):
@@ -1915,7 +1697,7 @@ class Compiler:
         assert isinstance(obj.type, TStack)
         if idx.is_const:
             if not 0 <= idx.const < obj.type.size:
-                raise err(f"index {idx.const} out of bounds of a stack of {obj.type.size}", node)
+                raise bug(f"index {idx.const} out of bounds of a stack of {obj.type.size}", node)
             return str(idx.const)
         return idx.code
 
@@ -1926,7 +1708,7 @@ class Compiler:
             sym = scope.resolve(e.name, e, top_level=e.top_level)
             if sym.kind == "table":
                 return sym
-        raise err("expected a table", e)
+        raise bug("expected a table", e)
 
     def table_apply(self, tsym: Sym, scope: Scope, fn: _Fn) -> tuple[str, str]:
         spec: TableSpec = tsym.value
@@ -2003,7 +1785,6 @@ class Compiler:
             # after p4c's front end (only its call is inlined), so P4Info lists it
             self.register_action(asym, d)  # type: ignore[arg-type]
             self.action_users.setdefault(self.action_cp_name(asym), set()).add(None)
-        self.checked_bodies.add(id(d))
         dscope: Scope = asym.scope or self.g
         inner = Scope(dscope, d.name)
         copy_back: list[tuple[ast.Expression, str, Scope]] = []
@@ -2022,7 +1803,7 @@ class Compiler:
                     if p.default is not None:
                         a = self.expr(p.default, dscope, fn, want=pt)
                     else:
-                        raise err(f"missing argument '{p.name}'", node or d)
+                        raise bug(f"missing argument '{p.name}'", node or d)
                 if a is not None and p.direction != "out":
                     a = self.coerce(a, pt, node or d)
                     fn.emit(f"{py} = {self.copy_code(a)}")
@@ -2035,7 +1816,7 @@ class Compiler:
             if not isinstance(rt, TVoid):
                 rv = fn.tmp("ret")
                 fn.emit(f"{rv} = {self.default_value(rt)}")
-        has_return = any(isinstance(n, ast.ReturnStatement) for n in ast.walk(d.body))
+        has_return = self.checked.has_return(d.body)
         if copy_back:
             # copy-out happens however the body ends, `exit` included (P4 spec)
             fn.emit("try:")
@@ -2066,63 +1847,9 @@ class Compiler:
         return rv
 
     def positional_call(self, c: ast.MethodCall, scope: Scope) -> ast.MethodCall:
-        """`f(y = 1, x = 2)` of an action, function, extern function or extern method, as
-        the positional call it stands for (p4c CheckNamedArgs: all arguments named or none,
-        each parameter once; an overloaded extern is chosen by its parameter names, as
-        p4c's overload resolution does)."""
-        if not all(a.name for a in c.args):
-            raise err("either all arguments are named or none is", c)
-        target = self.named_call_target(c, scope)
-        if target is None:
-            raise unsupported("named arguments here (p4sim takes them for actions, functions and externs)", c)
-        what, overloads, is_extern = target
-        names = [a.name for a in c.args]
-        for a in c.args:
-            if names.count(a.name) > 1:
-                raise err(f"argument '{a.name}' is given twice", a)
-        fits = [ps for ps in overloads if set(names) <= {p.name for p in ps}
-                and all(p.name in names or p.default is not None for p in ps)]
-        if len(fits) > 1:
-            raise err(f"call to {what} is ambiguous: {len(fits)} overloads take these argument names", c)
-        params = fits[0] if fits else overloads[0]
-        given: dict[str, ast.Argument] = {}
-        for a in c.args:
-            if a.name not in {p.name for p in params}:
-                raise err(f"{what} has no parameter '{a.name}'", a)
-            given[a.name] = a  # type: ignore[index]
-        args: list[ast.Argument] = []
-        for i, p in enumerate(params):
-            if p.name in given:
-                args.append(ast.Argument(given[p.name].value, span=given[p.name].span))
-            elif p.default is None:
-                raise err(f"no argument for parameter '{p.name}' of {what}", c)
-            elif is_extern or any(q.name in given for q in params[i + 1:]):
-                # extern hooks read their arguments by position: pass every default;
-                # inline_action takes defaults only for trailing parameters
-                args.append(ast.Argument(p.default, span=c.span))
-        return ast.MethodCall(c.callee, args, c.type_args, span=c.span)
-
-    def named_call_target(self, c: ast.MethodCall, scope: Scope) -> tuple[str, list[list], bool] | None:
-        """(name, parameter lists of its overloads, is an extern) of a call's callee."""
-        callee = c.callee
-        if isinstance(callee, ast.Name):
-            sym = scope.lookup(callee.name)
-            if sym is None:
-                return None
-            if sym.kind in ("action", "function") and "overloads" not in sym.extra:
-                return sym.name, [sym.decl.params], False  # type: ignore[union-attr]
-            if sym.kind == "extern_fn":
-                decls = sym.extra.get("overloads", [sym.decl])
-                return sym.name, [d.proto.params for d in decls], True
-            return None
-        if isinstance(callee, ast.Member) and isinstance(callee.expr, ast.Name):
-            sym = scope.lookup(callee.expr.name)
-            t = sym.type if sym is not None and sym.kind == "instance" else None
-            if isinstance(t, TExtern) and t.decl is not None:
-                methods = [m for m in t.decl.methods if m.name == callee.member and not m.is_constructor]
-                if methods:
-                    return f"{t.name}.{callee.member}", [m.params for m in methods], True
-        return None
+        """Named arguments as the positional call they stand for (p4sim.check.calls, where
+        the call was checked)."""
+        return positional_call(c, scope)
 
     def static_assert(self, c: ast.MethodCall, scope: Scope) -> V | None:
         """core.p4's `static_assert(check[, message])`: evaluated at compile time; a false
@@ -2134,15 +1861,15 @@ class Compiler:
         if sym is None or sym.kind != "extern_fn":
             return None
         if not 1 <= len(c.args) <= 2:
-            raise err("static_assert takes a condition and an optional message", c)
+            raise bug("static_assert takes a condition and an optional message", c)
         vals = [self.expr(a.value, scope, None) for a in c.args]
         if not all(v.is_const for v in vals):
-            raise err("static_assert needs compile-time constant arguments", c)
+            raise bug("static_assert needs compile-time constant arguments", c)
         if not isinstance(vals[0].type, TBool):
-            raise err("the condition of static_assert must be a bool", c.args[0].value)
+            raise bug("the condition of static_assert must be a bool", c.args[0].value)
         if not vals[0].const:
             msg = str(vals[1].const) if len(vals) == 2 else "static_assert failed"
-            raise err(msg, c)
+            raise bug(msg, c)
         return V("True", BOOL, True)
 
     def call(self, c: ast.MethodCall, scope: Scope, fn: _Fn, stmt: bool = False,
@@ -2170,10 +1897,10 @@ class Compiler:
                     return self.call_control(bsym, c, scope, fn)
                 if bsym is not None and bsym.kind == "instance" and bsym.value == "parser":
                     if not fn.in_parser:
-                        raise err("a parser can only be applied inside a parser", c)
+                        raise bug("a parser can only be applied inside a parser", c)
                     pdecl: ast.ParserDecl = bsym.type.decl  # type: ignore[union-attr,assignment]
                     if len(c.args) != len(pdecl.params):
-                        raise err(f"parser {pdecl.name} takes {len(pdecl.params)} arguments", c)
+                        raise bug(f"parser {pdecl.name} takes {len(pdecl.params)} arguments", c)
                     codes = []
                     backs = []
                     for a, p in zip(c.args[1:], pdecl.params[1:], strict=True):
@@ -2195,7 +1922,7 @@ class Compiler:
                     else:
                         fn.emit(f"off = {call}")
                     return V("None", VOID)
-                raise err("only tables and control instances can be applied", callee)
+                raise bug("only tables and control instances can be applied", callee)
             obj = self.expr(base, scope, fn)
             ot = obj.type
             if isinstance(ot, TStruct) and ot.kind == "header":
@@ -2219,9 +1946,9 @@ class Compiler:
                 return V("None", VOID)
             if isinstance(ot, TExtern):
                 return self.extern_method(obj, ot, m, argv, c, scope, fn)
-            raise err(f"{ot.show()} has no method '{m}'", callee)
+            raise bug(f"{ot.show()} has no method '{m}'", callee)
         if not isinstance(callee, ast.Name):
-            raise unsupported("this call form", c)
+            raise bug("this call form", c)
         sym = scope.resolve(callee.name, callee, top_level=callee.top_level)
         if sym.kind in ("action", "function"):
             decl = sym.decl
@@ -2231,7 +1958,7 @@ class Compiler:
             params = decl.params  # type: ignore[union-attr]
             required = sum(1 for p in params if p.default is None)
             if not required <= len(argv) <= len(params):
-                raise err(f"{sym.kind} {sym.name} takes {len(params)} argument"
+                raise bug(f"{sym.kind} {sym.name} takes {len(params)} argument"
                           f"{'s' if len(params) != 1 else ''}, {len(argv)} given", c)
             vals = []
             for a, p in zip(argv, decl.params, strict=False):  # type: ignore[union-attr]
@@ -2247,7 +1974,7 @@ class Compiler:
             return V("None", VOID)
         if sym.kind == "extern_fn":
             return self.extern_fn(sym, argv, c, scope, fn)
-        raise err(f"'{callee.name}' cannot be called", callee)
+        raise bug(f"'{callee.name}' cannot be called", callee)
 
     def union_invalidate(self, base: ast.Expression, scope: Scope, fn: _Fn) -> None:
         if isinstance(base, ast.Member):
@@ -2261,13 +1988,13 @@ class Compiler:
         t: TNamedBlock = sym.type  # type: ignore[assignment]
         d: ast.ControlDecl = t.decl  # type: ignore[assignment]
         if len(c.args) != len(d.params):
-            raise err(f"control {d.name} takes {len(d.params)} arguments", c)
+            raise bug(f"control {d.name} takes {len(d.params)} arguments", c)
         pys, body, outs = self.inline_bodies[sym.py]
         backs = []
         for a, p, py in zip(c.args, d.params, pys, strict=True):
             pt = self.resolve_type(p.type, self.g)
             if isinstance(pt, TExtern) and pt.name in ("packet_in", "packet_out"):
-                raise unsupported("passing packets to a sub-control", a.value)
+                raise bug("passing packets to a sub-control", a.value)
             if isinstance(a.value, ast.DontCare) or p.direction == "out" and not isinstance(pt, (TStruct, TStack)):
                 fn.emit(f"{py} = {self.default_value(pt)}")
                 if p.direction == "out" and not isinstance(a.value, ast.DontCare):
@@ -2313,7 +2040,7 @@ class Compiler:
                 return
             w = width_of(t)
             if not w:
-                raise err(f"cannot put a {t.show()} in a field list", node)
+                raise bug(f"cannot put a {t.show()} in a field list", node)
             parts.append((f"int({v.code})" if isinstance(t, TBool) else v.code, str(w), valid))
 
         for el in elems:
@@ -2351,26 +2078,26 @@ class Compiler:
     def extern_fn(self, sym: Sym, argv: list[ast.Expression], c: ast.MethodCall, scope: Scope, fn: _Fn) -> V:
         ext = registry.function(sym.name)
         if ext is None:
-            raise unsupported(f"extern function {sym.name}", c)
+            raise bug(f"extern function {sym.name}", c)
         return ext.call(self, sym.name, argv, c, scope, fn)
 
     def check_nargs(self, name: str, argv: list[ast.Expression], c: ast.MethodCall, *ns: int) -> None:
         """For extern lowering hooks: the call has one of the argument counts `ns`."""
         if len(argv) not in ns:
-            raise err(f"{name} takes {' or '.join(map(str, ns))} arguments, {len(argv)} given", c)
+            raise bug(f"{name} takes {' or '.join(map(str, ns))} arguments, {len(argv)} given", c)
 
     def extern_method(self, obj: V, t: TExtern, m: str, argv: list[ast.Expression], c: ast.MethodCall,
                       scope: Scope, fn: _Fn) -> V:
         ext = registry.lookup(t.name)
         if ext is None:
-            raise unsupported(f"method {m} of extern {t.name}", c)
+            raise bug(f"method {m} of extern {t.name}", c)
         return ext.method(self, obj, t, m, argv, c, scope, fn)
 
     def packet_in_method(self, obj: V, m: str, argv: list[ast.Expression], c: ast.MethodCall,
                          scope: Scope, fn: _Fn) -> V:
         if m == "extract":
             if len(argv) not in (1, 2):
-                raise err("extract takes a header (and a varbit length)", c)
+                raise bug("extract takes a header (and a varbit length)", c)
             target = argv[0]
             h = self.expr(target, scope, fn)
             ht = h.type
@@ -2389,13 +2116,13 @@ class Compiler:
                     fn.emit(f"{s}.n += 1")
                     return V("None", VOID)
             if not (isinstance(ht, TStruct) and ht.kind == "header"):
-                raise err(f"extract needs a header, not {ht.show()}", target)
+                raise bug(f"extract needs a header, not {ht.show()}", target)
             if len(argv) == 2:
                 ln = self.expr(argv[1], scope, fn)
                 fn.emit(f"off = {h.code}._ex(buf, off, {ln.code})")
             else:
                 if any(isinstance(ft, TVarbit) for _, ft in ht.fields):
-                    raise err("extract of a header with a varbit field needs the length", c)
+                    raise bug("extract of a header with a varbit field needs the length", c)
                 io = self.header_io.get(ht.pycls)
                 if io is None:
                     fn.emit(f"off = {h.code}._ex(buf, off)")
@@ -2422,20 +2149,20 @@ class Compiler:
             return V("None", VOID)
         if m == "lookahead":
             if not c.type_args:
-                raise err("lookahead needs a type: lookahead<T>()", c)
+                raise bug("lookahead needs a type: lookahead<T>()", c)
             t = self.resolve_type(c.type_args[0], scope)
             w = width_of(t)
             if isinstance(t, TStruct) and t.kind == "header":
                 if any(isinstance(ft, TVarbit) for _, ft in t.fields):
                     # P4_16 spec (packet_in.lookahead): T must have a fixed width
-                    raise err(f"lookahead needs a fixed-width type; {t.show()} has a varbit field", c)
+                    raise bug(f"lookahead needs a fixed-width type; {t.show()} has a varbit field", c)
                 self.gen_class(t)
                 tmp = fn.tmp("la")
                 fn.emit(f"{tmp} = {t.pycls}()")
                 fn.emit(f"{tmp}._ex(buf, off)")
                 return V(tmp, t)
             if not isinstance(t, TBits):
-                raise unsupported(f"lookahead of {t.show()}", c)
+                raise bug(f"lookahead of {t.show()}", c)
             nb = (w + 7) // 8
             tmp = fn.tmp("la")
             fn.emit(f"if off + {nb} > len(buf): raise ParserError(1)")
@@ -2453,7 +2180,7 @@ class Compiler:
             return V("None", VOID)
         if m == "length":
             return V("len(buf)", TBits(32))
-        raise err(f"packet_in has no method {m}", c)
+        raise bug(f"packet_in has no method {m}", c)
 
     def emit_value(self, v: V, fn: _Fn, node: ast.Node) -> None:
         t = v.type
@@ -2485,7 +2212,7 @@ class Compiler:
             fn.emit(f"for _h in {v.code}.a:")
             fn.emit("    if _h._v: _out.append(_h._em())")
             return
-        raise err(f"emit needs a header, stack or struct of headers, not {t.show()}", node)
+        raise bug(f"emit needs a header, stack or struct of headers, not {t.show()}", node)
 
     # ======================================================================= expressions
 
@@ -2502,14 +2229,14 @@ class Compiler:
                 return V(f"(({v.code}) & {mask(t.width)})", t)
             if isinstance(vt, TBits):
                 if vt.width != t.width or vt.signed != t.signed:
-                    raise err(f"cannot assign {vt.show()} to {t.show()} without a cast", node)
+                    raise bug(f"cannot assign {vt.show()} to {t.show()} without a cast", node)
                 return v
             if isinstance(vt, TEnum) and vt.underlying is not None:
-                raise err(f"cannot use {vt.show()} as {t.show()} without a cast", node)
-            raise err(f"expected {t.show()}, got {vt.show()}", node)
+                raise bug(f"cannot use {vt.show()} as {t.show()} without a cast", node)
+            raise bug(f"expected {t.show()}, got {vt.show()}", node)
         if isinstance(t, TBool):
             if not isinstance(vt, TBool):
-                raise err(f"expected bool, got {vt.show()}", node)
+                raise bug(f"expected bool, got {vt.show()}", node)
             return v
         if isinstance(t, TInt):
             return v
@@ -2517,15 +2244,15 @@ class Compiler:
             if vt is not t and not (isinstance(vt, TEnum) and vt.name == t.name):
                 if isinstance(vt, TInt) and t.underlying is not None and v.is_const:
                     return V(str(v.const), t, v.const)
-                raise err(f"expected {t.show()}, got {vt.show()}", node)
+                raise bug(f"expected {t.show()}, got {vt.show()}", node)
             return v
         if isinstance(t, TStruct):
             if not (isinstance(vt, TStruct) and vt.name == t.name):
-                raise err(f"expected {t.show()}, got {vt.show()}", node)
+                raise bug(f"expected {t.show()}, got {vt.show()}", node)
             return v
         if isinstance(t, TError):
             if not isinstance(vt, TError):
-                raise err(f"expected error, got {vt.show()}", node)
+                raise bug(f"expected error, got {vt.show()}", node)
             return v
         if isinstance(t, TVarbit):
             return v
@@ -2538,7 +2265,7 @@ class Compiler:
 
     def _need_fn(self, fn: _Fn | None, e: ast.Node) -> _Fn:
         if fn is None:
-            raise err("expected a compile-time constant", e)
+            raise bug("expected a compile-time constant", e)
         return fn
 
     def _expr(self, e: ast.Expression, scope: Scope, fn: _Fn | None, want: Type | None) -> V:
@@ -2562,7 +2289,7 @@ class Compiler:
                 return V("None", sym.type)  # type: ignore[arg-type]
             if sym.kind == "table":
                 return V(sym.py, TNamedBlock("table", sym.name))
-            raise err(f"'{e.name}' cannot be used as a value here", e)
+            raise bug(f"'{e.name}' cannot be used as a value here", e)
         if isinstance(e, ast.TypeRef):
             return V("None", self.resolve_type(e.type, scope))
         if isinstance(e, ast.Member):
@@ -2576,17 +2303,17 @@ class Compiler:
                 # a tuple element by a compile-time index (P4_16 spec, "Tuple types")
                 n = len(obj.type.elems)
                 if not idx.is_const or not 0 <= int(idx.const) < n:
-                    raise err(f"a tuple<...> of {n} elements needs a constant index in 0..{n - 1}", e.index)
+                    raise bug(f"a tuple<...> of {n} elements needs a constant index in 0..{n - 1}", e.index)
                 return V(f"{obj.code}[{int(idx.const)}]", obj.type.elems[int(idx.const)])
-            raise err(f"cannot index a {obj.type.show()}", e)
+            raise bug(f"cannot index a {obj.type.show()}", e)
         if isinstance(e, ast.Slice):
             b = self.expr(e.expr, scope, fn)
             hi = self.const_eval(e.hi, scope)
             lo = self.const_eval(e.lo, scope)
             if not isinstance(b.type, (TBits, TInt)):
-                raise err(f"cannot slice a {b.type.show()}", e)
+                raise bug(f"cannot slice a {b.type.show()}", e)
             if isinstance(b.type, TBits) and not (0 <= lo <= hi < b.type.width):
-                raise err(f"slice [{hi}:{lo}] out of range for {b.type.show()}", e)
+                raise bug(f"slice [{hi}:{lo}] out of range for {b.type.show()}", e)
             w = hi - lo + 1
             t = TBits(w)
             if b.is_const:
@@ -2600,7 +2327,7 @@ class Compiler:
         if isinstance(e, ast.Ternary):
             c = self.expr(e.cond, scope, fn)
             if not isinstance(c.type, TBool):
-                raise err("condition of ?: must be bool", e.cond)
+                raise bug("condition of ?: must be bool", e.cond)
             a, sa = self.lazy(e.then, scope, fn, want)
             b, sb = self.lazy(e.else_, scope, fn, want)
             a, b = self.unify(a, b, e)
@@ -2636,10 +2363,10 @@ class Compiler:
             if isinstance(e, ast.ListExpression):
                 vals = [self.expr(x, scope, fn) for x in e.elements]
                 return V("(" + ", ".join(v.code for v in vals) + ",)", TTuple([v.type for v in vals]))
-            raise unsupported("struct expression without a known struct type", e)
+            raise bug("struct expression without a known struct type", e)
         if isinstance(e, ast.InvalidExpression):
-            raise unsupported("{#} outside an assignment", e)
-        raise unsupported(f"expression {type(e).__name__}", e)
+            raise bug("{#} outside an assignment", e)
+        raise bug(f"expression {type(e).__name__}", e)
 
     def lazy(self, e: ast.Expression, scope: Scope, fn: _Fn | None, want: Type | None) -> tuple[V, list[str]]:
         """Lower e, capturing the statements it needs (one level deeper) instead of emitting
@@ -2666,11 +2393,11 @@ class Compiler:
         m = e.member
         if isinstance(base, ast.TypeRef) and isinstance(base.type, ast.ErrorType):
             if m not in self.errors:
-                raise err(f"unknown error '{m}'", e)
+                raise bug(f"unknown error '{m}'", e)
             return V(str(self.errors[m]), ERROR, self.errors[m])
         if isinstance(base, ast.Name) and base.name == "error" and scope.lookup("error") is None:
             if m not in self.errors:
-                raise err(f"unknown error '{m}'", e)
+                raise bug(f"unknown error '{m}'", e)
             return V(str(self.errors[m]), ERROR, self.errors[m])
         # table.apply().hit / miss / action_run
         if isinstance(base, ast.MethodCall) and isinstance(base.callee, ast.Member) and base.callee.member == "apply":
@@ -2681,18 +2408,18 @@ class Compiler:
                 return V(hit, BOOL)
             if m == "miss":
                 return V(f"(not {hit})", BOOL)
-            raise err(f"table apply result has no member '{m}' usable here", e)
+            raise bug(f"table apply result has no member '{m}' usable here", e)
         b = self.expr(base, scope, fn)
         t = b.type
         if isinstance(t, TEnum):
             if m not in t.members:
-                raise err(f"{t.name} has no member '{m}'", e)
+                raise bug(f"{t.name} has no member '{m}'", e)
             val = t.members[m]
             return V(str(val), t, val)
         if isinstance(t, TStruct):
             ft = t.field_type(m)
             if ft is None:
-                raise err(f"{t.kind} {t.name} has no field '{m}'", e)
+                raise bug(f"{t.kind} {t.name} has no field '{m}'", e)
             return V(f"{b.code}.{fld(m)}", ft)
         if isinstance(t, TStack):
             if m == "size":
@@ -2705,7 +2432,7 @@ class Compiler:
                 # as p4c's type checker (frontends/p4/typeChecking/typeChecker.cpp,
                 # TypeInference::postorder(IR::Member)): parser-only, so no parser error can
                 # escape from a control
-                raise err(f"'{m}' of a header stack can only be used in a parser", e)
+                raise bug(f"'{m}' of a header stack can only be used in a parser", e)
             if m == "next":
                 f = self._need_fn(fn, e)
                 s = f.tmp("s")
@@ -2718,8 +2445,8 @@ class Compiler:
                 f.emit(f"{s} = {b.code}")
                 f.emit(f"if {s}.n < 1: raise ParserError({self.errors.get('StackOutOfBounds', 3)})")
                 return V(f"{s}.a[{s}.n - 1]", t.elem)
-            raise err(f"a header stack has no member '{m}'", e)
-        raise err(f"{t.show()} has no member '{m}'", e)
+            raise bug(f"a header stack has no member '{m}'", e)
+        raise bug(f"{t.show()} has no member '{m}'", e)
 
     def unify(self, a: V, b: V, node: ast.Node) -> tuple[V, V]:
         if isinstance(a.type, TInt) and isinstance(b.type, TBits):
@@ -2734,17 +2461,17 @@ class Compiler:
         op = e.op
         if op == "!":
             if not isinstance(t, TBool):
-                raise err("! needs a bool", e)
+                raise bug("! needs a bool", e)
             return V(f"(not {v.code})", BOOL, (not v.const) if v.is_const else None)
         if op == "+":
             return v
         if isinstance(t, TInt):
             if not v.is_const:
-                raise err("operation on a non-constant int", e)
+                raise bug("operation on a non-constant int", e)
             c = -v.const if op == "-" else ~v.const
             return V(str(c), INT, c)
         if not isinstance(t, TBits):
-            raise err(f"operator {op} needs bit<N> or int<N>, not {t.show()}", e)
+            raise bug(f"operator {op} needs bit<N> or int<N>, not {t.show()}", e)
         mk = mask(t.width)
         if v.is_const:
             c = (-v.const if op == "-" else ~v.const) & mk
@@ -2753,7 +2480,7 @@ class Compiler:
             return V(f"((-{v.code}) & {mk})", t)
         if op == "~":
             return V(f"({v.code} ^ {mk})", t)
-        raise err(f"unknown operator {op}", e)
+        raise bug(f"unknown operator {op}", e)
 
     def binary(self, e: ast.Binary, scope: Scope, fn: _Fn | None, want: Type | None) -> V:
         op = e.op
@@ -2761,7 +2488,7 @@ class Compiler:
             a = self.expr(e.left, scope, fn)
             b, stmts = self.lazy(e.right, scope, fn, None)
             if not (isinstance(a.type, TBool) and isinstance(b.type, TBool)):
-                raise err(f"{op} needs bool operands", e)
+                raise bug(f"{op} needs bool operands", e)
             if stmts and fn is not None:
                 # the right operand needs statements (a table apply, an inlined call):
                 # run them only when the left operand does not decide (short circuit)
@@ -2798,10 +2525,10 @@ class Compiler:
         ta, tb = a.type, b.type
         if op in ("==", "!="):
             if isinstance(ta, TBits) and isinstance(tb, TBits) and ta != tb:
-                raise err(f"cannot compare {ta.show()} with {tb.show()}", e)
+                raise bug(f"cannot compare {ta.show()} with {tb.show()}", e)
             if isinstance(ta, (TStruct, TStack)) or isinstance(tb, (TStruct, TStack)):
                 if type(ta) is not type(tb) or ta.show() != tb.show():
-                    raise err(f"cannot compare {ta.show()} with {tb.show()}", e)
+                    raise bug(f"cannot compare {ta.show()} with {tb.show()}", e)
                 eq = self.aggregate_eq(a.code, b.code, ta)
                 return V(f"({eq})" if op == "==" else f"(not ({eq}))", BOOL)
             if a.is_const and b.is_const:
@@ -2810,12 +2537,12 @@ class Compiler:
             return V(f"({a.code} {op} {b.code})", BOOL)
         if isinstance(ta, TInt) and isinstance(tb, TInt):
             if not (a.is_const and b.is_const):
-                raise err("operation on non-constant ints", e)
+                raise bug("operation on non-constant ints", e)
             return self.fold_int(op, a.const, b.const, e)
         if not (isinstance(ta, TBits) and isinstance(tb, TBits)):
-            raise err(f"operator {op} needs bit<N>/int<N> operands, not {ta.show()} and {tb.show()}", e)
+            raise bug(f"operator {op} needs bit<N>/int<N> operands, not {ta.show()} and {tb.show()}", e)
         if ta != tb:
-            raise err(f"operands of {op} have different types {ta.show()} and {tb.show()}", e)
+            raise bug(f"operands of {op} have different types {ta.show()} and {tb.show()}", e)
         w = ta.width
         mk = mask(w)
         signed = ta.signed
@@ -2849,9 +2576,9 @@ class Compiler:
             return V(f"max({ac} - {bc}, 0)", ta)
         if op in ("/", "%"):
             if signed:
-                raise unsupported(f"{op} on signed values", e)
+                raise bug(f"{op} on signed values", e)
             return V(f"({ac} {'//' if op == '/' else '%'} {bc})", ta)
-        raise err(f"unknown operator {op}", e)
+        raise bug(f"unknown operator {op}", e)
 
     def aggregate_eq(self, a: str, b: str, t: Type) -> str:
         """P4 == on headers (both invalid, or both valid with equal fields), structs and
@@ -2882,9 +2609,9 @@ class Compiler:
                "/": lambda: x // y, "%": lambda: x % y, "&": lambda: x & y,
                "|": lambda: x | y, "^": lambda: x ^ y}
         if op not in ops:
-            raise err(f"operator {op} on int constants", e)
+            raise bug(f"operator {op} on int constants", e)
         if op in ("/", "%") and y == 0:
-            raise err("division by zero", e)
+            raise bug("division by zero", e)
         r = ops[op]()
         return V(str(r), INT, r)
 
@@ -2906,7 +2633,7 @@ class Compiler:
             r = x ^ y
         elif op in ("/", "%"):
             if y == 0:
-                raise err("division by zero", e)
+                raise bug("division by zero", e)
             r = x // y if op == "/" else x % y
         elif op == "|+|":
             r = x + y
@@ -2915,12 +2642,12 @@ class Compiler:
             r = x - y
             r = (max(-(1 << (w - 1)), min((1 << (w - 1)) - 1, r)) if signed else max(r, 0))
         else:
-            raise err(f"unknown operator {op}", e)
+            raise bug(f"unknown operator {op}", e)
         return r & mk
 
     def concat(self, a: V, b: V, e: ast.Node) -> V:
         if not (isinstance(a.type, TBits) and isinstance(b.type, TBits)):
-            raise err("++ needs bit<N> operands of known width", e)
+            raise bug("++ needs bit<N> operands of known width", e)
         wb = b.type.width
         t = TBits(a.type.width + wb, a.type.signed)
         if a.is_const and b.is_const:
@@ -2930,14 +2657,14 @@ class Compiler:
 
     def shift(self, a: V, b: V, op: str, e: ast.Node) -> V:
         if isinstance(b.type, TBits) and b.type.signed:
-            raise err("shift amount must be unsigned", e)
+            raise bug("shift amount must be unsigned", e)
         if isinstance(a.type, TInt):
             if not (a.is_const and b.is_const):
-                raise err("shift of an int needs constant operands", e)
+                raise bug("shift of an int needs constant operands", e)
             r = a.const << b.const if op == "<<" else a.const >> b.const
             return V(str(r), INT, r)
         if not isinstance(a.type, TBits):
-            raise err(f"cannot shift a {a.type.show()}", e)
+            raise bug(f"cannot shift a {a.type.show()}", e)
         w = a.type.width
         mk = mask(w)
         if a.is_const and b.is_const:
@@ -2985,7 +2712,7 @@ class Compiler:
                 return V(f"({v.code} & {mk})", t)
             if isinstance(vt, TError):
                 return V(v.code, t, v.const)
-            raise err(f"cannot cast {vt.show()} to {t.show()}", e)
+            raise bug(f"cannot cast {vt.show()} to {t.show()}", e)
         if isinstance(t, TBool):
             if isinstance(vt, TBits) and vt.width == 1 or isinstance(vt, TInt):
                 if v.is_const:
@@ -2993,17 +2720,17 @@ class Compiler:
                 return V(f"({v.code} != 0)", BOOL)
             if isinstance(vt, TBool):
                 return v
-            raise err(f"cannot cast {vt.show()} to bool", e)
+            raise bug(f"cannot cast {vt.show()} to bool", e)
         if isinstance(t, TInt):
             return V(v.code, INT, v.const)
         if isinstance(t, TEnum):
             if t.underlying is None:
-                raise err(f"cannot cast to non-serializable enum {t.name}", e)
+                raise bug(f"cannot cast to non-serializable enum {t.name}", e)
             inner = self.cast(t.underlying, v, e)
             return V(inner.code, t, inner.const)
         if isinstance(t, TStruct) and isinstance(vt, TStruct) and vt.name == t.name:
             return v
-        raise err(f"cannot cast {vt.show()} to {t.show()}", e)
+        raise bug(f"cannot cast {vt.show()} to {t.show()}", e)
 
 
 def eval_cmp(op: str, x: int, y: int) -> bool:

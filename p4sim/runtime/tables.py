@@ -82,6 +82,12 @@ class Table:
         self.kinds = tuple(k.match_kind for k in info.keys)
         self.widths = tuple(k.bitwidth for k in info.keys)
         self.key_names = tuple(k.name for k in info.keys)
+        # for the insert/delete paths: computed once, not per entry
+        self._key_set = frozenset(self.key_names)
+        self._key_specs = tuple(zip(self.key_names, self.kinds, self.widths, [_mask(w) for w in self.widths],
+                                    strict=True))
+        self._all_exact = all(k == "exact" for k in self.kinds)
+        self._param_names = [frozenset(p for p, _ in a.params) for a in actions]
         kinds = set(self.kinds)
         if not kinds or kinds == {"exact"}:
             self.mode = "exact"
@@ -255,7 +261,7 @@ class Table:
         if not default and spec.scope == "DEFAULT_ONLY":
             raise P4SimError(f"action {spec.name} can only be the default action of {self.name}")
         args = []
-        names = {p for p, _ in spec.params}
+        names = self._param_names[aid]
         for extra in params:
             if extra not in names:
                 raise P4SimError(f"action {spec.name} has no parameter {extra!r}")
@@ -270,14 +276,16 @@ class Table:
 
     def _canon(self, entry: TableEntry) -> tuple[tuple, tuple]:
         """(canonical key for identity, per-key tests for the data path)."""
-        for kname in entry.match:
-            if kname not in self.key_names:
+        match = entry.match
+        for kname in match:
+            if kname not in self._key_set:
                 raise P4SimError(f"table {self.name} has no key field {kname!r}")
+        if self._all_exact:
+            return self._canon_exact(match)
         canon = []
         tests = []
-        for kname, kind, w in zip(self.key_names, self.kinds, self.widths, strict=True):
-            m = entry.match.get(kname)
-            full = _mask(w)
+        for kname, kind, w, full in self._key_specs:
+            m = match.get(kname)
             if m is None:
                 if kind == "exact":
                     raise P4SimError(f"table {self.name}: exact key {kname!r} needs a value")
@@ -338,6 +346,23 @@ class Table:
             key = key + (entry.priority,)
         return key, tuple(tests)
 
+    def _canon_exact(self, match: dict) -> tuple[tuple, tuple]:
+        """_canon for a table of exact keys only (the same checks, the same messages)."""
+        canon = []
+        tests = []
+        for kname, _kind, w, full in self._key_specs:
+            m = match.get(kname)
+            if m is None:
+                raise P4SimError(f"table {self.name}: exact key {kname!r} needs a value")
+            if not isinstance(m, Exact):
+                raise P4SimError(f"table {self.name}: key {kname!r} is exact")
+            v = m.value
+            if v < 0 or v > full:
+                raise P4SimError(f"table {self.name}: value {v:#x} of {kname!r} does not fit in {w} bits")
+            canon.append(v)
+            tests.append((0, v, full))
+        return tuple(canon), tuple(tests)
+
     def add(self, entry: TableEntry, *, const: bool = False) -> Rec:
         if self.const_entries and not const:
             raise P4SimError(f"table {self.name} has const entries: it is read-only")
@@ -369,7 +394,8 @@ class Table:
 
     def _index(self, rec: Rec) -> None:
         if self.mode == "exact":
-            self.exact[tuple(t[1] for t in rec.tests)] = rec
+            # the canonical key is the tuple of values: no priority in it (needs_priority is False)
+            self.exact[rec.mkey] = rec
             if len(rec.tests) == 1:
                 self.exact1[rec.tests[0][1]] = rec
         elif self.mode == "lpm":
@@ -397,7 +423,7 @@ class Table:
 
     def _unindex(self, rec: Rec) -> None:
         if self.mode == "exact":
-            del self.exact[tuple(t[1] for t in rec.tests)]
+            del self.exact[rec.mkey]
             if len(rec.tests) == 1:
                 del self.exact1[rec.tests[0][1]]
         elif self.mode == "lpm":

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from p4rtproto import p4info_pb2
+from p4rtproto import p4info_pb2, p4runtime_pb2
 from p4sim.server.codec import IdMaps, RequestError, build_id_maps, invalid
 from p4sim.server.sandbox import (
     CompileError,
@@ -109,6 +109,39 @@ class Pipeline:
     clone_sessions: dict[int, Any] = field(default_factory=dict)
     digest_configs: dict[int, Any] = field(default_factory=dict)
     workdir: tempfile.TemporaryDirectory[str] | None = None
+    # (counter id, first cell, cells) -> a serialized ReadResponse of those cells at zero
+    _zero_chunks: dict[tuple[int, int, int], bytes] = field(default_factory=dict)
+    _zero_bytes: int = 0
+
+    # PacketOut metadata (as sent) -> controller header bytes, and PacketIn metadata values
+    # -> a StreamMessageResponse holding them: most packets repeat a few combinations
+    packet_out_headers: dict[tuple, bytes] = field(default_factory=dict)
+    packet_in_templates: dict[tuple, Any] = field(default_factory=dict)
+
+    PACKET_CACHE = 1024  # entries per cache (cleared when full: a bound, not an LRU)
+    ZERO_CACHE_BYTES = 16 << 20  # beyond this (huge arrays), zero chunks are built per Read
+
+    def zero_counter_chunk(self, counter_id: int, start: int, n: int) -> bytes:
+        """Cells start..start+n-1 of a counter array at zero, as a serialized ReadResponse
+        that protobuf built (each cell as p4sim's Read answers it: index and data present).
+        Cached: a telemetry array is mostly zeros and a Read of it sends these bytes as they
+        are (see P4RuntimeServer._counter_chunks)."""
+        key = (counter_id, start, n)
+        got = self._zero_chunks.get(key)
+        if got is not None:
+            return got
+        resp = p4runtime_pb2.ReadResponse()
+        add = resp.entities.add
+        for i in range(start, start + n):
+            ce = add().counter_entry
+            ce.counter_id = counter_id
+            ce.index.index = i
+            ce.data.SetInParent()
+        got = resp.SerializeToString()
+        if self._zero_bytes + len(got) <= self.ZERO_CACHE_BYTES:
+            self._zero_chunks[key] = got
+            self._zero_bytes += len(got)
+        return got
 
 
 def compile_device_config(

@@ -121,7 +121,7 @@ class _Stream:
     always go in: there are few of them."""
 
     def __init__(self, packet_limit: int = 1024) -> None:
-        self.out: queue.Queue[Any] = queue.Queue()
+        self.out: queue.SimpleQueue[Any] = queue.SimpleQueue()  # C: no Condition per put/get
         self.arbitrated = False
         self.election_id: int | None = None
         self.role = ""
@@ -359,15 +359,22 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         p = self.pipeline
         if p is None:
             return
-        md: list[tuple[int, bytes]] = []
-        hdr = p.maps.packet_in
-        if hdr is not None:
-            md = [(f.id, codec.to_bytes(metadata[f.name])) for f in hdr.fields if f.name in metadata]
         self.packet_in_count += 1
+        hdr = p.maps.packet_in
+        key = tuple(metadata.get(f.name) for f in hdr.fields) if hdr is not None else ()
+        tmpl = p.packet_in_templates.get(key)
+        if tmpl is None:  # a new metadata combination: build its message once
+            tmpl = p4runtime_pb2.StreamMessageResponse()
+            tmpl.packet.SetInParent()
+            for f, value in zip(hdr.fields if hdr is not None else (), key, strict=True):
+                if value is not None:
+                    tmpl.packet.metadata.add(metadata_id=f.id, value=codec.to_bytes(value))
+            if len(p.packet_in_templates) >= p.PACKET_CACHE:
+                p.packet_in_templates.clear()
+            p.packet_in_templates[key] = tmpl
         msg = p4runtime_pb2.StreamMessageResponse()
+        msg.CopyFrom(tmpl)  # C copy of the metadata: cheaper than adding each field
         msg.packet.payload = bytes(data)
-        for mid, value in md:
-            msg.packet.metadata.add(metadata_id=mid, value=value)
         self._send_primaries(msg.SerializeToString())
 
     def _on_digest(self, name: str, values: dict[str, int]) -> None:
@@ -738,22 +745,29 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         while True:
             resp = p4runtime_pb2.ReadResponse()
             size = 0
+            ready = None  # a reader's own serialized chunk (counter arrays), sent after resp
+            done = True
             try:
                 with self._lock:
                     for e in items:
+                        if type(e) is bytes:
+                            ready, done = e, False
+                            break
                         resp.entities.append(e)
                         size += e.ByteSize() + 4  # + the field's tag and length
                         if size >= self.READ_CHUNK_BYTES:
+                            done = False
                             break
             except Exception as exc:
                 self._abort(context, _error_of(exc))
                 return
-            if resp.entities or not sent:
+            if resp.entities or (not sent and ready is None):
                 yield resp.SerializeToString()
                 sent = True
-            if size < self.READ_CHUNK_BYTES:
-                return
-            if not context.is_active():
+            if ready is not None:
+                yield ready
+                sent = True
+            if done or not context.is_active():
                 return
 
     def _read_entity(self, p: Pipeline, ent: Any) -> Iterator[Any]:
@@ -798,6 +812,37 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         with_counter = req.HasField("counter_data")
         for meta, e in self._table_entries(p, req):
             yield self._encode_entry(p, meta, e, with_counter)
+
+    # an upper bound of one counter cell in a ReadResponse: entity tag + length (3), the
+    # Entity's counter_entry tag + length (2), counter_id (1 + 5), index (2 + 1 + 10), data
+    # (2 + 2 * (1 + 10)): chunks of READ_CHUNK_BYTES // 48 cells stay within the bound
+    _COUNTER_CELL_MAX_BYTES = 48
+    _ZERO_CELL = (0, 0)
+
+    def counter_chunks(self, p: Pipeline, info: Any) -> Iterator[bytes]:
+        """Every cell of one counter array as serialized ReadResponses of at most
+        READ_CHUNK_BYTES. The cells are copied under the lock in one go (a list copy, far
+        cheaper than encoding them), then encoded outside it. Most cells of a telemetry
+        array are zero: a chunk of zeros is answered with its cached encoding (built once
+        by protobuf, see Pipeline.zero_counter_chunk); a chunk with live cells is that
+        encoding parsed, its live cells set, and serialized again: C work, not a Python
+        loop over every cell. The Read loop sends these bytes as they are."""
+        with self._lock:
+            cells = p.switch.counter_read(info.name, None)
+        step = max(1, self.READ_CHUNK_BYTES // self._COUNTER_CELL_MAX_BYTES)
+        zero = self._ZERO_CELL
+        for start in range(0, info.size, step):
+            part = cells[start:start + step]
+            live = [j for j, c in enumerate(part) if c != zero]
+            if not live:
+                yield p.zero_counter_chunk(info.id, start, len(part))
+                continue
+            resp = p4runtime_pb2.ReadResponse.FromString(p.zero_counter_chunk(info.id, start, len(part)))
+            ents = resp.entities
+            for j in live:
+                d = ents[j].counter_entry.data
+                d.packet_count, d.byte_count = part[j]
+            yield resp.SerializeToString()
 
     def _read_pre(self, p: Pipeline, req: Any) -> Iterator[Any]:
         kind = req.WhichOneof("type")
@@ -952,8 +997,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     s.send(self._arbitration_msg(role, s, stream.role))
 
     def _packet_out(self, stream: _Stream, packet: Any) -> None:
-        payload = packet.payload
-        metadata = [(m.metadata_id, m.value) for m in packet.metadata]
+        key = tuple((m.metadata_id, m.value) for m in packet.metadata)
         with self._lock:
             role = self._roles.get(stream.role)
             if role is None or role.primary is not stream:
@@ -966,35 +1010,43 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             if self.cpu_port is None:
                 self._stream_error(stream, "FAILED_PRECONDITION", "no CPU port: start p4sim-switch with --cpu-port", packet)
                 return
-            header = b""
-            hdr = p.maps.packet_out
-            if hdr is not None:
-                fields = hdr.by_id()
-                values: dict[int, int] = {}
-                for mid, mval in metadata:
-                    f = fields.get(mid)
-                    if f is None:
-                        self._stream_error(stream, "INVALID_ARGUMENT", f"packet_out has no metadata id {mid}", packet)
-                        return
-                    if mid in values:
-                        self._stream_error(stream, "INVALID_ARGUMENT", f"packet_out metadata {f.name!r} given twice", packet)
-                        return
-                    try:
-                        values[f.id] = codec.to_int(mval, f.bitwidth, f"packet_out metadata {f.name!r}")
-                    except RequestError as exc:
-                        self._stream_error(stream, exc.code, exc.message, packet)
-                        return
-                missing = [f.name for f in hdr.fields if f.id not in values]
-                if missing:  # the spec wants every field (BMv2 zero-fills them; PI marks that a TODO)
-                    self._stream_error(stream, "INVALID_ARGUMENT",
-                                       f"packet_out metadata missing: {', '.join(missing)}", packet)
+            # the header a metadata list makes is cached per pipeline: only lists that
+            # passed every check are kept, so a cache hit is a list already checked
+            header = p.packet_out_headers.get(key)
+            if header is None:
+                try:
+                    header = self._packet_out_header(p, key)
+                except RequestError as exc:
+                    self._stream_error(stream, exc.code, exc.message, packet)
                     return
-                header = codec.pack_header(hdr.fields, values)
-            elif metadata:
-                self._stream_error(stream, "INVALID_ARGUMENT", "the program has no packet_out controller header", packet)
-                return
+                if len(p.packet_out_headers) >= p.PACKET_CACHE:
+                    p.packet_out_headers.clear()
+                p.packet_out_headers[key] = header
             self.packet_out_count += 1
-        self.inject(self.cpu_port, header + bytes(payload))
+        self.inject(self.cpu_port, header + packet.payload)
+
+    @staticmethod
+    def _packet_out_header(p: Pipeline, metadata: tuple[tuple[int, bytes], ...]) -> bytes:
+        """The packet_out controller header a PacketOut's metadata makes (RequestError if
+        a field is unknown, repeated, out of range or missing)."""
+        hdr = p.maps.packet_out
+        if hdr is None:
+            if metadata:
+                raise invalid("the program has no packet_out controller header")
+            return b""
+        fields = hdr.by_id()
+        values: dict[int, int] = {}
+        for mid, mval in metadata:
+            f = fields.get(mid)
+            if f is None:
+                raise invalid(f"packet_out has no metadata id {mid}")
+            if mid in values:
+                raise invalid(f"packet_out metadata {f.name!r} given twice")
+            values[f.id] = codec.to_int(mval, f.bitwidth, f"packet_out metadata {f.name!r}")
+        missing = [f.name for f in hdr.fields if f.id not in values]
+        if missing:  # the spec wants every field (BMv2 zero-fills them; PI marks that a TODO)
+            raise invalid(f"packet_out metadata missing: {', '.join(missing)}")
+        return codec.pack_header(hdr.fields, values)
 
     def _digest_ack(self, ack: Any) -> None:
         with self._lock:

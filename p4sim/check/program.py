@@ -1,0 +1,100 @@
+"""The checking pass: `check(program) -> CheckedProgram`.
+
+It walks the whole program once before anything is lowered: every top-level declaration,
+the V1Switch package with each parser and control instance it makes (constructor
+arguments bound), every local declaration, table, statement and expression, and every
+action and function body (used or not, as p4c checks them). Names resolve through
+`names.Scope`; every expression gets its type (`checked_type`); constants are folded;
+each written type is resolved once (`CheckedProgram.types`). Any error is a
+`P4TypeError` / `P4Unsupported` at file:line:column, raised here: lowering
+(`p4sim.lower`) only translates what this pass accepted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from p4sim.frontend import ast
+
+from . import ctor_args
+from .blocks import BlockChecker, body_key
+from .calls import CallChecker
+from .decls import VARIES, DeclChecker
+from .exprs import ExprChecker
+from .externs import ExternChecker
+from .names import Scope, Sym
+from .stmts import StmtChecker
+from .types import TStruct, Type, err
+
+
+@dataclass
+class CheckedProgram:  # noqa: F821 (Checker below)
+    """What lowering reads: the global scope, the program's types and error codes, the
+    package's blocks, and the resolved type of every written type node."""
+
+    program: ast.Program
+    g: Scope  # every top-level name (types, constants with their values, externs, blocks, actions)
+    errors: dict[str, int]  # error member -> code, in declaration order
+    struct_types: dict[str, TStruct]  # header, struct and union types by name
+    main: ast.Instantiation
+    hdr_type: TStruct
+    meta_type: TStruct
+    std_meta_type: TStruct
+    blocks: list[tuple[Sym, str, list[ast.Argument]]]  # V1Switch's six: (declaration, prefix, ctor args)
+    resolver: Checker  # resolves a type node again where its type differs per instance
+    types: dict[int, object] = field(default_factory=dict)  # id(ast.Type) -> Type (or VARIES)
+    # id() of the statements using a header-stack index known only at run time
+    run_time_index_stmts: set[int] = field(default_factory=set)
+    returns: set[int] = field(default_factory=set)  # id() of the bodies with a `return`
+    bodies: set[int] = field(default_factory=set)  # id() of every body checked
+
+    def has_return(self, body: ast.BlockStatement) -> bool:
+        """Whether a control's apply block or an action/function body contains `return`."""
+        assert id(body) in self.bodies, f"{body.span}: a body check never saw"
+        return id(body) in self.returns
+
+    def type_of(self, t: ast.Type) -> Type | None:
+        """The type check resolved for type node t; None if it differs between instances
+        (a width from a constructor parameter) or was never reached."""
+        r = self.types.get(id(t))
+        return None if r is None or r is VARIES else r  # type: ignore[return-value]
+
+
+class Checker(DeclChecker, ExprChecker, StmtChecker, CallChecker, ExternChecker, BlockChecker):
+    def __init__(self, program: ast.Program):
+        self.program = program
+        self.ctor_arg_names = ctor_args.constructor_arg_names(program)  # `Outer(Inner()) o;`
+        self.g = Scope(None, "global")
+        self.errors: dict[str, int] = {}
+        self.struct_types: dict[str, TStruct] = {}
+        self.callables: list[Sym] = []
+        self.checked_bodies: set[int] = set()
+        self.types: dict[int, object] = {}
+        self.run_time_indexes = 0
+        self.run_time_index_stmts: set[int] = set()
+        self.returns: set[int] = set()
+        self.bodies: set[int] = set()
+        self.hdr_type = self.meta_type = self.std_meta_type = None
+
+    def run(self) -> CheckedProgram:
+        for d in self.program.declarations:
+            self.declare_top(d)
+        main = self.g.lookup("main")
+        if main is None or not isinstance(main.decl, ast.Instantiation):
+            # point at the end of the user's file, not at the first included declaration
+            own = [d for d in self.program.declarations
+                   if d.span.file == self.program.main_file] or self.program.declarations
+            raise err("the program has no `main` package instantiation", own[-1] if own else self.program)
+        self.check_main(main.decl)
+        for sym in self.callables:  # bodies no call reached: p4c checks them too
+            if body_key(sym) not in self.checked_bodies and "overloads" not in sym.extra:
+                self.check_callable(sym)
+        return CheckedProgram(self.program, self.g, self.errors, self.struct_types, main.decl,
+                              self.hdr_type, self.meta_type, self.std_meta_type,  # type: ignore[arg-type]
+                              self.main_blocks, self, self.types, self.run_time_index_stmts,
+                              self.returns, self.bodies)
+
+
+def check(program: ast.Program) -> CheckedProgram:
+    """Resolve and type-check `program` (P4TypeError / P4Unsupported on the first error)."""
+    return Checker(program).run()
