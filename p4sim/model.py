@@ -21,6 +21,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+# The entry vocabulary (TableEntry and its match kinds, OutputPacket) is shared with the
+# controller and the P4Runtime codec: it lives in p4rtproto.entities, below both.
+from p4rtproto.entities import (  # noqa: F401  (re-exported: p4sim's contract types)
+    Exact,
+    Lpm,
+    Match,
+    Optional_,
+    OutputPacket,
+    Range,
+    TableEntry,
+    Ternary,
+)
+
 # ---------------------------------------------------------------- program model
 
 
@@ -140,65 +153,7 @@ class ProgramModel:
     externs: dict[str, dict[str, Annotated]] = field(default_factory=dict)
 
 
-# ---------------------------------------------------------------- table entries
-
-# Match values, per key field, by match kind:
-#   exact:    Exact(value)
-#   lpm:      Lpm(value, prefix_len)
-#   ternary:  Ternary(value, mask)
-#   range:    Range(low, high)            (inclusive)
-#   optional: Optional_(value) ; a missing key in `match` means wildcard for
-#             ternary/lpm/range/optional ("don't care"), as P4Runtime omits them.
-
-
-@dataclass(frozen=True)
-class Exact:
-    value: int
-
-
-@dataclass(frozen=True)
-class Lpm:
-    value: int
-    prefix_len: int
-
-
-@dataclass(frozen=True)
-class Ternary:
-    value: int
-    mask: int
-
-
-@dataclass(frozen=True)
-class Range:
-    low: int
-    high: int
-
-
-@dataclass(frozen=True)
-class Optional_:
-    value: int
-
-
-Match = Exact | Lpm | Ternary | Range | Optional_
-
-
-@dataclass
-class TableEntry:
-    table: str
-    match: dict[str, Match]  # key field name -> match value
-    action: str
-    params: dict[str, int] = field(default_factory=dict)  # action param name -> value
-    priority: int = 0  # higher wins (P4Runtime convention) for ternary/range/optional
-    # direct resources of the entry, read back by read_table
-    counter_packets: int = 0
-    counter_bytes: int = 0
-
-
-@dataclass(frozen=True)
-class OutputPacket:
-    port: int
-    data: bytes
-    time_ns: int  # virtual (or wall-clock) time at which the last bit left
+# ---------------------------------------------------------------- errors
 
 
 class P4SimError(Exception):

@@ -171,10 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
     logging.basicConfig(level=getattr(logging, args.log_level.upper()), handlers=[handler])
 
+    from p4rtproto.errors import RequestError
     from p4sim.runtime.ports import PortSet
     from p4sim.runtime.tm import TrafficManager
     from p4sim.server import P4RuntimeServer
-    from p4sim.server.codec import RequestError
     from p4sim.server.sandbox import Limits
 
     ports = PortSet(pcap_dir=args.pcap)

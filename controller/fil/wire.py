@@ -20,7 +20,8 @@ from collections.abc import Callable
 from controller.hosts.dcqcn import NotificationPoint
 from controller.packets import decode
 from controller.packets.build import cnp_frame, ip_to_int
-from controller.targets.afpacket import AfPacketPorts, packet_socket, recv_frame
+from controller.targets.afpacket import AfPacketPorts
+from p4rtproto.afpacket import packet_socket, recv_frame
 
 from .np_regs import NpConfig
 from .rtl import Exchange

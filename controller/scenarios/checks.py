@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from p4sim.runtime.tm import wire_bytes
+from controller.targets.p4sim import wire_bytes
 
 if TYPE_CHECKING:
     from .scenario import RunResult

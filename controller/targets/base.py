@@ -5,24 +5,33 @@ A test or a scenario receives a `Target` and never asks which one it is:
 - `P4RuntimeTarget`: any P4Runtime endpoint (p4sim-switch, BMv2 simple_switch_grpc,
   a hardware switch); packets go through PacketOut/PacketIn or AF_PACKET interfaces.
 
-Entities are named as in P4Info (fully qualified names); values are ints. Table entries
-reuse p4sim's contract types (`TableEntry` with `Exact`/`Lpm`/`Ternary`/`Range`/`Optional_`
-matches) so a name-level description means the same thing to every target.
+Entities are named as in P4Info (fully qualified names); values are ints. They are the
+shared vocabulary of `p4rtproto.entities` (`TableEntry` with `Exact`/`Lpm`/`Ternary`/`Range`/
+`Optional_` matches, counter and register cells, PRE entries), which p4sim's switch API and
+the P4Runtime codec speak too, so a name-level description means the same thing to every target.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from p4sim.model import (  # noqa: F401  (re-exported: the entity vocabulary)
+from p4rtproto.entities import (  # noqa: F401  (re-exported: the entity vocabulary)
+    CloneSession,
+    CounterCell,
+    DefaultAction,
+    Entity,
     Exact,
     Lpm,
+    MeterRates,
+    MulticastGroup,
     Optional_,
     OutputPacket,
+    PacketIn,
     Range,
+    RegisterCell,
     TableEntry,
     Ternary,
 )
@@ -40,61 +49,8 @@ class Program:
     p4info: bytes = b""
     device_config: bytes = b""
     source: Path | None = None
-    kind: str = "p4sim"  # "p4sim" (P4 source) | "bmv2" (BMv2 JSON)
-
-
-# ---------------------------------------------------------------- entities
-
-
-@dataclass(frozen=True)
-class DefaultAction:
-    table: str
-    action: str
-    params: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class CounterCell:
-    """A write of one indirect counter cell (read queries return these too)."""
-
-    name: str
-    index: int
-    packets: int = 0
-    bytes: int = 0
-
-
-@dataclass(frozen=True)
-class RegisterCell:
-    name: str
-    index: int
-    value: int = 0
-
-
-@dataclass(frozen=True)
-class CloneSession:
-    """A clone (mirror) session: copies go to `ports` (replica id 0 unless given)."""
-
-    session: int
-    ports: tuple[int, ...]
-    truncate: int = 0
-
-
-@dataclass(frozen=True)
-class MulticastGroup:
-    group: int
-    ports: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class MeterRates:
-    """BMv2-style rates: [(committed units/us, burst), (peak units/us, burst)]."""
-
-    name: str
-    index: int
-    rates: tuple[tuple[float, int], ...]
-
-
-Entity = TableEntry | DefaultAction | CounterCell | RegisterCell | CloneSession | MulticastGroup | MeterRates
+    # The device config's format: "p4-source" (p4sim's source bundle) | "bmv2-json".
+    config_format: str = "p4-source"
 
 
 # queries for `read`
@@ -116,14 +72,6 @@ class RegisterQuery:
 
 
 Query = TableQuery | CounterQuery | RegisterQuery
-
-
-@dataclass(frozen=True)
-class PacketIn:
-    """A packet the pipeline sent to the controller, with its packet_in header fields."""
-
-    data: bytes
-    metadata: dict[str, int]
 
 
 class TargetError(RuntimeError):

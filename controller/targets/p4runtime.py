@@ -17,43 +17,25 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from controller.p4rt import Connection, P4RuntimeError, decode_int, encode
-from p4rtproto import p4runtime_pb2
+from p4rtproto import codec, p4runtime_pb2
+from p4rtproto.client import Connection
+from p4rtproto.errors import P4RuntimeError
+from p4rtproto.schema import Schema
 
 from .afpacket import AfPacketPorts
 from .base import (
-    CloneSession,
     CounterCell,
     CounterQuery,
-    DefaultAction,
     Entity,
-    MeterRates,
-    MulticastGroup,
     OutputPacket,
     PacketIn,
     Program,
     Query,
-    RegisterCell,
     RegisterQuery,
-    TableEntry,
     TableQuery,
     Target,
     TargetError,
 )
-
-
-def parse_port_map(text: str | None) -> dict[int, str]:
-    """'1=veth1,2=veth2' -> {1: 'veth1', 2: 'veth2'}."""
-    out: dict[int, str] = {}
-    for item in (text or "").split(","):
-        item = item.strip()
-        if not item:
-            continue
-        port, sep, iface = item.partition("=")
-        if not sep or not port.strip().isdigit() or not iface.strip():
-            raise ValueError(f"bad port map item {item!r}: expected PORT=IFACE")
-        out[int(port)] = iface.strip()
-    return out
 
 
 class P4RuntimeTarget(Target):
@@ -83,59 +65,22 @@ class P4RuntimeTarget(Target):
         except P4RuntimeError as exc:
             raise TargetError(str(exc), exc.code) from None
 
-    def _info(self):
-        if self.conn.p4info is None:
+    def _info(self) -> Schema:
+        if self.conn.schema is None:
             try:
                 self.conn.fetch_pipeline()
             except P4RuntimeError as exc:
                 raise TargetError(f"no pipeline on the device: {exc}", exc.code) from None
-        return self.conn.p4info
+        assert self.conn.schema is not None
+        return self.conn.schema
 
     # -- entities
     def _entity(self, e: Entity) -> tuple[p4runtime_pb2.Entity, int]:
         """The protobuf entity and the update type that installs it."""
-        info = self._info()
-        ent = p4runtime_pb2.Entity()
-        up = p4runtime_pb2.Update
-        if isinstance(e, TableEntry):
-            ent.table_entry.CopyFrom(info.table_entry(e))
-            return ent, up.INSERT
-        if isinstance(e, DefaultAction):
-            t = info.table(e.table)
-            ent.table_entry.table_id = t.preamble.id
-            ent.table_entry.is_default_action = True
-            ent.table_entry.action.action.CopyFrom(info.action_msg(e.action, e.params))
-            return ent, up.MODIFY
-        if isinstance(e, CounterCell):
-            c = info.counter(e.name)
-            ent.counter_entry.counter_id = c.preamble.id
-            ent.counter_entry.index.index = e.index
-            ent.counter_entry.data.packet_count = e.packets
-            ent.counter_entry.data.byte_count = e.bytes
-            return ent, up.MODIFY
-        if isinstance(e, RegisterCell):
-            r = info.register(e.name)
-            ent.register_entry.register_id = r.preamble.id
-            ent.register_entry.index.index = e.index
-            ent.register_entry.data.bitstring = encode(e.value, r.type_spec.bitstring.bit.bitwidth)
-            return ent, up.MODIFY
-        if isinstance(e, CloneSession):
-            cs = ent.packet_replication_engine_entry.clone_session_entry
-            cs.session_id = e.session
-            cs.packet_length_bytes = e.truncate
-            for port in e.ports:
-                cs.replicas.add(egress_port=port, instance=0)
-            return ent, up.INSERT
-        if isinstance(e, MulticastGroup):
-            mg = ent.packet_replication_engine_entry.multicast_group_entry
-            mg.multicast_group_id = e.group
-            for i, port in enumerate(e.ports):
-                mg.replicas.add(egress_port=port, instance=i)
-            return ent, up.INSERT
-        if isinstance(e, MeterRates):
-            raise TargetError("meter configuration over P4Runtime is not implemented here",
-                              "UNIMPLEMENTED")
-        raise TargetError(f"unknown entity {e!r}", "INVALID_ARGUMENT")
+        try:
+            return codec.encode_entity(self._info(), e)
+        except P4RuntimeError as exc:
+            raise TargetError(exc.message, exc.code) from None
 
     def write(self, entities: Iterable[Entity], modify_existing: bool = False) -> None:
         updates = []
@@ -178,46 +123,38 @@ class P4RuntimeTarget(Target):
         ent = p4runtime_pb2.Entity()
         try:
             if isinstance(query, TableQuery):
-                ent.table_entry.table_id = info.table(query.table).preamble.id
-                return [info.from_table_entry(r.table_entry) for r in self.conn.read([ent])]
+                ent.table_entry.table_id = info.table(query.table).id
+                return [codec.decode_entity(info, r) for r in self.conn.read([ent])]
             if isinstance(query, CounterQuery):
                 c = info.counter(query.name)
-                ent.counter_entry.counter_id = c.preamble.id
-                if query.index is not None:
-                    ent.counter_entry.index.index = query.index
-                return [CounterCell(c.preamble.name, index, packets, nbytes)
+                codec.fill_counter_entry(ent.counter_entry, c.id, query.index)
+                return [CounterCell(c.name, index, packets, nbytes)
                         for _, index, packets, nbytes in self.conn.read_counters([ent])]
             if isinstance(query, RegisterQuery):
-                r = info.register(query.name)
-                ent.register_entry.register_id = r.preamble.id
-                if query.index is not None:
-                    ent.register_entry.index.index = query.index
-                return [RegisterCell(r.preamble.name, x.register_entry.index.index,
-                                     decode_int(x.register_entry.data.bitstring))
-                        for x in self.conn.read([ent])]
+                codec.fill_register_entry(ent.register_entry, info.register(query.name), query.index)
+                return [codec.decode_entity(info, x) for x in self.conn.read([ent])]
         except P4RuntimeError as exc:
             raise TargetError(str(exc), exc.code) from None
         raise TargetError(f"unknown query {query!r}", "INVALID_ARGUMENT")
 
     def counter_names(self) -> list[tuple[str, int]]:
-        info = self._info()
-        return [(c.preamble.name, c.size) for c in info.info.counters]
+        return [(c.name, c.size) for c in self._info().counters.values()]
 
     def counters(self) -> dict[str, list[tuple[int, int]]]:
         """Every counter in one Read (one wildcard entity per counter), parsed by protobuf's
         upb runtime (bench/p4runtime.py gives the figure for roce_switch.p4's 37,888 cells)."""
-        counters = self._info().info.counters
+        counters = list(self._info().counters.values())
         ents = []
         for c in counters:
             ent = p4runtime_pb2.Entity()
-            ent.counter_entry.counter_id = c.preamble.id
+            ent.counter_entry.counter_id = c.id
             ents.append(ent)
         try:
-            cells = self.conn.read_counters(ents)
+            cells = self.conn.read_counters(ents, nonzero_only=True)  # `out` starts at zero
         except P4RuntimeError as exc:
             raise TargetError(str(exc), exc.code) from None
-        out = {c.preamble.name: [(0, 0)] * c.size for c in counters}
-        by_id = {c.preamble.id: out[c.preamble.name] for c in counters}
+        out = {c.name: [(0, 0)] * c.size for c in counters}
+        by_id = {c.id: out[c.name] for c in counters}
         for cid, index, packets, nbytes in cells:
             row = by_id.get(cid)
             if row is not None and 0 <= index < len(row):
@@ -225,11 +162,7 @@ class P4RuntimeTarget(Target):
         return out
 
     def entity_names(self) -> dict[str, list[str]]:
-        i = self._info().info
-        return {"tables": [t.preamble.name for t in i.tables],
-                "actions": [a.preamble.name for a in i.actions],
-                "registers": [r.preamble.name for r in i.registers],
-                "counters": [c.preamble.name for c in i.counters]}
+        return self._info().names()
 
     # -- packets
     def send(self, port: int, frame: bytes) -> None:

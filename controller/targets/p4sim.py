@@ -2,6 +2,10 @@
 
 Wraps `p4sim.runtime.switch.Switch` (the SwitchAPI of p4sim/model.py); every call goes
 through that API. Time moves only with `advance`, so a run is repeatable to the packet.
+
+This is the one module of controller/ that imports p4sim (tests/controller/
+test_import_boundary.py holds it to that): what else in the controller needs p4sim (compiling
+a program for its P4Info, the traffic manager's wire model) comes through here.
 """
 
 from __future__ import annotations
@@ -34,6 +38,29 @@ from .base import (
 from .program import DEFAULT_PROGRAM
 
 
+def compile_program(path: str | os.PathLike[str]):
+    """p4sim's compiled form of a P4 program (it holds no state: a switch instantiates it)."""
+    from p4sim.runtime.switch import load_program
+
+    return load_program(str(path))
+
+
+def p4info_and_device_config(compiled, source: str | os.PathLike[str]) -> tuple[bytes, bytes]:
+    """The P4Info (binary) p4sim derives for a compiled program, and the device config a
+    P4Runtime p4sim-switch accepts for its source (the source bundle)."""
+    from p4sim.p4info import p4info_from_model  # noqa: I001  (p4sim parts load lazily)
+    from p4sim.server.pipeline import make_device_config
+
+    return p4info_from_model(compiled.model).SerializeToString(), make_device_config(source)
+
+
+def wire_bytes(frame_len: int) -> int:
+    """Bytes of line time a frame (no FCS) takes: the traffic manager's wire model."""
+    from p4sim.runtime.tm import wire_bytes as tm_wire_bytes
+
+    return tm_wire_bytes(frame_len)
+
+
 def _make_switch(compiled, cpu_port: int | None, seed: int):
     from p4sim.runtime.switch import Switch
 
@@ -63,18 +90,16 @@ class P4SimTarget(Target):
 
     # -- pipeline
     def push(self, program: Program) -> None:
-        if program.kind != "p4sim" and program.source is None:
+        if program.config_format != "p4-source" and program.source is None:
             raise TargetError("p4sim runs P4 source; this program is a BMv2 JSON",
                               "INVALID_ARGUMENT")
         compiled = getattr(program, "compiled", None)
         if compiled is None:
             if program.source is None:
                 raise TargetError("program has no P4 source", "INVALID_ARGUMENT")
-            from p4sim.runtime.switch import load_program
-
             if not Path(program.source).is_file():
                 raise TargetError(f"P4 program {program.source} not found", "NOT_FOUND")
-            compiled = load_program(str(program.source))
+            compiled = compile_program(program.source)
         self.program = program
         self.switch = _make_switch(compiled, self.cpu_port, self.seed)
         self.switch.on_packet_in(self._on_packet_in)

@@ -2,7 +2,7 @@
 
 - `from_p4(path)`: P4 source; p4sim compiles it here to derive the P4Info (the same
   P4Info the p4sim server derives), and the device config is p4sim's source bundle
-  (`p4sim.server.pipeline.make_device_config`).
+  (through `controller.targets.p4sim`, the controller's one door into p4sim).
 - `from_artifacts(p4info, bmv2_json)`: P4Info (text or binary) and a BMv2 JSON compiled
   elsewhere by p4c (for BMv2 simple_switch_grpc and hardware toolchains).
 """
@@ -33,16 +33,14 @@ DEFAULT_PROGRAM = _default_program()
 
 
 def from_p4(path: str | os.PathLike[str] = DEFAULT_PROGRAM) -> Program:
-    from p4sim.p4info import p4info_from_model  # noqa: I001  (p4sim parts load lazily)
-    from p4sim.runtime.switch import load_program
-    from p4sim.server.pipeline import make_device_config
+    from .p4sim import compile_program, p4info_and_device_config  # loads p4sim lazily
 
     src = Path(path)
     if not src.is_file():
         raise FileNotFoundError(f"P4 program {src} not found")
-    compiled = load_program(str(src))
-    info = p4info_from_model(compiled.model)
-    prog = Program(src.stem, info.SerializeToString(), make_device_config(src), src, "p4sim")
+    compiled = compile_program(src)
+    p4info, device_config = p4info_and_device_config(compiled, src)
+    prog = Program(src.stem, p4info, device_config, src, "p4-source")
     prog.compiled = compiled  # type: ignore[attr-defined]  # reused by the in-process target
     return prog
 
@@ -59,4 +57,4 @@ def read_p4info(path: str | os.PathLike[str]) -> bytes:
 
 def from_artifacts(p4info: str | os.PathLike[str], bmv2_json: str | os.PathLike[str]) -> Program:
     return Program(Path(bmv2_json).stem, read_p4info(p4info), Path(bmv2_json).read_bytes(),
-                   None, "bmv2")
+                   None, "bmv2-json")

@@ -23,7 +23,7 @@ def check_index(kind: str, name: str, size: int, index: int) -> None:
 
 def indices(kind: str, info: Any, msg: Any) -> Any:
     """P4Runtime: the cells an indexed entity names (its index, or every cell)."""
-    from p4sim.server.codec import RequestError
+    from p4rtproto.errors import RequestError
 
     if not msg.HasField("index"):
         return range(info.size)
@@ -35,7 +35,7 @@ def indices(kind: str, info: Any, msg: Any) -> Any:
 
 def modify_only(kind: str, name: str, utype: int) -> None:
     from p4rtproto import p4runtime_pb2
-    from p4sim.server.codec import invalid
+    from p4rtproto.errors import invalid
 
     if utype != p4runtime_pb2.Update.MODIFY:
         raise invalid(f"{kind}{' ' + name if name else ''}: only MODIFY is allowed")

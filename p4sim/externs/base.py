@@ -99,12 +99,12 @@ class Extern:
         pre(ext.instances.add(), self.p4info_prefix, info)
 
     def write(self, svc: Any, p: Any, utype: int, entity: str, msg: Any) -> None:
-        from p4sim.server.codec import RequestError
+        from p4rtproto.errors import RequestError
 
         raise RequestError("UNIMPLEMENTED", f"p4sim does not support writing {entity}")
 
     def read(self, svc: Any, p: Any, entity: str, req: Any) -> Any:
-        from p4sim.server.codec import RequestError
+        from p4rtproto.errors import RequestError
 
         raise RequestError("UNIMPLEMENTED", f"p4sim does not support reading {entity}")
 

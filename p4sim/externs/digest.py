@@ -55,7 +55,7 @@ class Digest(Extern):
 
     def write(self, svc: Any, p: Any, utype: int, entity: str, de: Any) -> None:
         from p4rtproto import p4runtime_pb2
-        from p4sim.server.codec import RequestError
+        from p4rtproto.errors import RequestError
 
         upd = p4runtime_pb2.Update
         info = p.maps.digest(de.digest_id)

@@ -58,7 +58,7 @@ class DirectCounter(Extern):
         msg.direct_table_id = ids("TABLE", info.table)
 
     def write(self, svc: Any, p: Any, utype: int, entity: str, dce: Any) -> None:
-        from p4sim.server import codec
+        from p4rtproto import codec
 
         modify_only("direct counter", "", utype)
         meta, entry = codec.decode_table_entry(p.maps, dce.table_entry, need_action=False)
@@ -67,8 +67,7 @@ class DirectCounter(Extern):
         p.switch.direct_counter_write(meta.name, entry, dce.data.packet_count, dce.data.byte_count)
 
     def read(self, svc: Any, p: Any, entity: str, req: Any) -> Any:
-        from p4rtproto import p4runtime_pb2
-        from p4sim.server import codec
+        from p4rtproto import codec, p4runtime_pb2
 
         te_req = req.table_entry
         for meta, e in svc._table_entries(p, te_req):

@@ -54,7 +54,7 @@ class DirectMeter(Extern):
         msg.direct_table_id = ids("TABLE", info.table)
 
     def write(self, svc: Any, p: Any, utype: int, entity: str, dme: Any) -> None:
-        from p4sim.server import codec
+        from p4rtproto import codec
 
         modify_only("direct meter", "", utype)
         meta, entry = codec.decode_table_entry(p.maps, dme.table_entry, need_action=False)
@@ -64,8 +64,7 @@ class DirectMeter(Extern):
                      lambda rates: p.switch.direct_meter_set_rates(meta.name, entry, rates))
 
     def read(self, svc: Any, p: Any, entity: str, req: Any) -> Any:
-        from p4rtproto import p4runtime_pb2
-        from p4sim.server import codec
+        from p4rtproto import codec, p4runtime_pb2
 
         for meta, e in svc._table_entries(p, req.table_entry):
             if not meta.direct_meter_id or e is None:

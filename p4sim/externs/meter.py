@@ -87,7 +87,7 @@ def meter_units() -> dict[str, int]:
 def write_config(p: Any, key: Any, msg: Any, what: str, set_rates: Any) -> None:
     """P4Runtime MeterConfig -> BMv2 rates (per microsecond); no config: unmetered."""
     from p4rtproto import p4runtime_pb2
-    from p4sim.server.codec import invalid
+    from p4rtproto.errors import invalid
 
     if msg.HasField("config"):
         c = msg.config

@@ -84,7 +84,7 @@ class Register(Extern):
         return info.size
 
     def write(self, svc: Any, p: Any, utype: int, entity: str, re_: Any) -> None:
-        from p4sim.server import codec
+        from p4rtproto import codec
 
         info = p.maps.register(re_.register_id)
         modify_only("register", info.name, utype)
@@ -93,8 +93,7 @@ class Register(Extern):
             p.switch.register_write(info.name, i, value)
 
     def read(self, svc: Any, p: Any, entity: str, req: Any) -> Any:
-        from p4rtproto import p4runtime_pb2
-        from p4sim.server import codec
+        from p4rtproto import codec, p4runtime_pb2
 
         infos = [p.maps.register(req.register_id)] if req.register_id else list(p.maps.registers.values())
         for info in infos:

@@ -7,9 +7,9 @@ switch emits go to `PortSet.transmit(port, frame)`. Optional per-port pcap captu
 
 Interfaces: one raw socket per interface (`AF_PACKET`, `SOCK_RAW`, `ETH_P_ALL`) in
 promiscuous mode, and a reader thread per interface; copies of our own transmissions
-(`PACKET_OUTGOING`) are ignored, as BMv2 does, or the switch would loop. The kernel
-strips the 802.1Q tag of received frames (VLAN offload) and reports it beside the frame
-(`PACKET_AUXDATA`); we put it back where it was, as libpcap does for BMv2.
+(`PACKET_OUTGOING`) are ignored, as BMv2 does, or the switch would loop. The sockets and the
+802.1Q tag restore (the kernel strips the tag of received frames; we put it back, as libpcap
+does for BMv2) are `p4rtproto.afpacket`'s, shared with the controller's AF_PACKET ports.
 """
 
 from __future__ import annotations
@@ -17,23 +17,13 @@ from __future__ import annotations
 import collections
 import logging
 import os
-import socket
-import struct
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
-log = logging.getLogger("p4sim.ports")
+from p4rtproto import afpacket
 
-ETH_P_ALL = 0x0003
-PACKET_OUTGOING = 4
-SOL_PACKET = 263
-PACKET_ADD_MEMBERSHIP = 1
-PACKET_MR_PROMISC = 1
-PACKET_AUXDATA = 8
-TP_STATUS_VLAN_VALID = 0x10
-TP_STATUS_VLAN_TPID_VALID = 0x40
-_AUXDATA = struct.Struct("IIIHHHH")  # struct tpacket_auxdata
+log = logging.getLogger("p4sim.ports")
 
 Sink = Callable[[int, bytes], None]
 
@@ -128,18 +118,10 @@ class InterfacePort(Port):
         super().__init__(number)
         self.ifname = ifname
         try:
-            self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+            self.sock = afpacket.packet_socket(ifname, promiscuous=True, rcvbuf=4 << 20)
         except PermissionError as exc:
             raise PermissionError(f"port {number}@{ifname}: raw sockets need root (CAP_NET_RAW): {exc}") from None
-        try:
-            self.sock.bind((ifname, ETH_P_ALL))
-            ifindex = socket.if_nametoindex(ifname)
-            mreq = struct.pack("iHH8s", ifindex, PACKET_MR_PROMISC, 0, b"")
-            self.sock.setsockopt(SOL_PACKET, PACKET_ADD_MEMBERSHIP, mreq)
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
-            self.sock.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
         except OSError as exc:
-            self.sock.close()
             raise OSError(f"port {number}@{ifname}: cannot open the interface: {exc}") from None
         self.sock.settimeout(0.1)  # lets the reader notice close()
         self._stop = threading.Event()
@@ -155,7 +137,7 @@ class InterfacePort(Port):
     def _reader(self, deliver: Sink) -> None:
         while not self._stop.is_set():
             try:
-                frame, ancdata, _flags, addr = self.sock.recvmsg(65535, socket.CMSG_SPACE(_AUXDATA.size))
+                frame, addr = afpacket.recv_frame(self.sock)
             except TimeoutError:
                 continue
             except OSError:
@@ -163,9 +145,8 @@ class InterfacePort(Port):
                     return
                 log.exception("port %d@%s: receive failed", self.number, self.ifname)
                 return
-            if addr[2] == PACKET_OUTGOING:
+            if addr[2] == afpacket.PACKET_OUTGOING:
                 continue
-            frame = restore_vlan(frame, ancdata)
             self.rx_frames += 1
             try:
                 deliver(self.number, frame)
@@ -185,19 +166,6 @@ class InterfacePort(Port):
         if self._thread is not None:
             self._thread.join(timeout=2)
         self.sock.close()
-
-
-def restore_vlan(frame: bytes, ancdata: list) -> bytes:
-    """Re-insert the 802.1Q/802.1ad tag the kernel took off a received frame."""
-    for level, kind, data in ancdata:
-        if level != SOL_PACKET or kind != PACKET_AUXDATA or len(data) < _AUXDATA.size:
-            continue
-        status, _len, _snap, _mac, _net, tci, tpid = _AUXDATA.unpack_from(data)
-        if status & TP_STATUS_VLAN_VALID or tci:
-            if not status & TP_STATUS_VLAN_TPID_VALID:
-                tpid = 0x8100
-            return frame[:12] + struct.pack("!HH", tpid, tci) + frame[12:]
-    return frame
 
 
 class PortSet:

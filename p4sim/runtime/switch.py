@@ -72,6 +72,9 @@ class _Pkt(QueuedPacket):
         self.payload, self.frame, self.passes = payload, frame, passes
         self.trunc, self.in_port = trunc, in_port
 
+    tx_start_ns: int | None = None  # set by the TM when the packet leaves its queue
+    tx_end_ns: int | None = None
+
     # `state` is the packet itself; a property, not an attribute, so that a packet is not
     # a reference cycle (freed at once instead of by the cyclic garbage collector)
     @property
@@ -364,7 +367,6 @@ class Switch:
             sm.f_checksum_error = 1
         if fl is not None and src_meta is not None:
             fl(src_meta, meta)
-        self.plen = len(frame)
         try:
             self._ingress(hdr, meta, sm)
         except AssertFailed as e:
@@ -385,8 +387,8 @@ class Switch:
             self._ingress_pass(port, frame, RESUBMIT, meta, resub_req[0], passes + 1)
             return
         # truncate() in ingress cuts the frame when it leaves
-        pkt = _Pkt(hdr, meta, sm, payload, frame, passes, port, self.trunc)
         if sm.f_mcast_grp:
+            pkt = _Pkt(hdr, meta, sm, payload, frame, passes, port, self.trunc)
             reps = self.pre.replicas(sm.f_mcast_grp)
             for i, (eport, rid) in enumerate(reps):
                 last = i == len(reps) - 1
@@ -402,7 +404,11 @@ class Switch:
             self.stats["drops"] += 1
             return
         sm.f_instance_type = NORMAL  # simple_switch: a unicast packet leaves ingress as NORMAL
-        # _enqueue, inlined (once per packet)
+        # _Pkt(...) and _enqueue, inlined (once per packet): the attributes in __init__'s order
+        pkt = _new(_Pkt)
+        pkt.hdr, pkt.meta, pkt.sm = hdr, meta, sm
+        pkt.payload, pkt.frame, pkt.passes = payload, frame, passes
+        pkt.trunc, pkt.in_port = self.trunc, port
         self._enq_seq += 1
         pkt.egress_port = sm.f_egress_spec
         pkt.priority = sm.f_priority
@@ -458,11 +464,21 @@ class Switch:
 
     def _egress_pass(self, qp: QueuedPacket) -> None:
         # our packets are their own state (skips the property call); another TM may wrap them
-        p: _Pkt = qp if type(qp) is _Pkt else qp.state  # type: ignore[assignment]
+        if type(qp) is _Pkt:
+            p: _Pkt = qp
+            # class defaults None; reading __dict__ instead would slow every later attribute
+            # access on the object (CPython 3.11+ then drops its inline-values fast path)
+            start = qp.tx_start_ns
+            if start is None:
+                start = self._now
+            end = qp.tx_end_ns
+            if end is None:
+                end = start
+        else:
+            p = qp.state  # type: ignore[assignment]
+            start = getattr(qp, "tx_start_ns", self._now)
+            end = getattr(qp, "tx_end_ns", start)
         sm = p.sm
-        d = qp.__dict__
-        start = d.get("tx_start_ns", self._now)
-        end = d.get("tx_end_ns", start)
         sm.f_egress_port = qp.egress_port
         sm.f_egress_spec = 0
         sm.f_enq_timestamp = (qp.enq_timestamp // 1000) & 0xFFFFFFFF

@@ -5,7 +5,7 @@ it accepts is described in `p4sim.server.pipeline` (P4 source, not a BMv2 JSON).
 `p4sim-switch` (`p4sim.server_cli`) is its command line.
 """
 
-from p4sim.server.codec import RequestError
+from p4rtproto.errors import RequestError
 from p4sim.server.pipeline import FORMAT as DEVICE_CONFIG_FORMAT
 from p4sim.server.pipeline import make_device_config, parse_device_config
 from p4sim.server.service import API_VERSION, P4RuntimeServer

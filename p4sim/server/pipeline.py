@@ -36,7 +36,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from p4rtproto import p4info_pb2, p4runtime_pb2
-from p4sim.server.codec import IdMaps, RequestError, build_id_maps, invalid
+from p4rtproto.errors import RequestError, invalid
+from p4rtproto.schema import Schema, check_p4info_matches
 from p4sim.server.sandbox import (
     CompileError,
     Limits,
@@ -99,7 +100,7 @@ class Pipeline:
     switch: Any  # p4sim.runtime.switch.Switch (SwitchAPI)
     compiled: Any
     p4info: p4info_pb2.P4Info  # as the client sent it (or ours if it sent none)
-    maps: IdMaps
+    maps: Schema
     device_config: bytes
     cookie: int | None
     # server-side shadows of what the switch API cannot read back
@@ -188,6 +189,17 @@ def compile_program(path: str | os.PathLike[str]) -> tuple[Any, p4info_pb2.P4Inf
     return compiled, p4info_from_model(compiled.model)
 
 
+def schema_of(p4info: p4info_pb2.P4Info, model: Any) -> Schema:
+    """Our P4Info's schema, with what the compiled program knows beyond it: tables with
+    `const entries`, digest members, and which controller header is which."""
+    return Schema(
+        p4info,
+        const_tables=[name for name, t in model.tables.items() if t.const_entries],
+        digest_fields={name: d.fields for name, d in model.digests.items()},
+        header_kinds={h.name: h.kind for h in model.controller_headers.values()},
+    )
+
+
 def make_pipeline(
     compiled: Any,
     our_p4info: p4info_pb2.P4Info,
@@ -197,13 +209,11 @@ def make_pipeline(
     switch_factory: Any,
     workdir: tempfile.TemporaryDirectory[str] | None,
 ) -> Pipeline:
-    from p4sim.server.codec import check_p4info_matches
-
     p4info = our_p4info
     if client_p4info is not None and client_p4info.ByteSize():
         check_p4info_matches(client_p4info, our_p4info)
         p4info = client_p4info
-    maps = build_id_maps(our_p4info, compiled.model)
+    maps = schema_of(our_p4info, compiled.model)
     switch = switch_factory(compiled)
     return Pipeline(
         switch=switch, compiled=compiled, p4info=p4info, maps=maps,

@@ -26,15 +26,13 @@ from concurrent import futures
 from typing import Any
 
 import grpc
-from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError
 
-from p4rtproto import code_pb2, p4info_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
+from p4rtproto import code_pb2, codec, errors, p4info_pb2, p4runtime_pb2, p4runtime_pb2_grpc
+from p4rtproto.errors import RequestError, invalid
 from p4sim import externs
 from p4sim.model import P4SimError, TableEntry
 from p4sim.runtime.ports import PortSet
-from p4sim.server import codec
-from p4sim.server.codec import RequestError, invalid
 from p4sim.server.pipeline import (
     Pipeline,
     compile_device_config,
@@ -85,12 +83,8 @@ def _reject_malformed(fn: Any, streaming: bool = False) -> Any:
     return unary
 
 
-def _status_code(name: str) -> grpc.StatusCode:
-    return getattr(grpc.StatusCode, name, grpc.StatusCode.UNKNOWN)
-
-
-def _rpc_code(name: str) -> int:
-    return code_pb2.Code.Value(name) if name in code_pb2.Code.keys() else code_pb2.UNKNOWN
+_status_code = errors.grpc_code
+_rpc_code = errors.rpc_code
 
 
 def _error_of(exc: BaseException) -> RequestError:
@@ -571,14 +565,21 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 p = self._need_pipeline()
                 if request.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
                     raise RequestError("UNIMPLEMENTED", "p4sim supports only CONTINUE_ON_ERROR atomicity")
-                results: list[RequestError | None] = []
+                # the batch is applied whole under the lock: a Read sees all of it or none
+                updates = request.updates
+                results: list[RequestError | None] = [None] * len(updates)
                 failed = False
-                for update in request.updates:
+                write_te, apply = self._write_table_entry, self._apply_update
+                for i, update in enumerate(updates):
                     try:
-                        self._apply_update(p, update)
-                        results.append(None)
+                        entity = update.entity
+                        utype = update.type
+                        if utype and entity.WhichOneof("entity") == "table_entry":  # the bulk of a batch
+                            write_te(p, utype, entity.table_entry)
+                        else:
+                            apply(p, update)
                     except Exception as exc:
-                        results.append(_error_of(exc))
+                        results[i] = _error_of(exc)
                         failed = True
         except Exception as exc:
             self._abort(context, _error_of(exc))
@@ -588,21 +589,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         return p4runtime_pb2.WriteResponse()
 
     def _abort_batch(self, context: grpc.ServicerContext, results: list[RequestError | None]) -> None:
-        status = status_pb2.Status(code=code_pb2.UNKNOWN, message="write failed for some updates")
-        budget = 8192  # clients cap trailers (16 KiB by default in gRPC): later errors keep only their code
-        for r in results:
-            err = p4runtime_pb2.Error(canonical_code=code_pb2.OK)
-            if r is not None:
-                err.canonical_code = _rpc_code(r.code)
-                if budget > 0:
-                    err.message = r.message
-                    budget -= len(r.message)
-            detail = any_pb2.Any()
-            detail.Pack(err)
-            status.details.append(detail)
-        if len(results) == 1 and results[0] is not None:
-            status.message = results[0].message
-        context.set_trailing_metadata((("grpc-status-details-bin", status.SerializeToString()),))
+        status = errors.write_status(results)
+        context.set_trailing_metadata(((errors.STATUS_DETAILS_KEY, status.SerializeToString()),))
         context.abort(grpc.StatusCode.UNKNOWN, status.message)
 
     # Entity oneof name -> (its write handler, its read handler); extern entities
@@ -1030,23 +1018,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         """The packet_out controller header a PacketOut's metadata makes (RequestError if
         a field is unknown, repeated, out of range or missing)."""
         hdr = p.maps.packet_out
-        if hdr is None:
-            if metadata:
-                raise invalid("the program has no packet_out controller header")
-            return b""
-        fields = hdr.by_id()
-        values: dict[int, int] = {}
-        for mid, mval in metadata:
-            f = fields.get(mid)
-            if f is None:
-                raise invalid(f"packet_out has no metadata id {mid}")
-            if mid in values:
-                raise invalid(f"packet_out metadata {f.name!r} given twice")
-            values[f.id] = codec.to_int(mval, f.bitwidth, f"packet_out metadata {f.name!r}")
-        missing = [f.name for f in hdr.fields if f.id not in values]
-        if missing:  # the spec wants every field (BMv2 zero-fills them; PI marks that a TODO)
-            raise invalid(f"packet_out metadata missing: {', '.join(missing)}")
-        return codec.pack_header(hdr.fields, values)
+        values = codec.decode_packet_metadata(hdr, metadata, "packet_out")
+        return codec.pack_header(hdr.fields, values) if hdr is not None else b""
 
     def _digest_ack(self, ack: Any) -> None:
         with self._lock:
@@ -1061,14 +1034,8 @@ class _StreamAbort(Exception):
         self.code, self.message = code, message
 
 
-def _replica_port(r: Any) -> int:
-    if r.WhichOneof("port_kind") == "port":
-        return int.from_bytes(r.port, "big") if r.port else 0
-    return r.egress_port
-
-
-def _replicas(entry: Any) -> list[tuple[int, int]]:
-    return [(_replica_port(r), r.instance) for r in entry.replicas]
+_replica_port = codec.replica_port
+_replicas = codec.replicas
 
 
 def p4info_text(p4info: p4info_pb2.P4Info) -> str:

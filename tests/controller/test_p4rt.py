@@ -1,4 +1,4 @@
-"""controller.p4rt: the connection (fails fast, waits for the server on close, keeps large error trailers,
+"""p4rtproto.client: the connection (fails fast, waits for the server on close, keeps large error trailers,
 TLS and mutual TLS) and the `rocelab` target flags."""
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from controller.p4rt import Connection, P4RuntimeError, tls_credentials
 from controller.targets import from_p4
 from p4rtproto import p4runtime_pb2
+from p4rtproto.client import Connection, tls_credentials
+from p4rtproto.errors import P4RuntimeError
 from p4sim.runtime.ports import PortSet
 from p4sim.server import P4RuntimeServer
 

@@ -19,9 +19,9 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-# Entering a namespace and packet sockets live with the P4Runtime target's AF_PACKET ports;
-# re-exported here for labs and tests.
-from controller.targets.afpacket import entered, packet_socket, recv_frame  # noqa: F401
+# Entering a namespace and packet sockets live in p4rtproto.afpacket (the one AF_PACKET
+# module); re-exported here for labs and tests.
+from p4rtproto.afpacket import entered, packet_socket, recv_frame  # noqa: F401
 
 IFNAMSIZ = 15  # Linux interface names: at most 15 characters
 _PREFIX = "rl"

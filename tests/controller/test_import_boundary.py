@@ -1,0 +1,67 @@
+"""The controller and the labs reach p4sim through one door: controller/targets/p4sim.py.
+Everything else stands on p4rtproto (the shared P4Runtime layer), so the controller drives a
+P4Runtime switch without the embedded target installed, and p4sim can change inside without
+the controller noticing."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DOOR = ROOT / "controller" / "targets" / "p4sim.py"
+
+
+def _is_p4sim(name: str | None) -> bool:
+    return name is not None and (name == "p4sim" or name.startswith("p4sim."))
+
+
+def p4sim_imports(source: str, filename: str = "<string>") -> list[int]:
+    """Lines of `source` that import p4sim: import statements (absolute; a relative `.p4sim`
+    is the door itself), and importlib.import_module / __import__ of a literal name."""
+    lines = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if isinstance(node, ast.Import):
+            if any(_is_p4sim(a.name) for a in node.names):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0 and _is_p4sim(node.module):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.Call) and node.args:
+            fn = node.func
+            name = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+            arg = node.args[0]
+            if name in ("import_module", "__import__") and isinstance(arg, ast.Constant) \
+                    and isinstance(arg.value, str) and _is_p4sim(arg.value):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_only_the_p4sim_target_imports_p4sim() -> None:
+    offenders = []
+    for top in ("controller", "lab"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            if path == DOOR:
+                continue
+            for line in p4sim_imports(path.read_text(), str(path)):
+                offenders.append(f"{path.relative_to(ROOT)}:{line}")
+    assert offenders == [], "import p4sim only in controller/targets/p4sim.py: " + ", ".join(offenders)
+
+
+def test_the_door_is_real() -> None:
+    """The rule is not vacuous: the door imports p4sim, and the scan sees it."""
+    assert p4sim_imports(DOOR.read_text(), str(DOOR))
+
+
+def test_the_scan_sees_every_form() -> None:
+    """What a broken scan would miss: each form is caught, and look-alikes are not."""
+    caught = ["import p4sim", "import p4sim.model as m", "from p4sim import model",
+              "from p4sim.server.pipeline import make_device_config",
+              "def f():\n    from p4sim.runtime.tm import wire_bytes",
+              "import importlib\nimportlib.import_module('p4sim.runtime.switch')", "__import__('p4sim')",
+              "import os, p4sim.stf"]
+    for src in caught:
+        assert p4sim_imports(src), src
+    for src in ["from .p4sim import P4SimTarget", "from controller.targets.p4sim import P4SimTarget",
+                "import p4simulator", "from p4rtproto import codec", "x = 'p4sim'"]:
+        assert not p4sim_imports(src), src
