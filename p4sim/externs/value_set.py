@@ -22,17 +22,18 @@ from .base import Extern
 
 def _meta(p: Any, vsid: int) -> Any:
     """The value set with P4Info id `vsid`, as a one-field TableMeta for codec.decode_match."""
-    from p4sim.server import codec
+    from p4rtproto.errors import RequestError
+    from p4rtproto.schema import FieldInfo, TableMeta
 
     vs = next((v for v in p.maps.p4info.value_sets if v.preamble.id == vsid), None)
     if vsid == 0 or vs is None:
-        raise codec.RequestError("NOT_FOUND", f"no value set with id {vsid}")
+        raise RequestError("NOT_FOUND", f"no value set with id {vsid}")
     from p4sim.p4info import MATCH_TYPES
 
     kinds = {v: k for k, v in MATCH_TYPES.items()}
-    fields = {m.id: codec.FieldInfo(m.id, m.name or "value", m.bitwidth,
+    fields = {m.id: FieldInfo(m.id, m.name or "value", m.bitwidth,
                                     kinds.get(m.match_type, m.other_match_type or "unknown")) for m in vs.match}
-    meta = codec.TableMeta(id=vsid, name=vs.preamble.name, fields=fields, action_ids={}, requires_priority=False,
+    meta = TableMeta(id=vsid, name=vs.preamble.name, fields=fields, action_ids={}, requires_priority=False,
                            const_default=False, const_entries=False,
                            n_exact=sum(f.match_kind == "exact" for f in fields.values()))
     return vs, meta
@@ -65,18 +66,18 @@ class ValueSet(Extern):
         return f"value_set {info.name} size {info.size}"
 
     def write(self, svc: Any, p: Any, utype: int, entity: str, vse: Any) -> None:
-        from p4rtproto import p4runtime_pb2
-        from p4sim.server import codec
+        from p4rtproto import codec, p4runtime_pb2
+        from p4rtproto.errors import RequestError, invalid
 
         vs, meta = _meta(p, vse.value_set_id)
         name = vs.preamble.name
         if utype != p4runtime_pb2.Update.MODIFY:
-            raise codec.invalid(f"value set {name}: only MODIFY is allowed")
+            raise invalid(f"value set {name}: only MODIFY is allowed")
         if len(meta.fields) != 1:
-            raise codec.RequestError("UNIMPLEMENTED", f"value set {name}: p4sim takes value sets of one field"
+            raise RequestError("UNIMPLEMENTED", f"value set {name}: p4sim takes value sets of one field"
                                      f" (this one has {len(meta.fields)})")
         if len(vse.members) > vs.size:
-            raise codec.RequestError("RESOURCE_EXHAUSTED", f"value set {name} holds at most {vs.size} members,"
+            raise RequestError("RESOURCE_EXHAUSTED", f"value set {name} holds at most {vs.size} members,"
                                      f" the request gives {len(vse.members)}")
         (finfo,) = meta.fields.values()
         full = (1 << finfo.bitwidth) - 1
@@ -85,8 +86,8 @@ class ValueSet(Extern):
             plain = codec.plain_from_proto(p4runtime_pb2.TableEntry(match=member.match))
             try:
                 m = codec.decode_match(meta, plain.matches).get(finfo.name)
-            except codec.RequestError as e:  # the table codec's words, for a value set
-                raise codec.RequestError(e.code, e.message.replace(f"table {name}", f"value set {name}", 1)) from None
+            except RequestError as e:  # the table codec's words, for a value set
+                raise RequestError(e.code, e.message.replace(f"table {name}", f"value set {name}", 1)) from None
             if m is None:  # an omitted ternary/lpm/optional field: matches every value
                 members.append((0, 0))
             elif isinstance(m, (Exact, Optional_)):
@@ -96,12 +97,11 @@ class ValueSet(Extern):
             elif isinstance(m, Lpm):
                 members.append((m.value, full ^ ((1 << (finfo.bitwidth - m.prefix_len)) - 1)))
             else:
-                raise codec.RequestError("UNIMPLEMENTED", f"value set {name}: a range member is not a value/mask")
+                raise RequestError("UNIMPLEMENTED", f"value set {name}: a range member is not a value/mask")
         p.switch.value_set_set(name, members)
 
     def read(self, svc: Any, p: Any, entity: str, req: Any) -> Any:
-        from p4rtproto import p4runtime_pb2
-        from p4sim.server import codec
+        from p4rtproto import codec, p4runtime_pb2
 
         ids = [req.value_set_id] if req.value_set_id else [v.preamble.id for v in p.maps.p4info.value_sets]
         for vsid in ids:
