@@ -141,8 +141,8 @@ class LiveSwitch:
         import shutil
         import sys
 
-        from controller.testing import netns
-        from controller.testing.switches import SwitchProcess, free_port, interface_args, wait_ready
+        from controller.targets import netns
+        from controller.targets.switches import SwitchProcess, free_port, interface_args, wait_ready
 
         self.port = free_port()
         self.addr = f"127.0.0.1:{self.port}"
