@@ -1,7 +1,8 @@
 """Fabric (controller/fabric): a 2-spine leaf-spine with a cross-leaf permutation of
 line-rate WRITEs at 10 Gb/s for 1 ms virtual: wall time and frames (switch ingress passes)
 per wall second; wall time for 2, 4, 8, 16 hosts (it should grow no faster than the number
-of frames); and sweep throughput on 1 vs 2 local Dask workers."""
+of frames: the wall and CPU time per frame, best of two runs, and their ratio to the 2-host
+figure); and sweep throughput on 1 vs 2 local Dask workers."""
 
 from __future__ import annotations
 
@@ -35,15 +36,20 @@ def _fabric_run(hosts: int) -> tuple[float, float, int, float]:
 def run(argv: list[str]) -> None:
     quick = "--quick" in argv
     sizes = [2, 4] if quick else [2, 4, 8, 16]
-    base = None
+    repeats = 1 if quick else 2  # best of: the machine is shared, one run can be slowed
+    base: tuple[float, float] | None = None
     for n in sizes:
-        wall, cpu, frames, good = _fabric_run(n)
-        per = cpu / frames if frames else 0.0
-        base = base or per
+        runs = [_fabric_run(n) for _ in range(repeats)]
+        wall = min(r[0] for r in runs)
+        cpu = min(r[1] for r in runs)
+        frames, good = runs[0][2], runs[0][3]
+        assert all(r[2] == frames for r in runs), "a fabric run is deterministic"
+        w_per, c_per = wall / frames, cpu / frames
+        base = base or (w_per, c_per)
         print(f"{n:2} hosts, {VIRTUAL_NS / 1e6:g} ms virtual: {wall:6.2f} s wall, {cpu:6.2f} s CPU, "
-              f"{frames:7} frames, {frames / wall:8,.0f} frames/s wall, {frames / cpu:8,.0f} "
-              f"frames/CPU-s, {per * 1e6:6.1f} CPU-us/frame ({per / base:.2f}x the 2-host "
-              f"cost); {good:.1f} Gb/s delivered")
+              f"{frames:7} frames, {frames / wall:8,.0f} frames/s wall; per frame "
+              f"{w_per * 1e6:6.1f} us wall ({w_per / base[0]:.2f}x the 2-host figure), "
+              f"{c_per * 1e6:6.1f} us CPU ({c_per / base[1]:.2f}x); {good:.1f} Gb/s delivered")
     from controller.fabric import sweep
 
     pts = sweep.points("deadlock", sweep.parse_sets("deadlock", ["flows=3,4", "watchdog=0,1"]))

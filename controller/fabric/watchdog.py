@@ -192,7 +192,7 @@ class PfcWatchdog:
         src = peer[0] if peer else sw
         mac = (self.fab.topo.hosts[src].mac if src in self.fab.topo.hosts
                else self.fab.topo.switches[sw].port_mac(port))
-        self.fab.targets[sw].send(port, pfc_frame(mac, {c: 0}))
+        self.fab.send_raw(sw, port, pfc_frame(mac, {c: 0}))
 
     def counters(self) -> dict[str, int]:
         """Telemetry: totals and the number of queues now in the storm state."""

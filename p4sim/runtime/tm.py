@@ -69,6 +69,7 @@ def wire_bytes(frame_len: int, overhead: int = WIRE_OVERHEAD_BYTES) -> int:
     """Bytes of line time a frame of `frame_len` bytes (no FCS) takes on an Ethernet link."""
     return frame_len + overhead
 NS_PER_S = 1_000_000_000
+_STALE = object()  # TrafficManager._best: to be recomputed
 
 
 @dataclass
@@ -159,6 +160,14 @@ class TrafficManager:
         self._order: tuple[int, ...] = tuple(order if priority_order == "low_first" else reversed(order))
         self._ports: dict[int, _PortState] = {}
         self._active: set[int] = set()  # ports with queued packets
+        # Selection caches (they change which work is done, never which packet leaves):
+        # each active port's next start time (absent: recompute), and the earliest
+        # (time, port) over the active ports (_STALE: recompute; None: nothing queued).
+        # A port's next start depends only on its queue heads' enqueue times, its pause
+        # timers and busy_until, so it is dropped (_touch) whenever one of those changes:
+        # an enqueue, a departure, a pause frame.
+        self._start: dict[int, int] = {}
+        self._best: tuple[int, int] | None | object = None
         self._departed: list[QueuedPacket] = []
         self._now = 0  # latest time the queues have been advanced to
         self.bad_priority_drops = 0
@@ -237,6 +246,8 @@ class TrafficManager:
             length = pkt.length
             tx = 0 if state.bits_per_s is None and state.pps is None else self._tx_ns(state, length)
             state.busy_until = now_ns + tx
+            if port in self._active:  # its other priorities now wait for busy_until
+                self._touch(port)
             state.tx_bytes += length
             pkt.deq_timedelta = 0
             pkt.deq_qdepth = state.depth_total() if port_scope else 0
@@ -247,7 +258,9 @@ class TrafficManager:
         pkt.enq_timestamp = now_ns
         pkt.enq_qdepth = len(queue) if self.depth_scope == "queue" else state.depth_total()
         queue.append(pkt)
-        self._active.add(pkt.egress_port)
+        self._active.add(port)
+        if len(queue) == 1:  # a new head (a packet behind another changes no start time)
+            self._touch(port)
         state.enqueued[pkt.priority] += 1
         if len(queue) > state.max_depth[pkt.priority]:
             state.max_depth[pkt.priority] = len(queue)
@@ -258,14 +271,10 @@ class TrafficManager:
 
     def next_departure(self) -> int | None:
         """Earliest time at which some queued packet can leave, or None when all are empty."""
-        best: int | None = None
-        for port in self._active:
-            t = self._port_next_start(self._ports[port])
-            if t is not None and (best is None or t < best):
-                best = t
-        if best is not None and best < self._now:
-            best = self._now
-        return best
+        best = self._earliest()
+        if best is None:
+            return None
+        return best[0] if best[0] >= self._now else self._now
 
     def dequeue(self, now_ns: int) -> list[QueuedPacket]:
         """Every packet that left its queue by `now_ns`, in the order they left."""
@@ -300,6 +309,8 @@ class TrafficManager:
                 duration = _div_round(q * PAUSE_QUANTUM_BITS * NS_PER_S, speed)
                 state.paused_until[prio] = now_ns + duration
                 state.paused_ns[prio] += duration
+        if port in self._active:
+            self._touch(port)
         self._advance(now_ns)
 
     # ------------------------------------------------------------ observation
@@ -366,15 +377,56 @@ class TrafficManager:
         return max(queue[0].enq_timestamp, state.paused_until[prio], state.busy_until)
 
     def _port_next_start(self, state: _PortState) -> int | None:
+        """max(head's enqueue time, its pause timer, busy_until), the earliest over the
+        port's non-empty priority queues (what _eligible_at gives, without the scan)."""
         best: int | None = None
-        for prio in range(NUM_PRIORITIES):
-            t = self._eligible_at(state, prio)
-            if t is not None and (best is None or t < best):
-                best = t
-        return best
+        paused = state.paused_until
+        for prio, queue in enumerate(state.queues):
+            if queue:
+                e = queue[0].enq_timestamp
+                p = paused[prio]
+                if p > e:
+                    e = p
+                if best is None or e < best:
+                    best = e
+        if best is None:
+            return None
+        return best if best > state.busy_until else state.busy_until
+
+    def _touch(self, port: int) -> None:
+        """The port's next start may have changed: forget it and the overall earliest."""
+        self._start.pop(port, None)
+        self._best = _STALE
+
+    def _earliest(self) -> tuple[int, int] | None:
+        """(time, port) of the earliest next start over the active ports, lowest port first
+        on a tie (the order _advance serves them in); None when nothing is queued."""
+        best = self._best
+        if best is not _STALE:
+            return best  # type: ignore[return-value]
+        out: tuple[int, int] | None = None
+        start = self._start
+        for port in self._active:
+            t = start.get(port)
+            if t is None:
+                t = self._port_next_start(self._ports[port])
+                if t is None:  # cannot happen: an active port has a packet
+                    continue
+                start[port] = t
+            if out is None or t < out[0] or (t == out[0] and port < out[1]):
+                out = (t, port)
+        self._best = out
+        return out
 
     def _pick(self, state: _PortState, t: int) -> int | None:
         """The priority the scheduler serves at time t (packets eligible by then)."""
+        if self.scheduler == "strict":  # the first non-empty queue in service order
+            queues, paused = state.queues, state.paused_until
+            for p in self._order:
+                q = queues[p]
+                if q and q[0].enq_timestamp <= t and paused[p] <= t and state.busy_until <= t:
+                    return p
+            return None
         eligible = [p for p in self._order if (e := self._eligible_at(state, p)) is not None and e <= t]
         if not eligible:
             return None
@@ -398,14 +450,10 @@ class TrafficManager:
         if now_ns > self._now:
             self._now = now_ns
         while True:
-            best_t: int | None = None
-            best_port: int | None = None
-            for port in sorted(self._active):
-                t = self._port_next_start(self._ports[port])
-                if t is not None and t <= now_ns and (best_t is None or t < best_t):
-                    best_t, best_port = t, port
-            if best_t is None or best_port is None:
+            best = self._earliest()
+            if best is None or best[0] > now_ns:
                 return
+            best_t, best_port = best
             state = self._ports[best_port]
             prio = self._pick(state, best_t)
             if prio is None:  # cannot happen: best_t is an eligibility time
@@ -421,6 +469,7 @@ class TrafficManager:
             pkt.tx_start_ns = best_t  # type: ignore[attr-defined]
             pkt.tx_end_ns = best_t + tx  # type: ignore[attr-defined]
             self._departed.append(pkt)
+            self._touch(best_port)
             if not state.depth_total():
                 self._active.discard(best_port)
 
