@@ -38,7 +38,7 @@ class CallChecker:
 
     def table_of(self, e: ast.Expression, scope: Scope) -> Sym:
         if isinstance(e, ast.Name):
-            sym = scope.resolve(e.name, e, top_level=e.top_level)
+            sym = self.names[id(e)] = scope.resolve(e.name, e, top_level=e.top_level)  # type: ignore[attr-defined]
             if sym.kind == "table":
                 return sym
         raise err("expected a table", e)
@@ -137,7 +137,8 @@ class CallChecker:
             raise err(f"{ot.show()} has no method '{m}'", callee)
         if not isinstance(callee, ast.Name):
             raise unsupported("this call form", c)
-        sym = scope.resolve(callee.name, callee, top_level=callee.top_level)
+        sym = self.names[id(callee)] = scope.resolve(callee.name, callee,  # type: ignore[attr-defined]
+                                                    top_level=callee.top_level)
         if sym.kind in ("action", "function"):
             return self.callable_call(sym, c, scope, ctx)
         if sym.kind == "extern_fn":
@@ -147,6 +148,7 @@ class CallChecker:
     def apply_call(self, c: ast.MethodCall, base: ast.Expression, scope: Scope, ctx: Ctx) -> Val:
         bsym = scope.resolve(base.name, base, top_level=base.top_level) if isinstance(base, ast.Name) else None
         if bsym is not None:
+            self.names[id(base)] = bsym  # type: ignore[attr-defined]
             base.checked_type = bsym.type or TNamedBlock(bsym.kind, bsym.name)
         if bsym is not None and bsym.kind == "table":
             return Val(TNamedBlock("apply_result", bsym.name))
@@ -257,7 +259,8 @@ class CallChecker:
                 if not isinstance(case.label, ast.DefaultKeyset):
                     if not isinstance(case.label, ast.Name):
                         raise err("action_run case labels are action names", case.label)
-                    asym = scope.resolve(case.label.name, case.label)
+                    asym = self.names[id(case.label)] = scope.resolve(  # type: ignore[attr-defined]
+                        case.label.name, case.label)
                     if not any(x is asym for x in syms):
                         raise err(f"action '{case.label.name}' is not an action of the table", case.label)
                 if case.body is not None:
