@@ -73,6 +73,8 @@ def pack(values, widths) -> bytes:
 
 def csum_fold(s: int) -> int:
     """Ones' complement of the folded 16-bit ones' complement sum (Internet checksum)."""
-    while s >> 16:
+    while s >> 32:  # only sums of more than 65,537 words; every header checksum skips this
         s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
+    # below 2**32 two folds always suffice: the first leaves at most 0x1fffe, the second at most 0xffff
+    s = (s & 0xFFFF) + (s >> 16)
+    return ~((s & 0xFFFF) + (s >> 16)) & 0xFFFF

@@ -82,6 +82,16 @@ def test_check_accepts_roce_switch_and_types_every_expression(monkeypatch):
                and n.checked_type is None and id(n) not in skip]
     assert main_file.endswith("roce_switch.p4")
     assert not untyped, [f"{n.span}: {type(n).__name__}" for n in untyped[:5]]
+    # every name is resolved, and what it resolves to is recorded (annotation arguments and
+    # the accept/reject states are not names)
+    anns = {id(y) for d in mine for n in ast.walk(d) if isinstance(n, ast.Annotated)
+            for a in n.annotations for y in ast.walk(a)}
+    names = [n for d in mine for n in ast.walk(d) if isinstance(n, ast.Name)
+             and id(n) not in anns and n.name not in ("accept", "reject")]
+    unresolved = [f"{n.span}: {n.name}" for n in names if id(n) not in cp.names]
+    assert len(names) > 300 and not unresolved, unresolved[:5]
+    hdr = next(n for n in names if n.name == "hdr")
+    assert cp.names[id(hdr)].kind == "var" and cp.names[id(hdr)].type is cp.hdr_type
     # what lowering reads: constants folded, error codes, resolved types of written types
     assert cp.errors["NoError"] == 0 and "HeaderTooShort" in cp.errors
     sm = cp.std_meta_type
@@ -190,3 +200,33 @@ def test_bare_mark_to_drop_needs_standard_metadata_at_the_call(tmp_path, monkeyp
     with pytest.raises(P4Unsupported, match="no standard_metadata is in scope") as ei:
         check_only(bad, monkeypatch)
     assert src.splitlines()[ei.value.span.line - 1].strip().startswith("action drop_old()")
+
+
+# instantiated twice with different constructor arguments: one node, two types (see above)
+_PER_INSTANCE = {"rt_ctor_width_per_instance"}
+
+
+def test_lowering_agrees_with_check_on_every_expression_type(monkeypatch):
+    """Lowering still derives each expression's type while it writes the code; on every
+    expression of the corpus and of roce_switch.p4 that type is the one check recorded,
+    so what lowering translates is what check accepted (and a mismatch is caught here)."""
+    import p4sim.lower.codegen as cg
+
+    found: list = []
+    monkeypatch.setattr(cg.Compiler, "type_mismatches", found)
+    progs = [(p, ()) for p in RUN if p.stem not in _PER_INSTANCE] + [(P4SRC / "roce_switch.p4", [P4SRC])]
+    seen = 0
+    for path, inc in progs:
+        cp = check(parsed(path, inc))
+        cg.Compiler(cp, str(path)).compile()
+        seen += 1
+    assert seen == len(progs) > 100
+    assert not found, [f"{e.span}: {type(e).__name__} check {a} lower {b}" for e, a, b in found[:5]]
+    # the comparison sees a wrong type (negative control: one program, one type forged)
+    cp = check(parsed(RUN[0]))
+    victim = next(n for d in cp.program.declarations for n in ast.walk(d)
+                  if isinstance(n, ast.Expression) and isinstance(n.checked_type, TBits)
+                  and d.span.file == cp.program.main_file)
+    victim.checked_type = TBits(victim.checked_type.width + 1)
+    cg.Compiler(cp, str(RUN[0])).compile()
+    assert [e for e, _, _ in found] == [victim] * len(found) and found

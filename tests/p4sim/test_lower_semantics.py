@@ -209,3 +209,22 @@ def test_for_loop_cap_drops_the_packet_and_logs(tmp_path, monkeypatch):
     assert any("for loop at" in m and "50 iterations" in m for m in sw.log), sw.log
     sw.send(0, frame(a=201))                        # 27 steps to 255: under the cap
     assert data_of(sw.receive()[0].data)[:2] == (201, 27)
+
+
+def test_csum_fold_matches_the_folding_loop():
+    """rt.csum_fold folds twice below 2**32 and loops above: the same value as folding until
+    nothing carries, on the edges of each fold (0xffff, 0x1fffe, 2**32 - 1) and random sums."""
+    import random
+
+    from p4sim.lower.rt import csum_fold
+
+    def reference(s: int) -> int:
+        while s >> 16:
+            s = (s & 0xFFFF) + (s >> 16)
+        return ~s & 0xFFFF
+
+    rng = random.Random(7)
+    cases = [0, 1, 0xFFFF, 0x10000, 0x1FFFE, 0x1FFFF, 0xFFFEFFFF, 0xFFFF0000, 2**32 - 1, 2**32, 2**48 - 1]
+    cases += [rng.getrandbits(rng.choice((17, 20, 24, 32, 40, 64))) for _ in range(5000)]
+    for s in cases:
+        assert csum_fold(s) == reference(s), hex(s)
