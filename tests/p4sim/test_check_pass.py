@@ -230,3 +230,22 @@ def test_lowering_agrees_with_check_on_every_expression_type(monkeypatch):
     victim.checked_type = TBits(victim.checked_type.width + 1)
     cg.Compiler(cp, str(RUN[0])).compile()
     assert [e for e, _, _ in found] == [victim] * len(found) and found
+
+
+def test_what_check_let_through_is_a_located_internal_error(tmp_path):
+    """Lowering never reports a user's error; if it meets something check should have
+    refused (here a statement forged into the tree after checking) it says so, located,
+    as one P4SourceError line, not a traceback."""
+    import p4sim.lower.codegen as cg
+
+    path = program(tmp_path, ig="        hdr.data.a = 1;")
+    cp = check(parsed(path))
+    ig = next(d for d in cp.program.declarations if isinstance(d, ast.ControlDecl) and d.name == "IG")
+    stmt = ig.apply.statements[-1]
+    ig.apply.statements[-1] = ast.Unsupported("forged", span=stmt.span)
+    with pytest.raises(cg.LoweringError) as ei:
+        cg.Compiler(cp, path).compile()
+    e = ei.value
+    assert not isinstance(e, P4Unsupported)
+    assert e.headline().startswith(f"{path}:{stmt.span.line}:{stmt.span.column}: error: internal error")
+    assert "\n" not in e.headline()
