@@ -124,6 +124,24 @@ def test_body_errors_found_by_check_alone(tmp_path, monkeypatch, ig, fragment):
     assert ei.value.span.file.endswith("prog.p4")
 
 
+@pytest.mark.parametrize("local, fragment", [
+    ("packet_out() po;", "packet_out declares no constructor"),
+    ("counter(32w8) c;", "counter's constructor takes 2 arguments, 1 given"),
+    ("counter(32w8, CounterType.packets) c; action a() { c.count(8w1); }", "cannot assign bit<8> to bit<32>"),
+    ("register<bit<8>>(4) r; action a() { r.write(0, 16w1); }", "cannot assign bit<16> to bit<8>"),
+    ("register<bit<8>>(4) r; action a() { r.read(8w1, 0); }", "this expression cannot be assigned to"),
+    ("action a() { clone(CloneType.I2E); }", "clone takes 2 arguments, 1 given"),
+    ("action a() { hash(hdr.data.a, HashAlgorithm.crc16, 8w0, { hdr.data.a }); }", "hash takes 5 arguments"),
+])
+def test_extern_uses_checked_against_their_declarations(tmp_path, monkeypatch, local, fragment):
+    """Extern instances and calls are typed from arch/v1model.p4's declarations (the
+    constructor, the method's and function's parameters with their type parameters bound)."""
+    path = program(tmp_path, ig_locals="    " + local)
+    with pytest.raises(P4SourceError) as ei:
+        check_only(path, monkeypatch)
+    assert fragment in ei.value.reason, ei.value.headline()
+
+
 def test_bad_const_entry_and_unused_action_found_by_check_alone(tmp_path, monkeypatch):
     locals_ = """
     action a(bit<8> v) { hdr.data.b = v; }
