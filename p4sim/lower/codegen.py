@@ -35,8 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from p4sim import externs as registry
-from p4sim.check import CheckedProgram
+from p4sim.check import CheckedProgram, ctor_args
 from p4sim.check.blocks import key_text
+from p4sim.check.calls import positional_call
 from p4sim.check.controlplane import field_ids
 from p4sim.check.names import Scope, Sym
 from p4sim.check.types import (
@@ -208,6 +209,7 @@ class Compiler:
     def __init__(self, checked: CheckedProgram, source: str):
         self.checked = checked
         self.program = checked.program
+        self.ctor_arg_names = ctor_args.constructor_arg_names(self.program)  # as the checker named them
         self.source = source
         self.g = checked.g
         self.errors: dict[str, int] = checked.errors
@@ -985,6 +987,9 @@ class Compiler:
     # ------------------------------------------------------------------ instances
 
     def instantiation(self, d: ast.Instantiation, scope: Scope, fn: _Fn, prefix: str) -> None:
+        before, d = ctor_args.move(d, self.ctor_arg_names)  # `Outer(Inner()) o;` (p4sim.check.ctor_args)
+        for inst in before:
+            self.instantiation(inst, scope, fn, prefix)
         t = self.resolve_type(d.type, scope)
         name = self.cp_name(prefix, d)
         if isinstance(t, TNamedBlock) and t.kind == "control_decl":
@@ -1850,31 +1855,9 @@ class Compiler:
         return rv
 
     def positional_call(self, c: ast.MethodCall, scope: Scope) -> ast.MethodCall:
-        """`f(y = 1, x = 2)` of an action or function, as the positional call it stands
-        for (p4c CheckNamedArgs: all arguments named or none, each parameter once)."""
-        if not all(a.name for a in c.args):
-            raise bug("either all arguments are named or none is", c)
-        sym = scope.lookup(c.callee.name) if isinstance(c.callee, ast.Name) else None
-        if sym is None or sym.kind not in ("action", "function") or "overloads" in sym.extra:
-            raise bug("named arguments here (p4sim takes them for actions and functions)", c)
-        params = sym.decl.params  # type: ignore[union-attr]
-        given: dict[str, ast.Argument] = {}
-        for a in c.args:
-            if a.name in given:
-                raise bug(f"argument '{a.name}' is given twice", a)
-            if a.name not in {p.name for p in params}:
-                raise bug(f"{sym.name} has no parameter '{a.name}'", a)
-            given[a.name] = a  # type: ignore[index]
-        args: list[ast.Argument] = []
-        for i, p in enumerate(params):
-            if p.name in given:
-                args.append(ast.Argument(given[p.name].value, span=given[p.name].span))
-            elif p.default is None:
-                raise bug(f"no argument for parameter '{p.name}' of {sym.name}", c)
-            elif any(q.name in given for q in params[i + 1:]):
-                # inline_action takes defaults only for trailing parameters
-                args.append(ast.Argument(p.default, span=c.span))
-        return ast.MethodCall(c.callee, args, c.type_args, span=c.span)
+        """Named arguments as the positional call they stand for (p4sim.check.calls, where
+        the call was checked)."""
+        return positional_call(c, scope)
 
     def static_assert(self, c: ast.MethodCall, scope: Scope) -> V | None:
         """core.p4's `static_assert(check[, message])`: evaluated at compile time; a false
