@@ -9,8 +9,9 @@
     rocelab packet-out --port N HEX [target options]  PacketOut through the program's header
     rocelab packet-in [--timeout S] [target options]  print PacketIns
 
-Target options: --target p4sim|p4runtime|bmv2|hw (default p4sim, in this process),
---grpc-addr HOST:PORT, --device-id N (default 0), --election-id N, --connect-timeout S,
+Target options: --target KIND (default p4sim, in this process; `rocelab apply -h` lists the
+kinds, one module each in controller/targets/kinds/), --grpc-addr HOST:PORT, --device-id N
+(default 0), --election-id N, --connect-timeout S, --p4-artifacts DIR,
 --grpc-ssl [--grpc-ca PEM] [--grpc-cert PEM --grpc-key PEM] (TLS, mutual TLS), --program FILE.p4,
 --p4info FILE --bmv2-json FILE (artifacts compiled by p4c), --port-map 1=veth1,...,
 --no-push (use the pipeline already on the device).
@@ -34,16 +35,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _int_in(lo: int, hi: int, what: str):
-    """argparse type: an integer in lo..hi (out of range is a usage error, not a traceback later)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text, 0)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be an integer, not {text!r}") from None
-        if not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"{what} must be in {lo}..{hi}, not {value}")
-        return value
-    return parse
+    from controller.targets.registry import int_in
+
+    return int_in(lo, hi, what)
 
 
 def _grpc_addr(text: str) -> str:
@@ -53,12 +47,12 @@ def _grpc_addr(text: str) -> str:
     return text
 
 
-def _port_map(text: str) -> dict[int, str]:
-    from controller.targets.p4runtime import parse_port_map
+def _port_map(text: str) -> dict:
+    from controller.targets.config import ConfigError, parse_port_map
 
     try:
         ports = parse_port_map(text)
-    except ValueError as exc:
+    except ConfigError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     bad = [p for p in ports if not 0 <= p <= 511]
     if bad:
@@ -67,50 +61,43 @@ def _port_map(text: str) -> dict[int, str]:
 
 
 def _target_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("target")
-    g.add_argument("--target", default="p4sim", choices=["p4sim", "p4runtime", "p4sim-grpc", "bmv2", "hw"])
+    """The options every kind shares, then each kind's own (controller/targets/kinds/)."""
+    from controller.targets import registry
+
+    g = p.add_argument_group("target", "kinds: " + registry.choices_help())
+    g.add_argument("--target", default="p4sim", choices=registry.names())
     g.add_argument("--grpc-addr", type=_grpc_addr, default=None, help="P4Runtime server HOST:PORT")
-    g.add_argument("--device-id", type=_int_in(0, (1 << 64) - 1, "--device-id"), default=0,
+    g.add_argument("--device-id", type=registry.int_in(0, (1 << 64) - 1, "--device-id"), default=0,
                    help="P4Runtime device id (default 0, as p4sim-switch and simple_switch_grpc)")
-    g.add_argument("--election-id", type=_int_in(1, (1 << 128) - 1, "--election-id"), default=1)
-    g.add_argument("--connect-timeout", type=float, default=5.0, metavar="S",
-                   help="give up on an unreachable server after S seconds (default 5)")
-    g.add_argument("--grpc-ssl", action="store_true", help="TLS to the server (simple_switch_grpc --grpc-server-ssl)")
-    g.add_argument("--grpc-ca", default=None, metavar="PEM", help="CA that signed the server's certificate")
-    g.add_argument("--grpc-cert", default=None, metavar="PEM", help="our certificate, for mutual TLS")
-    g.add_argument("--grpc-key", default=None, metavar="PEM", help="our private key, for mutual TLS")
     g.add_argument("--program", default=None, help="P4 source (default p4src/roce_switch.p4)")
     g.add_argument("--p4info", default=None, help="P4Info (text or binary) compiled by p4c")
     g.add_argument("--bmv2-json", default=None, help="BMv2 JSON compiled by p4c")
-    g.add_argument("--port-map", type=_port_map, default=None, help="switch port to interface: 1=veth1,2=veth2")
+    g.add_argument("--port-map", type=_port_map, default=None,
+                   help="switch port to interface: 1=veth1,2=ns1/veth2")
     g.add_argument("--no-push", action="store_true", help="keep the pipeline already installed")
+    registry.add_options(g.add_argument, "cli")
 
 
 def _open(args):
-    from controller.targets import TargetError, from_artifacts, open_target
+    from controller.targets import DEFAULT_PROGRAM, from_artifacts, registry
+    from controller.targets.config import ConfigError, TargetConfig
 
-    program = args.program
+    program = args.program or DEFAULT_PROGRAM
     if args.p4info or args.bmv2_json:
         if not (args.p4info and args.bmv2_json):
             raise _Usage("--p4info and --bmv2-json go together")
         program = from_artifacts(args.p4info, args.bmv2_json)
-    kind = "p4runtime" if args.grpc_addr and args.target == "p4sim" else args.target
-    if kind != "p4sim" and not args.grpc_addr:
-        raise _Usage(f"--target {kind} needs --grpc-addr HOST:PORT")
-    if args.connect_timeout <= 0:
-        raise _Usage("--connect-timeout must be > 0")
-    credentials = None
-    if args.grpc_ssl or args.grpc_ca or args.grpc_cert or args.grpc_key:
-        from p4rtproto.client import P4RuntimeError, tls_credentials
-
-        try:
-            credentials = tls_credentials(args.grpc_ca, args.grpc_cert, args.grpc_key)
-        except P4RuntimeError as exc:
-            raise TargetError(str(exc), exc.code) from None
-    return open_target(kind, program=program, grpc_addr=args.grpc_addr, device_id=args.device_id,
-                       election_id=args.election_id, port_map=args.port_map or {},
-                       push=not args.no_push, credentials=credentials,
-                       connect_timeout_s=args.connect_timeout)
+    options, explicit = registry.option_values(lambda dest: getattr(args, dest), "cli")
+    cfg = TargetConfig(kind=args.target, grpc_addr=args.grpc_addr, device_id=args.device_id,
+                       port_map=args.port_map or {}, program=program, push=not args.no_push,
+                       options=options)
+    try:
+        kind = registry.check(cfg, explicit, "cli")
+    except ConfigError as exc:
+        raise _Usage(str(exc)) from None
+    if not kind.in_process and not cfg.grpc_addr:  # a command never starts a switch
+        raise _Usage(f"--target {kind.name} needs --grpc-addr HOST:PORT")
+    return kind.open(cfg, kind.program(cfg))
 
 
 class _Usage(Exception):
@@ -342,8 +329,13 @@ def cmd_packet_in(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     from controller.config import ConfigError
     from controller.targets import TargetError
+    from controller.targets.config import ConfigError as TargetConfigError
 
-    parser = build_parser()
+    try:
+        parser = build_parser()  # imports the target kinds: a broken plug-in is one line
+    except TargetConfigError as exc:
+        sys.stderr.write(f"rocelab: {exc}\n")
+        return EXIT_USAGE
     args = parser.parse_args(argv)
     if not args.cmd:
         parser.print_help(sys.stderr)
@@ -356,6 +348,9 @@ def main(argv: list[str] | None = None) -> int:
           "list": cmd_list, "experiment": cmd_experiment, "packet-out": cmd_packet_out, "packet-in": cmd_packet_in}[args.cmd]
     try:
         return fn(args)
+    except TargetConfigError as exc:
+        sys.stderr.write(f"rocelab: {exc}\n")
+        return EXIT_USAGE
     except (_Usage, FileNotFoundError, ConfigError, TargetError) as exc:
         code = f" ({exc.code})" if isinstance(exc, TargetError) else ""
         sys.stderr.write(f"rocelab: {exc}{code}\n")

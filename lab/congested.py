@@ -26,6 +26,7 @@ Exit status: 0 when every agent finished (and, with --check, the congestion chec
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -40,16 +41,12 @@ from pathlib import Path
 
 from controller.config import ConfigError, names_from_target
 from controller.fabric.routing import compile_switch, compute_routes, program_switch
-from controller.targets import Target
+from controller.targets import Target, netns, registry
 from controller.targets.base import Program, RegisterQuery, TargetError
-from controller.testing import netns
-from controller.testing.switches import (
-    SwitchProcess,
-    SwitchStartError,
-    bmv2_set_queue_rates,
-    start_bmv2,
-    start_p4sim_switch,
-)
+from controller.targets.config import ConfigError as TargetConfigError
+from controller.targets.config import TargetConfig
+from controller.targets.registry import TargetKind
+from controller.targets.switches import SwitchProcess, SwitchStartError
 
 from .labfile import LabFileError, LabSpec, lab_names, load_lab
 from .run import REPORT_COUNTERS, per_port
@@ -73,6 +70,7 @@ class CongestedLab:
         self.nets: netns.NetnsSet | None = None
         self.mn = None
         self.switches: dict[str, SwitchProcess] = {}
+        self.configs: dict[str, TargetConfig] = {}  # each switch's, to open it with
         self.port_maps: dict[str, dict[int, str]] = {s: {} for s in spec.topology.switches}
         self.host_ns: dict[str, str] = {}
         self.shaping: list[str] = []
@@ -138,18 +136,19 @@ class CongestedLab:
     def port_rates(self, switch: str) -> dict[int, float]:
         return {port: lk.bps for port, (_p, _pp, lk) in self.spec.topology.switch_ports(switch).items()}
 
-    def start_switches(self, kind: str, program: Path) -> None:
-        """Every switch at once (each compiles the program while the others do)."""
-        def start(k: int, s: str) -> SwitchProcess:
-            logs = self.log_dir / s
-            if kind == "p4sim":
-                return start_p4sim_switch(program, self.port_maps[s], device_id=k,
-                                          log_dir=logs, port_rates=self.port_rates(s))
-            return start_bmv2(self.port_maps[s], device_id=k, log_dir=logs)
-
+    def start_switches(self, kind: TargetKind, cfg: TargetConfig) -> None:
+        """Every switch at once (each compiles the program while the others do), each
+        port's egress at its link's rate (BMv2: packets/s at FRAME_BYTES, set once programmed)."""
         names = list(self.spec.topology.switches)
+        for k, s in enumerate(names, start=1):
+            self.configs[s] = dataclasses.replace(cfg, device_id=k, port_rates=self.port_rates(s),
+                                                  rate_frame_bytes=FRAME_BYTES)
+
+        def start(s: str) -> SwitchProcess:
+            return kind.start(self.configs[s], self.port_maps[s], log_dir=self.log_dir / s)
+
         with ThreadPoolExecutor(len(names)) as pool:
-            futures = {s: pool.submit(start, k, s) for k, s in enumerate(names, start=1)}
+            futures = {s: pool.submit(start, s) for s in names}
         errors = []
         for s, f in futures.items():  # keep every one that started, so close() stops it
             try:
@@ -286,24 +285,24 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
     if not ecn:
         policy.pop("ecn", None)
     spec.policy = policy
-    program: Program | None = None  # p4sim-switch loads the program itself when it starts
-    if target_kind != "p4sim":
-        from controller.testing.config import artifacts_program
-
-        if p4_artifacts is None:
-            raise SystemExit("lab.congested: --target bmv2 needs --p4-artifacts DIR (make p4-bmv2)")
-        program = artifacts_program(p4_artifacts)
+    try:
+        kind = registry.switch_kind(target_kind)  # the switch process this kind runs as
+        # A switch that loads the program when it starts needs no push (nor a compile here).
+        cfg = TargetConfig(kind=kind.name, program=program_path, push=not kind.loads_program,
+                           options={"p4_artifacts": p4_artifacts})
+        kind.check(cfg, "lab")
+        program: Program | None = None if kind.loads_program else kind.program(cfg)
+    except TargetConfigError as e:
+        raise SystemExit(f"lab.congested: {e}") from None
     netns.sweep_stale()
     logs = log_dir or Path(tempfile.mkdtemp(prefix="rocelab-lab-"))
     lab = CongestedLab(spec, logs, backend)
     targets: dict[str, Target] = {}
     procs: dict[str, subprocess.Popen] = {}
     try:
-        from controller.targets.p4runtime import P4RuntimeTarget
-
         t0 = time.monotonic()
         phases: dict[str, float] = {}  # wall seconds per step, for the report
-        lab.start_switches(target_kind, program_path)
+        lab.start_switches(kind, cfg)
         phases["switches"] = time.monotonic() - t0
         print(f"lab: {spec.description or spec.topology.name} on {lab.backend}; "
               f"{len(lab.switches)} {target_kind} switches up in {time.monotonic() - t0:.1f} s")
@@ -311,15 +310,10 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
             print(f"  tc {line}")
         routes = compute_routes(spec.topology)
         for s, sw in lab.switches.items():
-            t = P4RuntimeTarget(sw.grpc_addr, sw.device_id)
+            t = kind.open(lab.configs[s], program, sw)  # pushed if needed, BMv2's rates set
             targets[s] = t
-            if program is not None:
-                t.push(program)  # BMv2 starts empty (--no-p4); p4sim-switch already runs it
             prog = compile_switch(spec.topology, s, routes[s], policy, names_from_target(t))
             program_switch(t, prog)
-            if target_kind == "bmv2":
-                bmv2_set_queue_rates(sw, {p: max(1, round(bps / (FRAME_BYTES * 8)))
-                                          for p, bps in lab.port_rates(s).items()})
             print(f"controller: {s}: {len(prog.entities)} entities "
                   f"({', '.join(f'{p} -> port {ps}' for p, ps in routes[s].routes.items())})")
         phases["program"] = time.monotonic() - t0 - sum(phases.values())
@@ -382,7 +376,8 @@ def main(argv: list[str] | None = None) -> int:
                                  description=__doc__.split("\n")[0])
     ap.add_argument("lab", nargs="?", default=DEFAULT_LAB,
                     help=f"a lab file, or one of: {', '.join(lab_names())}")
-    ap.add_argument("--target", choices=["p4sim", "bmv2"], default="p4sim")
+    ap.add_argument("--target", choices=registry.names(lambda k: k.switch_kind is not None),
+                    default="p4sim", help="the switches' target kind (run as processes)")
     ap.add_argument("--backend", choices=["auto", "mininet", "netns"], default="netns",
                     help="who builds hosts and links: our namespaces (default), Mininet, or "
                          "auto (Mininet when it can run here)")

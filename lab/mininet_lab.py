@@ -1,9 +1,9 @@
 """Build a lab topology with Mininet (Debian's `mininet` package), without Open vSwitch.
 
 Mininet gives each host its own network namespace and wires veth pairs; the switch is one
-of our node classes, which start a P4Runtime switch on the switch's interfaces instead of
-an OpenFlow switch: `P4simSwitch` (p4sim-switch) and `Bmv2Switch` (simple_switch_grpc,
-used when it is on PATH). No OpenFlow controller and no ovs-vswitchd are needed.
+our node class, which starts a P4Runtime switch on the switch's interfaces instead of an
+OpenFlow switch: the target kind's own `start` (p4sim-switch, simple_switch_grpc, ...,
+controller/targets/kinds/). No OpenFlow controller and no ovs-vswitchd are needed.
 
 Debian installs Mininet for the system Python 3; `import_mininet()` loads that package into
 our interpreter (it is pure Python; its helper `mnexec` is a separate binary).
@@ -22,8 +22,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-from controller.testing.netns import is_root
-from controller.testing.switches import SwitchProcess, start_bmv2, start_p4sim_switch
+from controller.targets import registry
+from controller.targets.config import TargetConfig
+from controller.targets.netns import is_root
+from controller.targets.switches import SwitchProcess
 
 from .topo import Host, Topology
 
@@ -60,53 +62,37 @@ def mininet_unavailable() -> str | None:
     return None
 
 
-def _node_classes() -> tuple[type, type]:
+def node_class() -> type:
+    """The Mininet switch node class: its data plane is the switch process of a target kind."""
     import_mininet()
     from mininet.node import Switch
 
-    class _P4RuntimeSwitch(Switch):
-        """A Mininet switch node whose data plane is a P4Runtime switch process."""
+    class P4RuntimeSwitch(Switch):
+        """A Mininet switch node running `cfg`'s target kind on its interfaces."""
 
-        kind = ""
-
-        def __init__(self, name: str, program: str | None = None, device_id: int = 1,
+        def __init__(self, name: str, cfg: TargetConfig | None = None,
                      log_dir: str | None = None, **params):
             params.setdefault("dpid", "1")
             super().__init__(name, **params)
-            self.program, self.device_id, self.log_dir = program, device_id, log_dir
+            if cfg is None:
+                raise ValueError(f"{name}: P4RuntimeSwitch needs cfg=TargetConfig(kind=...)")
+            self.cfg, self.log_dir = cfg, log_dir
             self.process: SwitchProcess | None = None
 
         def port_map(self) -> dict[int, str]:
             return {port: intf.name for intf, port in self.ports.items()
                     if intf.name != "lo" and port > 0}
 
+        def start(self, controllers: list) -> None:
+            self.process = registry.get(self.cfg.kind).start(self.cfg, self.port_map(),
+                                                             log_dir=self.log_dir)
+
         def stop(self, deleteIntfs: bool = True) -> None:  # noqa: N803 (Mininet's name)
             if self.process is not None:
                 self.process.close()
             super().stop(deleteIntfs)
 
-    class P4simSwitch(_P4RuntimeSwitch):
-        kind = "p4sim"
-
-        def start(self, controllers: list) -> None:
-            if self.program is None:
-                raise ValueError(f"{self.name}: P4simSwitch needs program=PATH.p4")
-            self.process = start_p4sim_switch(self.program, self.port_map(),
-                                              device_id=self.device_id, log_dir=self.log_dir)
-
-    class Bmv2Switch(_P4RuntimeSwitch):
-        kind = "bmv2"
-
-        def start(self, controllers: list) -> None:
-            self.process = start_bmv2(self.port_map(), device_id=self.device_id,
-                                      log_dir=self.log_dir)
-
-    return P4simSwitch, Bmv2Switch
-
-
-def node_class(kind: str) -> type:
-    p4sim, bmv2 = _node_classes()
-    return {"p4sim": p4sim, "bmv2": bmv2}[kind]
+    return P4RuntimeSwitch
 
 
 class MininetLab:
@@ -119,8 +105,6 @@ class MininetLab:
         self.switch: SwitchProcess | None = None
         self.ports: dict[int, str] = {}
         self._pid = os.getpid()
-        self._kind: str | None = None
-        self._program: str | None = None
 
     def _host_name(self, h: Host) -> str:
         return f"rl{self._pid}h{h.port}"
@@ -128,9 +112,8 @@ class MininetLab:
     def _host_iface(self, h: Host) -> str:
         return f"rl{self._pid}v{h.port}"
 
-    def start_switch(self, kind: str, program: str | Path | None = None,
-                     device_id: int = 1) -> SwitchProcess:
-        """Build the Mininet network with the switch node class for `kind` and start it."""
+    def start_switch(self, cfg: TargetConfig) -> SwitchProcess:
+        """Build the Mininet network with a switch node of kind `cfg.kind` and start it."""
         import_mininet()
         from mininet.log import setLogLevel
         from mininet.net import Mininet
@@ -140,15 +123,13 @@ class MininetLab:
         # Mininet.init() would raise system-wide limits and sysctls (fixLimits); a lab of a
         # few hosts needs none of that, and we leave the machine's settings alone.
         Mininet.inited = True
-        switch_cls = node_class(kind)
+        switch_cls = node_class()
         lab = self
         sname = f"rl{self._pid}s"
 
         class _Topo(Topo):
             def build(self) -> None:
-                s = self.addSwitch(sname, cls=switch_cls,
-                                   program=str(program) if program else None,
-                                   device_id=device_id, log_dir=lab.log_dir)
+                s = self.addSwitch(sname, cls=switch_cls, cfg=cfg, log_dir=lab.log_dir)
                 for h in lab.topology.hosts:
                     # ip=None: no kernel address (the agent owns h.ip, as a RoCE NIC would),
                     # so the kernel never answers RoCE with ICMP port unreachable.

@@ -2,8 +2,8 @@
 
 One namespace per host (`rl<pid>h<i>`) whose `eth0` is one end of a veth pair; the other
 end (`rl<pid>p<port>`) stays in the root namespace without an address and becomes a switch
-port. The switch (p4sim-switch or simple_switch_grpc) runs in the root namespace, so its
-gRPC server is on 127.0.0.1.
+port. The switch (whatever target kind the lab runs: p4sim-switch, simple_switch_grpc, ...)
+runs in the root namespace, so its gRPC server is on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from controller.testing import netns
-from controller.testing.switches import SwitchProcess, start_bmv2, start_p4sim_switch
+from controller.targets import netns, registry
+from controller.targets.config import TargetConfig
+from controller.targets.switches import SwitchProcess
 
 from .topo import Host, Topology
 
@@ -44,17 +45,9 @@ class NetnsLab:
             raise
 
     # -- the switch
-    def start_switch(self, kind: str, program: str | Path | None = None,
-                     device_id: int = 1) -> SwitchProcess:
-        if kind == "p4sim":
-            if program is None:
-                raise ValueError("p4sim-switch needs the P4 program")
-            self.switch = start_p4sim_switch(program, self.ports, device_id=device_id,
-                                             log_dir=self.log_dir)
-        elif kind == "bmv2":
-            self.switch = start_bmv2(self.ports, device_id=device_id, log_dir=self.log_dir)
-        else:
-            raise ValueError(f"unknown switch kind {kind!r} (p4sim, bmv2)")
+    def start_switch(self, cfg: TargetConfig) -> SwitchProcess:
+        """Start the switch of kind `cfg.kind` (one that can start) on the lab's ports."""
+        self.switch = registry.get(cfg.kind).start(cfg, self.ports, log_dir=self.log_dir)
         return self.switch
 
     # -- hosts

@@ -24,11 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from controller.targets import TableEntry, Target, from_p4
+from controller.targets import TableEntry, Target, registry
 from controller.targets.base import Exact, Program
-from controller.telemetry import DROP_REASONS  # cell = port * 16 + reason
-from controller.testing.dataplane import port_cells
-from controller.testing.netns import is_root, sweep_stale
+from controller.targets.config import ConfigError, TargetConfig
+from controller.targets.netns import is_root, sweep_stale
+from controller.telemetry import DROP_REASONS, port_cells  # drops cell = port * 16 + reason
 
 from .topo import TOPOLOGIES, Host, Topology
 
@@ -125,16 +125,15 @@ def run(args: argparse.Namespace) -> int:
     if swept:
         print(f"lab: removed {len(swept)} namespaces/links left by dead runs: {' '.join(swept)}")
     topology = TOPOLOGIES[args.topo]()
-    if args.target == "p4sim":
-        program: Program = from_p4(args.program)
-    else:
-        from controller.testing.config import artifacts_program
-
-        if not args.p4_artifacts:
-            print("lab.run: --target bmv2 needs --p4-artifacts DIR (make p4-bmv2)",
-                  file=sys.stderr)
-            return 2
-        program = artifacts_program(args.p4_artifacts)
+    try:
+        kind = registry.switch_kind(args.target)  # the switch process this kind runs as
+        cfg = TargetConfig(kind=kind.name, program=args.program, device_id=1,
+                           options={"p4_artifacts": args.p4_artifacts})
+        kind.check(cfg, "lab")
+        program: Program = kind.program(cfg)
+    except ConfigError as e:
+        print(f"lab.run: {e}", file=sys.stderr)
+        return 2
 
     # Switch logs: in --log-dir if given; else in a temp dir removed after a clean run and
     # kept (and named) when something failed.
@@ -145,13 +144,10 @@ def run(args: argparse.Namespace) -> int:
     passed = False
     try:
         t0 = time.monotonic()
-        switch = lab.start_switch(args.target, args.program)
+        switch = lab.start_switch(cfg)
         print(f"lab: {topology.description} on {lab.backend}; switch {switch.kind} "
               f"(gRPC {switch.grpc_addr}, ports {lab.ports}) up in {time.monotonic() - t0:.1f} s")
-        from controller.targets.p4runtime import P4RuntimeTarget
-
-        target = P4RuntimeTarget(switch.grpc_addr, switch.device_id)
-        target.push(program)
+        target = kind.open(cfg, program, switch)
         target.write(l2_entries(topology))
         print(f"controller: pushed {program.name}, installed {len(topology.hosts)} L2 entries")
 
@@ -212,13 +208,15 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m lab.run", description=__doc__.split("\n")[0])
-    ap.add_argument("--target", choices=["p4sim", "bmv2"], default="p4sim",
-                    help="switch in the lab: p4sim-switch, or BMv2 simple_switch_grpc")
+    ap.add_argument("--target", default="p4sim",
+                    choices=registry.names(lambda k: k.switch_kind is not None),
+                    help="the lab's switch, as a process: " + "; ".join(
+                        f"{n}: {k.help}" for n, k in registry.kinds().items() if k.switch_kind))
     ap.add_argument("--topo", choices=sorted(TOPOLOGIES), default="pair")
     ap.add_argument("--backend", choices=["auto", "mininet", "netns"], default="auto")
     ap.add_argument("--program", type=Path, default=DEFAULT_PROGRAM)
     ap.add_argument("--p4-artifacts", type=Path, default=None,
-                    help="P4Info + BMv2 JSON from p4c (for --target bmv2)")
+                    help="P4Info + BMv2 JSON from p4c (kinds that run p4c's output)")
     ap.add_argument("--messages", type=int, default=8, help="WRITEs per sender and peer")
     ap.add_argument("--size", type=int, default=4096, help="bytes per WRITE")
     ap.add_argument("--timeout", type=float, default=30.0)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from controller.hosts.dcqcn import DcqcnParams
 from controller.hosts.host import Host, HostSpec
 from controller.packets.build import pfc_frame
+from controller.targets import open_target
 from controller.targets.base import Program
 from controller.targets.p4sim import P4SimTarget, compile_program
 from controller.targets.program import DEFAULT_PROGRAM
@@ -91,7 +92,7 @@ class Fabric:
         self.targets: dict[str, P4SimTarget] = {}
         self.programs = {}
         for sw in topo.switches.values():
-            tgt = P4SimTarget(prog, seed=seed * 1009 + sw.index)
+            tgt = open_target("p4sim", program=prog, seed=seed * 1009 + sw.index)
             from controller.config import names_from_target
 
             sp = compile_switch(topo, sw.name, routes[sw.name], policy, names_from_target(tgt))

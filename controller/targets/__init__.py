@@ -1,9 +1,7 @@
 """Data-plane targets behind one interface (see base.Target).
 
-`open_target(kind, ...)` is what the CLI and the pytest plugin call:
-- "p4sim": the embedded switch in this process (virtual time), running `program`;
-- "p4runtime" (also "p4sim-grpc", "bmv2", "hw"): a P4Runtime endpoint at `grpc_addr`,
-  optionally with a port map of AF_PACKET interfaces.
+Which kinds of target exist, their options, how they start and open: one module per kind
+in `kinds/`, found by `registry`. `open_target(kind, ...)` opens one from Python.
 """
 
 from __future__ import annotations
@@ -45,7 +43,6 @@ __all__ = [
     "TargetError", "Ternary", "DEFAULT_PROGRAM", "from_artifacts", "from_p4", "open_target",
 ]
 
-REMOTE_KINDS = ("p4runtime", "p4sim-grpc", "bmv2", "hw")
 
 
 def open_target(kind: str = "p4sim", *, program: str | os.PathLike[str] | Program | None = None,
@@ -53,29 +50,20 @@ def open_target(kind: str = "p4sim", *, program: str | os.PathLike[str] | Progra
                 port_map: Mapping[int, str] | None = None, push: bool = True,
                 cpu_port: int = 255, seed: int = 0, credentials: Any = None,
                 connect_timeout_s: float | None = None) -> Target:
-    """A ready target; with `push`, the program (default p4src/roce_switch.p4) installed.
+    """A ready target of `kind` (see `registry.names()`); with `push`, the program (default
+    p4src/roce_switch.p4) installed.
 
     device_id defaults to 0, what p4sim-switch and simple_switch_grpc start with;
     credentials: grpc.ChannelCredentials for TLS (p4rtproto.client.tls_credentials)."""
-    if kind == "p4sim":
-        from .p4sim import P4SimTarget
+    from .config import ConfigError, TargetConfig, port_refs
+    from .registry import open_config
 
-        return P4SimTarget(program if program is not None else DEFAULT_PROGRAM, cpu_port, seed)
-    if kind in REMOTE_KINDS:
-        if not grpc_addr:
-            raise TargetError(f"target {kind!r} needs a P4Runtime address (--grpc-addr)",
-                              "INVALID_ARGUMENT")
-        from .p4runtime import P4RuntimeTarget
-
-        target = P4RuntimeTarget(grpc_addr, device_id, election_id, port_map, cpu_port,
-                                 credentials=credentials, connect_timeout_s=connect_timeout_s)
-        if push:
-            prog = program if isinstance(program, Program) else from_p4(program or DEFAULT_PROGRAM)
-            try:
-                target.push(prog)
-            except BaseException:
-                target.close()
-                raise
-        return target
-    raise TargetError(f"unknown target kind {kind!r} (p4sim, {', '.join(REMOTE_KINDS)})",
-                      "INVALID_ARGUMENT")
+    cfg = TargetConfig(kind=kind, grpc_addr=grpc_addr, device_id=device_id,
+                       port_map=port_refs(port_map), program=program or DEFAULT_PROGRAM,
+                       cpu_port=cpu_port, push=push, seed=seed,
+                       options={"election_id": election_id, "credentials": credentials,
+                                "connect_timeout": connect_timeout_s})
+    try:
+        return open_config(cfg)
+    except ConfigError as e:
+        raise TargetError(str(e), "INVALID_ARGUMENT") from None

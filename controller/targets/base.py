@@ -49,7 +49,8 @@ class Program:
     p4info: bytes = b""
     device_config: bytes = b""
     source: Path | None = None
-    kind: str = "p4sim"  # "p4sim" (P4 source) | "bmv2" (BMv2 JSON)
+    # The device config's format: "p4-source" (p4sim's source bundle) | "bmv2-json".
+    config_format: str = "p4-source"
 
 
 # queries for `read`

@@ -38,20 +38,6 @@ from .base import (
 )
 
 
-def parse_port_map(text: str | None) -> dict[int, str]:
-    """'1=veth1,2=veth2' -> {1: 'veth1', 2: 'veth2'}."""
-    out: dict[int, str] = {}
-    for item in (text or "").split(","):
-        item = item.strip()
-        if not item:
-            continue
-        port, sep, iface = item.partition("=")
-        if not sep or not port.strip().isdigit() or not iface.strip():
-            raise ValueError(f"bad port map item {item!r}: expected PORT=IFACE")
-        out[int(port)] = iface.strip()
-    return out
-
-
 class P4RuntimeTarget(Target):
     name = "p4runtime"
     virtual_time = False

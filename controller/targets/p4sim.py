@@ -90,7 +90,7 @@ class P4SimTarget(Target):
 
     # -- pipeline
     def push(self, program: Program) -> None:
-        if program.kind != "p4sim" and program.source is None:
+        if program.config_format != "p4-source" and program.source is None:
             raise TargetError("p4sim runs P4 source; this program is a BMv2 JSON",
                               "INVALID_ARGUMENT")
         compiled = getattr(program, "compiled", None)

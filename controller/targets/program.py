@@ -40,7 +40,7 @@ def from_p4(path: str | os.PathLike[str] = DEFAULT_PROGRAM) -> Program:
         raise FileNotFoundError(f"P4 program {src} not found")
     compiled = compile_program(src)
     p4info, device_config = p4info_and_device_config(compiled, src)
-    prog = Program(src.stem, p4info, device_config, src, "p4sim")
+    prog = Program(src.stem, p4info, device_config, src, "p4-source")
     prog.compiled = compiled  # type: ignore[attr-defined]  # reused by the in-process target
     return prog
 
@@ -57,4 +57,4 @@ def read_p4info(path: str | os.PathLike[str]) -> bytes:
 
 def from_artifacts(p4info: str | os.PathLike[str], bmv2_json: str | os.PathLike[str]) -> Program:
     return Program(Path(bmv2_json).stem, read_p4info(p4info), Path(bmv2_json).read_bytes(),
-                   None, "bmv2")
+                   None, "bmv2-json")

@@ -15,6 +15,7 @@ import struct
 from dataclasses import dataclass, field
 
 from controller.targets.base import Exact, MulticastGroup, OutputPacket, TableEntry, Target
+from controller.telemetry import port_cells, read_cells  # noqa: F401  (tests import them here)
 
 SENTINEL_MAC = "02:52:4c:00:00:ff"  # locally administered, "RL"
 SENTINEL_ETHERTYPE = 0x88B5  # IEEE 802 local experimental EtherType
@@ -94,22 +95,3 @@ class Exchange:
                     f"{len(out)} other frames came out")
             self.target.advance(self.step_ns)
             waited += self.step_ns
-
-
-def read_cells(target: Target, name: str, indices: range | list[int]) -> list[tuple[int, int]]:
-    """(packets, bytes) of the given cells of counter `name`, one read per cell: reading a
-    whole 4096-cell counter over P4Runtime takes seconds, a few cells take milliseconds."""
-    from controller.targets.base import CounterQuery
-
-    out = []
-    for i in indices:
-        cells = target.read(CounterQuery(name, i))
-        if not cells:  # a missing cell is not a zero: "0 drops" must not pass on no answer
-            raise LookupError(f"{target.name}: counter {name} has no cell {i}")
-        out.append((cells[0].packets, cells[0].bytes))
-    return out
-
-
-def port_cells(target: Target, name: str, port: int, width: int = 8) -> list[tuple[int, int]]:
-    """The cells of one port in a counter indexed port * width + class (or reason)."""
-    return read_cells(target, name, range(port * width, (port + 1) * width))

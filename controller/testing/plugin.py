@@ -23,59 +23,54 @@ that one-line reason. On every switch the plugin runs itself, port 4's egress is
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from .config import (
-    DEFAULT_PORTS,
-    RATE_LIMITED_BPS,
-    RATE_LIMITED_PORT,
-    RATE_LIMITED_PPS,
-    TARGET_KINDS,
-    ConfigError,
-    PortRef,
-    TargetConfig,
-    artifacts_program,
-    parse_port_map,
-)
+from controller.targets import registry
+from controller.targets.config import ConfigError, PortRef, TargetConfig, parse_port_map
+
+from .config import DEFAULT_PORTS, RATE_LIMITED_BPS, RATE_LIMITED_PORT, RATE_LIMITED_PPS
 
 VIRTUAL_TIME_REASON = "needs virtual time (in-process p4sim only)"
 
 
 def _env(name: str, default: str | None = None) -> str | None:
     """Every option can also come from the environment: ROCELAB_TARGET, ROCELAB_GRPC_ADDR,
-    ROCELAB_DEVICE_ID, ROCELAB_PORT_MAP, ROCELAB_P4_ARTIFACTS, ROCELAB_P4_PROGRAM,
-    ROCELAB_BMV2_DOCKER (the command line wins)."""
+    ROCELAB_DEVICE_ID, ROCELAB_PORT_MAP, ROCELAB_P4_PROGRAM and each kind's own
+    (ROCELAB_P4_ARTIFACTS, ROCELAB_BMV2_DOCKER, ...); the command line wins."""
     return os.environ.get(f"ROCELAB_{name}", default)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("rocelab", "rocelab targets (also ROCELAB_<OPTION> variables)")
-    group.addoption("--target", default=_env("TARGET", "p4sim"), choices=list(TARGET_KINDS),
-                    help="data-plane target for tests taking the `target` fixture")
+    try:
+        kinds = registry.names()
+    except ConfigError as e:  # a broken target plug-in
+        raise pytest.UsageError(str(e)) from None
+    group.addoption("--target", default=_env("TARGET", "p4sim"), choices=kinds,
+                    help="data-plane target for tests taking the `target` fixture: "
+                         + registry.choices_help())
     group.addoption("--grpc-addr", default=_env("GRPC_ADDR"),
-                    help="P4Runtime endpoint host:port (default for p4sim-grpc and bmv2: "
-                         "start a switch here on a free port)")
+                    help="P4Runtime endpoint host:port (default for kinds that start a "
+                         "switch: start one here on a free port)")
     group.addoption("--device-id", type=int, default=int(_env("DEVICE_ID", "1") or 1),
                     help="P4Runtime device id")
     group.addoption("--port-map", default=_env("PORT_MAP"),
                     help="switch port to the interface tests use, e.g. 1=veth1,2=ns1/eth0")
-    group.addoption("--p4-artifacts", default=_env("P4_ARTIFACTS"),
-                    help="directory with P4Info and BMv2 JSON compiled elsewhere (p4c)")
     group.addoption("--p4-program", default=_env("P4_PROGRAM"),
                     help="P4 source for p4sim targets (default p4src/roce_switch.p4)")
-    group.addoption("--bmv2-docker", default=_env("BMV2_DOCKER"),
-                    help="run simple_switch_grpc in this Docker image (docker SDK)")
+    registry.add_options(group.addoption, "pytest")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "virtual_time: " + VIRTUAL_TIME_REASON)
-    cfg = _config_from_options(config)
     try:
-        cfg.validate()
+        cfg, explicit = _config_from_options(config)
+        registry.check(cfg, explicit, "pytest")
     except ConfigError as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[_CONFIG_KEY] = cfg
@@ -83,14 +78,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str:
     cfg = config.stash[_CONFIG_KEY]
-    where = cfg.grpc_addr or ("in-process" if cfg.kind == "p4sim" else "started by the plugin")
+    kind = registry.get(cfg.kind)
+    where = cfg.grpc_addr or ("in-process" if kind.in_process else "started by the plugin")
     ports = ",".join(f"{p}={r}" for p, r in sorted(cfg.port_map.items())) or "-"
     return f"rocelab target: {cfg.kind} ({where}); port map: {ports}"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     cfg = config.stash[_CONFIG_KEY]
-    if cfg.virtual_time:
+    if registry.get(cfg.kind).in_process:
         return
     skip = pytest.mark.skip(reason=f"{VIRTUAL_TIME_REASON}; --target {cfg.kind}")
     for item in items:
@@ -101,19 +97,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 _CONFIG_KEY = pytest.StashKey[TargetConfig]()
 
 
-def _config_from_options(config: pytest.Config) -> TargetConfig:
+def _config_from_options(config: pytest.Config) -> tuple[TargetConfig, list[str]]:
     opt = config.getoption
-    try:
-        port_map = parse_port_map(opt("--port-map"))
-    except ConfigError as e:
-        raise pytest.UsageError(str(e)) from None
+    options, explicit = registry.option_values(opt, "pytest")
     cfg = TargetConfig(kind=opt("--target"), grpc_addr=opt("--grpc-addr"),
-                       device_id=opt("--device-id"), port_map=port_map,
-                       p4_artifacts=Path(opt("--p4-artifacts")) if opt("--p4-artifacts") else None,
-                       bmv2_docker=opt("--bmv2-docker"))
+                       device_id=opt("--device-id"), port_map=parse_port_map(opt("--port-map")),
+                       options=options)
     if opt("--p4-program"):
         cfg.program = Path(opt("--p4-program"))
-    return cfg
+    return cfg, explicit
 
 
 # ---------------------------------------------------------------- fixtures
@@ -127,20 +119,17 @@ def target_config(pytestconfig: pytest.Config) -> TargetConfig:
 
 @pytest.fixture(scope="session")
 def target_program(target_config: TargetConfig):
-    """The program every `target` gets: P4 source (p4sim kinds) or P4Info + BMv2 JSON."""
-    from controller.targets import from_p4
-
-    if target_config.p4_artifacts is not None and target_config.kind in ("bmv2", "hw"):
-        return artifacts_program(target_config.p4_artifacts)
-    return from_p4(target_config.program)
+    """The program every `target` gets, as its kind wants it (P4 source, or P4Info + BMv2
+    JSON from --p4-artifacts)."""
+    return registry.get(target_config.kind).program(target_config)
 
 
 @pytest.fixture(scope="session")
 def target_switch(target_config: TargetConfig, target_program, tmp_path_factory
                   ) -> Iterator[RemoteSwitch | None]:
-    """The switch outside this process (None for in-process p4sim): started here when no
+    """The switch outside this process (None for an in-process kind): started here when no
     --grpc-addr was given, on veth pairs made here when no --port-map was given."""
-    if target_config.kind == "p4sim":
+    if registry.get(target_config.kind).in_process:
         yield None
         return
     with contextlib.ExitStack() as stack:
@@ -162,11 +151,9 @@ def target_ports(target_config: TargetConfig, target_switch: RemoteSwitch | None
 @pytest.fixture
 def target(target_config: TargetConfig, target_program, target_switch: RemoteSwitch | None):
     """A fresh target with the program pushed and no entries: tests never branch on it."""
-    from controller.targets import open_target
-
-    if target_switch is None:
-        t = open_target("p4sim", program=target_program, cpu_port=target_config.cpu_port)
-        t.set_port_speed(RATE_LIMITED_PORT, RATE_LIMITED_BPS)  # as on the switches started here
+    if target_switch is None:  # as on the switches started here: port 4 slowed down
+        cfg = dataclasses.replace(target_config, port_rates={RATE_LIMITED_PORT: RATE_LIMITED_BPS})
+        t = registry.get(cfg.kind).open(cfg, target_program)
     else:
         t = target_switch.connect(target_program)
     try:
@@ -193,21 +180,20 @@ class RemoteSwitch:
     """Where the P4Runtime switch is and which interfaces stand for its ports."""
 
     def __init__(self, cfg: TargetConfig, grpc_addr: str, ports: dict[int, PortRef]):
-        self.cfg, self.grpc_addr, self.ports = cfg, grpc_addr, ports
+        self.grpc_addr, self.ports = grpc_addr, ports
+        self.cfg = dataclasses.replace(cfg, port_map=ports)
         self.process = None  # SwitchProcess when started here
-        self._rates_set = False
 
     @classmethod
     def open(cls, cfg: TargetConfig, stack: contextlib.ExitStack,
              log_dir: Path | None = None) -> RemoteSwitch:
-        from . import netns, switches
+        from controller.targets import netns
 
-        client = None
-        if cfg.grpc_addr is None and cfg.kind == "bmv2":  # say what is missing before any setup
-            if cfg.bmv2_docker:
-                client = switches.docker_client(cfg.bmv2_docker)
-            else:
-                switches.require_bmv2()
+        kind = registry.get(cfg.kind)
+        if cfg.grpc_addr is None:  # say what is missing before any setup
+            if not kind.can_start:
+                raise pytest.UsageError(f"--target {cfg.kind} needs --grpc-addr")
+            kind.prepare(cfg)
         ports = dict(cfg.port_map)
         if not ports and cfg.grpc_addr is None:
             # Nothing given: make veth pairs, tests on one end, the switch on the other.
@@ -223,43 +209,21 @@ class RemoteSwitch:
         if cfg.grpc_addr is not None:
             return cls(cfg, cfg.grpc_addr, ports)
         switch_side = {port: _switch_side(ref) for port, ref in ports.items()}
-        if cfg.kind == "p4sim-grpc":
-            rates = {RATE_LIMITED_PORT: RATE_LIMITED_BPS} if RATE_LIMITED_PORT in ports else {}
-            proc = switches.start_p4sim_switch(cfg.program, switch_side, device_id=cfg.device_id,
-                                               cpu_port=cfg.cpu_port, log_dir=log_dir,
-                                               port_rates=rates)
-        elif cfg.kind == "bmv2" and cfg.bmv2_docker:
-            proc = switches.start_bmv2_docker(cfg.bmv2_docker, switch_side,
-                                              device_id=cfg.device_id, cpu_port=cfg.cpu_port,
-                                              client=client)
-        elif cfg.kind == "bmv2":
-            proc = switches.start_bmv2(switch_side, device_id=cfg.device_id,
-                                       cpu_port=cfg.cpu_port, log_dir=log_dir)
-        else:
-            raise pytest.UsageError(f"--target {cfg.kind} needs --grpc-addr")
+        rates = {RATE_LIMITED_PORT: RATE_LIMITED_BPS} if RATE_LIMITED_PORT in ports else {}
+        try:
+            proc = kind.start(dataclasses.replace(cfg, port_rates=rates), switch_side,
+                              log_dir=log_dir)
+        except ConfigError as e:
+            raise pytest.UsageError(str(e)) from None
         stack.callback(proc.close)
         sw = cls(cfg, proc.grpc_addr, ports)
         sw.process = proc
         return sw
 
     def connect(self, program):
-        """A P4RuntimeTarget on this switch, ports opened, program pushed."""
-        from controller.targets.afpacket import AfPacketPorts
-        from controller.targets.p4runtime import P4RuntimeTarget
-
-        t = P4RuntimeTarget(self.grpc_addr, self.cfg.device_id, port_map=None,
-                            cpu_port=self.cfg.cpu_port)
+        """A target on this switch, ports opened, program pushed, earlier frames dropped."""
+        t = registry.get(self.cfg.kind).open(self.cfg, program, self.process)
         try:
-            if self.ports:
-                t.ports = AfPacketPorts({p: r.iface for p, r in self.ports.items()},
-                                        {p: r.netns for p, r in self.ports.items()})
-            t.push(program)
-            if (not self._rates_set and self.process is not None
-                    and self.process.kind.startswith("bmv2") and RATE_LIMITED_PORT in self.ports):
-                from . import switches  # BMv2's CLI needs the pipeline installed first
-
-                switches.bmv2_set_queue_rates(self.process, {RATE_LIMITED_PORT: RATE_LIMITED_PPS})
-                self._rates_set = True
             t.receive()  # drop what arrived before this test (kernel chatter, late frames)
         except BaseException:
             t.close()
@@ -269,7 +233,7 @@ class RemoteSwitch:
 
 def _switch_side(ref: PortRef) -> str:
     """The veth peer of a test-side interface, which the switch attaches to."""
-    from . import netns
+    from controller.targets import netns
 
     peer = netns.peer_in_root(ref.iface, ref.netns)
     if peer is None:

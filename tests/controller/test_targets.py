@@ -32,7 +32,7 @@ LAB = Path(__file__).resolve().parents[2] / "controller" / "examples" / "lab.yam
 @pytest.fixture(scope="module")
 def p4sim_switch(tmp_path_factory):
     """One p4sim-switch process for the module; each test pushes the pipeline afresh."""
-    from controller.testing.switches import start_p4sim_switch
+    from controller.targets.kinds.p4sim_grpc import start_p4sim_switch
 
     sw = start_p4sim_switch(DEFAULT_PROGRAM, {}, log_dir=tmp_path_factory.mktemp("sw"))
     yield sw
@@ -140,8 +140,8 @@ def test_counters_cli(capsys, tmp_path):
 def test_hosts_through_p4runtime_switch_over_af_packet(tmp_path, program):
     """Wall-clock host models on veths (AF_PACKET) through p4sim-switch over P4Runtime:
     the injection path for BMv2 and hardware."""
-    from controller.testing import netns
-    from controller.testing.switches import start_p4sim_switch
+    from controller.targets import netns
+    from controller.targets.kinds.p4sim_grpc import start_p4sim_switch
 
     if not netns.is_root():
         pytest.skip("needs root for veth pairs and AF_PACKET")
@@ -190,8 +190,8 @@ def test_af_packet_ports_keep_vlan_tags_in_and_out_of_a_namespace():
     """The port map's sockets (the P4Runtime target on BMv2/hardware, the plugin, the lab
     agent) give back a received frame as it was on the wire: the kernel strips 802.1Q tags
     before packet sockets see them, and AfPacketPorts puts them back."""
+    from controller.targets import netns
     from controller.targets.afpacket import AfPacketPorts
-    from controller.testing import netns
 
     if not netns.is_root():
         pytest.skip("needs root for veth pairs and AF_PACKET")

@@ -12,9 +12,8 @@ import pytest
 from controller.fil.loop import FilLoop, FilMismatch
 from controller.fil.wire import PythonNpBoard, WirePort
 from controller.scenarios.scenario import load_scenario, run_once
-from controller.targets import DEFAULT_PROGRAM
+from controller.targets import DEFAULT_PROGRAM, netns
 from controller.targets.p4sim import P4SimTarget
-from controller.testing import netns
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not netns.is_root(), reason="needs root (netns, veth, AF_PACKET)")]

@@ -20,7 +20,7 @@ import yaml
 from controller.hosts.dcqcn import DcqcnParams
 from controller.packets import decode
 from controller.packets.build import cnp_frame, pfc_frame
-from controller.testing import netns
+from controller.targets import netns
 from lab import shape
 from lab.agent import Peer
 from lab.congested import agent_argvs, congestion_failures

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.testing import netns
+from controller.targets import netns
 from lab.topo import TOPOLOGIES, incast, pair
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.testing import netns
+from controller.targets import netns
 
 ROOT = Path(__file__).resolve().parents[2]
 PORTS = (1, 2, 3)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.testing.config import (
+from controller.targets.config import (
     ConfigError,
     PortRef,
     TargetConfig,
@@ -17,13 +17,9 @@ from controller.testing.config import (
     find_artifacts,
     parse_port_map,
 )
-from controller.testing.switches import (
-    SwitchProcess,
-    SwitchStartError,
-    bmv2_argv,
-    bmv2_set_queue_rates,
-    p4sim_switch_argv,
-)
+from controller.targets.kinds.bmv2 import bmv2_argv, bmv2_set_queue_rates
+from controller.targets.kinds.p4sim_grpc import p4sim_switch_argv
+from controller.targets.switches import SwitchProcess, SwitchStartError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,7 +38,7 @@ def test_validation_says_what_is_missing():
     with pytest.raises(ConfigError, match="make p4-bmv2"):
         TargetConfig(kind="bmv2").validate()
     with pytest.raises(ConfigError, match="--bmv2-docker only"):
-        TargetConfig(kind="p4sim-grpc", bmv2_docker="img").validate()
+        TargetConfig(kind="p4sim-grpc", options={"bmv2_docker": "img"}).validate()
     with pytest.raises(ConfigError, match="switch outside this process"):
         TargetConfig(kind="p4sim", port_map={1: PortRef("veth1")}).validate()
     TargetConfig(kind="p4sim-grpc", port_map={1: PortRef("veth1")}).validate()
@@ -67,7 +63,7 @@ def test_bmv2_queue_rates_go_through_its_cli(tmp_path, monkeypatch):
     sw = SwitchProcess("bmv2", "127.0.0.1:1", 1, [], tmp_path / "log")
     with pytest.raises(SwitchStartError, match="no Thrift port"):
         bmv2_set_queue_rates(sw, {4: 100})
-    sw.thrift_port = 9123
+    sw.extra["thrift_port"] = 9123
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(SwitchStartError, match="simple_switch_CLI"):
         bmv2_set_queue_rates(sw, {4: 100})  # not installed: one clear error
@@ -104,7 +100,7 @@ def test_artifacts_are_found_and_read(artifacts):
     info, js = find_artifacts(artifacts)
     assert (info.name, js.name) == ("roce_switch.p4info.txtpb", "roce_switch.json")
     prog = artifacts_program(artifacts)
-    assert prog.kind == "bmv2" and prog.device_config == b"{}" and len(prog.p4info) > 1000
+    assert prog.config_format == "bmv2-json" and prog.device_config == b"{}" and len(prog.p4info) > 1000
     (artifacts / "other.json").write_text("{}")
     with pytest.raises(ConfigError, match="expected one"):
         find_artifacts(artifacts)
