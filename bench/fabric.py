@@ -2,7 +2,8 @@
 line-rate WRITEs at 10 Gb/s for 1 ms virtual: wall time and frames (switch ingress passes)
 per wall second; wall time for 2, 4, 8, 16 hosts (it should grow no faster than the number
 of frames: the wall and CPU time per frame, best of two runs, and their ratio to the 2-host
-figure); and sweep throughput on 1 vs 2 local Dask workers."""
+figure; `--calls`: Python function calls per frame, which the machine's load does not
+change); and sweep throughput on 1 vs 2 local Dask workers."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ VIRTUAL_NS = 1_000_000
 SHAPES = {2: (2, 2, 1), 4: (2, 2, 2), 8: (2, 4, 2), 16: (2, 4, 4)}
 
 
-def _fabric_run(hosts: int) -> tuple[float, float, int, float]:
+def _fabric_run(hosts: int, count_calls: bool = False) -> tuple[float, float, int, float]:
     from controller.fabric.engine import Fabric
     from controller.fabric.scenarios import policy
     from controller.fabric.topology import leaf_spine
@@ -25,6 +26,15 @@ def _fabric_run(hosts: int) -> tuple[float, float, int, float]:
         fab.add_flow(n, names[(i + per_leaf) % len(names)], 1 << 30)
     fab.run(10_000)  # one-time costs (the packet library's first frames) out of the figure
     f0 = fab.frames_to_switches
+    if count_calls:  # Python function calls: a figure the machine's load does not change
+        import cProfile
+        import pstats
+
+        prof = cProfile.Profile()
+        prof.enable()
+        fab.run_for(VIRTUAL_NS)
+        prof.disable()
+        return 0.0, float(pstats.Stats(prof).total_calls), fab.frames_to_switches - f0, 0.0
     c0 = time.process_time()
     wall = fab.run_for(VIRTUAL_NS)
     cpu = time.process_time() - c0
@@ -50,6 +60,13 @@ def run(argv: list[str]) -> None:
               f"{frames:7} frames, {frames / wall:8,.0f} frames/s wall; per frame "
               f"{w_per * 1e6:6.1f} us wall ({w_per / base[0]:.2f}x the 2-host figure), "
               f"{c_per * 1e6:6.1f} us CPU ({c_per / base[1]:.2f}x); {good:.1f} Gb/s delivered")
+    if "--calls" in argv:
+        first = None
+        for n in sizes:
+            _w, calls, frames, _g = _fabric_run(n, count_calls=True)
+            first = first or calls / frames
+            print(f"{n:2} hosts: {calls / frames:6.1f} Python calls per frame "
+                  f"({calls / frames / first:.2f}x the 2-host figure)")
     from controller.fabric import sweep
 
     pts = sweep.points("deadlock", sweep.parse_sets("deadlock", ["flows=3,4", "watchdog=0,1"]))

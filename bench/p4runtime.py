@@ -12,8 +12,8 @@ is printed next to a baseline measured in the same run, and as a ratio to it:
 - PacketOut -> PacketIn round trips per second through the pipeline (egress_port 255,
   the CPU port, loops back as a PacketIn), 1 and 32 in flight (target >= 5,000/s at 32,
   >= 90% of the echo). Baseline: a gRPC-Python StreamChannel echo doing no work, built
-  like p4sim's server (sync server, one reader thread per stream), driven by the same
-  client code with the same message;
+  like p4sim's server (sync server, one reader thread per stream handing messages to the
+  response generator through a SimpleQueue), driven by the same client code and message;
 - `rocelab counters`: every cell of every counter (37,888 in roce_switch.p4) through the
   controller's P4Runtime target (target <= 100 ms). Baselines: the same Read fetched as
   raw bytes (no client parse) and the same bytes streamed by the echo server.
@@ -107,20 +107,21 @@ class _Stream:
 
         threading.Thread(target=read, daemon=True).start()
 
-    def round_trips(self, msg: bytes, window: int, n: int, pid: int | None) -> tuple[float, float]:
-        """(round trips/s, server CPU us per round trip) with `window` messages in flight."""
-        for _ in range(min(200, n)):  # warm up
-            self.out.put(msg)
-            self.back.get(timeout=10)
-        for _ in range(window):
+    def timed(self, msg: bytes, window: int, n: int, pid: int | None) -> tuple[float, float]:
+        """(seconds, server CPU seconds) for n round trips with `window` messages in flight."""
+        for _ in range(min(window, n)):
             self.out.put(msg)
         cpu0, t0 = _cpu_s(pid), time.perf_counter()
         for i in range(n):
             self.back.get(timeout=10)
             if i + window < n:
                 self.out.put(msg)
-        dt = time.perf_counter() - t0
-        return n / dt, (_cpu_s(pid) - cpu0) / n * 1e6
+        return time.perf_counter() - t0, _cpu_s(pid) - cpu0
+
+    def warm(self, msg: bytes, n: int = 200) -> None:
+        for _ in range(n):
+            self.out.put(msg)
+            self.back.get(timeout=10)
 
     def close(self) -> None:
         self.out.put(None)
@@ -131,7 +132,7 @@ _ECHO_SERVER = """
 import queue, sys, threading, time, grpc
 from concurrent import futures
 def stream(requests, ctx):  # p4sim's StreamChannel shape: a reader thread, a queue, a generator
-    q = queue.Queue()
+    q = queue.SimpleQueue()
     def reader():
         try:
             for m in requests:
@@ -157,6 +158,24 @@ server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("echo.Echo
     "R": grpc.unary_stream_rpc_method_handler(read, None, None)}),))
 print(server.add_insecure_port("127.0.0.1:0"), flush=True)
 server.start()
+time.sleep(600)
+"""
+
+# the same StreamChannel echo on grpc.aio, its event loop in its own thread: the stack p4sim
+# would move to if it were faster (the bench prints both; see the note on issue 19)
+_AIO_ECHO_SERVER = """
+import asyncio, threading, time, grpc
+async def stream(requests, ctx):
+    async for m in requests:
+        yield m
+async def serve():
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("echo.Echo", {
+        "S": grpc.stream_stream_rpc_method_handler(stream, None, None)}),))
+    print(server.add_insecure_port("127.0.0.1:0"), flush=True)
+    await server.start()
+    await server.wait_for_termination()
+threading.Thread(target=asyncio.run, args=(serve(),), daemon=True).start()
 time.sleep(600)
 """
 
@@ -285,17 +304,34 @@ class Controller:
         self.channel.close()
 
 
-def _timed_writes(write: Callable[[bytes], object], blobs: list[bytes], pid: int | None) -> tuple[float, float]:
-    """(updates/s, server CPU us per update) for the batches sent one after another."""
+SLICES = 8  # each figure and its baseline alternate this many times within a trial
+
+
+def _interleaved(runs: dict[str, Callable[[int], tuple[float, float]]], n: int) -> dict[str, tuple[float, float]]:
+    """Run each of `runs` (n operations each) in SLICES slices, alternating between them,
+    so that a load swing on a shared machine hits the figure and its baseline alike.
+    Each run(k) does k operations and returns (seconds, server CPU seconds); the result
+    is {name: (operations/s, server CPU us per operation)}."""
+    tot = {k: [0.0, 0.0] for k in runs}
+    per = max(1, n // SLICES)
+    for _ in range(SLICES):
+        for k, run in runs.items():
+            dt, cpu = run(per)
+            tot[k][0] += dt
+            tot[k][1] += cpu
+    ops = per * SLICES
+    return {k: (ops / dt, cpu / ops * 1e6) for k, (dt, cpu) in tot.items()}
+
+
+def _writes(write: Callable[[bytes], object], blobs: list[bytes], pid: int | None) -> tuple[float, float]:
+    """(seconds, server CPU seconds) to send the batches one after another."""
     cpu0, t0 = _cpu_s(pid), time.perf_counter()
     for b in blobs:
         write(b)
-    dt = time.perf_counter() - t0
-    n = len(blobs) * BATCH
-    return n / dt, (_cpu_s(pid) - cpu0) / n * 1e6
+    return time.perf_counter() - t0, _cpu_s(pid) - cpu0
 
 
-def _counters(sw: Switch, election_id: int) -> tuple[float, float, bytes]:
+def _counters(sw: Switch, election_id: int, counter_ids: list[int]) -> tuple[float, float, bytes]:
     """(`rocelab counters` ms, raw-bytes Read ms, best of 3 each) and the answer's bytes."""
     from controller.targets.p4runtime import P4RuntimeTarget
 
@@ -309,8 +345,8 @@ def _counters(sw: Switch, election_id: int) -> tuple[float, float, bytes]:
             t.counters()
             best = min(best, time.perf_counter() - t0)
         req = p4runtime_pb2.ReadRequest(device_id=sw.device_id)
-        for c in t.conn.p4info.info.counters:
-            req.entities.add().counter_entry.counter_id = c.preamble.id
+        for cid in counter_ids:
+            req.entities.add().counter_entry.counter_id = cid
         raw = t.conn.channel.unary_stream("/p4.v1.P4Runtime/Read", request_serializer=None, response_deserializer=None)
         raw_best, answer = float("inf"), b""
         for _ in range(3):
@@ -330,19 +366,15 @@ def _counters(sw: Switch, election_id: int) -> tuple[float, float, bytes]:
 class Echo:
     """The gRPC-Python ceiling on this machine: a server that does no work."""
 
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-c", _ECHO_SERVER], stdout=subprocess.PIPE,
+    def __init__(self, source: str = _ECHO_SERVER) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", source], stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True)
         assert self.proc.stdout is not None
         self.channel = grpc.insecure_channel(f"127.0.0.1:{int(self.proc.stdout.readline())}", options=_OPTIONS)
         self.write_raw = self.channel.unary_unary("/echo.Echo/W", request_serializer=None, response_deserializer=None)
 
-    def round_trips(self, msg: bytes, window: int, n: int) -> tuple[float, float]:
-        s = _Stream(self.channel, "/echo.Echo/S")
-        try:
-            return s.round_trips(msg, window, n, self.proc.pid)
-        finally:
-            s.close()
+    def stream(self) -> _Stream:
+        return _Stream(self.channel, "/echo.Echo/S")
 
     def read_ms(self, answer: bytes) -> float:
         self.channel.unary_unary("/echo.Echo/L", request_serializer=None, response_deserializer=None)(answer)
@@ -369,24 +401,52 @@ class Trial:
     fig: dict[str, float] = field(default_factory=dict)
 
 
-def measure(sw: Switch, echo: Echo, election_id: int, rtt_n: int) -> Trial:
-    """One trial: each switch figure measured right after (or before) its echo baseline."""
+def measure(sw: Switch, echo: Echo, election_id: int, rtt_n: int, aio: Echo | None = None) -> Trial:
+    """One trial: each switch figure interleaved, slice by slice, with its baseline."""
     tr = Trial(sw.label)
     f = tr.fig
     c = Controller(sw, election_id)
+    streams: list[_Stream] = []
     try:
         ins, dels = c.write_batches(p4runtime_pb2.Update.INSERT), c.write_batches(p4runtime_pb2.Update.DELETE)
-        f["echo_write"], _ = _timed_writes(echo.write_raw, ins, echo.proc.pid)
-        f["insert"], f["insert_cpu"] = _timed_writes(lambda b: c.write_raw(b, timeout=60), ins, sw.pid)
-        f["delete"], f["delete_cpu"] = _timed_writes(lambda b: c.write_raw(b, timeout=60), dels, sw.pid)
+        wr = lambda b: c.write_raw(b, timeout=60)  # noqa: E731
+        epid = echo.proc.pid
+        # INSERT then DELETE of all the entries is one slice (the table ends as it began);
+        # the echo gets the same request bytes
+        res = _interleaved({
+            "insert": lambda k: _writes(wr, ins, sw.pid),
+            "delete": lambda k: _writes(wr, dels, sw.pid),
+            "echo_write": lambda k: _writes(echo.write_raw, ins, epid),
+        }, SLICES)
+        for key, (rate, cpu) in res.items():  # rates per update, not per slice
+            f[key], f[key + "_cpu"] = rate * ENTRIES, cpu / ENTRIES
         msg = c.packet_out()
-        f["echo1"], _ = echo.round_trips(msg, 1, rtt_n // 3)
-        f["rtt1"], f["rtt1_cpu"] = c.stream.round_trips(msg, 1, rtt_n // 3, sw.pid)
-        f["rtt32"], f["rtt32_cpu"] = c.stream.round_trips(msg, WINDOW, rtt_n, sw.pid)
-        f["echo32"], f["echo32_cpu"] = echo.round_trips(msg, WINDOW, rtt_n)
+        es, streams = echo.stream(), []
+        streams.append(es)
+        runs = {"rtt1": lambda k: c.stream.timed(msg, 1, k, sw.pid), "echo1": lambda k: es.timed(msg, 1, k, epid)}
+        c.stream.warm(msg)
+        es.warm(msg)
+        for key, (rate, cpu) in _interleaved(runs, rtt_n // 3).items():
+            f[key], f[key + "_cpu"] = rate, cpu
+        runs = {"rtt32": lambda k: c.stream.timed(msg, WINDOW, k, sw.pid),
+                "echo32": lambda k: es.timed(msg, WINDOW, k, epid)}
+        if aio is not None:
+            a_s = aio.stream()
+            streams.append(a_s)
+            a_s.warm(msg)
+            apid = aio.proc.pid
+            runs["aio32"] = lambda k: a_s.timed(msg, WINDOW, k, apid)
+        for key, (rate, cpu) in _interleaved(runs, rtt_n).items():
+            f[key], f[key + "_cpu"] = rate, cpu
     finally:
+        for st in streams:
+            st.close()
         c.close()
-    f["counters_ms"], f["counters_raw_ms"], answer = _counters(sw, election_id + 1)
+    if sw.pid is None:  # an external switch without --server-pid: no CPU figures for it
+        for key in ("insert", "delete", "rtt1", "rtt32"):
+            f.pop(key + "_cpu", None)
+    counter_ids = [ci.preamble.id for ci in c.p4info.counters]
+    f["counters_ms"], f["counters_raw_ms"], answer = _counters(sw, election_id + 1, counter_ids)
     f["counters_echo_ms"] = echo.read_ms(answer)
     t0 = time.perf_counter()
     p4runtime_pb2.ReadResponse.FromString(answer)  # one message: the upb parse alone
@@ -436,6 +496,10 @@ def report(trials: list[Trial]) -> None:
     if "rtt32_cpu" in trials[0].fig:
         print(f"    server CPU per round trip at {WINDOW} in flight: {m['rtt32_cpu']:.0f} us; the echo server's:"
               f" {m['echo32_cpu']:.0f} us (gRPC-Python's own share); BMv2 perf build 109 us (issue 19)")
+    if "aio32" in trials[0].fig:
+        print(f"    the same echo on grpc.aio (event loop in its own thread): {m['aio32']:,.0f}/s,"
+              f" {m['aio32_cpu']:.0f} us server CPU per round trip; the sync stack's: {m['echo32']:,.0f}/s,"
+              f" {m['echo32_cpu']:.0f} us")
     cells = getattr(_counters, "cells", 0)
     print(f"  rocelab counters ({cells:,} cells, {m['counters_mb']:.2f} MB): {m['counters_ms']:,.0f} ms"
           f"{_span(trials, 'counters_ms')} (best of 3)   target <= {COUNTERS_TARGET_MS} ms "
@@ -467,7 +531,7 @@ def run(argv: list[str]) -> None:
     first_opt = next((i for i, a in enumerate(argv) if a.startswith("-")), len(argv))
     args, _ = ap.parse_known_args(argv[first_opt:])  # other sections' options are theirs
     extra = ["--p4info", args.p4info, "--bmv2-json", args.bmv2_json] if args.p4info else []
-    echo = Echo()
+    echo, aio = Echo(), Echo(_AIO_ECHO_SERVER)
     results: dict[str, list[Trial]] = {}
     try:
         for _ in range(args.trials):
@@ -480,7 +544,7 @@ def run(argv: list[str]) -> None:
                 try:
                     if not args.no_push or not args.grpc_addr:
                         apply_lab(sw, extra, tree)
-                    tr = measure(sw, echo, args.election_id, args.rtt_n)
+                    tr = measure(sw, echo, args.election_id, args.rtt_n, aio)
                 finally:
                     sw.stop()
                 results.setdefault(tr.label, []).append(tr)
@@ -488,6 +552,7 @@ def run(argv: list[str]) -> None:
                     args.election_id += 2  # the server keeps the highest id it has seen
     finally:
         echo.close()
+        aio.close()
     for trials in results.values():
         report(trials)
     if len(results) == 2:

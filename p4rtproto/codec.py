@@ -99,34 +99,40 @@ class PlainEntry:
 
 
 def plain_from_proto(te: p4runtime_pb2.TableEntry) -> PlainEntry:
-    """A TableEntry message as plain values."""
-    out = PlainEntry(
-        table_id=te.table_id, priority=te.priority, is_default=te.is_default_action,
-        idle_timeout_ns=te.idle_timeout_ns, metadata=bytes(te.metadata),
-    )
+    """A TableEntry message as plain values (each sub-message read once: this runs once
+    per update of every Write)."""
+    matches = []
     for fm in te.match:
         kind = fm.WhichOneof("field_match_type")
         if kind == "exact":
-            out.matches.append((fm.field_id, kind, fm.exact.value, None))
+            matches.append((fm.field_id, kind, fm.exact.value, None))
         elif kind == "lpm":
-            out.matches.append((fm.field_id, kind, fm.lpm.value, fm.lpm.prefix_len))
+            m = fm.lpm
+            matches.append((fm.field_id, kind, m.value, m.prefix_len))
         elif kind == "ternary":
-            out.matches.append((fm.field_id, kind, fm.ternary.value, fm.ternary.mask))
+            m = fm.ternary
+            matches.append((fm.field_id, kind, m.value, m.mask))
         elif kind == "range":
-            out.matches.append((fm.field_id, kind, fm.range.low, fm.range.high))
+            m = fm.range
+            matches.append((fm.field_id, kind, m.low, m.high))
         elif kind == "optional":
-            out.matches.append((fm.field_id, kind, fm.optional.value, None))
+            matches.append((fm.field_id, kind, fm.optional.value, None))
         else:
-            out.matches.append((fm.field_id, kind or "unset", b"", None))
+            matches.append((fm.field_id, kind or "unset", b"", None))
+    out = PlainEntry(te.table_id, matches, None, [], None, te.priority, te.is_default_action,
+                     te.idle_timeout_ns, te.metadata)
     if te.HasField("action"):
-        which = te.action.WhichOneof("type")
+        act = te.action
+        which = act.WhichOneof("type")
         if which == "action":
-            out.action_id = te.action.action.action_id
-            out.params = [(p.param_id, p.value) for p in te.action.action.params]
+            a = act.action
+            out.action_id = a.action_id
+            out.params = [(prm.param_id, prm.value) for prm in a.params]
         else:
             out.action_other = which or "unset"
     if te.HasField("counter_data"):
-        out.counter_data = (te.counter_data.packet_count, te.counter_data.byte_count)
+        cd = te.counter_data
+        out.counter_data = (cd.packet_count, cd.byte_count)
     return out
 
 
@@ -135,52 +141,64 @@ def entry_key(entry: TableEntry) -> tuple:
     return (entry.table, tuple(sorted(entry.match.items(), key=lambda kv: kv[0])), entry.priority)
 
 
+def _field_what(meta: TableMeta, finfo: FieldInfo) -> str:
+    return f"table {meta.name}, field {finfo.name!r}"
+
+
+def _match_int(data: bytes, width: int, meta: TableMeta, finfo: FieldInfo, suffix: str = "") -> int:
+    """to_int for a match value; the message is only built when the value is refused."""
+    value = int.from_bytes(data, "big")
+    if not data or value >> width:
+        to_int(data, width, _field_what(meta, finfo) + suffix)  # raises with its message
+    return value
+
+
 def decode_match(meta: TableMeta, matches: list) -> dict[str, Match]:
     out: dict[str, Match] = {}
     seen: set[int] = set()
+    fields = meta.fields
     for field_id, kind, a, b in matches:
-        finfo = meta.fields.get(field_id)
+        finfo = fields.get(field_id)
         if finfo is None:
             raise invalid(f"table {meta.name}: no match field with id {field_id}")
         if field_id in seen:
             raise invalid(f"table {meta.name}: match field {finfo.name!r} given twice")
         seen.add(field_id)
-        what = f"table {meta.name}, field {finfo.name!r}"
         width = finfo.bitwidth
         if kind != finfo.match_kind:
-            raise invalid(f"{what}: is a {finfo.match_kind} field, the request gives {kind}")
+            raise invalid(f"{_field_what(meta, finfo)}: is a {finfo.match_kind} field, the request gives {kind}")
         if kind == "exact":
-            out[finfo.name] = Exact(to_int(a, width, what))
+            out[finfo.name] = Exact(_match_int(a, width, meta, finfo))
         elif kind == "lpm":
             plen = b
             if plen == 0:
-                raise invalid(f"{what}: a prefix length of 0 is a wildcard: omit the field")
+                raise invalid(f"{_field_what(meta, finfo)}: a prefix length of 0 is a wildcard: omit the field")
             if plen < 0 or plen > width:
-                raise invalid(f"{what}: prefix length {plen} is not in 1..{width}")
-            value = to_int(a, width, what)
+                raise invalid(f"{_field_what(meta, finfo)}: prefix length {plen} is not in 1..{width}")
+            value = _match_int(a, width, meta, finfo)
             if value & ((1 << (width - plen)) - 1):
-                raise invalid(f"{what}: bits beyond the prefix length must be 0")
+                raise invalid(f"{_field_what(meta, finfo)}: bits beyond the prefix length must be 0")
             out[finfo.name] = Lpm(value, plen)
         elif kind == "ternary":
-            value = to_int(a, width, what)
-            mask = to_int(b or b"", width, what + " mask")
+            value = _match_int(a, width, meta, finfo)
+            mask = _match_int(b or b"", width, meta, finfo, " mask")
             if mask == 0:
-                raise invalid(f"{what}: an all-zero mask is a wildcard: omit the field")
+                raise invalid(f"{_field_what(meta, finfo)}: an all-zero mask is a wildcard: omit the field")
             if value & ~mask:
-                raise invalid(f"{what}: value has bits set outside the mask")
+                raise invalid(f"{_field_what(meta, finfo)}: value has bits set outside the mask")
             out[finfo.name] = Ternary(value, mask)
         elif kind == "range":
-            low = to_int(a, width, what + " low")
-            high = to_int(b or b"", width, what + " high")
+            low = _match_int(a, width, meta, finfo, " low")
+            high = _match_int(b or b"", width, meta, finfo, " high")
             if low > high:
-                raise invalid(f"{what}: range low {low} > high {high}")
+                raise invalid(f"{_field_what(meta, finfo)}: range low {low} > high {high}")
             if low == 0 and high == (1 << width) - 1:
-                raise invalid(f"{what}: a full range is a wildcard: omit the field")
+                raise invalid(f"{_field_what(meta, finfo)}: a full range is a wildcard: omit the field")
             out[finfo.name] = Range(low, high)
         elif kind == "optional":
-            out[finfo.name] = Optional_(to_int(a, width, what))
+            out[finfo.name] = Optional_(_match_int(a, width, meta, finfo))
         else:
-            raise invalid(f"{what}: unsupported match type {kind}")
+            raise invalid(f"{_field_what(meta, finfo)}: unsupported match type {kind}")
     if len(seen) < meta.n_exact:
         for finfo in meta.fields.values():
             if finfo.match_kind == "exact" and finfo.id not in seen:
@@ -237,7 +255,10 @@ def decode_action(schema: Schema, meta: TableMeta, action_id: int, params_in: li
             raise invalid(f"action {ainfo.name!r} has no parameter with id {param_id}")
         if pinfo.name in params:
             raise invalid(f"action {ainfo.name!r}: parameter {pinfo.name!r} given twice")
-        params[pinfo.name] = to_int(value, pinfo.bitwidth, f"action {ainfo.name!r}, parameter {pinfo.name!r}")
+        v = int.from_bytes(value, "big")
+        if not value or v >> pinfo.bitwidth:  # refused: to_int raises with the message
+            to_int(value, pinfo.bitwidth, f"action {ainfo.name!r}, parameter {pinfo.name!r}")
+        params[pinfo.name] = v
     if len(params) != len(ainfo.params):
         missing = [p.name for p in ainfo.params.values() if p.name not in params]
         raise invalid(f"action {ainfo.name!r}: missing parameter(s) {', '.join(missing)}")

@@ -135,7 +135,11 @@ class Fabric:
         self.lookahead = max(1, topo.min_delay_ns)
         self.flows: list[Flow] = []
         self._names = list(self.targets)
+        self._index = {sw: i for i, sw in enumerate(self._names)}
+        self._tms = {sw: tgt.switch.tm for sw, tgt in self.targets.items()}
         self._touched: set[str] = set()  # switches that may have output to deliver
+        self._due: dict[str, int | None] = {}  # each switch's next departure
+        self._dueheap: list[tuple[int, int]] = []  # (next departure, switch index), lazy
 
     # -- the Scheduler the hosts use
     def now(self) -> int:
@@ -240,6 +244,7 @@ class Fabric:
             if sw not in touched:
                 continue
             tgt = self.targets[sw]
+            self._set_due(sw)
             for out in tgt.receive():
                 w = self._wires.get((sw, out.port))
                 if w is None:
@@ -256,24 +261,41 @@ class Fabric:
                     self.at(t, lambda s=w.switch, p=w.port, d=data: self._to_switch(s, p, d))
 
     # -- the loop
+    def _set_due(self, sw: str) -> None:
+        """Note when switch `sw` next has a departure (after it was advanced or sent to,
+        the only calls that change its traffic manager)."""
+        nd = self._tms[sw].next_departure()
+        self._due[sw] = nd
+        if nd is not None:
+            heapq.heappush(self._dueheap, (nd, self._index[sw]))
+
     def run(self, until_ns: int) -> None:
         """Lock step. A switch is advanced only when its traffic manager has a departure due
-        by the step's end (`next_departure`); otherwise advancing it would only move its clock,
-        which `send_raw` does before the next frame reaches it. The same departures happen at
-        the same instants as when every switch is advanced every step."""
+        by the step's end (a heap of next departures, refreshed whenever a switch is advanced
+        or sent to); otherwise advancing it would only move its clock, which `send_raw` does
+        before the next frame reaches it. The same departures happen at the same instants as
+        when every switch is advanced every step."""
         heap = self._heap
-        sws = [(name, tgt, tgt.switch.tm) for name, tgt in self.targets.items()]
+        names = self._names
         look = self.lookahead
+        self._dueheap = dueheap = []
+        for sw in names:  # whatever was done to the switches between runs
+            self._set_due(sw)
+        due = self._due
         while True:
             t_next = heap[0][0] if heap else until_ns
             step_to = min(t_next, self._now + look, until_ns)
-            for name, tgt, tm in sws:
-                nd = tm.next_departure()
-                if nd is not None and nd <= step_to:
-                    dt = step_to - tgt.now()
-                    if dt > 0:
-                        tgt.advance(dt)
-                    self._touched.add(name)
+            while dueheap and dueheap[0][0] <= step_to:
+                nd, i = heapq.heappop(dueheap)
+                sw = names[i]
+                if due[sw] != nd:  # stale: the switch moved on since
+                    continue
+                due[sw] = None  # _deliver notes its next one
+                tgt = self.targets[sw]
+                dt = step_to - tgt.now()
+                if dt > 0:
+                    tgt.advance(dt)
+                self._touched.add(sw)
             self._now = max(self._now, step_to)
             self._deliver()
             while heap and heap[0][0] <= self._now:
@@ -281,7 +303,7 @@ class Fabric:
                 fn()
             self._deliver()  # what the events made the switches emit at once
             if self._now >= until_ns:
-                for _name, tgt, _tm in sws:  # every switch's clock at the fabric's
+                for tgt in self.targets.values():  # every switch's clock at the fabric's
                     dt = self._now - tgt.now()
                     if dt > 0:
                         tgt.advance(dt)

@@ -150,7 +150,7 @@ class P4RuntimeTarget(Target):
             ent.counter_entry.counter_id = c.id
             ents.append(ent)
         try:
-            cells = self.conn.read_counters(ents)
+            cells = self.conn.read_counters(ents, nonzero_only=True)  # `out` starts at zero
         except P4RuntimeError as exc:
             raise TargetError(str(exc), exc.code) from None
         out = {c.name: [(0, 0)] * c.size for c in counters}

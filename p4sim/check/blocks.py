@@ -18,6 +18,7 @@ from p4sim.model import (
 )
 from p4sim.spec import ActionSpec
 
+from . import ctor_args
 from .decls import cp_name
 from .exprs import Ctx, Val
 from .names import Scope, Sym
@@ -84,6 +85,7 @@ class BlockChecker:
 
     g: Scope
     errors: dict[str, int]
+    names: dict[int, Sym]
     callables: list[Sym]
     checked_bodies: set[int]
     hdr_type: TStruct | None
@@ -138,13 +140,13 @@ class BlockChecker:
     def block_arg(self, e: ast.Expression) -> tuple[Sym, str, list[ast.Argument]]:
         """(declaration symbol, control-plane prefix, constructor args) of a package argument."""
         if isinstance(e, ast.MethodCall) and isinstance(e.callee, ast.Name):
-            sym = self.g.resolve(e.callee.name, e.callee)
+            sym = self.names[id(e.callee)] = self.g.resolve(e.callee.name, e.callee)
             if sym.kind in ("parser_decl", "control_decl"):
                 # p4c's HierarchicalNames prefixes with the block's declared name
                 # (HierarchicalNames::getName), not its @name nor an instance name
                 return sym, sym.decl.name, e.args  # type: ignore[union-attr]
         if isinstance(e, ast.Name):
-            sym = self.g.resolve(e.name, e)
+            sym = self.names[id(e)] = self.g.resolve(e.name, e)
             if sym.kind == "instance" and isinstance(sym.decl, ast.Instantiation):
                 inst = sym.decl
                 tn = inst.type.name if isinstance(inst.type, ast.NamedType) else ""
@@ -220,8 +222,11 @@ class BlockChecker:
             return
 
         def goto(target: ast.Name) -> None:
-            if target.name not in ("accept", "reject") and target.name not in states:
+            if target.name in ("accept", "reject"):
+                return
+            if target.name not in states:
                 raise err(f"unknown parser state '{target.name}'", target)
+            self.names[id(target)] = scope.resolve(target.name, target)
 
         if isinstance(tr.target, ast.Name):
             goto(tr.target)
@@ -331,6 +336,9 @@ class BlockChecker:
     # ------------------------------------------------------------------ instances
 
     def instantiation(self, d: ast.Instantiation, scope: Scope, ctx: Ctx | None, prefix: str) -> None:
+        before, d = ctor_args.move(d, self.ctor_arg_names)  # `Outer(Inner()) o;`
+        for inst in before:
+            self.instantiation(inst, scope, ctx, prefix)
         t = self.resolve_type(d.type, scope)
         name = cp_name(prefix, d)
         if isinstance(t, TNamedBlock) and t.kind == "control_decl":
@@ -377,7 +385,7 @@ class BlockChecker:
         actions: list[ActionSpec] = []
         syms: list[Sym] = []
         for ar in d.actions:
-            asym = scope.resolve(ar.name.name, ar.name, top_level=ar.name.top_level)
+            asym = self.names[id(ar.name)] = scope.resolve(ar.name.name, ar.name, top_level=ar.name.top_level)
             if asym.kind != "action":
                 raise err(f"'{ar.name.name}' is not an action", ar.name)
             if body_key(asym) not in self.checked_bodies:
@@ -409,9 +417,8 @@ class BlockChecker:
         sp = d.prop("size")
         size = self.const_eval(sp.value, scope) if sp is not None and sp.value is not None else 1024
         dp = d.default_action
-        default: tuple[str, dict[str, int]]
         if dp is not None and dp.value is not None:
-            default = self.bound_action(dp.value, scope, actions, syms)
+            self.bound_action(dp.value, scope, actions, syms)
         else:
             nsym = self.g.lookup("NoAction")
             if not any(a.name == "NoAction" for a in actions):
@@ -419,14 +426,13 @@ class BlockChecker:
                     raise err(f"table {d.name} has no default_action and NoAction is not declared", d)
                 actions.append(ActionSpec("NoAction", (), "DEFAULT_ONLY"))
                 syms.append(nsym)
-            default = ("NoAction", {})
         for pname in ("counters", "meters"):
             p = d.prop(pname)
             if p is None or p.value is None:
                 continue
             if not isinstance(p.value, ast.Name):
                 raise err(f"{pname} = must name a direct_{pname[:-1]} instance", p.value)
-            isym = scope.resolve(p.value.name, p.value)
+            isym = self.names[id(p.value)] = scope.resolve(p.value.name, p.value)
             p.value.checked_type = isym.type
             ext = registry.lookup(isym.type.name) if (
                 isym.kind == "instance" and isinstance(isym.type, TExtern)) else None
@@ -445,7 +451,6 @@ class BlockChecker:
                 probe.add(te, const=True)
             except P4SimError as e:
                 raise err(f"table {d.name}: {e}", en) from None
-        del default
         scope.add(Sym("table", d.name, d, extra={"action_syms": syms}), d)
 
     def bound_value(self, a: ast.Argument, p: ast.Parameter, asym: Sym, scope: Scope, ctx: Ctx) -> Val:
@@ -459,7 +464,7 @@ class BlockChecker:
         callee, args = (e.callee, e.args) if isinstance(e, ast.MethodCall) else (e, [])
         if not isinstance(callee, ast.Name):
             raise err("expected an action call", e)
-        asym = scope.resolve(callee.name, callee, top_level=callee.top_level)
+        asym = self.names[id(callee)] = scope.resolve(callee.name, callee, top_level=callee.top_level)
         idx = next((i for i, s in enumerate(syms) if s is asym), None)
         if idx is None:
             raise err(f"action '{callee.name}' is not in the table's actions list", e)

@@ -18,6 +18,7 @@ from .types import (
     ERROR,
     INT,
     STRING,
+    VARIES,
     VOID,
     TBits,
     TBool,
@@ -34,13 +35,10 @@ from .types import (
     Type,
     check_type_args,
     err,
+    identical,
     mask,
     unsupported,
 )
-
-# a type node resolved to different types in different instances (a width taken from a
-# constructor parameter): lowering resolves it again in its own scope
-VARIES = object()
 
 
 def const_code(value: object) -> str:
@@ -164,7 +162,7 @@ class DeclChecker:
         old = self.types.get(key)
         if old is None:
             self.types[key] = r
-        elif old is not VARIES and old is not r and (type(old) is not type(r) or old != r):
+        elif old is not VARIES and not identical(old, r):
             self.types[key] = VARIES
         return r
 

@@ -16,12 +16,13 @@ from typing import Any
 
 from p4sim.frontend import ast
 
-from .names import Scope
+from .names import Scope, Sym
 from .types import (
     BOOL,
     ERROR,
     INT,
     STRING,
+    VARIES,
     VOID,
     TBits,
     TBool,
@@ -36,6 +37,7 @@ from .types import (
     TTypeVar,
     Type,
     err,
+    identical,
     mask,
     to_signed,
     unsupported,
@@ -76,13 +78,26 @@ class ExprChecker:
     """Mixin of `p4sim.check.Checker`: expressions."""
 
     errors: dict[str, int]
+    values: dict[int, object]
+    recording: bool
+    names: dict[int, Sym]
     run_time_indexes: int  # header-stack indexes known only at run time, seen so far
 
     # ------------------------------------------------------------------ entry points
 
     def expr(self, e: ast.Expression, scope: Scope, ctx: Ctx | None, want: Type | None = None) -> Val:
         v = self._expr(e, scope, ctx, want)
+        if not self.recording:
+            return v
         e.checked_type = v.type
+        # (type, constant value) of the node, for lowering; VARIES where two instances of a
+        # block disagree (a constructor parameter): lowering then works it out per instance
+        old = self.values.get(id(e))
+        if old is None:
+            self.values[id(e)] = (v.type, v.const)
+        elif old is not VARIES and not (old[1] == v.const and type(old[1]) is type(v.const)
+                                        and identical(old[0], v.type)):
+            self.values[id(e)] = VARIES
         return v
 
     def const_eval(self, e: ast.Expression, scope: Scope) -> int:
@@ -153,7 +168,7 @@ class ExprChecker:
         if isinstance(e, ast.StringLiteral):
             return Val(STRING, e.value)
         if isinstance(e, ast.Name):
-            sym = scope.resolve(e.name, e, top_level=e.top_level)
+            sym = self.names[id(e)] = scope.resolve(e.name, e, top_level=e.top_level)
             if sym.kind == "const":
                 return Val(sym.type, sym.value)  # type: ignore[arg-type]
             if sym.kind in ("var", "packet", "instance", "value_set"):

@@ -15,15 +15,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from p4sim.frontend import ast
+from p4sim.frontend.errors import P4SourceError
 
+from . import ctor_args
 from .blocks import BlockChecker, body_key
 from .calls import CallChecker
-from .decls import VARIES, DeclChecker
+from .decls import DeclChecker
 from .exprs import ExprChecker
 from .externs import ExternChecker
 from .names import Scope, Sym
 from .stmts import StmtChecker
-from .types import TStruct, Type, err
+from .types import VARIES, TStruct, Type, err
 
 
 @dataclass
@@ -46,6 +48,33 @@ class CheckedProgram:  # noqa: F821 (Checker below)
     run_time_index_stmts: set[int] = field(default_factory=set)
     returns: set[int] = field(default_factory=set)  # id() of the bodies with a `return`
     bodies: set[int] = field(default_factory=set)  # id() of every body checked
+    values: dict[int, object] = field(default_factory=dict)  # id(expr) -> (Type, constant or None)
+    # id(Name) -> what it refers to (a block's own names: as in the last instance checked)
+    names: dict[int, Sym] = field(default_factory=dict)
+
+    def varies(self, e: ast.Expression) -> bool:
+        """Whether e's type or value differs between the instances of its block."""
+        return self.values.get(id(e)) is VARIES
+
+    def fold(self, e: ast.Expression, scope: Scope) -> tuple[Type, object] | None:
+        """(type, value) of e folded in `scope` (lowering's scope of one instance), None if
+        e is not a compile-time constant there. Records nothing."""
+        ck = self.resolver
+        ck.recording = False
+        try:
+            v = ck.expr(e, scope, None)
+        except P4SourceError:
+            return None  # a call, a run-time value: not a constant
+        finally:
+            ck.recording = True
+        return (v.type, v.const) if v.is_const else None
+
+    def constant(self, e: ast.Expression) -> tuple[Type, object] | None:
+        """(type, value) of e when check folded it to a constant the same in every instance."""
+        r = self.values.get(id(e))
+        if r is None or r is VARIES or r[1] is None:  # type: ignore[index]
+            return None
+        return r  # type: ignore[return-value]
 
     def has_return(self, body: ast.BlockStatement) -> bool:
         """Whether a control's apply block or an action/function body contains `return`."""
@@ -62,12 +91,16 @@ class CheckedProgram:  # noqa: F821 (Checker below)
 class Checker(DeclChecker, ExprChecker, StmtChecker, CallChecker, ExternChecker, BlockChecker):
     def __init__(self, program: ast.Program):
         self.program = program
+        self.ctor_arg_names = ctor_args.constructor_arg_names(program)  # `Outer(Inner()) o;`
         self.g = Scope(None, "global")
         self.errors: dict[str, int] = {}
         self.struct_types: dict[str, TStruct] = {}
         self.callables: list[Sym] = []
         self.checked_bodies: set[int] = set()
         self.types: dict[int, object] = {}
+        self.values: dict[int, object] = {}
+        self.recording = True  # False while lowering asks for one instance's constant
+        self.names: dict[int, Sym] = {}
         self.run_time_indexes = 0
         self.run_time_index_stmts: set[int] = set()
         self.returns: set[int] = set()
@@ -90,7 +123,7 @@ class Checker(DeclChecker, ExprChecker, StmtChecker, CallChecker, ExternChecker,
         return CheckedProgram(self.program, self.g, self.errors, self.struct_types, main.decl,
                               self.hdr_type, self.meta_type, self.std_meta_type,  # type: ignore[arg-type]
                               self.main_blocks, self, self.types, self.run_time_index_stmts,
-                              self.returns, self.bodies)
+                              self.returns, self.bodies, self.values, self.names)
 
 
 def check(program: ast.Program) -> CheckedProgram:

@@ -199,7 +199,7 @@ class StmtChecker:
     def lvalue_type(self, e: ast.Expression, scope: Scope, ctx: Ctx) -> Type:
         """The type of an assignment target (an error if e cannot be written)."""
         if isinstance(e, ast.Name):
-            sym = scope.resolve(e.name, e, top_level=e.top_level)
+            sym = self.names[id(e)] = scope.resolve(e.name, e, top_level=e.top_level)  # type: ignore[attr-defined]
             if sym.kind != "var":
                 raise err(f"cannot assign to '{e.name}'", e)
             if sym.extra.get("dir") == "in":

@@ -168,6 +168,10 @@ class TNamedBlock(Type):
         return self.name
 
 
+# a node checked to different results in different instances of one block (a width or a
+# value taken from a constructor parameter): lowering works it out in each instance
+VARIES = object()
+
 BOOL = TBool()
 INT = TInt()
 ERROR = TError()
@@ -207,6 +211,26 @@ def same_type(a: Type, b: Type) -> bool:
     if isinstance(a, TBits) and isinstance(b, TBits):
         return a == b
     return type(a) is type(b) and isinstance(a, (TBool, TInt, TError, TString, TVoid, TMatchKind))
+
+
+def identical(a: object, b: object) -> bool:
+    """The same type by structure (types made twice for two uses compare equal)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(b, (TStruct, TEnum)):
+        return a.name == b.name  # type: ignore[attr-defined]
+    if isinstance(b, TStack):
+        return identical(a.elem, b.elem) and a.size == b.size  # type: ignore[attr-defined]
+    if isinstance(b, TTuple):
+        return len(a.elems) == len(b.elems) and all(map(identical, a.elems, b.elems))  # type: ignore[attr-defined]
+    if isinstance(b, TExtern):
+        return a.name == b.name and len(a.args) == len(b.args) and all(  # type: ignore[attr-defined]
+            map(identical, a.args, b.args))  # type: ignore[attr-defined]
+    if isinstance(b, TNamedBlock):
+        return a.name == b.name  # type: ignore[attr-defined]
+    return a == b
 
 
 def err(msg: str, node: ast.Node | None) -> P4TypeError:

@@ -35,8 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from p4sim import externs as registry
-from p4sim.check import CheckedProgram
+from p4sim.check import CheckedProgram, ctor_args
 from p4sim.check.blocks import key_text
+from p4sim.check.calls import positional_call
 from p4sim.check.controlplane import field_ids
 from p4sim.check.names import Scope, Sym
 from p4sim.check.types import (
@@ -56,10 +57,10 @@ from p4sim.check.types import (
     TStack,
     TStruct,
     TTuple,
-    TTypeVar,
     TVarbit,
     TVoid,
     Type,
+    identical,
     mask,
     width_of,
 )
@@ -208,6 +209,7 @@ class Compiler:
     def __init__(self, checked: CheckedProgram, source: str):
         self.checked = checked
         self.program = checked.program
+        self.ctor_arg_names = ctor_args.constructor_arg_names(self.program)  # as the checker named them
         self.source = source
         self.g = checked.g
         self.errors: dict[str, int] = checked.errors
@@ -288,10 +290,11 @@ class Compiler:
         scope.add(Sym("const", d.name, d, t, py=v.code, value=v.const), d)
 
     def const_eval(self, e: ast.Expression, scope: Scope) -> int:
-        v = self.expr(e, scope, None)
-        if not v.is_const:
+        """The value check folded e to (in this instance's scope, if instances differ)."""
+        c = self.checked.constant(e) or self.checked.fold(e, scope)
+        if c is None:
             raise bug("expected a compile-time constant", e)
-        return int(v.const)
+        return int(c[1])  # type: ignore[call-overload]
 
     # ------------------------------------------------------------------ types
 
@@ -984,6 +987,9 @@ class Compiler:
     # ------------------------------------------------------------------ instances
 
     def instantiation(self, d: ast.Instantiation, scope: Scope, fn: _Fn, prefix: str) -> None:
+        before, d = ctor_args.move(d, self.ctor_arg_names)  # `Outer(Inner()) o;` (p4sim.check.ctor_args)
+        for inst in before:
+            self.instantiation(inst, scope, fn, prefix)
         t = self.resolve_type(d.type, scope)
         name = self.cp_name(prefix, d)
         if isinstance(t, TNamedBlock) and t.kind == "control_decl":
@@ -1849,31 +1855,9 @@ class Compiler:
         return rv
 
     def positional_call(self, c: ast.MethodCall, scope: Scope) -> ast.MethodCall:
-        """`f(y = 1, x = 2)` of an action or function, as the positional call it stands
-        for (p4c CheckNamedArgs: all arguments named or none, each parameter once)."""
-        if not all(a.name for a in c.args):
-            raise bug("either all arguments are named or none is", c)
-        sym = scope.lookup(c.callee.name) if isinstance(c.callee, ast.Name) else None
-        if sym is None or sym.kind not in ("action", "function") or "overloads" in sym.extra:
-            raise bug("named arguments here (p4sim takes them for actions and functions)", c)
-        params = sym.decl.params  # type: ignore[union-attr]
-        given: dict[str, ast.Argument] = {}
-        for a in c.args:
-            if a.name in given:
-                raise bug(f"argument '{a.name}' is given twice", a)
-            if a.name not in {p.name for p in params}:
-                raise bug(f"{sym.name} has no parameter '{a.name}'", a)
-            given[a.name] = a  # type: ignore[index]
-        args: list[ast.Argument] = []
-        for i, p in enumerate(params):
-            if p.name in given:
-                args.append(ast.Argument(given[p.name].value, span=given[p.name].span))
-            elif p.default is None:
-                raise bug(f"no argument for parameter '{p.name}' of {sym.name}", c)
-            elif any(q.name in given for q in params[i + 1:]):
-                # inline_action takes defaults only for trailing parameters
-                args.append(ast.Argument(p.default, span=c.span))
-        return ast.MethodCall(c.callee, args, c.type_args, span=c.span)
+        """Named arguments as the positional call they stand for (p4sim.check.calls, where
+        the call was checked)."""
+        return positional_call(c, scope)
 
     def static_assert(self, c: ast.MethodCall, scope: Scope) -> V | None:
         """core.p4's `static_assert(check[, message])`: evaluated at compile time; a false
@@ -2241,50 +2225,26 @@ class Compiler:
     # ======================================================================= expressions
 
     def coerce(self, v: V, t: Type, node: ast.Node) -> V:
-        """Implicit conversion of v to type t (int literals to bit<N>, equal types)."""
-        if t is None or isinstance(t, (TDontCare, TTypeVar)):
-            return v
-        vt = v.type
-        if isinstance(t, TBits):
-            if isinstance(vt, TInt):
+        """v as a value of type t. check has allowed the conversion; the only one that
+        changes code is an `int` becoming bit<N> (masked) or a serializable enum."""
+        if isinstance(v.type, TInt):
+            if isinstance(t, TBits):
                 if v.is_const:
                     c = int(v.const) & mask(t.width)
                     return V(str(c), t, c)
                 return V(f"(({v.code}) & {mask(t.width)})", t)
-            if isinstance(vt, TBits):
-                if vt.width != t.width or vt.signed != t.signed:
-                    raise bug(f"cannot assign {vt.show()} to {t.show()} without a cast", node)
-                return v
-            if isinstance(vt, TEnum) and vt.underlying is not None:
-                raise bug(f"cannot use {vt.show()} as {t.show()} without a cast", node)
-            raise bug(f"expected {t.show()}, got {vt.show()}", node)
-        if isinstance(t, TBool):
-            if not isinstance(vt, TBool):
-                raise bug(f"expected bool, got {vt.show()}", node)
-            return v
-        if isinstance(t, TInt):
-            return v
-        if isinstance(t, TEnum):
-            if vt is not t and not (isinstance(vt, TEnum) and vt.name == t.name):
-                if isinstance(vt, TInt) and t.underlying is not None and v.is_const:
-                    return V(str(v.const), t, v.const)
-                raise bug(f"expected {t.show()}, got {vt.show()}", node)
-            return v
-        if isinstance(t, TStruct):
-            if not (isinstance(vt, TStruct) and vt.name == t.name):
-                raise bug(f"expected {t.show()}, got {vt.show()}", node)
-            return v
-        if isinstance(t, TError):
-            if not isinstance(vt, TError):
-                raise bug(f"expected error, got {vt.show()}", node)
-            return v
-        if isinstance(t, TVarbit):
-            return v
+            if isinstance(t, TEnum) and t.underlying is not None and v.is_const:
+                return V(str(v.const), t, v.const)
         return v
+
+    # tests set a list here: every expression whose lowered type differs from the one check
+    # recorded is appended (check's types are what lowering must agree with)
+    type_mismatches: list | None = None
 
     def expr(self, e: ast.Expression, scope: Scope, fn: _Fn | None, want: Type | None = None) -> V:
         v = self._expr(e, scope, fn, want)
-        e.checked_type = v.type
+        if self.type_mismatches is not None and not identical(e.checked_type, v.type):
+            self.type_mismatches.append((e, e.checked_type, v.type))
         return v
 
     def _need_fn(self, fn: _Fn | None, e: ast.Node) -> _Fn:
@@ -2293,6 +2253,12 @@ class Compiler:
         return fn
 
     def _expr(self, e: ast.Expression, scope: Scope, fn: _Fn | None, want: Type | None) -> V:
+        c = self.checked.constant(e)  # folded by check (the same in every instance)
+        if c is None and self.checked.varies(e):
+            c = self.checked.fold(e, scope)  # folded by check in this instance's scope
+        if c is not None:
+            t, value = c
+            return V(repr(value) if isinstance(value, str) else str(value), t, value)
         if isinstance(e, ast.IntLiteral):
             if e.width is not None:
                 t = TBits(e.width, e.signed)
@@ -2382,7 +2348,7 @@ class Compiler:
             if isinstance(want, TStruct) and fn is not None:
                 tmp = fn.tmp("lst")
                 fn.emit(f"{tmp} = {self.default_value(want)}")
-                self.assign_fields(ast.Name(tmp, span=e.span), want, e, self._tmp_scope(scope, tmp, want), fn)
+                self.assign_fields(ast.Name(tmp, span=e.span, checked_type=want), want, e, self._tmp_scope(scope, tmp, want), fn)
                 return V(tmp, want)
             if isinstance(e, ast.ListExpression):
                 vals = [self.expr(x, scope, fn) for x in e.elements]
@@ -2479,32 +2445,20 @@ class Compiler:
             b = self.coerce(b, a.type, node)
         return a, b
 
+    # Constant operands never reach the operators below: check folded every constant
+    # expression (CheckedProgram.constant, _expr), so these only write code.
+
     def unary(self, e: ast.Unary, scope: Scope, fn: _Fn | None, want: Type | None) -> V:
         v = self.expr(e.operand, scope, fn, want)
-        t = v.type
-        op = e.op
+        t, op = v.type, e.op
         if op == "!":
-            if not isinstance(t, TBool):
-                raise bug("! needs a bool", e)
-            return V(f"(not {v.code})", BOOL, (not v.const) if v.is_const else None)
+            return V(f"(not {v.code})", BOOL)
         if op == "+":
             return v
-        if isinstance(t, TInt):
-            if not v.is_const:
-                raise bug("operation on a non-constant int", e)
-            c = -v.const if op == "-" else ~v.const
-            return V(str(c), INT, c)
-        if not isinstance(t, TBits):
-            raise bug(f"operator {op} needs bit<N> or int<N>, not {t.show()}", e)
+        if not isinstance(t, TBits) or op not in ("-", "~"):
+            raise bug(f"operator {op} on {t.show()}", e)
         mk = mask(t.width)
-        if v.is_const:
-            c = (-v.const if op == "-" else ~v.const) & mk
-            return V(str(c), t, c)
-        if op == "-":
-            return V(f"((-{v.code}) & {mk})", t)
-        if op == "~":
-            return V(f"({v.code} ^ {mk})", t)
-        raise bug(f"unknown operator {op}", e)
+        return V(f"((-{v.code}) & {mk})", t) if op == "-" else V(f"({v.code} ^ {mk})", t)
 
     def binary(self, e: ast.Binary, scope: Scope, fn: _Fn | None, want: Type | None) -> V:
         op = e.op
@@ -2522,9 +2476,6 @@ class Compiler:
                 fn.lines.extend(stmts)
                 fn.emit(f"    {t} = {b.code}")
                 return V(t, BOOL)
-            if a.is_const and b.is_const:
-                r = (a.const and b.const) if op == "&&" else (a.const or b.const)
-                return V(str(bool(r)), BOOL, bool(r))
             return V(f"({a.code} {'and' if op == '&&' else 'or'} {b.code})", BOOL)
         a = self.expr(e.left, scope, fn, want if op not in ("==", "!=", "<", ">", "<=", ">=") else None)
         b, stmts = self.lazy(e.right, scope, fn,
@@ -2542,67 +2493,35 @@ class Compiler:
             return self.concat(a, b, e)
         if op in ("<<", ">>"):
             return self.shift(a, b, op, e)
-        if op not in ("==", "!="):
-            a, b = self.unify(a, b, e)
-        else:
-            a, b = self.unify(a, b, e)
+        a, b = self.unify(a, b, e)
         ta, tb = a.type, b.type
         if op in ("==", "!="):
-            if isinstance(ta, TBits) and isinstance(tb, TBits) and ta != tb:
-                raise bug(f"cannot compare {ta.show()} with {tb.show()}", e)
             if isinstance(ta, (TStruct, TStack)) or isinstance(tb, (TStruct, TStack)):
-                if type(ta) is not type(tb) or ta.show() != tb.show():
-                    raise bug(f"cannot compare {ta.show()} with {tb.show()}", e)
                 eq = self.aggregate_eq(a.code, b.code, ta)
                 return V(f"({eq})" if op == "==" else f"(not ({eq}))", BOOL)
-            if a.is_const and b.is_const:
-                r = (a.const == b.const) if op == "==" else (a.const != b.const)
-                return V(str(r), BOOL, r)
             return V(f"({a.code} {op} {b.code})", BOOL)
-        if isinstance(ta, TInt) and isinstance(tb, TInt):
-            if not (a.is_const and b.is_const):
-                raise bug("operation on non-constant ints", e)
-            return self.fold_int(op, a.const, b.const, e)
-        if not (isinstance(ta, TBits) and isinstance(tb, TBits)):
-            raise bug(f"operator {op} needs bit<N>/int<N> operands, not {ta.show()} and {tb.show()}", e)
-        if ta != tb:
-            raise bug(f"operands of {op} have different types {ta.show()} and {tb.show()}", e)
+        if not (isinstance(ta, TBits) and ta == tb):
+            raise bug(f"operator {op} on {ta.show()} and {tb.show()}", e)
         w = ta.width
         mk = mask(w)
         signed = ta.signed
         ac, bc = a.code, b.code
-        if signed:
-            sa, sb = f"sx({ac}, {w})", f"sx({bc}, {w})"
-        else:
-            sa, sb = ac, bc
+        sa, sb = (f"sx({ac}, {w})", f"sx({bc}, {w})") if signed else (ac, bc)
         if op in ("<", ">", "<=", ">="):
-            if a.is_const and b.is_const:
-                x, y = (self._sv(a.const, w) , self._sv(b.const, w)) if signed else (a.const, b.const)
-                r = eval_cmp(op, x, y)
-                return V(str(r), BOOL, r)
             return V(f"({sa} {op} {sb})", BOOL)
-        if a.is_const and b.is_const:
-            r = self.fold_bits(op, a.const, b.const, w, signed, e)
-            return V(str(r), ta, r)
         if op in ("+", "-", "*"):
             return V(f"(({ac} {op} {bc}) & {mk})", ta)
         if op in ("&", "|", "^"):
             return V(f"({ac} {op} {bc})", ta)
-        if op == "|+|":
+        if op in ("|+|", "|-|"):
+            py = "+" if op == "|+|" else "-"
             if signed:
                 lo, hi = -(1 << (w - 1)), (1 << (w - 1)) - 1
-                return V(f"(max({lo}, min({hi}, {sa} + {sb})) & {mk})", ta)
-            return V(f"min({ac} + {bc}, {mk})", ta)
-        if op == "|-|":
-            if signed:
-                lo, hi = -(1 << (w - 1)), (1 << (w - 1)) - 1
-                return V(f"(max({lo}, min({hi}, {sa} - {sb})) & {mk})", ta)
-            return V(f"max({ac} - {bc}, 0)", ta)
-        if op in ("/", "%"):
-            if signed:
-                raise bug(f"{op} on signed values", e)
+                return V(f"(max({lo}, min({hi}, {sa} {py} {sb})) & {mk})", ta)
+            return V(f"min({ac} + {bc}, {mk})", ta) if op == "|+|" else V(f"max({ac} - {bc}, 0)", ta)
+        if op in ("/", "%") and not signed:
             return V(f"({ac} {'//' if op == '/' else '%'} {bc})", ta)
-        raise bug(f"unknown operator {op}", e)
+        raise bug(f"operator {op} on {ta.show()}", e)
 
     def aggregate_eq(self, a: str, b: str, t: Type) -> str:
         """P4 == on headers (both invalid, or both valid with equal fields), structs and
@@ -2620,86 +2539,18 @@ class Compiler:
             return fields
         return f"{a} == {b}"
 
-    @staticmethod
-    def _sv(v: int, w: int) -> int:
-        v &= mask(w)
-        return v - (1 << w) if v >> (w - 1) else v
-
-    def fold_int(self, op: str, x: int, y: int, e: ast.Node) -> V:
-        if op in ("<", ">", "<=", ">="):
-            r = eval_cmp(op, x, y)
-            return V(str(r), BOOL, r)
-        ops = {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y,
-               "/": lambda: x // y, "%": lambda: x % y, "&": lambda: x & y,
-               "|": lambda: x | y, "^": lambda: x ^ y}
-        if op not in ops:
-            raise bug(f"operator {op} on int constants", e)
-        if op in ("/", "%") and y == 0:
-            raise bug("division by zero", e)
-        r = ops[op]()
-        return V(str(r), INT, r)
-
-    def fold_bits(self, op: str, x: int, y: int, w: int, signed: bool, e: ast.Node) -> int:
-        mk = mask(w)
-        if signed:
-            x, y = self._sv(x, w), self._sv(y, w)
-        if op == "+":
-            r = x + y
-        elif op == "-":
-            r = x - y
-        elif op == "*":
-            r = x * y
-        elif op == "&":
-            r = x & y
-        elif op == "|":
-            r = x | y
-        elif op == "^":
-            r = x ^ y
-        elif op in ("/", "%"):
-            if y == 0:
-                raise bug("division by zero", e)
-            r = x // y if op == "/" else x % y
-        elif op == "|+|":
-            r = x + y
-            r = (max(-(1 << (w - 1)), min((1 << (w - 1)) - 1, r)) if signed else min(r, mk))
-        elif op == "|-|":
-            r = x - y
-            r = (max(-(1 << (w - 1)), min((1 << (w - 1)) - 1, r)) if signed else max(r, 0))
-        else:
-            raise bug(f"unknown operator {op}", e)
-        return r & mk
-
     def concat(self, a: V, b: V, e: ast.Node) -> V:
         if not (isinstance(a.type, TBits) and isinstance(b.type, TBits)):
-            raise bug("++ needs bit<N> operands of known width", e)
+            raise bug("++ of operands without a width", e)
         wb = b.type.width
-        t = TBits(a.type.width + wb, a.type.signed)
-        if a.is_const and b.is_const:
-            c = (a.const << wb) | b.const
-            return V(str(c), t, c)
-        return V(f"(({a.code} << {wb}) | {b.code})", t)
+        return V(f"(({a.code} << {wb}) | {b.code})", TBits(a.type.width + wb, a.type.signed))
 
     def shift(self, a: V, b: V, op: str, e: ast.Node) -> V:
-        if isinstance(b.type, TBits) and b.type.signed:
-            raise bug("shift amount must be unsigned", e)
-        if isinstance(a.type, TInt):
-            if not (a.is_const and b.is_const):
-                raise bug("shift of an int needs constant operands", e)
-            r = a.const << b.const if op == "<<" else a.const >> b.const
-            return V(str(r), INT, r)
         if not isinstance(a.type, TBits):
-            raise bug(f"cannot shift a {a.type.show()}", e)
+            raise bug(f"shift of a {a.type.show()}", e)
         w = a.type.width
         mk = mask(w)
-        if a.is_const and b.is_const:
-            if op == "<<":
-                r = (a.const << b.const) & mk
-            else:
-                r = (self._sv(a.const, w) >> b.const) & mk if a.type.signed else a.const >> b.const
-            return V(str(r), a.type, r)
         if op == "<<":
-            if b.is_const and b.const >= w:
-                return V("0", a.type, 0)
             return V(f"(({a.code} << {b.code}) & {mk})", a.type)
         if a.type.signed:
             return V(f"((sx({a.code}, {w}) >> {b.code}) & {mk})", a.type)
@@ -2710,52 +2561,28 @@ class Compiler:
         if isinstance(t, TBits):
             mk = mask(t.width)
             if isinstance(vt, TBool):
-                if v.is_const:
-                    c = int(v.const)
-                    return V(str(c), t, c)
                 return V(f"int({v.code})", t)
             if isinstance(vt, TInt):
-                if v.is_const:
-                    c = int(v.const) & mk
-                    return V(str(c), t, c)
                 return V(f"({v.code} & {mk})", t)
             if isinstance(vt, TEnum) and vt.underlying is not None:
                 vt = vt.underlying
-                v = V(v.code, vt, v.const)
             if isinstance(vt, TBits):
                 if vt.signed and t.width > vt.width:
-                    if v.is_const:
-                        c = self._sv(v.const, vt.width) & mk
-                        return V(str(c), t, c)
                     return V(f"(sx({v.code}, {vt.width}) & {mk})", t)
                 if t.width >= vt.width:
-                    return V(v.code, t, v.const)
-                if v.is_const:
-                    c = v.const & mk
-                    return V(str(c), t, c)
+                    return V(v.code, t)
                 return V(f"({v.code} & {mk})", t)
             if isinstance(vt, TError):
-                return V(v.code, t, v.const)
-            raise bug(f"cannot cast {vt.show()} to {t.show()}", e)
-        if isinstance(t, TBool):
-            if isinstance(vt, TBits) and vt.width == 1 or isinstance(vt, TInt):
-                if v.is_const:
-                    return V(str(bool(v.const)), BOOL, bool(v.const))
-                return V(f"({v.code} != 0)", BOOL)
+                return V(v.code, t)
+        elif isinstance(t, TBool):
             if isinstance(vt, TBool):
                 return v
-            raise bug(f"cannot cast {vt.show()} to bool", e)
-        if isinstance(t, TInt):
-            return V(v.code, INT, v.const)
-        if isinstance(t, TEnum):
-            if t.underlying is None:
-                raise bug(f"cannot cast to non-serializable enum {t.name}", e)
-            inner = self.cast(t.underlying, v, e)
-            return V(inner.code, t, inner.const)
-        if isinstance(t, TStruct) and isinstance(vt, TStruct) and vt.name == t.name:
+            if isinstance(vt, (TBits, TInt)):
+                return V(f"({v.code} != 0)", BOOL)
+        elif isinstance(t, TInt):
+            return V(v.code, INT)
+        elif isinstance(t, TEnum) and t.underlying is not None:
+            return V(self.cast(t.underlying, v, e).code, t)
+        elif isinstance(t, TStruct) and isinstance(vt, TStruct) and vt.name == t.name:
             return v
         raise bug(f"cannot cast {vt.show()} to {t.show()}", e)
-
-
-def eval_cmp(op: str, x: int, y: int) -> bool:
-    return {"<": x < y, ">": x > y, "<=": x <= y, ">=": x >= y}[op]

@@ -470,7 +470,7 @@ class TrafficManager:
             pkt.tx_end_ns = best_t + tx  # type: ignore[attr-defined]
             self._departed.append(pkt)
             self._touch(best_port)
-            if not state.depth_total():
+            if not any(state.queues):  # (any: no generator per departure)
                 self._active.discard(best_port)
 
 

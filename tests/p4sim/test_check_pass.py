@@ -82,6 +82,16 @@ def test_check_accepts_roce_switch_and_types_every_expression(monkeypatch):
                and n.checked_type is None and id(n) not in skip]
     assert main_file.endswith("roce_switch.p4")
     assert not untyped, [f"{n.span}: {type(n).__name__}" for n in untyped[:5]]
+    # every name is resolved, and what it resolves to is recorded (annotation arguments and
+    # the accept/reject states are not names)
+    anns = {id(y) for d in mine for n in ast.walk(d) if isinstance(n, ast.Annotated)
+            for a in n.annotations for y in ast.walk(a)}
+    names = [n for d in mine for n in ast.walk(d) if isinstance(n, ast.Name)
+             and id(n) not in anns and n.name not in ("accept", "reject")]
+    unresolved = [f"{n.span}: {n.name}" for n in names if id(n) not in cp.names]
+    assert len(names) > 300 and not unresolved, unresolved[:5]
+    hdr = next(n for n in names if n.name == "hdr")
+    assert cp.names[id(hdr)].kind == "var" and cp.names[id(hdr)].type is cp.hdr_type
     # what lowering reads: constants folded, error codes, resolved types of written types
     assert cp.errors["NoError"] == 0 and "HeaderTooShort" in cp.errors
     sm = cp.std_meta_type
@@ -112,6 +122,24 @@ def test_body_errors_found_by_check_alone(tmp_path, monkeypatch, ig, fragment):
         check_only(path, monkeypatch)
     assert fragment in ei.value.reason
     assert ei.value.span.file.endswith("prog.p4")
+
+
+@pytest.mark.parametrize("local, fragment", [
+    ("packet_out() po;", "packet_out declares no constructor"),
+    ("counter(32w8) c;", "counter's constructor takes 2 arguments, 1 given"),
+    ("counter(32w8, CounterType.packets) c; action a() { c.count(8w1); }", "cannot assign bit<8> to bit<32>"),
+    ("register<bit<8>>(4) r; action a() { r.write(0, 16w1); }", "cannot assign bit<16> to bit<8>"),
+    ("register<bit<8>>(4) r; action a() { r.read(8w1, 0); }", "this expression cannot be assigned to"),
+    ("action a() { clone(CloneType.I2E); }", "clone takes 2 arguments, 1 given"),
+    ("action a() { hash(hdr.data.a, HashAlgorithm.crc16, 8w0, { hdr.data.a }); }", "hash takes 5 arguments"),
+])
+def test_extern_uses_checked_against_their_declarations(tmp_path, monkeypatch, local, fragment):
+    """Extern instances and calls are typed from arch/v1model.p4's declarations (the
+    constructor, the method's and function's parameters with their type parameters bound)."""
+    path = program(tmp_path, ig_locals="    " + local)
+    with pytest.raises(P4SourceError) as ei:
+        check_only(path, monkeypatch)
+    assert fragment in ei.value.reason, ei.value.headline()
 
 
 def test_bad_const_entry_and_unused_action_found_by_check_alone(tmp_path, monkeypatch):
@@ -190,3 +218,52 @@ def test_bare_mark_to_drop_needs_standard_metadata_at_the_call(tmp_path, monkeyp
     with pytest.raises(P4Unsupported, match="no standard_metadata is in scope") as ei:
         check_only(bad, monkeypatch)
     assert src.splitlines()[ei.value.span.line - 1].strip().startswith("action drop_old()")
+
+
+# instantiated twice with different constructor arguments: one node, two types (see above)
+_PER_INSTANCE = {"rt_ctor_width_per_instance"}
+
+
+def test_lowering_agrees_with_check_on_every_expression_type(monkeypatch):
+    """Lowering still derives each expression's type while it writes the code; on every
+    expression of the corpus and of roce_switch.p4 that type is the one check recorded,
+    so what lowering translates is what check accepted (and a mismatch is caught here)."""
+    import p4sim.lower.codegen as cg
+
+    found: list = []
+    monkeypatch.setattr(cg.Compiler, "type_mismatches", found)
+    progs = [(p, ()) for p in RUN if p.stem not in _PER_INSTANCE] + [(P4SRC / "roce_switch.p4", [P4SRC])]
+    seen = 0
+    for path, inc in progs:
+        cp = check(parsed(path, inc))
+        cg.Compiler(cp, str(path)).compile()
+        seen += 1
+    assert seen == len(progs) > 100
+    assert not found, [f"{e.span}: {type(e).__name__} check {a} lower {b}" for e, a, b in found[:5]]
+    # the comparison sees a wrong type (negative control: one program, one type forged)
+    cp = check(parsed(RUN[0]))
+    victim = next(n for d in cp.program.declarations for n in ast.walk(d)
+                  if isinstance(n, ast.Expression) and isinstance(n.checked_type, TBits)
+                  and d.span.file == cp.program.main_file)
+    victim.checked_type = TBits(victim.checked_type.width + 1)
+    cg.Compiler(cp, str(RUN[0])).compile()
+    assert [e for e, _, _ in found] == [victim] * len(found) and found
+
+
+def test_what_check_let_through_is_a_located_internal_error(tmp_path):
+    """Lowering never reports a user's error; if it meets something check should have
+    refused (here a statement forged into the tree after checking) it says so, located,
+    as one P4SourceError line, not a traceback."""
+    import p4sim.lower.codegen as cg
+
+    path = program(tmp_path, ig="        hdr.data.a = 1;")
+    cp = check(parsed(path))
+    ig = next(d for d in cp.program.declarations if isinstance(d, ast.ControlDecl) and d.name == "IG")
+    stmt = ig.apply.statements[-1]
+    ig.apply.statements[-1] = ast.Unsupported("forged", span=stmt.span)
+    with pytest.raises(cg.LoweringError) as ei:
+        cg.Compiler(cp, path).compile()
+    e = ei.value
+    assert not isinstance(e, P4Unsupported)
+    assert e.headline().startswith(f"{path}:{stmt.span.line}:{stmt.span.column}: error: internal error")
+    assert "\n" not in e.headline()

@@ -130,3 +130,28 @@ def test_packet_out_cache_never_admits_a_bad_list(l2, server) -> None:
         err = c.get("error").error
         assert err.canonical_code in (code_pb2.INVALID_ARGUMENT, code_pb2.OUT_OF_RANGE)
         assert server.packet_out_count == before
+
+
+def test_target_counters_match_the_switch_cell_for_cell(l2, server) -> None:
+    """`rocelab counters`' client path: the zero cells it skips stay zero, the live ones
+    (at chunk edges, int64 max) come back exact, and a plain read_counters keeps every cell."""
+    from controller.targets.p4runtime import P4RuntimeTarget
+
+    server.READ_CHUNK_BYTES = 1024
+    sw = server.pipeline.switch
+    live = {0: (1, 0), 21: (0, 9), 511: ((1 << 63) - 1, 3)}
+    for i, (pk, by) in live.items():
+        sw.counter_write("MyIngress.port_rx", i, pk, by)
+    t = P4RuntimeTarget(f"127.0.0.1:{server.port}", device_id=1, election_id=5)
+    try:
+        got = t.counters()
+        assert got["MyIngress.port_rx"] == [live.get(i, (0, 0)) for i in range(512)]
+        assert set(got) == {c.preamble.name for c in server.pipeline.p4info.counters}
+        ent = p4runtime_pb2.Entity()
+        ent.counter_entry.counter_id = next(c.preamble.id for c in server.pipeline.p4info.counters
+                                            if c.preamble.name == "MyIngress.port_rx")
+        every = t.conn.read_counters([ent])
+        assert [i for _, i, _, _ in every] == list(range(512))
+        assert len(t.conn.read_counters([ent], nonzero_only=True)) == len(live)
+    finally:
+        t.close()
