@@ -331,7 +331,7 @@ def _writes(write: Callable[[bytes], object], blobs: list[bytes], pid: int | Non
     return time.perf_counter() - t0, _cpu_s(pid) - cpu0
 
 
-def _counters(sw: Switch, election_id: int) -> tuple[float, float, bytes]:
+def _counters(sw: Switch, election_id: int, counter_ids: list[int]) -> tuple[float, float, bytes]:
     """(`rocelab counters` ms, raw-bytes Read ms, best of 3 each) and the answer's bytes."""
     from controller.targets.p4runtime import P4RuntimeTarget
 
@@ -345,8 +345,8 @@ def _counters(sw: Switch, election_id: int) -> tuple[float, float, bytes]:
             t.counters()
             best = min(best, time.perf_counter() - t0)
         req = p4runtime_pb2.ReadRequest(device_id=sw.device_id)
-        for c in t.conn.p4info.info.counters:
-            req.entities.add().counter_entry.counter_id = c.preamble.id
+        for cid in counter_ids:
+            req.entities.add().counter_entry.counter_id = cid
         raw = t.conn.channel.unary_stream("/p4.v1.P4Runtime/Read", request_serializer=None, response_deserializer=None)
         raw_best, answer = float("inf"), b""
         for _ in range(3):
@@ -445,7 +445,8 @@ def measure(sw: Switch, echo: Echo, election_id: int, rtt_n: int, aio: Echo | No
     if sw.pid is None:  # an external switch without --server-pid: no CPU figures for it
         for key in ("insert", "delete", "rtt1", "rtt32"):
             f.pop(key + "_cpu", None)
-    f["counters_ms"], f["counters_raw_ms"], answer = _counters(sw, election_id + 1)
+    counter_ids = [ci.preamble.id for ci in c.p4info.counters]
+    f["counters_ms"], f["counters_raw_ms"], answer = _counters(sw, election_id + 1, counter_ids)
     f["counters_echo_ms"] = echo.read_ms(answer)
     t0 = time.perf_counter()
     p4runtime_pb2.ReadResponse.FromString(answer)  # one message: the upb parse alone

@@ -35,7 +35,7 @@ from .model import (
 )
 
 PREFIX = {name: value for name, value in p4info_pb2.P4Ids.Prefix.items()}
-_MATCH = {
+MATCH_TYPES = {
     "exact": p4info_pb2.MatchField.EXACT,
     "lpm": p4info_pb2.MatchField.LPM,
     "ternary": p4info_pb2.MatchField.TERNARY,
@@ -184,7 +184,6 @@ def p4info_from_model(model: ProgramModel) -> p4info_pb2.P4Info:
         ("TABLE", model.tables),
         *((ext.p4info_prefix, ext.objects(model)) for ext in externs),
         ("CONTROLLER_HEADER", model.controller_headers),
-        ("VALUE_SET", model.value_sets),
     ]
     # @id first (p4c assigns user ids while collecting, hash ids afterwards)
     for kind, objs in groups:
@@ -215,20 +214,6 @@ def p4info_from_model(model: ProgramModel) -> p4info_pb2.P4Info:
             ext.p4info(p4info, info, pre, alloc.get)
     for h in _sorted(model.controller_headers):
         _controller_header(p4info.controller_packet_metadata.add(), h, pre)
-    for v in _sorted(model.value_sets):
-        msg = p4info.value_sets.add()
-        pre(msg, "VALUE_SET", v)
-        msg.size = v.size
-        for k in v.matches:
-            mf = msg.match.add()
-            mf.id = k.id
-            if k.name:
-                mf.name = k.name
-            mf.bitwidth = k.bitwidth
-            if k.match_kind in _MATCH:
-                mf.match_type = _MATCH[k.match_kind]
-            else:
-                mf.other_match_type = k.match_kind
     return p4info
 
 
@@ -246,8 +231,8 @@ def _table(msg: p4info_pb2.Table, t: TableInfo, model: ProgramModel, alloc: IdAl
         mf.id = k.id
         mf.name = k.name
         mf.bitwidth = k.bitwidth
-        if k.match_kind in _MATCH:
-            mf.match_type = _MATCH[k.match_kind]
+        if k.match_kind in MATCH_TYPES:
+            mf.match_type = MATCH_TYPES[k.match_kind]
         else:
             mf.other_match_type = k.match_kind
     for ref in t.actions:

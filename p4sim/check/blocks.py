@@ -18,6 +18,7 @@ from p4sim.model import (
 )
 from p4sim.spec import ActionSpec
 
+from . import ctor_args
 from .decls import cp_name
 from .exprs import Ctx, Val
 from .names import Scope, Sym
@@ -335,6 +336,9 @@ class BlockChecker:
     # ------------------------------------------------------------------ instances
 
     def instantiation(self, d: ast.Instantiation, scope: Scope, ctx: Ctx | None, prefix: str) -> None:
+        before, d = ctor_args.move(d, self.ctor_arg_names)  # `Outer(Inner()) o;`
+        for inst in before:
+            self.instantiation(inst, scope, ctx, prefix)
         t = self.resolve_type(d.type, scope)
         name = cp_name(prefix, d)
         if isinstance(t, TNamedBlock) and t.kind == "control_decl":

@@ -27,6 +27,66 @@ from .types import (
 )
 
 
+def positional_call(c: ast.MethodCall, scope: Scope) -> ast.MethodCall:
+    """`f(y = 1, x = 2)` of an action, function, extern function or extern method, as the
+    positional call it stands for (p4c CheckNamedArgs: all arguments named or none, each
+    parameter once; an overloaded extern is chosen by its parameter names). Lowering calls
+    this too, on calls checked here."""
+    if not all(a.name for a in c.args):
+        raise err("either all arguments are named or none is", c)
+    target = named_call_target(c, scope)
+    if target is None:
+        raise unsupported("named arguments here (p4sim takes them for actions, functions and externs)", c)
+    what, overloads, is_extern = target
+    names = [a.name for a in c.args]
+    for a in c.args:
+        if names.count(a.name) > 1:
+            raise err(f"argument '{a.name}' is given twice", a)
+    fits = [ps for ps in overloads if set(names) <= {p.name for p in ps}
+            and all(p.name in names or p.default is not None for p in ps)]
+    if len(fits) > 1:
+        raise err(f"call to {what} is ambiguous: {len(fits)} overloads take these argument names", c)
+    params = fits[0] if fits else overloads[0]
+    given: dict[str, ast.Argument] = {}
+    for a in c.args:
+        if a.name not in {p.name for p in params}:
+            raise err(f"{what} has no parameter '{a.name}'", a)
+        given[a.name] = a  # type: ignore[index]
+    args: list[ast.Argument] = []
+    for i, p in enumerate(params):
+        if p.name in given:
+            args.append(ast.Argument(given[p.name].value, span=given[p.name].span))
+        elif p.default is None:
+            raise err(f"no argument for parameter '{p.name}' of {what}", c)
+        elif is_extern or any(q.name in given for q in params[i + 1:]):
+            # extern hooks read their arguments by position: pass every default;
+            # an action or function takes defaults only for trailing parameters
+            args.append(ast.Argument(p.default, span=c.span))
+    return ast.MethodCall(c.callee, args, c.type_args, span=c.span)
+
+
+def named_call_target(c: ast.MethodCall, scope: Scope) -> tuple[str, list[list], bool] | None:
+    """(name, parameter lists of its overloads, is an extern) of a call's callee."""
+    callee = c.callee
+    if isinstance(callee, ast.Name):
+        sym = scope.lookup(callee.name)
+        if sym is None:
+            return None
+        if sym.kind in ("action", "function") and "overloads" not in sym.extra:
+            return sym.name, [sym.decl.params], False  # type: ignore[union-attr]
+        if sym.kind == "extern_fn":
+            decls = sym.extra.get("overloads", [sym.decl])
+            return sym.name, [d.proto.params for d in decls], True
+        return None
+    if isinstance(callee, ast.Member) and isinstance(callee.expr, ast.Name):
+        sym = scope.lookup(callee.expr.name)
+        t = sym.type if sym is not None and sym.kind == "instance" else None
+        if isinstance(t, TExtern) and t.decl is not None:
+            methods = [m for m in t.decl.methods if m.name == callee.member and not m.is_constructor]
+            if methods:
+                return f"{t.name}.{callee.member}", [m.params for m in methods], True
+    return None
+
 class CallChecker:
     """Mixin of `p4sim.check.Checker`: calls."""
 
@@ -71,30 +131,7 @@ class CallChecker:
         return Val(BOOL, True)
 
     def positional_call(self, c: ast.MethodCall, scope: Scope) -> ast.MethodCall:
-        """`f(y = 1, x = 2)` of an action or function, as the positional call it stands
-        for (p4c CheckNamedArgs: all arguments named or none, each parameter once)."""
-        if not all(a.name for a in c.args):
-            raise err("either all arguments are named or none is", c)
-        sym = scope.lookup(c.callee.name) if isinstance(c.callee, ast.Name) else None
-        if sym is None or sym.kind not in ("action", "function") or "overloads" in sym.extra:
-            raise unsupported("named arguments here (p4sim takes them for actions and functions)", c)
-        params = sym.decl.params  # type: ignore[union-attr]
-        given: dict[str, ast.Argument] = {}
-        for a in c.args:
-            if a.name in given:
-                raise err(f"argument '{a.name}' is given twice", a)
-            if a.name not in {p.name for p in params}:
-                raise err(f"{sym.name} has no parameter '{a.name}'", a)
-            given[a.name] = a  # type: ignore[index]
-        args: list[ast.Argument] = []
-        for i, p in enumerate(params):
-            if p.name in given:
-                args.append(ast.Argument(given[p.name].value, span=given[p.name].span))
-            elif p.default is None:
-                raise err(f"no argument for parameter '{p.name}' of {sym.name}", c)
-            elif any(q.name in given for q in params[i + 1:]):
-                args.append(ast.Argument(p.default, span=c.span))
-        return ast.MethodCall(c.callee, args, c.type_args, span=c.span)
+        return positional_call(c, scope)
 
     # ------------------------------------------------------------------ calls
 

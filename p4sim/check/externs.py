@@ -126,7 +126,8 @@ class ExternChecker:
             names = ", ".join(tp.name for tp in decl.type_params)
             raise err(f"{t.name} needs its type argument{'s' if len(decl.type_params) > 1 else ''}: "
                       f"{t.name}<{names}>(...)", d)
-        if ctors:
-            proto = self.signature(ctors, len(args), f"{t.name}'s constructor", d)
-            self.extern_args(proto, self.instance_tvars(t), args, d, scope, None, [])
+        if not ctors:  # packet_in, packet_out: made by the architecture, never by a program
+            raise err(f"{t.name} declares no constructor: it cannot be instantiated", d)
+        proto = self.signature(ctors, len(args), f"{t.name}'s constructor", d)
+        self.extern_args(proto, self.instance_tvars(t), args, d, scope, None, [])
         ext.check_instance(self, d, t, scope)

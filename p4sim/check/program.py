@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from p4sim.frontend import ast
 from p4sim.frontend.errors import P4SourceError
 
+from . import ctor_args
 from .blocks import BlockChecker, body_key
 from .calls import CallChecker
 from .decls import DeclChecker
@@ -90,6 +91,7 @@ class CheckedProgram:  # noqa: F821 (Checker below)
 class Checker(DeclChecker, ExprChecker, StmtChecker, CallChecker, ExternChecker, BlockChecker):
     def __init__(self, program: ast.Program):
         self.program = program
+        self.ctor_arg_names = ctor_args.constructor_arg_names(program)  # `Outer(Inner()) o;`
         self.g = Scope(None, "global")
         self.errors: dict[str, int] = {}
         self.struct_types: dict[str, TStruct] = {}

@@ -24,6 +24,7 @@ __all__ = ["Extern", "RefusedExtern", "extern", "unregister", "lookup", "functio
 
 _OBJECTS: dict[str, Extern] = {}  # extern object type name -> its module's Extern
 _FUNCTIONS: dict[str, Extern] = {}  # extern function name -> the Extern lowering it
+_ALL: list[Extern] = []  # every registered module's Extern, in registration order
 _loaded = False
 
 
@@ -36,6 +37,8 @@ def extern(cls: type[Extern]) -> type[Extern]:
             if old is not None and type(old) is not cls:
                 raise RuntimeError(f"extern {n!r} registered twice ({type(old).__name__}, {cls.__name__})")
             table[n] = ext
+    if not any(type(e) is cls for e in _ALL):
+        _ALL.append(ext)
     return cls
 
 
@@ -43,6 +46,7 @@ def unregister(cls: type[Extern]) -> None:
     for table in (_OBJECTS, _FUNCTIONS):
         for n in [n for n, e in table.items() if type(e) is cls]:
             del table[n]
+    _ALL[:] = [e for e in _ALL if type(e) is not cls]
 
 
 def load_package(package: str) -> None:
@@ -73,13 +77,9 @@ def function(name: str) -> Extern | None:
 
 
 def all_externs() -> Iterator[Extern]:
-    """Every registered extern once, object types first, in registration order."""
+    """Every registered extern once, in registration order."""
     _ensure()
-    seen: set[int] = set()
-    for e in list(_OBJECTS.values()) + list(_FUNCTIONS.values()):
-        if id(e) not in seen:
-            seen.add(id(e))
-            yield e
+    yield from list(_ALL)
 
 
 def with_model() -> Iterator[Extern]:

@@ -35,8 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from p4sim import externs as registry
-from p4sim.check import CheckedProgram
+from p4sim.check import CheckedProgram, ctor_args
 from p4sim.check.blocks import key_text
+from p4sim.check.calls import positional_call
 from p4sim.check.controlplane import field_ids
 from p4sim.check.names import Scope, Sym
 from p4sim.check.types import (
@@ -56,7 +57,6 @@ from p4sim.check.types import (
     TStack,
     TStruct,
     TTuple,
-    TTypeVar,
     TVarbit,
     TVoid,
     Type,
@@ -209,6 +209,7 @@ class Compiler:
     def __init__(self, checked: CheckedProgram, source: str):
         self.checked = checked
         self.program = checked.program
+        self.ctor_arg_names = ctor_args.constructor_arg_names(self.program)  # as the checker named them
         self.source = source
         self.g = checked.g
         self.errors: dict[str, int] = checked.errors
@@ -986,6 +987,9 @@ class Compiler:
     # ------------------------------------------------------------------ instances
 
     def instantiation(self, d: ast.Instantiation, scope: Scope, fn: _Fn, prefix: str) -> None:
+        before, d = ctor_args.move(d, self.ctor_arg_names)  # `Outer(Inner()) o;` (p4sim.check.ctor_args)
+        for inst in before:
+            self.instantiation(inst, scope, fn, prefix)
         t = self.resolve_type(d.type, scope)
         name = self.cp_name(prefix, d)
         if isinstance(t, TNamedBlock) and t.kind == "control_decl":
@@ -1851,31 +1855,9 @@ class Compiler:
         return rv
 
     def positional_call(self, c: ast.MethodCall, scope: Scope) -> ast.MethodCall:
-        """`f(y = 1, x = 2)` of an action or function, as the positional call it stands
-        for (p4c CheckNamedArgs: all arguments named or none, each parameter once)."""
-        if not all(a.name for a in c.args):
-            raise bug("either all arguments are named or none is", c)
-        sym = scope.lookup(c.callee.name) if isinstance(c.callee, ast.Name) else None
-        if sym is None or sym.kind not in ("action", "function") or "overloads" in sym.extra:
-            raise bug("named arguments here (p4sim takes them for actions and functions)", c)
-        params = sym.decl.params  # type: ignore[union-attr]
-        given: dict[str, ast.Argument] = {}
-        for a in c.args:
-            if a.name in given:
-                raise bug(f"argument '{a.name}' is given twice", a)
-            if a.name not in {p.name for p in params}:
-                raise bug(f"{sym.name} has no parameter '{a.name}'", a)
-            given[a.name] = a  # type: ignore[index]
-        args: list[ast.Argument] = []
-        for i, p in enumerate(params):
-            if p.name in given:
-                args.append(ast.Argument(given[p.name].value, span=given[p.name].span))
-            elif p.default is None:
-                raise bug(f"no argument for parameter '{p.name}' of {sym.name}", c)
-            elif any(q.name in given for q in params[i + 1:]):
-                # inline_action takes defaults only for trailing parameters
-                args.append(ast.Argument(p.default, span=c.span))
-        return ast.MethodCall(c.callee, args, c.type_args, span=c.span)
+        """Named arguments as the positional call they stand for (p4sim.check.calls, where
+        the call was checked)."""
+        return positional_call(c, scope)
 
     def static_assert(self, c: ast.MethodCall, scope: Scope) -> V | None:
         """core.p4's `static_assert(check[, message])`: evaluated at compile time; a false
@@ -2243,45 +2225,16 @@ class Compiler:
     # ======================================================================= expressions
 
     def coerce(self, v: V, t: Type, node: ast.Node) -> V:
-        """Implicit conversion of v to type t (int literals to bit<N>, equal types)."""
-        if t is None or isinstance(t, (TDontCare, TTypeVar)):
-            return v
-        vt = v.type
-        if isinstance(t, TBits):
-            if isinstance(vt, TInt):
+        """v as a value of type t. check has allowed the conversion; the only one that
+        changes code is an `int` becoming bit<N> (masked) or a serializable enum."""
+        if isinstance(v.type, TInt):
+            if isinstance(t, TBits):
                 if v.is_const:
                     c = int(v.const) & mask(t.width)
                     return V(str(c), t, c)
                 return V(f"(({v.code}) & {mask(t.width)})", t)
-            if isinstance(vt, TBits):
-                if vt.width != t.width or vt.signed != t.signed:
-                    raise bug(f"cannot assign {vt.show()} to {t.show()} without a cast", node)
-                return v
-            if isinstance(vt, TEnum) and vt.underlying is not None:
-                raise bug(f"cannot use {vt.show()} as {t.show()} without a cast", node)
-            raise bug(f"expected {t.show()}, got {vt.show()}", node)
-        if isinstance(t, TBool):
-            if not isinstance(vt, TBool):
-                raise bug(f"expected bool, got {vt.show()}", node)
-            return v
-        if isinstance(t, TInt):
-            return v
-        if isinstance(t, TEnum):
-            if vt is not t and not (isinstance(vt, TEnum) and vt.name == t.name):
-                if isinstance(vt, TInt) and t.underlying is not None and v.is_const:
-                    return V(str(v.const), t, v.const)
-                raise bug(f"expected {t.show()}, got {vt.show()}", node)
-            return v
-        if isinstance(t, TStruct):
-            if not (isinstance(vt, TStruct) and vt.name == t.name):
-                raise bug(f"expected {t.show()}, got {vt.show()}", node)
-            return v
-        if isinstance(t, TError):
-            if not isinstance(vt, TError):
-                raise bug(f"expected error, got {vt.show()}", node)
-            return v
-        if isinstance(t, TVarbit):
-            return v
+            if isinstance(t, TEnum) and t.underlying is not None and v.is_const:
+                return V(str(v.const), t, v.const)
         return v
 
     # tests set a list here: every expression whose lowered type differs from the one check

@@ -690,6 +690,10 @@ class Switch:
             raise P4SimError(f"value_set {vs.name} holds at most {vs.size} members")
         vs.members = [(int(v), int(m)) for v, m in members]
 
+    def value_set_members(self, name: str) -> list[tuple[int, int]]:
+        """A parser value_set's members, as (value, mask) pairs."""
+        return list(self.value_sets[resolve_name(name, self.value_sets, "value_set")].members)
+
     # ================================================================ PRE
 
     def mc_group_set(self, group: int, replicas: list[tuple[int, int]]) -> None:

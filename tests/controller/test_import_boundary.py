@@ -48,6 +48,19 @@ def test_only_the_p4sim_target_imports_p4sim() -> None:
     assert offenders == [], "import p4sim only in controller/targets/p4sim.py: " + ", ".join(offenders)
 
 
+def test_the_shared_layer_stands_alone() -> None:
+    """p4rtproto is below both: it imports neither p4sim nor the controller."""
+    offenders = []
+    for path in sorted((ROOT / "p4rtproto").rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            if any(n.split(".")[0] in ("p4sim", "controller", "lab") for n in names):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == []
+
+
 def test_the_door_is_real() -> None:
     """The rule is not vacuous: the door imports p4sim, and the scan sees it."""
     assert p4sim_imports(DOOR.read_text(), str(DOOR))

@@ -124,6 +124,24 @@ def test_body_errors_found_by_check_alone(tmp_path, monkeypatch, ig, fragment):
     assert ei.value.span.file.endswith("prog.p4")
 
 
+@pytest.mark.parametrize("local, fragment", [
+    ("packet_out() po;", "packet_out declares no constructor"),
+    ("counter(32w8) c;", "counter's constructor takes 2 arguments, 1 given"),
+    ("counter(32w8, CounterType.packets) c; action a() { c.count(8w1); }", "cannot assign bit<8> to bit<32>"),
+    ("register<bit<8>>(4) r; action a() { r.write(0, 16w1); }", "cannot assign bit<16> to bit<8>"),
+    ("register<bit<8>>(4) r; action a() { r.read(8w1, 0); }", "this expression cannot be assigned to"),
+    ("action a() { clone(CloneType.I2E); }", "clone takes 2 arguments, 1 given"),
+    ("action a() { hash(hdr.data.a, HashAlgorithm.crc16, 8w0, { hdr.data.a }); }", "hash takes 5 arguments"),
+])
+def test_extern_uses_checked_against_their_declarations(tmp_path, monkeypatch, local, fragment):
+    """Extern instances and calls are typed from arch/v1model.p4's declarations (the
+    constructor, the method's and function's parameters with their type parameters bound)."""
+    path = program(tmp_path, ig_locals="    " + local)
+    with pytest.raises(P4SourceError) as ei:
+        check_only(path, monkeypatch)
+    assert fragment in ei.value.reason, ei.value.headline()
+
+
 def test_bad_const_entry_and_unused_action_found_by_check_alone(tmp_path, monkeypatch):
     locals_ = """
     action a(bit<8> v) { hdr.data.b = v; }
@@ -230,3 +248,22 @@ def test_lowering_agrees_with_check_on_every_expression_type(monkeypatch):
     victim.checked_type = TBits(victim.checked_type.width + 1)
     cg.Compiler(cp, str(RUN[0])).compile()
     assert [e for e, _, _ in found] == [victim] * len(found) and found
+
+
+def test_what_check_let_through_is_a_located_internal_error(tmp_path):
+    """Lowering never reports a user's error; if it meets something check should have
+    refused (here a statement forged into the tree after checking) it says so, located,
+    as one P4SourceError line, not a traceback."""
+    import p4sim.lower.codegen as cg
+
+    path = program(tmp_path, ig="        hdr.data.a = 1;")
+    cp = check(parsed(path))
+    ig = next(d for d in cp.program.declarations if isinstance(d, ast.ControlDecl) and d.name == "IG")
+    stmt = ig.apply.statements[-1]
+    ig.apply.statements[-1] = ast.Unsupported("forged", span=stmt.span)
+    with pytest.raises(cg.LoweringError) as ei:
+        cg.Compiler(cp, path).compile()
+    e = ei.value
+    assert not isinstance(e, P4Unsupported)
+    assert e.headline().startswith(f"{path}:{stmt.span.line}:{stmt.span.column}: error: internal error")
+    assert "\n" not in e.headline()

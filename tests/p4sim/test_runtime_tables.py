@@ -244,3 +244,42 @@ def test_reset_default_restores_the_programs_default(tmp_path):
     assert sw.table_default("IG.t")[0] == "NoAction"
     sw.tables["IG.t"].reset_default()
     assert sw.table_default("IG.t") == ("IG.set_b", {"v": 9})
+
+
+def test_an_emptied_table_misses_and_a_refilled_one_hits(tmp_path):
+    """Generated code skips the key of a table with no entries (`T.recs` empty): every way
+    entries come and go (add, delete, clear, modify) must keep that test true, for each
+    lookup form (single exact key, exact tuple, single lpm, ternary)."""
+    ig_locals = """
+        action set_d(bit<32> v) { hdr.data.d = v; }
+        table e1 { key = { hdr.data.a : exact; } actions = { set_d; NoAction; } default_action = NoAction(); }
+        table e2 { key = { hdr.data.a : exact; hdr.data.b : exact; } actions = { set_d; NoAction; }
+                   default_action = NoAction(); }
+        table l1 { key = { hdr.data.c : lpm; } actions = { set_d; NoAction; } default_action = NoAction(); }
+        table t1 { key = { hdr.data.b : ternary; } actions = { set_d; NoAction; } default_action = NoAction(); }
+    """
+    ig = "        e1.apply(); e2.apply(); l1.apply(); t1.apply();"
+    sw = Switch(program(tmp_path, ig=ig, ig_locals=ig_locals))
+    entries = {
+        "e1": TableEntry("e1", {"hdr.data.a": Exact(1)}, "set_d", {"v": 11}),
+        "e2": TableEntry("e2", {"hdr.data.a": Exact(1), "hdr.data.b": Exact(2)}, "set_d", {"v": 22}),
+        "l1": TableEntry("l1", {"hdr.data.c": Lpm(0x1200, 8)}, "set_d", {"v": 33}),
+        "t1": TableEntry("t1", {"hdr.data.b": Ternary(2, 0xFF)}, "set_d", {"v": 44}, priority=1),
+    }
+
+    def d_out() -> int:
+        sw.send(0, frame(a=1, b=2, c=0x1234, d=7))
+        (p,) = sw.receive()
+        return data_of(p.data)[3]
+
+    assert d_out() == 7  # every table empty: all miss
+    for name, e in entries.items():
+        sw.table_add(e)
+        assert d_out() == e.params["v"], name  # the last table applied that hits wins
+        sw.table_delete(e)
+        assert d_out() == 7, name
+        sw.table_add(e)
+        sw.table_modify(TableEntry(e.table, e.match, "set_d", {"v": 99}, priority=e.priority))
+        assert d_out() == 99, name
+        sw.table_clear(name)
+        assert d_out() == 7, name

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from p4rt_helpers import CPU_PORT, L2_PROGRAM, Names, RawClient
+from p4rt_helpers import CPU_PORT, L2_PROGRAM, LiveSwitch, Names, RawClient
 
 from p4rtproto import p4runtime_pb2
 from p4sim.runtime.ports import PortSet
@@ -23,6 +23,26 @@ def server() -> Iterator[P4RuntimeServer]:
     srv.start("127.0.0.1:0")
     yield srv
     srv.stop(grace=0)
+
+
+@pytest.fixture
+def live_switch(tmp_path) -> Iterator[LiveSwitch]:
+    """A p4sim-switch process (device 1, CPU port 255, no program, no data ports)."""
+    sw = LiveSwitch(tmp_path)
+    yield sw
+    sw.close()
+
+
+@pytest.fixture
+def live_switch_ports(tmp_path) -> Iterator[LiveSwitch]:
+    """A p4sim-switch process whose ports 1..4 are veths the test holds (needs root)."""
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root for veth pairs and AF_PACKET")
+    sw = LiveSwitch(tmp_path, data_ports=4)
+    yield sw
+    sw.close()
 
 
 @pytest.fixture

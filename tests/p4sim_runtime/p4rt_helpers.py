@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import queue
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,3 +124,97 @@ def find(names: Names, suffix: str) -> str:
     hits = [k for k in names.ids if k == suffix or k.endswith("." + suffix)]
     assert len(hits) == 1, (suffix, hits)
     return hits[0]
+
+
+# ---------------------------------------------------------------- a p4sim-switch process
+
+
+class LiveSwitch:
+    """`p4sim-switch --no-p4` as a child process on a free loopback port: what a third-party
+    client sees is the real command, not the server class in this process.
+
+    `data_ports` (root only): switch ports 1.. are veth pairs whose far ends the test holds
+    as AF_PACKET sockets (`send`, `expect`); without them the switch has no data port and
+    frames reach the pipeline through the CPU port (PacketOut) alone."""
+
+    def __init__(self, log_dir: Path, data_ports: int = 0, device_id: int = 1) -> None:
+        import shutil
+        import sys
+
+        from controller.targets import netns
+        from controller.targets.switches import SwitchProcess, free_port, interface_args, wait_ready
+
+        self.port = free_port()
+        self.addr = f"127.0.0.1:{self.port}"
+        self.device_id = device_id
+        self.nets = netns.NetnsSet() if data_ports else None
+        self.wires: dict[int, object] = {}
+        ifaces: dict[int, str] = {}
+        try:
+            for n in range(1, data_ports + 1):
+                veth = self.nets.add_veth(netns.name("s", n), netns.name("t", n))  # type: ignore[union-attr]
+                ifaces[n] = veth.outer
+            exe = shutil.which("p4sim-switch") or str(Path(sys.executable).with_name("p4sim-switch"))
+            argv = [exe, "--no-p4", "--device-id", str(device_id), "--cpu-port", str(CPU_PORT),
+                    "--grpc-server-addr", self.addr, "--log-console", *interface_args(ifaces)]
+            log = log_dir / f"p4sim-switch-{self.port}.log"
+            with open(log, "wb") as out:
+                proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            self.proc = SwitchProcess("p4sim", self.addr, device_id, argv, log, proc=proc)
+            wait_ready(self.proc, timeout=60)
+            from p4rtproto.afpacket import packet_socket
+
+            for n in ifaces:
+                sock = packet_socket(netns.name("t", n))
+                sock.setblocking(False)
+                self.wires[n] = sock
+        except BaseException:
+            self.close()
+            raise
+
+    def pipeline_installed(self) -> bool:
+        """Whether the switch has a forwarding pipeline (asked over P4Runtime)."""
+        req = p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=self.device_id)
+        with grpc.insecure_channel(self.addr) as ch:
+            try:
+                p4runtime_pb2_grpc.P4RuntimeStub(ch).GetForwardingPipelineConfig(req, timeout=10)
+            except grpc.RpcError as exc:
+                if exc.code() == grpc.StatusCode.FAILED_PRECONDITION:
+                    return False
+                raise
+        return True
+
+    def send(self, port: int, frame: bytes) -> None:
+        self.wires[port].send(frame)  # type: ignore[attr-defined]
+
+    def expect(self, port: int, frame: bytes, timeout: float = 5.0) -> bool:
+        """Whether `frame` leaves the switch on `port` within `timeout` (other frames the
+        kernel may send on the veth are passed over)."""
+        import select
+        import time
+
+        from p4rtproto.afpacket import PACKET_OUTGOING, recv_frame
+
+        sock = self.wires[port]
+        end = time.monotonic() + timeout
+        while (left := end - time.monotonic()) > 0:
+            ready, _, _ = select.select([sock], [], [], left)
+            while ready:
+                try:
+                    data, addr = recv_frame(sock)  # type: ignore[arg-type]
+                except BlockingIOError:
+                    break
+                if addr[2] != PACKET_OUTGOING and data == frame:
+                    return True
+        return False
+
+    def log_tail(self) -> str:
+        return self.proc.log_tail() if hasattr(self, "proc") else ""
+
+    def close(self) -> None:
+        for sock in self.wires.values():
+            sock.close()  # type: ignore[attr-defined]
+        if hasattr(self, "proc"):
+            self.proc.close()
+        if self.nets is not None:
+            self.nets.close()

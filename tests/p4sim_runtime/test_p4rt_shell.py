@@ -1,6 +1,8 @@
-"""p4runtime-shell, a real third-party P4Runtime client, against the p4sim server: push
+"""p4runtime-shell, a real third-party P4Runtime client, against a p4sim-switch process: push
 the pipeline (P4Info + p4sim device config), insert and read table entries, read
 counters, send PacketOut and sniff PacketIn, and see write errors as the shell reports them.
+Without data ports the PacketOut goes to the CPU port and comes back as a PacketIn (l2_cpu.p4
+forwards it there); with root a second test adds veths as data ports.
 
 The shell runs in its own venv (protobuf < 3.21, made by `make setup`) as a subprocess:
 tests/clients/p4rtshell_client.py."""
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import text_format
-from p4rt_helpers import L2_PROGRAM
+from p4rt_helpers import CPU_PORT, L2_PROGRAM, LiveSwitch
 
 from p4rtproto import p4runtime_pb2
 from p4sim.server import make_device_config
@@ -31,8 +33,7 @@ def shell_process():
     return shell_client.ShellClient(python)
 
 
-@pytest.fixture
-def shell(server, tmp_path: Path):
+def shell_on(switch: LiveSwitch, tmp_path: Path):
     _, p4info = compile_program(L2_PROGRAM)
     p4info_path = tmp_path / "p4info.txt"
     p4info_path.write_text(text_format.MessageToString(p4info))
@@ -40,12 +41,22 @@ def shell(server, tmp_path: Path):
     config_path.write_bytes(make_device_config(L2_PROGRAM))
     sh = shell_process()
     try:
-        sh.call("setup", device_id=1, grpc_addr=f"127.0.0.1:{server.port}", election_id=[0, 1],
+        sh.call("setup", device_id=1, grpc_addr=switch.addr, election_id=[0, 1],
                 p4info=str(p4info_path), config=str(config_path))
         yield sh
         sh.call("teardown")
     finally:
         sh.close()
+
+
+@pytest.fixture
+def shell(live_switch: LiveSwitch, tmp_path: Path):
+    yield from shell_on(live_switch, tmp_path)
+
+
+@pytest.fixture
+def shell_ports(live_switch_ports: LiveSwitch, tmp_path: Path):
+    yield from shell_on(live_switch_ports, tmp_path)
 
 
 def parse(cls, text: str):
@@ -57,8 +68,8 @@ def eth(dst: str, src: str, ethertype: int = 0x0800, size: int = 64) -> bytes:
     return raw + ethertype.to_bytes(2, "big") + bytes(size - 14)
 
 
-def test_shell_tables_counters_packet_io(shell, server) -> None:
-    assert server.pipeline is not None  # the shell pushed it
+def test_shell_tables_counters_packet_io(shell, live_switch: LiveSwitch) -> None:
+    assert live_switch.pipeline_installed()  # the shell pushed it
     shell.call("insert", table="MyIngress.l2_fwd", action="MyIngress.forward",
                match={"hdr.ethernet.dst": "02:00:00:00:00:02"}, params={"port": "2"})
     shell.call("insert", table="MyIngress.acl", action="MyIngress.to_cpu",
@@ -75,18 +86,39 @@ def test_shell_tables_counters_packet_io(shell, server) -> None:
         shell.call("insert", table="MyIngress.l2_fwd", action="MyIngress.forward",
                    match={"hdr.ethernet.dst": "02:00:00:00:00:02"}, params={"port": "2"})  # duplicate
 
+    # PacketOut to the CPU port: the pipeline sends it back as a PacketIn, and counts it
+    payload = eth("02:00:00:00:00:09", "02:00:00:00:00:01", ethertype=0x88B5, size=80)
+    assert shell.call("read_counter", name="MyIngress.port_rx", index=CPU_PORT) == [[0, 0]]
+    shell.call("packet_out", payload=payload.hex(), metadata={"egress_port": str(CPU_PORT), "pad": "0"})
+    seen = [parse(p4runtime_pb2.PacketIn, t) for t in shell.call("sniff", timeout=2)]
+    assert len(seen) == 1
+    assert seen[0].payload == payload
+    assert seen[0].metadata[0].value == bytes([CPU_PORT])  # ingress_port, canonical bytes
+    # counted at ingress with the packet_out header still on (2 bytes)
+    assert shell.call("read_counter", name="MyIngress.port_rx", index=CPU_PORT) == [[1, len(payload) + 2]]
+
+
+@pytest.mark.root
+@pytest.mark.slow
+def test_shell_with_data_ports(shell_ports, live_switch_ports: LiveSwitch) -> None:
+    sw = live_switch_ports
+    shell = shell_ports
+    shell.call("insert", table="MyIngress.l2_fwd", action="MyIngress.forward",
+               match={"hdr.ethernet.dst": "02:00:00:00:00:02"}, params={"port": "2"})
+    shell.call("insert", table="MyIngress.acl", action="MyIngress.to_cpu",
+               match={"hdr.ethernet.ether_type": "0x88cc&&&0xffff"}, priority=5)
+
     frame = eth("02:00:00:00:00:02", "02:00:00:00:00:01", size=120)
-    server.ports.ports[1].inject(frame)
-    assert server.ports.ports[2].wait_output(1.0) == frame
+    sw.send(1, frame)
+    assert sw.expect(2, frame), sw.log_tail()
     assert shell.call("read_counter", name="MyIngress.port_rx", index=1) == [[1, 120]]
 
     payload = eth("02:00:00:00:00:09", "02:00:00:00:00:01", ethertype=0x88B5)
     shell.call("packet_out", payload=payload.hex(), metadata={"egress_port": "4", "pad": "0"})
-    assert server.ports.ports[4].wait_output(1.0) == payload
+    assert sw.expect(4, payload), sw.log_tail()
 
     lldp = eth("01:80:c2:00:00:0e", "02:00:00:00:00:07", ethertype=0x88CC)
-    server.ports.ports[3].inject(lldp)
-    seen = [parse(p4runtime_pb2.PacketIn, t) for t in shell.call("sniff", timeout=1)]
-    assert len(seen) == 1
-    assert seen[0].payload == lldp
+    sw.send(3, lldp)
+    seen = [parse(p4runtime_pb2.PacketIn, t) for t in shell.call("sniff", timeout=2)]
+    assert [p.payload for p in seen] == [lldp]
     assert seen[0].metadata[0].value == b"\x03"  # ingress_port

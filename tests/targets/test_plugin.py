@@ -3,6 +3,7 @@ cannot be reached (run as inner pytest processes, as a user would run them)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -77,6 +78,42 @@ def test_bmv2_queue_rates_go_through_its_cli(tmp_path, monkeypatch):
     cli.write_text("#!/bin/sh\n/bin/cat >/dev/null\necho 'Error: Invalid egress port'\n")
     with pytest.raises(SwitchStartError, match="Invalid egress port"):
         bmv2_set_queue_rates(sw, {4: 100})
+
+
+def test_bmv2_kind_sets_its_queue_rates_once_after_the_push(tmp_path, monkeypatch):
+    """The bmv2 kind turns `port_rates` (bits/s) into packets/s at `rate_frame_bytes` when it
+    starts a switch, and sets them through simple_switch_CLI at the first open, after the
+    pipeline is pushed (the CLI reads the switch's JSON), never again. A real p4sim-switch
+    stands in for the started BMv2 (both serve P4Runtime); a stand-in CLI records its input."""
+    from controller.targets import registry
+    from controller.targets.kinds.bmv2 import queue_rates_pps
+    from controller.targets.kinds.p4sim_grpc import KIND as P4SIM_GRPC
+
+    assert queue_rates_pps({4: 1_000_000, 2: 80_000, 3: 1}, 1000) == {4: 125, 2: 10, 3: 1}
+
+    bmv2 = registry.get("bmv2")
+    cli = tmp_path / "simple_switch_CLI"
+    cli.write_text(f"#!/bin/sh\n/bin/cat >> {tmp_path}/stdin\necho 'RuntimeCmd: '\n")
+    cli.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    cfg = TargetConfig(kind="bmv2", device_id=1, port_rates={4: 1_000_000, 2: 80_000},
+                       rate_frame_bytes=1000)
+    program = P4SIM_GRPC.program(cfg)
+    with P4SIM_GRPC.start(cfg, {}, log_dir=tmp_path) as proc:
+        # What Bmv2Kind.start leaves on the process it started.
+        proc.extra.update(thrift_port=9123,
+                          queue_rates_pps=queue_rates_pps(cfg.port_rates, cfg.rate_frame_bytes))
+        assert not (tmp_path / "stdin").exists()
+        t = bmv2.open(cfg, program, proc)
+        try:
+            assert t.counter_names()  # the pipeline is on the switch
+        finally:
+            t.close()
+        assert (tmp_path / "stdin").read_text() == "set_queue_rate 10 2\nset_queue_rate 125 4\n"
+        bmv2.open(cfg, program, proc).close()  # a second open: no second CLI run
+        assert (tmp_path / "stdin").read_text().count("set_queue_rate") == 2
+    with pytest.raises(ConfigError, match="only on a switch started here"):
+        bmv2.open(cfg, program, None)
 
 
 @pytest.fixture

@@ -69,6 +69,12 @@ def start_bmv2(ports: Mapping[int, str] | None = None, *, device_id: int = 1,
     return sw
 
 
+def queue_rates_pps(port_rates: Mapping[int, float], frame_bytes: int) -> dict[int, int]:
+    """Egress bits/s as BMv2 queue rates: packets/s of `frame_bytes` frames (at least 1:
+    BMv2's rate 0 means unlimited)."""
+    return {p: max(1, round(bps / (8 * frame_bytes))) for p, bps in port_rates.items()}
+
+
 def bmv2_set_queue_rates(sw: SwitchProcess, rates: Mapping[int, int]) -> None:
     """`set_queue_rate PPS PORT` through simple_switch_CLI (BMv2 has no command-line option
     for it): every priority queue of PORT sends at most PPS packets/s. Run it once a
@@ -153,8 +159,7 @@ class Bmv2Kind(RemoteKind):
             sw = start_bmv2(ports, device_id=cfg.device_id, cpu_port=cfg.cpu_port,
                             log_dir=log_dir, netns=netns)
         # Queue rates need the pipeline (simple_switch_CLI reads its JSON): set at open.
-        sw.extra["queue_rates_pps"] = {p: max(1, round(bps / (8 * cfg.rate_frame_bytes)))
-                                       for p, bps in cfg.port_rates.items()}
+        sw.extra["queue_rates_pps"] = queue_rates_pps(cfg.port_rates, cfg.rate_frame_bytes)
         return sw
 
     def open(self, cfg, program=None, process=None):

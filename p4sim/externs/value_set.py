@@ -1,0 +1,124 @@
+"""Parser `value_set<T>(size)`: not an extern in P4_16 but a control-plane object like one,
+so it lives here too: its P4Info entry and its P4Runtime ValueSetEntry read/write. (Its
+lowering is the parser's select, in `Compiler.keyset_cond`; its runtime object is
+`p4sim.runtime.instance.ValueSet`.)
+
+P4Runtime (spec, "ValueSetEntry"): MODIFY only; the members replace the whole set; a
+member's matches are FieldMatch messages against the value set's match fields in P4Info.
+p4sim's parser matches a value set against one select key as (value, mask) pairs, so it
+takes value sets with one match field: exact and optional members match the value,
+ternary its mask, lpm its prefix; an omitted (non-exact) field matches everything.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from p4sim.model import Exact, Lpm, Optional_, Ternary
+
+from . import extern
+from .base import Extern
+
+
+def _meta(p: Any, vsid: int) -> Any:
+    """The value set with P4Info id `vsid`, as a one-field TableMeta for codec.decode_match."""
+    from p4rtproto.errors import RequestError
+    from p4rtproto.schema import FieldInfo, TableMeta
+
+    vs = next((v for v in p.maps.p4info.value_sets if v.preamble.id == vsid), None)
+    if vsid == 0 or vs is None:
+        raise RequestError("NOT_FOUND", f"no value set with id {vsid}")
+    from p4sim.p4info import MATCH_TYPES
+
+    kinds = {v: k for k, v in MATCH_TYPES.items()}
+    fields = {m.id: FieldInfo(m.id, m.name or "value", m.bitwidth,
+                                    kinds.get(m.match_type, m.other_match_type or "unknown")) for m in vs.match}
+    meta = TableMeta(id=vsid, name=vs.preamble.name, fields=fields, action_ids={}, requires_priority=False,
+                           const_default=False, const_entries=False,
+                           n_exact=sum(f.match_kind == "exact" for f in fields.values()))
+    return vs, meta
+
+
+@extern
+class ValueSet(Extern):
+    model_field = "value_sets"
+    p4info_prefix = "VALUE_SET"
+    entities = ("value_set_entry",)
+
+    def p4info(self, out: Any, info: Any, pre: Any, ids: Any) -> None:
+        from p4sim.p4info import MATCH_TYPES as kinds
+
+        msg = out.value_sets.add()
+        pre(msg, self.p4info_prefix, info)
+        msg.size = info.size
+        for k in info.matches:
+            mf = msg.match.add()
+            mf.id = k.id
+            if k.name:
+                mf.name = k.name
+            mf.bitwidth = k.bitwidth
+            if k.match_kind in kinds:
+                mf.match_type = kinds[k.match_kind]
+            else:
+                mf.other_match_type = k.match_kind
+
+    def describe(self, info: Any) -> str:
+        return f"value_set {info.name} size {info.size}"
+
+    def write(self, svc: Any, p: Any, utype: int, entity: str, vse: Any) -> None:
+        from p4rtproto import codec, p4runtime_pb2
+        from p4rtproto.errors import RequestError, invalid
+
+        vs, meta = _meta(p, vse.value_set_id)
+        name = vs.preamble.name
+        if utype != p4runtime_pb2.Update.MODIFY:
+            raise invalid(f"value set {name}: only MODIFY is allowed")
+        if len(meta.fields) != 1:
+            raise RequestError("UNIMPLEMENTED", f"value set {name}: p4sim takes value sets of one field"
+                                     f" (this one has {len(meta.fields)})")
+        if len(vse.members) > vs.size:
+            raise RequestError("RESOURCE_EXHAUSTED", f"value set {name} holds at most {vs.size} members,"
+                                     f" the request gives {len(vse.members)}")
+        (finfo,) = meta.fields.values()
+        full = (1 << finfo.bitwidth) - 1
+        members = []
+        for member in vse.members:
+            plain = codec.plain_from_proto(p4runtime_pb2.TableEntry(match=member.match))
+            try:
+                m = codec.decode_match(meta, plain.matches).get(finfo.name)
+            except RequestError as e:  # the table codec's words, for a value set
+                raise RequestError(e.code, e.message.replace(f"table {name}", f"value set {name}", 1)) from None
+            if m is None:  # an omitted ternary/lpm/optional field: matches every value
+                members.append((0, 0))
+            elif isinstance(m, (Exact, Optional_)):
+                members.append((m.value, full))
+            elif isinstance(m, Ternary):
+                members.append((m.value, m.mask))
+            elif isinstance(m, Lpm):
+                members.append((m.value, full ^ ((1 << (finfo.bitwidth - m.prefix_len)) - 1)))
+            else:
+                raise RequestError("UNIMPLEMENTED", f"value set {name}: a range member is not a value/mask")
+        p.switch.value_set_set(name, members)
+
+    def read(self, svc: Any, p: Any, entity: str, req: Any) -> Any:
+        from p4rtproto import codec, p4runtime_pb2
+
+        ids = [req.value_set_id] if req.value_set_id else [v.preamble.id for v in p.maps.p4info.value_sets]
+        for vsid in ids:
+            vs, meta = _meta(p, vsid)
+            ent = p4runtime_pb2.Entity()
+            out = ent.value_set_entry
+            out.value_set_id = vsid
+            if len(meta.fields) == 1:
+                (finfo,) = meta.fields.values()
+                full = (1 << finfo.bitwidth) - 1
+                for value, mask in p.switch.value_set_members(vs.preamble.name):
+                    match: dict = {}
+                    if mask and finfo.match_kind in ("exact", "optional"):
+                        match[finfo.name] = (Exact if finfo.match_kind == "exact" else Optional_)(value)
+                    elif mask and finfo.match_kind == "lpm":
+                        match[finfo.name] = Lpm(value, bin(mask).count("1"))
+                    elif mask:
+                        match[finfo.name] = Ternary(value, mask & full)
+                    out.members.add().match.extend(codec.encode_match(meta, match))
+            yield ent
