@@ -21,7 +21,7 @@ from typing import Any
 from .base import Extern, RefusedExtern
 
 __all__ = ["Extern", "RefusedExtern", "extern", "unregister", "lookup", "function", "by_entity",
-           "all_externs", "load_package", "operations", "stf_command", "stage_hooks"]
+           "all_externs", "load_package", "operations", "stf_command", "all_stf_commands", "stage_hooks"]
 
 _OBJECTS: dict[str, Extern] = {}  # extern object type name -> its module's Extern
 _FUNCTIONS: dict[str, Extern] = {}  # extern function name -> the Extern lowering it
@@ -105,6 +105,11 @@ def operations() -> dict[str, Callable[..., Any]]:
                                    f"and {type(e).__name__}")
             out[n], owner[n] = f, e
     return out
+
+
+def all_stf_commands() -> dict[str, Callable[..., Any]]:
+    """Every extern's STF commands, by op."""
+    return {op: f for e in all_externs() for op, f in e.stf_commands().items()}
 
 
 def stf_command(op: str) -> Callable[..., Any] | None:

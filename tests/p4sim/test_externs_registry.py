@@ -191,6 +191,7 @@ def _ticker(sw, name):
 
 
 def _stf_set(r, c):
+    """ticker_set NAME VALUE"""
     _ticker(r.sw, c.args[0]).next = int(c.args[1])
 
 
@@ -252,6 +253,10 @@ def test_toy_extern_listed_by_the_cli(tmp_path, toy, capsys):
 
     assert main(["compile", "--emit", "ir", _toy_program(tmp_path)]) == 0
     assert "  ticker IG.tk size 0" in capsys.readouterr().out
+    # its STF commands are listed by `p4sim stf --help` (found through the registry)
+    assert main(["stf", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "  ticker_set NAME VALUE\n" in out and "  check_ticker\n" in out
 
 
 KEEP_IG = """
