@@ -76,6 +76,8 @@ def used_externs(program: CompiledProgram) -> list[Extern]:
     """The externs this program uses: an instance of it, or generated code that calls one of
     its `_RT` methods (an attribute name the compiled code refers to). The switch runs the
     per-packet hooks of these only; the others cannot have been asked for anything."""
+    if not isinstance(program.code, CodeType):  # no Python code to read: assume every extern
+        return list(registry.all_externs())
     names = _names(program.code, set())
     kinds = {ex.kind for ex in program.externs}
     return [e for e in registry.all_externs()
