@@ -134,6 +134,7 @@ class WriteScanner:
     def __init__(self) -> None:
         self.shapes: dict[int, list[_Shape]] = {}
         self.count = 0
+        self.hits = 0  # updates decoded by shape (what the tests check the path is taken by)
 
     def lookup(self, data: bytes, start: int, end: int) -> tuple[_Shape, list[bytes]] | None:
         """(shape, value bytes in slot order) of the Update at data[start:end], or None.
@@ -143,6 +144,7 @@ class WriteScanner:
                 if not data.startswith(piece, start + off):
                     break
             else:
+                self.hits += 1
                 return sh, [data[start + o:start + o + n] for o, n in sh.slots]
         return None
 
