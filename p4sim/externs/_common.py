@@ -74,7 +74,6 @@ def p4info_unit(units: dict[str, int], unit: str, name: str) -> int:
 def listed_fields_fn(cc: Any, e: ast.Expression, scope: Any) -> str:
     """The deprecated forms (`resubmit(data)`, `recirculate(data)`, `clone3(t, s, data)`):
     a copy function for the user-metadata fields named in `data`."""
-    from p4sim.check.types import unsupported
     from p4sim.lower.codegen import fld
 
     elems = e.elements if isinstance(e, ast.ListExpression) else [e]
@@ -85,9 +84,6 @@ def listed_fields_fn(cc: Any, e: ast.Expression, scope: Any) -> str:
         while isinstance(x, ast.Member):
             chain.append(fld(x.member))
             x = x.expr
-        sym = scope.lookup(x.name) if isinstance(x, ast.Name) else None
-        if sym is None or sym.kind != "var" or sym.type is not cc.meta_type:
-            raise unsupported("preserving anything but user metadata fields", el)
         paths.append("".join("." + m for m in reversed(chain)))
     if not paths:
         return "None"
