@@ -156,8 +156,8 @@ class Switch:
         for ex in program.externs:
             self.extern_objects[ex.name] = ns[ex.py]
             registry.lookup(ex.kind).attach(self, ex, ns[ex.py])
-        # the per-packet side of the externs this program uses, resolved once: a stage whose
-        # tuple is empty costs one attribute test per packet
+        # the per-packet side of the externs this program uses, resolved once; a pass in
+        # which no extern asked for anything costs one attribute test (`_pending`) per stage
         used = used_externs(program)
         self._resets = tuple(e.reset for e in used if type(e).reset is not registry.Extern.reset)
         self._after_ingress = registry.stage_hooks("after_ingress", used)
