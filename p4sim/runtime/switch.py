@@ -149,6 +149,7 @@ class Switch:
         self._new_hdr = ns[pl.new_hdr]
         self._new_meta = ns[pl.new_meta]
         self._new_sm = ns[pl.new_sm]
+        self.new_meta = self._new_meta  # fresh user metadata (every field 0), for the externs' copies
         self._field_lists = {i: ns[f] for i, f in pl.field_lists.items()}
         self.tables: dict[str, Table] = {s.info.name: ns[s.py] for s in program.tables}
         for ext in registry.all_externs():
@@ -197,10 +198,6 @@ class Switch:
         self._dirty = False
         for reset in self._resets:
             reset(self)
-
-    def new_meta(self):
-        """Fresh user metadata (every field 0)."""
-        return self._new_meta()
 
     def new_sm(self, packet_length: int, instance_type: int, egress_rid: int = 0):
         """Fresh standard_metadata: BMv2 resets all metadata of a copy (a clone)."""
