@@ -17,9 +17,9 @@ import importlib
 import pkgutil
 from collections.abc import Iterator
 
-from .base import Extern, RefusedExtern
+from .base import Extern, RefusedExtern, lowers
 
-__all__ = ["Extern", "RefusedExtern", "extern", "unregister", "lookup", "function", "by_entity",
+__all__ = ["Extern", "RefusedExtern", "lowers", "extern", "unregister", "lookup", "function", "by_entity",
            "all_externs", "load_package"]
 
 _OBJECTS: dict[str, Extern] = {}  # extern object type name -> its module's Extern
