@@ -19,9 +19,11 @@ else (another layout, a value of another length, unknown top-level fields) misse
 takes the reference path: the result is the same, only slower. Validation is not done
 here: the PlainEntry goes through the same checks as the reference path's.
 
-The learned shapes are bounded (SHAPE_LIMIT, cleared when full) and a request may only
-teach LEARN_PER_REQUEST new ones, so a client sending a new layout per update costs at
-most a few serializations per request, never unbounded memory.
+The learned shapes are bounded (SHAPE_LIMIT, cleared when full; SHAPES_PER_LENGTH per
+serialized length, the oldest replaced, so a lookup tries a few at most), only Updates of up to
+LEARN_MAX_BYTES are learned, and a request may only teach LEARN_PER_REQUEST new ones: a
+client sending a new layout per update costs a few small serializations per request,
+never unbounded memory or time.
 """
 
 from __future__ import annotations
@@ -34,7 +36,10 @@ from p4rtproto.codec import PlainEntry, Schema, TableMeta, decode_table_entry
 from p4rtproto.entities import Exact, Lpm, Optional_, TableEntry, Ternary
 
 SHAPE_LIMIT = 512
+SHAPES_PER_LENGTH = 8  # a lookup tries at most this many shapes
 LEARN_PER_REQUEST = 8
+LEARN_MAX_BYTES = 1024  # a bigger Update (a huge value: refused anyway) is never learned
+_FLIP = bytes(range(255, -1, -1))  # b ^ 0xFF for every byte, for bytes.translate
 
 # WriteRequest's top-level fields as their one-byte tags: device_id (1, varint),
 # role_id (2, varint), election_id (3, message), updates (4, message), atomicity
@@ -125,7 +130,7 @@ class _Shape:
 
 
 def _flip(value: bytes) -> bytes:
-    return bytes(b ^ 0xFF for b in value)
+    return value.translate(_FLIP)
 
 
 class WriteScanner:
@@ -152,6 +157,8 @@ class WriteScanner:
         """Learn the shape of `update` (a parsed Update whose bytes are `raw`) if it is a
         plain table-entry write: INSERT/MODIFY/DELETE of a non-default entry, no metadata,
         no counter data, no idle timeout (those take the reference path)."""
+        if len(raw) > LEARN_MAX_BYTES:
+            return
         if update.type not in (_INSERT, _MODIFY, _DELETE) or update.entity.WhichOneof("entity") != "table_entry":
             return
         te = update.entity.table_entry
@@ -222,7 +229,11 @@ class WriteScanner:
         if self.count >= SHAPE_LIMIT:
             self.shapes.clear()
             self.count = 0
-        self.shapes.setdefault(len(raw), []).append(shape)
+        same = self.shapes.setdefault(len(raw), [])
+        if len(same) >= SHAPES_PER_LENGTH:  # the oldest of this length makes room
+            same.pop(0)
+            self.count -= 1
+        same.append(shape)
         self.count += 1
 
 

@@ -316,11 +316,22 @@ def test_scanner_is_bounded() -> None:
     sc = fastwrite.WriteScanner()
     for i in range(fastwrite.SHAPE_LIMIT + 10):
         u = U(type=U.DELETE)
-        u.entity.table_entry.table_id = i + 1
+        u.entity.table_entry.table_id = (i % 100) + 1 + (i // 100) * 1000  # 1-2 byte varints: few lengths
         u.entity.table_entry.match.add(field_id=1).exact.value = b"\x01"
         sc.learn(u, u.SerializeToString())
-    assert sc.count <= fastwrite.SHAPE_LIMIT
+    assert 0 < sc.count <= fastwrite.SHAPE_LIMIT
     assert sum(len(v) for v in sc.shapes.values()) == sc.count
+    assert max(len(v) for v in sc.shapes.values()) == fastwrite.SHAPES_PER_LENGTH
+    # the newest shape of a length is kept (the oldest made room), so it is found
+    raw = u.SerializeToString()
+    assert sc.lookup(raw, 0, len(raw)) is not None
+    # a big update (a huge value) is never learned: learning it would cost time per byte
+    big = U(type=U.INSERT)
+    big.entity.table_entry.table_id = 1
+    big.entity.table_entry.match.add(field_id=1).exact.value = b"\x01" * (fastwrite.LEARN_MAX_BYTES + 1)
+    n = sc.count
+    sc.learn(big, big.SerializeToString())
+    assert sc.count == n
 
 
 def test_update_spans() -> None:
@@ -333,3 +344,20 @@ def test_update_spans() -> None:
     assert [U.FromString(data[a:b]) for a, b in spans] == list(w.updates)
     assert fastwrite.update_spans(data + b"\x78\x01") is None  # an unknown top-level field
     assert fastwrite.update_spans(data[:-1]) is None
+
+
+@pytest.mark.parametrize("size", [0, 1, 127, 128, 300, 16384, 70000])
+@pytest.mark.parametrize("fields", [0, 1, 3])
+def test_packet_in_frame_is_protobufs_encoding(size, fields) -> None:
+    from p4sim.server.service import packet_in_frame
+
+    payload = bytes(range(256)) * (size // 256) + bytes(range(size % 256))
+    want = p4runtime_pb2.StreamMessageResponse()
+    want.packet.SetInParent()
+    for k in range(fields):
+        want.packet.metadata.add(metadata_id=k + 1, value=bytes([k] * (k + 1)))
+    meta = p4runtime_pb2.PacketIn(metadata=want.packet.metadata).SerializeToString()
+    want.packet.payload = payload
+    got = packet_in_frame(meta, bytearray(payload))
+    assert p4runtime_pb2.StreamMessageResponse.FromString(got) == want
+    assert got == want.SerializeToString()
