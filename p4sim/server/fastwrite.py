@@ -243,6 +243,30 @@ _INSERT, _MODIFY, _DELETE = _UPDATE.INSERT, _UPDATE.MODIFY, _UPDATE.DELETE
 Builder = Callable[[list[bytes]], "tuple[TableMeta, TableEntry] | None"]
 
 
+def _bind_exact1(meta: TableMeta, spec: tuple, param: tuple | None, action: str, priority: int) -> Builder:
+    """bind()'s builder for the commonest shape, one exact field and at most one
+    parameter (an L2 table), without the loops: the same checks."""
+    kname, _, kwidth, kslot, _ = spec
+    table = meta.name
+    from_bytes = int.from_bytes
+    if param is None:
+        def build0(vals: list[bytes]) -> tuple[TableMeta, TableEntry] | None:
+            v = from_bytes(vals[kslot], "big")
+            if v >> kwidth:
+                return None
+            return meta, TableEntry(table, {kname: Exact(v)}, action, {}, priority)
+        return build0
+    pname, pwidth, pslot = param
+
+    def build1(vals: list[bytes]) -> tuple[TableMeta, TableEntry] | None:
+        v = from_bytes(vals[kslot], "big")
+        a = from_bytes(vals[pslot], "big")
+        if v >> kwidth or a >> pwidth:
+            return None
+        return meta, TableEntry(table, {kname: Exact(v)}, action, {pname: a}, priority)
+    return build1
+
+
 def bind(shape: _Shape, schema: Schema) -> Builder | None:
     """A shape's decoder for one pipeline: value bytes -> (table, TableEntry), or None
     when a value would be refused (the caller then runs the reference checks on
@@ -282,6 +306,8 @@ def bind(shape: _Shape, schema: Schema) -> Builder | None:
             params.append((pinfo.name, pinfo.bitwidth, sv))
     table, action, priority = meta.name, ref.action, shape.priority
     from_bytes = int.from_bytes
+    if len(specs) == 1 and specs[0][1] == "exact" and len(params) <= 1:
+        return _bind_exact1(meta, specs[0], params[0] if params else None, action, priority)
 
     def build(vals: list[bytes]) -> tuple[TableMeta, TableEntry] | None:
         match: dict[str, Any] = {}

@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import itertools
 import logging
+import os
 import queue
 import threading
 import time
@@ -197,7 +198,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         limits: Limits | None = None,
         max_streams: int = 16,
         packet_in_queue: int = 1024,
-        fast_write: bool = True,
+        fast_write: bool | None = None,
     ) -> None:
         if clock not in ("auto", "virtual", "wall"):
             raise ValueError("clock: auto, virtual or wall")
@@ -233,8 +234,9 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.port: int | None = None
         self.packet_in_count = 0
         self.packet_out_count = 0
-        # Write's fast path (fastwrite.py); False: every update decoded from the message
-        self.fast_write = fast_write
+        # Write's fast path (fastwrite.py); False: every update decoded from the message.
+        # Default on; P4SIM_FAST_WRITE=0 turns it off in a p4sim-switch (A/B runs)
+        self.fast_write = fast_write if fast_write is not None else os.environ.get("P4SIM_FAST_WRITE", "1") != "0"
         self._scanner = fastwrite.WriteScanner()
 
     # ------------------------------------------------------------ lifecycle
