@@ -33,6 +33,7 @@ from p4sim.model import (
     QueuedPacket,
     TableEntry,
 )
+from p4sim.runtime.action_profile import Profile
 from p4sim.runtime.instance import instantiate, load_program
 from p4sim.runtime.pre import PRE
 from p4sim.runtime.tables import Rec, Table
@@ -157,6 +158,7 @@ class Switch:
         self.meters: dict[str, MeterArray] = {}
         self.direct_meter_tables: dict[str, str] = {}
         self.extern_objects: dict[str, object] = {}  # control-plane name -> runtime object
+        self.action_profiles: dict[str, Profile] = {}  # action profiles/selectors, by name
         for ex in program.externs:
             self.extern_objects[ex.name] = ns[ex.py]
             registry.lookup(ex.kind).attach(self, ex, ns[ex.py])
@@ -693,6 +695,10 @@ class Switch:
     def value_set_members(self, name: str) -> list[tuple[int, int]]:
         """A parser value_set's members, as (value, mask) pairs."""
         return list(self.value_sets[resolve_name(name, self.value_sets, "value_set")].members)
+
+    def action_profile(self, name: str) -> Profile:
+        """An action profile/selector: members, groups (see p4sim.runtime.action_profile)."""
+        return self.action_profiles[resolve_name(name, self.action_profiles, "action profile")]
 
     # ================================================================ PRE
 
