@@ -241,6 +241,64 @@ class StfRunner:
             name = resolve_name(a[0], sw.meters, "meter")
             for i in range(sw.meters[name].size):
                 sw.meter_set_rates(name, i, [self.rate(x) for x in a[1:]])
+        elif op.startswith("act_prof_") or op.startswith("table_indirect_"):
+            self.indirect(c)
+        else:
+            raise ValueError(f"unknown STF command {op!r}")
+
+    def indirect(self, c: Cmd) -> None:
+        """simple_switch_CLI's action-profile commands, passed through as the other CLI
+        commands are: members and groups are named by the handle BMv2 gives them (lowest
+        free first, as simple_switch_CLI prints it)."""
+        sw, op, a = self.sw, c.op, c.args
+        if op.startswith("table_indirect_"):
+            if "=>" not in a:
+                raise ValueError(f"{op} TABLE KEY... => HANDLE [PRIORITY]")
+            i = a.index("=>")
+            tname = resolve_name(a[0], sw.tables, "table")
+            t = sw.tables[tname]
+            keys, rest = a[1:i], a[i + 1:]
+            if len(keys) != len(t.key_names) or not 1 <= len(rest) <= 2:
+                raise ValueError(f"{op} {tname}: {len(t.key_names)} key values, then => HANDLE [PRIORITY]")
+            match = {k: _key_value(v, kind, w) for k, v, kind, w in zip(t.key_names, keys, t.kinds, t.widths,
+                                                                         strict=True)}
+            # simple_switch_CLI priorities: the lower wins; ours: the higher
+            prio = (1 << 24) - int(rest[1]) if len(rest) > 1 else 0
+            h = parse_int(rest[0])
+            sw.table_add(TableEntry(tname, match, "", {}, priority=prio,
+                                    member=h if op == "table_indirect_add" else None,
+                                    group=h if op == "table_indirect_add_with_group" else None))
+            return
+        prof = sw.action_profile(a[0])
+        if op == "act_prof_create_member":
+            mid = prof.next_ids()[0]
+            names = prof.action_params(a[1])
+            if len(a[2:]) != len(names):
+                raise ValueError(f"{op}: action {a[1]} takes {len(names)} parameter(s)")
+            prof.member_add(mid, a[1], dict(zip(names, map(parse_int, a[2:]), strict=True)))
+        elif op == "act_prof_modify_member":
+            names = prof.action_params(a[1])
+            if len(a[3:]) != len(names):
+                raise ValueError(f"{op}: action {a[1]} takes {len(names)} parameter(s)")
+            prof.member_modify(int(a[2]), a[1], dict(zip(names, map(parse_int, a[3:]), strict=True)))
+        elif op == "act_prof_delete_member":
+            prof.member_delete(int(a[1]))
+        elif op == "act_prof_create_group":
+            prof.group_add(prof.next_ids()[1], [])
+        elif op == "act_prof_delete_group":
+            prof.group_delete(int(a[1]))
+        elif op in ("act_prof_add_member_to_group", "act_prof_remove_member_from_group"):
+            mid, gid = int(a[1]), int(a[2])
+            now = [m.mid for m in prof.group(gid).members]
+            if op == "act_prof_add_member_to_group":
+                if mid in now:
+                    raise P4SimError(f"{op}: member {mid} is already in group {gid}")
+                now.append(mid)
+            elif mid in now:
+                now.remove(mid)
+            else:
+                raise P4SimError(f"{op}: member {mid} is not in group {gid}")
+            prof.group_modify(gid, now)
         else:
             raise ValueError(f"unknown STF command {op!r}")
 

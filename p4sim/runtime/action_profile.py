@@ -113,6 +113,25 @@ class Profile:
             recs.append(Rec(None, aid, args))
         return self.tables[0].actions[recs[0].aid].name, recs
 
+    def next_ids(self) -> tuple[int, int]:
+        """(member, group) handles the next creations get: simple_switch_CLI names members
+        and groups by these (act_prof_create_member prints its handle)."""
+        return (self._mh.free[0] if self._mh.free else self._mh.next,
+                self._gh.free[0] if self._gh.free else self._gh.next)
+
+    def action_params(self, action: str) -> list[str]:
+        """The parameter names of `action` (a unique suffix will do), in declaration order."""
+        if not self.tables:
+            raise P4SimError(f"action profile {self.name} is used by no table: it has no actions")
+        t = self.tables[0]
+        aid = t.action_index.get(action)
+        if aid is None:
+            cands = [i for i, a in enumerate(t.actions) if a.name.endswith("." + action)]
+            if len(cands) != 1:
+                raise NotFound(f"action {action!r} is not an action of action profile {self.name}")
+            aid = cands[0]
+        return [p for p, _ in t.actions[aid].params]
+
     def member(self, mid: int) -> Member:
         m = self.members.get(mid)
         if m is None:
