@@ -93,6 +93,7 @@ class BlockChecker:
     hdr_type: TStruct | None
     meta_type: TStruct | None
     std_meta_type: TStruct | None
+    instance: str  # control-plane prefix of the block instance being checked
 
     # ------------------------------------------------------------------ package
 
@@ -201,6 +202,14 @@ class BlockChecker:
                      sub: bool = False, arg_scope: Scope | None = None) -> None:
         if d.type_params:
             raise unsupported("generic parsers", d)
+        outer, self.instance = self.instance, prefix
+        try:
+            self._check_parser(d, prefix, ctor_args, arg_scope)
+        finally:
+            self.instance = outer
+
+    def _check_parser(self, d: ast.ParserDecl, prefix: str, ctor_args: list[ast.Argument],
+                      arg_scope: Scope | None) -> None:
         ctx = Ctx(in_parser=True, block="parser")
         scope = Scope(self.g, d.name)
         self.bind_ctor_args(d, ctor_args, scope, arg_scope)
@@ -270,6 +279,14 @@ class BlockChecker:
                       top: bool = False, arg_scope: Scope | None = None) -> None:
         if d.type_params:
             raise unsupported("generic controls", d)
+        outer, self.instance = self.instance, prefix
+        try:
+            self._check_control(d, prefix, ctor_args, top, arg_scope)
+        finally:
+            self.instance = outer
+
+    def _check_control(self, d: ast.ControlDecl, prefix: str, ctor_args: list[ast.Argument],
+                       top: bool, arg_scope: Scope | None) -> None:
         ctx = Ctx(block="control")
         scope = Scope(self.g, d.name)
         self.bind_ctor_args(d, ctor_args, scope, arg_scope if arg_scope is not None else self.g)
@@ -291,10 +308,11 @@ class BlockChecker:
             raise unsupported(loc.what, loc)
         if isinstance(loc, ast.ActionDecl):
             self.callables.append(scope.add(Sym("action", loc.name, loc, scope=scope,
-                                                value=cp_name(prefix, loc), extra={"sm": ctx.sm}), loc))
+                                                value=cp_name(prefix, loc),
+                                                extra={"sm": ctx.sm, "inst": prefix}), loc))
         elif isinstance(loc, ast.FunctionDecl):
             self.callables.append(scope.add(Sym("function", loc.name, loc, scope=scope,
-                                                extra={"sm": ctx.sm}), loc))
+                                                extra={"sm": ctx.sm, "inst": prefix}), loc))
         elif isinstance(loc, ast.TableDecl):
             self.table_decl(loc, scope, ctx, prefix)
         elif isinstance(loc, ast.Instantiation):
@@ -314,6 +332,13 @@ class BlockChecker:
 
     def check_callable(self, sym: Sym) -> None:
         """An action's or function's body, once, in the scope it is declared in."""
+        outer, self.instance = self.instance, sym.extra.get("inst", "")
+        try:
+            self._check_callable(sym)
+        finally:
+            self.instance = outer
+
+    def _check_callable(self, sym: Sym) -> None:
         d = sym.decl
         assert isinstance(d, (ast.ActionDecl, ast.FunctionDecl))
         self.checked_bodies.add(body_key(sym))
@@ -338,7 +363,8 @@ class BlockChecker:
     # ------------------------------------------------------------------ instances
 
     def instantiation(self, d: ast.Instantiation, scope: Scope, ctx: Ctx | None, prefix: str) -> None:
-        before, d = ctor_args.move(d, self.ctor_arg_names)  # `Outer(Inner()) o;`
+        # `Outer(Inner()) o;`: the same moved nodes for every instance, and for lowering
+        before, d = self.moved.setdefault(id(d), ctor_args.move(d, self.ctor_arg_names))  # type: ignore[attr-defined]
         for inst in before:
             self.instantiation(inst, scope, ctx, prefix)
         t = self.resolve_type(d.type, scope)

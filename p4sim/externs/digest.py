@@ -27,8 +27,7 @@ class Digest(Extern):
 
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
         cc.check_nargs(name, argv, c, 2)
-        dt = cc.resolve_type(c.type_args[0], scope) if c.type_args else None
-        d = cc.expr(argv[1], scope, fn, want=dt)
+        d = cc.expr(argv[1], scope, fn)
         if not isinstance(d.type, TStruct):
             raise unsupported("digest of a non-struct value", argv[1])
         dname = cc.cp_name("", d.type.decl) if d.type.decl is not None else d.type.name

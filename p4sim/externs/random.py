@@ -19,7 +19,7 @@ class Random(Extern):
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
         cc.check_nargs(name, argv, c, 3)
         lt = cc.lvalue_type(argv[0], scope, fn)
-        lo = cc.coerce(cc.expr(argv[1], scope, fn, want=lt), lt, argv[1])
-        hi = cc.coerce(cc.expr(argv[2], scope, fn, want=lt), lt, argv[2])
+        lo = cc.convert(cc.expr(argv[1], scope, fn), lt)
+        hi = cc.convert(cc.expr(argv[2], scope, fn), lt)
         cc.assign(argv[0], V(f"_RT.random({lo.code}, {hi.code})", lt), scope, fn)
         return V("None", VOID)

@@ -35,20 +35,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from p4sim import externs as registry
-from p4sim.check import CheckedProgram, ctor_args
+from p4sim.check import CheckedProgram
 from p4sim.check.blocks import key_text
 from p4sim.check.calls import positional_call
 from p4sim.check.controlplane import field_ids
 from p4sim.check.names import Scope, Sym
 from p4sim.check.types import (
     BOOL,
-    ERROR,
     INT,
-    STRING,
     VOID,
     TBits,
     TBool,
-    TDontCare,
     TEnum,
     TError,
     TExtern,
@@ -56,11 +53,9 @@ from p4sim.check.types import (
     TNamedBlock,
     TStack,
     TStruct,
-    TTuple,
     TVarbit,
     TVoid,
     Type,
-    identical,
     mask,
     width_of,
 )
@@ -209,7 +204,6 @@ class Compiler:
     def __init__(self, checked: CheckedProgram, source: str):
         self.checked = checked
         self.program = checked.program
-        self.ctor_arg_names = ctor_args.constructor_arg_names(self.program)  # as the checker named them
         self.source = source
         self.g = checked.g
         self.errors: dict[str, int] = checked.errors
@@ -240,6 +234,9 @@ class Compiler:
         # (RemoveAllUnusedDeclarations), and with them the actions only they used
         self.applied_tables: set[str] = set()
         self.action_users: dict[str, set[str | None]] = {}  # action -> tables (None: a call)
+        # control-plane prefix of the block instance being lowered: where check's results
+        # differ between instances (CheckedProgram.inst_values), this instance's are read
+        self.inst = ""
 
     def uid(self, base: str) -> str:
         self.n += 1
@@ -283,29 +280,28 @@ class Compiler:
 
     def declare_const(self, d: ast.ConstDecl, scope: Scope) -> None:
         t = self.resolve_type(d.type, scope)
-        v = self.expr(d.value, scope, None, want=t)
+        v = self.expr(d.value, scope, None)
         if not v.is_const:
             raise bug(f"the value of constant '{d.name}' is not a compile-time constant", d.value)
-        v = self.coerce(v, t, d.value)
+        v = self.convert(v, t)
         scope.add(Sym("const", d.name, d, t, py=v.code, value=v.const), d)
 
     def const_eval(self, e: ast.Expression, scope: Scope) -> int:
         """The value check folded e to (in this instance's scope, if instances differ)."""
-        c = self.checked.constant(e) or self.checked.fold(e, scope)
-        if c is None:
+        c = self.checked.value(e, self.inst)
+        if c is None or c[1] is None:
             raise bug("expected a compile-time constant", e)
         return int(c[1])  # type: ignore[call-overload]
 
     # ------------------------------------------------------------------ types
 
-    def resolve_type(self, t: ast.Type, scope: Scope, tvars: dict[str, Type] | None = None) -> Type:
-        """The type check resolved for this type node; a node whose type differs between
-        instances (a width from a constructor parameter) is resolved again, by check's
-        resolver, in this instance's scope."""
-        r = self.checked.type_of(t)
-        if r is not None and not tvars:
-            return r
-        return self.checked.resolver.resolve_type(t, scope, tvars)
+    def resolve_type(self, t: ast.Type, scope: Scope) -> Type:
+        """The type check resolved for this type node (this instance's, where a width comes
+        from a constructor parameter)."""
+        r = self.checked.type_of(t, self.inst)
+        if r is None:
+            raise bug("a type the checker never resolved", t)
+        return r
 
     # ------------------------------------------------------------------ classes
 
@@ -694,13 +690,21 @@ class Compiler:
                         raise bug(f"'{e.name}' does not match the type {pt.name} of parameter '{p.name}'", e)
                 scope.add(Sym(sym.kind, p.name, p, sym.type, py=sym.py, value=sym.value, extra=sym.extra), p)
             else:
-                v = self.coerce(self.expr(e, arg_scope or self.g, None, want=pt), pt, e)
+                v = self.convert(self.expr(e, arg_scope or self.g, None), pt)
                 if not v.is_const:
                     raise bug("constructor arguments must be compile-time constants", e)
                 scope.add(Sym("const", p.name, p, pt, py=v.code, value=v.const), p)
 
     def compile_parser(self, d: ast.ParserDecl, prefix: str, ctor_args: list[ast.Argument],
                        sub: bool = False, arg_scope: Scope | None = None) -> str:
+        outer, self.inst = self.inst, prefix
+        try:
+            return self._compile_parser(d, prefix, ctor_args, sub, arg_scope)
+        finally:
+            self.inst = outer
+
+    def _compile_parser(self, d: ast.ParserDecl, prefix: str, ctor_args: list[ast.Argument],
+                        sub: bool, arg_scope: Scope | None) -> str:
         if d.type_params:
             raise bug("generic parsers", d)
         fname = "P_" + self.uid(d.name)
@@ -880,26 +884,34 @@ class Compiler:
         if isinstance(el, (ast.DefaultKeyset, ast.DontCare)):
             return None
         if isinstance(el, ast.MaskKeyset):
-            v = self.coerce(self.expr(el.value, scope, fn, want=kv.type), kv.type, el.value)
-            m = self.coerce(self.expr(el.mask, scope, fn, want=kv.type), kv.type, el.mask)
+            v = self.convert(self.expr(el.value, scope, fn), kv.type)
+            m = self.convert(self.expr(el.mask, scope, fn), kv.type)
             if v.is_const and m.is_const:
                 return f"({kv.code} & {m.const}) == {v.const & m.const}"
             return f"({kv.code} & {m.code}) == ({v.code} & {m.code})"
         if isinstance(el, ast.RangeKeyset):
-            lo = self.coerce(self.expr(el.low, scope, fn, want=kv.type), kv.type, el.low)
-            hi = self.coerce(self.expr(el.high, scope, fn, want=kv.type), kv.type, el.high)
+            lo = self.convert(self.expr(el.low, scope, fn), kv.type)
+            hi = self.convert(self.expr(el.high, scope, fn), kv.type)
             return f"{lo.code} <= {kv.code} <= {hi.code}"
         if isinstance(el, ast.Name):
             sym = scope.lookup(el.name)
             if sym is not None and sym.kind == "value_set":
                 return f"{sym.py}.match({kv.code})"
-        v = self.coerce(self.expr(el, scope, fn, want=kv.type), kv.type, el)
+        v = self.convert(self.expr(el, scope, fn), kv.type)
         return f"{kv.code} == {v.code}"
 
     # ======================================================================= controls
 
     def compile_control(self, d: ast.ControlDecl, prefix: str, ctor_args: list[ast.Argument],
                         top: bool = False, arg_scope: Scope | None = None) -> str:
+        outer, self.inst = self.inst, prefix
+        try:
+            return self._compile_control(d, prefix, ctor_args, top, arg_scope)
+        finally:
+            self.inst = outer
+
+    def _compile_control(self, d: ast.ControlDecl, prefix: str, ctor_args: list[ast.Argument],
+                         top: bool, arg_scope: Scope | None) -> str:
         if d.type_params:
             raise bug("generic controls", d)
         fname = "C_" + self.uid(prefix)
@@ -987,7 +999,7 @@ class Compiler:
     # ------------------------------------------------------------------ instances
 
     def instantiation(self, d: ast.Instantiation, scope: Scope, fn: _Fn, prefix: str) -> None:
-        before, d = ctor_args.move(d, self.ctor_arg_names)  # `Outer(Inner()) o;` (p4sim.check.ctor_args)
+        before, d = self.checked.moved.get(id(d), ([], d))  # `Outer(Inner()) o;`, as check moved it
         for inst in before:
             self.instantiation(inst, scope, fn, prefix)
         t = self.resolve_type(d.type, scope)
@@ -1240,7 +1252,7 @@ class Compiler:
         vals = {}
         for (pname, _pw), a, p in zip(spec.params, args, adecl.params[nb:], strict=True):
             pt = self.resolve_type(p.type, asym.scope or scope)
-            v = self.coerce(self.expr(a.value, scope, None, want=pt), pt, a.value)
+            v = self.convert(self.expr(a.value, scope, None), pt)
             if not v.is_const:
                 raise bug("table action arguments must be compile-time constants", a.value)
             vals[pname] = int(v.const)
@@ -1259,8 +1271,8 @@ class Compiler:
             if isinstance(el, (ast.DontCare, ast.DefaultKeyset)):
                 continue
             if isinstance(el, ast.MaskKeyset):
-                v = self.coerce(self.expr(el.value, scope, None, want=kt), kt, el.value)
-                m = self.coerce(self.expr(el.mask, scope, None, want=kt), kt, el.mask)
+                v = self.convert(self.expr(el.value, scope, None), kt)
+                m = self.convert(self.expr(el.mask, scope, None), kt)
                 if k.match_kind == "lpm":
                     mm = int(m.const)
                     plen = bin(mm).count("1")
@@ -1268,11 +1280,11 @@ class Compiler:
                 else:
                     match[k.name] = Ternary(int(v.const), int(m.const))
             elif isinstance(el, ast.RangeKeyset):
-                lo = self.coerce(self.expr(el.low, scope, None, want=kt), kt, el.low)
-                hi = self.coerce(self.expr(el.high, scope, None, want=kt), kt, el.high)
+                lo = self.convert(self.expr(el.low, scope, None), kt)
+                hi = self.convert(self.expr(el.high, scope, None), kt)
                 match[k.name] = Range(int(lo.const), int(hi.const))
             else:
-                v = self.coerce(self.expr(el, scope, None, want=kt), kt, el)
+                v = self.convert(self.expr(el, scope, None), kt)
                 if not v.is_const:
                     raise bug("entry key values must be compile-time constants", el)
                 val = int(v.const)
@@ -1388,8 +1400,8 @@ class Compiler:
             t = self.resolve_type(s.type, scope)
             py = "v_" + self.uid(s.name)
             if s.init is not None:
-                v = self.expr(s.init, scope, fn, want=t)
-                fn.emit(f"{py} = {self.copy_code(self.coerce(v, t, s.init))}")
+                v = self.expr(s.init, scope, fn)
+                fn.emit(f"{py} = {self.copy_code(self.convert(v, t))}")
             else:
                 fn.emit(f"{py} = {self.default_value(t)}")
             scope.add(Sym("var", s.name, s, t, py=py), s)
@@ -1437,7 +1449,7 @@ class Compiler:
                     if rv is None:
                         raise bug("return with a value in an action", s)
                     # typed against the declared return type: `return {a, b};`, casts, ints
-                    v = self.coerce(self.expr(s.value, scope, fn, want=rv.type), rv.type, s.value)
+                    v = self.convert(self.expr(s.value, scope, fn), rv.type)
                     fn.emit(f"{rv.code} = {self.copy_code(v)}")
                 if fn.loops:
                     fn.emit(f"{fn.loops[0][0]} = True")
@@ -1473,8 +1485,8 @@ class Compiler:
             if s.hi is not None:
                 if not isinstance(t, TBits):
                     raise bug("a range loop variable must be bit<N> or int<N>", s)
-                lo = self.coerce(self.expr(s.collection, scope, fn, want=t), t, s.collection)
-                hi = self.coerce(self.expr(s.hi, scope, fn, want=t), t, s.hi)
+                lo = self.convert(self.expr(s.collection, scope, fn), t)
+                hi = self.convert(self.expr(s.hi, scope, fn), t)
                 if t.signed:
                     rng = f"range(sx({lo.code}, {t.width}), sx({hi.code}, {t.width}) + 1)"
                     fn.emit(f"for {py} in {rng}:")
@@ -1486,7 +1498,6 @@ class Compiler:
                 if not isinstance(coll.type, TStack):
                     raise bug(f"for-in over a {coll.type.show()} (p4sim iterates header stacks and ranges)",
                                       s.collection)
-                self.coerce(V("None", coll.type.elem), t, s)
                 el = fn.tmp("el")
                 # the loop variable is a copy of each element, in index order
                 fn.emit(f"for {el} in {coll.code}.a:")
@@ -1572,7 +1583,7 @@ class Compiler:
             if isinstance(case.label, ast.DefaultKeyset):
                 pending.append("True")
             else:
-                cv = self.coerce(self.expr(case.label, scope, fn, want=v.type), v.type, case.label)
+                cv = self.convert(self.expr(case.label, scope, fn), v.type)
                 pending.append(f"{k} == {cv.code}")
             if case.body is None:
                 continue
@@ -1601,10 +1612,10 @@ class Compiler:
                     return
                 raise bug("{#} can only be assigned to a header", rhs)
             if isinstance(rhs, (ast.ListExpression, ast.StructExpression)) and isinstance(lt, TStruct):
-                self.assign_fields(lhs, lt, rhs, scope, fn)
+                self.assign_fields(self.expr(lhs, scope, fn), lt, rhs, scope, fn)
                 return
-            rv = self.expr(rhs, scope, fn, want=lt)
-        rv = self.coerce(rv, lt, lhs if isinstance(rhs, V) else rhs)
+            rv = self.expr(rhs, scope, fn)
+        rv = self.convert(rv, lt)
         code = self.copy_code(rv)
         if isinstance(lt, TVarbit):
             # a varbit value is its bits and their current width: both move together
@@ -1619,8 +1630,7 @@ class Compiler:
             return
         self.store(lhs, code, scope, fn)
 
-    def assign_fields(self, lhs: ast.Expression, lt: TStruct, rhs: ast.Expression, scope: Scope, fn: _Fn) -> None:
-        target = self.expr(lhs, scope, fn)
+    def assign_fields(self, target: V, lt: TStruct, rhs: ast.Expression, scope: Scope, fn: _Fn) -> None:
         t = fn.tmp("o")
         fn.emit(f"{t} = {target.code}")
         names = [f for f, _ in lt.fields]
@@ -1650,7 +1660,7 @@ class Compiler:
                 continue
             if ft is None:
                 raise bug(f"{lt.name} has no field '{fname}'", e)
-            v = self.coerce(self.expr(e, scope, fn, want=ft), ft, e)  # nested {..}: a fresh temporary
+            v = self.convert(self.expr(e, scope, fn), ft)  # nested {..}: a fresh temporary
             nested = isinstance(ft, TStruct) and isinstance(e, (ast.ListExpression, ast.StructExpression))
             code = v.code if nested else self.copy_code(v)
             if not v.is_const:
@@ -1819,7 +1829,7 @@ class Compiler:
                     pt = self.resolve_type(p.type, asym.scope or scope)
                     if j < len(bound):
                         vals.append(V("None", VOID) if p.direction == "out"
-                                    else self.expr(bound[j].value, tscope, fn, want=pt))
+                                    else self.expr(bound[j].value, tscope, fn))
                         nodes.append(bound[j])
                     else:
                         vals.append(V(f"{r}.args[{j - len(bound)}]", pt))
@@ -1856,11 +1866,11 @@ class Compiler:
                     fn.emit(f"{py} = {self.default_value(pt)}")
                 elif a is None:
                     if p.default is not None:
-                        a = self.expr(p.default, dscope, fn, want=pt)
+                        a = self.expr(p.default, dscope, fn)
                     else:
                         raise bug(f"missing argument '{p.name}'", node or d)
                 if a is not None and p.direction != "out":
-                    a = self.coerce(a, pt, node or d)
+                    a = self.convert(a, pt)
                     fn.emit(f"{py} = {self.copy_code(a)}")
                 if p.direction in ("out", "inout") and node is not None and not isinstance(node, ast.DontCare):
                     copy_back.append((node, py, scope))
@@ -1927,8 +1937,7 @@ class Compiler:
             raise bug(msg, c)
         return V("True", BOOL, True)
 
-    def call(self, c: ast.MethodCall, scope: Scope, fn: _Fn, stmt: bool = False,
-             want: Type | None = None) -> V:
+    def call(self, c: ast.MethodCall, scope: Scope, fn: _Fn, stmt: bool = False) -> V:
         sa = self.static_assert(c, scope)
         if sa is not None:
             return sa
@@ -1966,7 +1975,7 @@ class Compiler:
                         if p.direction == "out" and scalar_out:
                             codes.append(self.default_value(pt))
                         else:
-                            codes.append(self.expr(a.value, scope, fn, want=pt).code)
+                            codes.append(self.expr(a.value, scope, fn).code)
                     call = f"{bsym.py}({', '.join(['buf', 'off'] + codes)})"
                     if backs:
                         res = fn.tmp("pr")
@@ -2021,7 +2030,7 @@ class Compiler:
                     vals.append(V("None", VOID))
                 else:
                     pt = self.resolve_type(p.type, sym.scope or scope)
-                    vals.append(self.expr(a, scope, fn, want=pt))
+                    vals.append(self.expr(a, scope, fn))
             rv = self.inline_action(sym, vals, c.args, scope, fn)
             if isinstance(decl, ast.FunctionDecl):
                 rt = self.resolve_type(decl.return_type, sym.scope or scope)
@@ -2055,7 +2064,7 @@ class Compiler:
                 if p.direction == "out" and not isinstance(a.value, ast.DontCare):
                     backs.append((a.value, pt, py))
                 continue
-            v = self.coerce(self.expr(a.value, scope, fn, want=pt), pt, a.value)
+            v = self.convert(self.expr(a.value, scope, fn), pt)
             if p.direction in ("out", "inout") and not isinstance(pt, (TStruct, TStack)):
                 backs.append((a.value, pt, py))
             fn.emit(f"{py} = {v.code if p.direction in ('out', 'inout') else self.copy_code(v)}")
@@ -2271,9 +2280,10 @@ class Compiler:
 
     # ======================================================================= expressions
 
-    def coerce(self, v: V, t: Type, node: ast.Node) -> V:
-        """v as a value of type t. check has allowed the conversion; the only one that
-        changes code is an `int` becoming bit<N> (masked) or a serializable enum."""
+    def convert(self, v: V, t: Type) -> V:
+        """v converted to type t, a conversion check allowed (t is a type check gave: a
+        declared type, or the other operand's); the only one that changes code is an `int`
+        becoming bit<N> (masked) or a serializable enum."""
         if isinstance(v.type, TInt):
             if isinstance(t, TBits):
                 if v.is_const:
@@ -2284,291 +2294,195 @@ class Compiler:
                 return V(str(v.const), t, v.const)
         return v
 
-    # tests set a list here: every expression whose lowered type differs from the one check
-    # recorded is appended (check's types are what lowering must agree with)
-    type_mismatches: list | None = None
-
-    def expr(self, e: ast.Expression, scope: Scope, fn: _Fn | None, want: Type | None = None) -> V:
-        v = self._expr(e, scope, fn, want)
-        if self.type_mismatches is not None and not identical(e.checked_type, v.type):
-            self.type_mismatches.append((e, e.checked_type, v.type))
-        return v
+    def expr(self, e: ast.Expression, scope: Scope, fn: _Fn | None) -> V:
+        """e lowered: its type and constant value are check's (per instance where instances
+        differ); lowering only writes the code."""
+        r = self.checked.value(e, self.inst)
+        if r is None:
+            raise bug("an expression the checker never typed", e)
+        t, value = r
+        if value is not None:  # folded by check
+            return V(repr(value) if isinstance(value, str) else str(value), t, value)
+        return V(self._expr(e, t, scope, fn), t)
 
     def _need_fn(self, fn: _Fn | None, e: ast.Node) -> _Fn:
         if fn is None:
             raise bug("expected a compile-time constant", e)
         return fn
 
-    def _expr(self, e: ast.Expression, scope: Scope, fn: _Fn | None, want: Type | None) -> V:
-        c = self.checked.constant(e)  # folded by check (the same in every instance)
-        if c is None and self.checked.varies(e):
-            c = self.checked.fold(e, scope)  # folded by check in this instance's scope
-        if c is not None:
-            t, value = c
-            return V(repr(value) if isinstance(value, str) else str(value), t, value)
-        if isinstance(e, ast.IntLiteral):
-            if e.width is not None:
-                t = TBits(e.width, e.signed)
-                c = e.value & mask(e.width)
-                return V(str(c), t, c)
-            return V(str(e.value), INT, e.value)
-        if isinstance(e, ast.BoolLiteral):
-            return V("True" if e.value else "False", BOOL, e.value)
-        if isinstance(e, ast.StringLiteral):
-            return V(repr(e.value), STRING, e.value)
+    def _expr(self, e: ast.Expression, t: Type, scope: Scope, fn: _Fn | None) -> str:
+        """The code of a non-constant expression e of (checked) type t."""
         if isinstance(e, ast.Name):
             sym = scope.resolve(e.name, e, top_level=e.top_level)
-            if sym.kind == "const":
-                return V(sym.py, sym.type, sym.value)  # type: ignore[arg-type]
-            if sym.kind in ("var", "packet", "instance", "value_set"):
-                return V(sym.py, sym.type if sym.type is not None else VOID)
-            if sym.kind == "type":
-                return V("None", sym.type)  # type: ignore[arg-type]
-            if sym.kind == "table":
-                return V(sym.py, TNamedBlock("table", sym.name))
-            raise bug(f"'{e.name}' cannot be used as a value here", e)
+            return "None" if sym.kind == "type" else sym.py
         if isinstance(e, ast.TypeRef):
-            return V("None", self.resolve_type(e.type, scope))
+            return "None"
         if isinstance(e, ast.Member):
-            return self.member(e, scope, fn)
+            return self.member(e, t, scope, fn)
         if isinstance(e, ast.Index):
             obj = self.expr(e.expr, scope, fn)
             idx = self.expr(e.index, scope, fn)
             if isinstance(obj.type, TStack):
-                return V(f"{obj.code}.a[{self.stack_index(obj, idx, e)}]", obj.type.elem)
-            if isinstance(obj.type, TTuple):
-                # a tuple element by a compile-time index (P4_16 spec, "Tuple types")
-                n = len(obj.type.elems)
-                if not idx.is_const or not 0 <= int(idx.const) < n:
-                    raise bug(f"a tuple<...> of {n} elements needs a constant index in 0..{n - 1}", e.index)
-                return V(f"{obj.code}[{int(idx.const)}]", obj.type.elems[int(idx.const)])
-            raise bug(f"cannot index a {obj.type.show()}", e)
+                return f"{obj.code}.a[{self.stack_index(obj, idx, e)}]"
+            return f"{obj.code}[{int(idx.const)}]"  # a tuple element: check made the index constant
         if isinstance(e, ast.Slice):
             b = self.expr(e.expr, scope, fn)
-            hi = self.const_eval(e.hi, scope)
             lo = self.const_eval(e.lo, scope)
-            if not isinstance(b.type, (TBits, TInt)):
-                raise bug(f"cannot slice a {b.type.show()}", e)
-            if isinstance(b.type, TBits) and not (0 <= lo <= hi < b.type.width):
-                raise bug(f"slice [{hi}:{lo}] out of range for {b.type.show()}", e)
-            w = hi - lo + 1
-            t = TBits(w)
-            if b.is_const:
-                c = (int(b.const) >> lo) & mask(w)
-                return V(str(c), t, c)
-            return V(f"(({b.code} >> {lo}) & {mask(w)})" if lo else f"({b.code} & {mask(w)})", t)
+            mk = mask(width_of(t))
+            return f"(({b.code} >> {lo}) & {mk})" if lo else f"({b.code} & {mk})"
         if isinstance(e, ast.Unary):
-            return self.unary(e, scope, fn, want)
+            v = self.expr(e.operand, scope, fn)
+            if e.op == "!":
+                return f"(not {v.code})"
+            if e.op == "+":
+                return v.code
+            mk = mask(width_of(t))
+            return f"((-{v.code}) & {mk})" if e.op == "-" else f"({v.code} ^ {mk})"
         if isinstance(e, ast.Binary):
-            return self.binary(e, scope, fn, want)
+            return self.binary(e, t, scope, fn)
         if isinstance(e, ast.Ternary):
             c = self.expr(e.cond, scope, fn)
-            if not isinstance(c.type, TBool):
-                raise bug("condition of ?: must be bool", e.cond)
-            a, sa = self.lazy(e.then, scope, fn, want)
-            b, sb = self.lazy(e.else_, scope, fn, want)
-            a, b = self.unify(a, b, e)
+            a, sa = self.lazy(e.then, scope, fn)
+            b, sb = self.lazy(e.else_, scope, fn)
+            a, b = self.convert(a, t), self.convert(b, t)
             if (sa or sb) and fn is not None:
                 # a branch needs statements: evaluate only the branch taken
-                t = fn.tmp("tv")
+                tv = fn.tmp("tv")
                 fn.emit(f"if {c.code}:")
                 fn.lines.extend(sa)
-                fn.emit(f"    {t} = {a.code}")
+                fn.emit(f"    {tv} = {a.code}")
                 fn.emit("else:")
                 fn.lines.extend(sb)
-                fn.emit(f"    {t} = {b.code}")
-                return V(t, a.type)
+                fn.emit(f"    {tv} = {b.code}")
+                return tv
             if c.is_const:
-                return a if c.const else b
-            return V(f"({a.code} if {c.code} else {b.code})", a.type)
+                return a.code if c.const else b.code
+            return f"({a.code} if {c.code} else {b.code})"
         if isinstance(e, ast.Cast):
-            return self.cast(self.resolve_type(e.type, scope), self.expr(e.expr, scope, fn), e)
+            return self.cast(t, self.expr(e.expr, scope, fn))
         if isinstance(e, ast.MethodCall):
-            sa = self.static_assert(e, scope)
-            if sa is not None:
-                return sa
-            f = self._need_fn(fn, e)
-            return self.call(e, scope, f, want=want)
+            return self.call(e, scope, self._need_fn(fn, e)).code
         if isinstance(e, ast.DontCare):
-            return V("None", TDontCare())
+            return "None"
         if isinstance(e, (ast.ListExpression, ast.StructExpression)):
-            if isinstance(want, TStruct) and fn is not None:
-                tmp = fn.tmp("lst")
-                fn.emit(f"{tmp} = {self.default_value(want)}")
-                self.assign_fields(ast.Name(tmp, span=e.span, checked_type=want), want, e, self._tmp_scope(scope, tmp, want), fn)
-                return V(tmp, want)
-            if isinstance(e, ast.ListExpression):
-                vals = [self.expr(x, scope, fn) for x in e.elements]
-                return V("(" + ", ".join(v.code for v in vals) + ",)", TTuple([v.type for v in vals]))
-            raise bug("struct expression without a known struct type", e)
-        if isinstance(e, ast.InvalidExpression):
-            raise bug("{#} outside an assignment", e)
+            if isinstance(t, TStruct):  # `{...}` where a struct/header is expected
+                f = self._need_fn(fn, e)
+                tmp = f.tmp("lst")
+                f.emit(f"{tmp} = {self.default_value(t)}")
+                self.assign_fields(V(tmp, t), t, e, scope, f)
+                return tmp
+            return "(" + ", ".join(self.expr(x, scope, fn).code for x in e.elements) + ",)"  # type: ignore[union-attr]
         raise bug(f"expression {type(e).__name__}", e)
 
-    def lazy(self, e: ast.Expression, scope: Scope, fn: _Fn | None, want: Type | None) -> tuple[V, list[str]]:
+    def lazy(self, e: ast.Expression, scope: Scope, fn: _Fn | None) -> tuple[V, list[str]]:
         """Lower e, capturing the statements it needs (one level deeper) instead of emitting
         them, so a caller can run them conditionally (short circuit, ?:)."""
         if fn is None:
-            return self.expr(e, scope, fn, want), []
+            return self.expr(e, scope, fn), []
         start = len(fn.lines)
         fn.ind += 1
         try:
-            v = self.expr(e, scope, fn, want)
+            v = self.expr(e, scope, fn)
         finally:
             fn.ind -= 1
         stmts = fn.lines[start:]
         del fn.lines[start:]
         return v, stmts
 
-    def _tmp_scope(self, scope: Scope, py: str, t: Type) -> Scope:
-        s = Scope(scope, "tmp")
-        s.add(Sym("var", py, None, t, py=py))
-        return s
-
-    def member(self, e: ast.Member, scope: Scope, fn: _Fn | None) -> V:
+    def member(self, e: ast.Member, t: Type, scope: Scope, fn: _Fn | None) -> str:
         base = e.expr
         m = e.member
-        if isinstance(base, ast.TypeRef) and isinstance(base.type, ast.ErrorType):
-            if m not in self.errors:
-                raise bug(f"unknown error '{m}'", e)
-            return V(str(self.errors[m]), ERROR, self.errors[m])
-        if isinstance(base, ast.Name) and base.name == "error" and scope.lookup("error") is None:
-            if m not in self.errors:
-                raise bug(f"unknown error '{m}'", e)
-            return V(str(self.errors[m]), ERROR, self.errors[m])
-        # table.apply().hit / miss / action_run
+        # table.apply().hit / miss (error and enum members are constants check folded)
         if isinstance(base, ast.MethodCall) and isinstance(base.callee, ast.Member) and base.callee.member == "apply":
             f = self._need_fn(fn, e)
-            tsym = self.table_of(base.callee.expr, scope)
-            hit, aid = self.table_apply(tsym, scope, f)
-            if m == "hit":
-                return V(hit, BOOL)
-            if m == "miss":
-                return V(f"(not {hit})", BOOL)
-            raise bug(f"table apply result has no member '{m}' usable here", e)
+            hit, aid = self.table_apply(self.table_of(base.callee.expr, scope), scope, f)
+            return hit if m == "hit" else f"(not {hit})"
         b = self.expr(base, scope, fn)
-        t = b.type
-        if isinstance(t, TEnum):
-            if m not in t.members:
-                raise bug(f"{t.name} has no member '{m}'", e)
-            val = t.members[m]
-            return V(str(val), t, val)
-        if isinstance(t, TStruct):
-            ft = t.field_type(m)
-            if ft is None:
-                raise bug(f"{t.kind} {t.name} has no field '{m}'", e)
-            return V(f"{b.code}.{fld(m)}", ft)
-        if isinstance(t, TStack):
-            if m == "size":
-                return V(str(t.size), TBits(32), t.size)
+        bt = b.type
+        if isinstance(bt, TStack):
             if m == "lastIndex":
-                return V(f"(({b.code}.n - 1) & 0xffffffff)", TBits(32))
+                return f"(({b.code}.n - 1) & 0xffffffff)"
             if m == "nextIndex":
-                return V(f"{b.code}.n", TBits(32))
-            if m in ("next", "last") and fn is not None and not fn.in_parser:
-                # as p4c's type checker (frontends/p4/typeChecking/typeChecker.cpp,
-                # TypeInference::postorder(IR::Member)): parser-only, so no parser error can
-                # escape from a control
-                raise bug(f"'{m}' of a header stack can only be used in a parser", e)
+                return f"{b.code}.n"
+            f = self._need_fn(fn, e)
+            s = f.tmp("s")
+            f.emit(f"{s} = {b.code}")
+            code = self.errors.get("StackOutOfBounds", 3)
             if m == "next":
-                f = self._need_fn(fn, e)
-                s = f.tmp("s")
-                f.emit(f"{s} = {b.code}")
-                f.emit(f"if {s}.n >= {s}.size: raise ParserError({self.errors.get('StackOutOfBounds', 3)})")
-                return V(f"{s}.a[{s}.n]", t.elem)
-            if m == "last":
-                f = self._need_fn(fn, e)
-                s = f.tmp("s")
-                f.emit(f"{s} = {b.code}")
-                f.emit(f"if {s}.n < 1: raise ParserError({self.errors.get('StackOutOfBounds', 3)})")
-                return V(f"{s}.a[{s}.n - 1]", t.elem)
-            raise bug(f"a header stack has no member '{m}'", e)
-        raise bug(f"{t.show()} has no member '{m}'", e)
-
-    def unify(self, a: V, b: V, node: ast.Node) -> tuple[V, V]:
-        if isinstance(a.type, TInt) and isinstance(b.type, TBits):
-            a = self.coerce(a, b.type, node)
-        elif isinstance(b.type, TInt) and isinstance(a.type, TBits):
-            b = self.coerce(b, a.type, node)
-        return a, b
+                f.emit(f"if {s}.n >= {s}.size: raise ParserError({code})")
+                return f"{s}.a[{s}.n]"
+            f.emit(f"if {s}.n < 1: raise ParserError({code})")  # last
+            return f"{s}.a[{s}.n - 1]"
+        return f"{b.code}.{fld(m)}"
 
     # Constant operands never reach the operators below: check folded every constant
-    # expression (CheckedProgram.constant, _expr), so these only write code.
+    # expression, so these only write code for the types check gave.
 
-    def unary(self, e: ast.Unary, scope: Scope, fn: _Fn | None, want: Type | None) -> V:
-        v = self.expr(e.operand, scope, fn, want)
-        t, op = v.type, e.op
-        if op == "!":
-            return V(f"(not {v.code})", BOOL)
-        if op == "+":
-            return v
-        if not isinstance(t, TBits) or op not in ("-", "~"):
-            raise bug(f"operator {op} on {t.show()}", e)
-        mk = mask(t.width)
-        return V(f"((-{v.code}) & {mk})", t) if op == "-" else V(f"({v.code} ^ {mk})", t)
-
-    def binary(self, e: ast.Binary, scope: Scope, fn: _Fn | None, want: Type | None) -> V:
+    def binary(self, e: ast.Binary, t: Type, scope: Scope, fn: _Fn | None) -> str:
         op = e.op
         if op in ("&&", "||"):
             a = self.expr(e.left, scope, fn)
-            b, stmts = self.lazy(e.right, scope, fn, None)
-            if not (isinstance(a.type, TBool) and isinstance(b.type, TBool)):
-                raise bug(f"{op} needs bool operands", e)
+            b, stmts = self.lazy(e.right, scope, fn)
             if stmts and fn is not None:
                 # the right operand needs statements (a table apply, an inlined call):
                 # run them only when the left operand does not decide (short circuit)
-                t = fn.tmp("sc")
-                fn.emit(f"{t} = {a.code}")
-                fn.emit(f"if {'' if op == '&&' else 'not '}{t}:")
+                tv = fn.tmp("sc")
+                fn.emit(f"{tv} = {a.code}")
+                fn.emit(f"if {'' if op == '&&' else 'not '}{tv}:")
                 fn.lines.extend(stmts)
-                fn.emit(f"    {t} = {b.code}")
-                return V(t, BOOL)
-            return V(f"({a.code} {'and' if op == '&&' else 'or'} {b.code})", BOOL)
-        a = self.expr(e.left, scope, fn, want if op not in ("==", "!=", "<", ">", "<=", ">=") else None)
-        b, stmts = self.lazy(e.right, scope, fn,
-                             a.type if isinstance(a.type, TBits) and op not in ("<<", ">>", "++") else None)
+                fn.emit(f"    {tv} = {b.code}")
+                return tv
+            return f"({a.code} {'and' if op == '&&' else 'or'} {b.code})"
+        a = self.expr(e.left, scope, fn)
+        b, stmts = self.lazy(e.right, scope, fn)
         if stmts and fn is not None:
             # left to right: take the left value before the right operand's statements run
             if not a.is_const:
-                t = fn.tmp("l")
-                fn.emit(f"{t} = {a.code}")
-                a = V(t, a.type)
+                tv = fn.tmp("l")
+                fn.emit(f"{tv} = {a.code}")
+                a = V(tv, a.type)
             fn.lines.extend(line[4:] for line in stmts)
-        if isinstance(a.type, TInt) and isinstance(b.type, TBits) and op not in ("<<", ">>", "++"):
-            a = self.coerce(a, b.type, e)
         if op == "++":
-            return self.concat(a, b, e)
+            return f"(({a.code} << {width_of(b.type)}) | {b.code})"
         if op in ("<<", ">>"):
-            return self.shift(a, b, op, e)
-        a, b = self.unify(a, b, e)
-        ta, tb = a.type, b.type
+            w = width_of(t)
+            if op == "<<":
+                return f"(({a.code} << {b.code}) & {mask(w)})"
+            if isinstance(t, TBits) and t.signed:
+                return f"((sx({a.code}, {w}) >> {b.code}) & {mask(w)})"
+            return f"({a.code} >> {b.code})"
+        # the operands' type: the result's, but for a comparison the bit<N> one of the two
+        # (an int operand next to a bit<N> one is that bit<N>: check's rule, its types)
+        compare = op in ("==", "!=", "<", ">", "<=", ">=")
+        ot = (a.type if isinstance(a.type, TBits) else b.type) if compare else t
+        a, b = self.convert(a, ot), self.convert(b, ot)
         if op in ("==", "!="):
-            if isinstance(ta, (TStruct, TStack)) or isinstance(tb, (TStruct, TStack)):
-                eq = self.aggregate_eq(a.code, b.code, ta)
-                return V(f"({eq})" if op == "==" else f"(not ({eq}))", BOOL)
-            return V(f"({a.code} {op} {b.code})", BOOL)
-        if not (isinstance(ta, TBits) and ta == tb):
-            raise bug(f"operator {op} on {ta.show()} and {tb.show()}", e)
-        w = ta.width
+            if isinstance(ot, (TStruct, TStack)):
+                eq = self.aggregate_eq(a.code, b.code, ot)
+                return f"({eq})" if op == "==" else f"(not ({eq}))"
+            return f"({a.code} {op} {b.code})"
+        if not isinstance(ot, TBits):
+            raise bug(f"operator {op} on {ot.show()}", e)
+        w = ot.width
         mk = mask(w)
-        signed = ta.signed
+        signed = ot.signed
         ac, bc = a.code, b.code
         sa, sb = (f"sx({ac}, {w})", f"sx({bc}, {w})") if signed else (ac, bc)
         if op in ("<", ">", "<=", ">="):
-            return V(f"({sa} {op} {sb})", BOOL)
+            return f"({sa} {op} {sb})"
         if op in ("+", "-", "*"):
-            return V(f"(({ac} {op} {bc}) & {mk})", ta)
+            return f"(({ac} {op} {bc}) & {mk})"
         if op in ("&", "|", "^"):
-            return V(f"({ac} {op} {bc})", ta)
+            return f"({ac} {op} {bc})"
         if op in ("|+|", "|-|"):
             py = "+" if op == "|+|" else "-"
             if signed:
                 lo, hi = -(1 << (w - 1)), (1 << (w - 1)) - 1
-                return V(f"(max({lo}, min({hi}, {sa} {py} {sb})) & {mk})", ta)
-            return V(f"min({ac} + {bc}, {mk})", ta) if op == "|+|" else V(f"max({ac} - {bc}, 0)", ta)
+                return f"(max({lo}, min({hi}, {sa} {py} {sb})) & {mk})"
+            return f"min({ac} + {bc}, {mk})" if op == "|+|" else f"max({ac} - {bc}, 0)"
         if op in ("/", "%") and not signed:
-            return V(f"({ac} {'//' if op == '/' else '%'} {bc})", ta)
-        raise bug(f"operator {op} on {ta.show()}", e)
+            return f"({ac} {'//' if op == '/' else '%'} {bc})"
+        raise bug(f"operator {op} on {ot.show()}", e)
 
     def aggregate_eq(self, a: str, b: str, t: Type) -> str:
         """P4 == on headers (both invalid, or both valid with equal fields), structs and
@@ -2586,50 +2500,26 @@ class Compiler:
             return fields
         return f"{a} == {b}"
 
-    def concat(self, a: V, b: V, e: ast.Node) -> V:
-        if not (isinstance(a.type, TBits) and isinstance(b.type, TBits)):
-            raise bug("++ of operands without a width", e)
-        wb = b.type.width
-        return V(f"(({a.code} << {wb}) | {b.code})", TBits(a.type.width + wb, a.type.signed))
-
-    def shift(self, a: V, b: V, op: str, e: ast.Node) -> V:
-        if not isinstance(a.type, TBits):
-            raise bug(f"shift of a {a.type.show()}", e)
-        w = a.type.width
-        mk = mask(w)
-        if op == "<<":
-            return V(f"(({a.code} << {b.code}) & {mk})", a.type)
-        if a.type.signed:
-            return V(f"((sx({a.code}, {w}) >> {b.code}) & {mk})", a.type)
-        return V(f"({a.code} >> {b.code})", a.type)
-
-    def cast(self, t: Type, v: V, e: ast.Node) -> V:
+    def cast(self, t: Type, v: V) -> str:
+        """The code of v cast to t (check allowed the cast)."""
         vt = v.type
+        if isinstance(t, TEnum) and t.underlying is not None:
+            t = t.underlying
         if isinstance(t, TBits):
             mk = mask(t.width)
             if isinstance(vt, TBool):
-                return V(f"int({v.code})", t)
+                return f"int({v.code})"
             if isinstance(vt, TInt):
-                return V(f"({v.code} & {mk})", t)
+                return f"({v.code} & {mk})"
             if isinstance(vt, TEnum) and vt.underlying is not None:
                 vt = vt.underlying
             if isinstance(vt, TBits):
                 if vt.signed and t.width > vt.width:
-                    return V(f"(sx({v.code}, {vt.width}) & {mk})", t)
+                    return f"(sx({v.code}, {vt.width}) & {mk})"
                 if t.width >= vt.width:
-                    return V(v.code, t)
-                return V(f"({v.code} & {mk})", t)
-            if isinstance(vt, TError):
-                return V(v.code, t)
-        elif isinstance(t, TBool):
-            if isinstance(vt, TBool):
-                return v
-            if isinstance(vt, (TBits, TInt)):
-                return V(f"({v.code} != 0)", BOOL)
-        elif isinstance(t, TInt):
-            return V(v.code, INT)
-        elif isinstance(t, TEnum) and t.underlying is not None:
-            return V(self.cast(t.underlying, v, e).code, t)
-        elif isinstance(t, TStruct) and isinstance(vt, TStruct) and vt.name == t.name:
-            return v
-        raise bug(f"cannot cast {vt.show()} to {t.show()}", e)
+                    return v.code
+                return f"({v.code} & {mk})"
+            return v.code  # error -> bit<N>
+        if isinstance(t, TBool) and isinstance(vt, (TBits, TInt)):
+            return f"({v.code} != 0)"
+        return v.code  # to bool from bool, to int, to the same struct

@@ -132,6 +132,20 @@ class Table:
         self.exact1: dict[int, Rec] = {}
         self.exact1_get = self.exact1.get
 
+    def algorithm(self) -> str:
+        """The lookup structure this table uses, in words (what the bench prints)."""
+        if self.mode == "exact":
+            return "exact match: one hash probe (dict keyed by the key values)"
+        if self.mode == "lpm":
+            return (f"longest prefix match: one dict per prefix length, probed longest first "
+                    f"({len(self.lpm)} prefix lengths installed; single-key tables probe only the "
+                    f"lengths present under the key's top {self.lpm1_split} bits)")
+        if self.lookup == self._lookup_scan:
+            return f"linear scan in priority order (a range key), {len(self.scan)} entries"
+        return (f"tuple space search: one dict probe per distinct mask tuple ({len(self.groups)} "
+                "installed), groups tried in order of their best priority, stopping once no group "
+                "left can beat the match; equal priorities go to the lowest handle, as BMv2")
+
     # ---------------------------------------------------------------- lookups
 
     def _lookup_exact(self, key: tuple) -> Rec | None:

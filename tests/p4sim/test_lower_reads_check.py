@@ -1,0 +1,128 @@
+"""Lowering translates what check decided: it reads each expression's type from the
+CheckedProgram instead of deriving it.
+
+- an AST scan of p4sim/lower/codegen.py: the expression-lowering functions construct no
+  type and there is no typing of lowering's own (`coerce`, `unify`, check's resolver or
+  `fold`), with a planted negative control for each rule;
+- a forged type in the check results is followed by the generated code (so the code
+  really comes from check's types, not from a second derivation);
+- a type that differs between two instances of one control is read per instance.
+"""
+
+from __future__ import annotations
+
+import ast as pyast
+import re
+from pathlib import Path
+
+from p4sim.check import check
+from p4sim.check.types import TBits
+from p4sim.frontend import ast
+from tests.p4sim.p4sim_helpers import program
+from tests.p4sim.test_check_pass import parsed
+
+CODEGEN = Path(__file__).resolve().parents[2] / "p4sim" / "lower" / "codegen.py"
+PROGRAMS = Path(__file__).parent / "programs"
+
+# the functions that turn one expression into code: they get its type from check
+EXPR_FUNCS = {"expr", "_expr", "member", "binary", "cast", "lazy"}
+# type constructors and type constants of p4sim.check.types
+TYPE_NAMES = {"TBits", "TInt", "TBool", "TTuple", "TNamedBlock", "TDontCare", "TStruct", "TStack",
+              "TEnum", "TError", "TVarbit", "TVoid", "TExtern", "BOOL", "INT", "ERROR", "STRING", "VOID"}
+# lowering's former typing, and check internals it must not call again
+GONE = {"coerce", "unify", "fold", "resolver", "varies", "type_mismatches"}
+
+
+def typing_in_lowering(source: str) -> list[str]:
+    """Where `source` (a lowering module) builds a type while lowering an expression (any use
+    of a type name other than as isinstance's second argument) or uses the removed typing."""
+    found = []
+    tree = pyast.parse(source)
+    for node in pyast.walk(tree):
+        if isinstance(node, (pyast.FunctionDef, pyast.Attribute, pyast.Name)):
+            name = node.name if isinstance(node, pyast.FunctionDef) else (
+                node.attr if isinstance(node, pyast.Attribute) else node.id)
+            if name in GONE:
+                found.append(f"{node.lineno}: {name}")
+        if isinstance(node, pyast.FunctionDef) and node.name in EXPR_FUNCS:
+            allowed = set()
+            for sub in pyast.walk(node):
+                if isinstance(sub, pyast.Call) and isinstance(sub.func, pyast.Name) and \
+                        sub.func.id == "isinstance" and len(sub.args) == 2:
+                    allowed.update(id(x) for x in pyast.walk(sub.args[1]))
+            for sub in pyast.walk(node):
+                if isinstance(sub, pyast.Name) and sub.id in TYPE_NAMES and id(sub) not in allowed:
+                    found.append(f"{sub.lineno}: {sub.id} in {node.name}")
+    return found
+
+
+def test_lowering_derives_no_expression_type():
+    src = CODEGEN.read_text()
+    assert "def _expr(" in src and "def binary(" in src  # the scan looks at the real functions
+    assert typing_in_lowering(src) == []
+
+
+def test_the_scan_sees_a_derived_type_and_the_old_typing():
+    """Negative controls: each planted form is reported."""
+    planted = {
+        "def binary(self, e, t):\n    return V('x', TBits(8))\n": "TBits in binary",
+        "def member(self, e):\n    return V('x', BOOL)\n": "BOOL in member",
+        "def _expr(self, e):\n    if isinstance(t, TBits):\n        return V('x', t)\n    return V('y', INT)\n":
+            "INT in _expr",
+        "def coerce(self, v, t):\n    return v\n": "coerce",
+        "def f(self, e):\n    return self.checked.fold(e, None)\n": "fold",
+        "def f(self, a, b):\n    return self.unify(a, b)\n": "unify",
+    }
+    for src, what in planted.items():
+        found = typing_in_lowering(src)
+        assert found and what in found[0], (src, found)
+    # allowed: a type name as isinstance's class argument, outside the expression functions
+    assert typing_in_lowering("def _expr(self, e, t):\n    return isinstance(t, (TBits, TInt))\n") == []
+    assert typing_in_lowering("def gen_class(self, t):\n    return TBits(8)\n") == []
+
+
+SUM = """
+control Sum(inout headers_t hdr) {
+    apply { hdr.data.b = hdr.data.a + hdr.data.b; }
+}
+"""
+
+
+def _lower(cp, path) -> str:
+    import p4sim.lower.codegen as cg
+
+    return cg.Compiler(cp, str(path)).compile()
+
+
+def test_lowering_follows_the_type_check_recorded(tmp_path):
+    """Forge check's type of one non-constant expression (a bit<8> sum said to be bit<4>):
+    the generated code masks with the forged width. A lowering with typing of its own would
+    still write 0xff."""
+    path = program(tmp_path, ig="        hdr.data.b = hdr.data.a + hdr.data.b;")
+    cp = check(parsed(path))
+    ig = next(d for d in cp.program.declarations if isinstance(d, ast.ControlDecl) and d.name == "IG")
+    plus = next(n for n in ast.walk(ig) if isinstance(n, ast.Binary) and n.op == "+")
+    assert cp.values[id(plus)] == (TBits(8), None)
+    assert re.search(r"\(\(\S+ \+ \S+\) & 255\)", _lower(cp, path))
+    cp = check(parsed(path))
+    plus = next(n for d in cp.program.declarations if isinstance(d, ast.ControlDecl) and d.name == "IG"
+                for n in ast.walk(d) if isinstance(n, ast.Binary) and n.op == "+")
+    cp.values[id(plus)] = (TBits(4), None)
+    py = _lower(cp, path)
+    assert re.search(r"\(\(\S+ \+ \S+\) & 15\)", py) and not re.search(r"\(\(\S+ \+ \S+\) & 255\)", py)
+
+
+def test_a_type_per_instance_is_read_per_instance():
+    """rt_ctor_width_per_instance: `t = t - 1` is bit<2> in one instance and bit<4> in the
+    other; check keeps both and lowering writes `& 3` in one body and `& 15` in the other.
+    Forging one instance's entry changes only that body."""
+    path = PROGRAMS / "rt_ctor_width_per_instance.p4"
+    cp = check(parsed(path))
+    sub = next(d for d in cp.program.declarations if isinstance(d, ast.ControlDecl) and d.name == "Sub")
+    minus = next(n for n in ast.walk(sub) if isinstance(n, ast.Binary) and n.op == "-")
+    assert {k[0]: v for k, v in cp.inst_values.items() if k[1] == id(minus)} == {
+        "IG.s2": (TBits(2), None), "IG.s4": (TBits(4), None)}
+    py = _lower(cp, path)
+    assert set(re.findall(r"\(\(\S+ - 1\) & (\d+)\)", py)) == {"3", "15"}  # each body: defined, spliced
+    cp.inst_values[("IG.s4", id(minus))] = (TBits(3), None)
+    assert set(re.findall(r"\(\(\S+ - 1\) & (\d+)\)", _lower(cp, path))) == {"3", "7"}
