@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from p4sim.frontend.errors import P4SourceError, P4Unsupported
+from p4sim.frontend.errors import P4SourceError
 from p4sim.runtime.instance import load_program  # lowering + the runtime's const-entry check
 from tests.p4sim.p4sim_helpers import program
 
