@@ -249,11 +249,30 @@ class BlockChecker:
             elems = ks.elements if isinstance(ks, ast.TupleKeyset) else [ks]
             if isinstance(ks, (ast.DefaultKeyset, ast.DontCare)):
                 elems = [ks] * len(keys)
+            if self.value_set_keyset(ks, [k.type for k in keys], scope):
+                goto(case.state)
+                continue
             if len(elems) != len(keys):
                 raise err(f"select has {len(keys)} expressions but this case has {len(elems)}", ks)
             for el, kv in zip(elems, keys, strict=True):
                 self.keyset(el, kv.type, scope, ctx)
             goto(case.state)
+
+    def value_set_keyset(self, ks: ast.Expression, key_types: list[Type], scope: Scope) -> bool:
+        """A case naming a value set: its element type is the select key's (bit<W>, or a
+        struct with one field per select expression, in order). False: not a value set."""
+        if not isinstance(ks, ast.Name):
+            return False
+        sym = scope.lookup(ks.name)
+        if sym is None or sym.kind != "value_set":
+            return False
+        ks.checked_type = t = sym.type
+        want = [width_of(ft) for _, ft in t.fields] if isinstance(t, TStruct) else [width_of(t)]
+        got = [key_width(kt) for kt in key_types]
+        if want != got:
+            raise err(f"value set {ks.name} holds {t.show()}: its fields' widths {want} are not the select"
+                      f" keys' widths {got}", ks)
+        return True
 
     def keyset(self, el: ast.Expression, kt: Type, scope: Scope, ctx: Ctx) -> None:
         if isinstance(el, (ast.DefaultKeyset, ast.DontCare)):

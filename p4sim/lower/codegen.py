@@ -854,6 +854,20 @@ class Compiler:
             elems = ks.elements if isinstance(ks, ast.TupleKeyset) else [ks]
             if isinstance(ks, ast.DefaultKeyset) or isinstance(ks, ast.DontCare):
                 elems = [ks] * len(keyvars)
+            vsym = scope.lookup(ks.name) if isinstance(ks, ast.Name) and len(keyvars) > 1 else None
+            if vsym is not None and vsym.kind == "value_set":
+                # a value set over the whole select tuple: its members are value/mask pairs
+                # over the keys concatenated (BMv2's parse_vsets match the bytes so)
+                shift, parts = 0, []
+                for kv in reversed(keyvars):
+                    parts.append(f"({kv.code} << {shift})" if shift else f"{kv.code}")
+                    shift += width_of(kv.type)
+                fn.emit(f"{'if' if first else 'elif'} {vsym.py}.match({' | '.join(reversed(parts))}):")
+                first = False
+                fn.ind += 1
+                self.goto(case.state.name, fn, case.state)
+                fn.ind -= 1
+                continue
             if len(elems) != len(keyvars):
                 raise bug(f"select has {len(keyvars)} expressions but this case has {len(elems)}", ks)
             conds = []
