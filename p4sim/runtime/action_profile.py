@@ -193,6 +193,9 @@ class Profile:
         self._need_selector()
         if gid in self.groups:
             raise AlreadyExists(f"action selector {self.name}: group {gid} already exists")
+        if len(self.groups) >= self.size:
+            # v1model declares no group count; `size` bounds it so a client cannot grow it forever
+            raise ResourceExhausted(f"action selector {self.name} holds at most {self.size} groups")
         members = self._members_of(mids)
         g = Group(gid, self._gh.get(), self)
         self._set_members(g, members)

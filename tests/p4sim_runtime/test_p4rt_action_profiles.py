@@ -240,3 +240,8 @@ def test_deleting_the_entries_releases_members_and_groups(rig):
     rig.write(rig.group(1, [], utype=U.DELETE))
     rig.write(rig.member("I.sel", 1, "", utype=U.DELETE))
     assert not rig.conn.read([p4runtime_pb2.Entity(action_profile_member=p4runtime_pb2.ActionProfileMember())])
+
+
+def test_group_count_is_bounded_by_the_selector_size(rig):
+    rig.write(*(rig.group(g, []) for g in range(8)))  # sel: size 8
+    assert rig.code(rig.group(8, [])) == "RESOURCE_EXHAUSTED"
