@@ -7,8 +7,10 @@ Commands (one per line, `#` starts a comment):
     setdefault TABLE ACTION(PARAM:VALUE, ...)
     packet PORT HEX...          expect PORT HEX... (`*` nibble = any, `$` = frame ends)
     wait
-    mirroring_add SESSION PORT          mirroring_add_mc SESSION GROUP
     mc_mgrp_create GROUP    mc_node_create RID PORT...    mc_node_associate GROUP HANDLE
+Every other command belongs to an extern, and its module in p4sim.externs defines it
+(`Extern.stf_commands`), for example:
+    mirroring_add SESSION PORT          mirroring_add_mc SESSION GROUP
     counter_read NAME INDEX     counter_write NAME INDEX PACKETS BYTES
     check_counter NAME(INDEX) [packets|bytes] [== VALUE]
     register_read NAME INDEX    register_write NAME INDEX VALUE    register_reset NAME
@@ -23,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from p4sim import externs as registry
 from p4sim.model import Exact, Lpm, P4SimError, Range, TableEntry, Ternary
 from p4sim.runtime.switch import Switch, resolve_name
 
@@ -167,7 +170,8 @@ class StfRunner:
             try:
                 self.run(cmd)
             except IndexError as e:
-                if _raised_in(e, StfRunner.run):  # a[i] past the end: too few arguments
+                # a[i] past the end in the command's own code: too few arguments
+                if _raised_in(e, StfRunner.run) or _raised_in(e, registry.stf_command(cmd.op)):
                     raise StfError(f"{self.path}:{cmd.line}: {cmd.op}: missing argument(s)") from e
                 raise StfError(f"{self.path}:{cmd.line}: {cmd.op}: {e}") from e
             except (P4SimError, ValueError, KeyError) as e:
@@ -205,128 +209,19 @@ class StfRunner:
             self.collect()
         elif op == "no_packet":
             self.collect()  # any packet not expected already fails the test
-        elif op == "mirroring_add":
-            sw.clone_session_set(int(a[0]), [(int(a[1]), 0)])
-        elif op == "mirroring_add_mc":
-            grp = int(a[1])
-            sw.clone_session_set(int(a[0]), list(sw.pre.replicas(grp)))
         elif op == "mc_mgrp_create":
             sw.pre.group_create(int(a[0]))
         elif op == "mc_node_create":
             sw.pre.node_create(int(a[0]), [int(p) for p in a[1:]])
         elif op == "mc_node_associate":
             sw.pre.node_associate(int(a[0]), int(a[1]))
-        elif op == "counter_read":
-            p, b = sw.counter_read(a[0], int(a[1]))
-            self.result.messages.append(f"counter {a[0]}[{a[1]}] = {p} packets, {b} bytes")
-        elif op == "counter_write":
-            sw.counter_write(a[0], int(a[1]), parse_int(a[2]), parse_int(a[3]) if len(a) > 3 else 0)
-        elif op == "check_counter":
-            self.check_counter(c)
-        elif op == "register_read":
-            v = sw.register_read(a[0], int(a[1]))
-            self.result.messages.append(f"register {a[0]}[{a[1]}] = {v}")
-        elif op == "register_write":
-            sw.register_write(a[0], int(a[1]), parse_int(a[2]))
-        elif op == "register_reset":
-            sw.register_reset(a[0])
-        elif op == "check_register":
-            rest = [x for x in a[2:] if x != "=="]
-            v = sw.register_read(a[0], int(a[1]))
-            if v != parse_int(rest[0]):
-                self.fail(f"{self.path}:{c.line}: register {a[0]}[{a[1]}] is {v:#x}, expected {rest[0]}")
-        elif op == "meter_set_rates":
-            sw.meter_set_rates(a[0], int(a[1]), [self.rate(x) for x in a[2:]])
-        elif op == "meter_array_set_rates":
-            name = resolve_name(a[0], sw.meters, "meter")
-            for i in range(sw.meters[name].size):
-                sw.meter_set_rates(name, i, [self.rate(x) for x in a[1:]])
-        elif op.startswith("act_prof_") or op.startswith("table_indirect_"):
-            self.indirect(c)
         else:
-            raise ValueError(f"unknown STF command {op!r}")
-
-    def indirect(self, c: Cmd) -> None:
-        """simple_switch_CLI's action-profile commands, passed through as the other CLI
-        commands are: members and groups are named by the handle BMv2 gives them (lowest
-        free first, as simple_switch_CLI prints it)."""
-        sw, op, a = self.sw, c.op, c.args
-        if op.startswith("table_indirect_"):
-            if "=>" not in a:
-                raise ValueError(f"{op} TABLE KEY... => HANDLE [PRIORITY]")
-            i = a.index("=>")
-            tname = resolve_name(a[0], sw.tables, "table")
-            t = sw.tables[tname]
-            keys, rest = a[1:i], a[i + 1:]
-            if len(keys) != len(t.key_names) or not 1 <= len(rest) <= 2:
-                raise ValueError(f"{op} {tname}: {len(t.key_names)} key values, then => HANDLE [PRIORITY]")
-            match = {k: _key_value(v, kind, w) for k, v, kind, w in zip(t.key_names, keys, t.kinds, t.widths,
-                                                                         strict=True)}
-            # simple_switch_CLI priorities: the lower wins; ours: the higher
-            prio = (1 << 24) - int(rest[1]) if len(rest) > 1 else 0
-            h = parse_int(rest[0])
-            sw.table_add(TableEntry(tname, match, "", {}, priority=prio,
-                                    member=h if op == "table_indirect_add" else None,
-                                    group=h if op == "table_indirect_add_with_group" else None))
-            return
-        prof = sw.action_profile(a[0])
-        if op == "act_prof_create_member":
-            mid = prof.next_ids()[0]
-            names = prof.action_params(a[1])
-            if len(a[2:]) != len(names):
-                raise ValueError(f"{op}: action {a[1]} takes {len(names)} parameter(s)")
-            prof.member_add(mid, a[1], dict(zip(names, map(parse_int, a[2:]), strict=True)))
-        elif op == "act_prof_modify_member":
-            names = prof.action_params(a[1])
-            if len(a[3:]) != len(names):
-                raise ValueError(f"{op}: action {a[1]} takes {len(names)} parameter(s)")
-            prof.member_modify(int(a[2]), a[1], dict(zip(names, map(parse_int, a[3:]), strict=True)))
-        elif op == "act_prof_delete_member":
-            prof.member_delete(int(a[1]))
-        elif op == "act_prof_create_group":
-            prof.group_add(prof.next_ids()[1], [])
-        elif op == "act_prof_delete_group":
-            prof.group_delete(int(a[1]))
-        elif op in ("act_prof_add_member_to_group", "act_prof_remove_member_from_group"):
-            mid, gid = int(a[1]), int(a[2])
-            now = [m.mid for m in prof.group(gid).members]
-            if op == "act_prof_add_member_to_group":
-                if mid in now:
-                    raise P4SimError(f"{op}: member {mid} is already in group {gid}")
-                now.append(mid)
-            elif mid in now:
-                now.remove(mid)
-            else:
-                raise P4SimError(f"{op}: member {mid} is not in group {gid}")
-            prof.group_modify(gid, now)
-        else:
-            raise ValueError(f"unknown STF command {op!r}")
-
-    @staticmethod
-    def rate(s: str) -> tuple[float, int]:
-        r, b = s.split(":")
-        return float(r), int(b)
-
-    def check_counter(self, c: Cmd) -> None:
-        a = c.args
-        m = re.fullmatch(r"([^(]+)\((\d+)\)", a[0])
-        if not m:
-            raise ValueError("check_counter NAME(INDEX) [packets|bytes] [== VALUE]")
-        name, idx = m.group(1), int(m.group(2))
-        rest = a[1:]
-        what = "packets"
-        if rest and rest[0] in ("packets", "bytes"):
-            what = rest.pop(0)
-        cmp = "=="
-        if rest and rest[0] in ("==", "!=", "<", ">", "<=", ">="):
-            cmp = rest.pop(0)
-        want = parse_int(rest[0])
-        p, b = self.sw.counter_read(name, idx)
-        got = p if what == "packets" else b
-        ok = {"==": got == want, "!=": got != want, "<": got < want, ">": got > want,
-              "<=": got <= want, ">=": got >= want}[cmp]
-        if not ok:
-            self.fail(f"{self.path}:{c.line}: counter {name}({idx}) {what} is {got}, expected {cmp} {want}")
+            # the externs' commands (counter_read, register_write, mirroring_add...), each
+            # defined by its module in p4sim.externs
+            f = registry.stf_command(op)
+            if f is None:
+                raise ValueError(f"unknown STF command {op!r}")
+            f(self, c)
 
     def params(self, tname: str, aname: str, args: list[tuple[str | None, int]]) -> dict[str, int]:
         t = self.sw.tables[tname]

@@ -183,7 +183,7 @@ class BlockChecker:
                 if not isinstance(e, ast.Name) or arg_scope is None:
                     raise unsupported("a constructor call as a constructor argument "
                                       "(instantiate it first and pass the instance by name)", e)
-                sym = arg_scope.resolve(e.name, e, top_level=e.top_level)
+                sym = self.names[id(e)] = arg_scope.resolve(e.name, e, top_level=e.top_level)
                 if sym.kind != "instance":
                     raise err(f"'{e.name}' is not an instance", e)
                 if isinstance(pt, TNamedBlock) and pt.kind == "blocktype" and isinstance(sym.type, TNamedBlock):
@@ -288,6 +288,7 @@ class BlockChecker:
         if isinstance(el, ast.Name):
             sym = scope.lookup(el.name)
             if sym is not None and sym.kind == "value_set":
+                self.names[id(el)] = sym
                 el.checked_type = sym.type
                 return
         self.coerce(self.expr(el, scope, ctx, want=kt), kt, el)

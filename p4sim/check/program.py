@@ -55,6 +55,7 @@ class CheckedProgram:  # noqa: F821 (Checker below)
     # id(instantiation) -> (instances moved out of its constructor arguments, it with them
     # passed by name), as check_ctor_args.move made them (p4c's MoveConstructors)
     moved: dict[int, tuple[list[ast.Instantiation], ast.Instantiation]] = field(default_factory=dict)
+    positional: dict[int, ast.MethodCall] = field(default_factory=dict)  # id(call with named args) -> positional form
 
     def value(self, e: ast.Expression, instance: str) -> tuple[Type, object] | None:
         """(type, constant value or None) check gave e; where instances of its block disagree
@@ -91,6 +92,7 @@ class Checker(DeclChecker, ExprChecker, StmtChecker, CallChecker, ExternChecker,
         self.program = program
         self.ctor_arg_names = ctor_args.constructor_arg_names(program)  # `Outer(Inner()) o;`
         self.moved: dict[int, tuple[list[ast.Instantiation], ast.Instantiation]] = {}
+        self.positional: dict[int, ast.MethodCall] = {}
         self.g = Scope(None, "global")
         self.errors: dict[str, int] = {}
         self.struct_types: dict[str, TStruct] = {}
@@ -128,7 +130,7 @@ class Checker(DeclChecker, ExprChecker, StmtChecker, CallChecker, ExternChecker,
                               self.hdr_type, self.meta_type, self.std_meta_type,  # type: ignore[arg-type]
                               self.main_blocks, self.types, self.run_time_index_stmts,
                               self.returns, self.bodies, self.values, self.names,
-                              inst_values, inst_types, self.moved)
+                              inst_values, inst_types, self.moved, self.positional)
 
 
 def check(program: ast.Program) -> CheckedProgram:

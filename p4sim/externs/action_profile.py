@@ -189,14 +189,92 @@ class _Profiles(Extern):
 
 @extern
 class ActionProfile(_Profiles):
-    """Also the model/P4Info/P4Runtime side of selectors: one `action_profiles` list."""
+    """Also the model/P4Info/P4Runtime/SwitchAPI/STF side of selectors: one `action_profiles`."""
 
     name = "action_profile"
     model_field = MODEL_FIELD
     entities = ("action_profile_member", "action_profile_group")
+
+    def setup(self, sw: Any, program: Any, ns: dict) -> None:
+        sw.action_profiles = {}  # name -> p4sim.runtime.action_profile.Profile (filled by attach)
+
+    def api(self) -> dict[str, Any]:
+        return {"action_profile": action_profile}
+
+    def stf_commands(self) -> dict[str, Any]:
+        return {op: _stf_indirect for op in (
+            "act_prof_create_member", "act_prof_modify_member", "act_prof_delete_member",
+            "act_prof_create_group", "act_prof_delete_group", "act_prof_add_member_to_group",
+            "act_prof_remove_member_from_group", "table_indirect_add", "table_indirect_add_with_group")}
 
 
 @extern
 class ActionSelector(_Profiles):
     name = "action_selector"
     selector = True
+
+
+def action_profile(sw: Any, name: str) -> Any:
+    """SwitchAPI: the action profile/selector `name` (a unique suffix will do), whose methods
+    are its control plane (member_add, group_add, ...: p4sim.runtime.action_profile)."""
+    from p4sim.runtime.switch import resolve_name
+
+    return sw.action_profiles[resolve_name(name, sw.action_profiles, "action profile")]
+
+
+def _stf_indirect(runner: Any, c: Any) -> None:
+    """simple_switch_CLI's action-profile commands, passed through as the other CLI commands
+    are: members and groups are named by the handle BMv2 gives them (lowest free first, as
+    simple_switch_CLI prints it)."""
+    from p4sim.model import P4SimError, TableEntry
+    from p4sim.runtime.switch import resolve_name
+    from p4sim.stf import _key_value, parse_int
+
+    sw, op, a = runner.sw, c.op, c.args
+    if op.startswith("table_indirect_"):
+        if "=>" not in a:
+            raise ValueError(f"{op} TABLE KEY... => HANDLE [PRIORITY]")
+        i = a.index("=>")
+        tname = resolve_name(a[0], sw.tables, "table")
+        t = sw.tables[tname]
+        keys, rest = a[1:i], a[i + 1:]
+        if len(keys) != len(t.key_names) or not 1 <= len(rest) <= 2:
+            raise ValueError(f"{op} {tname}: {len(t.key_names)} key values, then => HANDLE [PRIORITY]")
+        match = {k: _key_value(v, kind, w) for k, v, kind, w in zip(t.key_names, keys, t.kinds, t.widths,
+                                                                     strict=True)}
+        prio = (1 << 24) - int(rest[1]) if len(rest) > 1 else 0  # simple_switch_CLI: the lower wins
+        h = parse_int(rest[0])
+        sw.table_add(TableEntry(tname, match, "", {}, priority=prio,
+                                member=h if op == "table_indirect_add" else None,
+                                group=h if op == "table_indirect_add_with_group" else None))
+        return
+    prof = action_profile(sw, a[0])
+
+    def params(action: str, values: list[str]) -> dict[str, int]:
+        names = prof.action_params(action)
+        if len(values) != len(names):
+            raise ValueError(f"{op}: action {action} takes {len(names)} parameter(s)")
+        return dict(zip(names, map(parse_int, values), strict=True))
+
+    if op == "act_prof_create_member":
+        prof.member_add(prof.next_ids()[0], a[1], params(a[1], a[2:]))
+    elif op == "act_prof_modify_member":
+        prof.member_modify(int(a[2]), a[1], params(a[1], a[3:]))
+    elif op == "act_prof_delete_member":
+        prof.member_delete(int(a[1]))
+    elif op == "act_prof_create_group":
+        prof.group_add(prof.next_ids()[1], [])
+    elif op == "act_prof_delete_group":
+        prof.group_delete(int(a[1]))
+    else:  # act_prof_add_member_to_group / act_prof_remove_member_from_group PROF MBR GRP
+        mid, gid = int(a[1]), int(a[2])
+        now = [m.mid for m in prof.group(gid).members]
+        if op == "act_prof_add_member_to_group":
+            if mid in now:
+                raise P4SimError(f"{op}: member {mid} is already in group {gid}")
+            now.append(mid)
+        elif mid in now:
+            now.remove(mid)
+        else:
+            raise P4SimError(f"{op}: member {mid} is not in group {gid}")
+        prof.group_modify(gid, now)

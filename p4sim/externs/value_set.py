@@ -15,10 +15,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from p4sim.model import Exact, Lpm, Optional_, Ternary
+from p4sim.model import Exact, Lpm, Optional_, P4SimError, Ternary
 
 from . import extern
+from ._common import resolve_name
 from .base import Extern
+
+
+def value_set_set(sw: Any, name: str, members: list[tuple[int, int]]) -> None:
+    """Replace a parser value_set's members: (value, mask) pairs (mask all-ones = exact)."""
+    vs = sw.value_sets[resolve_name(name, sw.value_sets, "value_set")]
+    if len(members) > vs.size:
+        raise P4SimError(f"value_set {vs.name} holds at most {vs.size} members")
+    vs.members = [(int(v), int(m)) for v, m in members]
+
+
+def value_set_members(sw: Any, name: str) -> list[tuple[int, int]]:
+    """A parser value_set's members, as (value, mask) pairs."""
+    return list(sw.value_sets[resolve_name(name, sw.value_sets, "value_set")].members)
 
 
 def _meta(p: Any, vsid: int) -> Any:
@@ -45,6 +59,12 @@ class ValueSet(Extern):
     model_field = "value_sets"
     p4info_prefix = "VALUE_SET"
     entities = ("value_set_entry",)
+
+    def setup(self, sw: Any, program: Any, ns: dict) -> None:
+        sw.value_sets = {name: ns[py] for py, name, _ in program.value_sets}
+
+    def api(self) -> dict[str, Any]:
+        return {"value_set_set": value_set_set, "value_set_members": value_set_members}
 
     def p4info(self, out: Any, info: Any, pre: Any, ids: Any) -> None:
         from p4sim.p4info import MATCH_TYPES as kinds

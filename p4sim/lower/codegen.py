@@ -37,9 +37,8 @@ from typing import Any
 from p4sim import externs as registry
 from p4sim.check import CheckedProgram
 from p4sim.check.blocks import key_text
-from p4sim.check.calls import positional_call
 from p4sim.check.controlplane import field_ids
-from p4sim.check.names import Scope, Sym
+from p4sim.check.names import Sym
 from p4sim.check.types import (
     BOOL,
     INT,
@@ -79,6 +78,8 @@ from p4sim.model import (
     ValueSetInfo,
 )
 from p4sim.spec import ActionSpec, ExternSpec, TableSpec
+
+from .env import Env
 
 # ---------------------------------------------------------------------------- errors
 
@@ -205,7 +206,8 @@ class Compiler:
         self.checked = checked
         self.program = checked.program
         self.source = source
-        self.g = checked.g
+        self.g = checked.g  # check's global scope (what a name resolved to there is global)
+        self.genv = Env()  # lowering's own global bindings (top-level extern instances)
         self.errors: dict[str, int] = checked.errors
         self.model = ProgramModel(source=source)
         self.classes: list[str] = []
@@ -242,13 +244,34 @@ class Compiler:
         self.n += 1
         return f"{_pyid(base)}_{self.n}"
 
+    def sym(self, n: ast.Name, env: Env) -> Sym:
+        """What name n stands for at this site: the declaration check resolved it to
+        (`CheckedProgram.names`), bound by lowering here, or a global of check's scope."""
+        cs = self.checked.names.get(id(n))
+        if cs is None:
+            raise bug(f"a name the checker never resolved: '{n.name}'", n)
+        here = env.find(cs.decl) if cs.decl is not None else None
+        if here is not None:
+            return here
+        if self.g.names.get(cs.name) is not cs:
+            raise bug(f"'{n.name}' has no binding here", n)
+        return cs
+
+    def global_scope(self, sym: Sym) -> bool:
+        """Whether an action/function symbol is a top-level one (check's global scope)."""
+        return sym.scope is None or sym.scope is self.g
+
+    def body_env(self, sym: Sym) -> Env:
+        """Where an action/function body's names live: its control's env, or the global one."""
+        return self.genv if self.global_scope(sym) else sym.scope  # type: ignore[return-value]
+
     # ======================================================================= program
 
     def compile(self) -> str:
         for d in self.program.declarations:
             # the only top-level declarations with run-time state of their own
             if isinstance(d, ast.Instantiation) and isinstance(self.resolve_type(d.type, self.g), TExtern):
-                self.instantiation(d, self.g, None, "")  # type: ignore[arg-type]
+                self.instantiation(d, self.genv, None, "")  # type: ignore[arg-type]
         self.compile_main(self.checked.main)
         self.drop_unused_from_model()
         out = [
@@ -278,15 +301,15 @@ class Compiler:
             if aname in m.actions and not any(u is None or u in m.tables for u in users):
                 del m.actions[aname]
 
-    def declare_const(self, d: ast.ConstDecl, scope: Scope) -> None:
+    def declare_const(self, d: ast.ConstDecl, scope: Env) -> None:
         t = self.resolve_type(d.type, scope)
         v = self.expr(d.value, scope, None)
         if not v.is_const:
             raise bug(f"the value of constant '{d.name}' is not a compile-time constant", d.value)
         v = self.convert(v, t)
-        scope.add(Sym("const", d.name, d, t, py=v.code, value=v.const), d)
+        scope.add(Sym("const", d.name, d, t, py=v.code, value=v.const))
 
-    def const_eval(self, e: ast.Expression, scope: Scope) -> int:
+    def const_eval(self, e: ast.Expression, scope: Env) -> int:
         """The value check folded e to (in this instance's scope, if instances differ)."""
         c = self.checked.value(e, self.inst)
         if c is None or c[1] is None:
@@ -295,7 +318,7 @@ class Compiler:
 
     # ------------------------------------------------------------------ types
 
-    def resolve_type(self, t: ast.Type, scope: Scope) -> Type:
+    def resolve_type(self, t: ast.Type, scope: Env) -> Type:
         """The type check resolved for this type node (this instance's, where a width comes
         from a constructor parameter)."""
         r = self.checked.type_of(t, self.inst)
@@ -600,7 +623,7 @@ class Compiler:
         pl = self.pipeline
         pl.new_hdr, pl.new_meta, pl.new_sm = (self.hdr_type.pycls, self.meta_type.pycls,
                                               self.std_meta_type.pycls)
-        pl.parser = self.compile_parser(p[0].decl, p[1], p[2], arg_scope=self.g)  # type: ignore[arg-type]
+        pl.parser = self.compile_parser(p[0].decl, p[1], p[2], arg_scope=self.genv)  # type: ignore[arg-type]
         names = [self.compile_control(sym.decl, prefix, args, top=True)  # type: ignore[arg-type]
                  for sym, prefix, args in controls]
         pl.verify, pl.ingress, pl.egress, pl.compute, pl.deparser = names
@@ -653,21 +676,21 @@ class Compiler:
 
     # ======================================================================= parser
 
-    def bind_params(self, params: list[ast.Parameter], scope: Scope, fn: _Fn,
+    def bind_params(self, params: list[ast.Parameter], scope: Env, fn: _Fn,
                     pynames: list[str]) -> None:
         for p, py in zip(params, pynames, strict=True):
             t = self.resolve_type(p.type, scope)
             if isinstance(t, TExtern) and t.name in ("packet_in", "packet_out"):
-                scope.add(Sym("packet", p.name, p, t, py=py), p)
+                scope.add(Sym("packet", p.name, p, t, py=py))
                 fn.packet = py
                 fn.packet_kind = t.name
                 continue
             if t is self.std_meta_type or (isinstance(t, TStruct) and t.name == "standard_metadata_t"):
                 fn.sm = py
-            scope.add(Sym("var", p.name, p, t, py=py, extra={"dir": p.direction}), p)
+            scope.add(Sym("var", p.name, p, t, py=py, extra={"dir": p.direction}))
 
     def bind_ctor_args(self, d: ast.ParserDecl | ast.ControlDecl, ctor_args: list[ast.Argument],
-                       scope: Scope, arg_scope: Scope | None) -> None:
+                       scope: Env, arg_scope: Env | None) -> None:
         """Constructor parameters of a parser/control instance: a control, parser or extern
         instance passed by name is bound to that instance; a value parameter to its constant."""
         if len(ctor_args) != len(d.ctor_params):
@@ -680,7 +703,7 @@ class Compiler:
                 if not isinstance(e, ast.Name) or arg_scope is None:
                     raise bug("a constructor call as a constructor argument "
                                       "(instantiate it first and pass the instance by name)", e)
-                sym = arg_scope.resolve(e.name, e, top_level=e.top_level)
+                sym = self.sym(e, arg_scope)
                 if sym.kind != "instance":
                     raise bug(f"'{e.name}' is not an instance", e)
                 if isinstance(pt, TNamedBlock) and pt.kind == "blocktype" and isinstance(sym.type, TNamedBlock):
@@ -688,15 +711,15 @@ class Compiler:
                     got = sym.type.decl
                     if len(getattr(want, "params", [])) != len(getattr(got, "params", [])):
                         raise bug(f"'{e.name}' does not match the type {pt.name} of parameter '{p.name}'", e)
-                scope.add(Sym(sym.kind, p.name, p, sym.type, py=sym.py, value=sym.value, extra=sym.extra), p)
+                scope.add(Sym(sym.kind, p.name, p, sym.type, py=sym.py, value=sym.value, extra=sym.extra))
             else:
-                v = self.convert(self.expr(e, arg_scope or self.g, None), pt)
+                v = self.convert(self.expr(e, arg_scope or self.genv, None), pt)
                 if not v.is_const:
                     raise bug("constructor arguments must be compile-time constants", e)
-                scope.add(Sym("const", p.name, p, pt, py=v.code, value=v.const), p)
+                scope.add(Sym("const", p.name, p, pt, py=v.code, value=v.const))
 
     def compile_parser(self, d: ast.ParserDecl, prefix: str, ctor_args: list[ast.Argument],
-                       sub: bool = False, arg_scope: Scope | None = None) -> str:
+                       sub: bool = False, arg_scope: Env | None = None) -> str:
         outer, self.inst = self.inst, prefix
         try:
             return self._compile_parser(d, prefix, ctor_args, sub, arg_scope)
@@ -704,14 +727,14 @@ class Compiler:
             self.inst = outer
 
     def _compile_parser(self, d: ast.ParserDecl, prefix: str, ctor_args: list[ast.Argument],
-                        sub: bool, arg_scope: Scope | None) -> str:
+                        sub: bool, arg_scope: Env | None) -> str:
         if d.type_params:
             raise bug("generic parsers", d)
         fname = "P_" + self.uid(d.name)
         lines: list[str] = []
         fn = _Fn(lines, 1, self.tmp_counter)
         fn.in_parser = True
-        scope = Scope(self.g, d.name)
+        scope = Env(self.genv)
         self.bind_ctor_args(d, ctor_args, scope, arg_scope)
         if sub:
             # a sub-parser: (buf, off, its other params) -> new offset; errors propagate
@@ -739,7 +762,7 @@ class Compiler:
             raise bug(f"parser {d.name} has no start state", d)
         fn.parser_states = states
         for s in d.states:
-            scope.add(Sym("state", s.name, s), s)
+            scope.add(Sym("state", s.name, s))
         by_name = {s.name: s for s in d.states}
         inline = self.inline_size(by_name) is not None
         fn.emit("try:")
@@ -808,9 +831,9 @@ class Compiler:
 
         return size("start")
 
-    def emit_state(self, s: ast.ParserState, scope: Scope, fn: _Fn) -> None:
+    def emit_state(self, s: ast.ParserState, scope: Env, fn: _Fn) -> None:
         fn.emit(f"# state {s.name}")
-        sscope = Scope(scope, s.name)
+        sscope = Env(scope)
         for stmt in s.statements:
             self.stmt(stmt, sscope, fn)
         self.transition(s, sscope, fn)
@@ -829,7 +852,7 @@ class Compiler:
         else:
             raise bug(f"unknown parser state '{target}'", node)
 
-    def transition(self, s: ast.ParserState, scope: Scope, fn: _Fn) -> None:
+    def transition(self, s: ast.ParserState, scope: Env, fn: _Fn) -> None:
         tr = s.transition
         if tr is None:
             self.goto("reject", fn, s)
@@ -894,7 +917,7 @@ class Compiler:
         if not has_default:
             fn.emit(f"raise ParserError({self.errors.get('NoMatch', 2)})")
 
-    def keyset_cond(self, el: ast.Expression, kv: V, scope: Scope, fn: _Fn) -> str | None:
+    def keyset_cond(self, el: ast.Expression, kv: V, scope: Env, fn: _Fn) -> str | None:
         if isinstance(el, (ast.DefaultKeyset, ast.DontCare)):
             return None
         if isinstance(el, ast.MaskKeyset):
@@ -908,8 +931,8 @@ class Compiler:
             hi = self.convert(self.expr(el.high, scope, fn), kv.type)
             return f"{lo.code} <= {kv.code} <= {hi.code}"
         if isinstance(el, ast.Name):
-            sym = scope.lookup(el.name)
-            if sym is not None and sym.kind == "value_set":
+            sym = self.sym(el, scope)
+            if sym.kind == "value_set":
                 return f"{sym.py}.match({kv.code})"
         v = self.convert(self.expr(el, scope, fn), kv.type)
         return f"{kv.code} == {v.code}"
@@ -917,7 +940,7 @@ class Compiler:
     # ======================================================================= controls
 
     def compile_control(self, d: ast.ControlDecl, prefix: str, ctor_args: list[ast.Argument],
-                        top: bool = False, arg_scope: Scope | None = None) -> str:
+                        top: bool = False, arg_scope: Env | None = None) -> str:
         outer, self.inst = self.inst, prefix
         try:
             return self._compile_control(d, prefix, ctor_args, top, arg_scope)
@@ -925,7 +948,7 @@ class Compiler:
             self.inst = outer
 
     def _compile_control(self, d: ast.ControlDecl, prefix: str, ctor_args: list[ast.Argument],
-                         top: bool, arg_scope: Scope | None) -> str:
+                         top: bool, arg_scope: Env | None) -> str:
         if d.type_params:
             raise bug("generic controls", d)
         fname = "C_" + self.uid(prefix)
@@ -933,8 +956,8 @@ class Compiler:
             self.top_control = prefix
         lines: list[str] = []
         fn = _Fn(lines, 1, self.tmp_counter)
-        scope = Scope(self.g, d.name)
-        self.bind_ctor_args(d, ctor_args, scope, arg_scope if arg_scope is not None else self.g)
+        scope = Env(self.genv)
+        self.bind_ctor_args(d, ctor_args, scope, arg_scope if arg_scope is not None else self.genv)
         pys = []
         for p in d.params:
             pt = self.resolve_type(p.type, scope)
@@ -984,13 +1007,13 @@ class Compiler:
         self.funcs.append("")
         return fname
 
-    def local_decl(self, loc: ast.Node, scope: Scope, fn: _Fn, prefix: str) -> None:
+    def local_decl(self, loc: ast.Node, scope: Env, fn: _Fn, prefix: str) -> None:
         if isinstance(loc, ast.Unsupported):
             raise bug(loc.what, loc)
         if isinstance(loc, ast.ActionDecl):
-            scope.add(Sym("action", loc.name, loc, scope=scope, value=self.cp_name(prefix, loc)), loc)
+            scope.add(Sym("action", loc.name, loc, scope=scope, value=self.cp_name(prefix, loc)))
         elif isinstance(loc, ast.FunctionDecl):
-            scope.add(Sym("function", loc.name, loc, scope=scope), loc)
+            scope.add(Sym("function", loc.name, loc, scope=scope))
         elif isinstance(loc, ast.TableDecl):
             self.table_decl(loc, scope, fn, prefix)
         elif isinstance(loc, ast.Instantiation):
@@ -1004,7 +1027,7 @@ class Compiler:
             self.model.value_sets[name] = ValueSetInfo(
                 name=name, id=self.ann_id(loc), annotations=self.annotations_text(loc), size=size,
                 matches=self.value_set_matches(t, loc))
-            scope.add(Sym("value_set", loc.name, loc, t, py=py), loc)
+            scope.add(Sym("value_set", loc.name, loc, t, py=py))
         elif isinstance(loc, (ast.VariableDecl, ast.ConstDecl)):
             self.stmt(loc, scope, fn)
         else:
@@ -1012,7 +1035,7 @@ class Compiler:
 
     # ------------------------------------------------------------------ instances
 
-    def instantiation(self, d: ast.Instantiation, scope: Scope, fn: _Fn, prefix: str) -> None:
+    def instantiation(self, d: ast.Instantiation, scope: Env, fn: _Fn, prefix: str) -> None:
         before, d = self.checked.moved.get(id(d), ([], d))  # `Outer(Inner()) o;`, as check moved it
         for inst in before:
             self.instantiation(inst, scope, fn, prefix)
@@ -1020,11 +1043,11 @@ class Compiler:
         name = self.cp_name(prefix, d)
         if isinstance(t, TNamedBlock) and t.kind == "control_decl":
             fname = self.compile_control(t.decl, name, d.args, arg_scope=scope)  # type: ignore[arg-type]
-            scope.add(Sym("instance", d.name, d, t, py=fname, value="control"), d)
+            scope.add(Sym("instance", d.name, d, t, py=fname, value="control"))
             return
         if isinstance(t, TNamedBlock) and t.kind == "parser_decl" and fn is not None and fn.in_parser:
             fname = self.compile_parser(t.decl, name, d.args, sub=True, arg_scope=scope)  # type: ignore[arg-type]
-            scope.add(Sym("instance", d.name, d, t, py=fname, value="parser"), d)
+            scope.add(Sym("instance", d.name, d, t, py=fname, value="parser"))
             return
         if isinstance(t, TNamedBlock):
             raise bug(f"instantiating {t.kind.replace('_decl', '')} {t.name} inside a block", d)
@@ -1038,12 +1061,12 @@ class Compiler:
         if spec is not None:
             spec.py = py
             self.externs.append(spec)
-        # a top-level instance replaces check's symbol with one that knows its Python name
-        scope.add(Sym("instance", d.name, d, t, py=py, value=name), d, replace=scope is self.g)
+        # at the top level: bound in lowering's global env, where check's symbol has no Python name
+        scope.add(Sym("instance", d.name, d, t, py=py, value=name))
 
     # ------------------------------------------------------------------ tables
 
-    def table_decl(self, d: ast.TableDecl, scope: Scope, fn: _Fn, prefix: str) -> None:
+    def table_decl(self, d: ast.TableDecl, scope: Env, fn: _Fn, prefix: str) -> None:
         name = self.cp_name(prefix, d)
         py = "T_" + self.uid(d.name)
         keys: list[KeyField] = []
@@ -1080,7 +1103,7 @@ class Compiler:
         refs: list[ActionRef] = []
         bound_args: list[list[ast.Argument]] = []
         for ar in d.actions:
-            asym = scope.resolve(ar.name.name, ar.name, top_level=ar.name.top_level)
+            asym = self.sym(ar.name, scope)
             if asym.kind != "action":
                 raise bug(f"'{ar.name.name}' is not an action", ar.name)
             adecl: ast.ActionDecl = asym.decl  # type: ignore[assignment]
@@ -1145,7 +1168,7 @@ class Compiler:
                 continue
             if not isinstance(p.value, ast.Name):
                 raise bug(f"{pname} = must name a direct_{pname[:-1]} instance", p.value)
-            isym = scope.resolve(p.value.name, p.value)
+            isym = self.sym(p.value, scope)
             ext = registry.lookup(isym.type.name) if (
                 isym.kind == "instance" and isinstance(isym.type, TExtern)) else None
             if ext is None or ext.table_property != pname:  # v1model: direct_counter / direct_meter
@@ -1184,9 +1207,9 @@ class Compiler:
         scope.add(Sym("table", d.name, d, py=py, value=spec,
                       extra={"keys": key_exprs, "action_syms": action_syms, "scope": scope,
                              "bound": bound_args, "selector": sel_exprs,
-                             "with_selector": impl is not None and bool(impl.params.get("selector"))}), d)
+                             "with_selector": impl is not None and bool(impl.params.get("selector"))}))
 
-    def table_implementation(self, d: ast.TableDecl, scope: Scope, fn: _Fn | None, prefix: str,
+    def table_implementation(self, d: ast.TableDecl, scope: Env, fn: _Fn | None, prefix: str,
                              table: str) -> ExternSpec | None:
         """The action profile/selector of `implementation = ...`: a declared instance, or one
         constructed in place, named as p4c's getTableImplementationName names it (the
@@ -1196,7 +1219,7 @@ class Compiler:
             return None
         v = ip.value
         if isinstance(v, ast.Name):
-            isym = scope.resolve(v.name, v, top_level=v.top_level)
+            isym = self.sym(v, scope)
             spec = next((x for x in self.externs if x.py == isym.py), None)
         else:
             assert isinstance(v, ast.MethodCall) and isinstance(v.callee, ast.Name)
@@ -1224,7 +1247,7 @@ class Compiler:
         global action with a relative `@name("n")` is then named `<Control>.n` by
         HierarchicalNames (one P4Info action per control using it)."""
         d = asym.decl
-        if asym.scope is self.g and isinstance(d, ast.Annotated) and self.top_control:
+        if self.global_scope(asym) and isinstance(d, ast.Annotated) and self.top_control:
             a = d.annotation("name")
             n = a.string_value() if a is not None else None
             if n and not n.startswith("."):
@@ -1244,7 +1267,7 @@ class Compiler:
                                                annotations=self.annotations_text(adecl),
                                                params=tuple(params))
 
-    def bound_action(self, e: ast.Expression, scope: Scope, actions: list[ActionSpec],
+    def bound_action(self, e: ast.Expression, scope: Env, actions: list[ActionSpec],
                      syms: list[Sym]) -> tuple[str, dict[str, int]]:
         if isinstance(e, ast.MethodCall):
             callee, args = e.callee, e.args
@@ -1252,7 +1275,7 @@ class Compiler:
             callee, args = e, []
         if not isinstance(callee, ast.Name):
             raise bug("expected an action call", e)
-        asym = scope.resolve(callee.name, callee, top_level=callee.top_level)
+        asym = self.sym(callee, scope)
         idx = next((i for i, s in enumerate(syms) if s is asym), None)
         if idx is None:
             raise bug(f"action '{callee.name}' is not in the table's actions list", e)
@@ -1273,7 +1296,7 @@ class Compiler:
         return spec.name, vals
 
     def const_entry(self, en: ast.Entry, keys: list[KeyField], key_exprs: list[ast.Expression],
-                    scope: Scope, actions: list[ActionSpec], syms: list[Sym], tname: str,
+                    scope: Env, actions: list[ActionSpec], syms: list[Sym], tname: str,
                     order_prio: int) -> TableEntry:
         ks = en.keyset
         elems = ks.elements if isinstance(ks, ast.TupleKeyset) else [ks]
@@ -1321,26 +1344,26 @@ class Compiler:
 
     # ======================================================================= statements
 
-    def block(self, b: ast.BlockStatement, scope: Scope, fn: _Fn) -> None:
-        inner = Scope(scope, "block")
+    def block(self, b: ast.BlockStatement, scope: Env, fn: _Fn) -> None:
+        inner = Env(scope)
         start = len(fn.lines)
         for s in b.statements:
             self.stmt(s, inner, fn)
         if len(fn.lines) == start:
             fn.emit("pass")
 
-    def body(self, s: ast.Statement, scope: Scope, fn: _Fn) -> None:
+    def body(self, s: ast.Statement, scope: Env, fn: _Fn) -> None:
         fn.ind += 1
         start = len(fn.lines)
         if isinstance(s, ast.BlockStatement):
             self.block(s, scope, fn)
         else:
-            self.stmt(s, Scope(scope, "stmt"), fn)
+            self.stmt(s, Env(scope), fn)
         if len(fn.lines) == start:
             fn.emit("pass")
         fn.ind -= 1
 
-    def stmt(self, s: ast.Node, scope: Scope, fn: _Fn) -> None:
+    def stmt(self, s: ast.Node, scope: Env, fn: _Fn) -> None:
         if isinstance(s, ast.Unsupported):
             raise bug(s.what, s)
         if isinstance(s, ast.EmptyStatement):
@@ -1364,8 +1387,9 @@ class Compiler:
                     self.body(s.else_, scope, fn)
                 return
             if isinstance(s, ast.VariableDecl) and s.init is not None:
-                self.stmt(ast.VariableDecl(s.name, s.type, None, span=s.span), scope, fn)
-                s = ast.Assignment(ast.Name(s.name, span=s.span), s.init, span=s.span)
+                # declared unguarded (default value), initialised under the guard
+                self.var_decl(s, scope, fn, guards)
+                return
             fn.emit(f"if {' and '.join(guards)}:")
             fn.ind += 1
             start = len(fn.lines)
@@ -1376,7 +1400,7 @@ class Compiler:
             return
         self.stmt_unguarded(s, scope, fn)
 
-    def stack_index_guards(self, s: ast.Node, scope: Scope, fn: _Fn) -> list[str]:
+    def stack_index_guards(self, s: ast.Node, scope: Env, fn: _Fn) -> list[str]:
         """`index < size` for each run-time header-stack index the statement itself uses."""
         if id(s) not in self.checked.run_time_index_stmts:
             return []
@@ -1409,16 +1433,9 @@ class Compiler:
                     out.append(f"0 <= {code} < {base.type.size}")
         return out
 
-    def stmt_unguarded(self, s: ast.Node, scope: Scope, fn: _Fn) -> None:
+    def stmt_unguarded(self, s: ast.Node, scope: Env, fn: _Fn) -> None:
         if isinstance(s, ast.VariableDecl):
-            t = self.resolve_type(s.type, scope)
-            py = "v_" + self.uid(s.name)
-            if s.init is not None:
-                v = self.expr(s.init, scope, fn)
-                fn.emit(f"{py} = {self.copy_code(self.convert(v, t))}")
-            else:
-                fn.emit(f"{py} = {self.default_value(t)}")
-            scope.add(Sym("var", s.name, s, t, py=py), s)
+            self.var_decl(s, scope, fn, [])
             return
         if isinstance(s, ast.ConstDecl):
             self.declare_const(s, scope)
@@ -1482,15 +1499,35 @@ class Compiler:
             raise bug("transition must be the last statement of a state", s)
         raise bug(f"statement {type(s).__name__}", s)
 
+    def var_decl(self, s: ast.VariableDecl, scope: Env, fn: _Fn, guards: list[str]) -> None:
+        """A local variable; with guards (a run-time stack index in its initializer) it is
+        declared with its default value and initialised only when the guards hold."""
+        t = self.resolve_type(s.type, scope)
+        py = "v_" + self.uid(s.name)
+        if s.init is not None and not guards:
+            v = self.expr(s.init, scope, fn)
+            fn.emit(f"{py} = {self.copy_code(self.convert(v, t))}")
+        else:
+            fn.emit(f"{py} = {self.default_value(t)}")
+        scope.add(Sym("var", s.name, s, t, py=py))
+        if s.init is not None and guards:
+            fn.emit(f"if {' and '.join(guards)}:")
+            fn.ind += 1
+            if isinstance(s.init, (ast.ListExpression, ast.StructExpression)) and isinstance(t, TStruct):
+                self.assign_fields(V(py, t), t, s.init, scope, fn)
+            else:
+                fn.emit(f"{py} = {self.copy_code(self.convert(self.expr(s.init, scope, fn), t))}")
+            fn.ind -= 1
+
     LOOP_LIMIT = 1 << 20  # iterations of one for loop per packet before p4sim gives up on it
 
-    def for_loop(self, s: ast.ForStatement | ast.ForInStatement, scope: Scope, fn: _Fn) -> None:
+    def for_loop(self, s: ast.ForStatement | ast.ForInStatement, scope: Env, fn: _Fn) -> None:
         """P4_16 1.2.4 loops. The C-style form runs its update before every test but the first
         (so `continue` still updates) and is capped at LOOP_LIMIT iterations: a loop that
         never ends (`bit<8> i; i < 300`) drops the packet with a logged error, not a hang."""
         if fn.in_parser:
             raise bug("for loops in a parser", s)
-        inner = Scope(scope, "for")
+        inner = Env(scope)
         frame: list[str | None] = [None]
         outermost, at, ind = not fn.loops, len(fn.lines), fn.ind
         if isinstance(s, ast.ForInStatement):
@@ -1516,7 +1553,7 @@ class Compiler:
                 # the loop variable is a copy of each element, in index order
                 fn.emit(f"for {el} in {coll.code}.a:")
                 fn.emit(f"    {py} = {el}.copy()")
-            inner.add(Sym("var", s.var, s, t, py=py), s)
+            inner.add(Sym("var", s.var, s, t, py=py))
             fn.loops.append(frame)
             self.body(s.body, inner, fn)
             fn.loops.pop()
@@ -1551,13 +1588,13 @@ class Compiler:
             if outermost:
                 fn.lines.insert(at, "    " * ind + f"{frame[0]} = False")
 
-    def cond(self, e: ast.Expression, scope: Scope, fn: _Fn) -> str:
+    def cond(self, e: ast.Expression, scope: Env, fn: _Fn) -> str:
         v = self.expr(e, scope, fn)
         if not isinstance(v.type, TBool):
             raise bug(f"condition must be bool, not {v.type.show()}", e)
         return v.code
 
-    def switch(self, s: ast.SwitchStatement, scope: Scope, fn: _Fn) -> None:
+    def switch(self, s: ast.SwitchStatement, scope: Env, fn: _Fn) -> None:
         e = s.expr
         if isinstance(e, ast.Member) and e.member == "action_run":
             if not (isinstance(e.expr, ast.MethodCall) and isinstance(e.expr.callee, ast.Member)
@@ -1574,7 +1611,7 @@ class Compiler:
                 else:
                     if not isinstance(case.label, ast.Name):
                         raise bug("action_run case labels are action names", case.label)
-                    asym = scope.resolve(case.label.name, case.label)
+                    asym = self.sym(case.label, scope)
                     idx = next((i for i, a in enumerate(spec.actions) if a.name == asym.value), None)
                     if idx is None:
                         raise bug(f"action '{case.label.name}' is not an action of the table", case.label)
@@ -1614,7 +1651,7 @@ class Compiler:
             return f"{v.code}.copy()"
         return v.code
 
-    def assign(self, lhs: ast.Expression, rhs: ast.Expression | V, scope: Scope, fn: _Fn) -> None:
+    def assign(self, lhs: ast.Expression, rhs: ast.Expression | V, scope: Env, fn: _Fn) -> None:
         lt = self.lvalue_type(lhs, scope, fn)
         if isinstance(rhs, V):
             rv = rhs
@@ -1644,7 +1681,7 @@ class Compiler:
             return
         self.store(lhs, code, scope, fn)
 
-    def assign_fields(self, target: V, lt: TStruct, rhs: ast.Expression, scope: Scope, fn: _Fn) -> None:
+    def assign_fields(self, target: V, lt: TStruct, rhs: ast.Expression, scope: Env, fn: _Fn) -> None:
         t = fn.tmp("o")
         fn.emit(f"{t} = {target.code}")
         names = [f for f, _ in lt.fields]
@@ -1687,9 +1724,9 @@ class Compiler:
         if lt.kind == "header":
             fn.emit(f"{t}._v = True")
 
-    def lvalue_type(self, e: ast.Expression, scope: Scope, fn: _Fn) -> Type:
+    def lvalue_type(self, e: ast.Expression, scope: Env, fn: _Fn) -> Type:
         if isinstance(e, ast.Name):
-            sym = scope.resolve(e.name, e, top_level=e.top_level)
+            sym = self.sym(e, scope)
             if sym.kind != "var":
                 raise bug(f"cannot assign to '{e.name}'", e)
             if sym.extra.get("dir") == "in":
@@ -1699,9 +1736,9 @@ class Compiler:
             return self.expr(e, scope, fn).type
         raise bug("this expression cannot be assigned to", e)
 
-    def store(self, lhs: ast.Expression, code: str, scope: Scope, fn: _Fn) -> None:
+    def store(self, lhs: ast.Expression, code: str, scope: Env, fn: _Fn) -> None:
         if isinstance(lhs, ast.Name):
-            sym = scope.resolve(lhs.name, lhs, top_level=lhs.top_level)
+            sym = self.sym(lhs, scope)
             if isinstance(sym.type, (TStruct, TStack)) and "." not in sym.py and sym.extra.get("dir") in ("inout", "out"):
                 # keep the caller's object: copy fields in place
                 fn.emit(f"_src = {code}")
@@ -1765,17 +1802,17 @@ class Compiler:
 
     # ======================================================================= calls
 
-    def table_of(self, e: ast.Expression, scope: Scope) -> Sym:
+    def table_of(self, e: ast.Expression, scope: Env) -> Sym:
         if isinstance(e, ast.Name):
-            sym = scope.resolve(e.name, e, top_level=e.top_level)
+            sym = self.sym(e, scope)
             if sym.kind == "table":
                 return sym
         raise bug("expected a table", e)
 
-    def table_apply(self, tsym: Sym, scope: Scope, fn: _Fn) -> tuple[str, str]:
+    def table_apply(self, tsym: Sym, scope: Env, fn: _Fn) -> tuple[str, str]:
         spec: TableSpec = tsym.value
         self.applied_tables.add(spec.info.name)
-        tscope: Scope = tsym.extra["scope"]
+        tscope: Env = tsym.extra["scope"]
         keys = [self.expr(k, tscope, fn) for k in tsym.extra["keys"]]
         kcodes = []
         for k in keys:
@@ -1855,18 +1892,18 @@ class Compiler:
         return hit, aid
 
     def inline_action(self, asym: Sym, args: list[V], arg_nodes: list[ast.Argument | None] | None,
-                      scope: Scope, fn: _Fn, from_table: bool = False) -> str | None:
+                      scope: Env, fn: _Fn, from_table: bool = False) -> str | None:
         """Inline an action or function body; returns the Python var holding a function's result."""
         d = asym.decl
         assert isinstance(d, (ast.ActionDecl, ast.FunctionDecl))
-        if not from_table and asym.kind == "action" and asym.scope is not self.g:
+        if not from_table and asym.kind == "action" and not self.global_scope(asym):
             # a control's own action called directly stays a declaration of the control
             # after p4c's front end (only its call is inlined), so P4Info lists it
             self.register_action(asym, d)  # type: ignore[arg-type]
             self.action_users.setdefault(self.action_cp_name(asym), set()).add(None)
-        dscope: Scope = asym.scope or self.g
-        inner = Scope(dscope, d.name)
-        copy_back: list[tuple[ast.Expression, str, Scope]] = []
+        dscope = self.body_env(asym)
+        inner = Env(dscope)
+        copy_back: list[tuple[ast.Expression, str, Env]] = []
         for i, p in enumerate(d.params):
             pt = self.resolve_type(p.type, dscope)
             py = "a_" + self.uid(p.name)
@@ -1888,7 +1925,7 @@ class Compiler:
                     fn.emit(f"{py} = {self.copy_code(a)}")
                 if p.direction in ("out", "inout") and node is not None and not isinstance(node, ast.DontCare):
                     copy_back.append((node, py, scope))
-            inner.add(Sym("var", p.name, p, pt, py=py, extra={"dir": p.direction or "in"}), p)
+            inner.add(Sym("var", p.name, p, pt, py=py, extra={"dir": p.direction or "in"}))
         rv = None
         if isinstance(d, ast.FunctionDecl):
             rt = self.resolve_type(d.return_type, dscope)
@@ -1925,39 +1962,30 @@ class Compiler:
             fn.ind -= 1
         return rv
 
-    def positional_call(self, c: ast.MethodCall, scope: Scope) -> ast.MethodCall:
-        """Named arguments as the positional call they stand for (p4sim.check.calls, where
-        the call was checked)."""
-        return positional_call(c, scope)
+    def positional_call(self, c: ast.MethodCall) -> ast.MethodCall:
+        """Named arguments as the positional call check made of them (p4sim.check.calls)."""
+        pc = self.checked.positional.get(id(c))
+        if pc is None:
+            raise bug("a call with named arguments the checker never saw", c)
+        return pc
 
-    def static_assert(self, c: ast.MethodCall, scope: Scope) -> V | None:
-        """core.p4's `static_assert(check[, message])`: evaluated at compile time; a false
-        check stops compilation at the call (P4_16 spec, "Static assertions")."""
+    def static_assert(self, c: ast.MethodCall) -> V | None:
+        """core.p4's `static_assert(...)`: check evaluated it (a false one stops there)."""
         callee = c.callee
         if not (isinstance(callee, ast.Name) and callee.name == "static_assert"):
             return None
-        sym = scope.lookup("static_assert")
+        sym = self.checked.names.get(id(callee))
         if sym is None or sym.kind != "extern_fn":
             return None
-        if not 1 <= len(c.args) <= 2:
-            raise bug("static_assert takes a condition and an optional message", c)
-        vals = [self.expr(a.value, scope, None) for a in c.args]
-        if not all(v.is_const for v in vals):
-            raise bug("static_assert needs compile-time constant arguments", c)
-        if not isinstance(vals[0].type, TBool):
-            raise bug("the condition of static_assert must be a bool", c.args[0].value)
-        if not vals[0].const:
-            msg = str(vals[1].const) if len(vals) == 2 else "static_assert failed"
-            raise bug(msg, c)
         return V("True", BOOL, True)
 
-    def call(self, c: ast.MethodCall, scope: Scope, fn: _Fn, stmt: bool = False) -> V:
-        sa = self.static_assert(c, scope)
+    def call(self, c: ast.MethodCall, scope: Env, fn: _Fn, stmt: bool = False) -> V:
+        sa = self.static_assert(c)
         if sa is not None:
             return sa
         callee = c.callee
         if any(a.name for a in c.args):
-            c = self.positional_call(c, scope)
+            c = self.positional_call(c)
         argv = [a.value for a in c.args]
         # ---- methods: x.m(...)
         if isinstance(callee, ast.Member):
@@ -1967,7 +1995,7 @@ class Compiler:
             if m == "apply":
                 bsym = None
                 if isinstance(base, ast.Name):
-                    bsym = scope.resolve(base.name, base, top_level=base.top_level)
+                    bsym = self.sym(base, scope)
                 if bsym is not None and bsym.kind == "table":
                     hit, aid = self.table_apply(bsym, scope, fn)
                     return V(hit, TNamedBlock("apply_result", bsym.name), const=None)
@@ -2027,7 +2055,7 @@ class Compiler:
             raise bug(f"{ot.show()} has no method '{m}'", callee)
         if not isinstance(callee, ast.Name):
             raise bug("this call form", c)
-        sym = scope.resolve(callee.name, callee, top_level=callee.top_level)
+        sym = self.sym(callee, scope)
         if sym.kind in ("action", "function"):
             decl = sym.decl
             if "overloads" in sym.extra:
@@ -2054,7 +2082,7 @@ class Compiler:
             return self.extern_fn(sym, argv, c, scope, fn)
         raise bug(f"'{callee.name}' cannot be called", callee)
 
-    def union_invalidate(self, base: ast.Expression, scope: Scope, fn: _Fn) -> None:
+    def union_invalidate(self, base: ast.Expression, scope: Env, fn: _Fn) -> None:
         if isinstance(base, ast.Member):
             parent = self.expr(base.expr, scope, fn)
             if isinstance(parent.type, TStruct) and parent.type.kind == "union":
@@ -2062,7 +2090,7 @@ class Compiler:
                     if other != base.member:
                         fn.emit(f"{parent.code}.{fld(other)}._v = False")
 
-    def call_control(self, sym: Sym, c: ast.MethodCall, scope: Scope, fn: _Fn) -> V:
+    def call_control(self, sym: Sym, c: ast.MethodCall, scope: Env, fn: _Fn) -> V:
         t: TNamedBlock = sym.type  # type: ignore[assignment]
         d: ast.ControlDecl = t.decl  # type: ignore[assignment]
         if len(c.args) != len(d.params):
@@ -2100,7 +2128,7 @@ class Compiler:
 
     # ------------------------------------------------------------------ externs
 
-    def data_pack(self, e: ast.Expression, scope: Scope, fn: _Fn) -> str:
+    def data_pack(self, e: ast.Expression, scope: Env, fn: _Fn) -> str:
         """Python expr giving the bytes of a field list (BMv2 BufBuilder: fields of invalid
         headers are skipped)."""
         elems = e.elements if isinstance(e, ast.ListExpression) else [e]
@@ -2153,7 +2181,7 @@ class Compiler:
         vals = ", ".join(f"(({p[0]}, {p[1]}) if {p[2]} else None)" if p[2] else f"({p[0]}, {p[1]})" for p in parts)
         return f"_RT.pack_valid(({vals},))"
 
-    def extern_fn(self, sym: Sym, argv: list[ast.Expression], c: ast.MethodCall, scope: Scope, fn: _Fn) -> V:
+    def extern_fn(self, sym: Sym, argv: list[ast.Expression], c: ast.MethodCall, scope: Env, fn: _Fn) -> V:
         ext = registry.function(sym.name)
         if ext is None:
             raise bug(f"extern function {sym.name}", c)
@@ -2165,14 +2193,14 @@ class Compiler:
             raise bug(f"{name} takes {' or '.join(map(str, ns))} arguments, {len(argv)} given", c)
 
     def extern_method(self, obj: V, t: TExtern, m: str, argv: list[ast.Expression], c: ast.MethodCall,
-                      scope: Scope, fn: _Fn) -> V:
+                      scope: Env, fn: _Fn) -> V:
         ext = registry.lookup(t.name)
         if ext is None:
             raise bug(f"method {m} of extern {t.name}", c)
         return ext.method(self, obj, t, m, argv, c, scope, fn)
 
     def packet_in_method(self, obj: V, m: str, argv: list[ast.Expression], c: ast.MethodCall,
-                         scope: Scope, fn: _Fn) -> V:
+                         scope: Env, fn: _Fn) -> V:
         if m == "extract":
             if len(argv) not in (1, 2):
                 raise bug("extract takes a header (and a varbit length)", c)
@@ -2308,7 +2336,7 @@ class Compiler:
                 return V(str(v.const), t, v.const)
         return v
 
-    def expr(self, e: ast.Expression, scope: Scope, fn: _Fn | None) -> V:
+    def expr(self, e: ast.Expression, scope: Env, fn: _Fn | None) -> V:
         """e lowered: its type and constant value are check's (per instance where instances
         differ); lowering only writes the code."""
         r = self.checked.value(e, self.inst)
@@ -2324,10 +2352,10 @@ class Compiler:
             raise bug("expected a compile-time constant", e)
         return fn
 
-    def _expr(self, e: ast.Expression, t: Type, scope: Scope, fn: _Fn | None) -> str:
+    def _expr(self, e: ast.Expression, t: Type, scope: Env, fn: _Fn | None) -> str:
         """The code of a non-constant expression e of (checked) type t."""
         if isinstance(e, ast.Name):
-            sym = scope.resolve(e.name, e, top_level=e.top_level)
+            sym = self.sym(e, scope)
             return "None" if sym.kind == "type" else sym.py
         if isinstance(e, ast.TypeRef):
             return "None"
@@ -2388,7 +2416,7 @@ class Compiler:
             return "(" + ", ".join(self.expr(x, scope, fn).code for x in e.elements) + ",)"  # type: ignore[union-attr]
         raise bug(f"expression {type(e).__name__}", e)
 
-    def lazy(self, e: ast.Expression, scope: Scope, fn: _Fn | None) -> tuple[V, list[str]]:
+    def lazy(self, e: ast.Expression, scope: Env, fn: _Fn | None) -> tuple[V, list[str]]:
         """Lower e, capturing the statements it needs (one level deeper) instead of emitting
         them, so a caller can run them conditionally (short circuit, ?:)."""
         if fn is None:
@@ -2403,7 +2431,7 @@ class Compiler:
         del fn.lines[start:]
         return v, stmts
 
-    def member(self, e: ast.Member, t: Type, scope: Scope, fn: _Fn | None) -> str:
+    def member(self, e: ast.Member, t: Type, scope: Env, fn: _Fn | None) -> str:
         base = e.expr
         m = e.member
         # table.apply().hit / miss (error and enum members are constants check folded)
@@ -2432,7 +2460,7 @@ class Compiler:
     # Constant operands never reach the operators below: check folded every constant
     # expression, so these only write code for the types check gave.
 
-    def binary(self, e: ast.Binary, t: Type, scope: Scope, fn: _Fn | None) -> str:
+    def binary(self, e: ast.Binary, t: Type, scope: Env, fn: _Fn | None) -> str:
         op = e.op
         if op in ("&&", "||"):
             a = self.expr(e.left, scope, fn)

@@ -6,8 +6,11 @@ run the generated code in that fresh namespace. Lowering only describes these ob
 
 from __future__ import annotations
 
+from types import CodeType
+
 from p4sim import externs as registry
 from p4sim.check.types import err
+from p4sim.externs import Extern
 from p4sim.lower import CompiledProgram
 from p4sim.lower import load_program as _lower
 from p4sim.model import P4SimError, TableEntry
@@ -60,6 +63,26 @@ def instantiate(program: CompiledProgram, rt: object) -> dict:
         ns[py] = ValueSet(name, size)
     exec(program.code, ns)  # our own generated code, never user input
     return ns
+
+
+def _names(code: CodeType, out: set[str]) -> set[str]:
+    out.update(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, CodeType):
+            _names(c, out)
+    return out
+
+
+def used_externs(program: CompiledProgram) -> list[Extern]:
+    """The externs this program uses: an instance of it, or generated code that calls one of
+    its `_RT` methods (an attribute name the compiled code refers to). The switch runs the
+    per-packet hooks of these only; the others cannot have been asked for anything."""
+    if not isinstance(program.code, CodeType):  # no Python code to read: assume every extern
+        return list(registry.all_externs())
+    names = _names(program.code, set())
+    kinds = {ex.kind for ex in program.externs}
+    return [e for e in registry.all_externs()
+            if (e.name and e.name in kinds) or not names.isdisjoint(e.runtime_methods())]
 
 
 def check_program(program: CompiledProgram) -> None:

@@ -1,12 +1,15 @@
-"""Lowering translates what check decided: it reads each expression's type from the
-CheckedProgram instead of deriving it.
+"""Lowering translates what check decided: it reads each expression's type, and what each
+name stands for, from the CheckedProgram instead of deriving them again.
 
 - an AST scan of p4sim/lower/codegen.py: the expression-lowering functions construct no
   type and there is no typing of lowering's own (`coerce`, `unify`, check's resolver or
   `fold`), with a planted negative control for each rule;
 - a forged type in the check results is followed by the generated code (so the code
   really comes from check's types, not from a second derivation);
-- a type that differs between two instances of one control is read per instance.
+- a type that differs between two instances of one control is read per instance;
+- an AST scan: no name is looked up again by its string in p4sim/lower or in the extern
+  modules' lowering hooks (planted negative controls), and a forged Sym of one name is
+  followed by the code; a name check never resolved is a located internal error.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import re
 from pathlib import Path
 
 from p4sim.check import check
+from p4sim.check.names import Sym
 from p4sim.check.types import TBits
 from p4sim.frontend import ast
 from tests.p4sim.p4sim_helpers import program
@@ -126,3 +130,93 @@ def test_a_type_per_instance_is_read_per_instance():
     assert set(re.findall(r"\(\(\S+ - 1\) & (\d+)\)", py)) == {"3", "15"}  # each body: defined, spliced
     cp.inst_values[("IG.s4", id(minus))] = (TBits(3), None)
     assert set(re.findall(r"\(\(\S+ - 1\) & (\d+)\)", _lower(cp, path))) == {"3", "7"}
+
+
+# ---------------------------------------------------------------------------- names
+
+LOWER_DIR = CODEGEN.parent
+EXTERNS_DIR = CODEGEN.parents[1] / "externs"
+
+
+def name_lookups(source: str) -> list[str]:
+    """Where `source` looks a P4 name up again by its string (a Scope's resolve/lookup, or
+    check's Scope class itself) instead of reading the Sym check recorded."""
+    found = []
+    for node in pyast.walk(pyast.parse(source)):
+        if isinstance(node, pyast.Call) and isinstance(node.func, pyast.Attribute) and \
+                node.func.attr in ("resolve", "lookup"):
+            recv = node.func.value
+            # the extern registry's lookup(kind) and a table's run-time lookup are not names
+            if isinstance(recv, pyast.Name) and recv.id == "registry":
+                continue
+            if isinstance(recv, pyast.Attribute) and recv.attr == "g" and node.args and \
+                    isinstance(node.args[0], pyast.Constant) and node.args[0].value == "NoAction":
+                continue  # the implicit default action p4c adds by name, no Name node
+            found.append(f"{node.lineno}: .{node.func.attr}(")
+        if isinstance(node, pyast.ImportFrom) and node.module == "p4sim.check.names" and \
+                any(a.name == "Scope" for a in node.names):
+            found.append(f"{node.lineno}: imports Scope")
+    return found
+
+
+def test_lowering_resolves_no_name_again():
+    """p4sim/lower and the extern modules' lowering read check's Sym of each name."""
+    files = sorted(LOWER_DIR.glob("*.py"))
+    assert CODEGEN in files
+    for path in files:
+        assert name_lookups(path.read_text()) == [], path.name
+    for path in sorted(EXTERNS_DIR.glob("*.py")):
+        src = path.read_text()
+        # only the lowering hooks (they take `cc`, the compiler); check hooks take `ck`
+        for node in pyast.walk(pyast.parse(src)):
+            if isinstance(node, pyast.FunctionDef) and node.args.args[1:2] and node.args.args[1].arg == "cc":
+                assert name_lookups(pyast.unparse(node)) == [], f"{path.name}: {node.name}"
+
+
+def test_the_name_scan_sees_a_lookup():
+    planted = ["sym = scope.resolve(e.name, e)\n", "sym = scope.lookup(x.name)\n",
+               "from p4sim.check.names import Scope, Sym\n", "s = self.g.lookup('x')\n"]
+    for src in planted:
+        assert name_lookups(src), src
+    assert name_lookups("ext = registry.lookup(t.name)\nn = self.g.lookup('NoAction')\n") == []
+
+
+def test_lowering_follows_the_declaration_check_resolved(tmp_path):
+    """Forge check's Sym of one name (x made to stand for y): the generated code reads y's
+    Python variable. A lowering looking `x` up again by its string would still read x."""
+    ig = ("        bit<8> x = hdr.data.a;\n        bit<8> y = hdr.data.b;\n"
+          "        hdr.data.c = (bit<16>)x;\n")
+    path = program(tmp_path, ig=ig)
+
+    def assigned(cp) -> str:
+        m = re.search(r"f_data\.f_c = (\w+)", _lower(cp, path))
+        assert m, "no assignment to c"
+        return m.group(1)
+
+    def names(cp):
+        ctl = next(d for d in cp.program.declarations if isinstance(d, ast.ControlDecl) and d.name == "IG")
+        use = next(n for n in ast.walk(ctl) if isinstance(n, ast.Cast)).expr
+        decl_y = next(n for n in ast.walk(ctl) if isinstance(n, ast.VariableDecl) and n.name == "y")
+        return use, decl_y
+
+    cp = check(parsed(path))
+    assert assigned(cp).startswith("v_x_")
+    cp = check(parsed(path))
+    use, decl_y = names(cp)
+    assert isinstance(use, ast.Name) and cp.names[id(use)].decl is not decl_y
+    cp.names[id(use)] = Sym("var", "x", decl_y, TBits(8))  # the name x, declared by y's node
+    assert assigned(cp).startswith("v_y_")
+
+
+def test_a_name_check_never_resolved_is_an_internal_error(tmp_path):
+    import pytest
+
+    import p4sim.lower.codegen as cg
+
+    path = program(tmp_path, ig="        hdr.data.b = hdr.data.a;")
+    cp = check(parsed(path))
+    ctl = next(d for d in cp.program.declarations if isinstance(d, ast.ControlDecl) and d.name == "IG")
+    hdr = next(n for n in ast.walk(ctl.apply) if isinstance(n, ast.Name) and n.name == "hdr")
+    del cp.names[id(hdr)]
+    with pytest.raises(cg.LoweringError, match="a name the checker never resolved: 'hdr'"):
+        _lower(cp, path)
