@@ -266,6 +266,7 @@ class BlockChecker:
         sym = scope.lookup(ks.name)
         if sym is None or sym.kind != "value_set":
             return False
+        self.names[id(ks)] = sym
         ks.checked_type = t = sym.type
         want = [width_of(ft) for _, ft in t.fields] if isinstance(t, TStruct) else [width_of(t)]
         got = [key_width(kt) for kt in key_types]

@@ -877,7 +877,7 @@ class Compiler:
             elems = ks.elements if isinstance(ks, ast.TupleKeyset) else [ks]
             if isinstance(ks, ast.DefaultKeyset) or isinstance(ks, ast.DontCare):
                 elems = [ks] * len(keyvars)
-            vsym = scope.lookup(ks.name) if isinstance(ks, ast.Name) and len(keyvars) > 1 else None
+            vsym = self.sym(ks, scope) if isinstance(ks, ast.Name) and len(keyvars) > 1 else None
             if vsym is not None and vsym.kind == "value_set":
                 # a value set over the whole select tuple: its members are value/mask pairs
                 # over the keys concatenated (BMv2's parse_vsets match the bytes so)
