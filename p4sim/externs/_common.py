@@ -6,7 +6,25 @@ from typing import Any
 
 from p4sim.check.types import err
 from p4sim.frontend import ast
-from p4sim.model import P4SimError
+from p4sim.model import NotFound, P4SimError
+
+
+def resolve_name(name: str, names: Any, what: str) -> str:
+    """Full name, or a unique suffix at a '.' boundary (as p4c's STF runner resolves)."""
+    if name in names:
+        return name
+    cands = [n for n in names if n.endswith("." + name)]
+    if len(cands) == 1:
+        return cands[0]
+    if not cands:
+        raise NotFound(f"no {what} named {name!r}")
+    raise P4SimError(f"{what} name {name!r} is ambiguous: {', '.join(sorted(cands))}")
+
+
+def parse_rate(s: str) -> tuple[float, int]:
+    """An STF / simple_switch_CLI meter rate `RATE:BURST` (units per microsecond, units)."""
+    r, b = s.split(":")
+    return float(r), int(b)
 
 
 def enum_member(e: ast.Expression) -> str:
