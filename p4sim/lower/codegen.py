@@ -854,6 +854,20 @@ class Compiler:
             elems = ks.elements if isinstance(ks, ast.TupleKeyset) else [ks]
             if isinstance(ks, ast.DefaultKeyset) or isinstance(ks, ast.DontCare):
                 elems = [ks] * len(keyvars)
+            vsym = self.sym(ks, scope) if isinstance(ks, ast.Name) and len(keyvars) > 1 else None
+            if vsym is not None and vsym.kind == "value_set":
+                # a value set over the whole select tuple: its members are value/mask pairs
+                # over the keys concatenated (BMv2's parse_vsets match the bytes so)
+                shift, parts = 0, []
+                for kv in reversed(keyvars):
+                    parts.append(f"({kv.code} << {shift})" if shift else f"{kv.code}")
+                    shift += width_of(kv.type)
+                fn.emit(f"{'if' if first else 'elif'} {vsym.py}.match({' | '.join(reversed(parts))}):")
+                first = False
+                fn.ind += 1
+                self.goto(case.state.name, fn, case.state)
+                fn.ind -= 1
+                continue
             conds = []
             for el, kv in zip(elems, keyvars, strict=True):
                 c = self.keyset_cond(el, kv, scope, fn)
@@ -1024,7 +1038,12 @@ class Compiler:
         py = "T_" + self.uid(d.name)
         keys: list[KeyField] = []
         key_exprs: list[ast.Expression] = []
+        key_pos: list[int] = []  # each match key's position among all keys (its field id)
+        sel_exprs: list[ast.Expression] = []  # `selector` keys: the action selector's hash input
         for i, k in enumerate(d.keys):
+            if k.match_kind == "selector":
+                sel_exprs.append(k.expr)
+                continue
             kt = self.expr(k.expr, scope, _Fn([], 0, self.tmp_counter)).type  # typing only
             w = width_of(kt)
             if isinstance(kt, TError):
@@ -1033,8 +1052,10 @@ class Compiler:
             kname = a.string_value() if a is not None and a.string_value() else key_text(k.expr)
             keys.append(KeyField(kname, k.match_kind, w, i + 1))
             key_exprs.append(k.expr)
-        for i, kid in enumerate(self.field_ids(d.keys, d)):
-            keys[i] = dataclasses.replace(keys[i], id=kid)
+            key_pos.append(i)
+        all_ids = self.field_ids(d.keys, d)
+        for i, pos in enumerate(key_pos):
+            keys[i] = dataclasses.replace(keys[i], id=all_ids[pos])
         actions: list[ActionSpec] = []
         action_syms: list[Sym] = []
         refs: list[ActionRef] = []
@@ -1103,6 +1124,7 @@ class Compiler:
                 dc = isym.value
             else:
                 dm = isym.value
+        impl = self.table_implementation(d, scope, fn, prefix, name)
         for p in d.properties:
             if p.name not in ("key", "actions", "default_action", "size", "entries", "counters",
                               "meters", "implementation") and not p.name.startswith("@"):
@@ -1119,17 +1141,49 @@ class Compiler:
             default_params=tuple(default_args.get(p, 0) for p, _ in
                                  next(a for a in actions if a.name == default_name).params),
             const_default_action=const_default, const_entries=bool(ep is not None and ep.is_const),
-            size=size, direct_counter=dc, direct_meter=dm)
+            size=size, direct_counter=dc, direct_meter=dm,
+            implementation=impl.name if impl is not None else None)
         self.model.tables[name] = info
         # the runtime installs the const entries when it loads the program; a bad one is
         # reported at its entry (p4sim.runtime.instance.check_program)
         spec = TableSpec(py, info, actions, entries, (default_name, default_args), dc, dm,
                          entry_nodes=list(ep.entries) if ep is not None and ep.entries else [],
-                         decl_name=d.name)
+                         decl_name=d.name, implementation=impl.py if impl is not None else None)
         self.tables.append(spec)
         scope.add(Sym("table", d.name, d, py=py, value=spec,
                       extra={"keys": key_exprs, "action_syms": action_syms, "scope": scope,
-                             "bound": bound_args}))
+                             "bound": bound_args, "selector": sel_exprs,
+                             "with_selector": impl is not None and bool(impl.params.get("selector"))}))
+
+    def table_implementation(self, d: ast.TableDecl, scope: Env, fn: _Fn | None, prefix: str,
+                             table: str) -> ExternSpec | None:
+        """The action profile/selector of `implementation = ...`: a declared instance, or one
+        constructed in place, named as p4c's getTableImplementationName names it (the
+        property's control-plane name: its @name, else "implementation")."""
+        ip = d.prop("implementation")
+        if ip is None or ip.value is None:
+            return None
+        v = ip.value
+        if isinstance(v, ast.Name):
+            isym = self.sym(v, scope)
+            spec = next((x for x in self.externs if x.py == isym.py), None)
+        else:
+            assert isinstance(v, ast.MethodCall) and isinstance(v.callee, ast.Name)
+            inst = ast.Instantiation(name="implementation", type=ast.NamedType(v.callee.name), args=v.args,
+                                     annotations=ip.annotations, span=ip.span)
+            ext = registry.lookup(v.callee.name)
+            if ext is None or ext.table_property != "implementation":
+                raise bug("implementation = must construct an action_profile or action_selector", v)
+            cp = self.cp_name(prefix, inst) if ip.annotation("name") is not None else "implementation"
+            spec = ext.instantiate(self, inst, None, scope, cp)
+            assert spec is not None
+            spec.py = "X_" + self.uid(f"{d.name}_impl")
+            self.externs.append(spec)
+        ext = registry.lookup(spec.kind) if spec is not None else None
+        if spec is None or ext is None or ext.table_property != "implementation":
+            raise bug("implementation = must name an action_profile or action_selector", v)
+        ext.bind_table(self, spec.name, table)
+        return spec
 
     def action_cp_name(self, asym: Sym) -> str:
         """The control-plane name of an action as used in the current top-level control.
@@ -1677,6 +1731,18 @@ class Compiler:
         if spec.direct_meter:
             dm_py = next(x.py for x in self.externs if x.name == spec.direct_meter)
             fn.emit(f"    _RT.dm_color[{dm_py!r}] = _RT.direct_meter({spec.py}, {r})")
+        if spec.implementation:
+            # an indirect entry's `args` is its member or group (p4sim.runtime.action_profile):
+            # a group hashes the selector keys (packed as hash() packs a field list) to pick
+            tgt = fn.tmp("tgt")
+            fn.emit(f"    {tgt} = {r}.args")
+            if tsym.extra["with_selector"]:
+                data = self.data_pack(ast.ListExpression(list(tsym.extra["selector"])), tscope, fn) \
+                    if tsym.extra["selector"] else "b''"
+                fn.emit(f"    {r} = {tgt}.recs[{spec.py}.slot] if {tgt}.is_member else "
+                        f"{tgt}.pick({data}, {spec.py}.slot)")
+            else:
+                fn.emit(f"    {r} = {tgt}.recs[{spec.py}.slot]")
         fn.emit(f"{aid} = {r}.aid")
         syms: list[Sym] = tsym.extra["action_syms"]
         for i, asym in enumerate(syms):
