@@ -106,3 +106,26 @@ def test_indirect_table_refuses_direct_actions_and_unknown_targets(path):
     assert o.data[1] == 7
     (e,) = sw.table_entries("tp")
     assert (e.action, e.member, e.group) == ("", 7, None)
+
+
+def test_modify_moves_an_entry_between_member_and_group(path):
+    sw = Switch(path)
+    sel = sw.action_profile("sel")
+    sel.member_add(1, "set", {"r": 1})
+    sel.member_add(2, "set", {"r": 2})
+    sel.group_add(9, [2])
+    key = {"hdr.h.k": Exact(5)}
+    sw.table_add(TableEntry("ts", key, "", member=1))
+    sw.table_modify(TableEntry("ts", dict(key), "", group=9))
+    sw.send(0, bytes([5, 0, 0, 0]))
+    assert sw.receive()[0].data[1] == 2
+    sel.member_delete(1)  # no longer used: the modify released it
+    with pytest.raises(FailedPrecondition):
+        sel.group_delete(9)
+    with pytest.raises(NotFound):  # a refused modify changes nothing
+        sw.table_modify(TableEntry("ts", dict(key), "", member=1))
+    (e,) = sw.table_entries("ts")
+    assert (e.member, e.group) == (None, 9)
+    sw.table_delete(TableEntry("ts", dict(key), ""))
+    sel.group_delete(9)
+    sel.member_delete(2)
