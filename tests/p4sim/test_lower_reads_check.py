@@ -220,3 +220,97 @@ def test_a_name_check_never_resolved_is_an_internal_error(tmp_path):
     del cp.names[id(hdr)]
     with pytest.raises(cg.LoweringError, match="a name the checker never resolved: 'hdr'"):
         _lower(cp, path)
+
+
+# ---------------------------------------------------------------------------- no re-checks
+
+def user_errors_raised(source: str) -> list[str]:
+    """The raises in the lowering hooks of an extern module's source (methods taking the
+    compiler `cc`) or in a lowering module, other than lowering's internal error."""
+    found = []
+    for node in pyast.walk(pyast.parse(source)):
+        if not isinstance(node, pyast.FunctionDef):
+            continue
+        params = [a.arg for a in node.args.args]
+        if "cc" not in params[:2] and not source.startswith("# lowering"):
+            continue
+        for sub in pyast.walk(node):
+            if isinstance(sub, pyast.Raise) and sub.exc is not None:
+                f = sub.exc.func if isinstance(sub.exc, pyast.Call) else sub.exc
+                name = f.id if isinstance(f, pyast.Name) else getattr(f, "attr", "?")
+                if name not in ("bug", "_internal"):
+                    found.append(f"{node.name}:{sub.lineno}: {name}")
+        for sub in pyast.walk(node):
+            if isinstance(sub, pyast.Attribute) and sub.attr == "check_nargs":
+                found.append(f"{node.name}:{sub.lineno}: check_nargs")
+    return found
+
+
+def test_extern_lowering_hooks_re_check_nothing():
+    """check refused every wrong use of an extern (its declaration, the module's check_*
+    hooks, and a use the module does not lower): the lowering hooks raise only lowering's
+    internal error, and no hook counts arguments again."""
+    seen = 0
+    for path in sorted(EXTERNS_DIR.glob("*.py")):
+        src = path.read_text()
+        assert user_errors_raised(src) == [], path.name
+        seen += "cc" in src
+    assert seen > 10
+    assert "def check_nargs" not in CODEGEN.read_text()
+
+
+def test_the_raise_scan_sees_a_user_error():
+    planted = ("def call(self, cc, name, argv, c, scope, fn):\n"
+               "    if not argv:\n        raise unsupported('x', c)\n")
+    assert user_errors_raised(planted) == ["call:3: unsupported"]
+    assert user_errors_raised("def call(self, cc, argv, c):\n    cc.check_nargs('f', argv, c, 1)\n")
+    # a check hook (it takes `ck`) raises the user's errors: not reported
+    assert user_errors_raised("def check_call(self, ck, c):\n    raise unsupported('x', c)\n") == []
+    assert user_errors_raised("def call(self, cc, c):\n    raise bug('x', c)\n") == []
+
+
+UNLOWERED = '''
+from p4sim.externs import Extern, extern
+from p4sim.spec import ExternSpec
+
+
+@extern
+class Half(Extern):
+    """Instances are lowered; no method is."""
+    name = "half"
+
+    def instantiate(self, cc, d, t, scope, name):
+        return ExternSpec("", self.name, name)
+'''
+
+
+def test_a_method_the_module_does_not_lower_is_refused_by_check(tmp_path, monkeypatch):
+    """What used to be found only by lowering's default hook (an extern method declared
+    but with no lowering in its module) is refused by check, by name, at the call."""
+    import sys
+
+    import pytest
+
+    from p4sim import externs
+    from p4sim.frontend.errors import P4Unsupported
+
+    pkg = tmp_path / "halfexterns"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "half.py").write_text(UNLOWERED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    externs.load_package("halfexterns")
+    ext = externs.lookup("half")
+    try:
+        decl = "extern half { half(); bit<8> get(); }"
+        ok = program(tmp_path, decls=decl, ig_locals="    half() h;", name="ok.p4")
+        check(parsed(ok))  # an instance alone is fine
+        bad = program(tmp_path, decls=decl, ig_locals="    half() h;", ig="        hdr.data.b = h.get();",
+                      name="bad.p4")
+        with pytest.raises(P4Unsupported, match="method get of extern half") as ei:
+            check(parsed(bad))
+        assert "h.get()" in Path(bad).read_text().splitlines()[ei.value.span.line - 1]
+    finally:
+        externs.unregister(type(ext))
+        for m in [m for m in sys.modules if m.startswith("halfexterns")]:
+            del sys.modules[m]
