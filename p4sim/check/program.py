@@ -106,6 +106,7 @@ class Checker(DeclChecker, ExprChecker, StmtChecker, CallChecker, ExternChecker,
         self.inst_types: dict[tuple[str, int], Type] = {}
         self.names: dict[int, Sym] = {}
         self.run_time_indexes = 0
+        self.index_calls_ok = False
         self.run_time_index_stmts: set[int] = set()
         self.returns: set[int] = set()
         self.bodies: set[int] = set()
