@@ -13,7 +13,8 @@ VIRTUAL_NS = 1_000_000
 SHAPES = {2: (2, 2, 1), 4: (2, 2, 2), 8: (2, 4, 2), 16: (2, 4, 4)}
 
 
-def _fabric_run(hosts: int, count_calls: bool = False) -> tuple[float, float, int, float]:
+def _fabric_run(hosts: int, count_calls: bool = False,
+                virtual_ns: int = VIRTUAL_NS) -> tuple[float, float, int, float]:
     from controller.fabric.engine import Fabric
     from controller.fabric.scenarios import policy
     from controller.fabric.topology import leaf_spine
@@ -32,47 +33,55 @@ def _fabric_run(hosts: int, count_calls: bool = False) -> tuple[float, float, in
 
         prof = cProfile.Profile()
         prof.enable()
-        fab.run_for(VIRTUAL_NS)
+        fab.run_for(virtual_ns)
         prof.disable()
         return 0.0, float(pstats.Stats(prof).total_calls), fab.frames_to_switches - f0, 0.0
     c0 = time.process_time()
-    wall = fab.run_for(VIRTUAL_NS)
+    wall = fab.run_for(virtual_ns)
     cpu = time.process_time() - c0
     frames = fab.frames_to_switches - f0
-    good = sum(fab.delivered(f) for f in fab.flows) * 8 / (VIRTUAL_NS + 10_000)
+    good = sum(fab.delivered(f) for f in fab.flows) * 8 / (virtual_ns + 10_000)
     return wall, cpu, frames, good
 
 
 def run(argv: list[str]) -> None:
     quick = "--quick" in argv
+    virtual_ns, n_points = VIRTUAL_NS, 0  # --virtual-ns=N, --sweep-points=K: a smaller run (smoke test)
+    for a in argv:
+        if a.startswith("--virtual-ns="):
+            virtual_ns = int(a.split("=", 1)[1])
+        elif a.startswith("--sweep-points="):
+            n_points = int(a.split("=", 1)[1])
     sizes = [2, 4] if quick else [2, 4, 8, 16]
     repeats = 1 if quick else 2  # best of: the machine is shared, one run can be slowed
     base: tuple[float, float] | None = None
     for n in sizes:
-        runs = [_fabric_run(n) for _ in range(repeats)]
+        runs = [_fabric_run(n, virtual_ns=virtual_ns) for _ in range(repeats)]
         wall = min(r[0] for r in runs)
         cpu = min(r[1] for r in runs)
         frames, good = runs[0][2], runs[0][3]
         assert all(r[2] == frames for r in runs), "a fabric run is deterministic"
         w_per, c_per = wall / frames, cpu / frames
         base = base or (w_per, c_per)
-        print(f"{n:2} hosts, {VIRTUAL_NS / 1e6:g} ms virtual: {wall:6.2f} s wall, {cpu:6.2f} s CPU, "
+        print(f"{n:2} hosts, {virtual_ns / 1e6:g} ms virtual: {wall:6.2f} s wall, {cpu:6.2f} s CPU, "
               f"{frames:7} frames, {frames / wall:8,.0f} frames/s wall; per frame "
               f"{w_per * 1e6:6.1f} us wall ({w_per / base[0]:.2f}x the 2-host figure), "
               f"{c_per * 1e6:6.1f} us CPU ({c_per / base[1]:.2f}x); {good:.1f} Gb/s delivered")
     if "--calls" in argv:
         first = None
         for n in sizes:
-            _w, calls, frames, _g = _fabric_run(n, count_calls=True)
+            _w, calls, frames, _g = _fabric_run(n, count_calls=True, virtual_ns=virtual_ns)
             first = first or calls / frames
             print(f"{n:2} hosts: {calls / frames:6.1f} Python calls per frame "
                   f"({calls / frames / first:.2f}x the 2-host figure)")
     from controller.fabric import sweep
 
     pts = sweep.points("deadlock", sweep.parse_sets("deadlock", ["flows=3,4", "watchdog=0,1"]))
+    if n_points:
+        pts = pts[:n_points]
     for p in pts:
         p["duration_us"] = 200
-    for workers in (1, 2):
+    for workers in ((1,) if n_points else (1, 2)):
         t0 = time.perf_counter()
         sweep.run_dask("deadlock", pts, workers=workers, processes=True, progress=False)
         wall = time.perf_counter() - t0

@@ -23,13 +23,18 @@ def run(argv: list[str]) -> None:
     from controller.packets.build import packet_bytes, roce_frame, roce_packet
     from controller.packets.decode import decode
 
+    n_fast, n_scapy = N_FAST, N_SCAPY
+    for a in argv:
+        if a.startswith("--n="):  # --n=N: N fast builds, N/20 scapy ones (smoke test)
+            n_fast = int(a.split("=", 1)[1])
+            n_scapy = max(1, n_fast // 20)
     for size in (64, 1024):
         payload = b"x" * size
-        build = _rate(N_FAST, lambda i, p=payload: roce_frame("10.0.0.1", "10.0.0.2", 0x0A, 5, i, p,
+        build = _rate(n_fast, lambda i, p=payload: roce_frame("10.0.0.1", "10.0.0.2", 0x0A, 5, i, p,
                                                    sport=0xC000))
-        both = _rate(N_FAST, lambda i, p=payload: decode(roce_frame("10.0.0.1", "10.0.0.2", 0x0A, 5,
+        both = _rate(n_fast, lambda i, p=payload: decode(roce_frame("10.0.0.1", "10.0.0.2", 0x0A, 5,
                                                                    i, p, sport=0xC000)))
-        scapy = _rate(N_SCAPY, lambda i, p=payload: packet_bytes(roce_packet(
+        scapy = _rate(n_scapy, lambda i, p=payload: packet_bytes(roce_packet(
             "10.0.0.1", "10.0.0.2", 0x0A, 5, i, p, sport=0xC000)))
         print(f"{size:5d} B payload: build {build:,.0f}/s, build+decode {both:,.0f}/s; "
               f"scapy build {scapy:,.0f}/s (baseline): build is {build / scapy:.0f}x scapy")

@@ -148,10 +148,22 @@ def cmd_p4info(args) -> int:
     return 0
 
 
+def _stf_epilog() -> str:
+    """The STF commands the extern modules define (`Extern.stf_commands`), one line each."""
+    from p4sim import externs
+
+    lines = []
+    for op, f in sorted(externs.all_stf_commands().items()):
+        usage = (f.__doc__ or op).strip().splitlines()[0]
+        lines.append(f"  {usage if usage.startswith(op) else op}")
+    return "extern commands (besides add, setdefault, packet, expect, wait, mc_*):\n" + "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="p4sim", description="p4sim: a pure-Python P4_16 v1model target")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("stf", help="run an STF test against a program")
+    s = sub.add_parser("stf", help="run an STF test against a program", epilog=_stf_epilog(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("program")
     s.add_argument("stf")
     s.add_argument("--cpu-port", type=int, default=None)

@@ -7,8 +7,10 @@ Commands (one per line, `#` starts a comment):
     setdefault TABLE ACTION(PARAM:VALUE, ...)
     packet PORT HEX...          expect PORT HEX... (`*` nibble = any, `$` = frame ends)
     wait
-    mirroring_add SESSION PORT          mirroring_add_mc SESSION GROUP
     mc_mgrp_create GROUP    mc_node_create RID PORT...    mc_node_associate GROUP HANDLE
+Every other command belongs to an extern, and its module in p4sim.externs defines it
+(`Extern.stf_commands`), for example:
+    mirroring_add SESSION PORT          mirroring_add_mc SESSION GROUP
     counter_read NAME INDEX     counter_write NAME INDEX PACKETS BYTES
     check_counter NAME(INDEX) [packets|bytes] [== VALUE]
     register_read NAME INDEX    register_write NAME INDEX VALUE    register_reset NAME
@@ -23,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from p4sim import externs as registry
 from p4sim.model import Exact, Lpm, P4SimError, Range, TableEntry, Ternary
 from p4sim.runtime.switch import Switch, resolve_name
 
@@ -167,7 +170,8 @@ class StfRunner:
             try:
                 self.run(cmd)
             except IndexError as e:
-                if _raised_in(e, StfRunner.run):  # a[i] past the end: too few arguments
+                # a[i] past the end in the command's own code: too few arguments
+                if _raised_in(e, StfRunner.run) or _raised_in(e, registry.stf_command(cmd.op)):
                     raise StfError(f"{self.path}:{cmd.line}: {cmd.op}: missing argument(s)") from e
                 raise StfError(f"{self.path}:{cmd.line}: {cmd.op}: {e}") from e
             except (P4SimError, ValueError, KeyError) as e:
@@ -205,70 +209,19 @@ class StfRunner:
             self.collect()
         elif op == "no_packet":
             self.collect()  # any packet not expected already fails the test
-        elif op == "mirroring_add":
-            sw.clone_session_set(int(a[0]), [(int(a[1]), 0)])
-        elif op == "mirroring_add_mc":
-            grp = int(a[1])
-            sw.clone_session_set(int(a[0]), list(sw.pre.replicas(grp)))
         elif op == "mc_mgrp_create":
             sw.pre.group_create(int(a[0]))
         elif op == "mc_node_create":
             sw.pre.node_create(int(a[0]), [int(p) for p in a[1:]])
         elif op == "mc_node_associate":
             sw.pre.node_associate(int(a[0]), int(a[1]))
-        elif op == "counter_read":
-            p, b = sw.counter_read(a[0], int(a[1]))
-            self.result.messages.append(f"counter {a[0]}[{a[1]}] = {p} packets, {b} bytes")
-        elif op == "counter_write":
-            sw.counter_write(a[0], int(a[1]), parse_int(a[2]), parse_int(a[3]) if len(a) > 3 else 0)
-        elif op == "check_counter":
-            self.check_counter(c)
-        elif op == "register_read":
-            v = sw.register_read(a[0], int(a[1]))
-            self.result.messages.append(f"register {a[0]}[{a[1]}] = {v}")
-        elif op == "register_write":
-            sw.register_write(a[0], int(a[1]), parse_int(a[2]))
-        elif op == "register_reset":
-            sw.register_reset(a[0])
-        elif op == "check_register":
-            rest = [x for x in a[2:] if x != "=="]
-            v = sw.register_read(a[0], int(a[1]))
-            if v != parse_int(rest[0]):
-                self.fail(f"{self.path}:{c.line}: register {a[0]}[{a[1]}] is {v:#x}, expected {rest[0]}")
-        elif op == "meter_set_rates":
-            sw.meter_set_rates(a[0], int(a[1]), [self.rate(x) for x in a[2:]])
-        elif op == "meter_array_set_rates":
-            name = resolve_name(a[0], sw.meters, "meter")
-            for i in range(sw.meters[name].size):
-                sw.meter_set_rates(name, i, [self.rate(x) for x in a[1:]])
         else:
-            raise ValueError(f"unknown STF command {op!r}")
-
-    @staticmethod
-    def rate(s: str) -> tuple[float, int]:
-        r, b = s.split(":")
-        return float(r), int(b)
-
-    def check_counter(self, c: Cmd) -> None:
-        a = c.args
-        m = re.fullmatch(r"([^(]+)\((\d+)\)", a[0])
-        if not m:
-            raise ValueError("check_counter NAME(INDEX) [packets|bytes] [== VALUE]")
-        name, idx = m.group(1), int(m.group(2))
-        rest = a[1:]
-        what = "packets"
-        if rest and rest[0] in ("packets", "bytes"):
-            what = rest.pop(0)
-        cmp = "=="
-        if rest and rest[0] in ("==", "!=", "<", ">", "<=", ">="):
-            cmp = rest.pop(0)
-        want = parse_int(rest[0])
-        p, b = self.sw.counter_read(name, idx)
-        got = p if what == "packets" else b
-        ok = {"==": got == want, "!=": got != want, "<": got < want, ">": got > want,
-              "<=": got <= want, ">=": got >= want}[cmp]
-        if not ok:
-            self.fail(f"{self.path}:{c.line}: counter {name}({idx}) {what} is {got}, expected {cmp} {want}")
+            # the externs' commands (counter_read, register_write, mirroring_add...), each
+            # defined by its module in p4sim.externs
+            f = registry.stf_command(op)
+            if f is None:
+                raise ValueError(f"unknown STF command {op!r}")
+            f(self, c)
 
     def params(self, tname: str, aname: str, args: list[tuple[str | None, int]]) -> dict[str, int]:
         t = self.sw.tables[tname]

@@ -119,6 +119,7 @@ class CallChecker:
         sym = scope.lookup("static_assert")
         if sym is None or sym.kind != "extern_fn":
             return None
+        self.names[id(callee)] = sym  # type: ignore[attr-defined]
         if not 1 <= len(c.args) <= 2:
             raise err("static_assert takes a condition and an optional message", c)
         vals = [self.expr(a.value, scope, None) for a in c.args]
@@ -146,7 +147,8 @@ class CallChecker:
             return sa
         callee = c.callee
         if any(a.name for a in c.args):
-            c = self.positional_call(c, scope)
+            # one positional form per call (every instance, and lowering, read the same nodes)
+            c = self.positional.setdefault(id(c), self.positional_call(c, scope))  # type: ignore[attr-defined]
         argv = [a.value for a in c.args]
         if isinstance(callee, ast.Member):
             m, base = callee.member, callee.expr
@@ -342,6 +344,8 @@ class CallChecker:
             while isinstance(x, ast.Member):
                 x = x.expr
             sym = scope.lookup(x.name) if isinstance(x, ast.Name) else None
+            if sym is not None:
+                self.names[id(x)] = sym  # type: ignore[attr-defined]
             if sym is None or sym.kind != "var" or sym.type is not self.meta_type:
                 raise unsupported("preserving anything but user metadata fields", el)
 

@@ -159,6 +159,7 @@ class DeclChecker:
         if tvars:  # an extern's signature, for one use: nothing lowering reads
             return r
         key = id(t)
+        self.inst_types[(self.instance, key)] = r  # type: ignore[attr-defined]
         old = self.types.get(key)
         if old is None:
             self.types[key] = r

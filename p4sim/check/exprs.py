@@ -79,7 +79,8 @@ class ExprChecker:
 
     errors: dict[str, int]
     values: dict[int, object]
-    recording: bool
+    instance: str
+    inst_values: dict[tuple[str, int], tuple[Type, Any]]
     names: dict[int, Sym]
     run_time_indexes: int  # header-stack indexes known only at run time, seen so far
 
@@ -87,18 +88,20 @@ class ExprChecker:
 
     def expr(self, e: ast.Expression, scope: Scope, ctx: Ctx | None, want: Type | None = None) -> Val:
         v = self._expr(e, scope, ctx, want)
-        if not self.recording:
-            return v
         e.checked_type = v.type
-        # (type, constant value) of the node, for lowering; VARIES where two instances of a
-        # block disagree (a constructor parameter): lowering then works it out per instance
+        self.record(e, v.type, v.const)
+        return v
+
+    def record(self, e: ast.Expression, t: Type, const: Any) -> None:
+        """(type, constant value) of node e, for lowering; VARIES where two instances of a
+        block disagree (a constructor parameter): lowering then reads this instance's."""
+        self.inst_values[(self.instance, id(e))] = (t, const)
         old = self.values.get(id(e))
         if old is None:
-            self.values[id(e)] = (v.type, v.const)
-        elif old is not VARIES and not (old[1] == v.const and type(old[1]) is type(v.const)
-                                        and identical(old[0], v.type)):
+            self.values[id(e)] = (t, const)
+        elif old is not VARIES and not (old[1] == const and type(old[1]) is type(const)
+                                        and identical(old[0], t)):
             self.values[id(e)] = VARIES
-        return v
 
     def const_eval(self, e: ast.Expression, scope: Scope) -> int:
         v = self.expr(e, scope, None)

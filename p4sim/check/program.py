@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from p4sim.frontend import ast
-from p4sim.frontend.errors import P4SourceError
 
 from . import ctor_args
 from .blocks import BlockChecker, body_key
@@ -42,7 +41,6 @@ class CheckedProgram:  # noqa: F821 (Checker below)
     meta_type: TStruct
     std_meta_type: TStruct
     blocks: list[tuple[Sym, str, list[ast.Argument]]]  # V1Switch's six: (declaration, prefix, ctor args)
-    resolver: Checker  # resolves a type node again where its type differs per instance
     types: dict[int, object] = field(default_factory=dict)  # id(ast.Type) -> Type (or VARIES)
     # id() of the statements using a header-stack index known only at run time
     run_time_index_stmts: set[int] = field(default_factory=set)
@@ -51,23 +49,22 @@ class CheckedProgram:  # noqa: F821 (Checker below)
     values: dict[int, object] = field(default_factory=dict)  # id(expr) -> (Type, constant or None)
     # id(Name) -> what it refers to (a block's own names: as in the last instance checked)
     names: dict[int, Sym] = field(default_factory=dict)
+    # (instance, id(node)) -> what `values` / `types` would hold, for the VARIES nodes only
+    inst_values: dict[tuple[str, int], tuple[Type, object]] = field(default_factory=dict)
+    inst_types: dict[tuple[str, int], Type] = field(default_factory=dict)
+    # id(instantiation) -> (instances moved out of its constructor arguments, it with them
+    # passed by name), as check_ctor_args.move made them (p4c's MoveConstructors)
+    moved: dict[int, tuple[list[ast.Instantiation], ast.Instantiation]] = field(default_factory=dict)
+    positional: dict[int, ast.MethodCall] = field(default_factory=dict)  # id(call with named args) -> positional form
 
-    def varies(self, e: ast.Expression) -> bool:
-        """Whether e's type or value differs between the instances of its block."""
-        return self.values.get(id(e)) is VARIES
-
-    def fold(self, e: ast.Expression, scope: Scope) -> tuple[Type, object] | None:
-        """(type, value) of e folded in `scope` (lowering's scope of one instance), None if
-        e is not a compile-time constant there. Records nothing."""
-        ck = self.resolver
-        ck.recording = False
-        try:
-            v = ck.expr(e, scope, None)
-        except P4SourceError:
-            return None  # a call, a run-time value: not a constant
-        finally:
-            ck.recording = True
-        return (v.type, v.const) if v.is_const else None
+    def value(self, e: ast.Expression, instance: str) -> tuple[Type, object] | None:
+        """(type, constant value or None) check gave e; where instances of its block disagree
+        (a width from a constructor parameter), the one of `instance` (a block's control-plane
+        prefix). None: check never reached e."""
+        r = self.values.get(id(e))
+        if r is VARIES:
+            r = self.inst_values.get((instance, id(e)))
+        return r  # type: ignore[return-value]
 
     def constant(self, e: ast.Expression) -> tuple[Type, object] | None:
         """(type, value) of e when check folded it to a constant the same in every instance."""
@@ -81,10 +78,12 @@ class CheckedProgram:  # noqa: F821 (Checker below)
         assert id(body) in self.bodies, f"{body.span}: a body check never saw"
         return id(body) in self.returns
 
-    def type_of(self, t: ast.Type) -> Type | None:
-        """The type check resolved for type node t; None if it differs between instances
-        (a width from a constructor parameter) or was never reached."""
+    def type_of(self, t: ast.Type, instance: str | None = None) -> Type | None:
+        """The type check resolved for type node t (in `instance` where instances of its block
+        disagree); None if check never reached it (or it varies and no instance is given)."""
         r = self.types.get(id(t))
+        if r is VARIES and instance is not None:
+            r = self.inst_types.get((instance, id(t)))
         return None if r is None or r is VARIES else r  # type: ignore[return-value]
 
 
@@ -92,6 +91,8 @@ class Checker(DeclChecker, ExprChecker, StmtChecker, CallChecker, ExternChecker,
     def __init__(self, program: ast.Program):
         self.program = program
         self.ctor_arg_names = ctor_args.constructor_arg_names(program)  # `Outer(Inner()) o;`
+        self.moved: dict[int, tuple[list[ast.Instantiation], ast.Instantiation]] = {}
+        self.positional: dict[int, ast.MethodCall] = {}
         self.g = Scope(None, "global")
         self.errors: dict[str, int] = {}
         self.struct_types: dict[str, TStruct] = {}
@@ -99,7 +100,9 @@ class Checker(DeclChecker, ExprChecker, StmtChecker, CallChecker, ExternChecker,
         self.checked_bodies: set[int] = set()
         self.types: dict[int, object] = {}
         self.values: dict[int, object] = {}
-        self.recording = True  # False while lowering asks for one instance's constant
+        self.instance = ""  # control-plane prefix of the block instance being checked
+        self.inst_values: dict[tuple[str, int], tuple[Type, object]] = {}
+        self.inst_types: dict[tuple[str, int], Type] = {}
         self.names: dict[int, Sym] = {}
         self.run_time_indexes = 0
         self.run_time_index_stmts: set[int] = set()
@@ -120,10 +123,14 @@ class Checker(DeclChecker, ExprChecker, StmtChecker, CallChecker, ExternChecker,
         for sym in self.callables:  # bodies no call reached: p4c checks them too
             if body_key(sym) not in self.checked_bodies and "overloads" not in sym.extra:
                 self.check_callable(sym)
+        # per-instance results are kept only where instances disagree
+        inst_values = {k: v for k, v in self.inst_values.items() if self.values.get(k[1]) is VARIES}
+        inst_types = {k: v for k, v in self.inst_types.items() if self.types.get(k[1]) is VARIES}
         return CheckedProgram(self.program, self.g, self.errors, self.struct_types, main.decl,
                               self.hdr_type, self.meta_type, self.std_meta_type,  # type: ignore[arg-type]
-                              self.main_blocks, self, self.types, self.run_time_index_stmts,
-                              self.returns, self.bodies, self.values, self.names)
+                              self.main_blocks, self.types, self.run_time_index_stmts,
+                              self.returns, self.bodies, self.values, self.names,
+                              inst_values, inst_types, self.moved, self.positional)
 
 
 def check(program: ast.Program) -> CheckedProgram:

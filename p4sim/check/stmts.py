@@ -205,6 +205,7 @@ class StmtChecker:
             if sym.extra.get("dir") == "in":
                 raise err(f"cannot assign to 'in' parameter '{e.name}'", e)
             e.checked_type = sym.type
+            self.record(e, sym.type or VOID, None)  # type: ignore[attr-defined]
             return sym.type or VOID
         if isinstance(e, (ast.Member, ast.Slice)):
             return self.expr(e, scope, ctx).type

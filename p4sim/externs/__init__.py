@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
-from .base import Extern, RefusedExtern
+from .base import Extern, RefusedExtern, lowers
 
-__all__ = ["Extern", "RefusedExtern", "extern", "unregister", "lookup", "function", "by_entity",
-           "all_externs", "load_package"]
+__all__ = ["Extern", "RefusedExtern", "lowers", "extern", "unregister", "lookup", "function", "by_entity",
+           "all_externs", "load_package", "operations", "stf_command", "all_stf_commands", "stage_hooks"]
 
 _OBJECTS: dict[str, Extern] = {}  # extern object type name -> its module's Extern
 _FUNCTIONS: dict[str, Extern] = {}  # extern function name -> the Extern lowering it
@@ -90,3 +91,38 @@ def with_model() -> Iterator[Extern]:
 def by_entity(entity: str) -> Extern | None:
     """The extern serving P4Runtime `Entity` oneof `entity` (e.g. "counter_entry")."""
     return next((e for e in all_externs() if entity in e.entities), None)
+
+
+def operations() -> dict[str, Callable[..., Any]]:
+    """Every extern's SwitchAPI operations (`Extern.api`), by name; a name two externs
+    claim is an error."""
+    out: dict[str, Callable[..., Any]] = {}
+    owner: dict[str, Extern] = {}
+    for e in all_externs():
+        for n, f in e.api().items():
+            if n in out:
+                raise RuntimeError(f"SwitchAPI operation {n!r} defined by {type(owner[n]).__name__} "
+                                   f"and {type(e).__name__}")
+            out[n], owner[n] = f, e
+    return out
+
+
+def all_stf_commands() -> dict[str, Callable[..., Any]]:
+    """Every extern's STF commands, by op."""
+    return {op: f for e in all_externs() for op, f in e.stf_commands().items()}
+
+
+def stf_command(op: str) -> Callable[..., Any] | None:
+    """The extern command `op` of an STF file (None: no extern has it)."""
+    found = [f for e in all_externs() if (f := e.stf_commands().get(op)) is not None]
+    if len(found) > 1:
+        raise RuntimeError(f"STF command {op!r} is defined by more than one extern")
+    return found[0] if found else None
+
+
+def stage_hooks(stage: str, used: Iterable[Extern]) -> tuple[Callable[..., bool], ...]:
+    """The `stage` hooks ("after_ingress", ...) of the externs in `used` that define one, in
+    their `<stage>_order`."""
+    mine = [e for e in used if getattr(type(e), stage) is not getattr(Extern, stage)]
+    mine.sort(key=lambda e: getattr(e, stage + "_order"))
+    return tuple(getattr(e, stage) for e in mine)

@@ -4,16 +4,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from p4sim.check.types import err
 from p4sim.frontend import ast
-from p4sim.model import P4SimError
+from p4sim.model import NotFound, P4SimError
+
+
+def resolve_name(name: str, names: Any, what: str) -> str:
+    """Full name, or a unique suffix at a '.' boundary (as p4c's STF runner resolves)."""
+    if name in names:
+        return name
+    cands = [n for n in names if n.endswith("." + name)]
+    if len(cands) == 1:
+        return cands[0]
+    if not cands:
+        raise NotFound(f"no {what} named {name!r}")
+    raise P4SimError(f"{what} name {name!r} is ambiguous: {', '.join(sorted(cands))}")
+
+
+def parse_rate(s: str) -> tuple[float, int]:
+    """An STF / simple_switch_CLI meter rate `RATE:BURST` (units per microsecond, units)."""
+    r, b = s.split(":")
+    return float(r), int(b)
 
 
 def enum_member(e: ast.Expression) -> str:
-    """The member named by an enum argument such as `CounterType.packets`."""
-    if isinstance(e, ast.Member):
-        return e.member
-    raise err("expected an enum member such as CounterType.packets", e)
+    """The member named by an enum argument such as `CounterType.packets` (check's
+    CallChecker.enum_member accepted only that form)."""
+    return e.member  # type: ignore[attr-defined]
 
 
 def check_index(kind: str, name: str, size: int, index: int) -> None:
@@ -56,7 +72,6 @@ def p4info_unit(units: dict[str, int], unit: str, name: str) -> int:
 def listed_fields_fn(cc: Any, e: ast.Expression, scope: Any) -> str:
     """The deprecated forms (`resubmit(data)`, `recirculate(data)`, `clone3(t, s, data)`):
     a copy function for the user-metadata fields named in `data`."""
-    from p4sim.check.types import unsupported
     from p4sim.lower.codegen import fld
 
     elems = e.elements if isinstance(e, ast.ListExpression) else [e]
@@ -67,9 +82,6 @@ def listed_fields_fn(cc: Any, e: ast.Expression, scope: Any) -> str:
         while isinstance(x, ast.Member):
             chain.append(fld(x.member))
             x = x.expr
-        sym = scope.lookup(x.name) if isinstance(x, ast.Name) else None
-        if sym is None or sym.kind != "var" or sym.type is not cc.meta_type:
-            raise unsupported("preserving anything but user metadata fields", el)
         paths.append("".join("." + m for m in reversed(chain)))
     if not paths:
         return "None"

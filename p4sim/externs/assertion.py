@@ -7,6 +7,7 @@ from typing import Any
 
 from p4sim.check.types import VOID
 from p4sim.lower.codegen import V
+from p4sim.lower.rt import AssertFailed
 
 from . import extern
 from .base import Extern
@@ -15,9 +16,9 @@ from .base import Extern
 @extern
 class Assertion(Extern):
     functions = ("assert", "assume")
+    stops = (AssertFailed,)
 
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
-        cc.check_nargs(name, argv, c, 1)
         cnd = cc.cond(argv[0], scope, fn)
         where = f"{name} failed at {c.span}"
         fn.emit(f"if not ({cnd}): raise AssertFailed({where!r})")

@@ -5,15 +5,19 @@ Stages and their hooks (each has a default, so a module implements only what it 
   `call`, `bind_table`; they emit Python through `fn.emit` and return lowered values `V`;
 - runtime (`p4sim.runtime`): `build` makes the per-switch object from the `ExternSpec`,
   `attach` exposes it through the switch's API, `namespace` adds globals for generated code;
+- per packet (`p4sim.runtime.switch.Switch`): `setup` adds the extern's per-switch state,
+  `runtime_methods` the `_RT.<name>` functions its generated code calls, `reset` clears its
+  per-pass state, and the stage hooks `after_ingress`, `after_egress`, `after_deparse` act
+  on what the pass asked for (a clone, a resubmission...), in simple_switch's order;
+- operations: `api` (SwitchAPI methods, e.g. `counter_read`) and `stf_commands` (STF lines);
 - control plane: `objects` (its entries in `ProgramModel`), `p4info`, `read`/`write`
   (P4Runtime entities it serves), `cells` (what the sandbox bounds), `describe` (`p4sim info`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
-
-from p4sim.check.types import unsupported
 
 if TYPE_CHECKING:
     from p4sim.frontend import ast
@@ -49,18 +53,21 @@ class Extern:
     def instantiate(self, cc: Any, d: ast.Instantiation, t: Any, scope: Any, name: str) -> ExternSpec | None:
         """Lower `t(args) d;` (control-plane name `name`): record it in `cc.model` and
         return the spec the runtime builds its object from (None: no runtime object)."""
-        raise unsupported(f"extern {t.name}", d)
+        raise _internal(f"extern {t.name} has no lowering", d)
+
+    # check (ExternChecker) refuses by name an instance, method or function whose module
+    # does not override its lowering hook, so these defaults are never reached
 
     def method(self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: ast.MethodCall, scope: Any,
                fn: Any) -> Any:
-        raise unsupported(f"method {m} of extern {t.name}", c)
+        raise _internal(f"method {m} of extern {t.name} has no lowering", c)
 
     def call(self, cc: Any, name: str, argv: list, c: ast.MethodCall, scope: Any, fn: Any) -> Any:
-        raise unsupported(f"extern function {name}", c)
+        raise _internal(f"extern function {name} has no lowering", c)
 
     def bind_table(self, cc: Any, instance: str, table: str) -> None:
         """The instance named `instance` is a table property of `table` (direct resources)."""
-        raise RuntimeError(f"{self.name} is not a table property")
+        raise _internal(f"{self.name} is not a table property (check allows only those)", None)
 
     # ------------------------------------------------------------------ runtime
 
@@ -73,6 +80,54 @@ class Extern:
 
     def namespace(self) -> dict[str, object]:
         """Globals the generated code of this extern refers to."""
+        return {}
+
+    # ------------------------------------------------------------------ per packet
+
+    # The switch (`sw`, also the generated code's `_RT`) resolves these once, when it is
+    # built: the stage hooks of an extern the program's code never calls are not run at all.
+    # A hook runs only after a pass in which some extern asked for something (`request`).
+    # Hooks of one stage run in increasing `*_order`; the values below follow
+    # simple_switch (targets/simple_switch/simple_switch.cpp, ingress_thread/egress_thread).
+    after_ingress_order: ClassVar[int] = 50
+    after_egress_order: ClassVar[int] = 50
+    after_deparse_order: ClassVar[int] = 50
+
+    # exceptions the extern's generated code raises to stop the packet: the switch logs the
+    # message and counts a drop (in the parser: as a runtime error)
+    stops: ClassVar[tuple[type[BaseException], ...]] = ()
+
+    def setup(self, sw: Any, program: Any, ns: dict) -> None:
+        """Add this extern's per-switch state to `sw` (once per switch, every extern, before
+        any packet; `ns` is the program's namespace of runtime objects)."""
+
+    def runtime_methods(self) -> dict[str, Callable[..., Any]]:
+        """`_RT.<name>` functions the generated code calls: `f(sw, *args)`, bound to each switch."""
+        return {}
+
+    def reset(self, sw: Any) -> None:
+        """Clear this extern's per-pass state (called before a pass that follows one in
+        which something was asked for)."""
+
+    def after_ingress(self, sw: Any, port: int, frame: bytes, hdr: Any, meta: Any, sm: Any,
+                      passes: int) -> bool:
+        """After the ingress control; True: the packet is consumed (goes no further)."""
+        return False
+
+    def after_egress(self, sw: Any, pkt: Any, hdr: Any, meta: Any, sm: Any) -> bool:
+        """After the egress control, before the drop check and the deparser."""
+        return False
+
+    def after_deparse(self, sw: Any, pkt: Any, data: bytes, meta: Any) -> bool:
+        """After the deparser (`data`: the outgoing bytes, already cut); True: consumed."""
+        return False
+
+    def api(self) -> dict[str, Callable[..., Any]]:
+        """SwitchAPI operations this extern provides: name -> `f(sw, *args)`, bound to each switch."""
+        return {}
+
+    def stf_commands(self) -> dict[str, Callable[..., Any]]:
+        """STF commands (p4c's STF / simple_switch_CLI names): op -> `f(runner, cmd)`."""
         return {}
 
     # ------------------------------------------------------------------ control plane
@@ -121,10 +176,15 @@ class Extern:
 class RefusedExtern(Extern):
     """A v1model extern p4sim does not implement: refused by name where it is used."""
 
-    reason: ClassVar[str] = ""
+    reason: ClassVar[str] = ""  # check refuses it with this reason; it has no lowering
 
-    def instantiate(self, cc: Any, d: ast.Instantiation, t: Any, scope: Any, name: str) -> ExternSpec | None:
-        raise unsupported(f"{t.name} ({self.reason})" if self.reason else f"extern {t.name}", d)
 
-    def call(self, cc: Any, name: str, argv: list, c: ast.MethodCall, scope: Any, fn: Any) -> Any:
-        raise unsupported(f"extern function {name}" + (f" ({self.reason})" if self.reason else ""), c)
+def lowers(ext: Extern, hook: str) -> bool:
+    """Whether the module of `ext` lowers `hook` ('instantiate', 'method' or 'call')."""
+    return not isinstance(ext, RefusedExtern) and getattr(type(ext), hook) is not getattr(Extern, hook)
+
+
+def _internal(msg: str, node: ast.Node | None) -> Exception:
+    from p4sim.lower.codegen import bug  # lowering's internal error (no import cycle at load)
+
+    return bug(msg, node)

@@ -73,7 +73,6 @@ class Checksum(Extern):
         ck.field_list(argv[1], scope, ctx)
 
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
-        cc.check_nargs(name, argv, c, 4)
         payload = name.endswith("_with_payload")
         cnd = cc.cond(argv[0], scope, fn)
         data = cc.data_pack(argv[1], scope, fn)
@@ -101,3 +100,13 @@ class Checksum(Extern):
     def _checksum(algo: str, data: str, parts: Any, payload: bool, fn: Any) -> str:
         direct = csum16_direct(parts, fn) if algo == "csum16" and not payload else None
         return direct or hash_call(algo, data, "0", None)
+
+    def runtime_methods(self) -> dict[str, Any]:
+        return {"checksum_error": _checksum_error}
+
+
+def _checksum_error(sw: Any) -> None:
+    # the packet's checksum-error flag (BMv2 Packet::set_checksum_error), which the switch
+    # copies into standard_metadata.checksum_error after the parser (ingress_thread)
+    sw.cksum_err = True
+    sw.mark_dirty()

@@ -10,7 +10,7 @@ from p4sim.model import CounterInfo
 from p4sim.spec import ExternSpec
 
 from . import extern
-from ._common import check_index, enum_member, indices, modify_only, p4info_unit
+from ._common import check_index, enum_member, indices, modify_only, p4info_unit, resolve_name
 from .base import Extern
 
 
@@ -98,3 +98,81 @@ class Counter(Extern):
                 ce.data.packet_count = pk
                 ce.data.byte_count = by
                 yield ent
+
+    # ------------------------------------------------------------------ operations
+
+    def setup(self, sw: Any, program: Any, ns: dict) -> None:
+        sw.counters = {}  # control-plane name -> CounterArray (filled by `attach`)
+
+    def api(self) -> dict[str, Any]:
+        return {"counter_read": counter_read, "counter_write": counter_write}
+
+    def stf_commands(self) -> dict[str, Any]:
+        return {"counter_read": _stf_read, "counter_write": _stf_write, "check_counter": _stf_check}
+
+
+def _counter(sw: Any, name: str) -> CounterArray:
+    return sw.counters[resolve_name(name, sw.counters, "counter")]
+
+
+def counter_read(sw: Any, name: str, index: int | None) -> Any:
+    """(packets, bytes) of one cell; index None: a list over every cell."""
+    c = _counter(sw, name)
+    if index is None:
+        return list(zip(c.pkts, c.bytes, strict=True))
+    c.check(index)
+    return c.pkts[index], c.bytes[index]
+
+
+def counter_write(sw: Any, name: str, index: int | None, packets: int, bytes_: int) -> None:
+    c = _counter(sw, name)
+    if index is None:
+        c.pkts[:] = [int(packets)] * c.size
+        c.bytes[:] = [int(bytes_)] * c.size
+        return
+    c.check(index)
+    c.pkts[index], c.bytes[index] = int(packets), int(bytes_)
+
+
+def _stf_read(r: Any, c: Any) -> None:
+    """counter_read NAME INDEX"""
+    a = c.args
+    p, b = r.sw.counter_read(a[0], int(a[1]))
+    r.result.messages.append(f"counter {a[0]}[{a[1]}] = {p} packets, {b} bytes")
+
+
+def _stf_write(r: Any, c: Any) -> None:
+    """counter_write NAME INDEX PACKETS [BYTES]"""
+    from p4sim.stf import parse_int
+
+    a = c.args
+    r.sw.counter_write(a[0], int(a[1]), parse_int(a[2]), parse_int(a[3]) if len(a) > 3 else 0)
+
+
+_CMP = {"==": int.__eq__, "!=": int.__ne__, "<": int.__lt__, ">": int.__gt__, "<=": int.__le__,
+        ">=": int.__ge__}
+
+
+def _stf_check(r: Any, c: Any) -> None:
+    """check_counter NAME(INDEX) [packets|bytes] [== VALUE] (p4c's STF runner)"""
+    import re
+
+    from p4sim.stf import parse_int
+
+    a = c.args
+    m = re.fullmatch(r"([^(]+)\((\d+)\)", a[0])
+    if not m:
+        raise ValueError("check_counter NAME(INDEX) [packets|bytes] [== VALUE]")
+    name, idx = m.group(1), int(m.group(2))
+    rest = a[1:]
+    what = "packets"
+    if rest and rest[0] in ("packets", "bytes"):
+        what = rest.pop(0)
+    cmp = "=="
+    if rest and rest[0] in _CMP:
+        cmp = rest.pop(0)
+    want = parse_int(rest[0])
+    p, b = r.sw.counter_read(name, idx)
+    got = p if what == "packets" else b
+    if not _CMP[cmp](got, want):
+        r.fail(f"{r.path}:{c.line}: counter {name}({idx}) {what} is {got}, expected {cmp} {want}")

@@ -1,5 +1,6 @@
 """v1model `digest<T>(receiver, data)`: a struct of values sent to the control plane
-(`Switch.digest`; the P4Runtime server streams it as DigestList). p4c names the digest
+(delivered at once to the `on_digest` callbacks, or kept in `Switch.digests` when there
+are none; the P4Runtime server streams it as DigestList). p4c names the digest
 after the struct type, and lists the struct's fields in P4Info's type_info."""
 
 from __future__ import annotations
@@ -26,11 +27,7 @@ class Digest(Extern):
             raise unsupported("digest of a non-struct value", argv[1])
 
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
-        cc.check_nargs(name, argv, c, 2)
-        dt = cc.resolve_type(c.type_args[0], scope) if c.type_args else None
-        d = cc.expr(argv[1], scope, fn, want=dt)
-        if not isinstance(d.type, TStruct):
-            raise unsupported("digest of a non-struct value", argv[1])
+        d = cc.expr(argv[1], scope, fn)  # a struct (check_call)
         dname = cc.cp_name("", d.type.decl) if d.type.decl is not None else d.type.name
         flds = tuple((f, width_of(ft)) for f, ft in d.type.fields)
         cc.model.digests.setdefault(dname, DigestInfo(name=dname, fields=flds))
@@ -83,3 +80,28 @@ class Digest(Extern):
                 de = p4runtime_pb2.DigestEntry(digest_id=did)
                 de.config.CopyFrom(p.digest_configs[did])
                 yield (p4runtime_pb2.Entity(digest_entry=de))
+
+    # ------------------------------------------------------------------ per packet
+
+    def setup(self, sw: Any, program: Any, ns: dict) -> None:
+        sw.digest_callbacks = []
+        sw.digests = []  # (name, values) kept when nobody listens (STF, tests)
+
+    def runtime_methods(self) -> dict[str, Any]:
+        return {"digest": _send}
+
+    def api(self) -> dict[str, Any]:
+        return {"on_digest": _on_digest}
+
+
+def _send(sw: Any, name: str, values: dict) -> None:
+    if sw.digest_callbacks:
+        for cb in sw.digest_callbacks:
+            cb(name, values)
+    else:
+        sw.digests.append((name, values))
+
+
+def _on_digest(sw: Any, callback: Any) -> None:
+    """callback(digest_name, values) for every digest the program sends."""
+    sw.digest_callbacks.append(callback)

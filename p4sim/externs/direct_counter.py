@@ -12,7 +12,7 @@ from p4sim.model import CounterInfo
 from p4sim.spec import ExternSpec
 
 from . import extern
-from ._common import enum_member, modify_only, p4info_unit
+from ._common import enum_member, modify_only, p4info_unit, resolve_name
 from .base import Extern
 from .counter import counter_units
 
@@ -83,3 +83,21 @@ class DirectCounter(Extern):
             dce.data.packet_count = pk
             dce.data.byte_count = by
             yield ent
+
+    def api(self) -> dict[str, Any]:
+        return {"direct_counter_read": direct_counter_read, "direct_counter_write": direct_counter_write}
+
+
+def direct_counter_read(sw: Any, table: str, entry: Any) -> tuple[int, int]:
+    rec = _rec(sw, table, entry)
+    return rec.pkts, rec.bytes
+
+
+def direct_counter_write(sw: Any, table: str, entry: Any, packets: int, bytes_: int) -> None:
+    rec = _rec(sw, table, entry)
+    rec.pkts, rec.bytes = int(packets), int(bytes_)
+
+
+def _rec(sw: Any, table: str, entry: Any) -> Any:
+    """The record of `entry` in table `table` (full name or unique suffix)."""
+    return sw.tables[resolve_name(table, sw.tables, "table")].find(entry)

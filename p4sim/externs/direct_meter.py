@@ -13,8 +13,8 @@ from p4sim.spec import ExternSpec
 from . import extern
 from ._common import enum_member, modify_only, p4info_unit
 from .base import Extern
-from .direct_counter import bind
-from .meter import meter_units, write_config
+from .direct_counter import _rec, bind
+from .meter import GREEN, MeterState, meter_units, write_config
 
 
 @extern
@@ -40,6 +40,21 @@ class DirectMeter(Extern):
 
     def bind_table(self, cc: Any, instance: str, table: str) -> None:
         bind(cc, cc.model.direct_meters, instance, table)
+
+    # ------------------------------------------------------------------ per packet, operations
+
+    def setup(self, sw: Any, program: Any, ns: dict) -> None:
+        sw.direct_meter_tables = {}  # instance name -> the table it is bound to
+        sw.dm_color = {}  # instance -> the colour its table's hit gave in this pass (`read()`)
+
+    def runtime_methods(self) -> dict[str, Any]:
+        return {"direct_meter": _execute}
+
+    def reset(self, sw: Any) -> None:
+        sw.dm_color.clear()
+
+    def api(self) -> dict[str, Any]:
+        return {"direct_meter_set_rates": direct_meter_set_rates}
 
     def attach(self, sw: Any, spec: ExternSpec, obj: object) -> None:
         if spec.table:
@@ -77,3 +92,20 @@ class DirectMeter(Extern):
             if cfg is not None:
                 dme.config.CopyFrom(cfg)
             yield (p4runtime_pb2.Entity(direct_meter_entry=dme))
+
+
+def _execute(sw: Any, table: Any, rec: Any) -> int:
+    """The table's hit on entry `rec` runs its meter (generated code stores the colour in
+    `dm_color`); an entry never configured is GREEN."""
+    sw.mark_dirty()
+    if rec.meter is None:
+        return GREEN
+    unit = sw.model.direct_meters[table.info.direct_meter].unit
+    return rec.meter.execute(1 if unit == "packets" else sw.plen, sw._now)
+
+
+def direct_meter_set_rates(sw: Any, table: str, entry: Any, rates: list[tuple[float, int]]) -> None:
+    rec = _rec(sw, table, entry)
+    if rec.meter is None:
+        rec.meter = MeterState()
+    rec.meter.set_rates(rates, sw.now())

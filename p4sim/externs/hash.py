@@ -15,6 +15,7 @@ from typing import Any
 
 from p4sim.check.types import VOID, mask, width_of
 from p4sim.lower.codegen import V
+from p4sim.model import P4SimError
 
 from . import extern
 from ._common import enum_member
@@ -172,7 +173,6 @@ class Hash(Extern):
         ck.field_list(argv[3], scope, ctx)
 
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
-        cc.check_nargs(name, argv, c, 5)
         lt = cc.lvalue_type(argv[0], scope, fn)
         algo = enum_member(argv[1])
         base = cc.expr(argv[2], scope, fn)
@@ -184,3 +184,24 @@ class Hash(Extern):
 
     def namespace(self) -> dict[str, object]:
         return {f"_HF_{a}": f for a, f in FIXED.items()}
+
+    def setup(self, sw: Any, program: Any, ns: dict) -> None:
+        sw.hash_algos = make_hash_algorithms()
+
+    def runtime_methods(self) -> dict[str, Any]:
+        return {"hash": _switch_hash, "pack_valid": _pack_valid}
+
+
+def _switch_hash(sw: Any, algo: str, data: bytes, base: int, max_: int) -> int:
+    """The algorithms with per-switch state (custom CRCs) or randomness (`random`, from the
+    switch's seeded source)."""
+    fn = sw.hash_algos.get(algo, KeyError)
+    if fn is KeyError:
+        raise P4SimError(f"hash algorithm {algo} is not supported")
+    return hash_value(fn, data, base, max_, sw.rng)
+
+
+def _pack_valid(sw: Any, parts: Any) -> bytes:
+    """A field list with header-validity conditions: only the (value, width) parts present."""
+    ps = [p for p in parts if p is not None]
+    return pack_bits([p[0] for p in ps], [p[1] for p in ps])

@@ -1,5 +1,5 @@
 """v1model `log_msg(msg[, data])`: BMv2 logs the message with `{}` replaced by the values
-(`Switch.log_msg` keeps the lines in `Switch.log`)."""
+(the lines go to `Switch.log`)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ class LogMsg(Extern):
     functions = ("log_msg",)
 
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
-        cc.check_nargs(name, argv, c, 1, 2)
         msg = cc.expr(argv[0], scope, fn)
         if len(argv) == 2:
             data = argv[1]
@@ -28,3 +27,12 @@ class LogMsg(Extern):
         else:
             fn.emit(f"_RT.log_msg({msg.code}, ())")
         return V("None", VOID)
+
+    def runtime_methods(self) -> dict[str, Any]:
+        return {"log_msg": _log}
+
+
+def _log(sw: Any, msg: str, values: tuple) -> None:
+    for v in values:
+        msg = msg.replace("{}", str(v), 1)
+    sw.log.append(msg)

@@ -10,7 +10,15 @@ from p4sim.model import MeterInfo, P4SimError
 from p4sim.spec import ExternSpec
 
 from . import extern
-from ._common import check_index, enum_member, indices, modify_only, p4info_unit
+from ._common import (
+    check_index,
+    enum_member,
+    indices,
+    modify_only,
+    p4info_unit,
+    parse_rate,
+    resolve_name,
+)
 from .base import Extern
 
 GREEN, YELLOW, RED = 0, 1, 2
@@ -158,3 +166,47 @@ class Meter(Extern):
                 if cfg is not None:
                     me.config.CopyFrom(cfg)
                 yield (p4runtime_pb2.Entity(meter_entry=me))
+
+    # ------------------------------------------------------------------ per packet, operations
+
+    def setup(self, sw: Any, program: Any, ns: dict) -> None:
+        sw.meters = {}  # control-plane name -> MeterArray (filled by `attach`)
+
+    def runtime_methods(self) -> dict[str, Any]:
+        return {"meter": _execute}
+
+    def api(self) -> dict[str, Any]:
+        return {"meter_set_rates": meter_set_rates}
+
+    def stf_commands(self) -> dict[str, Any]:
+        return {"meter_set_rates": _stf_set_rates, "meter_array_set_rates": _stf_array_set_rates}
+
+
+def _execute(sw: Any, arr: MeterArray, idx: int) -> int:
+    # BMv2 answers GREEN for an index out of range
+    if not 0 <= idx < arr.size:
+        return GREEN
+    amount = 1 if arr.unit == "packets" else sw.plen
+    return arr.cells[idx].execute(amount, sw._now)
+
+
+def meter_set_rates(sw: Any, name: str, index: int, rates: list[tuple[float, int]]) -> None:
+    """BMv2's meter_set_rates: (rate per microsecond, burst), committed then peak."""
+    m = sw.meters[resolve_name(name, sw.meters, "meter")]
+    m.check(index)
+    m.cells[index].set_rates(rates, sw.now())
+
+
+def _stf_set_rates(r: Any, c: Any) -> None:
+    """meter_set_rates NAME INDEX RATE:BURST RATE:BURST"""
+    a = c.args
+    r.sw.meter_set_rates(a[0], int(a[1]), [parse_rate(x) for x in a[2:]])
+
+
+def _stf_array_set_rates(r: Any, c: Any) -> None:
+    """meter_array_set_rates NAME RATE:BURST RATE:BURST: every cell of the array"""
+    a = c.args
+    sw = r.sw
+    name = resolve_name(a[0], sw.meters, "meter")
+    for i in range(sw.meters[name].size):
+        sw.meter_set_rates(name, i, [parse_rate(x) for x in a[1:]])

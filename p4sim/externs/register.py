@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from p4sim.check.types import VOID, TBits, err, mask, unsupported, width_of
+from p4sim.check.types import VOID, TBits, mask, unsupported, width_of
 from p4sim.lower.codegen import V
-from p4sim.model import RegisterInfo
+from p4sim.model import P4SimError, RegisterInfo
 from p4sim.spec import ExternSpec
 
 from . import extern
-from ._common import check_index, indices, modify_only
+from ._common import check_index, indices, modify_only, resolve_name
 from .base import Extern
 
 
@@ -35,11 +35,7 @@ class Register(Extern):
 
     def instantiate(self, cc: Any, d: Any, t: Any, scope: Any, name: str) -> ExternSpec:
         size = cc.const_eval(d.args[0].value, scope)
-        if not t.args:
-            raise err("register needs its cell type: register<bit<W>>(size)", d)
-        w = width_of(t.args[0])
-        if not w:
-            raise unsupported(f"register of {t.args[0].show()} (p4sim supports bit<W> cells)", d)
+        w = width_of(t.args[0])  # check_instance: a bit<W> cell type
         cc.model.registers[name] = RegisterInfo(name=name, id=cc.ann_id(d), annotations=cc.annotations_text(d),
                                                 bitwidth=w, size=size)
         return ExternSpec("", self.name, name, size=size, width=w)
@@ -104,3 +100,76 @@ class Register(Extern):
                 re_.index.index = i
                 re_.data.bitstring = codec.to_bytes(p.switch.register_read(info.name, i))
                 yield ent
+
+    # ------------------------------------------------------------------ operations
+
+    def setup(self, sw: Any, program: Any, ns: dict) -> None:
+        sw.registers = {}  # control-plane name -> RegisterArray (filled by `attach`)
+
+    def api(self) -> dict[str, Any]:
+        return {"register_read": register_read, "register_write": register_write,
+                "register_reset": register_reset}
+
+    def stf_commands(self) -> dict[str, Any]:
+        return {"register_read": _stf_read, "register_write": _stf_write, "register_reset": _stf_reset,
+                "check_register": _stf_check}
+
+
+def _register(sw: Any, name: str) -> RegisterArray:
+    return sw.registers[resolve_name(name, sw.registers, "register")]
+
+
+def register_read(sw: Any, name: str, index: int | None) -> Any:
+    """One cell's value; index None: a list of every cell."""
+    r = _register(sw, name)
+    if index is None:
+        return list(r.cells)
+    r.check(index)
+    return r.cells[index]
+
+
+def register_write(sw: Any, name: str, index: int | None, value: int) -> None:
+    r = _register(sw, name)
+    if int(value) < 0 or int(value) > r.mask:
+        raise P4SimError(f"register {r.name}: value {value:#x} does not fit in {r.width} bits")
+    if index is None:
+        r.cells[:] = [int(value)] * r.size
+        return
+    r.check(index)
+    r.cells[index] = int(value)
+
+
+def register_reset(sw: Any, name: str) -> None:
+    r = _register(sw, name)
+    r.cells[:] = [0] * r.size
+
+
+def _stf_read(r: Any, c: Any) -> None:
+    """register_read NAME INDEX"""
+    a = c.args
+    v = r.sw.register_read(a[0], int(a[1]))
+    r.result.messages.append(f"register {a[0]}[{a[1]}] = {v}")
+
+
+def _stf_write(r: Any, c: Any) -> None:
+    """register_write NAME INDEX VALUE"""
+    from p4sim.stf import parse_int
+
+    a = c.args
+    r.sw.register_write(a[0], int(a[1]), parse_int(a[2]))
+
+
+def _stf_reset(r: Any, c: Any) -> None:
+    """register_reset NAME"""
+    r.sw.register_reset(c.args[0])
+
+
+def _stf_check(r: Any, c: Any) -> None:
+    """check_register NAME INDEX [==] VALUE"""
+    from p4sim.stf import parse_int
+
+    a = c.args
+    rest = [x for x in a[2:] if x != "=="]
+    v = r.sw.register_read(a[0], int(a[1]))
+    if v != parse_int(rest[0]):
+        r.fail(f"{r.path}:{c.line}: register {a[0]}[{a[1]}] is {v:#x}, expected {rest[0]}")

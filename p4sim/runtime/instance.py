@@ -6,12 +6,16 @@ run the generated code in that fresh namespace. Lowering only describes these ob
 
 from __future__ import annotations
 
+from types import CodeType
+
 from p4sim import compiled
 from p4sim import externs as registry
 from p4sim.check.types import err
+from p4sim.externs import Extern
 from p4sim.lower import CompiledProgram
 from p4sim.lower import load_program as _lower
 from p4sim.model import P4SimError, TableEntry
+from p4sim.runtime.action_profile import IndirectTable, Profile
 from p4sim.runtime.tables import Table
 from p4sim.spec import TableSpec
 
@@ -27,10 +31,10 @@ class ValueSet:
         return any(v & m == val & m for val, m in self.members)
 
 
-def build_table(spec: TableSpec) -> Table:
+def build_table(spec: TableSpec, profile: Profile | None = None) -> Table:
     """A table with its initial default and const entries; a bad const entry is a
-    P4SourceError at that entry."""
-    t = Table(spec.info, spec.actions)
+    P4SourceError at that entry. An indirect table is built on its `profile`."""
+    t = Table(spec.info, spec.actions) if profile is None else IndirectTable(spec.info, spec.actions, profile)
     name, args = spec.default
     t.set_default(name, args, force=True)
     t.initial_default = t.default
@@ -54,10 +58,10 @@ def instantiate(program: CompiledProgram, rt: object, backend: str | None = None
     ns: dict = {"_RT": rt}
     for ext in registry.all_externs():
         ns.update(ext.namespace())
-    for spec in program.tables:
-        ns[spec.py] = build_table(spec)
-    for ex in program.externs:
+    for ex in program.externs:  # first: an indirect table is built on its action profile
         ns[ex.py] = registry.lookup(ex.kind).build(ex)
+    for spec in program.tables:
+        ns[spec.py] = build_table(spec, ns[spec.implementation] if spec.implementation else None)
     for py, name, size in program.value_sets:
         ns[py] = ValueSet(name, size)
     backend = backend or compiled.selected()
@@ -69,11 +73,32 @@ def instantiate(program: CompiledProgram, rt: object, backend: str | None = None
     return ns
 
 
+def _names(code: CodeType, out: set[str]) -> set[str]:
+    out.update(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, CodeType):
+            _names(c, out)
+    return out
+
+
+def used_externs(program: CompiledProgram) -> list[Extern]:
+    """The externs this program uses: an instance of it, or generated code that calls one of
+    its `_RT` methods (an attribute name the compiled code refers to). The switch runs the
+    per-packet hooks of these only; the others cannot have been asked for anything."""
+    if not isinstance(program.code, CodeType):  # no Python code to read: assume every extern
+        return list(registry.all_externs())
+    names = _names(program.code, set())
+    kinds = {ex.kind for ex in program.externs}
+    return [e for e in registry.all_externs()
+            if (e.name and e.name in kinds) or not names.isdisjoint(e.runtime_methods())]
+
+
 def check_program(program: CompiledProgram) -> None:
     """What only building the objects shows (a duplicate or ill-formed const entry), as
     a located P4SourceError at load time rather than when a switch starts."""
     for spec in program.tables:
-        build_table(spec)
+        if not spec.implementation:  # indirect tables have no const entries (check refuses them)
+            build_table(spec)
 
 
 def load_program(path: str, include_dirs=()) -> CompiledProgram:

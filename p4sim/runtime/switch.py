@@ -2,9 +2,13 @@
 Egress -> ComputeChecksum -> Deparser, with standard_metadata filled as BMv2's
 simple_switch fills it. Implements `p4sim.model.SwitchAPI`.
 
-Post-ingress order follows simple_switch: ingress-to-egress clone, digest, resubmit,
-multicast (mcast_grp != 0), drop (egress_spec == 511), else unicast to egress_spec.
-After egress: egress-to-egress clone, drop (egress_spec == 511), deparse, recirculate.
+Externs act between the stages through the hooks of their modules in `p4sim.externs`
+(`Extern.after_ingress`, `after_egress`, `after_deparse`), resolved when the switch is built;
+this driver names no extern. The order follows simple_switch (targets/simple_switch/
+simple_switch.cpp): after ingress, the extern hooks (ingress-to-egress clone, then
+resubmit), then multicast (mcast_grp != 0), drop (egress_spec == drop port), else unicast to
+egress_spec (`ingress_thread`); after egress, the hooks (egress-to-egress clone), then drop,
+deparse, the after-deparse hooks (recirculate), then out (`egress_thread`).
 A parser error does not drop the packet: ingress runs with parser_error set (BMv2).
 
 Time is virtual by default: `send()` runs ingress at `now()`, the traffic manager decides
@@ -14,45 +18,31 @@ with the time its last bit left (`advance()` / `run_until_idle()` move time on).
 
 from __future__ import annotations
 
-import random
 import struct
 from collections.abc import Callable
+from types import MethodType
 
 from p4sim import externs as registry
-from p4sim.externs import hash as H
-from p4sim.externs.counter import CounterArray
-from p4sim.externs.meter import GREEN, MeterArray, MeterState
-from p4sim.externs.register import RegisterArray
+from p4sim.externs._common import resolve_name
 from p4sim.lower import CompiledProgram
 from p4sim.lower.codegen import fld
-from p4sim.lower.rt import AssertFailed, ParserError
+from p4sim.lower.rt import ParserError
 from p4sim.model import (
-    NotFound,
     OutputPacket,
     P4SimError,
     QueuedPacket,
     TableEntry,
 )
-from p4sim.runtime.instance import instantiate, load_program
+from p4sim.runtime.instance import instantiate, load_program, used_externs
 from p4sim.runtime.pre import PRE
-from p4sim.runtime.tables import Rec, Table
+from p4sim.runtime.tables import Table
+
+__all__ = ["Switch", "P4View", "resolve_name", "load_program", "DROP_PORT"]
 
 DROP_PORT = 511
-NORMAL, I2E_CLONE, E2E_CLONE, COALESCED, RECIRC, REPLICATION, RESUBMIT = 0, 1, 2, 3, 4, 5, 6
+NORMAL, REPLICATION = 0, 5  # standard_metadata.instance_type (BMv2 PKT_INSTANCE_TYPE_*)
 PFC_ETHERTYPE = 0x8808
-MAX_REINJECT = 16  # resubmit/recirculate passes per packet before we drop it (loop guard)
-
-
-def resolve_name(name: str, names, what: str) -> str:
-    """Full name, or a unique suffix at a '.' boundary (as p4c's STF runner resolves)."""
-    if name in names:
-        return name
-    cands = [n for n in names if n.endswith("." + name)]
-    if len(cands) == 1:
-        return cands[0]
-    if not cands:
-        raise NotFound(f"no {what} named {name!r}")
-    raise P4SimError(f"{what} name {name!r} is ambiguous: {', '.join(sorted(cands))}")
+MAX_REINJECT = 16  # passes re-injected into ingress per packet before we drop it (loop guard)
 
 
 _new = object.__new__
@@ -117,27 +107,36 @@ class Switch:
         self.cpu_port = cpu_port
         self.pfc_rx = pfc_rx
         self.drop_port = drop_port
-        self.rng = random.Random(seed)
         if tm is None:
             from p4sim.runtime.tm import TrafficManager
 
             tm = TrafficManager()
         self.tm = tm
+        self.seed = seed  # the seed of the switch's random source (externs draw from it)
         self._now = 0
         self._enq_seq = 0
         self.pre = PRE()
         self._out: list[OutputPacket] = []
         self._packet_in_cbs: list[Callable] = []
-        self._digest_cbs: list[Callable] = []
-        self.digests: list[tuple[str, dict]] = []  # kept when nobody listens (STF, tests)
         self.log: list[str] = []
-        self.hash_algos = H.make_hash_algorithms()
         self.stats = {"rx": 0, "tx": 0, "drops": 0, "tm_drops": 0, "pfc_rx": 0}
-        # per-pipeline-pass state read/written by the generated code (`_RT`)
+        # per-pipeline-pass state read/written by the generated code (`_RT`) and the externs:
+        # plen, payload; cap: the length the packet is cut to when it leaves, 0 = none (BMv2
+        # Packet::truncate); cksum_err: a checksum verification failed in this pass (BMv2
+        # Packet::set_checksum_error; ingress_thread copies it into standard_metadata)
         self.plen = 0
         self.payload = b""
-        self.dm_color: dict[str, int] = {}
-        self._reset_flags()
+        self.cap = 0
+        self.cksum_err = False
+        self._pending = False  # an extern asked for something this pass: run the stage hooks
+        self._dirty = False  # an extern left per-pass state behind: reset it before the next pass
+        self.extern_objects: dict[str, object] = {}  # control-plane name -> runtime object
+        # the externs' `_RT` functions and SwitchAPI operations, bound to this switch
+        for ext in registry.all_externs():
+            for name, f in ext.runtime_methods().items():
+                self._bind(name, f, ext)
+        for name, f in registry.operations().items():
+            self._bind(name, f, None)
         ns = instantiate(program, self)
         self._ns = ns
         pl = program.pipeline
@@ -152,100 +151,101 @@ class Switch:
         self._new_sm = ns[pl.new_sm]
         self._field_lists = {i: ns[f] for i, f in pl.field_lists.items()}
         self.tables: dict[str, Table] = {s.info.name: ns[s.py] for s in program.tables}
-        self.counters: dict[str, CounterArray] = {}
-        self.registers: dict[str, RegisterArray] = {}
-        self.meters: dict[str, MeterArray] = {}
-        self.direct_meter_tables: dict[str, str] = {}
-        self.extern_objects: dict[str, object] = {}  # control-plane name -> runtime object
+        for ext in registry.all_externs():
+            ext.setup(self, program, ns)
         for ex in program.externs:
             self.extern_objects[ex.name] = ns[ex.py]
             registry.lookup(ex.kind).attach(self, ex, ns[ex.py])
-        self.value_sets = {name: ns[py] for py, name, _ in program.value_sets}
+        # the per-packet side of the externs this program uses, resolved once: a stage whose
+        # tuple is empty costs one attribute test per packet
+        used = used_externs(program)
+        self._resets = tuple(e.reset for e in used if type(e).reset is not registry.Extern.reset)
+        self._after_ingress = registry.stage_hooks("after_ingress", used)
+        self._after_egress = registry.stage_hooks("after_egress", used)
+        self._after_deparse = registry.stage_hooks("after_deparse", used)
+        # exceptions with which an extern's code stops a packet (logged, counted as a drop);
+        # an except clause's tuple is evaluated only when something was raised: no cost
+        self._stops = tuple(x for e in registry.all_externs() for x in e.stops)
+        self._parse_errors = (IndexError, ZeroDivisionError, ValueError, OverflowError, *self._stops)
         self._pkt_in_hdr = next((h for h in self.model.controller_headers.values()
                                  if h.kind == "packet_in"), None)
         self._pkt_out_hdr = next((h for h in self.model.controller_headers.values()
                                   if h.kind == "packet_out"), None)
 
-    # ================================================================ `_RT` for generated code
+    def _bind(self, name: str, f: Callable, ext: object) -> None:
+        if name.startswith("_") or name in self.__dict__ or hasattr(type(self), name):
+            raise RuntimeError(f"extern {type(ext).__name__ if ext else 'operation'}: {name!r} "
+                               f"clashes with the switch's own attribute")
+        setattr(self, name, MethodType(f, self))
+
+    # ================================================================ for the externs' hooks
+
+    def request(self) -> None:
+        """An extern asked for something after this pass's control: run the stage hooks
+        (and reset the externs' per-pass state before the next pass)."""
+        self._pending = True
+        self._dirty = True
+
+    def mark_dirty(self) -> None:
+        """An extern changed per-pass state (no stage hook needed): reset it before the next pass."""
+        self._dirty = True
 
     def _reset_flags(self) -> None:
-        self.clone_req: tuple | None = None
-        self.resub_req = None
-        self.recirc_req = None
-        self.trunc = 0
+        self.cap = 0
         self.cksum_err = False
-        self.dm_color.clear()
-        self._dirty = False  # set by any extern that leaves per-pass state behind
+        self._pending = False
+        self._dirty = False
+        for reset in self._resets:
+            reset(self)
 
-    def clone(self, ctype: int, session: int, fl) -> None:
-        self.clone_req = (ctype, session, fl)
-        self._dirty = True
+    def new_meta(self):
+        """Fresh user metadata (every field 0)."""
+        return self._new_meta()
 
-    def resubmit(self, fl) -> None:
-        self.resub_req = (fl,)
-        self._dirty = True
+    def new_sm(self, packet_length: int, instance_type: int, egress_rid: int = 0):
+        """Fresh standard_metadata: BMv2 resets all metadata of a copy (a clone)."""
+        s2 = self._new_sm()
+        s2.f_packet_length = packet_length
+        s2.f_instance_type = instance_type
+        s2.f_egress_rid = egress_rid
+        return s2
 
-    def recirculate(self, fl) -> None:
-        self.recirc_req = (fl,)
-        self._dirty = True
+    def reparse(self, port: int, frame: bytes, instance_type: int):
+        """Parse `frame` again into fresh headers, as if it came in on `port` (the parser may
+        read ingress_port: simple_switch.cpp ingress_thread keeps it for an ingress clone's
+        re-parse): (headers, payload), or None when the parser fails (logged, counted).
+        The pass's extern state is kept: the hooks after this one still act on it."""
+        hdr, meta, sm = self._fresh(port, frame, instance_type)
+        self.plen = len(frame)
+        try:
+            off = self._parse(frame, hdr, meta, sm)
+            payload = frame[off:]
+            self.payload = payload
+            self._verify(hdr, meta)
+        except self._parse_errors as e:
+            self._runtime_error("parser", e)
+            return None
+        return hdr, payload
 
-    def truncate(self, n: int) -> None:
-        # BMv2 keeps the smallest length asked for
-        self.trunc = n if not self.trunc else min(self.trunc, n)
-        self._dirty = True
+    def enqueue_copy(self, hdr, meta, sm, payload: bytes, frame: bytes, passes: int, in_port: int,
+                     cap: int, eport: int) -> None:
+        """Queue a new packet (a copy) to `eport`; `cap`: cut it to that length (0 = no cut)."""
+        p = _Pkt(hdr, meta, sm, payload, frame, passes, in_port)
+        p.trunc = cap
+        self._enqueue(p, eport)
 
-    def digest(self, name: str, values: dict) -> None:
-        if self._digest_cbs:
-            for cb in self._digest_cbs:
-                cb(name, values)
-        else:
-            self.digests.append((name, values))
-
-    def random(self, lo: int, hi: int) -> int:
-        if hi < lo:
-            return lo
-        return self.rng.randint(lo, hi)
-
-    def hash(self, algo: str, data: bytes, base: int, max_: int) -> int:
-        fn = self.hash_algos.get(algo, KeyError)
-        if fn is KeyError:
-            raise P4SimError(f"hash algorithm {algo} is not supported")
-        return H.hash_value(fn, data, base, max_, self.rng)
-
-    @staticmethod
-    def pack_valid(parts) -> bytes:
-        ps = [p for p in parts if p is not None]
-        return H.pack_bits([p[0] for p in ps], [p[1] for p in ps])
-
-    def checksum_error(self) -> None:
-        self.cksum_err = True
-        self._dirty = True
-
-    def log_msg(self, msg: str, values: tuple) -> None:
-        for v in values:
-            msg = msg.replace("{}", str(v), 1)
-        self.log.append(msg)
-
-    def meter(self, arr: MeterArray, idx: int) -> int:
-        if not 0 <= idx < arr.size:
-            return GREEN
-        amount = 1 if arr.unit == "packets" else self.plen
-        return arr.cells[idx].execute(amount, self._now)
-
-    def direct_meter(self, table: Table, rec: Rec) -> int:
-        self._dirty = True  # the caller stores the colour in dm_color
-        if rec.meter is None:
-            return GREEN
-        unit = self.model.direct_meters[table.info.direct_meter].unit  # type: ignore[index]
-        return rec.meter.execute(1 if unit == "packets" else self.plen, self._now)
+    def reinject(self, port: int, frame: bytes, instance_type: int, src_meta, fl, passes: int) -> None:
+        """Run `frame` through the ingress pipeline again with fresh metadata (fields copied
+        from `src_meta` by `fl`); past MAX_REINJECT passes the packet is dropped instead."""
+        if passes >= MAX_REINJECT:
+            self.stats["drops"] += 1
+            return
+        self._ingress_pass(port, frame, instance_type, src_meta, fl, passes + 1)
 
     # ================================================================ packets
 
     def on_packet_in(self, callback) -> None:
         self._packet_in_cbs.append(callback)
-
-    def on_digest(self, callback) -> None:
-        self._digest_cbs.append(callback)
 
     def now(self) -> int:
         return self._now
@@ -276,8 +276,12 @@ class Switch:
             raise P4SimError("this switch has no CPU port (cpu_port=None)")
         data = bytes(payload)
         if metadata is not None and self._pkt_out_hdr is not None:
-            vals = [int(metadata.get(f.name, 0)) for f in self._pkt_out_hdr.fields]
-            data = H.pack_bits(vals, [f.bitwidth for f in self._pkt_out_hdr.fields]) + data
+            acc = nbits = 0  # the fields MSB first, the last byte padded at its end
+            for f in self._pkt_out_hdr.fields:
+                acc = (acc << f.bitwidth) | (int(metadata.get(f.name, 0)) & ((1 << f.bitwidth) - 1))
+                nbits += f.bitwidth
+            pad = -nbits % 8
+            data = (acc << pad).to_bytes((nbits + pad) // 8, "big") + data
         self.send(self.cpu_port, data)
 
     def _pfc(self, port: int, frame: bytes) -> None:
@@ -310,11 +314,8 @@ class Switch:
         sm = self._new_sm()
         sm.f_packet_length = len(frame)
         sm.f_instance_type = itype
-        if itype != RESUBMIT and itype != RECIRC:
-            # simple_switch resets all metadata for a resubmitted or recirculated pass
-            # (only the preserved fields come back): ingress_port and timestamp read 0 there
-            sm.f_ingress_port = port
-            sm.f_ingress_global_timestamp = (self._now // 1000) & 0xFFFFFFFFFFFF
+        sm.f_ingress_port = port
+        sm.f_ingress_global_timestamp = (self._now // 1000) & 0xFFFFFFFFFFFF
         return hdr, meta, sm
 
     def _parse_into(self, frame: bytes, hdr, meta, sm) -> bytes:
@@ -326,7 +327,7 @@ class Switch:
             payload = frame[off:]
             self.payload = payload
             self._verify(hdr, meta)
-        except (IndexError, ZeroDivisionError, ValueError, OverflowError, AssertFailed) as e:
+        except self._parse_errors as e:
             self._runtime_error("parser", e)
             return None
         if self.cksum_err:
@@ -350,7 +351,10 @@ class Switch:
         plen = len(frame)
         sm.f_packet_length = plen
         sm.f_instance_type = itype
-        if itype != RESUBMIT and itype != RECIRC:
+        if src_meta is None:
+            # a packet re-injected by an extern (resubmit, recirculate: src_meta is the pass
+            # it comes from) starts with all metadata reset, as simple_switch does (only the
+            # preserved fields come back): ingress_port and timestamp read 0 there
             sm.f_ingress_port = port
             sm.f_ingress_global_timestamp = (self._now // 1000) & 0xFFFFFFFFFFFF
         if self._dirty:
@@ -360,7 +364,7 @@ class Switch:
             payload = frame[self._parse(frame, hdr, meta, sm):]
             self.payload = payload
             self._verify(hdr, meta)
-        except (IndexError, ZeroDivisionError, ValueError, OverflowError, AssertFailed) as e:
+        except self._parse_errors as e:
             self._runtime_error("parser", e)
             return
         if self.cksum_err:
@@ -369,26 +373,21 @@ class Switch:
             fl(src_meta, meta)
         try:
             self._ingress(hdr, meta, sm)
-        except AssertFailed as e:
+        except self._stops as e:  # an extern stopped the packet (assert)
             self.log.append(str(e))
             self.stats["drops"] += 1
             return
         except (IndexError, ZeroDivisionError, ValueError, OverflowError, ParserError) as e:
             self._runtime_error("ingress", e)
             return
-        clone_req, resub_req = self.clone_req, self.resub_req
-        # ingress-to-egress clone: the original frame, parsed again, with the preserved fields
-        if clone_req is not None and clone_req[0] == I2E_CLONE:
-            self._clone_i2e(port, frame, meta, clone_req, passes)
-        if resub_req is not None:
-            if passes >= MAX_REINJECT:
-                self.stats["drops"] += 1
-                return
-            self._ingress_pass(port, frame, RESUBMIT, meta, resub_req[0], passes + 1)
-            return
-        # truncate() in ingress cuts the frame when it leaves
+        if self._pending:
+            # what the externs asked for in ingress (clone, resubmit), in simple_switch's order
+            for hook in self._after_ingress:
+                if hook(self, port, frame, hdr, meta, sm, passes):
+                    return
+        # a length cap asked for in ingress cuts the frame when it leaves
         if sm.f_mcast_grp:
-            pkt = _Pkt(hdr, meta, sm, payload, frame, passes, port, self.trunc)
+            pkt = _Pkt(hdr, meta, sm, payload, frame, passes, port, self.cap)
             reps = self.pre.replicas(sm.f_mcast_grp)
             for i, (eport, rid) in enumerate(reps):
                 last = i == len(reps) - 1
@@ -408,39 +407,13 @@ class Switch:
         pkt = _new(_Pkt)
         pkt.hdr, pkt.meta, pkt.sm = hdr, meta, sm
         pkt.payload, pkt.frame, pkt.passes = payload, frame, passes
-        pkt.trunc, pkt.in_port = self.trunc, port
+        pkt.trunc, pkt.in_port = self.cap, port
         self._enq_seq += 1
         pkt.egress_port = sm.f_egress_spec
         pkt.priority = sm.f_priority
         pkt.length = sm.f_packet_length
         if not self.tm.enqueue(pkt, self._now):
             self.stats["tm_drops"] += 1
-
-    def _clone_i2e(self, port: int, frame: bytes, meta, req: tuple, passes: int) -> None:
-        sess = self.pre.session(req[1])
-        if sess is None:
-            return
-        replicas, trunc = sess
-        for eport, rid in replicas:
-            h2, m2, s2 = self._fresh(port, frame, I2E_CLONE)
-            saved = (self.clone_req, self.resub_req, self.recirc_req, self.trunc)
-            payload = self._parse_into(frame, h2, m2, s2)
-            self.clone_req, self.resub_req, self.recirc_req, self.trunc = saved
-            self._dirty = True
-            if payload is None:
-                continue
-            m2 = self._new_meta()
-            if req[2] is not None:
-                req[2](meta, m2)
-            # simple_switch resets all metadata after the re-parse, standard_metadata too
-            # (ingress_port, timestamps, parser/checksum errors read 0 in the clone's egress)
-            s2 = self._new_sm()
-            s2.f_packet_length = len(frame)
-            s2.f_instance_type = I2E_CLONE
-            s2.f_egress_rid = rid
-            p = _Pkt(h2, m2, s2, payload, frame, passes, port)
-            p.trunc = trunc
-            self._enqueue(p, eport)
 
     def _enqueue(self, pkt: _Pkt, eport: int) -> None:
         self._enq_seq += 1
@@ -493,28 +466,21 @@ class Switch:
         hdr, meta = p.hdr, p.meta
         try:
             self._egress(hdr, meta, sm)
-        except AssertFailed as e:
+        except self._stops as e:  # an extern stopped the packet (assert)
             self.log.append(str(e))
             self.stats["drops"] += 1
             return
         except (IndexError, ZeroDivisionError, ValueError, OverflowError, ParserError) as e:
             self._runtime_error("egress", e)
             return
-        clone_req, recirc_req, trunc = self.clone_req, self.recirc_req, self.trunc
-        if clone_req is not None and clone_req[0] == E2E_CLONE:
-            sess = self.pre.session(clone_req[1])
-            if sess is not None:
-                for eport, rid in sess[0]:
-                    m2 = self._new_meta()
-                    if clone_req[2] is not None:
-                        clone_req[2](meta, m2)
-                    s2 = self._new_sm()  # BMv2 resets all metadata, standard_metadata too
-                    s2.f_packet_length = sm.f_packet_length
-                    s2.f_instance_type = E2E_CLONE
-                    s2.f_egress_rid = rid
-                    c = _Pkt(hdr.copy(), m2, s2, p.payload, p.frame, p.passes, p.in_port)
-                    c.trunc = sess[1]
-                    self._enqueue(c, eport)
+        cap = self.cap
+        pending = self._pending
+        if pending:
+            # what the externs asked for in egress (an egress-to-egress clone), before the
+            # drop check, as simple_switch.cpp egress_thread orders them
+            for hook in self._after_egress:
+                if hook(self, p, hdr, meta, sm):
+                    return
         if sm.f_egress_spec == self.drop_port:
             self.stats["drops"] += 1
             return
@@ -527,17 +493,16 @@ class Switch:
             return
         out.append(p.payload)
         data = b"".join(out)
-        if trunc and len(data) > trunc:
-            data = data[:trunc]
+        if cap and len(data) > cap:
+            data = data[:cap]
         n = p.trunc
         if n and len(data) > n:
             data = data[:n]
-        if recirc_req is not None:
-            if p.passes >= MAX_REINJECT:
-                self.stats["drops"] += 1
-                return
-            self._ingress_pass(p.in_port, data, RECIRC, meta, recirc_req[0], p.passes + 1)
-            return
+        if pending:
+            # after the deparser (recirculation), simple_switch.cpp egress_thread
+            for hook in self._after_deparse:
+                if hook(self, p, data, meta):
+                    return
         if self.cpu_port is not None and qp.egress_port == self.cpu_port and self._packet_in_cbs:
             md: dict[str, int] = {}
             if self._pkt_in_hdr is not None:
@@ -617,83 +582,6 @@ class Switch:
     def table_clear(self, table: str) -> None:
         self._table(table).clear()
 
-    # ================================================================ externs
-
-    def _counter(self, name: str) -> CounterArray:
-        return self.counters[resolve_name(name, self.counters, "counter")]
-
-    def counter_read(self, name: str, index: int | None):
-        """(packets, bytes) of one cell; index None: a list over every cell."""
-        c = self._counter(name)
-        if index is None:
-            return list(zip(c.pkts, c.bytes, strict=True))
-        c.check(index)
-        return c.pkts[index], c.bytes[index]
-
-    def counter_write(self, name: str, index: int | None, packets: int, bytes_: int) -> None:
-        c = self._counter(name)
-        if index is None:
-            c.pkts[:] = [int(packets)] * c.size
-            c.bytes[:] = [int(bytes_)] * c.size
-            return
-        c.check(index)
-        c.pkts[index], c.bytes[index] = int(packets), int(bytes_)
-
-    def direct_counter_read(self, table: str, entry: TableEntry) -> tuple[int, int]:
-        rec = self._table(table).find(entry)
-        return rec.pkts, rec.bytes
-
-    def direct_counter_write(self, table: str, entry: TableEntry, packets: int, bytes_: int) -> None:
-        rec = self._table(table).find(entry)
-        rec.pkts, rec.bytes = int(packets), int(bytes_)
-
-    def _register(self, name: str) -> RegisterArray:
-        return self.registers[resolve_name(name, self.registers, "register")]
-
-    def register_read(self, name: str, index: int | None):
-        """One cell's value; index None: a list of every cell."""
-        r = self._register(name)
-        if index is None:
-            return list(r.cells)
-        r.check(index)
-        return r.cells[index]
-
-    def register_write(self, name: str, index: int | None, value: int) -> None:
-        r = self._register(name)
-        if int(value) < 0 or int(value) > r.mask:
-            raise P4SimError(f"register {r.name}: value {value:#x} does not fit in {r.width} bits")
-        if index is None:
-            r.cells[:] = [int(value)] * r.size
-            return
-        r.check(index)
-        r.cells[index] = int(value)
-
-    def register_reset(self, name: str) -> None:
-        r = self._register(name)
-        r.cells[:] = [0] * r.size
-
-    def meter_set_rates(self, name: str, index: int, rates: list[tuple[float, int]]) -> None:
-        m = self.meters[resolve_name(name, self.meters, "meter")]
-        m.check(index)
-        m.cells[index].set_rates(rates, self._now)
-
-    def direct_meter_set_rates(self, table: str, entry: TableEntry, rates: list[tuple[float, int]]) -> None:
-        rec = self._table(table).find(entry)
-        if rec.meter is None:
-            rec.meter = MeterState()
-        rec.meter.set_rates(rates, self._now)
-
-    def value_set_set(self, name: str, members: list[tuple[int, int]]) -> None:
-        """Replace a parser value_set's members: (value, mask) pairs (mask all-ones = exact)."""
-        vs = self.value_sets[resolve_name(name, self.value_sets, "value_set")]
-        if len(members) > vs.size:
-            raise P4SimError(f"value_set {vs.name} holds at most {vs.size} members")
-        vs.members = [(int(v), int(m)) for v, m in members]
-
-    def value_set_members(self, name: str) -> list[tuple[int, int]]:
-        """A parser value_set's members, as (value, mask) pairs."""
-        return list(self.value_sets[resolve_name(name, self.value_sets, "value_set")].members)
-
     # ================================================================ PRE
 
     def mc_group_set(self, group: int, replicas: list[tuple[int, int]]) -> None:
@@ -702,8 +590,4 @@ class Switch:
     def mc_group_delete(self, group: int) -> None:
         self.pre.group_delete(group)
 
-    def clone_session_set(self, session: int, replicas: list[tuple[int, int]], truncate: int = 0) -> None:
-        self.pre.session_set(session, replicas, truncate)
 
-    def clone_session_delete(self, session: int) -> None:
-        self.pre.session_delete(session)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import bisect
 import heapq
 from dataclasses import dataclass
-from operator import and_ as _and
 
 from p4sim.model import (
     AlreadyExists,
@@ -113,9 +112,12 @@ class Table:
         self.lpm1_cnt: dict[int, dict[int, int]] = {}
         self.lpm1d: dict[int, dict[int, Rec]] = {}
         self.scan: list[Rec] = []
-        self.group_map: dict[tuple, dict[tuple, list[Rec]]] = {}
-        self.group_top: dict[tuple, int] = {}
-        self.groups: list[tuple[int, tuple, dict[tuple, list[Rec]]]] = []
+        # tuple space search: packed mask -> {packed masked value: entries, best first}
+        self.group_map: dict[int, dict[int, list[Rec]]] = {}
+        self.group_top: dict[int, int] = {}  # packed mask -> best priority in that group
+        self.groups: list[tuple[int, int, dict[int, list[Rec]]]] = []  # (top, mask, dict), top first
+        self._pack_w = self.widths
+        self._pack_full = tuple(_mask(w) for w in self.widths)
         self.seq = 0
         self.next_handle = 0  # handles never used yet start here
         self.free_handles: list[int] = []  # heap of released handles below next_handle
@@ -131,6 +133,20 @@ class Table:
         # single-key exact tables are also indexed by the bare int (no tuple per lookup)
         self.exact1: dict[int, Rec] = {}
         self.exact1_get = self.exact1.get
+
+    def algorithm(self) -> str:
+        """The lookup structure this table uses, in words (what the bench prints)."""
+        if self.mode == "exact":
+            return "exact match: one hash probe (dict keyed by the key values)"
+        if self.mode == "lpm":
+            return (f"longest prefix match: one dict per prefix length, probed longest first "
+                    f"({len(self.lpm)} prefix lengths installed; single-key tables probe only the "
+                    f"lengths present under the key's top {self.lpm1_split} bits)")
+        if self.lookup == self._lookup_scan:
+            return f"linear scan in priority order (a range key), {len(self.scan)} entries"
+        return (f"tuple space search: one dict probe per distinct mask tuple ({len(self.groups)} "
+                "installed), groups tried in order of their best priority, stopping once no group "
+                "left can beat the match; equal priorities go to the lowest handle, as BMv2")
 
     # ---------------------------------------------------------------- lookups
 
@@ -187,43 +203,64 @@ class Table:
                 return r
         return None
 
+    def _pack(self, vals) -> int:
+        """The key fields as one int, first field in the top bits: a mask tuple becomes one
+        int AND and a group probe one int-keyed dict lookup (4.5x faster than a tuple of
+        masked fields at 100k ACL entries, same run)."""
+        v = 0
+        for k, w, full in zip(vals, self._pack_w, self._pack_full, strict=True):
+            v = (v << w) | (k & full)
+        return v
+
     def _lookup_masks(self, key: tuple) -> Rec | None:
-        """Ternary/optional/lpm mixes without ranges: one dict probe per distinct mask
-        tuple (tuple space search), groups tried in order of their best priority."""
+        """Ternary/optional/lpm mixes without ranges (tuple space search): one dict probe per
+        distinct mask tuple, groups in order of their best priority; once a match is found,
+        a group whose best is below it cannot win, nor can any group after it. Within a
+        bucket the best entry is first (higher priority, then lower handle)."""
+        v = 0
+        # (a key value's bits outside its width, e.g. a negative int<W>, are dropped first)
+        for k, w, full in zip(key, self._pack_w, self._pack_full):  # noqa: B905 (hot path)
+            v = (v << w) | (k & full)
         best: Rec | None = None
-        for top, masks, d in self.groups:
-            if best is not None and (top < best.prio):
+        for top, m, d in self.groups:
+            if best is not None and top < best.prio:
                 break
-            recs = d.get(tuple(map(_and, key, masks)))
+            recs = d.get(v & m)
             if recs:
                 r = recs[0]
-                if best is None or _scan_order(r) < _scan_order(best):
+                # equal priority in another group: the lower handle wins (BMv2 EntryList)
+                if best is None or r.prio > best.prio or (r.prio == best.prio and r.hnd < best.hnd):
                     best = r
         return best
 
+    def _group_key(self, rec: Rec) -> tuple[int, int]:
+        """(packed mask, packed masked value) of a value/mask entry."""
+        return self._pack(t[2] for t in rec.tests), self._pack(t[1] for t in rec.tests)
+
     def _group_add(self, rec: Rec) -> None:
-        masks = tuple(t[2] for t in rec.tests)
-        g = self.group_map.get(masks)
+        m, k = self._group_key(rec)
+        g = self.group_map.get(m)
         if g is None:
-            g = self.group_map[masks] = {}
-        bisect.insort(g.setdefault(tuple(t[1] for t in rec.tests), []), rec, key=_scan_order)
-        if rec.prio > self.group_top.get(masks, -1):
-            self.group_top[masks] = rec.prio
+            g = self.group_map[m] = {}
+        bisect.insort(g.setdefault(k, []), rec, key=_scan_order)
+        if rec.prio > self.group_top.get(m, -1):
+            self.group_top[m] = rec.prio
             self._regroup()
 
     def _group_remove(self, rec: Rec) -> None:
-        masks = tuple(t[2] for t in rec.tests)
-        g = self.group_map[masks]
-        k = tuple(t[1] for t in rec.tests)
+        m, k = self._group_key(rec)
+        g = self.group_map[m]
         g[k].remove(rec)
         if not g[k]:
             del g[k]
         if not g:
-            del self.group_map[masks]
-            del self.group_top[masks]
-        elif rec.prio == self.group_top[masks]:
+            # an empty group would cost a probe per lookup for ever (add/delete churn of
+            # odd masks would grow the list without bound)
+            del self.group_map[m]
+            del self.group_top[m]
+        elif rec.prio == self.group_top[m]:
             # only the group's best can change its rank: no O(entries) pass per delete otherwise
-            self.group_top[masks] = max(recs[0].prio for recs in g.values())
+            self.group_top[m] = max(recs[0].prio for recs in g.values())
         else:
             return
         self._regroup()
@@ -273,6 +310,13 @@ class Table:
                 raise P4SimError(f"action {spec.name}: value {v:#x} of {pname!r} does not fit in {w} bits")
             args.append(v)
         return aid, tuple(args)
+
+    def _entry_action(self, entry: TableEntry) -> tuple[int, tuple]:
+        """(action index, arguments) of an entry being added or modified; names its action
+        in full. The last check of add/modify (indirect tables override it)."""
+        aid, args = self._action(entry.action, entry.params, default=False)
+        entry.action = self.actions[aid].name
+        return aid, args
 
     def _canon(self, entry: TableEntry) -> tuple[tuple, tuple]:
         """(canonical key for identity, per-key tests for the data path)."""
@@ -375,8 +419,7 @@ class Table:
             raise AlreadyExists(f"table {self.name}: entry already exists")
         if len(self.recs) >= self.info.size and not const:
             raise ResourceExhausted(f"table {self.name} is full ({self.info.size} entries)")
-        aid, args = self._action(entry.action, entry.params, default=False)
-        entry.action = self.actions[aid].name
+        aid, args = self._entry_action(entry)
         rec = Rec(entry, aid, args)
         rec.prio = entry.priority
         rec.tests = tests
@@ -416,7 +459,7 @@ class Table:
                 if plen >= self.lpm1_split:
                     self._lpm1_count(plen, k[0], 1)
         else:
-            # higher priority first; among equals the older entry wins
+            # higher priority first; among equals the lower handle (BMv2 EntryList order)
             bisect.insort(self.scan, rec, key=_scan_order)
             if self.lookup == self._lookup_masks:
                 self._group_add(rec)
@@ -459,10 +502,9 @@ class Table:
         if self.const_entries:
             raise P4SimError(f"table {self.name} has const entries: it is read-only")
         rec = self.find(entry)
-        aid, args = self._action(entry.action, entry.params, default=False)
-        rec.aid, rec.args = aid, args
+        rec.aid, rec.args = self._entry_action(entry)
         assert rec.entry is not None
-        rec.entry.action = self.actions[aid].name
+        rec.entry.action = entry.action
         rec.entry.params = dict(entry.params)
 
     def delete(self, entry: TableEntry) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import itertools
 import logging
+import os
 import queue
 import threading
 import time
@@ -33,6 +34,7 @@ from p4rtproto.errors import RequestError, invalid
 from p4sim import externs
 from p4sim.model import P4SimError, TableEntry
 from p4sim.runtime.ports import PortSet
+from p4sim.server import fastwrite
 from p4sim.server.pipeline import (
     Pipeline,
     compile_device_config,
@@ -65,6 +67,24 @@ def _lenient(cls: Any) -> Callable[[bytes], Any]:
         except (DecodeError, ValueError) as exc:  # ValueError: bad UTF-8 in a string field
             return _Malformed(cls.__name__, exc)
     return parse
+
+
+class _Raw:
+    """A parsed request with its bytes (Write: the fast path decodes from the bytes)."""
+
+    __slots__ = ("msg", "data")
+
+    def __init__(self, msg: Any, data: bytes) -> None:
+        self.msg, self.data = msg, data
+
+
+def _lenient_raw(cls: Any) -> Callable[[bytes], Any]:
+    parse = _lenient(cls)
+
+    def keep(data: bytes) -> Any:
+        msg = parse(data)
+        return msg if isinstance(msg, _Malformed) else _Raw(msg, data)
+    return keep
 
 
 def _reject_malformed(fn: Any, streaming: bool = False) -> Any:
@@ -178,6 +198,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         limits: Limits | None = None,
         max_streams: int = 16,
         packet_in_queue: int = 1024,
+        fast_write: bool | None = None,
     ) -> None:
         if clock not in ("auto", "virtual", "wall"):
             raise ValueError("clock: auto, virtual or wall")
@@ -213,6 +234,10 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.port: int | None = None
         self.packet_in_count = 0
         self.packet_out_count = 0
+        # Write's fast path (fastwrite.py); False: every update decoded from the message.
+        # Default on; P4SIM_FAST_WRITE=0 turns it off in a p4sim-switch (A/B runs)
+        self.fast_write = fast_write if fast_write is not None else os.environ.get("P4SIM_FAST_WRITE", "1") != "0"
+        self._scanner = fastwrite.WriteScanner()
 
     # ------------------------------------------------------------ lifecycle
 
@@ -233,8 +258,12 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         def unary(fn: Any, req: Any, resp: Any) -> grpc.RpcMethodHandler:
             return grpc.unary_unary_rpc_method_handler(_reject_malformed(fn), _lenient(req), resp.SerializeToString)
 
+        def write(raw: _Raw, context: grpc.ServicerContext) -> Any:
+            return self.Write(raw.msg, context, raw.data)
+
         return grpc.method_handlers_generic_handler("p4.v1.P4Runtime", {
-            "Write": unary(self.Write, P.WriteRequest, P.WriteResponse),
+            "Write": grpc.unary_unary_rpc_method_handler(_reject_malformed(write), _lenient_raw(P.WriteRequest),
+                                                         P.WriteResponse.SerializeToString),
             "Read": grpc.unary_stream_rpc_method_handler(_reject_malformed(self.Read, streaming=True),
                                                          _lenient(P.ReadRequest), None),
             "SetForwardingPipelineConfig": unary(self.SetForwardingPipelineConfig, P.SetForwardingPipelineConfigRequest,
@@ -356,20 +385,17 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.packet_in_count += 1
         hdr = p.maps.packet_in
         key = tuple(metadata.get(f.name) for f in hdr.fields) if hdr is not None else ()
-        tmpl = p.packet_in_templates.get(key)
-        if tmpl is None:  # a new metadata combination: build its message once
-            tmpl = p4runtime_pb2.StreamMessageResponse()
-            tmpl.packet.SetInParent()
+        meta = p.packet_in_templates.get(key)
+        if meta is None:  # a new metadata combination: encode its metadata once
+            pin = p4runtime_pb2.PacketIn()
             for f, value in zip(hdr.fields if hdr is not None else (), key, strict=True):
                 if value is not None:
-                    tmpl.packet.metadata.add(metadata_id=f.id, value=codec.to_bytes(value))
+                    pin.metadata.add(metadata_id=f.id, value=codec.to_bytes(value))
+            meta = pin.SerializeToString()
             if len(p.packet_in_templates) >= p.PACKET_CACHE:
                 p.packet_in_templates.clear()
-            p.packet_in_templates[key] = tmpl
-        msg = p4runtime_pb2.StreamMessageResponse()
-        msg.CopyFrom(tmpl)  # C copy of the metadata: cheaper than adding each field
-        msg.packet.payload = bytes(data)
-        self._send_primaries(msg.SerializeToString())
+            p.packet_in_templates[key] = meta
+        self._send_primaries(packet_in_frame(meta, data))
 
     def _on_digest(self, name: str, values: dict[str, int]) -> None:
         p = self.pipeline
@@ -555,7 +581,10 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     # -- Write
 
-    def Write(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def Write(self, request: Any, context: grpc.ServicerContext, data: bytes | None = None) -> Any:
+        """`data`: the request's bytes, when the transport has them: plain table-entry
+        updates are then decoded from the bytes by shape (fastwrite.py), the rest from
+        the message; both give the same PlainEntry to the same checks."""
         try:
             with self._lock:
                 self._check_device(request.device_id)
@@ -567,15 +596,39 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     raise RequestError("UNIMPLEMENTED", "p4sim supports only CONTINUE_ON_ERROR atomicity")
                 # the batch is applied whole under the lock: a Read sees all of it or none
                 updates = request.updates
-                results: list[RequestError | None] = [None] * len(updates)
+                n = len(updates)
+                results: list[RequestError | None] = [None] * n
                 failed = False
-                write_te, apply = self._write_table_entry, self._apply_update
-                for i, update in enumerate(updates):
+                spans = fastwrite.update_spans(data) if data is not None and self.fast_write else None
+                if spans is not None and len(spans) != n:
+                    spans = None
+                scanner, learn = self._scanner, fastwrite.LEARN_PER_REQUEST
+                write_plain, apply, plain = self._write_plain, self._apply_update, codec.plain_from_proto
+                apply_entry = self._apply_entry
+                for i in range(n):
                     try:
+                        if spans is not None:
+                            start, end = spans[i]
+                            hit = scanner.lookup(data, start, end)  # type: ignore[arg-type]
+                            if hit is not None:
+                                shape, vals = hit
+                                bound = shape.bound
+                                if bound is None or bound[0] is not p.maps:
+                                    bound = shape.bound = (p.maps, fastwrite.bind(shape, p.maps))
+                                built = bound[1](vals) if bound[1] is not None else None
+                                if built is None:  # not a bound shape or a value refused: the checks say why
+                                    write_plain(p, shape.utype, shape.plain(vals))
+                                else:
+                                    apply_entry(p, shape.utype, built[0], built[1], b"", None)
+                                continue
+                            if learn:
+                                learn -= 1
+                                self._learn(updates[i], data[start:end])  # type: ignore[index]
+                        update = updates[i]
                         entity = update.entity
                         utype = update.type
                         if utype and entity.WhichOneof("entity") == "table_entry":  # the bulk of a batch
-                            write_te(p, utype, entity.table_entry)
+                            write_plain(p, utype, plain(entity.table_entry))
                         else:
                             apply(p, update)
                     except Exception as exc:
@@ -587,6 +640,12 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         if failed:
             self._abort_batch(context, results)
         return p4runtime_pb2.WriteResponse()
+
+    def _learn(self, update: Any, raw: bytes) -> None:
+        try:
+            self._scanner.learn(update, raw)
+        except Exception:  # a learning bug must never change an answer: it only costs speed
+            log.exception("fast write: learning a shape failed")
 
     def _abort_batch(self, context: grpc.ServicerContext, results: list[RequestError | None]) -> None:
         status = errors.write_status(results)
@@ -621,7 +680,9 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         handler(p, utype, getattr(entity, which))
 
     def _write_table_entry(self, p: Pipeline, utype: int, te: Any) -> None:
-        te = codec.plain_from_proto(te)
+        self._write_plain(p, utype, codec.plain_from_proto(te))
+
+    def _write_plain(self, p: Pipeline, utype: int, te: codec.PlainEntry) -> None:
         sw, maps = p.switch, p.maps
         if te.is_default:
             meta = maps.table(te.table_id)
@@ -644,6 +705,12 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         meta, entry = codec.decode_table_entry(maps, te, need_action=utype != _UPDATE.DELETE)
         if meta.const_entries:
             raise RequestError("PERMISSION_DENIED", f"table {meta.name} has const entries: it cannot be written")
+        self._apply_entry(p, utype, meta, entry, te.metadata, te.counter_data)
+
+    def _apply_entry(self, p: Pipeline, utype: int, meta: codec.TableMeta, entry: TableEntry, metadata: bytes,
+                     counter_data: tuple[int, int] | None) -> None:
+        """A decoded, checked entry into the table (both Write paths end here)."""
+        sw = p.switch
         if utype == _UPDATE.INSERT:
             sw.table_add(entry)
         elif utype == _UPDATE.MODIFY:
@@ -655,14 +722,14 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             return
         else:
             raise invalid(f"unknown update type {utype}")
-        if te.metadata or (utype == _UPDATE.MODIFY and p.entry_metadata):
+        if metadata or (utype == _UPDATE.MODIFY and p.entry_metadata):
             key = codec.entry_key(entry)
-            if te.metadata:
-                p.entry_metadata[key] = te.metadata
+            if metadata:
+                p.entry_metadata[key] = metadata
             else:
                 p.entry_metadata.pop(key, None)
-        if te.counter_data is not None and meta.direct_counter_id:
-            sw.direct_counter_write(meta.name, entry, te.counter_data[0], te.counter_data[1])
+        if counter_data is not None and meta.direct_counter_id:
+            sw.direct_counter_write(meta.name, entry, counter_data[0], counter_data[1])
 
     def _write_pre(self, p: Pipeline, utype: int, pre: Any) -> None:
         kind = pre.WhichOneof("type")
@@ -1032,6 +1099,28 @@ class _StreamAbort(Exception):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code, self.message = code, message
+
+
+def _varint(n: int) -> bytes:
+    if n < 0x80:
+        return bytes((n,))
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def packet_in_frame(metadata: bytes, payload: bytes) -> bytes:
+    """A serialized StreamMessageResponse carrying a PacketIn: `metadata` is the
+    PacketIn's serialized metadata (cached per value combination), the payload goes in
+    front as field 1, as protobuf orders fields. Byte concatenation, no message: the
+    test compares it with protobuf's own encoding."""
+    if type(payload) is not bytes:
+        payload = bytes(payload)
+    body = b"\x0a" + _varint(len(payload)) + payload + metadata if payload else metadata
+    return b"\x12" + _varint(len(body)) + body
 
 
 _replica_port = codec.replica_port

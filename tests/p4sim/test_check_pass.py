@@ -185,17 +185,18 @@ def test_lower_never_raises_type_errors():
                 raised[node.exc.func.id] = raised.get(node.exc.func.id, 0) + 1
     assert raised.pop("P4SourceError", 0) <= 1  # "program too deeply nested"
     assert set(raised) == {"bug"}, raised
-    assert raised["bug"] > 100  # the scan saw lowering's own checks (all internal now)
+    assert raised["bug"] > 20  # the scan saw lowering's internal-error raises
 
 
 def test_type_varying_per_instance_is_left_to_each_instance(monkeypatch):
     """`bit<W>` with W a constructor parameter has one type per instance: check marks the
-    node (type_of None) and lowering resolves it in each instance's scope."""
+    node (type_of None) and keeps each instance's type, which lowering reads."""
     prog = Path(__file__).parent / "programs" / "rt_ctor_width_per_instance.p4"
     cp = check_only(prog, monkeypatch)
     sub = next(d for d in cp.program.declarations if isinstance(d, ast.ControlDecl) and d.name == "Sub")
     decl = sub.apply.statements[0]
     assert isinstance(decl, ast.VariableDecl) and cp.type_of(decl.type) is None
+    assert [cp.type_of(decl.type, inst) for inst in ("IG.s2", "IG.s4")] == [TBits(2), TBits(4)]
     # a type the same in every instance is read from the check results
     assert cp.type_of(sub.params[0].type) is cp.hdr_type
 
@@ -221,36 +222,6 @@ def test_bare_mark_to_drop_needs_standard_metadata_at_the_call(tmp_path, monkeyp
     with pytest.raises(P4Unsupported, match="no standard_metadata is in scope") as ei:
         check_only(bad, monkeypatch)
     assert src.splitlines()[ei.value.span.line - 1].strip().startswith("action drop_old()")
-
-
-# instantiated twice with different constructor arguments: one node, two types (see above)
-_PER_INSTANCE = {"rt_ctor_width_per_instance"}
-
-
-def test_lowering_agrees_with_check_on_every_expression_type(monkeypatch):
-    """Lowering still derives each expression's type while it writes the code; on every
-    expression of the corpus and of roce_switch.p4 that type is the one check recorded,
-    so what lowering translates is what check accepted (and a mismatch is caught here)."""
-    import p4sim.lower.codegen as cg
-
-    found: list = []
-    monkeypatch.setattr(cg.Compiler, "type_mismatches", found)
-    progs = [(p, ()) for p in RUN if p.stem not in _PER_INSTANCE] + [(P4SRC / "roce_switch.p4", [P4SRC])]
-    seen = 0
-    for path, inc in progs:
-        cp = check(parsed(path, inc))
-        cg.Compiler(cp, str(path)).compile()
-        seen += 1
-    assert seen == len(progs) > 100
-    assert not found, [f"{e.span}: {type(e).__name__} check {a} lower {b}" for e, a, b in found[:5]]
-    # the comparison sees a wrong type (negative control: one program, one type forged)
-    cp = check(parsed(RUN[0]))
-    victim = next(n for d in cp.program.declarations for n in ast.walk(d)
-                  if isinstance(n, ast.Expression) and isinstance(n.checked_type, TBits)
-                  and d.span.file == cp.program.main_file)
-    victim.checked_type = TBits(victim.checked_type.width + 1)
-    cg.Compiler(cp, str(RUN[0])).compile()
-    assert [e for e, _, _ in found] == [victim] * len(found) and found
 
 
 def test_what_check_let_through_is_a_located_internal_error(tmp_path):

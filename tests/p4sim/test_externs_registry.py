@@ -110,10 +110,13 @@ def test_the_dispatch_scan_sees_a_dispatch():
 # ---------------------------------------------------------------- a toy extern, one file
 
 TOY = '''
-"""A toy extern: `ticker(start)` counts up by one on every `tick()`."""
+"""A toy extern: `ticker(start)` counts up by one on every `tick()`; `keep()` takes the
+packet out of the pipeline after ingress (a per-packet hook) into the ticker's `kept` list.
+STF: `ticker_set NAME VALUE`, `check_ticker NAME VALUE`; SwitchAPI: `ticker_read(name)`."""
 
-from p4sim.check.types import TBits
+from p4sim.check.types import VOID, TBits
 from p4sim.externs import Extern, extern
+from p4sim.externs._common import resolve_name
 from p4sim.lower.codegen import V
 from p4sim.model import Annotated
 from p4sim.spec import ExternSpec
@@ -122,6 +125,7 @@ from p4sim.spec import ExternSpec
 class Ticker:
     def __init__(self, start):
         self.next = start
+        self.kept = []
 
     def tick(self):
         self.next += 1
@@ -133,6 +137,7 @@ class TickerExtern(Extern):
     name = "ticker"
     model_field = "tickers"
     p4info_prefix = "OTHER_EXTERNS_START"
+    after_ingress_order = 20  # after an ingress clone (10), before resubmit (30)
 
     def instantiate(self, cc, d, t, scope, name):
         start = cc.const_eval(d.args[0].value, scope)
@@ -140,15 +145,63 @@ class TickerExtern(Extern):
         return ExternSpec("", self.name, name, params={"start": start})
 
     def method(self, cc, obj, t, m, argv, c, scope, fn):
-        if m != "tick":
-            return super().method(cc, obj, t, m, argv, c, scope, fn)
-        return V(f"{obj.code}.tick()", TBits(8))
+        if m == "tick":
+            return V(f"{obj.code}.tick()", TBits(8))
+        if m == "keep":
+            fn.emit(f"_RT.ticker_keep({obj.code})")
+            return V("None", VOID)
+        return super().method(cc, obj, t, m, argv, c, scope, fn)
 
     def build(self, spec):
         return Ticker(spec.params["start"])
+
+    # per packet
+    def setup(self, sw, program, ns):
+        sw.ticker_keeper = None
+
+    def runtime_methods(self):
+        return {"ticker_keep": _keep}
+
+    def reset(self, sw):
+        sw.ticker_keeper = None
+
+    def after_ingress(self, sw, port, frame, hdr, meta, sm, passes):
+        t = sw.ticker_keeper
+        if t is None:
+            return False
+        t.kept.append(frame)
+        return True  # consumed: no multicast, no unicast, no resubmit
+
+    # operations
+    def api(self):
+        return {"ticker_read": lambda sw, name: _ticker(sw, name).next}
+
+    def stf_commands(self):
+        return {"ticker_set": _stf_set, "check_ticker": _stf_check}
+
+
+def _keep(sw, t):
+    sw.ticker_keeper = t
+    sw.request()
+
+
+def _ticker(sw, name):
+    names = [n for n, o in sw.extern_objects.items() if isinstance(o, Ticker)]
+    return sw.extern_objects[resolve_name(name, names, "ticker")]
+
+
+def _stf_set(r, c):
+    """ticker_set NAME VALUE"""
+    _ticker(r.sw, c.args[0]).next = int(c.args[1])
+
+
+def _stf_check(r, c):
+    got = r.sw.ticker_read(c.args[0])
+    if got != int(c.args[1]):
+        r.fail(f"{r.path}:{c.line}: ticker {c.args[0]} is {got}, expected {c.args[1]}")
 '''
 
-TOY_DECL = "extern ticker { ticker(bit<8> start); bit<8> tick(); }"
+TOY_DECL = "extern ticker { ticker(bit<8> start); bit<8> tick(); void keep(); }"
 
 
 @pytest.fixture
@@ -200,6 +253,181 @@ def test_toy_extern_listed_by_the_cli(tmp_path, toy, capsys):
 
     assert main(["compile", "--emit", "ir", _toy_program(tmp_path)]) == 0
     assert "  ticker IG.tk size 0" in capsys.readouterr().out
+    # its STF commands are listed by `p4sim stf --help` (found through the registry)
+    assert main(["stf", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "  ticker_set NAME VALUE\n" in out and "  check_ticker\n" in out
+
+
+KEEP_IG = """
+        hdr.data.b = tk.tick();
+        if (hdr.data.a == 2) {
+            clone(CloneType.I2E, 32w5);
+            tk.keep();
+            resubmit_preserving_field_list(8w0);
+        }
+"""
+
+
+def _keep_program(tmp_path) -> str:
+    return program(tmp_path, decls=TOY_DECL, ig_locals="    ticker(8w5) tk;", ig=KEEP_IG, name="keep.p4")
+
+
+def test_toy_extern_hook_and_stf_commands_run_end_to_end(tmp_path, toy):
+    from p4sim.stf import StfError, StfRunner
+
+    sw = Switch(_keep_program(tmp_path))
+    kept = frame(a=2, b=0x44)
+    stf = "\n".join([
+        "ticker_set tk 9",  # the toy's own STF command
+        "mirroring_add 5 3",
+        f"packet 0 {frame(a=1).hex()}",
+        f"expect 1 {frame(a=1, b=9).hex()}",
+        f"packet 0 {kept.hex()}",
+        # the ingress clone (hook order 10) still leaves; the original is kept by the toy
+        # (20), so it is neither forwarded nor resubmitted (30)
+        f"expect 3 {kept.hex()}",
+        "check_ticker tk 11",
+    ])
+    res = StfRunner(sw, "toy.stf").run_text(stf)
+    assert res.ok, res.report()
+    assert res.packets_checked == 2
+    assert sw.extern_objects["IG.tk"].kept == [kept]
+    assert sw.ticker_read("tk") == 11  # the toy's SwitchAPI operation
+    # the toy's check fails when it should, and its commands report missing arguments
+    bad = StfRunner(Switch(_keep_program(tmp_path)), "bad.stf").run_text("check_ticker tk 6")
+    assert not bad.ok and "bad.stf:1: ticker tk is 5, expected 6" in bad.messages
+    with pytest.raises(StfError, match=r"m.stf:1: ticker_set: missing argument\(s\)"):
+        StfRunner(Switch(_keep_program(tmp_path)), "m.stf").run_text("ticker_set tk")
+
+
+def test_stage_hooks_run_in_their_declared_order(tmp_path, toy, monkeypatch):
+    prog = load_program(_keep_program(tmp_path))
+    before = Switch(prog)
+    # negative control: the toy's hook after resubmit's; the hooks are resolved when a switch
+    # is built, so only a new switch sees it
+    monkeypatch.setattr(type(toy), "after_ingress_order", 40)
+    after = Switch(prog)
+    for sw in (before, after):
+        sw.clone_session_set(5, [(3, 0)])
+        sw.send(0, frame(a=2))
+        sw.run_until_idle()
+    outs = {sw: [o.port for o in sw.receive()] for sw in (before, after)}
+    assert outs[before] == [3] and before.extern_objects["IG.tk"].kept == [frame(a=2)]
+    # resubmitted first, every pass clones again until the reinjection guard drops it:
+    # passes 0..16, 17 clones, nothing kept
+    assert outs[after] == [3] * 17 and after.extern_objects["IG.tk"].kept == []
+    assert after.ticker_read("tk") == 5 + 17
+
+
+def test_stage_hooks_are_resolved_when_the_switch_is_built(tmp_path, toy):
+    plain = Switch(program(tmp_path, name="plain.p4"))
+    assert (plain._after_ingress, plain._after_egress, plain._after_deparse, plain._resets) == ((), (), (), ())
+    clone = externs.function("clone")
+    sw = Switch(program(tmp_path, ig="        clone(CloneType.I2E, 32w5);", name="clone.p4"))
+    assert sw._after_ingress == (clone.after_ingress,) and sw._after_egress == (clone.after_egress,)
+    assert sw._after_deparse == ()
+    toy_sw = Switch(_keep_program(tmp_path))
+    resub = externs.function("resubmit")
+    assert toy_sw._after_ingress == (clone.after_ingress, toy.after_ingress, resub.after_ingress)
+    assert toy_sw._after_deparse == (resub.after_deparse,)  # recirculate's side of the module
+
+
+# ---------------------------------------------------------------- the driver names no extern
+
+_DRIVERS = [P4SIM / "runtime" / "switch.py", P4SIM / "stf.py"]
+# identifiers that contain an extern kind's word but name something else
+_NOT_EXTERNS = {
+    "verify",  # V1Switch's VerifyChecksum control (`Pipeline.verify`), not core's verify()
+    "_verify",
+}
+
+
+def _kind_words() -> list[list[str]]:
+    names = {e.name for e in externs.all_externs() if e.name}
+    names |= {f for e in externs.all_externs() for f in e.functions}
+    names -= {"packet_in", "packet_out"}  # the parser's and deparser's parameter types
+    # and what the registry treats as an extern without a type name (value_set)
+    names |= {e.model_field[:-1] for e in externs.all_externs() if e.model_field.endswith("s")}
+    return [re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", n).lower().split("_") for n in names]
+
+
+def _words(ident: str) -> list[str]:
+    return [w for w in re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", ident).lower().split("_") if w]
+
+
+def _names_a_kind(ident: str, kinds: list[list[str]]) -> bool:
+    if ident in _NOT_EXTERNS or (ident.startswith("__") and ident.endswith("__")):
+        return False
+    ws = _words(ident)
+    for k in kinds:
+        n = len(k)
+        for i in range(len(ws) - n + 1):
+            part = ws[i:i + n]
+            if part[:-1] == k[:-1] and part[-1] in (k[-1], k[-1] + "s"):
+                return True
+    return False
+
+
+def _extern_mentions(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, identifier) of every name, attribute, definition, argument, import and
+    non-docstring string constant that names an extern kind."""
+    kinds = _kind_words()
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    hits = []
+    for node in ast.walk(tree):
+        idents: list[str] = []
+        if isinstance(node, ast.Name):
+            idents = [node.id]
+        elif isinstance(node, ast.Attribute):
+            idents = [node.attr]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            idents = [node.name]
+        elif isinstance(node, ast.arg):
+            idents = [node.arg]
+        elif isinstance(node, ast.keyword) and node.arg:
+            idents = [node.arg]
+        elif isinstance(node, ast.alias):
+            idents = [*node.name.split("."), *([node.asname] if node.asname else [])]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            idents = node.module.split(".")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            idents = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", node.value)
+        hits += [(getattr(node, "lineno", 0), i) for i in idents if _names_a_kind(i, kinds)]
+    return hits
+
+
+def test_switch_and_stf_name_no_extern_kind():
+    found = {}
+    for f in _DRIVERS:
+        hits = _extern_mentions(ast.parse(f.read_text(), str(f)))
+        if hits:
+            found[f.name] = hits
+    assert not found, found
+
+
+@pytest.mark.parametrize("src", [
+    "self.clone_req = None\n",
+    "def counter_read(self, name):\n    pass\n",
+    "x = sw.meters[n]\n",
+    "from p4sim.externs import hash as H\n",
+    "NORMAL, I2E_CLONE = 0, 1\n",
+    "try:\n    pass\nexcept AssertFailed:\n    pass\n",
+    "op = 'register_write'\n",
+    "self.value_sets = {}\n",
+    "def f(recirculate=None):\n    pass\n",
+])
+def test_the_extern_name_scan_sees_a_planted_name(src):
+    # negative control: each line names an extern the way switch.py and stf.py once did
+    assert _extern_mentions(ast.parse(src)), src
+
+
+def test_the_extern_name_scan_ignores_docstrings_and_unrelated_names():
+    src = '"""clone, resubmit and recirculate, in simple_switch order."""\n' \
+          "def _egress_pass(self):\n    self._verify(hdr)\n    registry.lookup(k)\n    __hash__ = 1\n"
+    assert _extern_mentions(ast.parse(src)) == []
 
 
 def test_without_its_module_the_toy_extern_is_refused_by_name(tmp_path):
@@ -237,8 +465,6 @@ def test_every_v1model_extern_has_a_module():
 
 
 REFUSED = {
-    "action_profile": "action_profile(32w128) ap;",
-    "action_selector": "action_selector(HashAlgorithm.crc16, 32w64, 32w14) sel;",
     "Checksum16": "Checksum16() ck;",
 }
 

@@ -283,3 +283,14 @@ def test_an_emptied_table_misses_and_a_refilled_one_hits(tmp_path):
         assert d_out() == 99, name
         sw.table_clear(name)
         assert d_out() == 7, name
+
+
+def test_ternary_key_bits_above_the_width_do_not_reach_the_next_field():
+    # tuple space search packs the key fields into one int: a value's bits above its width
+    # (a negative int<W> is all ones above it) must be cut, not spill into the field before it
+    t = table(["ternary", "ternary"])
+    add(t, {"k0": Ternary(0x01, 0xFF), "k1": Ternary(0xFF, 0xFF)}, 1, prio=1)
+    add(t, {"k0": Ternary(0x00, 0xFF), "k1": Ternary(0xFF, 0xFF)}, 2, prio=2)
+    assert t.lookup((0x00, 0x1FF)).args == (2,)
+    assert t.lookup((0x00, -1)).args == (2,)
+    assert t.lookup((0x101, 0xFF)).args == (1,)

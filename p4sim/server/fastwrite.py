@@ -1,0 +1,338 @@
+"""A Write fast path: table-entry updates decoded from the request bytes by shape.
+
+Reading one TableEntry through upb's Python wrappers costs about 4-5 us (every
+sub-message read builds a wrapper); the entries of a batch mostly share one layout and
+differ only in their value bytes. So the server keeps the bytes of a WriteRequest, cuts
+them into its Updates (`update_spans`), and recognises each Update by its *shape*: the
+serialized bytes with the value bytestrings (match values, masks, bounds, action
+parameter values) cut out. A known shape gives the update's type and its
+`codec.PlainEntry` by slicing the values into a template: no protobuf call at all.
+
+Why this is exact (the same PlainEntry as `codec.plain_from_proto` on the parsed
+message): a shape is learned from a real Update only when its bytes are exactly what
+upb serializes for the message it parses to, and when replacing each value by another
+of the same length changes exactly that value's bytes in the serialization. The
+serialization of a bytes field depends on its length only, so every message that differs
+from the learned one only in value contents (same lengths) serializes to the skeleton
+with those values in the slots; parsing such bytes gives that message back. Anything
+else (another layout, a value of another length, unknown top-level fields) misses and
+takes the reference path: the result is the same, only slower. Validation is not done
+here: the PlainEntry goes through the same checks as the reference path's.
+
+The learned shapes are bounded (SHAPE_LIMIT, cleared when full; SHAPES_PER_LENGTH per
+serialized length, the oldest replaced, so a lookup tries a few at most), only Updates of up to
+LEARN_MAX_BYTES are learned, and a request may only teach LEARN_PER_REQUEST new ones: a
+client sending a new layout per update costs a few small serializations per request,
+never unbounded memory or time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from p4rtproto import p4runtime_pb2
+from p4rtproto.codec import PlainEntry, Schema, TableMeta, decode_table_entry
+from p4rtproto.entities import Exact, Lpm, Optional_, TableEntry, Ternary
+
+SHAPE_LIMIT = 512
+SHAPES_PER_LENGTH = 8  # a lookup tries at most this many shapes
+LEARN_PER_REQUEST = 8
+LEARN_MAX_BYTES = 1024  # a bigger Update (a huge value: refused anyway) is never learned
+_FLIP = bytes(range(255, -1, -1))  # b ^ 0xFF for every byte, for bytes.translate
+
+# WriteRequest's top-level fields as their one-byte tags: device_id (1, varint),
+# role_id (2, varint), election_id (3, message), updates (4, message), atomicity
+# (5, varint), role (6, string)
+_VARINT_TAGS = frozenset((0x08, 0x10, 0x28))
+_LEN_TAGS = frozenset((0x1A, 0x32))
+_UPDATE_TAG = 0x22
+
+_MATCH_SLOTS = {  # FieldMatch kind -> (sub-message field for a, for b or None)
+    "exact": ("value", None),
+    "lpm": ("value", None),
+    "ternary": ("value", "mask"),
+    "range": ("low", "high"),
+    "optional": ("value", None),
+}
+
+
+def _varint(data: bytes, i: int) -> tuple[int, int]:
+    x = data[i]
+    if x < 0x80:
+        return x, i + 1
+    value, shift = x & 0x7F, 7
+    i += 1
+    while True:
+        x = data[i]
+        value |= (x & 0x7F) << shift
+        i += 1
+        if x < 0x80:
+            return value, i
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def update_spans(data: bytes) -> list[tuple[int, int]] | None:
+    """(start, end) of every Update in a serialized WriteRequest, in order; None when
+    the top level holds anything else than WriteRequest's fields (the caller then uses
+    the parsed message only). `data` has already been parsed by upb: it is valid."""
+    spans = []
+    i, n = 0, len(data)
+    try:
+        while i < n:
+            tag = data[i]
+            i += 1
+            if tag == _UPDATE_TAG:
+                ln, i = _varint(data, i)
+                spans.append((i, i + ln))
+                i += ln
+            elif tag in _VARINT_TAGS:
+                _, i = _varint(data, i)
+            elif tag in _LEN_TAGS:
+                ln, i = _varint(data, i)
+                i += ln
+            else:
+                return None
+    except (IndexError, ValueError):
+        return None
+    return spans if i == n else None
+
+
+class _Shape:
+    """One learned layout: `fixed` are (offset, bytes) pieces the update must hold,
+    `slots` the (offset, length) of each value, in the order the template takes them."""
+
+    __slots__ = ("fixed", "slots", "utype", "table_id", "matches", "action_id", "params", "priority", "action_other",
+                 "bound")
+
+    def __init__(self, fixed: tuple, slots: tuple, utype: int, plain: PlainEntry,
+                 match_slots: list[tuple[int | None, int | None]], param_slots: list[int | None]) -> None:
+        self.fixed = fixed
+        self.slots = slots
+        self.utype = utype
+        self.table_id = plain.table_id
+        self.priority = plain.priority
+        self.action_id = plain.action_id
+        self.action_other = plain.action_other
+        # templates: a slot index where a value goes, else the learned constant
+        self.matches = tuple((fid, kind, (sa, a), (sb, b))
+                             for (fid, kind, a, b), (sa, sb) in zip(plain.matches, match_slots, strict=True))
+        self.params = tuple((pid, (sv, v)) for (pid, v), sv in zip(plain.params, param_slots, strict=True))
+        self.bound: tuple[Any, Any] | None = None  # (schema, bind()'s builder) of the last pipeline
+
+    def plain(self, vals: list[bytes]) -> PlainEntry:
+        matches = [(fid, kind, a if sa is None else vals[sa], b if sb is None else vals[sb])
+                   for fid, kind, (sa, a), (sb, b) in self.matches]
+        params = [(pid, v if sv is None else vals[sv]) for pid, (sv, v) in self.params]
+        return PlainEntry(self.table_id, matches, self.action_id, params, self.action_other, self.priority)
+
+
+def _flip(value: bytes) -> bytes:
+    return value.translate(_FLIP)
+
+
+class WriteScanner:
+    """Learned Update shapes, by serialized length (a few shapes per length at most)."""
+
+    def __init__(self) -> None:
+        self.shapes: dict[int, list[_Shape]] = {}
+        self.count = 0
+        self.hits = 0  # updates decoded by shape (what the tests check the path is taken by)
+
+    def lookup(self, data: bytes, start: int, end: int) -> tuple[_Shape, list[bytes]] | None:
+        """(shape, value bytes in slot order) of the Update at data[start:end], or None.
+        `shape.plain(values)` is its PlainEntry."""
+        for sh in self.shapes.get(end - start, ()):
+            for off, piece in sh.fixed:
+                if not data.startswith(piece, start + off):
+                    break
+            else:
+                self.hits += 1
+                return sh, [data[start + o:start + o + n] for o, n in sh.slots]
+        return None
+
+    def learn(self, update: Any, raw: bytes) -> None:
+        """Learn the shape of `update` (a parsed Update whose bytes are `raw`) if it is a
+        plain table-entry write: INSERT/MODIFY/DELETE of a non-default entry, no metadata,
+        no counter data, no idle timeout (those take the reference path)."""
+        if len(raw) > LEARN_MAX_BYTES:
+            return
+        if update.type not in (_INSERT, _MODIFY, _DELETE) or update.entity.WhichOneof("entity") != "table_entry":
+            return
+        te = update.entity.table_entry
+        if (te.is_default_action or te.metadata or te.idle_timeout_ns or te.HasField("counter_data")
+                or te.HasField("meter_config") or te.HasField("meter_counter_data") or te.HasField("time_since_last_hit")):
+            return
+        if update.SerializeToString() != raw:
+            return  # not upb's own layout (order, unknown fields, duplicates): no shape
+        # every value field, as a path into a copy of the message
+        fields: list[tuple[tuple, bytes]] = []  # (locator, value)
+        match_slots: list[tuple[int | None, int | None]] = []
+        for k, fm in enumerate(te.match):
+            kind = fm.WhichOneof("field_match_type")
+            names = _MATCH_SLOTS.get(kind or "")
+            if names is None:
+                return
+            pair: list[int | None] = []
+            for name in names:
+                value = getattr(getattr(fm, kind), name) if name else b""
+                if name and value:
+                    pair.append(len(fields))
+                    fields.append((("m", k, kind, name), value))
+                else:
+                    pair.append(None)
+            match_slots.append((pair[0], pair[1]))
+        param_slots: list[int | None] = []
+        which = te.action.WhichOneof("type") if te.HasField("action") else None
+        if which == "action":
+            for k, prm in enumerate(te.action.action.params):
+                if prm.value:
+                    param_slots.append(len(fields))
+                    fields.append((("p", k), prm.value))
+                else:
+                    param_slots.append(None)
+        elif which is not None:
+            return  # action profile forms: the reference path refuses them
+        offsets: list[tuple[int, int]] = []
+        for loc, value in fields:
+            other = _UPDATE()
+            other.CopyFrom(update)
+            ote = other.entity.table_entry
+            if loc[0] == "m":
+                setattr(getattr(ote.match[loc[1]], loc[2]), loc[3], _flip(value))
+            else:
+                ote.action.action.params[loc[1]].value = _flip(value)
+            alt = other.SerializeToString()
+            if len(alt) != len(raw):
+                return
+            diff = [i for i in range(len(raw)) if raw[i] != alt[i]]
+            off = diff[0]
+            if diff != list(range(off, off + len(value))) or raw[off:off + len(value)] != value:
+                return
+            offsets.append((off, len(value)))
+        order = sorted(range(len(offsets)), key=lambda j: offsets[j][0])
+        fixed, pos = [], 0
+        for j in order:
+            off, ln = offsets[j]
+            if off < pos:
+                return
+            if off > pos:
+                fixed.append((pos, raw[pos:off]))
+            pos = off + ln
+        if pos < len(raw):
+            fixed.append((pos, raw[pos:]))
+        from p4rtproto.codec import plain_from_proto
+
+        shape = _Shape(tuple(fixed), tuple(offsets), update.type, plain_from_proto(te), match_slots, param_slots)
+        if self.count >= SHAPE_LIMIT:
+            self.shapes.clear()
+            self.count = 0
+        same = self.shapes.setdefault(len(raw), [])
+        if len(same) >= SHAPES_PER_LENGTH:  # the oldest of this length makes room
+            same.pop(0)
+            self.count -= 1
+        same.append(shape)
+        self.count += 1
+
+
+_UPDATE = p4runtime_pb2.Update
+_INSERT, _MODIFY, _DELETE = _UPDATE.INSERT, _UPDATE.MODIFY, _UPDATE.DELETE
+
+Builder = Callable[[list[bytes]], "tuple[TableMeta, TableEntry] | None"]
+
+
+def _bind_exact1(meta: TableMeta, spec: tuple, param: tuple | None, action: str, priority: int) -> Builder:
+    """bind()'s builder for the commonest shape, one exact field and at most one
+    parameter (an L2 table), without the loops: the same checks."""
+    kname, _, kwidth, kslot, _ = spec
+    table = meta.name
+    from_bytes = int.from_bytes
+    if param is None:
+        def build0(vals: list[bytes]) -> tuple[TableMeta, TableEntry] | None:
+            v = from_bytes(vals[kslot], "big")
+            if v >> kwidth:
+                return None
+            return meta, TableEntry(table, {kname: Exact(v)}, action, {}, priority)
+        return build0
+    pname, pwidth, pslot = param
+
+    def build1(vals: list[bytes]) -> tuple[TableMeta, TableEntry] | None:
+        v = from_bytes(vals[kslot], "big")
+        a = from_bytes(vals[pslot], "big")
+        if v >> kwidth or a >> pwidth:
+            return None
+        return meta, TableEntry(table, {kname: Exact(v)}, action, {pname: a}, priority)
+    return build1
+
+
+def bind(shape: _Shape, schema: Schema) -> Builder | None:
+    """A shape's decoder for one pipeline: value bytes -> (table, TableEntry), or None
+    when a value would be refused (the caller then runs the reference checks on
+    `shape.plain(values)`, which say why). Returns None (no fast decoder) when the shape
+    fails a check that does not depend on the values, or is of a kind not handled here.
+
+    The checks that do not depend on the values (ids, kinds, scopes, priority, every
+    parameter given once...) are the reference's own: `codec.decode_table_entry` runs on
+    the shape with stand-in values that pass every value check. What the builder checks
+    are exactly `codec.decode_match`'s and `decode_action`'s value checks; a refused
+    value is never decided here."""
+    dummy = []
+    mask_slots = {sb for _, kind, _, (sb, _) in shape.matches if kind == "ternary"}
+    for j, (_, n) in enumerate(shape.slots):
+        dummy.append(bytes(n - 1) + b"\x01" if j in mask_slots else bytes(n))
+    for _, kind, (sa, _), (sb, _) in shape.matches:
+        if kind not in ("exact", "lpm", "ternary", "optional") or sa is None or (kind == "ternary" and sb is None):
+            return None  # ranges, and empty values (refused anyway): the reference path
+    if any(sv is None for _, (sv, _) in shape.params):
+        return None
+    try:
+        meta, ref = decode_table_entry(schema, shape.plain(dummy), need_action=shape.utype != _DELETE)
+    except Exception:
+        return None
+    if meta.const_entries:
+        return None
+    fields = meta.fields
+    specs = []  # (name, kind, width, value slot, prefix length or mask slot)
+    for fid, kind, (sa, _), (sb, b) in shape.matches:
+        f = fields[fid]
+        specs.append((f.name, kind, f.bitwidth, sa, sb if kind == "ternary" else b))
+    params = []
+    if ref.action:
+        ainfo = schema.action(shape.action_id)
+        for pid, (sv, _) in shape.params:
+            pinfo = ainfo.params[pid]
+            params.append((pinfo.name, pinfo.bitwidth, sv))
+    table, action, priority = meta.name, ref.action, shape.priority
+    from_bytes = int.from_bytes
+    if len(specs) == 1 and specs[0][1] == "exact" and len(params) <= 1:
+        return _bind_exact1(meta, specs[0], params[0] if params else None, action, priority)
+
+    def build(vals: list[bytes]) -> tuple[TableMeta, TableEntry] | None:
+        match: dict[str, Any] = {}
+        for name, kind, width, sa, b in specs:
+            v = from_bytes(vals[sa], "big")
+            if v >> width:
+                return None
+            if kind == "exact":
+                match[name] = Exact(v)
+            elif kind == "lpm":
+                if v & ((1 << (width - b)) - 1):
+                    return None
+                match[name] = Lpm(v, b)
+            elif kind == "ternary":
+                mask = from_bytes(vals[b], "big")
+                if mask >> width or mask == 0 or v & ~mask:
+                    return None
+                match[name] = Ternary(v, mask)
+            else:
+                match[name] = Optional_(v)
+        args: dict[str, int] = {}
+        for name, width, sv in params:
+            v = from_bytes(vals[sv], "big")
+            if v >> width:
+                return None
+            args[name] = v
+        return meta, TableEntry(table=table, match=match, action=action, params=args, priority=priority)
+    return build

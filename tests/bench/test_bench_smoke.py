@@ -1,0 +1,80 @@
+"""Every `python -m bench` section at its smallest size (`--smoke`): it exits 0 and prints
+its figures in the usual shape, each next to the baseline it is read against in the same
+run. The bench broke once, unnoticed, when an API it used moved; this keeps it honest.
+Figures are not checked against targets here (speed targets live in the bench itself).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from bench.__main__ import SECTIONS, SMOKE
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NUM = r"[\d,]+(?:\.\d+)?"
+SAME_RUN = rf"= {NUM} empty-loop iterations of {NUM} ns, same run"
+
+
+def _table_growth() -> list[str]:
+    out = []
+    for kind in ("exact", "lpm", "ternary"):
+        out.append(rf"{kind} +100 entries: +{NUM} pps +\(1\.00 x the 100 figure; {NUM} us/packet "
+                   rf"{SAME_RUN}; install {NUM} us/entry in-process\)")
+        out.append(rf"{kind} +400 entries: +{NUM} pps +\({NUM} x the 100 figure; ")
+    out += [r"exact +algorithm: exact match", r"lpm +algorithm: longest prefix match",
+            r"ternary +algorithm: tuple space search: .*\((\d+) installed\)"]
+    return out
+
+
+# per section: the lines (regexes) its output must contain
+EXPECT: dict[str, list[str]] = {
+    "p4sim_pipeline": [rf"payload +{n} B: +{NUM} pps +\({NUM} us/packet {SAME_RUN}; 300 of 300 forwarded\)"
+                       for n in (64, 1024)] + [r"us/packet by stage: new headers/metadata"],
+    "table_growth": _table_growth(),
+    "p4runtime": [rf"table INSERT .*: {NUM}/s = \d+% of a no-work unary echo of the same bytes \({NUM}/s\)",
+                  rf"table DELETE .*: {NUM}/s = \d+% of a no-work unary echo",
+                  rf"PacketOut->PacketIn, 1 in flight: {NUM}/s = \d+% of the StreamChannel echo \({NUM}/s\)",
+                  rf"PacketOut->PacketIn, 32 in flight: {NUM}/s = \d+% of the echo \({NUM}/s\)",
+                  rf"rocelab counters \({NUM} cells, {NUM} MB\): {NUM} ms"],
+    "scenario": [rf"incast-dcqcn, 0\.5 ms virtual at 10 Gb/s: {NUM} s wall",
+                 rf"{NUM} frames through the switch .*: {NUM} frames/s wall"],
+    "paper": [r"paper \(fluid fixed point\) +rocelab \(measured\)"]
+             + [rf"^{n} +R_C per flow \(Gb/s\) +{NUM} +{NUM}" for n in (2, 4, 8)],
+    "packets": [rf"{n:5d} B payload: build {NUM}/s, build\+decode {NUM}/s; scapy build {NUM}/s \(baseline\): "
+                rf"build is {NUM}x scapy" for n in (64, 1024)],
+    "fabric": [rf" 2 hosts, 0\.05 ms virtual: .* {NUM} frames, .*\(1\.00x the 2-host figure\), .*\(1\.00x\)",
+               rf" 4 hosts, 0\.05 ms virtual: .*\({NUM}x the 2-host figure\)",
+               rf"sweep of 1 deadlock points \(200 us each\) on 1 local worker process\(es\): {NUM} s wall"],
+    "hdl": [r"icarus +64 +\d+ +\d+ +\d+ .* ok \(no bubble\)"],
+    "fil": [rf"fil icarus DATA_WIDTH 64: 10 us virtual in {NUM} s wall .* virtual us/s wall, .* 0 mismatches"],
+}
+NEEDS = {"hdl": "iverilog", "fil": "iverilog"}  # the simulator the smoke run uses
+
+
+def test_every_section_has_a_smoke_size_and_expected_output():
+    assert set(SMOKE) == set(SECTIONS) == set(EXPECT)
+
+
+@pytest.mark.parametrize("section", SECTIONS)
+def test_bench_section_smoke(section):
+    res = subprocess.run([sys.executable, "-m", "bench", section, "--smoke"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    out = res.stdout
+    assert res.returncode == 0, f"bench {section} --smoke failed:\n{out[-2000:]}\n{res.stderr[-2000:]}"
+    assert "FAILED" not in out + res.stderr
+    tool = NEEDS.get(section)
+    if tool and shutil.which(tool) is None:
+        # without the simulator the section says so (and exits 0); with it, figures are required
+        assert re.search(rf"{'fil ' if section == 'fil' else ''}icarus.* skipped: ", out), out
+        return
+    for pat in EXPECT[section]:
+        assert re.search(pat, out, re.MULTILINE), f"bench {section}: no line matching {pat!r} in:\n{out}"
+    if section == "table_growth":
+        groups = int(re.search(r"tuple space search: .*\((\d+) installed\)", out).group(1))
+        assert groups > 8  # the ACL mix: the prefix-mask shapes plus the random mask tuples

@@ -1,0 +1,464 @@
+"""Write's fast path (p4sim/server/fastwrite.py) against the reference path.
+
+Two servers run l2_cpu.p4, one with the fast path, one without (`fast_write=False`).
+The same generated WriteRequests (valid and hostile: wrong ids, bad bitwidths, empty
+values, duplicate keys and fields, wrong kinds and priorities, MODIFY/DELETE of missing
+entries, batches with errors in the middle, unknown fields, reordered fields) go to both
+as raw bytes; every answer (status code, message, the per-update p4.v1.Error trailer) and
+the table contents after every request must be identical. The fast path must actually
+have been taken (its hit count), and a planted fast path that lets a refused value in
+must be caught by the same comparison.
+
+p4sim implements CONTINUE_ON_ERROR only (P4Runtime 1.4 section 12.2: every update is
+tried, each failure reported at its index; ROLLBACK/DATAPLANE atomicity answer
+UNIMPLEMENTED), so a batch with an error in the middle keeps the updates around it.
+"""
+
+from __future__ import annotations
+
+import random
+
+import grpc
+import pytest
+from p4rt_helpers import L2_PROGRAM, Names, RawClient, find
+
+from p4rtproto import p4runtime_pb2
+from p4sim.server import P4RuntimeServer, fastwrite, make_device_config
+
+U = p4runtime_pb2.Update
+TABLES = ("l2_fwd", "smac", "acl", "classify", "dst_prefix")
+
+
+def _start(fast: bool) -> tuple[P4RuntimeServer, RawClient, Names]:
+    srv = P4RuntimeServer(device_id=1, cpu_port=255, fast_write=fast)
+    srv.start("127.0.0.1:0")
+    c = RawClient(f"127.0.0.1:{srv.port}", 1)
+    c.arbitrate((0, 1))
+    assert c.get("arbitration").arbitration.status.code == 0
+    c.set_pipeline(make_device_config(L2_PROGRAM))
+    cfg = c.stub.GetForwardingPipelineConfig(p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1))
+    return srv, c, Names(cfg.config.p4info)
+
+
+@pytest.fixture(scope="module")
+def pair():
+    made = [_start(True), _start(False)]
+    yield made
+    for srv, c, _ in made:
+        c.close()
+        srv.stop(grace=0)
+
+
+class Gen:
+    """Random WriteRequests over l2_cpu.p4: mostly well-formed, ~1/3 of updates broken."""
+
+    def __init__(self, n: Names, seed: int) -> None:
+        self.n, self.r = n, random.Random(seed)
+        self.t = {s: find(n, s) for s in TABLES}
+        self.a = {s: find(n, s) for s in ("forward", "to_cpu", "flood", "drop", "learn", "NoAction", "set_prio",
+                                           "acl_police")}
+
+    def mac(self) -> bytes:  # a small key space: duplicates and hits on DELETE/MODIFY happen
+        v = (0x02 << 40) | self.r.randrange(24)
+        b = v.to_bytes(6, "big")
+        return self.r.choice([b, b, b, b"\x00" + b, b.lstrip(b"\x00")])
+
+    def val(self, width: int, v: int | None = None) -> bytes:
+        r = self.r
+        if v is None:
+            v = r.randrange(1 << width)
+        nb = (width + 7) // 8
+        kind = r.random()
+        if kind < 0.06:
+            return b""  # empty: INVALID_ARGUMENT
+        if kind < 0.14:
+            return (v | (1 << width)).to_bytes(nb + 1, "big")  # too wide: OUT_OF_RANGE
+        if kind < 0.2:
+            return b"\x00" + v.to_bytes(nb, "big")  # zero-padded: accepted
+        return v.to_bytes(nb, "big")
+
+    def entry(self, utype: int) -> p4runtime_pb2.TableEntry:
+        r, n = self.r, self.n
+        table = r.choice(TABLES)
+        tname = self.t[table]
+        te = p4runtime_pb2.TableEntry(table_id=n[tname])
+        fid = n.fields[tname]
+        if table in ("l2_fwd", "smac"):
+            field = "hdr.ethernet.dst" if table == "l2_fwd" else "hdr.ethernet.src"
+            fm = te.match.add(field_id=fid[field])
+            if r.random() < 0.05:
+                fm.lpm.value, fm.lpm.prefix_len = self.mac(), 8  # wrong kind
+            else:
+                fm.exact.value = self.mac() if r.random() < 0.9 else self.val(48)
+            acts = ("forward", "to_cpu", "flood", "drop") if table == "l2_fwd" else ("learn", "NoAction")
+        elif table == "acl":
+            et = r.choice([0x0800, 0x86DD, 0x8808, 0x88F7])
+            mask = r.choice([0xFFFF, 0xFF00, 0, 0xFFFF])
+            fm = te.match.add(field_id=fid["hdr.ethernet.ether_type"])
+            fm.ternary.value = self.val(16, et & mask if r.random() < 0.9 else et)
+            fm.ternary.mask = self.val(16, mask)
+            if r.random() < 0.5:
+                fm = te.match.add(field_id=fid["hdr.ethernet.src"])
+                fm.ternary.value, fm.ternary.mask = self.mac(), b"\xff" * 6
+            te.priority = r.choice([1, 5, 10, 0])
+            acts = ("drop", "to_cpu", "acl_police", "NoAction")
+        elif table == "classify":
+            fm = te.match.add(field_id=fid["hdr.ethernet.ether_type"])
+            lo = r.randrange(0x0800, 0x0900)
+            fm.range.low, fm.range.high = self.val(16, lo), self.val(16, lo + r.randrange(-2, 16))
+            if r.random() < 0.6:
+                te.match.add(field_id=fid["sm.ingress_port"]).optional.value = self.val(9, r.randrange(1, 5))
+            te.priority = r.choice([1, 3, 0])
+            acts = ("set_prio", "NoAction")
+        else:
+            plen = r.choice([8, 16, 24, 48, 0, 49])
+            fm = te.match.add(field_id=fid["hdr.ethernet.dst"])
+            v = r.randrange(1 << 48)
+            if r.random() < 0.85 and 0 < plen <= 48:
+                v &= ~((1 << (48 - plen)) - 1)  # else: bits beyond the prefix
+            fm.lpm.value, fm.lpm.prefix_len = self.val(48, v), plen
+            acts = ("forward", "NoAction")
+        # hostile touches on ids and shape
+        x = r.random()
+        if x < 0.03:
+            te.table_id = 0x02FFFFFF
+        elif x < 0.06:
+            te.match[0].field_id = 99
+        elif x < 0.08 and len(te.match):
+            te.match.add().CopyFrom(te.match[0])  # a field given twice
+        elif x < 0.10 and table == "l2_fwd":
+            te.priority = 3  # priority on an exact table
+        elif x < 0.11:
+            te.is_default_action = True
+        elif x < 0.12:
+            te.metadata = b"cookie"
+        elif x < 0.13:
+            te.idle_timeout_ns = 1000
+        if utype == U.DELETE and r.random() < 0.8:
+            return te
+        act = r.choice(acts) if r.random() < 0.95 else "set_prio" if table != "classify" else "drop"
+        a = te.action.action
+        a.action_id = n[self.a[act]]
+        aname = self.a[act]
+        for pname, pid in n.params[aname].items():
+            if r.random() < 0.03:
+                continue  # a missing parameter
+            width = {"port": 9, "group": 16, "prio": 3}[pname]
+            a.params.add(param_id=pid if r.random() > 0.02 else 77, value=self.val(width))
+            if r.random() < 0.02:
+                a.params.add(param_id=pid, value=b"\x01")  # given twice
+        return te
+
+    def update(self) -> bytes:
+        r = self.r
+        utype = r.choice([U.INSERT] * 5 + [U.MODIFY, U.DELETE, U.DELETE] + ([U.UNSPECIFIED] if r.random() < 0.1 else []))
+        u = U(type=utype)
+        u.entity.table_entry.CopyFrom(self.entry(utype))
+        raw = u.SerializeToString()
+        x = r.random()
+        if x < 0.03:
+            raw += b"\x78\x05"  # an unknown field (15, varint) after the entity
+        elif x < 0.05:
+            raw = b"\x08" + bytes([utype]) + raw  # the type given twice (the last wins)
+        return raw
+
+    def request(self, eid: tuple[int, int]) -> bytes:
+        r = self.r
+        w = p4runtime_pb2.WriteRequest(device_id=1)
+        w.election_id.high, w.election_id.low = eid
+        x = r.random()
+        if x < 0.02:
+            w.device_id = 9
+        elif x < 0.04:
+            w.atomicity = w.ROLLBACK_ON_ERROR
+        head = w.SerializeToString()
+        body = b"".join(b"\x22" + _varint(len(u)) + u for u in (self.update() for _ in range(r.randrange(1, 25))))
+        return head + body
+
+
+def _varint(v: int) -> bytes:
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def _answer(client: RawClient, data: bytes) -> tuple:
+    write = client.channel.unary_unary("/p4.v1.P4Runtime/Write", request_serializer=None, response_deserializer=None)
+    try:
+        return ("OK", write(data, timeout=10))
+    except grpc.RpcError as exc:
+        trailer = dict(exc.trailing_metadata() or ())
+        return (exc.code(), exc.details(), trailer.get("grpc-status-details-bin"))
+
+
+def _tables(client: RawClient, names: Names) -> list[bytes]:
+    ents = []
+    for t in TABLES:
+        e = p4runtime_pb2.Entity()
+        e.table_entry.table_id = names[find(names, t)]
+        ents.extend(x.SerializeToString() for x in client.read(e))
+    return ents
+
+
+def _differences(pair, seed: int, requests: int) -> list:
+    (fast_srv, fast, names), (_, slow, _) = pair
+    for c in (fast, slow):  # both start empty
+        for t in TABLES:
+            e = p4runtime_pb2.Entity()
+            e.table_entry.table_id = names[find(names, t)]
+            dels = [U(type=U.DELETE, entity=x) for x in c.read(e)]
+            if dels:
+                c.write(*dels)
+    gen = Gen(names, seed)
+    diffs = []
+    for k in range(requests):
+        data = gen.request((0, 1))
+        a, b = _answer(fast, data), _answer(slow, data)
+        if a != b:
+            diffs.append((k, a, b))
+        if k % 5 == 4 and _tables(fast, names) != _tables(slow, names):
+            diffs.append((k, "tables differ"))
+    return diffs
+
+
+def test_fast_path_answers_and_state_equal_the_reference(pair) -> None:
+    fast_srv = pair[0][0]
+    before = fast_srv._scanner.hits
+    assert _differences(pair, seed=1, requests=160) == []
+    assert pair[1][0]._scanner.hits == 0  # the reference server never takes the path
+    hits = fast_srv._scanner.hits - before
+    assert hits > 400, hits  # most well-formed updates went the fast way (about 2,000 updates in all)
+    names = pair[0][2]
+    assert len(_tables(pair[0][1], names)) > 20  # the batches did leave entries to compare
+
+
+def test_planted_lax_fast_path_is_caught(pair, monkeypatch) -> None:
+    """Negative control: a fast path that lets a refused value in (masks it to its width
+    instead of handing it to the reference checks) must show up as a difference."""
+    real = fastwrite.bind
+
+    def lax(shape, schema):
+        build = real(shape, schema)
+        if build is None:
+            return None
+
+        def lax_build(vals):
+            got = build(vals)
+            if got is None:  # the planted bug: refuse nothing, store zeros instead
+                got = build([bytes(len(v) - 1) + b"\x01" for v in vals])
+            return got
+        return lax_build
+
+    monkeypatch.setattr(fastwrite, "bind", lax)
+    for sh in (s for shapes in pair[0][0]._scanner.shapes.values() for s in shapes):
+        sh.bound = None  # rebind with the planted builder
+    assert _differences(pair, seed=2, requests=60) != []
+
+
+def _parsed(raw: bytes) -> p4runtime_pb2.Update:
+    return U.FromString(raw)
+
+
+def test_scanner_learns_only_upb_layouts_and_values_of_the_same_length() -> None:
+    from p4rtproto.codec import plain_from_proto
+
+    u = U(type=U.INSERT)
+    te = u.entity.table_entry
+    te.table_id = 7
+    te.match.add(field_id=1).exact.value = b"\x02\x00\x00\x00\x00\x01"
+    te.match.add(field_id=2).ternary.value = b"\x08\x00"
+    te.match[1].ternary.mask = b"\xff\xff"
+    te.action.action.action_id = 9
+    te.action.action.params.add(param_id=1, value=b"\x03")
+    raw = u.SerializeToString()
+    sc = fastwrite.WriteScanner()
+    assert sc.lookup(raw, 0, len(raw)) is None
+    sc.learn(u, raw)
+    other = U()
+    other.CopyFrom(u)
+    other.entity.table_entry.match[0].exact.value = b"\x02\x00\x00\x00\x00\xfe"
+    other.entity.table_entry.action.action.params[0].value = b"\x07"
+    for m in (u, other):
+        data = b"pad" + m.SerializeToString()
+        shape, vals = sc.lookup(data, 3, len(data))
+        assert shape.utype == U.INSERT
+        assert shape.plain(vals) == plain_from_proto(m.entity.table_entry)
+    # a value of another length, another table id, or extra bytes: not this shape
+    for change in ("len", "table", "unknown"):
+        m = U()
+        m.CopyFrom(u)
+        if change == "len":
+            m.entity.table_entry.action.action.params[0].value = b"\x00\x03"
+        elif change == "table":
+            m.entity.table_entry.table_id = 8
+        data = m.SerializeToString() + (b"\x78\x01" if change == "unknown" else b"")
+        assert sc.lookup(data, 0, len(data)) is None, change
+    # bytes that are not upb's own layout (the type after the entity) teach nothing
+    swapped = raw[2:] + raw[:2]
+    assert _parsed(swapped) == u
+    sc2 = fastwrite.WriteScanner()
+    sc2.learn(u, swapped)
+    assert sc2.count == 0
+    # not plain table writes: no shape
+    for m in (U(type=U.UNSPECIFIED, entity=u.entity), U(type=U.INSERT)):
+        sc2.learn(m, m.SerializeToString())
+    d = U()
+    d.CopyFrom(u)
+    d.entity.table_entry.metadata = b"x"
+    sc2.learn(d, d.SerializeToString())
+    assert sc2.count == 0
+
+
+def test_scanner_is_bounded() -> None:
+    sc = fastwrite.WriteScanner()
+    for i in range(fastwrite.SHAPE_LIMIT + 10):
+        u = U(type=U.DELETE)
+        u.entity.table_entry.table_id = (i % 100) + 1 + (i // 100) * 1000  # 1-2 byte varints: few lengths
+        u.entity.table_entry.match.add(field_id=1).exact.value = b"\x01"
+        sc.learn(u, u.SerializeToString())
+    assert 0 < sc.count <= fastwrite.SHAPE_LIMIT
+    assert sum(len(v) for v in sc.shapes.values()) == sc.count
+    assert max(len(v) for v in sc.shapes.values()) == fastwrite.SHAPES_PER_LENGTH
+    # the newest shape of a length is kept (the oldest made room), so it is found
+    raw = u.SerializeToString()
+    assert sc.lookup(raw, 0, len(raw)) is not None
+    # a big update (a huge value) is never learned: learning it would cost time per byte
+    big = U(type=U.INSERT)
+    big.entity.table_entry.table_id = 1
+    big.entity.table_entry.match.add(field_id=1).exact.value = b"\x01" * (fastwrite.LEARN_MAX_BYTES + 1)
+    n = sc.count
+    sc.learn(big, big.SerializeToString())
+    assert sc.count == n
+
+
+def test_update_spans() -> None:
+    w = p4runtime_pb2.WriteRequest(device_id=1, role="r")
+    w.election_id.low = 5
+    for i in range(3):
+        w.updates.add(type=U.DELETE).entity.table_entry.table_id = i + 1
+    data = w.SerializeToString()
+    spans = fastwrite.update_spans(data)
+    assert [U.FromString(data[a:b]) for a, b in spans] == list(w.updates)
+    assert fastwrite.update_spans(data + b"\x78\x01") is None  # an unknown top-level field
+    assert fastwrite.update_spans(data[:-1]) is None
+
+
+@pytest.mark.parametrize("size", [0, 1, 127, 128, 300, 16384, 70000])
+@pytest.mark.parametrize("fields", [0, 1, 3])
+def test_packet_in_frame_is_protobufs_encoding(size, fields) -> None:
+    from p4sim.server.service import packet_in_frame
+
+    payload = bytes(range(256)) * (size // 256) + bytes(range(size % 256))
+    want = p4runtime_pb2.StreamMessageResponse()
+    want.packet.SetInParent()
+    for k in range(fields):
+        want.packet.metadata.add(metadata_id=k + 1, value=bytes([k] * (k + 1)))
+    meta = p4runtime_pb2.PacketIn(metadata=want.packet.metadata).SerializeToString()
+    want.packet.payload = payload
+    got = packet_in_frame(meta, bytearray(payload))
+    assert p4runtime_pb2.StreamMessageResponse.FromString(got) == want
+    assert got == want.SerializeToString()
+
+
+def _synthetic_schema():
+    """Tables l2_fwd.p4 does not have: exact+ternary (so an entry may give only the exact
+    field, with a priority), two exact fields, exact+optional, a 1-bit and a 12-bit key."""
+    from google.protobuf import text_format
+
+    from p4rtproto import p4info_pb2
+    from p4rtproto.schema import Schema
+
+    text = """
+    actions { preamble { id: 21 name: "set" } params { id: 1 name: "v" bitwidth: 12 } params { id: 2 name: "w" bitwidth: 1 } }
+    actions { preamble { id: 22 name: "one" } params { id: 1 name: "port" bitwidth: 9 } }
+    actions { preamble { id: 23 name: "none" } }
+    tables { preamble { id: 11 name: "mixed" } match_fields { id: 1 name: "a" bitwidth: 12 match_type: EXACT }
+             match_fields { id: 2 name: "b" bitwidth: 16 match_type: TERNARY }
+             action_refs { id: 21 } action_refs { id: 22 } action_refs { id: 23 } size: 64 }
+    tables { preamble { id: 12 name: "two" } match_fields { id: 1 name: "a" bitwidth: 1 match_type: EXACT }
+             match_fields { id: 2 name: "b" bitwidth: 33 match_type: EXACT }
+             action_refs { id: 22 } action_refs { id: 23 } size: 64 }
+    tables { preamble { id: 13 name: "opt" } match_fields { id: 1 name: "a" bitwidth: 7 match_type: OPTIONAL }
+             match_fields { id: 2 name: "p" bitwidth: 20 match_type: LPM }
+             action_refs { id: 21 } action_refs { id: 23 } size: 64 }
+    """
+    return Schema(text_format.Parse(text, p4info_pb2.P4Info()))
+
+
+def test_bound_builders_equal_the_reference_decoder() -> None:
+    """For every learned shape and many value fillings: a bound builder either hands
+    the update back (None) or gives exactly the reference decoder's (table, entry); and
+    it never hands back a filling the reference accepts (the fast path is used)."""
+    from p4rtproto.codec import decode_table_entry
+
+    schema = _synthetic_schema()
+    r = random.Random(5)
+    widths = {(11, 1): 12, (11, 2): 16, (12, 1): 1, (12, 2): 33, (13, 1): 7, (13, 2): 20}
+    sc = fastwrite.WriteScanner()
+    accepted = fast = 0
+    for _ in range(600):
+        utype = r.choice([U.INSERT, U.MODIFY, U.DELETE])
+        tid = r.choice([11, 12, 13])
+        u = U(type=utype)
+        te = u.entity.table_entry
+        te.table_id = tid
+        def value(w: int, nb: int) -> int:  # fits mostly; sometimes one bit too wide
+            return r.randrange(1 << w) | ((1 << w) if r.random() < 0.1 and nb * 8 > w else 0)
+
+        for fid in (1, 2):
+            w = widths[(tid, fid)]
+            nb = (w + 7) // 8 + r.choice([0, 0, 0, 1])
+            v = value(w, nb)
+            if tid == 11 and fid == 2:
+                if r.random() < 0.5:
+                    continue
+                mask = r.choice([0xFFFF, 0x0F00, 0, 0x1FFFF if nb > 2 else 0xFFFF, 0x00F0])
+                fm = te.match.add(field_id=fid)
+                fm.ternary.value = (v & mask if r.random() < 0.9 else v).to_bytes(nb, "big")
+                fm.ternary.mask = mask.to_bytes(nb, "big")
+            elif tid == 13:
+                if r.random() < 0.3:
+                    continue
+                fm = te.match.add(field_id=fid)
+                if fid == 1:
+                    fm.optional.value = v.to_bytes(nb, "big")
+                else:
+                    fm.lpm.prefix_len = plen = r.choice([4, 20, 21, 12])
+                    if r.random() < 0.9 and plen <= w:
+                        v &= ~((1 << (w - plen)) - 1)
+                    fm.lpm.value = v.to_bytes(nb, "big")
+            else:
+                te.match.add(field_id=fid).exact.value = v.to_bytes(nb, "big")
+        te.priority = r.choice([3, 3, 3, 0]) if tid != 12 else r.choice([0, 0, 0, 1])
+        aid = r.choice([21, 22, 23])
+        if utype != U.DELETE or r.random() < 0.3:
+            te.action.action.action_id = aid
+            for pid, w in {21: ((1, 12), (2, 1)), 22: ((1, 9),), 23: ()}[aid]:
+                te.action.action.params.add(param_id=pid, value=value(w, 2).to_bytes(2, "big"))
+        raw = u.SerializeToString()
+        hit = sc.lookup(raw, 0, len(raw))
+        if hit is None:
+            sc.learn(u, raw)
+            hit = sc.lookup(raw, 0, len(raw))
+        assert hit is not None
+        shape, vals = hit
+        plain = shape.plain(vals)
+        try:
+            ref = decode_table_entry(schema, plain, need_action=utype != U.DELETE)
+        except Exception:
+            ref = None
+        if shape.bound is None:
+            shape.bound = (schema, fastwrite.bind(shape, schema))
+        build = shape.bound[1]
+        got = build(vals) if build is not None else None
+        if ref is not None:
+            accepted += 1
+            assert got is not None, plain  # a value the reference accepts takes the fast way
+            fast += 1
+        if got is not None:
+            assert ref is not None, plain
+            assert got[0] is ref[0] and got[1] == ref[1], plain
+    assert accepted > 100 and fast == accepted
