@@ -582,9 +582,10 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
     # -- Write
 
     def Write(self, request: Any, context: grpc.ServicerContext, data: bytes | None = None) -> Any:
-        """`data`: the request's bytes, when the transport has them: plain table-entry
-        updates are then decoded from the bytes by shape (fastwrite.py), the rest from
-        the message; both give the same PlainEntry to the same checks."""
+        """`data`: the bytes `request` was parsed from, when the transport has them:
+        plain table-entry updates are then decoded from the bytes by shape
+        (fastwrite.py), the rest from the message; both give the same PlainEntry to the
+        same checks, and a learned shape is bound to the pipeline's own decoder."""
         try:
             with self._lock:
                 self._check_device(request.device_id)
