@@ -22,6 +22,7 @@ import os
 import queue
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from typing import Any
@@ -614,8 +615,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                             if hit is not None:
                                 shape, vals = hit
                                 bound = shape.bound
-                                if bound is None or bound[0] is not p.maps:
-                                    bound = shape.bound = (p.maps, fastwrite.bind(shape, p.maps))
+                                if bound is None or bound[0]() is not p.maps:  # weak: no old pipeline kept
+                                    bound = shape.bound = (weakref.ref(p.maps), fastwrite.bind(shape, p.maps))
                                 built = bound[1](vals) if bound[1] is not None else None
                                 if built is None:  # not a bound shape or a value refused: the checks say why
                                     write_plain(p, shape.utype, shape.plain(vals))
