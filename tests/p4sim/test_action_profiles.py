@@ -106,3 +106,50 @@ def test_indirect_table_refuses_direct_actions_and_unknown_targets(path):
     assert o.data[1] == 7
     (e,) = sw.table_entries("tp")
     assert (e.action, e.member, e.group) == ("", 7, None)
+
+
+def test_modify_moves_an_entry_between_member_and_group(path):
+    sw = Switch(path)
+    sel = sw.action_profile("sel")
+    sel.member_add(1, "set", {"r": 1})
+    sel.member_add(2, "set", {"r": 2})
+    sel.group_add(9, [2])
+    key = {"hdr.h.k": Exact(5)}
+    sw.table_add(TableEntry("ts", key, "", member=1))
+    sw.table_modify(TableEntry("ts", dict(key), "", group=9))
+    sw.send(0, bytes([5, 0, 0, 0]))
+    assert sw.receive()[0].data[1] == 2
+    sel.member_delete(1)  # no longer used: the modify released it
+    with pytest.raises(FailedPrecondition):
+        sel.group_delete(9)
+    with pytest.raises(NotFound):  # a refused modify changes nothing
+        sw.table_modify(TableEntry("ts", dict(key), "", member=1))
+    (e,) = sw.table_entries("ts")
+    assert (e.member, e.group) == (None, 9)
+    sw.table_delete(TableEntry("ts", dict(key), ""))
+    sel.group_delete(9)
+    sel.member_delete(2)
+
+
+@pytest.mark.parametrize("algo", ["crc32", "crc32_custom", "identity"])
+def test_selector_algorithms(tmp_path, algo):
+    # crc32 and crc32_custom (BMv2's default parameters are crc32's) against zlib; identity:
+    # the packed bytes as a number (the per-switch algorithms go through the switch's table)
+    import zlib
+
+    p = tmp_path / "ap.p4"
+    p.write_text(PROGRAM.replace("HashAlgorithm.xor16", f"HashAlgorithm.{algo}"))
+    sw = Switch(str(p))
+    sel = sw.action_profile("sel")
+    for mid in range(3):
+        sel.member_add(mid, "set", {"r": mid})
+    sel.group_add(1, [0, 1, 2])
+    sw.table_add(TableEntry("ts", {"hdr.h.k": Exact(5)}, "", group=1))
+    got, want = [], []
+    for c in (0, 1, 2, 0x1234, 0xBEEF, 0xFFFF):
+        sw.send(0, bytes([5, 0]) + c.to_bytes(2, "big"))
+        got.append(sw.receive()[0].data[1])
+        data = c.to_bytes(2, "big")
+        want.append((c if algo == "identity" else zlib.crc32(data)) % 3)
+    assert got == want
+    assert len(set(want)) > 1

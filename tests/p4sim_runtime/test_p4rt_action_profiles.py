@@ -245,3 +245,26 @@ def test_deleting_the_entries_releases_members_and_groups(rig):
 def test_group_count_is_bounded_by_the_selector_size(rig):
     rig.write(*(rig.group(g, []) for g in range(8)))  # sel: size 8
     assert rig.code(rig.group(8, [])) == "RESOURCE_EXHAUSTED"
+
+
+def test_p4sim_switch_process_serves_profiles(live_switch):
+    """The same writes against the `p4sim-switch` command: members, a group, an entry on it,
+    Read back, and the refusal of deleting what is in use."""
+
+    class Proc:  # what Rig needs of a server: its port (no packets: no data ports here)
+        port = live_switch.port
+
+    r = Rig(Proc())
+    try:
+        r.write(r.member("I.sel", 1, port=1, r=1), r.member("I.sel", 2, port=2, r=2))
+        r.write(r.group(5, [2, 1]))
+        r.write(r.entry("I.t_sel", 5, group=5))
+        (g,) = r.conn.read([p4runtime_pb2.Entity(action_profile_group=p4runtime_pb2.ActionProfileGroup(
+            action_profile_id=r.prof["I.sel"], group_id=5))])
+        assert sorted(m.member_id for m in g.action_profile_group.members) == [1, 2]
+        (e,) = r.conn.read([p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=r.table["I.t_sel"]))])
+        assert e.table_entry.action.action_profile_group_id == 5
+        assert r.code(r.member("I.sel", 1, "", utype=U.DELETE)) == "FAILED_PRECONDITION"
+        assert r.code(r.group(5, [], utype=U.DELETE)) == "FAILED_PRECONDITION"
+    finally:
+        r.conn.close()
