@@ -12,16 +12,15 @@ from p4sim.model import (
     KeyField,
     Lpm,
     Optional_,
-    P4SimError,
     Range,
     TableEntry,
-    TableInfo,
     Ternary,
 )
 from p4sim.spec import ActionSpec
 
 from . import ctor_args
 from .decls import cp_name
+from .entries import const_entry_error
 from .exprs import Ctx, Val
 from .names import Scope, Sym
 from .types import (
@@ -408,7 +407,6 @@ class BlockChecker:
     # ------------------------------------------------------------------ tables
 
     def table_decl(self, d: ast.TableDecl, scope: Scope, ctx: Ctx, prefix: str) -> None:
-        from p4sim.runtime.tables import Table  # the same rules the switch applies
 
         name = cp_name(prefix, d)
         keys: list[KeyField] = []
@@ -469,7 +467,8 @@ class BlockChecker:
             actions.append(ActionSpec(asym.value or asym.name, tuple(params), sc))
             syms.append(asym)
         sp = d.prop("size")
-        size = self.const_eval(sp.value, scope) if sp is not None and sp.value is not None else 1024
+        if sp is not None and sp.value is not None:
+            self.const_eval(sp.value, scope)
         dp = d.default_action
         if dp is not None and dp.value is not None:
             self.bound_action(dp.value, scope, actions, syms)
@@ -500,13 +499,10 @@ class BlockChecker:
             raise unsupported("entries in a table with an action profile/selector", ep)
         entries = [self.const_entry(en, keys, key_types, scope, actions, syms, name, i + 1)
                    for i, en in enumerate(ep.entries or [])] if ep is not None else []
-        # install the const entries once now, so a bad entry is a located compile error
-        probe = Table(TableInfo(name=name, keys=tuple(keys), size=size), actions)
-        for en, te in zip(ep.entries or [] if ep is not None else [], entries, strict=True):
-            try:
-                probe.add(te, const=True)
-            except P4SimError as e:
-                raise err(f"table {d.name}: {e}", en) from None
+        # an entry the switch would refuse to install is a located compile error
+        bad = const_entry_error(name, keys, actions, entries)
+        if bad is not None:
+            raise err(f"table {d.name}: {bad[1]}", ep.entries[bad[0]])  # type: ignore[union-attr]
         scope.add(Sym("table", d.name, d, extra={"action_syms": syms}), d)
 
     def table_implementation(self, d: ast.TableDecl, scope: Scope, ctx: Ctx) -> Any:

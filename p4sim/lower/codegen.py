@@ -1046,7 +1046,7 @@ class Compiler:
             if k.match_kind == "selector":
                 sel_exprs.append(k.expr)
                 continue
-            kt = self.expr(k.expr, scope, _Fn([], 0, self.tmp_counter)).type  # typing only
+            kt = self.etype(k.expr)
             w = width_of(kt)
             if isinstance(kt, TError):
                 w = 32  # hmm: p4c gives errors no width; BMv2 uses 32 bits... rare in keys
@@ -1661,11 +1661,10 @@ class Compiler:
 
     def lvalue_type(self, e: ast.Expression, scope: Env, fn: _Fn) -> Type:
         if isinstance(e, ast.Name):
-            sym = self.sym(e, scope)
-            return sym.type  # type: ignore[return-value]
-        if isinstance(e, (ast.Member, ast.Index, ast.Slice)):
-            return self.expr(e, scope, fn).type
-        raise bug("this expression cannot be assigned to", e)
+            return self.etype(e)
+        # (lowered, not only typed: a stack's `next` writes its bounds test here, and the
+        # generated code is kept as it was)
+        return self.expr(e, scope, fn).type
 
     def store(self, lhs: ast.Expression, code: str, scope: Env, fn: _Fn) -> None:
         if isinstance(lhs, ast.Name):
@@ -2133,6 +2132,13 @@ class Compiler:
         if value is not None:  # folded by check
             return V(repr(value) if isinstance(value, str) else str(value), t, value)
         return V(self._expr(e, t, scope, fn), t)
+
+    def etype(self, e: ast.Expression) -> Type:
+        """The type check gave e (in this instance)."""
+        r = self.checked.value(e, self.inst)
+        if r is None:
+            raise bug("an expression the checker never typed", e)
+        return r[0]
 
     def _need_fn(self, fn: _Fn | None, e: ast.Node) -> _Fn:
         if fn is None:
