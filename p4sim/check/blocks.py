@@ -618,7 +618,12 @@ class BlockChecker:
                 continue
             if isinstance(el, ast.MaskKeyset):
                 v, m = pair(el, el.value, el.mask, kt, "&&&")
-                match[k.name] = Lpm(v & m, bin(m).count("1")) if k.match_kind == "lpm" else Ternary(v, m)
+                plen = bin(m).count("1")
+                if k.match_kind == "lpm" and m != mask(plen) << (k.bitwidth - plen):
+                    # p4c (bmv2 ControlConverter::convertTableEntries, P4Runtime serializer):
+                    # an lpm mask must be a contiguous prefix (0 is the /0)
+                    raise err(f"{m:#x}: invalid mask for LPM key {k.name}", el)
+                match[k.name] = Lpm(v & m, plen) if k.match_kind == "lpm" else Ternary(v, m)
             elif isinstance(el, ast.RangeKeyset):
                 match[k.name] = Range(*pair(el, el.low, el.high, kt, ".."))
             else:
