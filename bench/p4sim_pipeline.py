@@ -13,6 +13,9 @@ import resource
 import time
 import tracemalloc
 
+# `python -m bench --smoke`: this section's smallest size (tests/bench runs it)
+SMOKE = ["--packets=300"]
+
 TARGET_PPS = 100_000
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAM = os.path.join(ROOT, "p4src", "roce_switch.p4")
