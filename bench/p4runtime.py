@@ -26,6 +26,8 @@ Commands (from the repository root; `.venv/bin/python -m bench p4runtime --help`
     .venv/bin/python -m bench p4runtime --trials 3
     # this tree's p4sim-switch against another checkout's, trial by trial (A/B)
     .venv/bin/python -m bench p4runtime --trials 4 --against /path/to/other/checkout
+    # the same tree with Write's fast path off (P4SIM_FAST_WRITE=0) as the B side
+    .venv/bin/python -m bench p4runtime --trials 2 --against . --against-env P4SIM_FAST_WRITE=0
     # BMv2: compile, start, configure, then bench the pipeline already there
     make p4-bmv2
     simple_switch_grpc --device-id 0 --log-level off --no-p4 -- --cpu-port 255 \\
@@ -209,12 +211,14 @@ class Switch:
                 self.proc.wait()
 
 
-def start_p4sim(tree: Path | None = None, device_id: int = 0) -> Switch:
+def start_p4sim(tree: Path | None = None, device_id: int = 0, env_extra: dict[str, str] | None = None) -> Switch:
     """p4sim-switch in a fresh process, as a controller meets it; `tree`: another
-    checkout's p4sim (for A/B runs), else this one."""
+    checkout's p4sim (for A/B runs), else this one; `env_extra`: its environment on top
+    of ours (e.g. P4SIM_FAST_WRITE=0)."""
     env = dict(os.environ)
     if tree is not None:
         env["PYTHONPATH"] = str(tree) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(env_extra or {})
     proc = subprocess.Popen(
         [sys.executable, "-m", "p4sim.server_cli", "--no-p4", "--device-id", str(device_id), "--cpu-port", "255",
          "--grpc-server-addr", "127.0.0.1:0"],
@@ -228,6 +232,7 @@ def start_p4sim(tree: Path | None = None, device_id: int = 0) -> Switch:
         if m:
             threading.Thread(target=proc.stderr.read, daemon=True).start()  # never block its logging
             label = "p4sim-switch" if tree is None else f"p4sim-switch@{tree}"
+            label += "".join(f" {k}={v}" for k, v in (env_extra or {}).items())
             return Switch(f"127.0.0.1:{m.group(1)}", device_id, proc, proc.pid, label)
         if not line and proc.poll() is not None:
             break
@@ -529,11 +534,20 @@ def run(argv: list[str]) -> None:
     ap.add_argument("--bmv2-json")
     ap.add_argument("--server-pid", type=int, help="the external switch's pid: also report its CPU per operation")
     ap.add_argument("--against", metavar="DIR", type=Path, help="A/B: alternate with another checkout's p4sim-switch")
+    ap.add_argument("--against-env", metavar="NAME=VALUE", action="append", default=[],
+                    help="environment of the --against switch (repeatable); with --against . an A/B of one "
+                         "tree, e.g. P4SIM_FAST_WRITE=0 (Write's fast path off)")
     ap.add_argument("--trials", type=int, default=1)
     ap.add_argument("--rtt-n", type=int, default=6000, help="round trips at 32 in flight per trial")
     first_opt = next((i for i, a in enumerate(argv) if a.startswith("-")), len(argv))
     args, _ = ap.parse_known_args(argv[first_opt:])  # other sections' options are theirs
     extra = ["--p4info", args.p4info, "--bmv2-json", args.bmv2_json] if args.p4info else []
+    if args.against_env and not args.against:
+        ap.error("--against-env needs --against")
+    bad = [e for e in args.against_env if "=" not in e]
+    if bad:
+        ap.error(f"--against-env takes NAME=VALUE, not {bad[0]!r}")
+    against_env = dict(e.split("=", 1) for e in args.against_env)
     echo, aio = Echo(), Echo(_AIO_ECHO_SERVER)
     results: dict[str, list[Trial]] = {}
     try:
@@ -543,7 +557,7 @@ def run(argv: list[str]) -> None:
                 if args.grpc_addr:
                     sw = Switch(args.grpc_addr, args.device_id, pid=args.server_pid, label=f"switch at {args.grpc_addr}")
                 else:
-                    sw = start_p4sim(tree, args.device_id)
+                    sw = start_p4sim(tree, args.device_id, against_env if tree is not None else None)
                 try:
                     if not args.no_push or not args.grpc_addr:
                         apply_lab(sw, extra, tree)

@@ -96,6 +96,8 @@ class PlainEntry:
     idle_timeout_ns: int = 0
     metadata: bytes = b""
     counter_data: tuple[int, int] | None = None  # (packets, bytes)
+    member_id: int | None = None  # action_profile_member_id
+    group_id: int | None = None  # action_profile_group_id
 
 
 def plain_from_proto(te: p4runtime_pb2.TableEntry) -> PlainEntry:
@@ -130,6 +132,10 @@ def plain_from_proto(te: p4runtime_pb2.TableEntry) -> PlainEntry:
             out.params = [(prm.param_id, prm.value) for prm in a.params]
         else:
             out.action_other = which or "unset"
+            if which == "action_profile_member_id":
+                out.member_id = act.action_profile_member_id
+            elif which == "action_profile_group_id":
+                out.group_id = act.action_profile_group_id
     if te.HasField("counter_data"):
         cd = te.counter_data
         out.counter_data = (cd.packet_count, cd.byte_count)
@@ -314,17 +320,40 @@ def decode_table_entry(schema: Schema, te: PlainEntry | p4runtime_pb2.TableEntry
             raise invalid(f"table {meta.name} has ternary/range/optional fields: priority must be > 0")
     elif te.priority != 0:
         raise invalid(f"table {meta.name} has only exact/lpm fields: priority must be 0")
+    member = group = None
     if te.action_other is not None:
-        raise P4RuntimeError("UNIMPLEMENTED", f"table {meta.name}: action profiles are not supported by p4sim ({te.action_other})")
+        member, group = _indirect_target(meta, te)
+    elif te.action_id is not None and meta.implementation_id:
+        raise invalid(f"table {meta.name} is indirect (action profile): an entry names a member or a group,"
+                      " not an action")
     action, params = "", {}
     if te.action_id is not None:
         action, params = decode_action(schema, meta, te.action_id, te.params, default=te.is_default)
-    elif need_action:
+    elif need_action and member is None and group is None:
         raise invalid(f"table {meta.name}: the entry has no action")
-    entry = TableEntry(table=meta.name, match=match, action=action, params=params, priority=te.priority)
+    entry = TableEntry(table=meta.name, match=match, action=action, params=params, priority=te.priority,
+                       member=member, group=group)
     if te.counter_data is not None:
         entry.counter_packets, entry.counter_bytes = te.counter_data
     return meta, entry
+
+
+def _indirect_target(meta: TableMeta, te: PlainEntry) -> tuple[int | None, int | None]:
+    """(member, group) of an entry of an indirect table (P4Runtime spec, "Action Profiles")."""
+    if te.member_id is None and te.group_id is None:
+        if te.action_other == "action_profile_action_set":
+            raise P4RuntimeError("UNIMPLEMENTED", f"table {meta.name}: p4sim does not take action_profile_action_set"
+                                 " (one-shot groups): write members and a group")
+        raise invalid(f"table {meta.name}: the entry's action is empty")
+    if not meta.implementation_id:
+        raise invalid(f"table {meta.name} is direct (no action profile): an entry names an action,"
+                      " not a member or a group")
+    if te.is_default:
+        raise P4RuntimeError("UNIMPLEMENTED", f"table {meta.name}: p4sim keeps the program's default action"
+                             " of an indirect table (no default member or group)")
+    if te.group_id is not None and not meta.with_selector:
+        raise invalid(f"table {meta.name}: its action profile has no selector, so an entry cannot name a group")
+    return te.member_id, te.group_id
 
 
 def encode_table_entry(schema: Schema, meta: TableMeta | None, entry: TableEntry, metadata: bytes = b"",
@@ -340,7 +369,11 @@ def encode_table_entry(schema: Schema, meta: TableMeta | None, entry: TableEntry
     if entry.priority:
         te.priority = entry.priority
     te.match.extend(encode_match(meta, entry.match))
-    if entry.action:
+    if entry.member is not None:
+        te.action.action_profile_member_id = entry.member
+    elif entry.group is not None:
+        te.action.action_profile_group_id = entry.group
+    elif entry.action:
         fill_action(te.action.action, schema, entry.action, entry.params)
     if metadata:
         te.metadata = metadata

@@ -60,6 +60,10 @@ class TableEntry:
     action: str
     params: dict[str, int] = field(default_factory=dict)  # action param name -> value
     priority: int = 0  # higher wins (P4Runtime convention) for ternary/range/optional
+    # indirect tables (action profile/selector): the entry runs a member or a group
+    # instead of `action` (which is then "")
+    member: int | None = None
+    group: int | None = None
     # direct resources of the entry, read back by read_table
     counter_packets: int = 0
     counter_bytes: int = 0

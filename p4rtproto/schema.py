@@ -41,12 +41,24 @@ class TableMeta:
     supports_idle_timeout: bool = False
     n_exact: int = 0
     size: int = 0
+    implementation_id: int = 0  # its action profile/selector (an indirect table), 0: none
+    with_selector: bool = False  # that profile is a selector (entries may name a group)
     fields_by_name: dict[str, FieldInfo] = field(default_factory=dict)
     field_order: list[FieldInfo] = field(default_factory=list)  # by id: the order we encode in
 
     def __post_init__(self) -> None:
         self.fields_by_name = {f.name: f for f in self.fields.values()}
         self.field_order = sorted(self.fields.values(), key=lambda f: f.id)
+
+
+@dataclass
+class ActionProfileMeta:
+    id: int
+    name: str
+    with_selector: bool
+    size: int
+    max_group_size: int
+    table_ids: tuple[int, ...]
 
 
 @dataclass
@@ -141,6 +153,10 @@ class Schema:
         self.direct_meters: dict[int, ResourceMeta] = {}
         self.registers: dict[int, ResourceMeta] = {}
         self.digests: dict[int, ResourceMeta] = {}
+        self.action_profiles: dict[int, ActionProfileMeta] = {
+            ap.preamble.id: ActionProfileMeta(ap.preamble.id, ap.preamble.name, ap.with_selector, ap.size,
+                                              ap.max_group_size, tuple(ap.table_ids))
+            for ap in p4info.action_profiles}
         self.digest_fields: dict[int, list[FieldInfo]] = {}
         self.controller_headers: dict[str, ControllerHeaderMeta] = {}
         self.packet_in: ControllerHeaderMeta | None = None
@@ -182,6 +198,9 @@ class Schema:
                 supports_idle_timeout=t.idle_timeout_behavior == p4info_pb2.Table.NOTIFY_CONTROL,
                 n_exact=sum(f.match_kind == "exact" for f in fields.values()),
                 size=t.size,
+                implementation_id=t.implementation_id,
+                with_selector=bool(t.implementation_id and t.implementation_id in self.action_profiles
+                                   and self.action_profiles[t.implementation_id].with_selector),
             )
             self.table_ids[t.preamble.name] = t.preamble.id
         for c in p4info.counters:
@@ -226,6 +245,7 @@ class Schema:
             "direct meter": {m.name: m for m in self.direct_meters.values()},
             "register": {r.name: r for r in self.registers.values()},
             "digest": {d.name: d for d in self.digests.values()},
+            "action profile": {a.name: a for a in self.action_profiles.values()},
         }
 
     @classmethod
@@ -245,6 +265,9 @@ class Schema:
 
     def table(self, key: int | str) -> TableMeta:
         return self._get("table", self.tables, key)
+
+    def action_profile(self, key: int | str) -> ActionProfileMeta:
+        return self._get("action profile", self.action_profiles, key)
 
     def action(self, key: int | str) -> ActionMeta:
         # an unknown action id in an entry is a malformed entry (INVALID_ARGUMENT), as in PI

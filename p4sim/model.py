@@ -81,7 +81,18 @@ class TableInfo(Annotated):
     size: int = 1024
     direct_counter: str | None = None  # name of the direct_counter bound to it
     direct_meter: str | None = None
-    implementation: str | None = None  # action profile/selector (refused for now)
+    implementation: str | None = None  # the action profile/selector it uses (indirect table)
+
+
+@dataclass(frozen=True)
+class ActionProfileInfo(Annotated):
+    """v1model action_profile / action_selector (P4Info ActionProfile)."""
+
+    size: int = 0  # members it holds
+    with_selector: bool = False
+    algo: str = ""  # the selector's HashAlgorithm member
+    max_group_size: int = 0  # from @max_group_size (0: no limit given)
+    tables: tuple[str, ...] = ()  # tables using it, by name
 
 
 @dataclass(frozen=True)
@@ -172,6 +183,12 @@ class AlreadyExists(P4SimError):
 
 class Unimplemented(P4SimError):
     code = "UNIMPLEMENTED"
+
+
+class FailedPrecondition(P4SimError):
+    """The request is valid but the state refuses it (e.g. deleting a member still in use)."""
+
+    code = "FAILED_PRECONDITION"
 
 
 class ResourceExhausted(P4SimError):

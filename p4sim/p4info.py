@@ -257,8 +257,8 @@ def _table(msg: p4info_pb2.Table, t: TableInfo, model: ProgramModel, alloc: IdAl
             arg = msg.initial_default_action.arguments.add()
             arg.param_id = param.id
             arg.value = _bytes(value)
-    if t.implementation is not None:
-        raise P4InfoError(f"table {t.name}: action profiles/selectors are not supported by p4sim")
+    if t.implementation is not None:  # p4c addTableProperties: the profile's id
+        msg.implementation_id = alloc.get("ACTION_PROFILE", t.implementation)
     if t.direct_counter is not None:
         msg.direct_resource_ids.append(alloc.get("DIRECT_COUNTER", t.direct_counter))
     if t.direct_meter is not None:

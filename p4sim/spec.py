@@ -31,6 +31,7 @@ class TableSpec:
     direct_meter: str | None = None
     entry_nodes: list = field(default_factory=list)  # AST node per const entry (error locations)
     decl_name: str = ""  # the table's name as declared (error messages)
+    implementation: str | None = None  # generated-code global of its action profile/selector
 
 
 @dataclass

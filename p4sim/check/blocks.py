@@ -3,6 +3,8 @@ their local declarations, instantiations and tables."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from p4sim import externs as registry
 from p4sim.frontend import ast
 from p4sim.model import (
@@ -10,16 +12,15 @@ from p4sim.model import (
     KeyField,
     Lpm,
     Optional_,
-    P4SimError,
     Range,
     TableEntry,
-    TableInfo,
     Ternary,
 )
 from p4sim.spec import ActionSpec
 
 from . import ctor_args
 from .decls import cp_name
+from .entries import const_entry_error
 from .exprs import Ctx, Val
 from .names import Scope, Sym
 from .types import (
@@ -247,11 +248,31 @@ class BlockChecker:
             elems = ks.elements if isinstance(ks, ast.TupleKeyset) else [ks]
             if isinstance(ks, (ast.DefaultKeyset, ast.DontCare)):
                 elems = [ks] * len(keys)
+            if self.value_set_keyset(ks, [k.type for k in keys], scope):
+                goto(case.state)
+                continue
             if len(elems) != len(keys):
                 raise err(f"select has {len(keys)} expressions but this case has {len(elems)}", ks)
             for el, kv in zip(elems, keys, strict=True):
                 self.keyset(el, kv.type, scope, ctx)
             goto(case.state)
+
+    def value_set_keyset(self, ks: ast.Expression, key_types: list[Type], scope: Scope) -> bool:
+        """A case naming a value set: its element type is the select key's (bit<W>, or a
+        struct with one field per select expression, in order). False: not a value set."""
+        if not isinstance(ks, ast.Name):
+            return False
+        sym = scope.lookup(ks.name)
+        if sym is None or sym.kind != "value_set":
+            return False
+        self.names[id(ks)] = sym
+        ks.checked_type = t = sym.type
+        want = [width_of(ft) for _, ft in t.fields] if isinstance(t, TStruct) else [width_of(t)]
+        got = [key_width(kt) for kt in key_types]
+        if want != got:
+            raise err(f"value set {ks.name} holds {t.show()}: its fields' widths {want} are not the select"
+                      f" keys' widths {got}", ks)
+        return True
 
     def keyset(self, el: ast.Expression, kt: Type, scope: Scope, ctx: Ctx) -> None:
         if isinstance(el, (ast.DefaultKeyset, ast.DontCare)):
@@ -386,15 +407,19 @@ class BlockChecker:
     # ------------------------------------------------------------------ tables
 
     def table_decl(self, d: ast.TableDecl, scope: Scope, ctx: Ctx, prefix: str) -> None:
-        from p4sim.runtime.tables import Table  # the same rules the switch applies
 
         name = cp_name(prefix, d)
         keys: list[KeyField] = []
         key_types: list[Type] = []
+        selectors: list[ast.KeyElement] = []
         for i, k in enumerate(d.keys):
+            if k.match_kind == "selector":  # the action selector's hash input, not a match key
+                st = self.expr(k.expr, scope, ctx).type
+                if not key_width(st):
+                    raise err(f"selector key of type {st.show()} has no bit width", k.expr)
+                selectors.append(k)
+                continue
             if k.match_kind not in MATCH_KINDS:
-                if k.match_kind == "selector":
-                    raise unsupported("selector match kind (action selectors)", k)
                 raise err(f"unknown match kind '{k.match_kind}'", k)
             kt = self.expr(k.expr, scope, ctx).type
             if isinstance(kt, TEnum) and kt.underlying is None:
@@ -442,7 +467,8 @@ class BlockChecker:
             actions.append(ActionSpec(asym.value or asym.name, tuple(params), sc))
             syms.append(asym)
         sp = d.prop("size")
-        size = self.const_eval(sp.value, scope) if sp is not None and sp.value is not None else 1024
+        if sp is not None and sp.value is not None:
+            self.const_eval(sp.value, scope)
         dp = d.default_action
         if dp is not None and dp.value is not None:
             self.bound_action(dp.value, scope, actions, syms)
@@ -465,20 +491,47 @@ class BlockChecker:
                 isym.kind == "instance" and isinstance(isym.type, TExtern)) else None
             if ext is None or ext.table_property != pname:  # v1model: direct_counter / direct_meter
                 raise err(f"{pname} = must name a direct_{pname[:-1]}", p.value)
-        ip = d.prop("implementation")
-        if ip is not None:
-            raise unsupported("table implementation (action profiles/selectors)", ip)
         ep = d.prop("entries")
+        impl = self.table_implementation(d, scope, ctx)
+        if selectors and not getattr(impl, "selector", False):
+            raise err("selector keys need `implementation = action_selector(...)`", selectors[0])
+        if impl is not None and ep is not None and ep.entries:
+            raise unsupported("entries in a table with an action profile/selector", ep)
         entries = [self.const_entry(en, keys, key_types, scope, actions, syms, name, i + 1)
                    for i, en in enumerate(ep.entries or [])] if ep is not None else []
-        # install the const entries once now, so a bad entry is a located compile error
-        probe = Table(TableInfo(name=name, keys=tuple(keys), size=size), actions)
-        for en, te in zip(ep.entries or [] if ep is not None else [], entries, strict=True):
-            try:
-                probe.add(te, const=True)
-            except P4SimError as e:
-                raise err(f"table {d.name}: {e}", en) from None
+        # an entry the switch would refuse to install is a located compile error
+        bad = const_entry_error(name, keys, actions, entries)
+        if bad is not None:
+            raise err(f"table {d.name}: {bad[1]}", ep.entries[bad[0]])  # type: ignore[union-attr]
         scope.add(Sym("table", d.name, d, extra={"action_syms": syms}), d)
+
+    def table_implementation(self, d: ast.TableDecl, scope: Scope, ctx: Ctx) -> Any:
+        """The extern module of `implementation = x` / `= action_selector(...)` (None: no
+        such property): an action_profile/action_selector instance or constructor call."""
+        ip = d.prop("implementation")
+        if ip is None or ip.value is None:
+            return None
+        v = ip.value
+        what = "implementation = must name or construct an action_profile or action_selector"
+        if isinstance(v, ast.Name):
+            isym = self.names[id(v)] = scope.resolve(v.name, v, top_level=v.top_level)
+            v.checked_type = isym.type
+            ext = registry.lookup(isym.type.name) if (
+                isym.kind == "instance" and isinstance(isym.type, TExtern)) else None
+            if ext is None or ext.table_property != "implementation":
+                raise err(what, v)
+            return ext
+        if isinstance(v, ast.MethodCall) and isinstance(v.callee, ast.Name) and not v.type_args:
+            t = self.resolve_type(ast.NamedType(v.callee.name, span=v.callee.span), scope)
+            ext = registry.lookup(t.name) if isinstance(t, TExtern) else None
+            if ext is None or ext.table_property != "implementation":
+                raise err(what, v)
+            # checked as the declaration `T(args) implementation;` would be
+            self.extern_instance(ast.Instantiation(name="implementation", type=ast.NamedType(v.callee.name),
+                                                   args=v.args, annotations=ip.annotations, span=v.span),
+                                 t, scope)  # type: ignore[arg-type]
+            return ext
+        raise err(what, v)
 
     def bound_value(self, a: ast.Argument, p: ast.Parameter, asym: Sym, scope: Scope, ctx: Ctx) -> Val:
         pt = self.resolve_type(p.type, asym.scope or scope)

@@ -95,6 +95,8 @@ class ExternChecker:
         decls = sym.extra.get("overloads", [sym.decl])
         proto = self.signature([d.proto for d in decls], len(argv), sym.name, c)
         rt = self.extern_args(proto, {}, argv, c, scope, ctx, c.type_args)
+        if not registry.lowers(ext, "call"):
+            raise unsupported(f"extern function {sym.name}", c)
         ext.check_call(self, sym.name, argv, c, scope, ctx)
         return Val(rt)
 
@@ -108,8 +110,9 @@ class ExternChecker:
         tvars = self.instance_tvars(t)
         rt = self.extern_args(proto, tvars, argv, c, scope, ctx, c.type_args)
         ext = registry.lookup(t.name)
-        if ext is not None:
-            ext.check_method(self, t, m, argv, c, scope, ctx)
+        if ext is None or not registry.lowers(ext, "method"):
+            raise unsupported(f"method {m} of extern {t.name}", c)
+        ext.check_method(self, t, m, argv, c, scope, ctx)
         return Val(rt)
 
     def extern_instance(self, d: ast.Instantiation, t: TExtern, scope: Scope) -> None:
@@ -130,4 +133,6 @@ class ExternChecker:
             raise err(f"{t.name} declares no constructor: it cannot be instantiated", d)
         proto = self.signature(ctors, len(args), f"{t.name}'s constructor", d)
         self.extern_args(proto, self.instance_tvars(t), args, d, scope, None, [])
+        if not registry.lowers(ext, "instantiate"):
+            raise unsupported(f"extern {t.name}", d)
         ext.check_instance(self, d, t, scope)

@@ -18,9 +18,9 @@ import pkgutil
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from .base import Extern, RefusedExtern
+from .base import Extern, RefusedExtern, lowers
 
-__all__ = ["Extern", "RefusedExtern", "extern", "unregister", "lookup", "function", "by_entity",
+__all__ = ["Extern", "RefusedExtern", "lowers", "extern", "unregister", "lookup", "function", "by_entity",
            "all_externs", "load_package", "operations", "stf_command", "all_stf_commands", "stage_hooks"]
 
 _OBJECTS: dict[str, Extern] = {}  # extern object type name -> its module's Extern

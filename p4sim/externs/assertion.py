@@ -19,7 +19,6 @@ class Assertion(Extern):
     stops = (AssertFailed,)
 
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
-        cc.check_nargs(name, argv, c, 1)
         cnd = cc.cond(argv[0], scope, fn)
         where = f"{name} failed at {c.span}"
         fn.emit(f"if not ({cnd}): raise AssertFailed({where!r})")

@@ -73,7 +73,6 @@ class Checksum(Extern):
         ck.field_list(argv[1], scope, ctx)
 
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
-        cc.check_nargs(name, argv, c, 4)
         payload = name.endswith("_with_payload")
         cnd = cc.cond(argv[0], scope, fn)
         data = cc.data_pack(argv[1], scope, fn)

@@ -24,7 +24,6 @@ class Clone(Extern):
             ck.listed_fields(argv[2], scope)
 
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
-        cc.check_nargs(name, argv, c, 2 if name == "clone" else 3)
         ct = enum_member(argv[0])
         sess = cc.expr(argv[1], scope, fn).code
         fl = "None"

@@ -27,10 +27,7 @@ class Digest(Extern):
             raise unsupported("digest of a non-struct value", argv[1])
 
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
-        cc.check_nargs(name, argv, c, 2)
-        d = cc.expr(argv[1], scope, fn)
-        if not isinstance(d.type, TStruct):
-            raise unsupported("digest of a non-struct value", argv[1])
+        d = cc.expr(argv[1], scope, fn)  # a struct (check_call)
         dname = cc.cp_name("", d.type.decl) if d.type.decl is not None else d.type.name
         flds = tuple((f, width_of(ft)) for f, ft in d.type.fields)
         cc.model.digests.setdefault(dname, DigestInfo(name=dname, fields=flds))

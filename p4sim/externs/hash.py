@@ -173,7 +173,6 @@ class Hash(Extern):
         ck.field_list(argv[3], scope, ctx)
 
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
-        cc.check_nargs(name, argv, c, 5)
         lt = cc.lvalue_type(argv[0], scope, fn)
         algo = enum_member(argv[1])
         base = cc.expr(argv[2], scope, fn)

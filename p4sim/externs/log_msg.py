@@ -18,7 +18,6 @@ class LogMsg(Extern):
     functions = ("log_msg",)
 
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
-        cc.check_nargs(name, argv, c, 1, 2)
         msg = cc.expr(argv[0], scope, fn)
         if len(argv) == 2:
             data = argv[1]

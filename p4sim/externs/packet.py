@@ -1,14 +1,19 @@
 """core.p4 `packet_in` (parsers: extract, lookahead, advance, length) and `packet_out`
-(deparsers: emit). Their lowering is the compiler's header extraction and emission
-(`Compiler.packet_in_method`, `Compiler.emit_value`), which the parser and deparser
-code generation share; this module is where the registry finds them."""
+(deparsers: emit). Generated parser code keeps the packet as `buf` (bytes) and the read
+offset `off`; deparser code appends the emitted bytes to `_out`. A fixed-size header's
+extract and emit are inlined from the templates its generated class was built with
+(`Compiler.header_io`), so no method call runs per header per packet.
+
+check (CallChecker.packet_in_method and the extern declarations in core.p4) has refused
+every wrong use already; these hooks only write code."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from p4sim.check.types import VOID, err
-from p4sim.lower.codegen import V
+from p4sim.check.types import VOID, TBits, TStack, TStruct, width_of
+from p4sim.frontend import ast
+from p4sim.lower.codegen import HDR_OBJ, V, bug, fld
 
 from . import extern
 from .base import Extern
@@ -19,7 +24,22 @@ class PacketIn(Extern):
     name = "packet_in"
 
     def method(self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
-        return cc.packet_in_method(obj, m, argv, c, scope, fn)
+        if m == "extract":
+            extract(cc, argv, scope, fn)
+            return V("None", VOID)
+        if m == "lookahead":
+            return lookahead(cc, c, scope, fn)
+        if m == "advance":
+            n = cc.expr(argv[0], scope, fn)
+            tmp = fn.tmp("adv")
+            fn.emit(f"{tmp} = {n.code}")
+            fn.emit(f"if {tmp} % 8: raise ParserError({cc.errors.get('ParserInvalidArgument', 6)})")
+            fn.emit(f"if off + {tmp} // 8 > len(buf): raise ParserError(1)")
+            fn.emit(f"off += {tmp} // 8")
+            return V("None", VOID)
+        if m == "length":
+            return V("len(buf)", TBits(32))
+        raise bug(f"packet_in method {m} has no lowering", c)
 
 
 @extern
@@ -27,7 +47,101 @@ class PacketOut(Extern):
     name = "packet_out"
 
     def method(self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
-        if m != "emit":
-            raise err(f"packet_out has no method {m}", c)
-        cc.emit_value(cc.expr(argv[0], scope, fn), fn, argv[0])
+        emit(cc, cc.expr(argv[0], scope, fn), fn)  # its one method, emit
         return V("None", VOID)
+
+
+def extract(cc: Any, argv: list, scope: Any, fn: Any) -> None:
+    """`pkt.extract(h[, varbit bits])` into a header, a stack's `next` or a union member."""
+    target = argv[0]
+    stack_out = cc.errors.get("StackOutOfBounds", 3)
+    # (for `s.next` this writes a bounds test the stack path below repeats; kept so the
+    # generated code stays as it was)
+    h = cc.expr(target, scope, fn)
+    if isinstance(target, ast.Member) and target.member == "next":
+        stack = cc.expr(target.expr, scope, fn)
+        if isinstance(stack.type, TStack):
+            s = fn.tmp("s")
+            fn.emit(f"{s} = {stack.code}")
+            fn.emit(f"if {s}.n >= {s}.size: raise ParserError({stack_out})")
+            hv = f"{s}.a[{s}.n]"
+            if len(argv) == 2:
+                fn.emit(f"off = {hv}._ex(buf, off, {cc.expr(argv[1], scope, fn).code})")
+            else:
+                fn.emit(f"off = {hv}._ex(buf, off)")
+            fn.emit(f"{s}.n += 1")
+            return
+    if len(argv) == 2:
+        fn.emit(f"off = {h.code}._ex(buf, off, {cc.expr(argv[1], scope, fn).code})")
+    else:
+        io = cc.header_io.get(h.type.pycls)
+        if io is None:
+            fn.emit(f"off = {h.code}._ex(buf, off)")
+        else:
+            # _ex inlined: one call less per header per packet
+            nbytes, ex_lines, _ = io
+            hv = fn.tmp("xh")
+            end = fn.tmp("xe")
+            fn.emit(f"{hv} = {h.code}")
+            fn.emit(f"{end} = off + {nbytes}")
+            fn.emit(f"if {end} > _blen: raise ParserError(1)")
+            for line in ex_lines:
+                fn.emit(line.replace(HDR_OBJ, hv))
+            fn.emit(f"{hv}._v = True")
+            fn.emit(f"off = {end}")
+    cc.union_invalidate(target, scope, fn)
+    if isinstance(target, ast.Member) and isinstance(target.expr, ast.Member) and target.expr.member == "next":
+        st = cc.expr(target.expr.expr, scope, fn)
+        if isinstance(st.type, TStack):
+            # extract(us.next.m) of a stack of unions advances the stack, as BMv2's
+            # ParserOpExtractUnionStack (bm_sim/parser.cpp) push_back()s after it
+            fn.emit(f"{st.code}.n += 1")
+
+
+def lookahead(cc: Any, c: Any, scope: Any, fn: Any) -> Any:
+    """`pkt.lookahead<T>()` of a fixed-width header or bit<W>: read without advancing."""
+    t = cc.resolve_type(c.type_args[0], scope)
+    tmp = fn.tmp("la")
+    if isinstance(t, TStruct):  # a header
+        cc.gen_class(t)
+        fn.emit(f"{tmp} = {t.pycls}()")
+        fn.emit(f"{tmp}._ex(buf, off)")
+        return V(tmp, t)
+    w = width_of(t)
+    nb = (w + 7) // 8
+    fn.emit(f"if off + {nb} > len(buf): raise ParserError(1)")
+    shift = nb * 8 - w
+    code = f"(int.from_bytes(buf[off:off + {nb}], 'big')" + (f" >> {shift})" if shift else ")")
+    fn.emit(f"{tmp} = {code}")
+    return V(tmp, t)
+
+
+def emit(cc: Any, v: Any, fn: Any) -> None:
+    """`pkt.emit(x)`: a valid header's bytes; a union's, a stack's and a struct's members in order."""
+    t = v.type
+    if isinstance(t, TStruct):
+        if t.kind == "header":
+            h = fn.tmp("h")
+            fn.emit(f"{h} = {v.code}")
+            io = cc.header_io.get(t.pycls)
+            if io is None:
+                fn.emit(f"if {h}._v: _out.append({h}._em())")
+            else:  # _em inlined
+                vals = ", ".join(x.replace(HDR_OBJ, h) for x in io[2])
+                fn.emit(f"if {h}._v: _out.append(_S_{t.pycls}.pack({vals}))")
+        else:
+            for f, ft in t.fields:
+                emit(cc, V(f"{v.code}.{fld(f)}", ft), fn)
+        return
+    if isinstance(t, TStack):
+        if isinstance(t.elem, TStruct) and t.elem.kind == "union":
+            el = fn.tmp("u")
+            fn.emit(f"for {el} in {v.code}.a:")
+            fn.ind += 1
+            emit(cc, V(el, t.elem), fn)
+            fn.ind -= 1
+            return
+        fn.emit(f"for _h in {v.code}.a:")
+        fn.emit("    if _h._v: _out.append(_h._em())")
+        return
+    raise bug(f"emit of a {t.show()}", None)

@@ -18,7 +18,6 @@ class Random(Extern):
     functions = ("random",)
 
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
-        cc.check_nargs(name, argv, c, 3)
         lt = cc.lvalue_type(argv[0], scope, fn)
         lo = cc.convert(cc.expr(argv[1], scope, fn), lt)
         hi = cc.convert(cc.expr(argv[2], scope, fn), lt)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from p4sim.check.types import VOID, TBits, err, mask, unsupported, width_of
+from p4sim.check.types import VOID, TBits, mask, unsupported, width_of
 from p4sim.lower.codegen import V
 from p4sim.model import P4SimError, RegisterInfo
 from p4sim.spec import ExternSpec
@@ -35,11 +35,7 @@ class Register(Extern):
 
     def instantiate(self, cc: Any, d: Any, t: Any, scope: Any, name: str) -> ExternSpec:
         size = cc.const_eval(d.args[0].value, scope)
-        if not t.args:
-            raise err("register needs its cell type: register<bit<W>>(size)", d)
-        w = width_of(t.args[0])
-        if not w:
-            raise unsupported(f"register of {t.args[0].show()} (p4sim supports bit<W> cells)", d)
+        w = width_of(t.args[0])  # check_instance: a bit<W> cell type
         cc.model.registers[name] = RegisterInfo(name=name, id=cc.ann_id(d), annotations=cc.annotations_text(d),
                                                 bitwidth=w, size=size)
         return ExternSpec("", self.name, name, size=size, width=w)

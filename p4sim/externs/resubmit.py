@@ -23,7 +23,6 @@ class Resubmit(Extern):
             ck.listed_fields(argv[0], scope)
 
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
-        cc.check_nargs(name, argv, c, 1)
         what = name.split("_")[0]
         if name.endswith("_preserving_field_list"):
             fl = field_list_fn(cc, argv[0], scope)

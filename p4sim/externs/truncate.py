@@ -18,7 +18,6 @@ class Truncate(Extern):
     functions = ("truncate",)
 
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
-        cc.check_nargs(name, argv, c, 1)
         fn.emit(f"_RT.truncate({cc.expr(argv[0], scope, fn).code})")
         return V("None", VOID)
 

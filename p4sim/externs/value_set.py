@@ -5,9 +5,10 @@ lowering is the parser's select, in `Compiler.keyset_cond`; its runtime object i
 
 P4Runtime (spec, "ValueSetEntry"): MODIFY only; the members replace the whole set; a
 member's matches are FieldMatch messages against the value set's match fields in P4Info.
-p4sim's parser matches a value set against one select key as (value, mask) pairs, so it
-takes value sets with one match field: exact and optional members match the value,
-ternary its mask, lpm its prefix; an omitted (non-exact) field matches everything.
+p4sim's parser matches a value set as (value, mask) pairs over its select keys
+concatenated (one key per field of a struct element, in order), as BMv2's parse_vsets do:
+exact and optional members match the value, ternary its mask, lpm its prefix; an omitted
+(non-exact) field matches everything; a range member is UNIMPLEMENTED.
 """
 
 from __future__ import annotations
@@ -93,31 +94,26 @@ class ValueSet(Extern):
         name = vs.preamble.name
         if utype != p4runtime_pb2.Update.MODIFY:
             raise invalid(f"value set {name}: only MODIFY is allowed")
-        if len(meta.fields) != 1:
-            raise RequestError("UNIMPLEMENTED", f"value set {name}: p4sim takes value sets of one field"
-                                     f" (this one has {len(meta.fields)})")
         if len(vse.members) > vs.size:
             raise RequestError("RESOURCE_EXHAUSTED", f"value set {name} holds at most {vs.size} members,"
                                      f" the request gives {len(vse.members)}")
-        (finfo,) = meta.fields.values()
-        full = (1 << finfo.bitwidth) - 1
+        fields = [meta.fields[m.id] for m in vs.match]  # the element's fields, in order
         members = []
         for member in vse.members:
             plain = codec.plain_from_proto(p4runtime_pb2.TableEntry(match=member.match))
             try:
-                m = codec.decode_match(meta, plain.matches).get(finfo.name)
+                match = codec.decode_match(meta, plain.matches)
             except RequestError as e:  # the table codec's words, for a value set
                 raise RequestError(e.code, e.message.replace(f"table {name}", f"value set {name}", 1)) from None
-            if m is None:  # an omitted ternary/lpm/optional field: matches every value
-                members.append((0, 0))
-            elif isinstance(m, (Exact, Optional_)):
-                members.append((m.value, full))
-            elif isinstance(m, Ternary):
-                members.append((m.value, m.mask))
-            elif isinstance(m, Lpm):
-                members.append((m.value, full ^ ((1 << (finfo.bitwidth - m.prefix_len)) - 1)))
-            else:
-                raise RequestError("UNIMPLEMENTED", f"value set {name}: a range member is not a value/mask")
+            value = mask = 0
+            for finfo in fields:  # concatenated, first field in the high bits (as the keys)
+                fm = match.get(finfo.name)
+                if fm is None and finfo.match_kind == "exact":
+                    raise invalid(f"value set {name}: exact field {finfo.name!r} needs a value")
+                v, m = _value_mask(fm, finfo.bitwidth, name)
+                value = (value << finfo.bitwidth) | v
+                mask = (mask << finfo.bitwidth) | m
+            members.append((value, mask))
         p.switch.value_set_set(name, members)
 
     def read(self, svc: Any, p: Any, entity: str, req: Any) -> Any:
@@ -129,16 +125,38 @@ class ValueSet(Extern):
             ent = p4runtime_pb2.Entity()
             out = ent.value_set_entry
             out.value_set_id = vsid
-            if len(meta.fields) == 1:
-                (finfo,) = meta.fields.values()
-                full = (1 << finfo.bitwidth) - 1
-                for value, mask in p.switch.value_set_members(vs.preamble.name):
-                    match: dict = {}
-                    if mask and finfo.match_kind in ("exact", "optional"):
-                        match[finfo.name] = (Exact if finfo.match_kind == "exact" else Optional_)(value)
-                    elif mask and finfo.match_kind == "lpm":
-                        match[finfo.name] = Lpm(value, bin(mask).count("1"))
-                    elif mask:
-                        match[finfo.name] = Ternary(value, mask & full)
-                    out.members.add().match.extend(codec.encode_match(meta, match))
+            fields = [meta.fields[m.id] for m in vs.match]
+            for value, mask in p.switch.value_set_members(vs.preamble.name):
+                match: dict = {}
+                shift = sum(f.bitwidth for f in fields)
+                for finfo in fields:
+                    shift -= finfo.bitwidth
+                    full = (1 << finfo.bitwidth) - 1
+                    fv, fm = (value >> shift) & full, (mask >> shift) & full
+                    if fm and finfo.match_kind in ("exact", "optional"):
+                        match[finfo.name] = (Exact if finfo.match_kind == "exact" else Optional_)(fv)
+                    elif fm and finfo.match_kind == "lpm":
+                        match[finfo.name] = Lpm(fv, bin(fm).count("1"))
+                    elif fm:
+                        match[finfo.name] = Ternary(fv, fm)
+                out.members.add().match.extend(codec.encode_match(meta, match))
             yield ent
+
+
+def _value_mask(m: Any, width: int, name: str) -> tuple[int, int]:
+    """One field of a member as (value, mask): exact and optional match the value, ternary
+    its mask, lpm its prefix; an omitted (non-exact) field matches everything."""
+    from p4rtproto.errors import RequestError
+
+    full = (1 << width) - 1
+    if m is None:
+        return 0, 0
+    if isinstance(m, (Exact, Optional_)):
+        return m.value, full
+    if isinstance(m, Ternary):
+        return m.value & m.mask, m.mask
+    if isinstance(m, Lpm):
+        mk = full ^ ((1 << (width - m.prefix_len)) - 1)
+        return m.value & mk, mk
+    # BMv2's parser value sets are value/mask (bm_sim ParseVSet): no ranges
+    raise RequestError("UNIMPLEMENTED", f"value set {name}: a range member is not a value/mask")

@@ -17,7 +17,6 @@ class Verify(Extern):
     functions = ("verify",)
 
     def call(self, cc: Any, name: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
-        cc.check_nargs(name, argv, c, 2)
         cnd = cc.cond(argv[0], scope, fn)
         e = cc.expr(argv[1], scope, fn)
         fn.emit(f"if not ({cnd}): raise ParserError({e.code})")

@@ -162,7 +162,7 @@ class Pipeline:
     field_lists: dict[int, str] = field(default_factory=dict)  # index -> copy function
 
 
-_OBJ = "\x00"  # stands for the header object in extract/emit templates (never in generated names)
+HDR_OBJ = "\x00"  # stands for the header object in extract/emit templates (never in generated names)
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
 _PURE_KEY = re.compile(r"[\w.\s()&|^~<>+\-*]*$")  # key code that cannot raise: no subscript, division, comma
@@ -226,6 +226,8 @@ class Compiler:
         self.std_meta_type: TStruct | None = None
         self.inline_bodies: dict[str, tuple[list[str], list[str], list[str]]] = {}
         self.tmp_counter = [0]
+        # id(index expression) -> the temporary hoist_call_indexes moved it into
+        self.index_memo: dict[int, V] = {}
         self.meta_type: TStruct | None = None
         self.hdr_type: TStruct | None = None
         # fixed-size headers: (bytes, extract lines, emit values) with `_H` for the header,
@@ -304,8 +306,6 @@ class Compiler:
     def declare_const(self, d: ast.ConstDecl, scope: Env) -> None:
         t = self.resolve_type(d.type, scope)
         v = self.expr(d.value, scope, None)
-        if not v.is_const:
-            raise bug(f"the value of constant '{d.name}' is not a compile-time constant", d.value)
         v = self.convert(v, t)
         scope.add(Sym("const", d.name, d, t, py=v.code, value=v.const))
 
@@ -406,8 +406,6 @@ class Compiler:
         c = self.classes
         fields = t.fields
         var = [f for f, ft in fields if isinstance(ft, TVarbit)]
-        if len(var) > 1:
-            raise bug("a header with more than one varbit field", t.decl or self.program)
         if not var:
             self.gen_fixed_header_io(t)
         else:
@@ -493,7 +491,7 @@ class Compiler:
             cval = parts[0] if len(parts) == 1 else "(" + " | ".join(parts) + ")"
             if len(ch) == 1:
                 fname, ft = ch[0]
-                ex.append(f"{_OBJ}.{fname} = {'bool(' + cval + ')' if isinstance(ft, TBool) else cval}")
+                ex.append(f"{HDR_OBJ}.{fname} = {'bool(' + cval + ')' if isinstance(ft, TBool) else cval}")
             else:
                 ex.append(f"_c = {cval}")
                 sh = cw
@@ -503,14 +501,14 @@ class Compiler:
                     e = f"(_c >> {sh})" if sh else "_c"
                     if sh + w < cw:
                         e = f"({e} & {mask(w)})"
-                    ex.append(f"{_OBJ}.{fname} = {'bool(' + e + ')' if isinstance(ft, TBool) else e}")
+                    ex.append(f"{HDR_OBJ}.{fname} = {'bool(' + e + ')' if isinstance(ft, TBool) else e}")
             # emission: rebuild the chunk value, split into its words
             sh = cw
             terms = []
             for fname, ft in ch:
                 w = width_of(ft)
                 sh -= w
-                terms.append(f"({_OBJ}.{fname} << {sh})" if sh else f"{_OBJ}.{fname}")
+                terms.append(f"({HDR_OBJ}.{fname} << {sh})" if sh else f"{HDR_OBJ}.{fname}")
             if len(words) == 1:
                 em_vals.append(" | ".join(terms))
             else:
@@ -527,16 +525,16 @@ class Compiler:
         if chunks:
             c.append("        _t = self._S.unpack_from(buf, off)")
         for line in ex:
-            c.append("        " + line.replace(_OBJ, "self"))
+            c.append("        " + line.replace(HDR_OBJ, "self"))
         c.append("        self._v = True")
         c.append("        return end")
         c.append("    def _em(self):")
-        c.append(f"        return self._S.pack({', '.join(em_vals).replace(_OBJ, 'self')})")
+        c.append(f"        return self._S.pack({', '.join(em_vals).replace(HDR_OBJ, 'self')})")
         c.append(f"    _bits = {total}")
         if chunks:
             # module-level Struct (one global lookup) for the inlined forms
             c.append(f"_S_{t.pycls} = {t.pycls}._S")
-            # the header object is the _OBJ placeholder, which no generated name contains
+            # the header object is the HDR_OBJ placeholder, which no generated name contains
             # (a text replace of `_H.` also rewrote `_S_H_H.unpack_from` for a header named H)
             inline_ex = [f"_t = _S_{t.pycls}.unpack_from(buf, off)"] + ex
             self.header_io[t.pycls] = (nbytes, inline_ex, em_vals)
@@ -693,29 +691,14 @@ class Compiler:
                        scope: Env, arg_scope: Env | None) -> None:
         """Constructor parameters of a parser/control instance: a control, parser or extern
         instance passed by name is bound to that instance; a value parameter to its constant."""
-        if len(ctor_args) != len(d.ctor_params):
-            raise bug(f"{d.name} takes {len(d.ctor_params)} constructor argument"
-                      f"{'s' if len(d.ctor_params) != 1 else ''}, {len(ctor_args)} given", d)
         for p, a in zip(d.ctor_params, ctor_args, strict=True):
             pt = self.resolve_type(p.type, scope)
             e = a.value
             if isinstance(pt, (TNamedBlock, TExtern)):
-                if not isinstance(e, ast.Name) or arg_scope is None:
-                    raise bug("a constructor call as a constructor argument "
-                                      "(instantiate it first and pass the instance by name)", e)
                 sym = self.sym(e, arg_scope)
-                if sym.kind != "instance":
-                    raise bug(f"'{e.name}' is not an instance", e)
-                if isinstance(pt, TNamedBlock) and pt.kind == "blocktype" and isinstance(sym.type, TNamedBlock):
-                    want = pt.decl
-                    got = sym.type.decl
-                    if len(getattr(want, "params", [])) != len(getattr(got, "params", [])):
-                        raise bug(f"'{e.name}' does not match the type {pt.name} of parameter '{p.name}'", e)
                 scope.add(Sym(sym.kind, p.name, p, sym.type, py=sym.py, value=sym.value, extra=sym.extra))
             else:
                 v = self.convert(self.expr(e, arg_scope or self.genv, None), pt)
-                if not v.is_const:
-                    raise bug("constructor arguments must be compile-time constants", e)
                 scope.add(Sym("const", p.name, p, pt, py=v.code, value=v.const))
 
     def compile_parser(self, d: ast.ParserDecl, prefix: str, ctor_args: list[ast.Argument],
@@ -728,8 +711,6 @@ class Compiler:
 
     def _compile_parser(self, d: ast.ParserDecl, prefix: str, ctor_args: list[ast.Argument],
                         sub: bool, arg_scope: Env | None) -> str:
-        if d.type_params:
-            raise bug("generic parsers", d)
         fname = "P_" + self.uid(d.name)
         lines: list[str] = []
         fn = _Fn(lines, 1, self.tmp_counter)
@@ -758,8 +739,6 @@ class Compiler:
         for loc in d.locals:
             self.local_decl(loc, scope, fn, prefix)
         states = {s.name: i for i, s in enumerate(d.states)}
-        if "start" not in states:
-            raise bug(f"parser {d.name} has no start state", d)
         fn.parser_states = states
         for s in d.states:
             scope.add(Sym("state", s.name, s))
@@ -877,8 +856,20 @@ class Compiler:
             elems = ks.elements if isinstance(ks, ast.TupleKeyset) else [ks]
             if isinstance(ks, ast.DefaultKeyset) or isinstance(ks, ast.DontCare):
                 elems = [ks] * len(keyvars)
-            if len(elems) != len(keyvars):
-                raise bug(f"select has {len(keyvars)} expressions but this case has {len(elems)}", ks)
+            vsym = self.sym(ks, scope) if isinstance(ks, ast.Name) and len(keyvars) > 1 else None
+            if vsym is not None and vsym.kind == "value_set":
+                # a value set over the whole select tuple: its members are value/mask pairs
+                # over the keys concatenated (BMv2's parse_vsets match the bytes so)
+                shift, parts = 0, []
+                for kv in reversed(keyvars):
+                    parts.append(f"({kv.code} << {shift})" if shift else f"{kv.code}")
+                    shift += width_of(kv.type)
+                fn.emit(f"{'if' if first else 'elif'} {vsym.py}.match({' | '.join(reversed(parts))}):")
+                first = False
+                fn.ind += 1
+                self.goto(case.state.name, fn, case.state)
+                fn.ind -= 1
+                continue
             conds = []
             for el, kv in zip(elems, keyvars, strict=True):
                 c = self.keyset_cond(el, kv, scope, fn)
@@ -935,8 +926,6 @@ class Compiler:
 
     def _compile_control(self, d: ast.ControlDecl, prefix: str, ctor_args: list[ast.Argument],
                          top: bool, arg_scope: Env | None) -> str:
-        if d.type_params:
-            raise bug("generic controls", d)
         fname = "C_" + self.uid(prefix)
         if top:
             self.top_control = prefix
@@ -949,8 +938,6 @@ class Compiler:
             pt = self.resolve_type(p.type, scope)
             if isinstance(pt, TExtern) and pt.name == "packet_out":
                 pys.append("_out")
-            elif isinstance(pt, TExtern) and pt.name == "packet_in":
-                raise bug("packet_in in a control", p)
             elif top:
                 pys.append(mangle("p", p.name))
             else:
@@ -961,8 +948,6 @@ class Compiler:
         for p, py in zip(d.params, pys, strict=True):
             pt = self.resolve_type(p.type, scope)
             if p.direction in ("out", "inout") and not isinstance(pt, (TStruct, TStack, TExtern)):
-                if top:
-                    raise bug("scalar out/inout parameters of a pipeline control", p)
                 outs.append(py)
         for loc in d.locals:
             self.local_decl(loc, scope, fn, prefix)
@@ -1035,8 +1020,6 @@ class Compiler:
             fname = self.compile_parser(t.decl, name, d.args, sub=True, arg_scope=scope)  # type: ignore[arg-type]
             scope.add(Sym("instance", d.name, d, t, py=fname, value="parser"))
             return
-        if isinstance(t, TNamedBlock):
-            raise bug(f"instantiating {t.kind.replace('_decl', '')} {t.name} inside a block", d)
         if not isinstance(t, TExtern):
             raise bug(f"cannot instantiate {t.show()}", d)
         py = "X_" + self.uid(d.name)
@@ -1057,50 +1040,38 @@ class Compiler:
         py = "T_" + self.uid(d.name)
         keys: list[KeyField] = []
         key_exprs: list[ast.Expression] = []
+        key_pos: list[int] = []  # each match key's position among all keys (its field id)
+        sel_exprs: list[ast.Expression] = []  # `selector` keys: the action selector's hash input
         for i, k in enumerate(d.keys):
-            if k.match_kind not in ("exact", "lpm", "ternary", "range", "optional"):
-                if k.match_kind == "selector":
-                    raise bug("selector match kind (action selectors)", k)
-                raise bug(f"unknown match kind '{k.match_kind}'", k)
-            kt = self.expr(k.expr, scope, _Fn([], 0, self.tmp_counter)).type  # typing only
+            if k.match_kind == "selector":
+                sel_exprs.append(k.expr)
+                continue
+            kt = self.etype(k.expr)
             w = width_of(kt)
-            if isinstance(kt, TEnum) and kt.underlying is None:
-                raise bug("non-serializable enum as table key", k.expr)
             if isinstance(kt, TError):
                 w = 32  # hmm: p4c gives errors no width; BMv2 uses 32 bits... rare in keys
-            if not w:
-                raise bug(f"table key of type {kt.show()} has no bit width", k.expr)
             a = k.annotation("name")
             kname = a.string_value() if a is not None and a.string_value() else key_text(k.expr)
             keys.append(KeyField(kname, k.match_kind, w, i + 1))
             key_exprs.append(k.expr)
-        for i, kid in enumerate(self.field_ids(d.keys, d)):
-            keys[i] = dataclasses.replace(keys[i], id=kid)
-        lpm = sum(1 for k in keys if k.match_kind == "lpm")
-        if lpm > 1:
-            raise bug("a table can have at most one lpm key", d)
+            key_pos.append(i)
+        all_ids = self.field_ids(d.keys, d)
+        for i, pos in enumerate(key_pos):
+            keys[i] = dataclasses.replace(keys[i], id=all_ids[pos])
         actions: list[ActionSpec] = []
         action_syms: list[Sym] = []
         refs: list[ActionRef] = []
         bound_args: list[list[ast.Argument]] = []
         for ar in d.actions:
             asym = self.sym(ar.name, scope)
-            if asym.kind != "action":
-                raise bug(f"'{ar.name.name}' is not an action", ar.name)
             adecl: ast.ActionDecl = asym.decl  # type: ignore[assignment]
             aname = self.action_cp_name(asym)
             nbound = len(ar.args or [])
-            if nbound > len(adecl.params):
-                raise bug(f"action {ar.name.name} takes {len(adecl.params)} parameters", ar)
             bound_args.append(list(ar.args or []))
             params = []
             for p in adecl.params[nbound:]:
-                if p.direction:
-                    raise bug("directional action parameters in a table action", p)
                 pt = self.resolve_type(p.type, asym.scope or scope)
                 pw = width_of(pt)
-                if not pw:
-                    raise bug(f"action parameter of type {pt.show()}", p)
                 params.append((p.name, pw))
             sc = "TABLE_AND_DEFAULT"
             if ar.has_annotation("tableonly"):
@@ -1130,8 +1101,6 @@ class Compiler:
             if na is None:
                 # p4c adds NoAction as the default; we need it in the list to run it
                 nsym = self.g.lookup("NoAction")
-                if nsym is None or nsym.kind != "action":
-                    raise bug(f"table {d.name} has no default_action and NoAction is not declared", d)
                 actions.append(ActionSpec("NoAction", (), "DEFAULT_ONLY"))
                 # p4c's CreateBuiltins adds it to the list too, as `@defaultonly NoAction`,
                 # so P4Info's table refers to it (scope DEFAULT_ONLY)
@@ -1147,21 +1116,17 @@ class Compiler:
             p = d.prop(pname)
             if p is None or p.value is None:
                 continue
-            if not isinstance(p.value, ast.Name):
-                raise bug(f"{pname} = must name a direct_{pname[:-1]} instance", p.value)
             isym = self.sym(p.value, scope)
             ext = registry.lookup(isym.type.name) if (
                 isym.kind == "instance" and isinstance(isym.type, TExtern)) else None
-            if ext is None or ext.table_property != pname:  # v1model: direct_counter / direct_meter
-                raise bug(f"{pname} = must name a direct_{pname[:-1]}", p.value)
+            if ext is None:
+                raise bug(f"{pname} = names no extern module", p.value)
             ext.bind_table(self, isym.value, name)
             if pname == "counters":
                 dc = isym.value
             else:
                 dm = isym.value
-        ip = d.prop("implementation")
-        if ip is not None:
-            raise bug("table implementation (action profiles/selectors)", ip)
+        impl = self.table_implementation(d, scope, fn, prefix, name)
         for p in d.properties:
             if p.name not in ("key", "actions", "default_action", "size", "entries", "counters",
                               "meters", "implementation") and not p.name.startswith("@"):
@@ -1178,17 +1143,49 @@ class Compiler:
             default_params=tuple(default_args.get(p, 0) for p, _ in
                                  next(a for a in actions if a.name == default_name).params),
             const_default_action=const_default, const_entries=bool(ep is not None and ep.is_const),
-            size=size, direct_counter=dc, direct_meter=dm)
+            size=size, direct_counter=dc, direct_meter=dm,
+            implementation=impl.name if impl is not None else None)
         self.model.tables[name] = info
         # the runtime installs the const entries when it loads the program; a bad one is
         # reported at its entry (p4sim.runtime.instance.check_program)
         spec = TableSpec(py, info, actions, entries, (default_name, default_args), dc, dm,
                          entry_nodes=list(ep.entries) if ep is not None and ep.entries else [],
-                         decl_name=d.name)
+                         decl_name=d.name, implementation=impl.py if impl is not None else None)
         self.tables.append(spec)
         scope.add(Sym("table", d.name, d, py=py, value=spec,
                       extra={"keys": key_exprs, "action_syms": action_syms, "scope": scope,
-                             "bound": bound_args}))
+                             "bound": bound_args, "selector": sel_exprs,
+                             "with_selector": impl is not None and bool(impl.params.get("selector"))}))
+
+    def table_implementation(self, d: ast.TableDecl, scope: Env, fn: _Fn | None, prefix: str,
+                             table: str) -> ExternSpec | None:
+        """The action profile/selector of `implementation = ...`: a declared instance, or one
+        constructed in place, named as p4c's getTableImplementationName names it (the
+        property's control-plane name: its @name, else "implementation")."""
+        ip = d.prop("implementation")
+        if ip is None or ip.value is None:
+            return None
+        v = ip.value
+        if isinstance(v, ast.Name):
+            isym = self.sym(v, scope)
+            spec = next((x for x in self.externs if x.py == isym.py), None)
+        else:
+            assert isinstance(v, ast.MethodCall) and isinstance(v.callee, ast.Name)
+            inst = ast.Instantiation(name="implementation", type=ast.NamedType(v.callee.name), args=v.args,
+                                     annotations=ip.annotations, span=ip.span)
+            ext = registry.lookup(v.callee.name)
+            if ext is None or ext.table_property != "implementation":
+                raise bug("implementation = must construct an action_profile or action_selector", v)
+            cp = self.cp_name(prefix, inst) if ip.annotation("name") is not None else "implementation"
+            spec = ext.instantiate(self, inst, None, scope, cp)
+            assert spec is not None
+            spec.py = "X_" + self.uid(f"{d.name}_impl")
+            self.externs.append(spec)
+        ext = registry.lookup(spec.kind) if spec is not None else None
+        if spec is None or ext is None or ext.table_property != "implementation":
+            raise bug("implementation = must name an action_profile or action_selector", v)
+        ext.bind_table(self, spec.name, table)
+        return spec
 
     def action_cp_name(self, asym: Sym) -> str:
         """The control-plane name of an action as used in the current top-level control.
@@ -1224,25 +1221,17 @@ class Compiler:
             callee, args = e.callee, e.args
         else:
             callee, args = e, []
-        if not isinstance(callee, ast.Name):
-            raise bug("expected an action call", e)
         asym = self.sym(callee, scope)
         idx = next((i for i, s in enumerate(syms) if s is asym), None)
-        if idx is None:
-            raise bug(f"action '{callee.name}' is not in the table's actions list", e)
         spec = actions[idx]
         adecl: ast.ActionDecl = asym.decl  # type: ignore[assignment]
         nb = len(adecl.params) - len(spec.params)  # leading params bound in the actions list
         if nb and len(args) == len(adecl.params):
             args = args[nb:]  # `default_action = a(bound, ...)` repeats the bound arguments
-        if len(args) != len(spec.params):
-            raise bug(f"action {callee.name} takes {len(spec.params)} arguments, {len(args)} given", e)
         vals = {}
         for (pname, _pw), a, p in zip(spec.params, args, adecl.params[nb:], strict=True):
             pt = self.resolve_type(p.type, asym.scope or scope)
             v = self.convert(self.expr(a.value, scope, None), pt)
-            if not v.is_const:
-                raise bug("table action arguments must be compile-time constants", a.value)
             vals[pname] = int(v.const)
         return spec.name, vals
 
@@ -1251,8 +1240,6 @@ class Compiler:
                     order_prio: int) -> TableEntry:
         ks = en.keyset
         elems = ks.elements if isinstance(ks, ast.TupleKeyset) else [ks]
-        if len(elems) != len(keys):
-            raise bug(f"entry has {len(elems)} key values, table has {len(keys)} keys", ks)
         match: dict = {}
         for el, k, ke in zip(elems, keys, key_exprs, strict=True):
             kt = self.expr(ke, scope, _Fn([], 0, self.tmp_counter)).type  # typing only
@@ -1273,8 +1260,6 @@ class Compiler:
                 match[k.name] = Range(int(lo.const), int(hi.const))
             else:
                 v = self.convert(self.expr(el, scope, None), kt)
-                if not v.is_const:
-                    raise bug("entry key values must be compile-time constants", el)
                 val = int(v.const)
                 match[k.name] = {"exact": Exact, "optional": Optional_}.get(k.match_kind, Exact)(val) \
                     if k.match_kind in ("exact", "optional") else (
@@ -1365,24 +1350,67 @@ class Compiler:
             roots = [s.init]
         else:
             return []
+        self.hoist_call_indexes(roots, scope, fn)
+        return self._index_guards(roots, scope)
+
+    def _index_guards(self, roots: list[ast.Node], scope: Env) -> list[str]:
         out: list[str] = []
         scratch = _Fn([], 0, self.tmp_counter)  # typing only: nothing it emits is kept
-        for root in roots:
-            for n in ast.walk(root):
-                if not isinstance(n, ast.Index):
-                    continue
+        stack = list(reversed(roots))
+        while stack:
+            n = stack.pop()
+            if isinstance(n, ast.Index):
                 try:
                     base = self.expr(n.expr, scope, scratch)
                     idx = self.expr(n.index, scope, scratch)
                 except P4SourceError:
                     return []  # the statement's own lowering reports it, located
                 if isinstance(base.type, TStack) and not idx.is_const:
-                    if any(isinstance(x, ast.MethodCall) for x in ast.walk(n.index)):
-                        raise bug("a call inside a run-time header-stack index", n.index)
                     code = f"sx({idx.code}, {idx.type.width})" if isinstance(idx.type, TBits) and \
                         idx.type.signed else idx.code
                     out.append(f"0 <= {code} < {base.type.size}")
+                if id(n.index) in self.index_memo:
+                    # a hoisted index: what it read was guarded when it was computed
+                    stack.append(n.expr)
+                    continue
+            stack.extend(reversed(list(n.children())))
         return out
+
+    def hoist_call_indexes(self, roots: list[ast.Node], scope: Env, fn: _Fn) -> None:
+        """A run-time stack index with a call in it is computed once, into a temporary, before
+        the statement (check allows it in the statements stmt_index_guards handles). p4c does
+        the same: frontends/p4/sideEffects.cpp (SideEffectOrdering, DoSimplifyExpressions) moves
+        each call into a temporary in evaluation order (an assignment's left-hand side before
+        its right-hand side), then midend/hsIndexSimplify.cpp guards each use of the
+        temporary index. Inner indexes first; an index computed from an element at an
+        out-of-range inner index is 0, the value BMv2 gives an unassigned local."""
+        self.index_memo = {}
+        order: list[ast.Index] = []
+
+        def visit(n: ast.Node) -> None:  # postorder: an inner index before the one around it
+            for c in n.children():
+                visit(c)
+            if isinstance(n, ast.Index) and any(isinstance(x, ast.MethodCall) for x in ast.walk(n.index)):
+                order.append(n)
+
+        for root in roots:
+            for part in ([root.lhs, root.rhs] if isinstance(root, ast.Assignment) else [root]):
+                visit(part)
+        for n in order:
+            obj, idx = self.checked.value(n.expr, self.inst), self.checked.value(n.index, self.inst)
+            if obj is None or idx is None or not isinstance(obj[0], TStack) or idx[1] is not None:
+                continue
+            guards = self._index_guards([n.index], scope)
+            idx_type = idx[0]
+            t = fn.tmp("hi")
+            if guards:
+                fn.emit(f"{t} = 0")
+                fn.emit(f"if {' and '.join(guards)}:")
+                fn.ind += 1
+            fn.emit(f"{t} = {self.expr(n.index, scope, fn).code}")
+            if guards:
+                fn.ind -= 1
+            self.index_memo[id(n.index)] = V(t, idx_type)
 
     def stmt_unguarded(self, s: ast.Node, scope: Env, fn: _Fn) -> None:
         if isinstance(s, ast.VariableDecl):
@@ -1391,8 +1419,6 @@ class Compiler:
         if isinstance(s, ast.ConstDecl):
             self.declare_const(s, scope)
             return
-        if isinstance(s, ast.Instantiation):
-            raise bug("instantiation inside a block body", s)
         if isinstance(s, ast.Assignment):
             self.assign(s.lhs, s.rhs, scope, fn)
             return
@@ -1414,8 +1440,6 @@ class Compiler:
             self.for_loop(s, scope, fn)
             return
         if isinstance(s, (ast.BreakStatement, ast.ContinueStatement)):
-            if not fn.loops:
-                raise bug(f"{'break' if isinstance(s, ast.BreakStatement) else 'continue'} outside a for loop", s)
             fn.emit("break" if isinstance(s, ast.BreakStatement) else "continue")
             return
         if isinstance(s, ast.ReturnStatement):
@@ -1428,8 +1452,6 @@ class Compiler:
             if fn.once_stack:
                 rv = fn.once_stack[-1]
                 if s.value is not None:
-                    if rv is None:
-                        raise bug("return with a value in an action", s)
                     # typed against the declared return type: `return {a, b};`, casts, ints
                     v = self.convert(self.expr(s.value, scope, fn), rv.type)
                     fn.emit(f"{rv.code} = {self.copy_code(v)}")
@@ -1437,17 +1459,11 @@ class Compiler:
                     fn.emit(f"{fn.loops[0][0]} = True")
                 fn.emit("break")
             else:
-                if s.value is not None:
-                    raise bug("return with a value in a control", s)
                 fn.emit(f"return {fn.parser_ret}" if fn.in_parser else "return")
             return
         if isinstance(s, ast.ExitStatement):
-            if fn.in_parser:
-                raise bug("exit is not allowed in a parser", s)
             fn.emit("raise Exit()")
             return
-        if isinstance(s, ast.TransitionStatement):
-            raise bug("transition must be the last statement of a state", s)
         raise bug(f"statement {type(s).__name__}", s)
 
     def var_decl(self, s: ast.VariableDecl, scope: Env, fn: _Fn, guards: list[str]) -> None:
@@ -1476,8 +1492,6 @@ class Compiler:
         """P4_16 1.2.4 loops. The C-style form runs its update before every test but the first
         (so `continue` still updates) and is capped at LOOP_LIMIT iterations: a loop that
         never ends (`bit<8> i; i < 300`) drops the packet with a logged error, not a hang."""
-        if fn.in_parser:
-            raise bug("for loops in a parser", s)
         inner = Env(scope)
         frame: list[str | None] = [None]
         outermost, at, ind = not fn.loops, len(fn.lines), fn.ind
@@ -1485,8 +1499,6 @@ class Compiler:
             t = self.resolve_type(s.type, inner)
             py = "v_" + self.uid(s.var)
             if s.hi is not None:
-                if not isinstance(t, TBits):
-                    raise bug("a range loop variable must be bit<N> or int<N>", s)
                 lo = self.convert(self.expr(s.collection, scope, fn), t)
                 hi = self.convert(self.expr(s.hi, scope, fn), t)
                 if t.signed:
@@ -1497,9 +1509,6 @@ class Compiler:
                     fn.emit(f"for {py} in range({lo.code}, {hi.code} + 1):")
             else:
                 coll = self.expr(s.collection, scope, fn)
-                if not isinstance(coll.type, TStack):
-                    raise bug(f"for-in over a {coll.type.show()} (p4sim iterates header stacks and ranges)",
-                                      s.collection)
                 el = fn.tmp("el")
                 # the loop variable is a copy of each element, in index order
                 fn.emit(f"for {el} in {coll.code}.a:")
@@ -1541,16 +1550,11 @@ class Compiler:
 
     def cond(self, e: ast.Expression, scope: Env, fn: _Fn) -> str:
         v = self.expr(e, scope, fn)
-        if not isinstance(v.type, TBool):
-            raise bug(f"condition must be bool, not {v.type.show()}", e)
         return v.code
 
     def switch(self, s: ast.SwitchStatement, scope: Env, fn: _Fn) -> None:
         e = s.expr
         if isinstance(e, ast.Member) and e.member == "action_run":
-            if not (isinstance(e.expr, ast.MethodCall) and isinstance(e.expr.callee, ast.Member)
-                    and e.expr.callee.member == "apply"):
-                raise bug("switch on action_run needs `table.apply().action_run`", e)
             tsym = self.table_of(e.expr.callee.expr, scope)
             _, aid = self.table_apply(tsym, scope, fn)
             spec: TableSpec = tsym.value
@@ -1560,12 +1564,8 @@ class Compiler:
                 if isinstance(case.label, ast.DefaultKeyset):
                     cond = "True"
                 else:
-                    if not isinstance(case.label, ast.Name):
-                        raise bug("action_run case labels are action names", case.label)
                     asym = self.sym(case.label, scope)
                     idx = next((i for i, a in enumerate(spec.actions) if a.name == asym.value), None)
-                    if idx is None:
-                        raise bug(f"action '{case.label.name}' is not an action of the table", case.label)
                     cond = f"{aid} == {idx}"
                 pending.append(cond)
                 if case.body is None:
@@ -1609,10 +1609,8 @@ class Compiler:
         else:
             if isinstance(rhs, ast.InvalidExpression):
                 target = self.expr(lhs, scope, fn)
-                if isinstance(lt, TStruct) and lt.kind == "header":
-                    fn.emit(f"{target.code}._v = False")
-                    return
-                raise bug("{#} can only be assigned to a header", rhs)
+                fn.emit(f"{target.code}._v = False")  # check allows `{#}` for headers only
+                return
             if isinstance(rhs, (ast.ListExpression, ast.StructExpression)) and isinstance(lt, TStruct):
                 self.assign_fields(self.expr(lhs, scope, fn), lt, rhs, scope, fn)
                 return
@@ -1621,11 +1619,6 @@ class Compiler:
         code = self.copy_code(rv)
         if isinstance(lt, TVarbit):
             # a varbit value is its bits and their current width: both move together
-            node = lhs if isinstance(rhs, V) else rhs
-            if not (isinstance(lhs, ast.Member) and _DOTTED.match(rv.code)):
-                raise bug("assigning a varbit other than field to field", node)
-            if not (isinstance(rv.type, TVarbit) and rv.type.width == lt.width):
-                raise bug(f"cannot assign {rv.type.show()} to {lt.show()}", node)
             dst = self.expr(lhs, scope, fn).code
             fn.emit(f"{dst} = {rv.code}")
             fn.emit(f"{vbw(dst)} = {vbw(rv.code)}")
@@ -1638,8 +1631,6 @@ class Compiler:
         names = [f for f, _ in lt.fields]
         if isinstance(rhs, ast.ListExpression):
             n = len(rhs.elements)
-            if n > len(names) or (n < len(names) and not rhs.dots):
-                raise bug(f"{lt.name} has {len(lt.fields)} fields, the list has {len(rhs.elements)}", rhs)
             pairs = list(zip(names[:n], rhs.elements, strict=True))
         else:
             pairs = [(nf.name, nf.value) for nf in rhs.fields]  # type: ignore[union-attr]
@@ -1648,11 +1639,6 @@ class Compiler:
             # `...`: the fields not written take their default values (zero, false,
             # invalid headers), as p4c's DefaultValues pass expands them
             pairs += [(f, None) for f in names if f not in given]
-        elif isinstance(rhs, ast.StructExpression) and given < set(names):
-            # p4c's type checker wants every field of the type (or `...`)
-            missing = ", ".join(f for f in names if f not in given)
-            raise bug(f"{lt.name}: the initializer does not give field(s) {missing} "
-                      "(end it with `...` to give them their default values)", rhs)
         # evaluate every value before writing any field: `p = {b = p.a, a = p.b}` swaps
         staged = []
         for fname, e in pairs:
@@ -1660,8 +1646,6 @@ class Compiler:
             if e is None and ft is not None:
                 staged.append((fname, self.default_value(ft)))
                 continue
-            if ft is None:
-                raise bug(f"{lt.name} has no field '{fname}'", e)
             v = self.convert(self.expr(e, scope, fn), ft)  # nested {..}: a fresh temporary
             nested = isinstance(ft, TStruct) and isinstance(e, (ast.ListExpression, ast.StructExpression))
             code = v.code if nested else self.copy_code(v)
@@ -1677,15 +1661,10 @@ class Compiler:
 
     def lvalue_type(self, e: ast.Expression, scope: Env, fn: _Fn) -> Type:
         if isinstance(e, ast.Name):
-            sym = self.sym(e, scope)
-            if sym.kind != "var":
-                raise bug(f"cannot assign to '{e.name}'", e)
-            if sym.extra.get("dir") == "in":
-                raise bug(f"cannot assign to 'in' parameter '{e.name}'", e)
-            return sym.type  # type: ignore[return-value]
-        if isinstance(e, (ast.Member, ast.Index, ast.Slice)):
-            return self.expr(e, scope, fn).type
-        raise bug("this expression cannot be assigned to", e)
+            return self.etype(e)
+        # (lowered, not only typed: a stack's `next` writes its bounds test here, and the
+        # generated code is kept as it was)
+        return self.expr(e, scope, fn).type
 
     def store(self, lhs: ast.Expression, code: str, scope: Env, fn: _Fn) -> None:
         if isinstance(lhs, ast.Name):
@@ -1746,8 +1725,6 @@ class Compiler:
     def stack_index(self, obj: V, idx: V, node: ast.Node) -> str:
         assert isinstance(obj.type, TStack)
         if idx.is_const:
-            if not 0 <= idx.const < obj.type.size:
-                raise bug(f"index {idx.const} out of bounds of a stack of {obj.type.size}", node)
             return str(idx.const)
         return idx.code
 
@@ -1800,6 +1777,18 @@ class Compiler:
         if spec.direct_meter:
             dm_py = next(x.py for x in self.externs if x.name == spec.direct_meter)
             fn.emit(f"    _RT.dm_color[{dm_py!r}] = _RT.direct_meter({spec.py}, {r})")
+        if spec.implementation:
+            # an indirect entry's `args` is its member or group (p4sim.runtime.action_profile):
+            # a group hashes the selector keys (packed as hash() packs a field list) to pick
+            tgt = fn.tmp("tgt")
+            fn.emit(f"    {tgt} = {r}.args")
+            if tsym.extra["with_selector"]:
+                data = self.data_pack(ast.ListExpression(list(tsym.extra["selector"])), tscope, fn) \
+                    if tsym.extra["selector"] else "b''"
+                fn.emit(f"    {r} = {tgt}.recs[{spec.py}.slot] if {tgt}.is_member else "
+                        f"{tgt}.pick({data}, {spec.py}.slot)")
+            else:
+                fn.emit(f"    {r} = {tgt}.recs[{spec.py}.slot]")
         fn.emit(f"{aid} = {r}.aid")
         syms: list[Sym] = tsym.extra["action_syms"]
         for i, asym in enumerate(syms):
@@ -1854,11 +1843,8 @@ class Compiler:
                 node = an.value if an is not None else None
                 if p.direction == "out":
                     fn.emit(f"{py} = {self.default_value(pt)}")
-                elif a is None:
-                    if p.default is not None:
-                        a = self.expr(p.default, dscope, fn)
-                    else:
-                        raise bug(f"missing argument '{p.name}'", node or d)
+                elif a is None:  # check gave every parameter without a default an argument
+                    a = self.expr(p.default, dscope, fn)  # type: ignore[arg-type]
                 if a is not None and p.direction != "out":
                     a = self.convert(a, pt)
                     fn.emit(f"{py} = {self.copy_code(a)}")
@@ -1941,11 +1927,7 @@ class Compiler:
                 if bsym is not None and bsym.kind == "instance" and bsym.value == "control":
                     return self.call_control(bsym, c, scope, fn)
                 if bsym is not None and bsym.kind == "instance" and bsym.value == "parser":
-                    if not fn.in_parser:
-                        raise bug("a parser can only be applied inside a parser", c)
                     pdecl: ast.ParserDecl = bsym.type.decl  # type: ignore[union-attr,assignment]
-                    if len(c.args) != len(pdecl.params):
-                        raise bug(f"parser {pdecl.name} takes {len(pdecl.params)} arguments", c)
                     codes = []
                     backs = []
                     for a, p in zip(c.args[1:], pdecl.params[1:], strict=True):
@@ -2000,17 +1982,11 @@ class Compiler:
             if "overloads" in sym.extra:
                 decl = next((d for d in sym.extra["overloads"] if len(d.params) == len(argv)), decl)
                 sym = Sym(sym.kind, sym.name, decl, scope=sym.scope, value=sym.value)
-            params = decl.params  # type: ignore[union-attr]
-            required = sum(1 for p in params if p.default is None)
-            if not required <= len(argv) <= len(params):
-                raise bug(f"{sym.kind} {sym.name} takes {len(params)} argument"
-                          f"{'s' if len(params) != 1 else ''}, {len(argv)} given", c)
             vals = []
             for a, p in zip(argv, decl.params, strict=False):  # type: ignore[union-attr]
                 if isinstance(a, ast.DontCare) or p.direction == "out":
                     vals.append(V("None", VOID))
                 else:
-                    pt = self.resolve_type(p.type, sym.scope or scope)
                     vals.append(self.expr(a, scope, fn))
             rv = self.inline_action(sym, vals, c.args, scope, fn)
             if isinstance(decl, ast.FunctionDecl):
@@ -2032,14 +2008,10 @@ class Compiler:
     def call_control(self, sym: Sym, c: ast.MethodCall, scope: Env, fn: _Fn) -> V:
         t: TNamedBlock = sym.type  # type: ignore[assignment]
         d: ast.ControlDecl = t.decl  # type: ignore[assignment]
-        if len(c.args) != len(d.params):
-            raise bug(f"control {d.name} takes {len(d.params)} arguments", c)
         pys, body, outs = self.inline_bodies[sym.py]
         backs = []
         for a, p, py in zip(c.args, d.params, pys, strict=True):
             pt = self.resolve_type(p.type, self.g)
-            if isinstance(pt, TExtern) and pt.name in ("packet_in", "packet_out"):
-                raise bug("passing packets to a sub-control", a.value)
             if isinstance(a.value, ast.DontCare) or p.direction == "out" and not isinstance(pt, (TStruct, TStack)):
                 fn.emit(f"{py} = {self.default_value(pt)}")
                 if p.direction == "out" and not isinstance(a.value, ast.DontCare):
@@ -2084,8 +2056,6 @@ class Compiler:
                 parts.append((v.code, vbw(v.code), valid))
                 return
             w = width_of(t)
-            if not w:
-                raise bug(f"cannot put a {t.show()} in a field list", node)
             parts.append((f"int({v.code})" if isinstance(t, TBool) else v.code, str(w), valid))
 
         for el in elems:
@@ -2126,138 +2096,12 @@ class Compiler:
             raise bug(f"extern function {sym.name}", c)
         return ext.call(self, sym.name, argv, c, scope, fn)
 
-    def check_nargs(self, name: str, argv: list[ast.Expression], c: ast.MethodCall, *ns: int) -> None:
-        """For extern lowering hooks: the call has one of the argument counts `ns`."""
-        if len(argv) not in ns:
-            raise bug(f"{name} takes {' or '.join(map(str, ns))} arguments, {len(argv)} given", c)
-
     def extern_method(self, obj: V, t: TExtern, m: str, argv: list[ast.Expression], c: ast.MethodCall,
                       scope: Env, fn: _Fn) -> V:
         ext = registry.lookup(t.name)
         if ext is None:
             raise bug(f"method {m} of extern {t.name}", c)
         return ext.method(self, obj, t, m, argv, c, scope, fn)
-
-    def packet_in_method(self, obj: V, m: str, argv: list[ast.Expression], c: ast.MethodCall,
-                         scope: Env, fn: _Fn) -> V:
-        if m == "extract":
-            if len(argv) not in (1, 2):
-                raise bug("extract takes a header (and a varbit length)", c)
-            target = argv[0]
-            h = self.expr(target, scope, fn)
-            ht = h.type
-            if isinstance(target, ast.Member) and target.member == "next":
-                stack = self.expr(target.expr, scope, fn)
-                if isinstance(stack.type, TStack):
-                    s = fn.tmp("s")
-                    fn.emit(f"{s} = {stack.code}")
-                    fn.emit(f"if {s}.n >= {s}.size: raise ParserError({self.errors.get('StackOutOfBounds', 3)})")
-                    hv = f"{s}.a[{s}.n]"
-                    if len(argv) == 2:
-                        ln = self.expr(argv[1], scope, fn)
-                        fn.emit(f"off = {hv}._ex(buf, off, {ln.code})")
-                    else:
-                        fn.emit(f"off = {hv}._ex(buf, off)")
-                    fn.emit(f"{s}.n += 1")
-                    return V("None", VOID)
-            if not (isinstance(ht, TStruct) and ht.kind == "header"):
-                raise bug(f"extract needs a header, not {ht.show()}", target)
-            if len(argv) == 2:
-                ln = self.expr(argv[1], scope, fn)
-                fn.emit(f"off = {h.code}._ex(buf, off, {ln.code})")
-            else:
-                if any(isinstance(ft, TVarbit) for _, ft in ht.fields):
-                    raise bug("extract of a header with a varbit field needs the length", c)
-                io = self.header_io.get(ht.pycls)
-                if io is None:
-                    fn.emit(f"off = {h.code}._ex(buf, off)")
-                else:
-                    # _ex inlined: one call less per header per packet
-                    nbytes, ex_lines, _ = io
-                    hv = fn.tmp("xh")
-                    end = fn.tmp("xe")
-                    fn.emit(f"{hv} = {h.code}")
-                    fn.emit(f"{end} = off + {nbytes}")
-                    fn.emit(f"if {end} > _blen: raise ParserError(1)")
-                    for ln in ex_lines:
-                        fn.emit(ln.replace(_OBJ, hv))
-                    fn.emit(f"{hv}._v = True")
-                    fn.emit(f"off = {end}")
-            self.union_invalidate(target, scope, fn)
-            if (isinstance(target, ast.Member) and isinstance(target.expr, ast.Member)
-                    and target.expr.member == "next"):
-                st = self.expr(target.expr.expr, scope, fn)
-                if isinstance(st.type, TStack):
-                    # extract(us.next.m) of a stack of unions advances the stack, as BMv2's
-                    # ParserOpExtractUnionStack (bm_sim/parser.cpp) push_back()s after it
-                    fn.emit(f"{st.code}.n += 1")
-            return V("None", VOID)
-        if m == "lookahead":
-            if not c.type_args:
-                raise bug("lookahead needs a type: lookahead<T>()", c)
-            t = self.resolve_type(c.type_args[0], scope)
-            w = width_of(t)
-            if isinstance(t, TStruct) and t.kind == "header":
-                if any(isinstance(ft, TVarbit) for _, ft in t.fields):
-                    # P4_16 spec (packet_in.lookahead): T must have a fixed width
-                    raise bug(f"lookahead needs a fixed-width type; {t.show()} has a varbit field", c)
-                self.gen_class(t)
-                tmp = fn.tmp("la")
-                fn.emit(f"{tmp} = {t.pycls}()")
-                fn.emit(f"{tmp}._ex(buf, off)")
-                return V(tmp, t)
-            if not isinstance(t, TBits):
-                raise bug(f"lookahead of {t.show()}", c)
-            nb = (w + 7) // 8
-            tmp = fn.tmp("la")
-            fn.emit(f"if off + {nb} > len(buf): raise ParserError(1)")
-            shift = nb * 8 - w
-            code = f"(int.from_bytes(buf[off:off + {nb}], 'big')" + (f" >> {shift})" if shift else ")")
-            fn.emit(f"{tmp} = {code}")
-            return V(tmp, t)
-        if m == "advance":
-            n = self.expr(argv[0], scope, fn)
-            tmp = fn.tmp("adv")
-            fn.emit(f"{tmp} = {n.code}")
-            fn.emit(f"if {tmp} % 8: raise ParserError({self.errors.get('ParserInvalidArgument', 6)})")
-            fn.emit(f"if off + {tmp} // 8 > len(buf): raise ParserError(1)")
-            fn.emit(f"off += {tmp} // 8")
-            return V("None", VOID)
-        if m == "length":
-            return V("len(buf)", TBits(32))
-        raise bug(f"packet_in has no method {m}", c)
-
-    def emit_value(self, v: V, fn: _Fn, node: ast.Node) -> None:
-        t = v.type
-        if isinstance(t, TStruct):
-            if t.kind == "header":
-                h = fn.tmp("h")
-                fn.emit(f"{h} = {v.code}")
-                io = self.header_io.get(t.pycls)
-                if io is None:
-                    fn.emit(f"if {h}._v: _out.append({h}._em())")
-                else:  # _em inlined
-                    vals = ", ".join(x.replace(_OBJ, h) for x in io[2])
-                    fn.emit(f"if {h}._v: _out.append(_S_{t.pycls}.pack({vals}))")
-            elif t.kind == "union":
-                for f, _ in t.fields:
-                    self.emit_value(V(f"{v.code}.{fld(f)}", t.field_type(f)), fn, node)  # type: ignore[arg-type]
-            else:
-                for f, ft in t.fields:
-                    self.emit_value(V(f"{v.code}.{fld(f)}", ft), fn, node)
-            return
-        if isinstance(t, TStack):
-            if isinstance(t.elem, TStruct) and t.elem.kind == "union":
-                el = fn.tmp("u")
-                fn.emit(f"for {el} in {v.code}.a:")
-                fn.ind += 1
-                self.emit_value(V(el, t.elem), fn, node)
-                fn.ind -= 1
-                return
-            fn.emit(f"for _h in {v.code}.a:")
-            fn.emit("    if _h._v: _out.append(_h._em())")
-            return
-        raise bug(f"emit needs a header, stack or struct of headers, not {t.show()}", node)
 
     # ======================================================================= expressions
 
@@ -2278,6 +2122,9 @@ class Compiler:
     def expr(self, e: ast.Expression, scope: Env, fn: _Fn | None) -> V:
         """e lowered: its type and constant value are check's (per instance where instances
         differ); lowering only writes the code."""
+        hoisted = self.index_memo.get(id(e))
+        if hoisted is not None:
+            return hoisted
         r = self.checked.value(e, self.inst)
         if r is None:
             raise bug("an expression the checker never typed", e)
@@ -2285,6 +2132,13 @@ class Compiler:
         if value is not None:  # folded by check
             return V(repr(value) if isinstance(value, str) else str(value), t, value)
         return V(self._expr(e, t, scope, fn), t)
+
+    def etype(self, e: ast.Expression) -> Type:
+        """The type check gave e (in this instance)."""
+        r = self.checked.value(e, self.inst)
+        if r is None:
+            raise bug("an expression the checker never typed", e)
+        return r[0]
 
     def _need_fn(self, fn: _Fn | None, e: ast.Node) -> _Fn:
         if fn is None:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from types import CodeType
 
+from p4sim import compiled
 from p4sim import externs as registry
 from p4sim.check.types import err
 from p4sim.externs import Extern
 from p4sim.lower import CompiledProgram
 from p4sim.lower import load_program as _lower
 from p4sim.model import P4SimError, TableEntry
+from p4sim.runtime.action_profile import IndirectTable, Profile
 from p4sim.runtime.tables import Table
 from p4sim.spec import TableSpec
 
@@ -29,10 +31,10 @@ class ValueSet:
         return any(v & m == val & m for val, m in self.members)
 
 
-def build_table(spec: TableSpec) -> Table:
+def build_table(spec: TableSpec, profile: Profile | None = None) -> Table:
     """A table with its initial default and const entries; a bad const entry is a
-    P4SourceError at that entry."""
-    t = Table(spec.info, spec.actions)
+    P4SourceError at that entry. An indirect table is built on its `profile`."""
+    t = Table(spec.info, spec.actions) if profile is None else IndirectTable(spec.info, spec.actions, profile)
     name, args = spec.default
     t.set_default(name, args, force=True)
     t.initial_default = t.default
@@ -49,18 +51,25 @@ def build_table(spec: TableSpec) -> Table:
     return t
 
 
-def instantiate(program: CompiledProgram, rt: object) -> dict:
-    """Fresh namespace: the generated functions bound to new tables and extern objects."""
+def instantiate(program: CompiledProgram, rt: object, backend: str | None = None) -> dict:
+    """Fresh namespace: the generated functions bound to new tables and extern objects.
+    `backend`: "python" (the reference) or "compiled" (`p4sim.compiled`); default from
+    P4SIM_BACKEND."""
     ns: dict = {"_RT": rt}
     for ext in registry.all_externs():
         ns.update(ext.namespace())
-    for spec in program.tables:
-        ns[spec.py] = build_table(spec)
-    for ex in program.externs:
+    for ex in program.externs:  # first: an indirect table is built on its action profile
         ns[ex.py] = registry.lookup(ex.kind).build(ex)
+    for spec in program.tables:
+        ns[spec.py] = build_table(spec, ns[spec.implementation] if spec.implementation else None)
     for py, name, size in program.value_sets:
         ns[py] = ValueSet(name, size)
-    exec(program.code, ns)  # our own generated code, never user input
+    backend = backend or compiled.selected()
+    if backend == "compiled":
+        backend = compiled.bind_or_fallback(program, ns)
+    if backend == "python":
+        exec(program.code, ns)  # our own generated code, never user input
+    ns["__p4sim_backend__"] = backend  # which one runs (the bench reports it)
     return ns
 
 
@@ -88,7 +97,8 @@ def check_program(program: CompiledProgram) -> None:
     """What only building the objects shows (a duplicate or ill-formed const entry), as
     a located P4SourceError at load time rather than when a switch starts."""
     for spec in program.tables:
-        build_table(spec)
+        if not spec.implementation:  # indirect tables have no const entries (check refuses them)
+            build_table(spec)
 
 
 def load_program(path: str, include_dirs=()) -> CompiledProgram:

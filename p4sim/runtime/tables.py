@@ -311,6 +311,13 @@ class Table:
             args.append(v)
         return aid, tuple(args)
 
+    def _entry_action(self, entry: TableEntry) -> tuple[int, tuple]:
+        """(action index, arguments) of an entry being added or modified; names its action
+        in full. The last check of add/modify (indirect tables override it)."""
+        aid, args = self._action(entry.action, entry.params, default=False)
+        entry.action = self.actions[aid].name
+        return aid, args
+
     def _canon(self, entry: TableEntry) -> tuple[tuple, tuple]:
         """(canonical key for identity, per-key tests for the data path)."""
         match = entry.match
@@ -326,7 +333,10 @@ class Table:
             if m is None:
                 if kind == "exact":
                     raise P4SimError(f"table {self.name}: exact key {kname!r} needs a value")
-                canon.append(None)
+                # an omitted key is a wildcard. lpm: a /0 prefix, as BMv2 LPMMatchUnit stores it
+                # and as P4Runtime encodes it (spec: "don't care" LPM is an omitted field), so its
+                # identity is that of an explicit Lpm(0, 0) and _index finds its prefix length
+                canon.append((0, 0) if kind == "lpm" else None)
                 tests.append((0, 0, 0) if kind != "range" else (1, 0, full))
                 continue
             if kind == "exact":
@@ -412,8 +422,7 @@ class Table:
             raise AlreadyExists(f"table {self.name}: entry already exists")
         if len(self.recs) >= self.info.size and not const:
             raise ResourceExhausted(f"table {self.name} is full ({self.info.size} entries)")
-        aid, args = self._action(entry.action, entry.params, default=False)
-        entry.action = self.actions[aid].name
+        aid, args = self._entry_action(entry)
         rec = Rec(entry, aid, args)
         rec.prio = entry.priority
         rec.tests = tests
@@ -496,10 +505,9 @@ class Table:
         if self.const_entries:
             raise P4SimError(f"table {self.name} has const entries: it is read-only")
         rec = self.find(entry)
-        aid, args = self._action(entry.action, entry.params, default=False)
-        rec.aid, rec.args = aid, args
+        rec.aid, rec.args = self._entry_action(entry)
         assert rec.entry is not None
-        rec.entry.action = self.actions[aid].name
+        rec.entry.action = entry.action
         rec.entry.params = dict(entry.params)
 
     def delete(self, entry: TableEntry) -> None:

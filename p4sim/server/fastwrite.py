@@ -19,9 +19,11 @@ else (another layout, a value of another length, unknown top-level fields) misse
 takes the reference path: the result is the same, only slower. Validation is not done
 here: the PlainEntry goes through the same checks as the reference path's.
 
-The learned shapes are bounded (SHAPE_LIMIT, cleared when full) and a request may only
-teach LEARN_PER_REQUEST new ones, so a client sending a new layout per update costs at
-most a few serializations per request, never unbounded memory.
+The learned shapes are bounded (SHAPE_LIMIT, cleared when full; SHAPES_PER_LENGTH per
+serialized length, the oldest replaced, so a lookup tries a few at most), only Updates of up to
+LEARN_MAX_BYTES are learned, and a request may only teach LEARN_PER_REQUEST new ones: a
+client sending a new layout per update costs a few small serializations per request,
+never unbounded memory or time.
 """
 
 from __future__ import annotations
@@ -34,7 +36,10 @@ from p4rtproto.codec import PlainEntry, Schema, TableMeta, decode_table_entry
 from p4rtproto.entities import Exact, Lpm, Optional_, TableEntry, Ternary
 
 SHAPE_LIMIT = 512
+SHAPES_PER_LENGTH = 8  # a lookup tries at most this many shapes
 LEARN_PER_REQUEST = 8
+LEARN_MAX_BYTES = 1024  # a bigger Update (a huge value: refused anyway) is never learned
+_FLIP = bytes(range(255, -1, -1))  # b ^ 0xFF for every byte, for bytes.translate
 
 # WriteRequest's top-level fields as their one-byte tags: device_id (1, varint),
 # role_id (2, varint), election_id (3, message), updates (4, message), atomicity
@@ -115,7 +120,7 @@ class _Shape:
         self.matches = tuple((fid, kind, (sa, a), (sb, b))
                              for (fid, kind, a, b), (sa, sb) in zip(plain.matches, match_slots, strict=True))
         self.params = tuple((pid, (sv, v)) for (pid, v), sv in zip(plain.params, param_slots, strict=True))
-        self.bound: tuple[Any, Any] | None = None  # (schema, bind()'s builder) of the last pipeline
+        self.bound: tuple[Any, Any] | None = None  # (weakref to the schema, bind()'s builder) of the last pipeline
 
     def plain(self, vals: list[bytes]) -> PlainEntry:
         matches = [(fid, kind, a if sa is None else vals[sa], b if sb is None else vals[sb])
@@ -125,7 +130,7 @@ class _Shape:
 
 
 def _flip(value: bytes) -> bytes:
-    return bytes(b ^ 0xFF for b in value)
+    return value.translate(_FLIP)
 
 
 class WriteScanner:
@@ -152,6 +157,8 @@ class WriteScanner:
         """Learn the shape of `update` (a parsed Update whose bytes are `raw`) if it is a
         plain table-entry write: INSERT/MODIFY/DELETE of a non-default entry, no metadata,
         no counter data, no idle timeout (those take the reference path)."""
+        if len(raw) > LEARN_MAX_BYTES:
+            return
         if update.type not in (_INSERT, _MODIFY, _DELETE) or update.entity.WhichOneof("entity") != "table_entry":
             return
         te = update.entity.table_entry
@@ -222,7 +229,11 @@ class WriteScanner:
         if self.count >= SHAPE_LIMIT:
             self.shapes.clear()
             self.count = 0
-        self.shapes.setdefault(len(raw), []).append(shape)
+        same = self.shapes.setdefault(len(raw), [])
+        if len(same) >= SHAPES_PER_LENGTH:  # the oldest of this length makes room
+            same.pop(0)
+            self.count -= 1
+        same.append(shape)
         self.count += 1
 
 
@@ -230,6 +241,30 @@ _UPDATE = p4runtime_pb2.Update
 _INSERT, _MODIFY, _DELETE = _UPDATE.INSERT, _UPDATE.MODIFY, _UPDATE.DELETE
 
 Builder = Callable[[list[bytes]], "tuple[TableMeta, TableEntry] | None"]
+
+
+def _bind_exact1(meta: TableMeta, spec: tuple, param: tuple | None, action: str, priority: int) -> Builder:
+    """bind()'s builder for the commonest shape, one exact field and at most one
+    parameter (an L2 table), without the loops: the same checks."""
+    kname, _, kwidth, kslot, _ = spec
+    table = meta.name
+    from_bytes = int.from_bytes
+    if param is None:
+        def build0(vals: list[bytes]) -> tuple[TableMeta, TableEntry] | None:
+            v = from_bytes(vals[kslot], "big")
+            if v >> kwidth:
+                return None
+            return meta, TableEntry(table, {kname: Exact(v)}, action, {}, priority)
+        return build0
+    pname, pwidth, pslot = param
+
+    def build1(vals: list[bytes]) -> tuple[TableMeta, TableEntry] | None:
+        v = from_bytes(vals[kslot], "big")
+        a = from_bytes(vals[pslot], "big")
+        if v >> kwidth or a >> pwidth:
+            return None
+        return meta, TableEntry(table, {kname: Exact(v)}, action, {pname: a}, priority)
+    return build1
 
 
 def bind(shape: _Shape, schema: Schema) -> Builder | None:
@@ -271,6 +306,8 @@ def bind(shape: _Shape, schema: Schema) -> Builder | None:
             params.append((pinfo.name, pinfo.bitwidth, sv))
     table, action, priority = meta.name, ref.action, shape.priority
     from_bytes = int.from_bytes
+    if len(specs) == 1 and specs[0][1] == "exact" and len(params) <= 1:
+        return _bind_exact1(meta, specs[0], params[0] if params else None, action, priority)
 
     def build(vals: list[bytes]) -> tuple[TableMeta, TableEntry] | None:
         match: dict[str, Any] = {}

@@ -18,9 +18,11 @@ from __future__ import annotations
 import gc
 import itertools
 import logging
+import os
 import queue
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from typing import Any
@@ -197,7 +199,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         limits: Limits | None = None,
         max_streams: int = 16,
         packet_in_queue: int = 1024,
-        fast_write: bool = True,
+        fast_write: bool | None = None,
     ) -> None:
         if clock not in ("auto", "virtual", "wall"):
             raise ValueError("clock: auto, virtual or wall")
@@ -233,8 +235,9 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.port: int | None = None
         self.packet_in_count = 0
         self.packet_out_count = 0
-        # Write's fast path (fastwrite.py); False: every update decoded from the message
-        self.fast_write = fast_write
+        # Write's fast path (fastwrite.py); False: every update decoded from the message.
+        # Default on; P4SIM_FAST_WRITE=0 turns it off in a p4sim-switch (A/B runs)
+        self.fast_write = fast_write if fast_write is not None else os.environ.get("P4SIM_FAST_WRITE", "1") != "0"
         self._scanner = fastwrite.WriteScanner()
 
     # ------------------------------------------------------------ lifecycle
@@ -383,20 +386,17 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.packet_in_count += 1
         hdr = p.maps.packet_in
         key = tuple(metadata.get(f.name) for f in hdr.fields) if hdr is not None else ()
-        tmpl = p.packet_in_templates.get(key)
-        if tmpl is None:  # a new metadata combination: build its message once
-            tmpl = p4runtime_pb2.StreamMessageResponse()
-            tmpl.packet.SetInParent()
+        meta = p.packet_in_templates.get(key)
+        if meta is None:  # a new metadata combination: encode its metadata once
+            pin = p4runtime_pb2.PacketIn()
             for f, value in zip(hdr.fields if hdr is not None else (), key, strict=True):
                 if value is not None:
-                    tmpl.packet.metadata.add(metadata_id=f.id, value=codec.to_bytes(value))
+                    pin.metadata.add(metadata_id=f.id, value=codec.to_bytes(value))
+            meta = pin.SerializeToString()
             if len(p.packet_in_templates) >= p.PACKET_CACHE:
                 p.packet_in_templates.clear()
-            p.packet_in_templates[key] = tmpl
-        msg = p4runtime_pb2.StreamMessageResponse()
-        msg.CopyFrom(tmpl)  # C copy of the metadata: cheaper than adding each field
-        msg.packet.payload = bytes(data)
-        self._send_primaries(msg.SerializeToString())
+            p.packet_in_templates[key] = meta
+        self._send_primaries(packet_in_frame(meta, data))
 
     def _on_digest(self, name: str, values: dict[str, int]) -> None:
         p = self.pipeline
@@ -583,9 +583,10 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
     # -- Write
 
     def Write(self, request: Any, context: grpc.ServicerContext, data: bytes | None = None) -> Any:
-        """`data`: the request's bytes, when the transport has them: plain table-entry
-        updates are then decoded from the bytes by shape (fastwrite.py), the rest from
-        the message; both give the same PlainEntry to the same checks."""
+        """`data`: the bytes `request` was parsed from, when the transport has them:
+        plain table-entry updates are then decoded from the bytes by shape
+        (fastwrite.py), the rest from the message; both give the same PlainEntry to the
+        same checks, and a learned shape is bound to the pipeline's own decoder."""
         try:
             with self._lock:
                 self._check_device(request.device_id)
@@ -614,8 +615,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                             if hit is not None:
                                 shape, vals = hit
                                 bound = shape.bound
-                                if bound is None or bound[0] is not p.maps:
-                                    bound = shape.bound = (p.maps, fastwrite.bind(shape, p.maps))
+                                if bound is None or bound[0]() is not p.maps:  # weak: no old pipeline kept
+                                    bound = shape.bound = (weakref.ref(p.maps), fastwrite.bind(shape, p.maps))
                                 built = bound[1](vals) if bound[1] is not None else None
                                 if built is None:  # not a bound shape or a value refused: the checks say why
                                     write_plain(p, shape.utype, shape.plain(vals))
@@ -1100,6 +1101,28 @@ class _StreamAbort(Exception):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code, self.message = code, message
+
+
+def _varint(n: int) -> bytes:
+    if n < 0x80:
+        return bytes((n,))
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def packet_in_frame(metadata: bytes, payload: bytes) -> bytes:
+    """A serialized StreamMessageResponse carrying a PacketIn: `metadata` is the
+    PacketIn's serialized metadata (cached per value combination), the payload goes in
+    front as field 1, as protobuf orders fields. Byte concatenation, no message: the
+    test compares it with protobuf's own encoding."""
+    if type(payload) is not bytes:
+        payload = bytes(payload)
+    body = b"\x0a" + _varint(len(payload)) + payload + metadata if payload else metadata
+    return b"\x12" + _varint(len(body)) + body
 
 
 _replica_port = codec.replica_port

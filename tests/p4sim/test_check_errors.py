@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from p4sim.frontend.errors import P4SourceError, P4Unsupported
+from p4sim.frontend.errors import P4SourceError
 from p4sim.runtime.instance import load_program  # lowering + the runtime's const-entry check
 from tests.p4sim.p4sim_helpers import program
 
@@ -37,15 +37,16 @@ def test_type_and_name_errors_are_located(tmp_path, ig, fragment):
     assert e.headline().startswith(f"{path}:{e.span.line}:{e.span.column}: error:")
 
 
-def test_action_selector_refused_at_load(tmp_path):
+def test_unused_action_selector_loads_and_is_in_p4info(tmp_path):
+    # it used to be refused by name; now it is an action profile no table uses
+    from p4sim.p4info import p4info_from_model
+
     locals_ = """
     action_selector(HashAlgorithm.crc16, 32w64, 32w14) sel;
     """
     path = program(tmp_path, ig_locals=locals_)
-    with pytest.raises(P4Unsupported) as ei:
-        load_program(path)
-    assert "action_selector" in ei.value.reason
-    assert ei.value.span.line == line_of(path, "action_selector(")
+    (ap,) = p4info_from_model(load_program(path).model).action_profiles
+    assert (ap.preamble.name.split(".")[-1], ap.with_selector, ap.size, list(ap.table_ids)) == ("sel", True, 64, [])
 
 
 def test_header_not_byte_aligned_is_padded_like_p4c_bmv2(tmp_path):

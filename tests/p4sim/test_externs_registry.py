@@ -465,8 +465,6 @@ def test_every_v1model_extern_has_a_module():
 
 
 REFUSED = {
-    "action_profile": "action_profile(32w128) ap;",
-    "action_selector": "action_selector(HashAlgorithm.crc16, 32w64, 32w14) sel;",
     "Checksum16": "Checksum16() ck;",
 }
 

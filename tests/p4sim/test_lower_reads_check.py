@@ -220,3 +220,177 @@ def test_a_name_check_never_resolved_is_an_internal_error(tmp_path):
     del cp.names[id(hdr)]
     with pytest.raises(cg.LoweringError, match="a name the checker never resolved: 'hdr'"):
         _lower(cp, path)
+
+
+# ---------------------------------------------------------------------------- no re-checks
+
+def user_errors_raised(source: str) -> list[str]:
+    """The raises in the lowering hooks of an extern module's source (methods taking the
+    compiler `cc`) or in a lowering module, other than lowering's internal error."""
+    found = []
+    for node in pyast.walk(pyast.parse(source)):
+        if not isinstance(node, pyast.FunctionDef):
+            continue
+        params = [a.arg for a in node.args.args]
+        if "cc" not in params[:2] and not source.startswith("# lowering"):
+            continue
+        for sub in pyast.walk(node):
+            if isinstance(sub, pyast.Raise) and sub.exc is not None:
+                f = sub.exc.func if isinstance(sub.exc, pyast.Call) else sub.exc
+                name = f.id if isinstance(f, pyast.Name) else getattr(f, "attr", "?")
+                if name not in ("bug", "_internal"):
+                    found.append(f"{node.name}:{sub.lineno}: {name}")
+        for sub in pyast.walk(node):
+            if isinstance(sub, pyast.Attribute) and sub.attr == "check_nargs":
+                found.append(f"{node.name}:{sub.lineno}: check_nargs")
+    return found
+
+
+def test_extern_lowering_hooks_re_check_nothing():
+    """check refused every wrong use of an extern (its declaration, the module's check_*
+    hooks, and a use the module does not lower): the lowering hooks raise only lowering's
+    internal error, and no hook counts arguments again."""
+    seen = 0
+    for path in sorted(EXTERNS_DIR.glob("*.py")):
+        src = path.read_text()
+        assert user_errors_raised(src) == [], path.name
+        seen += "cc" in src
+    assert seen > 10
+    assert "def check_nargs" not in CODEGEN.read_text()
+
+
+def test_the_raise_scan_sees_a_user_error():
+    planted = ("def call(self, cc, name, argv, c, scope, fn):\n"
+               "    if not argv:\n        raise unsupported('x', c)\n")
+    assert user_errors_raised(planted) == ["call:3: unsupported"]
+    assert user_errors_raised("def call(self, cc, argv, c):\n    cc.check_nargs('f', argv, c, 1)\n")
+    # a check hook (it takes `ck`) raises the user's errors: not reported
+    assert user_errors_raised("def check_call(self, ck, c):\n    raise unsupported('x', c)\n") == []
+    assert user_errors_raised("def call(self, cc, c):\n    raise bug('x', c)\n") == []
+
+
+UNLOWERED = '''
+from p4sim.externs import Extern, extern
+from p4sim.spec import ExternSpec
+
+
+@extern
+class Half(Extern):
+    """Instances are lowered; no method is."""
+    name = "half"
+
+    def instantiate(self, cc, d, t, scope, name):
+        return ExternSpec("", self.name, name)
+'''
+
+
+def test_a_method_the_module_does_not_lower_is_refused_by_check(tmp_path, monkeypatch):
+    """What used to be found only by lowering's default hook (an extern method declared
+    but with no lowering in its module) is refused by check, by name, at the call."""
+    import sys
+
+    import pytest
+
+    from p4sim import externs
+    from p4sim.frontend.errors import P4Unsupported
+
+    pkg = tmp_path / "halfexterns"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "half.py").write_text(UNLOWERED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    externs.load_package("halfexterns")
+    ext = externs.lookup("half")
+    try:
+        decl = "extern half { half(); bit<8> get(); }"
+        ok = program(tmp_path, decls=decl, ig_locals="    half() h;", name="ok.p4")
+        check(parsed(ok))  # an instance alone is fine
+        bad = program(tmp_path, decls=decl, ig_locals="    half() h;", ig="        hdr.data.b = h.get();",
+                      name="bad.p4")
+        with pytest.raises(P4Unsupported, match="method get of extern half") as ei:
+            check(parsed(bad))
+        assert "h.get()" in Path(bad).read_text().splitlines()[ei.value.span.line - 1]
+    finally:
+        externs.unregister(type(ext))
+        for m in [m for m in sys.modules if m.startswith("halfexterns")]:
+            del sys.modules[m]
+
+
+# ---------------------------------------------------------------------------- check without runtime
+
+def test_check_imports_nothing_of_the_runtime():
+    """check's const-entry rules are its own (p4sim/check/entries.py): no module of
+    p4sim/check imports p4sim.runtime, lazily or not (the scan of test_externs_registry)."""
+    from tests.p4sim.test_externs_registry import _imports
+
+    files = sorted((CODEGEN.parents[1] / "check").glob("*.py"))
+    assert len(files) > 5
+    bad = {f"{f.name}: {m}" for f in files for m in _imports(f) if m.startswith("p4sim.runtime")}
+    assert not bad, bad
+
+
+def _entry_cases():
+    from p4sim.model import Exact, KeyField, Lpm, Optional_, Range, TableEntry, Ternary
+    from p4sim.spec import ActionSpec
+
+    ex = [KeyField("a", "exact", 8, 1)]
+    tern = [KeyField("a", "exact", 8, 1), KeyField("b", "ternary", 8, 2)]
+    lpm = [KeyField("a", "lpm", 16, 1)]
+    rng = [KeyField("r", "range", 8, 1)]
+    opt = [KeyField("o", "optional", 8, 1)]
+    acts = [ActionSpec("a1", (("v", 8),)), ActionSpec("d", (), "DEFAULT_ONLY")]
+
+    def e(match, prio=0, action="a1"):
+        return TableEntry("t", match, action, {"v": 1} if action == "a1" else {}, priority=prio)
+
+    return [
+        ("exact ok", ex, acts, [e({"a": Exact(1)}), e({"a": Exact(2)})]),
+        ("exact duplicate", ex, acts, [e({"a": Exact(1)}), e({"a": Exact(1)})]),
+        ("exact missing", ex, acts, [e({})]),
+        ("mask on an exact key", ex, acts, [e({"a": Ternary(1, 0xF)})]),
+        ("priority 0", tern, acts, [e({"a": Exact(1), "b": Ternary(1, 1)}, 0)]),
+        ("same value, other priority", tern, acts,
+         [e({"a": Exact(1), "b": Ternary(1, 1)}, 2), e({"a": Exact(1), "b": Ternary(1, 1)}, 1)]),
+        ("same value and priority", tern, acts,
+         [e({"a": Exact(1), "b": Ternary(3, 1)}, 2), e({"a": Exact(1), "b": Ternary(1, 1)}, 2)]),
+        ("exact value on a ternary key", tern, acts,
+         [e({"a": Exact(1), "b": Exact(5)}, 1), e({"a": Exact(1), "b": Ternary(5, 0xFF)}, 1)]),
+        ("ternary key left out", tern, acts, [e({"a": Exact(1)}, 1), e({"a": Exact(1)}, 1)]),
+        ("lpm host bits", lpm, acts, [e({"a": Lpm(0x1234, 8)}), e({"a": Lpm(0x1299, 8)})]),
+        ("lpm exact value", lpm, acts, [e({"a": Exact(0x1234)}), e({"a": Lpm(0x1234, 16)})]),
+        ("range on an lpm key", lpm, acts, [e({"a": Range(1, 2)})]),
+        ("bad range", rng, acts, [e({"r": Range(5, 2)}, 1)]),
+        ("bad range by one", rng, acts, [e({"r": Range(3, 2)}, 1)]),
+        ("one-value range", rng, acts, [e({"r": Range(3, 3)}, 1)]),
+        ("range duplicate", rng, acts, [e({"r": Range(2, 5)}, 1), e({"r": Range(2, 5)}, 1)]),
+        ("range from a value", rng, acts, [e({"r": Exact(3)}, 1), e({"r": Range(3, 3)}, 1)]),
+        ("optional duplicate", opt, acts, [e({"o": Optional_(4)}, 1), e({"o": Exact(4)}, 1)]),
+        ("mask on an optional key", opt, acts, [e({"o": Ternary(4, 4)}, 1)]),
+        ("default-only action", ex, acts, [e({"a": Exact(1)}, 0, "d")]),
+        ("keyless", [], acts, [e({}), e({})]),
+    ]
+
+
+def test_const_entry_rules_are_the_switch_table_rules():
+    """Differential: on each case check's rules (check/entries.py) refuse the same entry
+    with the same message as the switch's Table.add, or both accept every entry."""
+    import copy
+
+    from p4sim.check.entries import const_entry_error
+    from p4sim.model import P4SimError, TableInfo
+    from p4sim.runtime.tables import Table
+
+    refused = 0
+    for what, keys, acts, entries in _entry_cases():
+        table = Table(TableInfo(name="t", keys=tuple(keys)), acts)
+        want = None
+        for i, te in enumerate(copy.deepcopy(entries)):
+            try:
+                table.add(te, const=True)
+            except P4SimError as ex:
+                want = (i, str(ex))
+                break
+        got = const_entry_error("t", keys, acts, entries)
+        assert got == want, what
+        refused += want is not None
+    assert 8 <= refused < len(_entry_cases())  # both outcomes are exercised

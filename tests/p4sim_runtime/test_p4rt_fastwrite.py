@@ -235,6 +235,28 @@ def test_fast_path_answers_and_state_equal_the_reference(pair) -> None:
     assert len(_tables(pair[0][1], names)) > 20  # the batches did leave entries to compare
 
 
+def test_a_new_pipeline_rebinds_the_learned_shapes(pair) -> None:
+    """Shapes outlive a pipeline (they are protobuf layouts); their decoders do not: after
+    a new SetForwardingPipelineConfig the same shapes are bound to the new schema."""
+    fast_srv = pair[0][0]
+    assert fast_srv._scanner.count > 0
+    old = fast_srv.pipeline.maps
+    for _, c, _ in pair:
+        c.set_pipeline(make_device_config(L2_PROGRAM))
+    assert fast_srv.pipeline.maps is not old
+    before = fast_srv._scanner.hits
+    assert _differences(pair, seed=3, requests=40) == []
+    assert fast_srv._scanner.hits > before
+    import gc
+
+    del old
+    gc.collect()
+    now = fast_srv.pipeline.maps
+    bound = [s.bound[0]() for v in fast_srv._scanner.shapes.values() for s in v if s.bound is not None]
+    assert any(b is now for b in bound)
+    assert all(b is None or b is now for b in bound)  # a shape keeps no old pipeline's schema alive
+
+
 def test_planted_lax_fast_path_is_caught(pair, monkeypatch) -> None:
     """Negative control: a fast path that lets a refused value in (masks it to its width
     instead of handing it to the reference checks) must show up as a difference."""
@@ -316,11 +338,22 @@ def test_scanner_is_bounded() -> None:
     sc = fastwrite.WriteScanner()
     for i in range(fastwrite.SHAPE_LIMIT + 10):
         u = U(type=U.DELETE)
-        u.entity.table_entry.table_id = i + 1
+        u.entity.table_entry.table_id = (i % 100) + 1 + (i // 100) * 1000  # 1-2 byte varints: few lengths
         u.entity.table_entry.match.add(field_id=1).exact.value = b"\x01"
         sc.learn(u, u.SerializeToString())
-    assert sc.count <= fastwrite.SHAPE_LIMIT
+    assert 0 < sc.count <= fastwrite.SHAPE_LIMIT
     assert sum(len(v) for v in sc.shapes.values()) == sc.count
+    assert max(len(v) for v in sc.shapes.values()) == fastwrite.SHAPES_PER_LENGTH
+    # the newest shape of a length is kept (the oldest made room), so it is found
+    raw = u.SerializeToString()
+    assert sc.lookup(raw, 0, len(raw)) is not None
+    # a big update (a huge value) is never learned: learning it would cost time per byte
+    big = U(type=U.INSERT)
+    big.entity.table_entry.table_id = 1
+    big.entity.table_entry.match.add(field_id=1).exact.value = b"\x01" * (fastwrite.LEARN_MAX_BYTES + 1)
+    n = sc.count
+    sc.learn(big, big.SerializeToString())
+    assert sc.count == n
 
 
 def test_update_spans() -> None:
@@ -333,3 +366,121 @@ def test_update_spans() -> None:
     assert [U.FromString(data[a:b]) for a, b in spans] == list(w.updates)
     assert fastwrite.update_spans(data + b"\x78\x01") is None  # an unknown top-level field
     assert fastwrite.update_spans(data[:-1]) is None
+
+
+@pytest.mark.parametrize("size", [0, 1, 127, 128, 300, 16384, 70000])
+@pytest.mark.parametrize("fields", [0, 1, 3])
+def test_packet_in_frame_is_protobufs_encoding(size, fields) -> None:
+    from p4sim.server.service import packet_in_frame
+
+    payload = bytes(range(256)) * (size // 256) + bytes(range(size % 256))
+    want = p4runtime_pb2.StreamMessageResponse()
+    want.packet.SetInParent()
+    for k in range(fields):
+        want.packet.metadata.add(metadata_id=k + 1, value=bytes([k] * (k + 1)))
+    meta = p4runtime_pb2.PacketIn(metadata=want.packet.metadata).SerializeToString()
+    want.packet.payload = payload
+    got = packet_in_frame(meta, bytearray(payload))
+    assert p4runtime_pb2.StreamMessageResponse.FromString(got) == want
+    assert got == want.SerializeToString()
+
+
+def _synthetic_schema():
+    """Tables l2_fwd.p4 does not have: exact+ternary (so an entry may give only the exact
+    field, with a priority), two exact fields, exact+optional, a 1-bit and a 12-bit key."""
+    from google.protobuf import text_format
+
+    from p4rtproto import p4info_pb2
+    from p4rtproto.schema import Schema
+
+    text = """
+    actions { preamble { id: 21 name: "set" } params { id: 1 name: "v" bitwidth: 12 } params { id: 2 name: "w" bitwidth: 1 } }
+    actions { preamble { id: 22 name: "one" } params { id: 1 name: "port" bitwidth: 9 } }
+    actions { preamble { id: 23 name: "none" } }
+    tables { preamble { id: 11 name: "mixed" } match_fields { id: 1 name: "a" bitwidth: 12 match_type: EXACT }
+             match_fields { id: 2 name: "b" bitwidth: 16 match_type: TERNARY }
+             action_refs { id: 21 } action_refs { id: 22 } action_refs { id: 23 } size: 64 }
+    tables { preamble { id: 12 name: "two" } match_fields { id: 1 name: "a" bitwidth: 1 match_type: EXACT }
+             match_fields { id: 2 name: "b" bitwidth: 33 match_type: EXACT }
+             action_refs { id: 22 } action_refs { id: 23 } size: 64 }
+    tables { preamble { id: 13 name: "opt" } match_fields { id: 1 name: "a" bitwidth: 7 match_type: OPTIONAL }
+             match_fields { id: 2 name: "p" bitwidth: 20 match_type: LPM }
+             action_refs { id: 21 } action_refs { id: 23 } size: 64 }
+    """
+    return Schema(text_format.Parse(text, p4info_pb2.P4Info()))
+
+
+def test_bound_builders_equal_the_reference_decoder() -> None:
+    """For every learned shape and many value fillings: a bound builder either hands
+    the update back (None) or gives exactly the reference decoder's (table, entry); and
+    it never hands back a filling the reference accepts (the fast path is used)."""
+    from p4rtproto.codec import decode_table_entry
+
+    schema = _synthetic_schema()
+    r = random.Random(5)
+    widths = {(11, 1): 12, (11, 2): 16, (12, 1): 1, (12, 2): 33, (13, 1): 7, (13, 2): 20}
+    sc = fastwrite.WriteScanner()
+    accepted = fast = 0
+    for _ in range(600):
+        utype = r.choice([U.INSERT, U.MODIFY, U.DELETE])
+        tid = r.choice([11, 12, 13])
+        u = U(type=utype)
+        te = u.entity.table_entry
+        te.table_id = tid
+        def value(w: int, nb: int) -> int:  # fits mostly; sometimes one bit too wide
+            return r.randrange(1 << w) | ((1 << w) if r.random() < 0.1 and nb * 8 > w else 0)
+
+        for fid in (1, 2):
+            w = widths[(tid, fid)]
+            nb = (w + 7) // 8 + r.choice([0, 0, 0, 1])
+            v = value(w, nb)
+            if tid == 11 and fid == 2:
+                if r.random() < 0.5:
+                    continue
+                mask = r.choice([0xFFFF, 0x0F00, 0, 0x1FFFF if nb > 2 else 0xFFFF, 0x00F0])
+                fm = te.match.add(field_id=fid)
+                fm.ternary.value = (v & mask if r.random() < 0.9 else v).to_bytes(nb, "big")
+                fm.ternary.mask = mask.to_bytes(nb, "big")
+            elif tid == 13:
+                if r.random() < 0.3:
+                    continue
+                fm = te.match.add(field_id=fid)
+                if fid == 1:
+                    fm.optional.value = v.to_bytes(nb, "big")
+                else:
+                    fm.lpm.prefix_len = plen = r.choice([4, 20, 21, 12])
+                    if r.random() < 0.9 and plen <= w:
+                        v &= ~((1 << (w - plen)) - 1)
+                    fm.lpm.value = v.to_bytes(nb, "big")
+            else:
+                te.match.add(field_id=fid).exact.value = v.to_bytes(nb, "big")
+        te.priority = r.choice([3, 3, 3, 0]) if tid != 12 else r.choice([0, 0, 0, 1])
+        aid = r.choice([21, 22, 23])
+        if utype != U.DELETE or r.random() < 0.3:
+            te.action.action.action_id = aid
+            for pid, w in {21: ((1, 12), (2, 1)), 22: ((1, 9),), 23: ()}[aid]:
+                te.action.action.params.add(param_id=pid, value=value(w, 2).to_bytes(2, "big"))
+        raw = u.SerializeToString()
+        hit = sc.lookup(raw, 0, len(raw))
+        if hit is None:
+            sc.learn(u, raw)
+            hit = sc.lookup(raw, 0, len(raw))
+        assert hit is not None
+        shape, vals = hit
+        plain = shape.plain(vals)
+        try:
+            ref = decode_table_entry(schema, plain, need_action=utype != U.DELETE)
+        except Exception:
+            ref = None
+        if shape.bound is None:
+            shape.bound = (schema, fastwrite.bind(shape, schema))
+        build = shape.bound[1]
+        got = build(vals) if build is not None else None
+        if ref is not None:
+            accepted += 1
+            assert got is not None, plain  # a value the reference accepts takes the fast way
+            fast += 1
+        if got is not None:
+            assert ref is not None, plain
+            assert got[0] is ref[0] and got[1] == ref[1], plain
+    assert accepted > 100 and fast == accepted

@@ -24,7 +24,7 @@ def vs(server, connect):
     p4info = c.stub.GetForwardingPipelineConfig(
         p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1)).config.p4info
     ids = {v.preamble.name: v.preamble.id for v in p4info.value_sets}
-    assert set(ids) == {"P.exact_vs", "P.tern_vs", "P.lpm_vs", "P.pair_vs"}
+    assert set(ids) == {"P.exact_vs", "P.tern_vs", "P.lpm_vs", "P.pair_vs", "P.rng_vs"}
     return c, ids, server
 
 
@@ -37,6 +37,17 @@ def _member(kind: str, **kw) -> p4runtime_pb2.ValueSetMember:
     return m
 
 
+def _pair(a: bytes | None = None, b: tuple[bytes, bytes] | None = None) -> p4runtime_pb2.ValueSetMember:
+    """A pair_vs member: field 1 (a) exact, field 2 (b) ternary (value, mask); None: omitted."""
+    m = p4runtime_pb2.ValueSetMember()
+    if a is not None:
+        m.match.add(field_id=1).exact.value = a
+    if b is not None:
+        fm = m.match.add(field_id=2)
+        fm.ternary.value, fm.ternary.mask = b
+    return m
+
+
 def _write(c, vsid: int, *members, utype: int = U.MODIFY) -> None:
     u = U(type=utype)
     u.entity.value_set_entry.value_set_id = vsid
@@ -44,8 +55,8 @@ def _write(c, vsid: int, *members, utype: int = U.MODIFY) -> None:
     c.write(u)
 
 
-def _r(server, k: int) -> int:
-    server.ports.ports[1].inject(bytes([k, 0]))
+def _r(server, k: int, r: int = 0) -> int:
+    server.ports.ports[1].inject(bytes([k, r]))
     out = server.ports.ports[2].wait_output(1.0)
     assert out is not None
     return out[1]
@@ -78,7 +89,7 @@ def test_value_set_read_returns_what_was_written(vs):
     assert (m.match[0].lpm.value, m.match[0].lpm.prefix_len) == (b"\xc0", 2)
     every = c.read(p4runtime_pb2.Entity(value_set_entry=p4runtime_pb2.ValueSetEntry()))
     assert {e.value_set_entry.value_set_id: len(e.value_set_entry.members) for e in every} == {
-        ids["P.exact_vs"]: 0, ids["P.tern_vs"]: 2, ids["P.lpm_vs"]: 1, ids["P.pair_vs"]: 0}
+        ids["P.exact_vs"]: 0, ids["P.tern_vs"]: 2, ids["P.lpm_vs"]: 1, ids["P.pair_vs"]: 0, ids["P.rng_vs"]: 0}
 
 
 @pytest.mark.parametrize("case, code", [
@@ -87,7 +98,8 @@ def test_value_set_read_returns_what_was_written(vs):
     ("wrong_kind", grpc.StatusCode.INVALID_ARGUMENT),
     ("too_wide", grpc.StatusCode.OUT_OF_RANGE),
     ("unknown_id", grpc.StatusCode.NOT_FOUND),
-    ("two_fields", grpc.StatusCode.UNIMPLEMENTED),
+    ("range_member", grpc.StatusCode.UNIMPLEMENTED),
+    ("pair_missing_exact", grpc.StatusCode.INVALID_ARGUMENT),
 ])
 def test_value_set_refusals(vs, case, code):
     c, ids, _ = vs
@@ -98,7 +110,8 @@ def test_value_set_refusals(vs, case, code):
         "wrong_kind": (ex, [_member("ternary", value=b"\x01", mask=b"\xff")], U.MODIFY),
         "too_wide": (ex, [_member("exact", value=b"\x01\x00")], U.MODIFY),
         "unknown_id": (0x03ABCDEF, [], U.MODIFY),
-        "two_fields": (ids["P.pair_vs"], [], U.MODIFY),
+        "range_member": (ids["P.rng_vs"], [_member("range", low=b"\x01", high=b"\x05")], U.MODIFY),
+        "pair_missing_exact": (ids["P.pair_vs"], [_pair(b=(b"\x01", b"\xff"))], U.MODIFY),
     }[case]
     with pytest.raises(grpc.RpcError) as exc:
         _write(c, args[0], *args[1], utype=args[2])
@@ -114,3 +127,18 @@ def test_value_set_refusals(vs, case, code):
     # the set is untouched by a refused write
     e = c.read(p4runtime_pb2.Entity(value_set_entry=p4runtime_pb2.ValueSetEntry(value_set_id=ex)))
     assert not e[0].value_set_entry.members
+
+
+def test_two_field_value_set_matches_the_select_tuple(vs):
+    c, ids, server = vs
+    _write(c, ids["P.exact_vs"], _member("exact", value=b"\x10"))
+    # (k == 0x10, r & 0xf0 == 0x30), and (k == 0x11, r anything: b omitted)
+    _write(c, ids["P.pair_vs"], _pair(b"\x10", (b"\x30", b"\xf0")), _pair(b"\x11"))
+    assert [_r(server, 0x10, r) for r in (0x30, 0x3f, 0x40, 0x00)] == [5, 5, 1, 1]
+    assert [_r(server, 0x11, r) for r in (0x00, 0xff)] == [5, 5]
+    assert _r(server, 0x12, 0x30) == 4
+    (e,) = c.read(p4runtime_pb2.Entity(value_set_entry=p4runtime_pb2.ValueSetEntry(value_set_id=ids["P.pair_vs"])))
+    got = [[(f.field_id, f.WhichOneof("field_match_type")) for f in m.match] for m in e.value_set_entry.members]
+    assert got == [[(1, "exact"), (2, "ternary")], [(1, "exact")]]
+    assert (e.value_set_entry.members[0].match[1].ternary.value,
+            e.value_set_entry.members[0].match[1].ternary.mask) == (b"\x30", b"\xf0")

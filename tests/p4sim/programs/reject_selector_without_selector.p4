@@ -1,0 +1,28 @@
+// expect-error: 19:17: selector keys need
+// a `selector` key hashes into an action_selector: an action_profile has none
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t { bit<8> k; bit<8> f; }
+struct H { h_t h; }
+struct M { }
+
+parser P(packet_in pk, out H hdr, inout M m, inout standard_metadata_t sm) {
+    state start { pk.extract(hdr.h); transition accept; }
+}
+control VC(inout H hdr, inout M m) { apply { } }
+control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
+    action a(bit<8> v) { hdr.h.f = v; }
+    action_profile(32w4) ap;
+    table t {
+        key = { hdr.h.k : exact;
+                hdr.h.f : selector; }
+        actions = { a; }
+        implementation = ap;
+    }
+    apply { t.apply(); }
+}
+control E(inout H hdr, inout M m, inout standard_metadata_t sm) { apply { } }
+control CC(inout H hdr, inout M m) { apply { } }
+control D(packet_out pk, in H hdr) { apply { pk.emit(hdr.h); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
