@@ -227,6 +227,8 @@ class Compiler:
         self.std_meta_type: TStruct | None = None
         self.inline_bodies: dict[str, tuple[list[str], list[str], list[str]]] = {}
         self.tmp_counter = [0]
+        # id(index expression) -> the temporary hoist_call_indexes moved it into
+        self.index_memo: dict[int, V] = {}
         self.meta_type: TStruct | None = None
         self.hdr_type: TStruct | None = None
         # fixed-size headers: (bytes, extract lines, emit values) with `_H` for the header,
@@ -1343,12 +1345,16 @@ class Compiler:
             roots = [s.init]
         else:
             return []
+        self.hoist_call_indexes(roots, scope, fn)
+        return self._index_guards(roots, scope)
+
+    def _index_guards(self, roots: list[ast.Node], scope: Env) -> list[str]:
         out: list[str] = []
         scratch = _Fn([], 0, self.tmp_counter)  # typing only: nothing it emits is kept
-        for root in roots:
-            for n in ast.walk(root):
-                if not isinstance(n, ast.Index):
-                    continue
+        stack = list(reversed(roots))
+        while stack:
+            n = stack.pop()
+            if isinstance(n, ast.Index):
                 try:
                     base = self.expr(n.expr, scope, scratch)
                     idx = self.expr(n.index, scope, scratch)
@@ -1358,7 +1364,48 @@ class Compiler:
                     code = f"sx({idx.code}, {idx.type.width})" if isinstance(idx.type, TBits) and \
                         idx.type.signed else idx.code
                     out.append(f"0 <= {code} < {base.type.size}")
+                if id(n.index) in self.index_memo:
+                    # a hoisted index: what it read was guarded when it was computed
+                    stack.append(n.expr)
+                    continue
+            stack.extend(reversed(list(n.children())))
         return out
+
+    def hoist_call_indexes(self, roots: list[ast.Node], scope: Env, fn: _Fn) -> None:
+        """A run-time stack index with a call in it is computed once, into a temporary, before
+        the statement (check allows it in the statements stmt_index_guards handles). p4c does
+        the same: frontends/p4/sideEffects.cpp (SideEffectOrdering, DoSimplifyExpressions) moves
+        each call into a temporary in evaluation order (an assignment's left-hand side before
+        its right-hand side), then midend/hsIndexSimplify.cpp guards each use of the
+        temporary index. Inner indexes first; an index computed from an element at an
+        out-of-range inner index is 0, the value BMv2 gives an unassigned local."""
+        self.index_memo = {}
+        order: list[ast.Index] = []
+
+        def visit(n: ast.Node) -> None:  # postorder: an inner index before the one around it
+            for c in n.children():
+                visit(c)
+            if isinstance(n, ast.Index) and any(isinstance(x, ast.MethodCall) for x in ast.walk(n.index)):
+                order.append(n)
+
+        for root in roots:
+            for part in ([root.lhs, root.rhs] if isinstance(root, ast.Assignment) else [root]):
+                visit(part)
+        for n in order:
+            obj, idx = self.checked.value(n.expr, self.inst), self.checked.value(n.index, self.inst)
+            if obj is None or idx is None or not isinstance(obj[0], TStack) or idx[1] is not None:
+                continue
+            guards = self._index_guards([n.index], scope)
+            idx_type = idx[0]
+            t = fn.tmp("hi")
+            if guards:
+                fn.emit(f"{t} = 0")
+                fn.emit(f"if {' and '.join(guards)}:")
+                fn.ind += 1
+            fn.emit(f"{t} = {self.expr(n.index, scope, fn).code}")
+            if guards:
+                fn.ind -= 1
+            self.index_memo[id(n.index)] = V(t, idx_type)
 
     def stmt_unguarded(self, s: ast.Node, scope: Env, fn: _Fn) -> None:
         if isinstance(s, ast.VariableDecl):
@@ -2070,6 +2117,9 @@ class Compiler:
     def expr(self, e: ast.Expression, scope: Env, fn: _Fn | None) -> V:
         """e lowered: its type and constant value are check's (per instance where instances
         differ); lowering only writes the code."""
+        hoisted = self.index_memo.get(id(e))
+        if hoisted is not None:
+            return hoisted
         r = self.checked.value(e, self.inst)
         if r is None:
             raise bug("an expression the checker never typed", e)
