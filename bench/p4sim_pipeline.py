@@ -155,9 +155,9 @@ def run(argv: list[str]) -> None:
         for b, sw in switches.items():
             dt, out = min(runs[b])
             pps = n / dt
-            print(f"payload {size:5d} B, {b:8s}: {pps:10,.0f} pps  ({dt * 1e6 / n:.1f} us/packet "
-                  f"{baseline_text(dt / n, empty)}; {out} of {n} forwarded)  target >= {TARGET_PPS:,} pps  "
-                  f"{'OK' if pps >= TARGET_PPS else 'BELOW TARGET'}")
+            print(f"payload {size:5d} B: {pps:10,.0f} pps  ({dt * 1e6 / n:.1f} us/packet "
+                  f"{baseline_text(dt / n, empty)}; {out} of {n} forwarded)  backend {b:8s}  "
+                  f"target >= {TARGET_PPS:,} pps  {'OK' if pps >= TARGET_PPS else 'BELOW TARGET'}")
             print(f"    us/packet by stage: {breakdown(sw, frames[:2000], dt * 1e6 / n)}")
     # the frames are built first: scapy under tracemalloc took 15 s and its garbage is no
     # part of the switch's heap

@@ -11,6 +11,12 @@ classes and functions, like its own namespace.
 Functions longer than `INTERPRET_OVER` lines stay interpreted (exec'd in the namespace as
 before): gcc's time on one C function grows faster than linearly, and the parser of
 roce_switch.p4 alone (4,300 lines of Python, 68,000 of C) takes gcc over 10 minutes at -O2.
+
+Speed (measured, session 4): untyped, this code runs about as fast as CPython 3.11 (Cython's
+generic attribute access misses 3.11's specialised instance-attribute path). A kernel of
+extract + validity + arithmetic ran 4-6x faster only with headers as `cython.cclass` with C
+integer fields (widths <= 64) and typed parameters: a typed emission from the same checked
+program, which would replace `split_source`'s output here.
 """
 
 from __future__ import annotations

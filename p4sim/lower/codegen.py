@@ -414,11 +414,14 @@ class Compiler:
             vf = var[0]
             maxw = next(ft.width for f, ft in fields if f == vf)
             fixed = width_of(t)
+            # BMv2's checks, in its order (bm_sim/parser.cpp, extract_VL): a length that is not
+            # a whole number of bytes, then too few bytes left, then longer than the field
             c.append("    def _ex(self, buf, off, vlen):")
-            c.append(f"        if vlen > {maxw} or vlen % 8: raise ParserError({self.errors.get('HeaderTooShort', 4)})")
+            c.append(f"        if vlen % 8: raise ParserError({self.errors.get('ParserInvalidArgument', 6)})")
             c.append(f"        nb = ({fixed} + vlen) // 8")
             c.append("        end = off + nb")
             c.append("        if end > len(buf): raise ParserError(1)")
+            c.append(f"        if vlen > {maxw}: raise ParserError({self.errors.get('HeaderTooShort', 4)})")
             c.append("        v = int.from_bytes(buf[off:end], 'big')")
             c.append(f"        shift = {fixed} + vlen")
             for fname, ft in fields:
