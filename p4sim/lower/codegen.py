@@ -38,6 +38,7 @@ from p4sim import externs as registry
 from p4sim.check import CheckedProgram
 from p4sim.check.blocks import key_text
 from p4sim.check.controlplane import field_ids
+from p4sim.check.decls import cp_name
 from p4sim.check.names import Sym
 from p4sim.check.types import (
     BOOL,
@@ -558,15 +559,9 @@ class Compiler:
 
     # ------------------------------------------------------------------ control-plane names
 
-    def cp_name(self, prefix: str, d: ast.Node, default: str | None = None) -> str:
-        name = default if default is not None else getattr(d, "name", "")
-        a = d.annotation("name") if isinstance(d, ast.Annotated) else None
-        if a is not None and a.string_value() is not None:
-            n = a.string_value() or ""
-            if n.startswith("."):
-                return n[1:]
-            name = n
-        return f"{prefix}.{name}" if prefix else name
+    @staticmethod
+    def cp_name(prefix: str, d: ast.Node, default: str | None = None) -> str:
+        return cp_name(prefix, d, default)  # check's (p4sim.check.decls): the same names
 
     @staticmethod
     def annotations_text(d: ast.Node) -> tuple[str, ...]:
