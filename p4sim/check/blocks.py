@@ -12,16 +12,15 @@ from p4sim.model import (
     KeyField,
     Lpm,
     Optional_,
-    P4SimError,
     Range,
     TableEntry,
-    TableInfo,
     Ternary,
 )
 from p4sim.spec import ActionSpec
 
 from . import ctor_args
 from .decls import cp_name
+from .entries import const_entry_error
 from .exprs import Ctx, Val
 from .names import Scope, Sym
 from .types import (
@@ -30,6 +29,7 @@ from .types import (
     TEnum,
     TError,
     TExtern,
+    TInt,
     TNamedBlock,
     TStack,
     TStruct,
@@ -408,7 +408,6 @@ class BlockChecker:
     # ------------------------------------------------------------------ tables
 
     def table_decl(self, d: ast.TableDecl, scope: Scope, ctx: Ctx, prefix: str) -> None:
-        from p4sim.runtime.tables import Table  # the same rules the switch applies
 
         name = cp_name(prefix, d)
         keys: list[KeyField] = []
@@ -469,7 +468,8 @@ class BlockChecker:
             actions.append(ActionSpec(asym.value or asym.name, tuple(params), sc))
             syms.append(asym)
         sp = d.prop("size")
-        size = self.const_eval(sp.value, scope) if sp is not None and sp.value is not None else 1024
+        if sp is not None and sp.value is not None:
+            self.const_eval(sp.value, scope)
         dp = d.default_action
         if dp is not None and dp.value is not None:
             self.bound_action(dp.value, scope, actions, syms)
@@ -500,13 +500,10 @@ class BlockChecker:
             raise unsupported("entries in a table with an action profile/selector", ep)
         entries = [self.const_entry(en, keys, key_types, scope, actions, syms, name, i + 1)
                    for i, en in enumerate(ep.entries or [])] if ep is not None else []
-        # install the const entries once now, so a bad entry is a located compile error
-        probe = Table(TableInfo(name=name, keys=tuple(keys), size=size), actions)
-        for en, te in zip(ep.entries or [] if ep is not None else [], entries, strict=True):
-            try:
-                probe.add(te, const=True)
-            except P4SimError as e:
-                raise err(f"table {d.name}: {e}", en) from None
+        # an entry the switch would refuse to install is a located compile error
+        bad = const_entry_error(name, keys, actions, entries)
+        if bad is not None:
+            raise err(f"table {d.name}: {bad[1]}", ep.entries[bad[0]])  # type: ignore[union-attr]
         scope.add(Sym("table", d.name, d, extra={"action_syms": syms}), d)
 
     def table_implementation(self, d: ast.TableDecl, scope: Scope, ctx: Ctx) -> Any:
@@ -577,20 +574,53 @@ class BlockChecker:
             raise err(f"entry has {len(elems)} key values, table has {len(keys)} keys", ks)
         match: dict = {}
 
-        def value(x: ast.Expression, kt: Type) -> int:
-            v = self.coerce(self.expr(x, scope, None, want=kt), kt, x)
+        def const(x: ast.Expression, kt: Type) -> Val:
+            v = self.expr(x, scope, None, want=kt)
             if not v.is_const:
                 raise err("entry key values must be compile-time constants", x)
-            return int(v.const)
+            return v
+
+        def to_key(v: Val, kt: Type, x: ast.Expression) -> int:
+            # p4c TypeInference::postorder(const IR::Entry*) unifies the key types with the
+            # entry's, casts allowed: a serializable-enum key also takes exactly its
+            # underlying bit<W> (table-entries-ser-enum: `(bit<16>)E.M &&& 0xff00`)
+            if (isinstance(kt, TEnum) and kt.underlying is not None and isinstance(v.type, TBits)
+                    and (v.type.width, v.type.signed) == (kt.underlying.width, kt.underlying.signed)):
+                return int(v.const)
+            return int(self.coerce(v, kt, x).const)
+
+        def value(x: ast.Expression, kt: Type) -> int:
+            return to_key(const(x, kt), kt, x)
+
+        def under(t: Type) -> Type:
+            return t.underlying if isinstance(t, TEnum) and t.underlying is not None else t
+
+        def pair(el: ast.Expression, a_x: ast.Expression, b_x: ast.Expression, kt: Type, op: str) -> tuple[int, int]:
+            # p4c TypeInference::typeSet (`&&&`, `..`): each side taken as bit<W> (a serializable
+            # enum as its underlying type) or an int literal; two bit<W> sides must be the same
+            # type; the set has the left side's own type (the right's when the left is a literal)
+            a, b = const(a_x, kt), const(b_x, kt)
+            ua, ub = under(a.type), under(b.type)
+            for v, u, x in ((a, ua, a_x), (b, ub, b_x)):
+                if not isinstance(u, (TBits, TInt)):
+                    raise err(f"{op}: cannot be applied to a value of type {v.type.show()}", x)
+            if isinstance(ua, TBits) and isinstance(ub, TBits) and (ua.width, ua.signed) != (ub.width, ub.signed):
+                raise err(f"{op}: cannot operate on values with different types {ua.show()} and {ub.show()}", el)
+            elem = a.type if not isinstance(ua, TInt) else ub
+            if isinstance(elem, TInt):  # two literals: each is the key's type
+                return to_key(a, kt, a_x), to_key(b, kt, b_x)
+            w = under(elem).width  # type: ignore[attr-defined]
+            return (to_key(Val(elem, int(a.const) & mask(w)), kt, a_x),
+                    to_key(Val(elem, int(b.const) & mask(w)), kt, b_x))
 
         for el, k, kt in zip(elems, keys, key_types, strict=True):
             if isinstance(el, (ast.DontCare, ast.DefaultKeyset)):
                 continue
             if isinstance(el, ast.MaskKeyset):
-                v, m = value(el.value, kt), value(el.mask, kt)
+                v, m = pair(el, el.value, el.mask, kt, "&&&")
                 match[k.name] = Lpm(v & m, bin(m).count("1")) if k.match_kind == "lpm" else Ternary(v, m)
             elif isinstance(el, ast.RangeKeyset):
-                match[k.name] = Range(value(el.low, kt), value(el.high, kt))
+                match[k.name] = Range(*pair(el, el.low, el.high, kt, ".."))
             else:
                 val = value(el, kt)
                 match[k.name] = (Exact(val) if k.match_kind == "exact" else Optional_(val)

@@ -226,6 +226,8 @@ class Compiler:
         self.std_meta_type: TStruct | None = None
         self.inline_bodies: dict[str, tuple[list[str], list[str], list[str]]] = {}
         self.tmp_counter = [0]
+        # id(index expression) -> the temporary hoist_call_indexes moved it into
+        self.index_memo: dict[int, V] = {}
         self.meta_type: TStruct | None = None
         self.hdr_type: TStruct | None = None
         # fixed-size headers: (bytes, extract lines, emit values) with `_H` for the header,
@@ -411,11 +413,14 @@ class Compiler:
             vf = var[0]
             maxw = next(ft.width for f, ft in fields if f == vf)
             fixed = width_of(t)
+            # BMv2's checks, in its order (bm_sim/parser.cpp, extract_VL): a length that is not
+            # a whole number of bytes, then too few bytes left, then longer than the field
             c.append("    def _ex(self, buf, off, vlen):")
-            c.append(f"        if vlen > {maxw} or vlen % 8: raise ParserError({self.errors.get('HeaderTooShort', 4)})")
+            c.append(f"        if vlen % 8: raise ParserError({self.errors.get('ParserInvalidArgument', 6)})")
             c.append(f"        nb = ({fixed} + vlen) // 8")
             c.append("        end = off + nb")
             c.append("        if end > len(buf): raise ParserError(1)")
+            c.append(f"        if vlen > {maxw}: raise ParserError({self.errors.get('HeaderTooShort', 4)})")
             c.append("        v = int.from_bytes(buf[off:end], 'big')")
             c.append(f"        shift = {fixed} + vlen")
             for fname, ft in fields:
@@ -1044,7 +1049,7 @@ class Compiler:
             if k.match_kind == "selector":
                 sel_exprs.append(k.expr)
                 continue
-            kt = self.expr(k.expr, scope, _Fn([], 0, self.tmp_counter)).type  # typing only
+            kt = self.etype(k.expr)
             w = width_of(kt)
             if isinstance(kt, TError):
                 w = 32  # hmm: p4c gives errors no width; BMv2 uses 32 bits... rare in keys
@@ -1348,12 +1353,16 @@ class Compiler:
             roots = [s.init]
         else:
             return []
+        self.hoist_call_indexes(roots, scope, fn)
+        return self._index_guards(roots, scope)
+
+    def _index_guards(self, roots: list[ast.Node], scope: Env) -> list[str]:
         out: list[str] = []
         scratch = _Fn([], 0, self.tmp_counter)  # typing only: nothing it emits is kept
-        for root in roots:
-            for n in ast.walk(root):
-                if not isinstance(n, ast.Index):
-                    continue
+        stack = list(reversed(roots))
+        while stack:
+            n = stack.pop()
+            if isinstance(n, ast.Index):
                 try:
                     base = self.expr(n.expr, scope, scratch)
                     idx = self.expr(n.index, scope, scratch)
@@ -1363,7 +1372,48 @@ class Compiler:
                     code = f"sx({idx.code}, {idx.type.width})" if isinstance(idx.type, TBits) and \
                         idx.type.signed else idx.code
                     out.append(f"0 <= {code} < {base.type.size}")
+                if id(n.index) in self.index_memo:
+                    # a hoisted index: what it read was guarded when it was computed
+                    stack.append(n.expr)
+                    continue
+            stack.extend(reversed(list(n.children())))
         return out
+
+    def hoist_call_indexes(self, roots: list[ast.Node], scope: Env, fn: _Fn) -> None:
+        """A run-time stack index with a call in it is computed once, into a temporary, before
+        the statement (check allows it in the statements stmt_index_guards handles). p4c does
+        the same: frontends/p4/sideEffects.cpp (SideEffectOrdering, DoSimplifyExpressions) moves
+        each call into a temporary in evaluation order (an assignment's left-hand side before
+        its right-hand side), then midend/hsIndexSimplify.cpp guards each use of the
+        temporary index. Inner indexes first; an index computed from an element at an
+        out-of-range inner index is 0, the value BMv2 gives an unassigned local."""
+        self.index_memo = {}
+        order: list[ast.Index] = []
+
+        def visit(n: ast.Node) -> None:  # postorder: an inner index before the one around it
+            for c in n.children():
+                visit(c)
+            if isinstance(n, ast.Index) and any(isinstance(x, ast.MethodCall) for x in ast.walk(n.index)):
+                order.append(n)
+
+        for root in roots:
+            for part in ([root.lhs, root.rhs] if isinstance(root, ast.Assignment) else [root]):
+                visit(part)
+        for n in order:
+            obj, idx = self.checked.value(n.expr, self.inst), self.checked.value(n.index, self.inst)
+            if obj is None or idx is None or not isinstance(obj[0], TStack) or idx[1] is not None:
+                continue
+            guards = self._index_guards([n.index], scope)
+            idx_type = idx[0]
+            t = fn.tmp("hi")
+            if guards:
+                fn.emit(f"{t} = 0")
+                fn.emit(f"if {' and '.join(guards)}:")
+                fn.ind += 1
+            fn.emit(f"{t} = {self.expr(n.index, scope, fn).code}")
+            if guards:
+                fn.ind -= 1
+            self.index_memo[id(n.index)] = V(t, idx_type)
 
     def stmt_unguarded(self, s: ast.Node, scope: Env, fn: _Fn) -> None:
         if isinstance(s, ast.VariableDecl):
@@ -1614,11 +1664,10 @@ class Compiler:
 
     def lvalue_type(self, e: ast.Expression, scope: Env, fn: _Fn) -> Type:
         if isinstance(e, ast.Name):
-            sym = self.sym(e, scope)
-            return sym.type  # type: ignore[return-value]
-        if isinstance(e, (ast.Member, ast.Index, ast.Slice)):
-            return self.expr(e, scope, fn).type
-        raise bug("this expression cannot be assigned to", e)
+            return self.etype(e)
+        # (lowered, not only typed: a stack's `next` writes its bounds test here, and the
+        # generated code is kept as it was)
+        return self.expr(e, scope, fn).type
 
     def store(self, lhs: ast.Expression, code: str, scope: Env, fn: _Fn) -> None:
         if isinstance(lhs, ast.Name):
@@ -2076,6 +2125,9 @@ class Compiler:
     def expr(self, e: ast.Expression, scope: Env, fn: _Fn | None) -> V:
         """e lowered: its type and constant value are check's (per instance where instances
         differ); lowering only writes the code."""
+        hoisted = self.index_memo.get(id(e))
+        if hoisted is not None:
+            return hoisted
         r = self.checked.value(e, self.inst)
         if r is None:
             raise bug("an expression the checker never typed", e)
@@ -2083,6 +2135,13 @@ class Compiler:
         if value is not None:  # folded by check
             return V(repr(value) if isinstance(value, str) else str(value), t, value)
         return V(self._expr(e, t, scope, fn), t)
+
+    def etype(self, e: ast.Expression) -> Type:
+        """The type check gave e (in this instance)."""
+        r = self.checked.value(e, self.inst)
+        if r is None:
+            raise bug("an expression the checker never typed", e)
+        return r[0]
 
     def _need_fn(self, fn: _Fn | None, e: ast.Node) -> _Fn:
         if fn is None:

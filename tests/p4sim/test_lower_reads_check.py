@@ -314,3 +314,83 @@ def test_a_method_the_module_does_not_lower_is_refused_by_check(tmp_path, monkey
         externs.unregister(type(ext))
         for m in [m for m in sys.modules if m.startswith("halfexterns")]:
             del sys.modules[m]
+
+
+# ---------------------------------------------------------------------------- check without runtime
+
+def test_check_imports_nothing_of_the_runtime():
+    """check's const-entry rules are its own (p4sim/check/entries.py): no module of
+    p4sim/check imports p4sim.runtime, lazily or not (the scan of test_externs_registry)."""
+    from tests.p4sim.test_externs_registry import _imports
+
+    files = sorted((CODEGEN.parents[1] / "check").glob("*.py"))
+    assert len(files) > 5
+    bad = {f"{f.name}: {m}" for f in files for m in _imports(f) if m.startswith("p4sim.runtime")}
+    assert not bad, bad
+
+
+def _entry_cases():
+    from p4sim.model import Exact, KeyField, Lpm, Optional_, Range, TableEntry, Ternary
+    from p4sim.spec import ActionSpec
+
+    ex = [KeyField("a", "exact", 8, 1)]
+    tern = [KeyField("a", "exact", 8, 1), KeyField("b", "ternary", 8, 2)]
+    lpm = [KeyField("a", "lpm", 16, 1)]
+    rng = [KeyField("r", "range", 8, 1)]
+    opt = [KeyField("o", "optional", 8, 1)]
+    acts = [ActionSpec("a1", (("v", 8),)), ActionSpec("d", (), "DEFAULT_ONLY")]
+
+    def e(match, prio=0, action="a1"):
+        return TableEntry("t", match, action, {"v": 1} if action == "a1" else {}, priority=prio)
+
+    return [
+        ("exact ok", ex, acts, [e({"a": Exact(1)}), e({"a": Exact(2)})]),
+        ("exact duplicate", ex, acts, [e({"a": Exact(1)}), e({"a": Exact(1)})]),
+        ("exact missing", ex, acts, [e({})]),
+        ("mask on an exact key", ex, acts, [e({"a": Ternary(1, 0xF)})]),
+        ("priority 0", tern, acts, [e({"a": Exact(1), "b": Ternary(1, 1)}, 0)]),
+        ("same value, other priority", tern, acts,
+         [e({"a": Exact(1), "b": Ternary(1, 1)}, 2), e({"a": Exact(1), "b": Ternary(1, 1)}, 1)]),
+        ("same value and priority", tern, acts,
+         [e({"a": Exact(1), "b": Ternary(3, 1)}, 2), e({"a": Exact(1), "b": Ternary(1, 1)}, 2)]),
+        ("exact value on a ternary key", tern, acts,
+         [e({"a": Exact(1), "b": Exact(5)}, 1), e({"a": Exact(1), "b": Ternary(5, 0xFF)}, 1)]),
+        ("ternary key left out", tern, acts, [e({"a": Exact(1)}, 1), e({"a": Exact(1)}, 1)]),
+        ("lpm host bits", lpm, acts, [e({"a": Lpm(0x1234, 8)}), e({"a": Lpm(0x1299, 8)})]),
+        ("lpm exact value", lpm, acts, [e({"a": Exact(0x1234)}), e({"a": Lpm(0x1234, 16)})]),
+        ("range on an lpm key", lpm, acts, [e({"a": Range(1, 2)})]),
+        ("bad range", rng, acts, [e({"r": Range(5, 2)}, 1)]),
+        ("bad range by one", rng, acts, [e({"r": Range(3, 2)}, 1)]),
+        ("one-value range", rng, acts, [e({"r": Range(3, 3)}, 1)]),
+        ("range duplicate", rng, acts, [e({"r": Range(2, 5)}, 1), e({"r": Range(2, 5)}, 1)]),
+        ("range from a value", rng, acts, [e({"r": Exact(3)}, 1), e({"r": Range(3, 3)}, 1)]),
+        ("optional duplicate", opt, acts, [e({"o": Optional_(4)}, 1), e({"o": Exact(4)}, 1)]),
+        ("mask on an optional key", opt, acts, [e({"o": Ternary(4, 4)}, 1)]),
+        ("default-only action", ex, acts, [e({"a": Exact(1)}, 0, "d")]),
+        ("keyless", [], acts, [e({}), e({})]),
+    ]
+
+
+def test_const_entry_rules_are_the_switch_table_rules():
+    """Differential: on each case check's rules (check/entries.py) refuse the same entry
+    with the same message as the switch's Table.add, or both accept every entry."""
+    import copy
+
+    from p4sim.check.entries import const_entry_error
+    from p4sim.model import P4SimError, TableInfo
+    from p4sim.runtime.tables import Table
+
+    refused = 0
+    for what, keys, acts, entries in _entry_cases():
+        table = Table(TableInfo(name="t", keys=tuple(keys)), acts)
+        want = None
+        for i, te in enumerate(copy.deepcopy(entries)):
+            try:
+                table.add(te, const=True)
+            except P4SimError as ex:
+                want = (i, str(ex))
+                break
+        got = const_entry_error("t", keys, acts, entries)
+        assert got == want, what
+        refused += want is not None
+    assert 8 <= refused < len(_entry_cases())  # both outcomes are exercised
