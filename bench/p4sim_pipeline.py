@@ -14,6 +14,11 @@ import resource
 import time
 import tracemalloc
 
+# `python -m bench --smoke`: this section's smallest size (tests/bench runs it); python only:
+# the compiled backend's first build of roce_switch.p4 takes minutes of gcc
+# (tests/p4sim/test_compiled.py covers that backend)
+SMOKE = ["--packets=300", "--backends=python"]
+
 TARGET_PPS = 100_000
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAM = os.path.join(ROOT, "p4src", "roce_switch.p4")

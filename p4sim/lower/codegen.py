@@ -38,6 +38,7 @@ from p4sim import externs as registry
 from p4sim.check import CheckedProgram
 from p4sim.check.blocks import key_text
 from p4sim.check.controlplane import field_ids
+from p4sim.check.decls import cp_name
 from p4sim.check.names import Sym
 from p4sim.check.types import (
     BOOL,
@@ -413,11 +414,14 @@ class Compiler:
             vf = var[0]
             maxw = next(ft.width for f, ft in fields if f == vf)
             fixed = width_of(t)
+            # BMv2's checks, in its order (bm_sim/parser.cpp, extract_VL): a length that is not
+            # a whole number of bytes, then too few bytes left, then longer than the field
             c.append("    def _ex(self, buf, off, vlen):")
-            c.append(f"        if vlen > {maxw} or vlen % 8: raise ParserError({self.errors.get('HeaderTooShort', 4)})")
+            c.append(f"        if vlen % 8: raise ParserError({self.errors.get('ParserInvalidArgument', 6)})")
             c.append(f"        nb = ({fixed} + vlen) // 8")
             c.append("        end = off + nb")
             c.append("        if end > len(buf): raise ParserError(1)")
+            c.append(f"        if vlen > {maxw}: raise ParserError({self.errors.get('HeaderTooShort', 4)})")
             c.append("        v = int.from_bytes(buf[off:end], 'big')")
             c.append(f"        shift = {fixed} + vlen")
             for fname, ft in fields:
@@ -555,15 +559,9 @@ class Compiler:
 
     # ------------------------------------------------------------------ control-plane names
 
-    def cp_name(self, prefix: str, d: ast.Node, default: str | None = None) -> str:
-        name = default if default is not None else getattr(d, "name", "")
-        a = d.annotation("name") if isinstance(d, ast.Annotated) else None
-        if a is not None and a.string_value() is not None:
-            n = a.string_value() or ""
-            if n.startswith("."):
-                return n[1:]
-            name = n
-        return f"{prefix}.{name}" if prefix else name
+    @staticmethod
+    def cp_name(prefix: str, d: ast.Node, default: str | None = None) -> str:
+        return cp_name(prefix, d, default)  # check's (p4sim.check.decls): the same names
 
     @staticmethod
     def annotations_text(d: ast.Node) -> tuple[str, ...]:
