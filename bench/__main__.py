@@ -4,8 +4,8 @@ Each section is a module `bench/<name>.py` with `run(argv: list[str]) -> None` t
 its own figures with the target it is measured against. `python -m bench NAME...` runs
 only the named sections; options after them go to the sections.
 
-`--smoke` runs each section at its smallest size (the options in SMOKE, given through
-each section's own options so the smoke run goes through the same code as the full one):
+`--smoke` runs each section at its smallest size: the options in the section's own
+`SMOKE` list, so the smoke run goes through the same code as the full one:
 figures in their usual shape, not worth reading, in well under 30 s for all sections.
 tests/bench runs it, so a section that breaks when an API moves turns the suite red.
 """
@@ -17,19 +17,6 @@ import sys
 import time
 
 SECTIONS = ["p4sim_pipeline", "table_growth", "p4runtime", "scenario", "paper", "packets", "fabric", "hdl", "fil"]
-
-SMOKE = {
-    "p4sim_pipeline": ["--packets=300"],
-    "table_growth": ["--sizes=100,400", "--packets=400", "--runs=1"],
-    "p4runtime": ["--rtt-n", "150"],
-    "scenario": ["--virtual-us=500"],
-    "paper": ["--paper-us=100"],
-    "packets": ["--n=300"],
-    "fabric": ["--quick", "--virtual-ns=50000", "--sweep-points=1"],
-    # icarus: its build is quicker than Verilator's and it is the one CI images carry
-    "hdl": ["--frames=4", "--sims=icarus", "--widths=64"],
-    "fil": ["--sims=icarus", "--icarus-us=10"],
-}
 
 
 def main(argv: list[str]) -> int:
@@ -49,7 +36,7 @@ def main(argv: list[str]) -> int:
         start = time.perf_counter()
         try:
             module = importlib.import_module(f"bench.{name}")
-            module.run(opts + SMOKE[name] if smoke else opts)
+            module.run(opts + module.SMOKE if smoke else opts)
         except Exception as exc:  # one broken section must not hide the others' figures
             failed += 1
             print(f"bench {name}: FAILED: {exc!r}", file=sys.stderr)

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import time
 
+# `python -m bench --smoke`: this section's smallest size (tests/bench runs it)
+SMOKE = ["--quick", "--virtual-ns=50000", "--sweep-points=1"]
+
 VIRTUAL_NS = 1_000_000
 SHAPES = {2: (2, 2, 1), 4: (2, 2, 2), 8: (2, 4, 2), 16: (2, 4, 4)}
 

@@ -13,6 +13,9 @@ import argparse
 import tempfile
 from pathlib import Path
 
+# `python -m bench --smoke`: this section's smallest size (tests/bench runs it); icarus: its build is quicker than Verilator's
+SMOKE = ["--sims=icarus", "--icarus-us=10"]
+
 TARGET_S_PER_MS = 60.0
 
 

@@ -16,6 +16,9 @@ import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+# `python -m bench --smoke`: this section's smallest size (tests/bench runs it); icarus: its build is quicker than Verilator's
+SMOKE = ["--frames=4", "--sims=icarus", "--widths=64"]
+
 TB_DIR = Path(__file__).resolve().parents[1] / "hdl" / "tb"
 
 

@@ -60,6 +60,9 @@ import grpc
 
 from p4rtproto import p4runtime_pb2
 
+# `python -m bench --smoke`: this section's smallest size (tests/bench runs it)
+SMOKE = ["--rtt-n", "150"]
+
 ROOT = Path(__file__).resolve().parent.parent
 LAB_CONFIG = ROOT / "controller" / "examples" / "lab.yaml"
 WRITE_TARGET = 50_000

@@ -3,7 +3,8 @@
 1,000 IPv4 routes (/32, each with its own next hop), RoCEv2 RDMA WRITE frames with 64-byte
 and 1,024-byte payloads spread over the routes; each packet runs the whole v1model pipeline
 (parser, checksum verify, ingress, traffic manager, egress, checksum update, deparser).
-Target: >= 100,000 packets/s.
+Target: >= 100,000 packets/s. Both backends (P4SIM_BACKEND: python, the reference, and
+compiled, p4sim.compiled) in one process, alternated; `--backends=python` measures one.
 """
 
 from __future__ import annotations
@@ -12,6 +13,11 @@ import os
 import resource
 import time
 import tracemalloc
+
+# `python -m bench --smoke`: this section's smallest size (tests/bench runs it); python only:
+# the compiled backend's first build of roce_switch.p4 takes minutes of gcc
+# (tests/p4sim/test_compiled.py covers that backend)
+SMOKE = ["--packets=300", "--backends=python"]
 
 TARGET_PPS = 100_000
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -35,11 +41,21 @@ def _frames(payload_len: int, n: int) -> list[bytes]:
     return [out[i % len(out)] for i in range(n)]
 
 
-def build_switch():
+def build_switch(backend: str = "python"):
+    """roce_switch.p4 with its entries, running generated code of `backend` (python, the
+    reference, or compiled: p4sim.compiled; the switch says in `_ns` which one it got)."""
     from p4sim.model import Exact, Lpm, TableEntry
     from p4sim.runtime.switch import Switch
 
-    sw = Switch(PROGRAM, include_dirs=[os.path.join(ROOT, "p4src")])
+    saved = os.environ.get("P4SIM_BACKEND")
+    os.environ["P4SIM_BACKEND"] = backend
+    try:
+        sw = Switch(PROGRAM, include_dirs=[os.path.join(ROOT, "p4src")])
+    finally:
+        if saved is None:
+            del os.environ["P4SIM_BACKEND"]
+        else:
+            os.environ["P4SIM_BACKEND"] = saved
     sw.table_add(TableEntry("router_mac", {"hdr.ethernet.dst": Exact(0xFE)}, "set_router_mac"))
     for i in range(N_ROUTES):
         ip = (10 << 24) | ((i // 250 + 1) << 16) | ((i % 250) << 8) | 1
@@ -110,28 +126,44 @@ def breakdown(sw, frames: list[bytes], total_us: float) -> str:
 
 def run(argv: list[str]) -> None:
     n = 20_000
+    backends = ["python", "compiled"]
     for a in argv:
         if a.startswith("--packets="):
             n = int(a.split("=", 1)[1])
-    t0 = time.process_time()
-    sw = build_switch()
-    print(f"load + compile roce_switch.p4 + {2 * N_ROUTES + 1} entries: {time.process_time() - t0:.2f} s")
-    print("CPU time (process_time), best of 3 runs; the empty-loop baseline is timed between the runs")
+        elif a.startswith("--backends="):
+            backends = a.split("=", 1)[1].split(",")
+    switches = {}
+    for b in backends:
+        t0 = time.process_time()
+        sw = build_switch(b)
+        got = sw._ns.get("__p4sim_backend__", "python")
+        print(f"backend {b}: load + compile roce_switch.p4 + {2 * N_ROUTES + 1} entries: "
+              f"{time.process_time() - t0:.2f} s CPU (this process; a compiled build runs in children: "
+              f"cached per user after the first run); running: {got}")
+        if got == b:
+            switches[b] = sw
+    print("CPU time (process_time), best of 3 runs per backend, backends alternated; the "
+          "empty-loop baseline is timed between the runs")
     for size in (64, 1024):
         frames = _frames(size, n)
-        measure(sw, frames[:2000])  # warm up
+        for sw in switches.values():
+            measure(sw, frames[:2000])  # warm up
         # best of three runs: other processes on a shared machine only ever slow a run down;
-        # the baseline alternates with them, so a load change hits both alike
-        runs, empties = [], []
+        # the baseline and the backends alternate with them, so a load change hits all alike
+        runs: dict[str, list] = {b: [] for b in switches}
+        empties = []
         for _ in range(3):
-            runs.append(measure(sw, frames))
+            for b, sw in switches.items():
+                runs[b].append(measure(sw, frames))
             empties.append(empty_loop())
-        dt, out = min(runs)
         empty = min(empties)
-        pps = n / dt
-        print(f"payload {size:5d} B: {pps:10,.0f} pps  ({dt * 1e6 / n:.1f} us/packet {baseline_text(dt / n, empty)}; "
-              f"{out} of {n} forwarded)  target >= {TARGET_PPS:,} pps  {'OK' if pps >= TARGET_PPS else 'BELOW TARGET'}")
-        print(f"    us/packet by stage: {breakdown(sw, frames[:2000], dt * 1e6 / n)}")
+        for b, sw in switches.items():
+            dt, out = min(runs[b])
+            pps = n / dt
+            print(f"payload {size:5d} B: {pps:10,.0f} pps  ({dt * 1e6 / n:.1f} us/packet "
+                  f"{baseline_text(dt / n, empty)}; {out} of {n} forwarded)  backend {b:8s}  "
+                  f"target >= {TARGET_PPS:,} pps  {'OK' if pps >= TARGET_PPS else 'BELOW TARGET'}")
+            print(f"    us/packet by stage: {breakdown(sw, frames[:2000], dt * 1e6 / n)}")
     # the frames are built first: scapy under tracemalloc took 15 s and its garbage is no
     # part of the switch's heap
     heap_frames = _frames(1024, min(n, 2000))

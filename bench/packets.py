@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import time
 
+# `python -m bench --smoke`: this section's smallest size (tests/bench runs it)
+SMOKE = ["--n=300"]
+
 N_FAST = 20_000
 N_SCAPY = 1_000
 

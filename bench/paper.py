@@ -14,6 +14,8 @@ import copy
 
 from controller.config import ETH_HDR
 
+# `python -m bench --smoke`: this section's smallest size (tests/bench runs it)
+SMOKE = ["--paper-us=100"]
 
 def _incast(n: int, duration_us: float) -> dict:
     from controller.scenarios.scenario import load_scenario

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import time
 
+# `python -m bench --smoke`: this section's smallest size (tests/bench runs it)
+SMOKE = ["--virtual-us=500"]
+
 TARGET_S = 10.0
 VIRTUAL_US = 10_000
 

@@ -27,6 +27,9 @@ import time
 
 from bench.p4sim_pipeline import baseline_text, empty_loop, measure  # measure: (CPU s, packets out)
 
+# `python -m bench --smoke`: this section's smallest size (tests/bench runs it)
+SMOKE = ["--sizes=100,400", "--packets=400", "--runs=1"]
+
 SIZES = (1_000, 10_000, 100_000)
 TARGET_RATIO = 0.8
 N_PACKETS = 20_000

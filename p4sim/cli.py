@@ -1,6 +1,6 @@
 """`p4sim` command line: run STF tests, show compiler stages, write P4Info.
 
-    p4sim stf PROGRAM.p4 TEST.stf [-I DIR]
+    p4sim stf PROGRAM.p4 TEST.stf [--strict] [-I DIR]
     p4sim compile --emit ast|ir|python PROGRAM.p4 [-I DIR]
     p4sim p4info PROGRAM.p4 [-o FILE] [--format text|binary|json] [-I DIR]
 
@@ -43,10 +43,11 @@ def cmd_stf(args) -> int:
         print(f"p4sim: {e}", file=sys.stderr)
         return 2
     try:
-        res = StfRunner(sw, args.stf).run_text(text)
+        res = StfRunner(sw, args.stf, strict=args.strict).run_text(text)
     except StfError as e:
         print(f"{e}", file=sys.stderr)
         return 2
+    _print_warnings(res.warnings)
     print(res.report())
     return 0 if res.ok else 1
 
@@ -167,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("program")
     s.add_argument("stf")
     s.add_argument("--cpu-port", type=int, default=None)
+    s.add_argument("--strict", action="store_true",
+                   help="also fail on packets at ports the test never names, and on unknown "
+                        "commands (default: p4c's runner, which ignores both)")
     c = sub.add_parser("compile", help="show a compiler stage")
     c.add_argument("program")
     c.add_argument("--emit", choices=("ast", "ir", "python"), default="python",

@@ -18,6 +18,15 @@ Every other command belongs to an extern, and its module in p4sim.externs define
     meter_set_rates NAME INDEX RATE:BURST RATE:BURST   meter_array_set_rates NAME RATE:BURST RATE:BURST
 Names resolve as p4c's runner does: the full name, or a unique suffix.
 Expected packets are matched per port, in order; missing, extra or different packets fail.
+
+Two modes (p4c's runner is backends/bmv2/bmv2stf.py, `RunBMV2`):
+- default, p4c's semantics: only ports named by a `packet` or `expect` line are checked
+  (`generate_model_inputs` makes pcap interfaces for those alone, `checkOutputs` reads only
+  them), so output on any other port is lost without error; `expect PORT` with no data
+  accepts any number of packets on PORT (`expectedAny`); an unknown command is ignored
+  (`do_command`, "ignoring stf command"), with a warning line here.
+- strict (`strict=True`, `p4sim stf --strict`; the project's own tests use it): every port is
+  checked, so a packet on a port the test never names fails, and an unknown command is an error.
 """
 
 from __future__ import annotations
@@ -48,6 +57,7 @@ class StfResult:
     messages: list[str] = field(default_factory=list)
     packets_sent: int = 0
     packets_checked: int = 0
+    warnings: list[str] = field(default_factory=list)
 
     def report(self) -> str:
         head = "PASS" if self.ok else "FAIL"
@@ -153,11 +163,14 @@ def _hex_pattern(parts: list[str]) -> tuple[str, bool]:
 
 
 class StfRunner:
-    def __init__(self, switch: Switch, path: str = "<stf>"):
+    def __init__(self, switch: Switch, path: str = "<stf>", *, strict: bool = False):
         self.sw = switch
         self.path = path
+        self.strict = strict
         self.expected: dict[int, list[tuple[str, bool, int]]] = {}
         self.received: dict[int, list[bytes]] = {}
+        self.named_ports: set[int] = set()  # ports of `packet`/`expect` lines (p4c's interfaces)
+        self.any_ports: set[int] = set()  # `expect PORT` with no data: any number of packets
         self.result = StfResult(True)
         self._auto_prio = 1 << 20
 
@@ -198,13 +211,20 @@ class StfRunner:
             sw.table_set_default(tname, aname, self.params(tname, aname, args))
         elif op == "packet":
             self.collect()
+            self.named_ports.add(int(a[0]))
             sw.send(int(a[0]), bytes.fromhex(_hex_pattern(a[1:])[0]))
             self.result.packets_sent += 1
         elif op == "expect":
+            port = int(a[0])
+            self.named_ports.add(port)
+            if len(a) == 1:
+                self.any_ports.add(port)  # bmv2stf.py do_command: `expectedAny`
+                return
             pat, end = _hex_pattern(a[1:])
-            if "*" not in pat and len(pat) % 2:
+            if self.strict and "*" not in pat and len(pat) % 2:
+                # p4c's comparePacket compares hex digits: an odd count is a nibble prefix
                 raise ValueError("odd number of hex digits")
-            self.expected.setdefault(int(a[0]), []).append((pat, end, c.line))
+            self.expected.setdefault(port, []).append((pat, end, c.line))
         elif op == "wait":
             self.collect()
         elif op == "no_packet":
@@ -220,7 +240,12 @@ class StfRunner:
             # defined by its module in p4sim.externs
             f = registry.stf_command(op)
             if f is None:
-                raise ValueError(f"unknown STF command {op!r}")
+                if self.strict:
+                    raise ValueError(f"unknown STF command {op!r}")
+                # p4c's runner ignores commands it does not know (bmv2stf.py do_command)
+                self.result.warnings.append(f"{self.path}:{c.line}: warning: unknown STF command "
+                                            f"{op!r} ignored")
+                return
             f(self, c)
 
     def params(self, tname: str, aname: str, args: list[tuple[str | None, int]]) -> dict[str, int]:
@@ -273,8 +298,12 @@ class StfRunner:
             self.received.setdefault(p.port, []).append(p.data)
 
     def check(self) -> None:
-        ports = sorted(set(self.expected) | set(self.received))
-        for port in ports:
+        if self.strict:
+            ports = set(self.expected) | set(self.received)
+        else:
+            # bmv2stf.py checkOutputs: only the interfaces the test named exist
+            ports = self.named_ports
+        for port in sorted(ports - self.any_ports):
             exp = self.expected.get(port, [])
             got = self.received.get(port, [])
             for i in range(max(len(exp), len(got))):
@@ -317,9 +346,10 @@ def _diff(pat: str, data: str) -> str:
     ).rstrip()
 
 
-def run_stf(program, stf_path: str, *, include_dirs=(), switch: Switch | None = None) -> StfResult:
+def run_stf(program, stf_path: str, *, include_dirs=(), switch: Switch | None = None,
+            strict: bool = False) -> StfResult:
     """Run an STF file against a program (path or CompiledProgram) on a fresh switch."""
     sw = switch or Switch(program, include_dirs=include_dirs)
     with open(stf_path, encoding="utf-8") as f:
         text = f.read()
-    return StfRunner(sw, stf_path).run_text(text)
+    return StfRunner(sw, stf_path, strict=strict).run_text(text)

@@ -29,6 +29,7 @@ from .types import (
     TEnum,
     TError,
     TExtern,
+    TInt,
     TNamedBlock,
     TStack,
     TStruct,
@@ -573,20 +574,58 @@ class BlockChecker:
             raise err(f"entry has {len(elems)} key values, table has {len(keys)} keys", ks)
         match: dict = {}
 
-        def value(x: ast.Expression, kt: Type) -> int:
-            v = self.coerce(self.expr(x, scope, None, want=kt), kt, x)
+        def const(x: ast.Expression, kt: Type) -> Val:
+            v = self.expr(x, scope, None, want=kt)
             if not v.is_const:
                 raise err("entry key values must be compile-time constants", x)
-            return int(v.const)
+            return v
+
+        def to_key(v: Val, kt: Type, x: ast.Expression) -> int:
+            # p4c TypeInference::postorder(const IR::Entry*) unifies the key types with the
+            # entry's, casts allowed: a serializable-enum key also takes exactly its
+            # underlying bit<W> (table-entries-ser-enum: `(bit<16>)E.M &&& 0xff00`)
+            if (isinstance(kt, TEnum) and kt.underlying is not None and isinstance(v.type, TBits)
+                    and (v.type.width, v.type.signed) == (kt.underlying.width, kt.underlying.signed)):
+                return int(v.const)
+            return int(self.coerce(v, kt, x).const)
+
+        def value(x: ast.Expression, kt: Type) -> int:
+            return to_key(const(x, kt), kt, x)
+
+        def under(t: Type) -> Type:
+            return t.underlying if isinstance(t, TEnum) and t.underlying is not None else t
+
+        def pair(el: ast.Expression, a_x: ast.Expression, b_x: ast.Expression, kt: Type, op: str) -> tuple[int, int]:
+            # p4c TypeInference::typeSet (`&&&`, `..`): each side taken as bit<W> (a serializable
+            # enum as its underlying type) or an int literal; two bit<W> sides must be the same
+            # type; the set has the left side's own type (the right's when the left is a literal)
+            a, b = const(a_x, kt), const(b_x, kt)
+            ua, ub = under(a.type), under(b.type)
+            for v, u, x in ((a, ua, a_x), (b, ub, b_x)):
+                if not isinstance(u, (TBits, TInt)):
+                    raise err(f"{op}: cannot be applied to a value of type {v.type.show()}", x)
+            if isinstance(ua, TBits) and isinstance(ub, TBits) and (ua.width, ua.signed) != (ub.width, ub.signed):
+                raise err(f"{op}: cannot operate on values with different types {ua.show()} and {ub.show()}", el)
+            elem = a.type if not isinstance(ua, TInt) else ub
+            if isinstance(elem, TInt):  # two literals: each is the key's type
+                return to_key(a, kt, a_x), to_key(b, kt, b_x)
+            w = under(elem).width  # type: ignore[attr-defined]
+            return (to_key(Val(elem, int(a.const) & mask(w)), kt, a_x),
+                    to_key(Val(elem, int(b.const) & mask(w)), kt, b_x))
 
         for el, k, kt in zip(elems, keys, key_types, strict=True):
             if isinstance(el, (ast.DontCare, ast.DefaultKeyset)):
                 continue
             if isinstance(el, ast.MaskKeyset):
-                v, m = value(el.value, kt), value(el.mask, kt)
-                match[k.name] = Lpm(v & m, bin(m).count("1")) if k.match_kind == "lpm" else Ternary(v, m)
+                v, m = pair(el, el.value, el.mask, kt, "&&&")
+                plen = bin(m).count("1")
+                if k.match_kind == "lpm" and m != mask(plen) << (k.bitwidth - plen):
+                    # p4c (bmv2 ControlConverter::convertTableEntries, P4Runtime serializer):
+                    # an lpm mask must be a contiguous prefix (0 is the /0)
+                    raise err(f"{m:#x}: invalid mask for LPM key {k.name}", el)
+                match[k.name] = Lpm(v & m, plen) if k.match_kind == "lpm" else Ternary(v, m)
             elif isinstance(el, ast.RangeKeyset):
-                match[k.name] = Range(value(el.low, kt), value(el.high, kt))
+                match[k.name] = Range(*pair(el, el.low, el.high, kt, ".."))
             else:
                 val = value(el, kt)
                 match[k.name] = (Exact(val) if k.match_kind == "exact" else Optional_(val)

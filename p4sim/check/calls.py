@@ -388,7 +388,14 @@ class CallChecker:
             if len(argv) not in (1, 2):
                 raise err("extract takes a header (and a varbit length)", c)
             target = argv[0]
-            ht = self.expr(target, scope, ctx).type
+            if isinstance(target, ast.DontCare):
+                # `extract<T>(_)` skips a T: p4c's DontcareArgs (frontends/p4/dontcareArgs.cpp)
+                # makes `_` a fresh temporary of the out parameter's type, here T
+                if not c.type_args:
+                    raise err("cannot infer the header type of _: write extract<T>(_)", target)
+                ht = self.resolve_type(c.type_args[0], scope)
+            else:
+                ht = self.expr(target, scope, ctx).type
             if len(argv) == 2:
                 self.expr(argv[1], scope, ctx)
             if isinstance(target, ast.Member) and target.member == "next" and \

@@ -40,7 +40,7 @@ def const_entry_error(table: str, keys: list[KeyField], actions: list[ActionSpec
             if m is None:
                 if k.match_kind == "exact":
                     return i, f"table {table}: exact key {k.name!r} needs a value"
-                canon.append(None)
+                canon.append((0, 0) if k.match_kind == "lpm" else None)  # /0, as Table._canon
                 continue
             if not isinstance(m, _ALLOWED[k.match_kind]):
                 return i, f"table {table}: key {k.name!r} is {k.match_kind}"

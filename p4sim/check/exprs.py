@@ -83,6 +83,7 @@ class ExprChecker:
     inst_values: dict[tuple[str, int], tuple[Type, Any]]
     names: dict[int, Sym]
     run_time_indexes: int  # header-stack indexes known only at run time, seen so far
+    index_calls_ok: bool  # a call may sit in a run-time stack index here (stmts.StmtChecker.stmt)
 
     # ------------------------------------------------------------------ entry points
 
@@ -193,8 +194,11 @@ class ExprChecker:
                     raise err(f"index {idx.const} out of bounds of a stack of {obj.type.size}", e)
                 if not idx.is_const:
                     # lowering guards the statement with `0 <= i < size` (stmts.StmtChecker.stmt)
-                    if any(isinstance(x, ast.MethodCall) for x in ast.walk(e.index)):
-                        raise unsupported("a call inside a run-time header-stack index", e.index)
+                    # a call in it: lowering hoists the index into a temporary first (p4c's
+                    # SideEffectOrdering), in the statements stmts.StmtChecker.stmt allows
+                    if not self.index_calls_ok and any(isinstance(x, ast.MethodCall)
+                                                       for x in ast.walk(e.index)):
+                        raise unsupported("a call inside a run-time header-stack index here", e.index)
                     self.run_time_indexes += 1
                 return Val(obj.type.elem)
             if isinstance(obj.type, TTuple):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from p4sim.frontend import ast
 
-from . import ctor_args
+from . import ctor_args, direct_calls
 from .blocks import BlockChecker, body_key
 from .calls import CallChecker
 from .decls import DeclChecker
@@ -90,6 +90,7 @@ class CheckedProgram:  # noqa: F821 (Checker below)
 class Checker(DeclChecker, ExprChecker, StmtChecker, CallChecker, ExternChecker, BlockChecker):
     def __init__(self, program: ast.Program):
         self.program = program
+        direct_calls.instantiate_direct_calls(program)  # `E.apply(...)` (p4c's InstantiateDirectCalls)
         self.ctor_arg_names = ctor_args.constructor_arg_names(program)  # `Outer(Inner()) o;`
         self.moved: dict[int, tuple[list[ast.Instantiation], ast.Instantiation]] = {}
         self.positional: dict[int, ast.MethodCall] = {}
@@ -105,6 +106,7 @@ class Checker(DeclChecker, ExprChecker, StmtChecker, CallChecker, ExternChecker,
         self.inst_types: dict[tuple[str, int], Type] = {}
         self.names: dict[int, Sym] = {}
         self.run_time_indexes = 0
+        self.index_calls_ok = False
         self.run_time_index_stmts: set[int] = set()
         self.returns: set[int] = set()
         self.bodies: set[int] = set()

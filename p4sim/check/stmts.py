@@ -31,6 +31,7 @@ class StmtChecker:
 
     run_time_indexes: int
     run_time_index_stmts: set[int]
+    index_calls_ok: bool
     returns: set[int]
 
     # ------------------------------------------------------------------ statements
@@ -55,7 +56,16 @@ class StmtChecker:
             self.body(s, scope, ctx)
             return
         n = self.run_time_indexes
-        self.stmt_inner(s, scope, ctx)
+        # a call inside a run-time stack index: lowering (codegen.hoist_call_indexes) moves the
+        # index into a temporary before the statement, for these statements (and an if's
+        # condition, below) only; the flag is per statement, so a body checked from a call
+        # inside it does not inherit it
+        saved = self.index_calls_ok
+        self.index_calls_ok = isinstance(s, (ast.Assignment, ast.MethodCallStatement, ast.VariableDecl))
+        try:
+            self.stmt_inner(s, scope, ctx)
+        finally:
+            self.index_calls_ok = saved
         if self.run_time_indexes != n and isinstance(s, (ast.Assignment, ast.MethodCallStatement,
                                                          ast.VariableDecl)):
             self.run_time_index_stmts.add(id(s))
@@ -77,7 +87,9 @@ class StmtChecker:
             return
         if isinstance(s, ast.IfStatement):
             n = self.run_time_indexes
+            self.index_calls_ok = True
             self.cond(s.cond, scope, ctx)
+            self.index_calls_ok = False
             if self.run_time_indexes != n:
                 self.run_time_index_stmts.add(id(s))
             self.body(s.then, scope, ctx)

@@ -25,7 +25,7 @@ class PacketIn(Extern):
 
     def method(self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
         if m == "extract":
-            extract(cc, argv, scope, fn)
+            extract(cc, argv, scope, fn, c)
             return V("None", VOID)
         if m == "lookahead":
             return lookahead(cc, c, scope, fn)
@@ -51,9 +51,18 @@ class PacketOut(Extern):
         return V("None", VOID)
 
 
-def extract(cc: Any, argv: list, scope: Any, fn: Any) -> None:
-    """`pkt.extract(h[, varbit bits])` into a header, a stack's `next` or a union member."""
+def extract(cc: Any, argv: list, scope: Any, fn: Any, c: Any = None) -> None:
+    """`pkt.extract(h[, varbit bits])` into a header, a stack's `next` or a union member;
+    `extract<T>(_)` into a throwaway T (p4c's DontcareArgs temporary)."""
     target = argv[0]
+    if isinstance(target, ast.DontCare):
+        t = cc.resolve_type(c.type_args[0], scope)
+        cc.gen_class(t)
+        tmp = fn.tmp("dc")
+        fn.emit(f"{tmp} = {t.pycls}()")
+        vlen = f", {cc.expr(argv[1], scope, fn).code}" if len(argv) == 2 else ""
+        fn.emit(f"off = {tmp}._ex(buf, off{vlen})")
+        return
     stack_out = cc.errors.get("StackOutOfBounds", 3)
     # (for `s.next` this writes a bounds test the stack path below repeats; kept so the
     # generated code stays as it was)

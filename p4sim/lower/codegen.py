@@ -38,6 +38,7 @@ from p4sim import externs as registry
 from p4sim.check import CheckedProgram
 from p4sim.check.blocks import key_text
 from p4sim.check.controlplane import field_ids
+from p4sim.check.decls import cp_name
 from p4sim.check.names import Sym
 from p4sim.check.types import (
     BOOL,
@@ -226,6 +227,8 @@ class Compiler:
         self.std_meta_type: TStruct | None = None
         self.inline_bodies: dict[str, tuple[list[str], list[str], list[str]]] = {}
         self.tmp_counter = [0]
+        # id(index expression) -> the temporary hoist_call_indexes moved it into
+        self.index_memo: dict[int, V] = {}
         self.meta_type: TStruct | None = None
         self.hdr_type: TStruct | None = None
         # fixed-size headers: (bytes, extract lines, emit values) with `_H` for the header,
@@ -411,11 +414,14 @@ class Compiler:
             vf = var[0]
             maxw = next(ft.width for f, ft in fields if f == vf)
             fixed = width_of(t)
+            # BMv2's checks, in its order (bm_sim/parser.cpp, extract_VL): a length that is not
+            # a whole number of bytes, then too few bytes left, then longer than the field
             c.append("    def _ex(self, buf, off, vlen):")
-            c.append(f"        if vlen > {maxw} or vlen % 8: raise ParserError({self.errors.get('HeaderTooShort', 4)})")
+            c.append(f"        if vlen % 8: raise ParserError({self.errors.get('ParserInvalidArgument', 6)})")
             c.append(f"        nb = ({fixed} + vlen) // 8")
             c.append("        end = off + nb")
             c.append("        if end > len(buf): raise ParserError(1)")
+            c.append(f"        if vlen > {maxw}: raise ParserError({self.errors.get('HeaderTooShort', 4)})")
             c.append("        v = int.from_bytes(buf[off:end], 'big')")
             c.append(f"        shift = {fixed} + vlen")
             for fname, ft in fields:
@@ -553,15 +559,9 @@ class Compiler:
 
     # ------------------------------------------------------------------ control-plane names
 
-    def cp_name(self, prefix: str, d: ast.Node, default: str | None = None) -> str:
-        name = default if default is not None else getattr(d, "name", "")
-        a = d.annotation("name") if isinstance(d, ast.Annotated) else None
-        if a is not None and a.string_value() is not None:
-            n = a.string_value() or ""
-            if n.startswith("."):
-                return n[1:]
-            name = n
-        return f"{prefix}.{name}" if prefix else name
+    @staticmethod
+    def cp_name(prefix: str, d: ast.Node, default: str | None = None) -> str:
+        return cp_name(prefix, d, default)  # check's (p4sim.check.decls): the same names
 
     @staticmethod
     def annotations_text(d: ast.Node) -> tuple[str, ...]:
@@ -1348,12 +1348,16 @@ class Compiler:
             roots = [s.init]
         else:
             return []
+        self.hoist_call_indexes(roots, scope, fn)
+        return self._index_guards(roots, scope)
+
+    def _index_guards(self, roots: list[ast.Node], scope: Env) -> list[str]:
         out: list[str] = []
         scratch = _Fn([], 0, self.tmp_counter)  # typing only: nothing it emits is kept
-        for root in roots:
-            for n in ast.walk(root):
-                if not isinstance(n, ast.Index):
-                    continue
+        stack = list(reversed(roots))
+        while stack:
+            n = stack.pop()
+            if isinstance(n, ast.Index):
                 try:
                     base = self.expr(n.expr, scope, scratch)
                     idx = self.expr(n.index, scope, scratch)
@@ -1363,7 +1367,48 @@ class Compiler:
                     code = f"sx({idx.code}, {idx.type.width})" if isinstance(idx.type, TBits) and \
                         idx.type.signed else idx.code
                     out.append(f"0 <= {code} < {base.type.size}")
+                if id(n.index) in self.index_memo:
+                    # a hoisted index: what it read was guarded when it was computed
+                    stack.append(n.expr)
+                    continue
+            stack.extend(reversed(list(n.children())))
         return out
+
+    def hoist_call_indexes(self, roots: list[ast.Node], scope: Env, fn: _Fn) -> None:
+        """A run-time stack index with a call in it is computed once, into a temporary, before
+        the statement (check allows it in the statements stmt_index_guards handles). p4c does
+        the same: frontends/p4/sideEffects.cpp (SideEffectOrdering, DoSimplifyExpressions) moves
+        each call into a temporary in evaluation order (an assignment's left-hand side before
+        its right-hand side), then midend/hsIndexSimplify.cpp guards each use of the
+        temporary index. Inner indexes first; an index computed from an element at an
+        out-of-range inner index is 0, the value BMv2 gives an unassigned local."""
+        self.index_memo = {}
+        order: list[ast.Index] = []
+
+        def visit(n: ast.Node) -> None:  # postorder: an inner index before the one around it
+            for c in n.children():
+                visit(c)
+            if isinstance(n, ast.Index) and any(isinstance(x, ast.MethodCall) for x in ast.walk(n.index)):
+                order.append(n)
+
+        for root in roots:
+            for part in ([root.lhs, root.rhs] if isinstance(root, ast.Assignment) else [root]):
+                visit(part)
+        for n in order:
+            obj, idx = self.checked.value(n.expr, self.inst), self.checked.value(n.index, self.inst)
+            if obj is None or idx is None or not isinstance(obj[0], TStack) or idx[1] is not None:
+                continue
+            guards = self._index_guards([n.index], scope)
+            idx_type = idx[0]
+            t = fn.tmp("hi")
+            if guards:
+                fn.emit(f"{t} = 0")
+                fn.emit(f"if {' and '.join(guards)}:")
+                fn.ind += 1
+            fn.emit(f"{t} = {self.expr(n.index, scope, fn).code}")
+            if guards:
+                fn.ind -= 1
+            self.index_memo[id(n.index)] = V(t, idx_type)
 
     def stmt_unguarded(self, s: ast.Node, scope: Env, fn: _Fn) -> None:
         if isinstance(s, ast.VariableDecl):
@@ -2075,6 +2120,9 @@ class Compiler:
     def expr(self, e: ast.Expression, scope: Env, fn: _Fn | None) -> V:
         """e lowered: its type and constant value are check's (per instance where instances
         differ); lowering only writes the code."""
+        hoisted = self.index_memo.get(id(e))
+        if hoisted is not None:
+            return hoisted
         r = self.checked.value(e, self.inst)
         if r is None:
             raise bug("an expression the checker never typed", e)

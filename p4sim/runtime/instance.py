@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from types import CodeType
 
+from p4sim import compiled
 from p4sim import externs as registry
 from p4sim.check.types import err
 from p4sim.externs import Extern
@@ -50,8 +51,10 @@ def build_table(spec: TableSpec, profile: Profile | None = None) -> Table:
     return t
 
 
-def instantiate(program: CompiledProgram, rt: object) -> dict:
-    """Fresh namespace: the generated functions bound to new tables and extern objects."""
+def instantiate(program: CompiledProgram, rt: object, backend: str | None = None) -> dict:
+    """Fresh namespace: the generated functions bound to new tables and extern objects.
+    `backend`: "python" (the reference) or "compiled" (`p4sim.compiled`); default from
+    P4SIM_BACKEND."""
     ns: dict = {"_RT": rt}
     for ext in registry.all_externs():
         ns.update(ext.namespace())
@@ -61,7 +64,12 @@ def instantiate(program: CompiledProgram, rt: object) -> dict:
         ns[spec.py] = build_table(spec, ns[spec.implementation] if spec.implementation else None)
     for py, name, size in program.value_sets:
         ns[py] = ValueSet(name, size)
-    exec(program.code, ns)  # our own generated code, never user input
+    backend = backend or compiled.selected()
+    if backend == "compiled":
+        backend = compiled.bind_or_fallback(program, ns)
+    if backend == "python":
+        exec(program.code, ns)  # our own generated code, never user input
+    ns["__p4sim_backend__"] = backend  # which one runs (the bench reports it)
     return ns
 
 

@@ -333,7 +333,10 @@ class Table:
             if m is None:
                 if kind == "exact":
                     raise P4SimError(f"table {self.name}: exact key {kname!r} needs a value")
-                canon.append(None)
+                # an omitted key is a wildcard. lpm: a /0 prefix, as BMv2 LPMMatchUnit stores it
+                # and as P4Runtime encodes it (spec: "don't care" LPM is an omitted field), so its
+                # identity is that of an explicit Lpm(0, 0) and _index finds its prefix length
+                canon.append((0, 0) if kind == "lpm" else None)
                 tests.append((0, 0, 0) if kind != "range" else (1, 0, full))
                 continue
             if kind == "exact":

@@ -120,7 +120,7 @@ class _Shape:
         self.matches = tuple((fid, kind, (sa, a), (sb, b))
                              for (fid, kind, a, b), (sa, sb) in zip(plain.matches, match_slots, strict=True))
         self.params = tuple((pid, (sv, v)) for (pid, v), sv in zip(plain.params, param_slots, strict=True))
-        self.bound: tuple[Any, Any] | None = None  # (schema, bind()'s builder) of the last pipeline
+        self.bound: tuple[Any, Any] | None = None  # (weakref to the schema, bind()'s builder) of the last pipeline
 
     def plain(self, vals: list[bytes]) -> PlainEntry:
         matches = [(fid, kind, a if sa is None else vals[sa], b if sb is None else vals[sb])

@@ -22,6 +22,7 @@ import os
 import queue
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from typing import Any
@@ -582,9 +583,10 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
     # -- Write
 
     def Write(self, request: Any, context: grpc.ServicerContext, data: bytes | None = None) -> Any:
-        """`data`: the request's bytes, when the transport has them: plain table-entry
-        updates are then decoded from the bytes by shape (fastwrite.py), the rest from
-        the message; both give the same PlainEntry to the same checks."""
+        """`data`: the bytes `request` was parsed from, when the transport has them:
+        plain table-entry updates are then decoded from the bytes by shape
+        (fastwrite.py), the rest from the message; both give the same PlainEntry to the
+        same checks, and a learned shape is bound to the pipeline's own decoder."""
         try:
             with self._lock:
                 self._check_device(request.device_id)
@@ -613,8 +615,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                             if hit is not None:
                                 shape, vals = hit
                                 bound = shape.bound
-                                if bound is None or bound[0] is not p.maps:
-                                    bound = shape.bound = (p.maps, fastwrite.bind(shape, p.maps))
+                                if bound is None or bound[0]() is not p.maps:  # weak: no old pipeline kept
+                                    bound = shape.bound = (weakref.ref(p.maps), fastwrite.bind(shape, p.maps))
                                 built = bound[1](vals) if bound[1] is not None else None
                                 if built is None:  # not a bound shape or a value refused: the checks say why
                                     write_plain(p, shape.utype, shape.plain(vals))

@@ -132,7 +132,33 @@ def main() -> None:  # pragma: no cover (runs in the other venv)
         o = sh.context.get_obj_by_id(a["id"])
         return None if o is None else o.preamble.name
 
+    def ap_member(a: dict) -> None:
+        m = sh.ActionProfileMember(a["profile"])(member_id=a["member_id"], action=a["action"])
+        for name, value in a.get("params", {}).items():
+            m.action[name] = value
+        m.insert()
+
+    def ap_group(a: dict) -> None:
+        g = sh.ActionProfileGroup(a["profile"])(group_id=a["group_id"])
+        for mid in a["members"]:
+            g.add(mid)
+        g.insert()
+
+    def indirect_entry(a: dict) -> None:
+        te = sh.TableEntry(a["table"])
+        for name, value in a.get("match", {}).items():
+            te.match[name] = value
+        if "group_id" in a:
+            te.group_id = a["group_id"]
+        else:
+            te.member_id = a["member_id"]
+        te.insert()
+
     ops = {
+        "ap_member": ap_member,
+        "ap_group": ap_group,
+        "indirect_entry": indirect_entry,
+        "read_members": lambda a: sorted(m.member_id for m in sh.ActionProfileMember(a["profile"]).read()),
         "setup": setup,
         "teardown": lambda a: sh.teardown(),
         "set_p4info": set_p4info,

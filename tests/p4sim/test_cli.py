@@ -30,9 +30,15 @@ def test_stf_bad_command_is_usage_error(tmp_path, capsys):
     prog = program(tmp_path)
     bad = tmp_path / "bad.stf"
     bad.write_text("frobnicate 1 2\n")
-    assert main(["stf", prog, str(bad)]) == 2
+    # strict: an unknown command is a usage error (p4c's runner, the default, ignores it)
+    assert main(["stf", "--strict", prog, str(bad)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"{bad}:1:") and "frobnicate" in err and "\n" not in err
+    # a command with a bad argument is a usage error in both modes
+    bad.write_text("add nosuch a:1 x()\n")
+    assert main(["stf", prog, str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"{bad}:1:") and "nosuch" in err and "\n" not in err
 
 
 def test_p4_error_is_one_line_with_location(tmp_path, capsys):

@@ -39,7 +39,7 @@ def _compiled(path: Path, include=()):
 def test_corpus_program(prog: Path):
     stf = prog.with_suffix(".stf")
     assert stf.exists(), f"{prog.name} has no STF file"
-    res = run_stf(_compiled(prog), str(stf))
+    res = run_stf(_compiled(prog), str(stf), strict=True)  # our STFs: every port checked
     assert res.ok, res.report()
     assert res.packets_sent > 0
 
@@ -73,5 +73,5 @@ def test_corpus_reject(prog: Path):
 @pytest.mark.parametrize("stf", ROCE_STF, ids=lambda p: p.stem)
 def test_roce_switch_stf(stf: Path):
     prog = _compiled(P4SRC / "roce_switch.p4", include=[P4SRC])
-    res = run_stf(prog, str(stf))
+    res = run_stf(prog, str(stf), strict=True)
     assert res.ok, res.report()

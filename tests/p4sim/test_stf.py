@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from p4sim.runtime.switch import Switch
@@ -33,8 +35,8 @@ IG = """
 ETH = "0000000000aa0000000000bb1234"
 
 
-def runner(tmp_path) -> StfRunner:
-    return StfRunner(Switch(program(tmp_path, ig=IG, ig_locals=IG_LOCALS)), "t.stf")
+def runner(tmp_path, strict: bool = True) -> StfRunner:
+    return StfRunner(Switch(program(tmp_path, ig=IG, ig_locals=IG_LOCALS)), "t.stf", strict=strict)
 
 
 def pkt(a: int, b: int = 0, c: int = 0) -> str:
@@ -149,3 +151,69 @@ def test_a_bug_in_generated_code_is_one_line_not_a_traceback(tmp_path):
     r.sw._ingress = broken
     with pytest.raises(StfError, match=r"t.stf:2: packet: p4sim internal error \(NameError: name '_S_H_xh3'"):
         r.run_text(f"\npacket 0 {pkt(1)}\n")
+
+
+DIALECT = Path(__file__).parent / "programs" / "stf_port_dialect.p4"
+
+
+def test_unnamed_port_ignored_by_default_fails_in_strict_mode():
+    # p4c's runner (bmv2stf.py generate_model_inputs/checkOutputs) reads only the ports the
+    # test names: a packet sent to port 2 by a test that names only port 0 is lost unseen
+    text = "packet 0 02 00\n"
+    res = StfRunner(Switch(str(DIALECT)), "d.stf").run_text(text)
+    assert res.ok, res.report()
+    assert res.packets_checked == 0
+    strict = StfRunner(Switch(str(DIALECT)), "d.stf", strict=True).run_text(text)
+    assert not strict.ok
+    assert strict.messages == ["unexpected packet #1 on port 2:\n    got      0200"]
+
+
+def test_named_ports_stay_strict_by_default():
+    # a port the test names is counted exactly, even when it expects nothing else there
+    sw = Switch(str(DIALECT))
+    res = StfRunner(sw, "d.stf").run_text("packet 0 02 00\nexpect 2 02 00$\npacket 0 02 02\n")
+    assert not res.ok and res.messages == ["unexpected packet #2 on port 2:\n    got      0202"]
+    # the port named by a `packet` line is checked too (nothing may come back on it)
+    res = StfRunner(Switch(str(DIALECT)), "d.stf").run_text("packet 0 00 00\n")
+    assert not res.ok and "unexpected packet #1 on port 0" in res.messages[0]
+    # a missing packet on a named port fails in both modes
+    for strict in (False, True):
+        res = StfRunner(Switch(str(DIALECT)), "d.stf", strict=strict).run_text(
+            "packet 0 05 00\nexpect 5 05 00$\nexpect 5 05 00$\n")
+        assert not res.ok and "expected packet #2 on port 5 never came" in res.messages[0]
+
+
+def test_expect_without_data_accepts_any_number_of_packets():
+    for n in (0, 1, 3):
+        text = "packet 1 06 00\n" * n + "expect 6\n"
+        res = StfRunner(Switch(str(DIALECT)), "d.stf", strict=True).run_text(text)
+        assert res.ok, res.report()
+        assert res.packets_sent == n and res.packets_checked == 0
+    # only that port: another named port is still checked
+    res = StfRunner(Switch(str(DIALECT)), "d.stf").run_text("packet 1 06 00\nexpect 6\nexpect 1 00\n")
+    assert not res.ok and "port 1 never came" in res.messages[0]
+
+
+def test_unknown_command_warns_by_default_and_is_an_error_in_strict_mode():
+    text = "frobnicate 1 2\npacket 0 02 00\nexpect 2 02 00$\n"
+    res = StfRunner(Switch(str(DIALECT)), "d.stf").run_text(text)
+    assert res.ok, res.report()
+    assert res.warnings == ["d.stf:1: warning: unknown STF command 'frobnicate' ignored"]
+    assert res.packets_checked == 1
+    with pytest.raises(StfError, match=r"d.stf:1: frobnicate: unknown STF command 'frobnicate'"):
+        StfRunner(Switch(str(DIALECT)), "d.stf", strict=True).run_text(text)
+
+
+def test_cli_strict_flag(tmp_path, capsys):
+    from p4sim.cli import main
+
+    stf = tmp_path / "d.stf"
+    stf.write_text("bogus\npacket 0 02 00\n")
+    assert main(["stf", str(DIALECT), str(stf)]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("PASS") and "warning: unknown STF command 'bogus' ignored" in out.err
+    assert main(["stf", "--strict", str(DIALECT), str(stf)]) == 2
+    assert "unknown STF command 'bogus'" in capsys.readouterr().err
+    stf.write_text("packet 0 02 00\n")
+    assert main(["stf", "--strict", str(DIALECT), str(stf)]) == 1
+    assert "unexpected packet #1 on port 2" in capsys.readouterr().out

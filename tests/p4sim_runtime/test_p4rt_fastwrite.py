@@ -235,6 +235,28 @@ def test_fast_path_answers_and_state_equal_the_reference(pair) -> None:
     assert len(_tables(pair[0][1], names)) > 20  # the batches did leave entries to compare
 
 
+def test_a_new_pipeline_rebinds_the_learned_shapes(pair) -> None:
+    """Shapes outlive a pipeline (they are protobuf layouts); their decoders do not: after
+    a new SetForwardingPipelineConfig the same shapes are bound to the new schema."""
+    fast_srv = pair[0][0]
+    assert fast_srv._scanner.count > 0
+    old = fast_srv.pipeline.maps
+    for _, c, _ in pair:
+        c.set_pipeline(make_device_config(L2_PROGRAM))
+    assert fast_srv.pipeline.maps is not old
+    before = fast_srv._scanner.hits
+    assert _differences(pair, seed=3, requests=40) == []
+    assert fast_srv._scanner.hits > before
+    import gc
+
+    del old
+    gc.collect()
+    now = fast_srv.pipeline.maps
+    bound = [s.bound[0]() for v in fast_srv._scanner.shapes.values() for s in v if s.bound is not None]
+    assert any(b is now for b in bound)
+    assert all(b is None or b is now for b in bound)  # a shape keeps no old pipeline's schema alive
+
+
 def test_planted_lax_fast_path_is_caught(pair, monkeypatch) -> None:
     """Negative control: a fast path that lets a refused value in (masks it to its width
     instead of handing it to the reference checks) must show up as a difference."""

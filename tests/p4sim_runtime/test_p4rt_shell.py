@@ -122,3 +122,32 @@ def test_shell_with_data_ports(shell_ports, live_switch_ports: LiveSwitch) -> No
     seen = [parse(p4runtime_pb2.PacketIn, t) for t in shell.call("sniff", timeout=2)]
     assert [p.payload for p in seen] == [lldp]
     assert seen[0].metadata[0].value == b"\x03"  # ingress_port
+
+
+def test_shell_action_profile_members_groups_entries(live_switch: LiveSwitch, tmp_path: Path) -> None:
+    """p4runtime-shell's ActionProfileMember/ActionProfileGroup and an indirect TableEntry."""
+    program = str(Path(__file__).resolve().parent / "programs" / "action_profiles.p4")
+    _, p4info = compile_program(program)
+    p4info_path = tmp_path / "p4info.txt"
+    p4info_path.write_text(text_format.MessageToString(p4info))
+    config_path = tmp_path / "action_profiles.p4sim.json"
+    config_path.write_bytes(make_device_config(program))
+    sh = shell_process()
+    try:
+        sh.call("setup", device_id=1, grpc_addr=live_switch.addr, election_id=[0, 1],
+                p4info=str(p4info_path), config=str(config_path))
+        for mid in (2, 1):
+            sh.call("ap_member", profile="I.sel", member_id=mid, action="I.fwd",
+                    params={"port": str(mid), "r": str(mid)})
+        sh.call("ap_group", profile="I.sel", group_id=7, members=[1, 2])
+        sh.call("indirect_entry", table="I.t_sel", match={"hdr.h.k": "5"}, group_id=7)
+        sh.call("indirect_entry", table="I.t_sel", match={"hdr.h.k": "6"}, member_id=2)
+        assert sh.call("read_members", profile="I.sel") == [1, 2]
+        (t5, t6) = sorted((parse(p4runtime_pb2.TableEntry, t) for t in sh.call("read_table", table="I.t_sel")),
+                          key=lambda e: e.match[0].exact.value)
+        assert (t5.action.action_profile_group_id, t6.action.action_profile_member_id) == (7, 2)
+        with pytest.raises(shell_client.ShellError, match="NOT_FOUND"):
+            sh.call("indirect_entry", table="I.t_sel", match={"hdr.h.k": "8"}, group_id=99)
+        sh.call("teardown")
+    finally:
+        sh.close()

@@ -58,7 +58,7 @@ def marked_fraction(compiled, depth: int, seed: int) -> int:
     gen._ecn_profile(s, 2, 3, KMIN, KMAX, PMAX_NUM)
     gen._depth(s, 2, depth)
     sw = Switch(compiled, seed=seed)
-    result = StfRunner(sw, "<setup>").run_text("\n".join(s.lines))
+    result = StfRunner(sw, "<setup>", strict=True).run_text("\n".join(s.lines))
     assert result.ok, result.report()
     frame = gen.roce_v2(ecn=2)
     ce = gen.rewrite(frame, ecn=3)

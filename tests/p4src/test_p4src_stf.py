@@ -38,7 +38,7 @@ def test_there_are_stf_tests() -> None:
 @pytest.mark.parametrize("stf", STFS, ids=[p.stem for p in STFS])
 def test_stf(compiled, stf: Path) -> None:
     sw = Switch(compiled, cpu_port=None)
-    result = StfRunner(sw, str(stf)).run_text(stf.read_text())
+    result = StfRunner(sw, str(stf), strict=True).run_text(stf.read_text())
     assert result.ok, result.report()
     assert result.packets_sent > 0
 

@@ -35,7 +35,7 @@ def compiled():
 
 def _switch(compiled, setup: gen.Stf) -> Switch:
     sw = Switch(compiled)
-    result = StfRunner(sw, "<setup>").run_text("\n".join(setup.lines))
+    result = StfRunner(sw, "<setup>", strict=True).run_text("\n".join(setup.lines))
     assert result.ok, result.report()
     return sw
 

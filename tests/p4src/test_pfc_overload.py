@@ -62,7 +62,7 @@ def _switch(compiled) -> Switch:
     s = gen.Stf("t", "t")
     gen._pfc_setup(s, xoff=XOFF, xon=XON, quanta=QUANTA, refresh=REFRESH_US)
     sw = Switch(compiled)
-    result = StfRunner(sw, "<setup>").run_text("\n".join(s.lines))
+    result = StfRunner(sw, "<setup>", strict=True).run_text("\n".join(s.lines))
     assert result.ok, result.report()
     sw.tm.set_port_rate(2, pps=SERVICE_PPS)
     return sw
@@ -165,7 +165,7 @@ def _incast_switch(compiled) -> Switch:
           {"xoff": XOFF, "xon": XON, "quanta": QUANTA, "refresh_us": REFRESH_US})
     s.add("port_mac", {"egress_port": "3"}, "set_port_mac", {"mac": gen.mac_hex(gen.PORT_MACS[3])})
     s.cmd(f"mirroring_add {gen.PFC_SESSION_BASE + 3} 3")
-    result = StfRunner(sw, "<incast>").run_text("\n".join(s.lines))
+    result = StfRunner(sw, "<incast>", strict=True).run_text("\n".join(s.lines))
     assert result.ok, result.report()
     return sw
 

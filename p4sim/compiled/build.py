@@ -1,0 +1,149 @@
+"""Build a Cython extension module from Python source, cached per user.
+
+The source is Cython's pure-Python mode (plain .py text): the interpreted path and the
+compiled one start from the same text. Artefacts live in a per-user cache directory keyed
+by a hash of (source, Cython version, Python ABI, compiler flags), are built in a
+temporary directory there and renamed into place (two processes building the same key do
+not see a half-written file), and the cache is pruned oldest-first to a size bound.
+Nothing is ever written into site-packages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from types import ModuleType
+
+CFLAGS = ("-shared", "-fPIC", "-O2", "-w")
+MAX_MB_DEFAULT = 512
+BUILD_TIMEOUT_S = 3600  # one large program at -O2 on a loaded 2-core machine: minutes
+
+_loaded: dict[str, ModuleType] = {}
+
+
+class CompileUnavailable(Exception):
+    """The compiled backend cannot be used here (one-line reason); fall back to Python."""
+
+
+def cache_dir() -> str:
+    d = os.environ.get("P4SIM_CACHE_DIR")
+    if not d:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        d = os.path.join(base, "p4sim", "compiled")
+    return d
+
+
+def _cython_version() -> str:
+    try:
+        import Cython
+    except ImportError:
+        raise CompileUnavailable("Cython is not installed (pip install 'rocelab[compiled]')") from None
+    return Cython.__version__
+
+
+def _cc() -> str:
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    cc = cc.split()[0]
+    if shutil.which(cc) is None:
+        raise CompileUnavailable(f"no C compiler ({cc!r} not found)")
+    return cc
+
+
+def module_key(source: str) -> str:
+    h = hashlib.sha256()
+    for part in (source, _cython_version(), sys.implementation.cache_tag,
+                 sysconfig.get_config_var("EXT_SUFFIX") or "", " ".join(CFLAGS)):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def build_module(source: str, stem: str) -> ModuleType:
+    """The extension module compiled from `source` (built once, then loaded from the cache)."""
+    if not stem.isidentifier():
+        raise ValueError(f"module stem {stem!r} is not an identifier")
+    name = f"{stem}_{module_key(source)}"
+    if name in _loaded:
+        return _loaded[name]
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    root = cache_dir()
+    so = os.path.join(root, name + suffix)
+    if not os.path.exists(so):
+        _build(source, name, root, so)
+    else:
+        os.utime(so)  # most recently used: pruned last
+    spec = importlib.util.spec_from_file_location(name, so)
+    if spec is None or spec.loader is None:
+        raise CompileUnavailable(f"cannot load {so}")
+    mod = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(mod)
+    except ImportError as e:  # a damaged cache entry: rebuild it once
+        os.unlink(so)
+        _build(source, name, root, so)
+        spec = importlib.util.spec_from_file_location(name, so)
+        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        try:
+            spec.loader.exec_module(mod)  # type: ignore[union-attr]
+        except ImportError:
+            raise CompileUnavailable(f"cannot load the built module: {e}") from None
+    _loaded[name] = mod
+    return mod
+
+
+def _build(source: str, name: str, root: str, so: str) -> None:
+    cc = _cc()
+    os.makedirs(root, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=root, prefix=".build-") as tmp:
+        py = os.path.join(tmp, name + ".py")
+        c = os.path.join(tmp, name + ".c")
+        with open(py, "w", encoding="utf-8") as f:
+            f.write(source)
+        steps = [[sys.executable, "-m", "cython", "-3", "--fast-fail", py, "-o", c],
+                 [cc, *CFLAGS, "-I" + sysconfig.get_paths()["include"], c, "-o", os.path.join(tmp, "m.so")]]
+        for cmd in steps:
+            try:
+                r = subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                raise CompileUnavailable(f"{os.path.basename(cmd[0])} took over {BUILD_TIMEOUT_S} s") from None
+            if r.returncode != 0:
+                last = (r.stderr.strip().splitlines() or ["(no output)"])[-1]
+                raise CompileUnavailable(f"building {name} failed: {last}")
+        os.replace(os.path.join(tmp, "m.so"), so)
+    prune(root)
+
+
+def prune(root: str | None = None, max_bytes: int | None = None) -> None:
+    """Delete the least recently used artefacts until the cache fits its bound."""
+    root = root or cache_dir()
+    if max_bytes is None:
+        max_bytes = int(os.environ.get("P4SIM_CACHE_MAX_MB", MAX_MB_DEFAULT)) * 1024 * 1024
+    try:
+        files = [os.path.join(root, n) for n in os.listdir(root) if not n.startswith(".")]
+    except FileNotFoundError:
+        return
+    stats = []
+    for f in files:
+        try:
+            st = os.stat(f)
+        except FileNotFoundError:  # another process pruned it
+            continue
+        stats.append((st.st_mtime, st.st_size, f))
+    stats.sort()
+    total = sum(s for _, s, _ in stats)
+    for _, size, f in stats:
+        if total <= max_bytes:
+            break
+        if os.path.basename(f).split(".")[0] in _loaded:
+            continue  # mapped into this process
+        try:
+            os.unlink(f)
+        except FileNotFoundError:
+            pass
+        total -= size

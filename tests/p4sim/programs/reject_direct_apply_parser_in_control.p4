@@ -1,0 +1,62 @@
+// expect-error: 42:9: only tables and control instances can be applied
+// a parser type applied by name inside a control is not a direct invocation p4c allows
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t { bit<8> k; bit<8> r; }
+header t_t { bit<8> v; }
+struct headers_t { h_t h; t_t t; }
+
+struct meta_t { }
+
+parser Sub(packet_in pkt, out t_t t) {
+    state start { pkt.extract(t); transition accept; }
+}
+
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        transition select(hdr.h.k) { 1: tail; default: accept; }
+    }
+    state tail {
+        Sub.apply(pkt, hdr.t);
+        transition accept;
+    }
+}
+
+control VC(inout headers_t hdr, inout meta_t meta) {
+    apply { }
+}
+
+control Bump(inout bit<8> x) {
+    counter(4, CounterType.packets) hits;
+    apply {
+        x = x + 1;
+        hits.count((bit<32>)x[1:0]);
+    }
+}
+
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        Bump.apply(hdr.h.r);
+        Sub.apply(hdr.t);
+        if (hdr.t.isValid()) {
+            hdr.t.v = hdr.t.v + hdr.h.r;
+        }
+        sm.egress_spec = 1;
+    }
+}
+
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { }
+}
+
+control CC(inout headers_t hdr, inout meta_t meta) {
+    apply { }
+}
+
+control D(packet_out pkt, in headers_t hdr) {
+    apply { pkt.emit(hdr.h); pkt.emit(hdr.t); }
+}
+
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
