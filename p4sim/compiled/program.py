@@ -33,6 +33,8 @@ from .build import CompileUnavailable, build_module
 
 INTERPRET_OVER = int(os.environ.get("P4SIM_COMPILED_MAX_LINES", "600"))
 BIND = "_p4sim_bind"
+# the typed emission (p4sim.compiled.typed); P4SIM_COMPILED_TYPED=0: the generated Python compiled unchanged
+TYPED = os.environ.get("P4SIM_COMPILED_TYPED", "1") != "0"
 
 
 class Split:
@@ -86,12 +88,55 @@ def split_source(python: str, injected: list[str], max_lines: int = INTERPRET_OV
     return Split("\n".join(out) + "\n", "".join(interp), inames)
 
 
+def typed_python(program: CompiledProgram) -> tuple[str, dict]:
+    """The program lowered again for the typed emission (every parser a state dispatch:
+    no state copied, no huge function), with its header/struct types; cached on `program`.
+    Its run-time names (tables, externs, entry points) must be the reference's."""
+    got = program.__dict__.get("_p4sim_typed")
+    if got is None:
+        from p4sim.check import check
+        from p4sim.lower.codegen import Compiler
+
+        c = Compiler(check(program.program), program.model.source, parser_inline_limit=0)
+        py = c.compile()
+        same = ([t.py for t in c.tables] == [t.py for t in program.tables]
+                and [e.py for e in c.externs] == [e.py for e in program.externs]
+                and c.pipeline == program.pipeline and c.value_sets == program.value_sets)
+        if not same:
+            raise CompileUnavailable("the typed emission's run-time names differ from the reference's")
+        got = program.__dict__["_p4sim_typed"] = (py, c.struct_types)
+    return got
+
+
+def typed_source(program: CompiledProgram, injected: list[str]) -> str:
+    """The extension's source: cclasses at module level (a cdef class cannot live in a
+    function), the functions in the `_p4sim_bind` factory."""
+    from .typed import typed_module
+
+    py, struct_types = typed_python(program)
+    if _multiline_strings(py):
+        raise CompileUnavailable("generated code has a multi-line string literal: not wrapped")
+    head, funcs = typed_module(py, program, struct_types)
+    names: list[str] = []
+    for node in ast.parse(head).body + ast.parse(funcs).body:
+        names.extend(_defined(node))
+    out = ["# cython: infer_types=False", "import cython", head, f"def {BIND}(_ns):"]
+    out += [f"    {k} = _ns[{k!r}]" for k in injected]
+    out.append(textwrap.indent(funcs, "    "))
+    out.append("    return {" + ", ".join(f"{n!r}: {n}" for n in dict.fromkeys(names)) + "}")
+    return "\n".join(out) + "\n"
+
+
 def bind(program: CompiledProgram, ns: dict) -> None:
     """Fill `ns` (already holding the runtime's objects) with the compiled definitions."""
     injected = sorted(k for k in ns if not k.startswith("__"))
-    sp = split_source(program.python, injected)
     base = os.path.splitext(os.path.basename(program.model.source))[0]
     stem = "p4_" + "".join(c if c.isalnum() else "_" for c in base)[:40]
+    if TYPED:
+        mod = build_module(typed_source(program, injected), stem)
+        ns.update(getattr(mod, BIND)(ns))
+        return
+    sp = split_source(program.python, injected)
     mod = build_module(sp.compiled, stem)
     if sp.interpreted:
         exec(compile(sp.interpreted, "<p4sim interpreted part>", "exec"), ns)  # our generated code

@@ -203,8 +203,12 @@ class Compiler:
     """Translates a `CheckedProgram`: names, types and constants of the declarations come
     from the checker (its global scope, struct types, error codes, resolved type nodes)."""
 
-    def __init__(self, checked: CheckedProgram, source: str):
+    def __init__(self, checked: CheckedProgram, source: str, parser_inline_limit: int = 400):
         self.checked = checked
+        # states an acyclic parser may be inlined into (a tree: states on several paths are
+        # copied); 0 keeps every parser a state dispatch, no state copied (the compiled
+        # backend's emission: gcc's time on one huge function grows faster than linearly)
+        self.parser_inline_limit = parser_inline_limit
         self.program = checked.program
         self.source = source
         self.g = checked.g  # check's global scope (what a name resolved to there is global)
@@ -741,7 +745,7 @@ class Compiler:
         for s in d.states:
             scope.add(Sym("state", s.name, s))
         by_name = {s.name: s for s in d.states}
-        inline = self.inline_size(by_name) is not None
+        inline = self.inline_size(by_name, self.parser_inline_limit) is not None
         fn.emit("try:")
         fn.ind += 1
         if inline:

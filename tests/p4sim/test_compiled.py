@@ -81,20 +81,30 @@ def test_compiled_equals_python(prog: Path, monkeypatch):
 
 
 @needs_compiler
-def test_a_planted_difference_in_the_compiled_code_is_caught(monkeypatch):
+@pytest.mark.parametrize("typed", [True, False], ids=["typed", "untyped"])
+def test_a_planted_difference_in_the_compiled_code_is_caught(monkeypatch, typed):
     prog = CORPUS / "checksum_ipv4.p4"
     ref = observe(prog, "python", monkeypatch)
-    real = program.split_source
+    monkeypatch.setattr(program, "TYPED", typed)
 
-    def planted(python, injected, max_lines=program.INTERPRET_OVER):
-        sp = real(python, injected, max_lines)
+    def plant(src: str) -> str:
         # the first header the parser extracts is left invalid: it is no longer emitted
-        head, parser = sp.compiled.split("    def P_", 1)
+        head, parser = src.split("    def P_", 1)
         assert "._v = True" in parser
-        sp.compiled = head + "    def P_" + parser.replace("._v = True", "._v = False", 1)
-        return sp
+        return head + "    def P_" + parser.replace("._v = True", "._v = False", 1)
 
-    monkeypatch.setattr(program, "split_source", planted)
+    if typed:
+        real_typed = program.typed_source
+        monkeypatch.setattr(program, "typed_source", lambda p, injected: plant(real_typed(p, injected)))
+    else:
+        real = program.split_source
+
+        def planted(python, injected, max_lines=program.INTERPRET_OVER):
+            sp = real(python, injected, max_lines)
+            sp.compiled = plant(sp.compiled)
+            return sp
+
+        monkeypatch.setattr(program, "split_source", planted)
     got = observe(prog, "compiled", monkeypatch)
     assert got != ref
     assert got["outputs"] != ref["outputs"]

@@ -1,0 +1,488 @@
+"""The typed emission: the generated Python made into Cython pure-Python-mode code whose
+headers and structs are `cython.cclass` types with C integer fields, and whose arithmetic
+runs in C only where that is provably exact.
+
+Input is the generated module (lowered from the same checked program, parser as a state
+dispatch: `Compiler(parser_inline_limit=0)`) and the program's header/struct types. The
+rewrite is on the Python syntax tree and changes no operation's value:
+
+- header/struct classes become `@cython.cclass`: a field of type bit<W>/int<W> with
+  W <= 62 is a C `long long`, a nested header/struct its class, `_v` a `bint`, anything else
+  (wider fields, bool, enum, error, stacks, varbit) `object`; `copy()` copies field by field.
+- pipeline entry points get their parameters typed (hdr/meta/standard_metadata), functions
+  called only from generated code get the types their call sites agree on, and locals
+  assigned only from typed header/struct expressions are declared of that class.
+- the module runs with `infer_types=False`: every other local is a Python object. Cython
+  computes an operator in C when its operands are C values; C differs from Python ints on
+  overflow and on shifts by >= 64 or by negative amounts. Each operator's value range is
+  bounded from its operands' (field widths, constants); one that is not proven to stay
+  exact (within +-2**62, shift counts known in range) gets its operands cast to `object`,
+  so Python computes it. `//` and `%` keep Cython's default cdivision=False (Python's
+  floor semantics and ZeroDivisionError).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from p4sim.check.types import TBits, TStack, TStruct, TVarbit
+from p4sim.lower import CompiledProgram
+from p4sim.lower.codegen import fld
+
+from .build import CompileUnavailable
+
+BOUND = 1 << 62  # |value| a C long long expression may reach (int64 with a margin)
+MAX_C_WIDTH = 62
+
+Iv = tuple[int, int] | None  # value interval, None: unknown (a Python object, or unbounded)
+# static type of an expression: ("cls", name) | ("ll",) | ("bint",) | None (object)
+T = tuple | None
+
+
+class Typing:
+    """Field types of the generated header/struct classes."""
+
+    def __init__(self, struct_types: dict[str, TStruct]):
+        self.classes: dict[str, dict[str, tuple[T, Iv]]] = {}
+        self.nested: dict[str, list[str]] = {}  # fields copied with .copy() (structs, stacks)
+        for t in struct_types.values():
+            if t.kind in ("header", "struct") and t.pycls:
+                self.classes[t.pycls] = {}
+        for t in struct_types.values():
+            if t.pycls not in self.classes:
+                continue
+            f: dict[str, tuple[T, Iv]] = {}
+            nested = []
+            if t.kind == "header":
+                f["_v"] = (("bint",), (0, 1))
+            for pname, ft in t.fields:
+                a = fld(pname)
+                if type(ft) is TBits and ft.width <= MAX_C_WIDTH:
+                    lo = -(1 << (ft.width - 1)) if ft.signed and ft.width else 0
+                    f[a] = (("ll",), (lo, (1 << ft.width) - 1))
+                elif isinstance(ft, TStruct) and ft.pycls in self.classes:
+                    f[a] = (("cls", ft.pycls), None)
+                else:
+                    f[a] = (None, None)  # wide, bool, enum, error, union, stack, varbit
+                if isinstance(ft, (TStruct, TStack)):
+                    nested.append(a)  # copied with .copy(), as the generated copy() does
+                if isinstance(ft, TVarbit):
+                    f["w" + a] = (None, None)
+            self.classes[t.pycls] = f
+            self.nested[t.pycls] = nested
+
+
+# ---------------------------------------------------------------------- intervals
+
+
+def _ok(lo: int, hi: int) -> Iv:
+    return (lo, hi) if -BOUND <= lo and hi <= BOUND else None
+
+
+def _bits_iv(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    if a[0] >= 0 and b[0] >= 0:
+        return (0, (1 << max(a[1].bit_length(), b[1].bit_length())) - 1)
+    k = max(abs(x).bit_length() for x in (*a, *b)) + 1
+    return (-(1 << k), (1 << k) - 1)
+
+
+def binop_iv(op: ast.operator, a: Iv, b: Iv) -> Iv:
+    """The interval of `a op b` when C long long arithmetic gives Python's value for every
+    operand in the intervals; None when it may not (then Python must compute it)."""
+    if a is None or b is None:
+        return None
+    (al, ah), (bl, bh) = a, b
+    if isinstance(op, ast.Add):
+        return _ok(al + bl, ah + bh)
+    if isinstance(op, ast.Sub):
+        return _ok(al - bh, ah - bl)
+    if isinstance(op, ast.Mult):
+        c = [al * bl, al * bh, ah * bl, ah * bh]
+        return _ok(min(c), max(c))
+    if isinstance(op, ast.BitAnd):
+        if al >= 0 and bl >= 0:
+            return (0, min(ah, bh))
+        if al >= 0:
+            return (0, ah)
+        if bl >= 0:
+            return (0, bh)
+        return _bits_iv(a, b)
+    if isinstance(op, (ast.BitOr, ast.BitXor)):
+        return _bits_iv(a, b)
+    if isinstance(op, ast.LShift):
+        # C: a negative left operand or a count >= 64 (or < 0) is undefined
+        if al < 0 or bl < 0 or bh > MAX_C_WIDTH:
+            return None
+        return _ok(al << bl, ah << bh)
+    if isinstance(op, ast.RShift):
+        if bl < 0 or bh > 63:
+            return None
+        c = [al >> bl, al >> bh, ah >> bl, ah >> bh]
+        return (min(c), max(c))
+    if isinstance(op, ast.FloorDiv) and bl >= 1:
+        c = [al // bl, al // bh, ah // bl, ah // bh]
+        return (min(c), max(c))
+    if isinstance(op, ast.Mod) and bl >= 1:
+        return (0, bh - 1)
+    return None  # /, **, @, a divisor that may be 0 or negative
+
+
+def _union(ivs: list[Iv]) -> Iv:
+    if any(iv is None for iv in ivs):
+        return None
+    return (min(iv[0] for iv in ivs), max(iv[1] for iv in ivs))  # type: ignore[index]
+
+
+def to_object(node: ast.expr) -> ast.expr:
+    """`cython.cast(object, node)`: Python computes whatever uses it."""
+    if isinstance(node, ast.Constant) and not isinstance(node.value, (bool, int)):
+        return node
+    return ast.Call(ast.Attribute(ast.Name("cython", ast.Load()), "cast", ast.Load()),
+                    [ast.Name("object", ast.Load()), node], [])
+
+
+# ---------------------------------------------------------------------- functions
+
+
+class _Expr(ast.NodeTransformer):
+    """Types expressions in one function (env: name -> class) and casts the operands of
+    every operator not proven exact in C."""
+
+    def __init__(self, typing: Typing, env: dict[str, str]):
+        self.ty = typing
+        self.env = env
+        self.info: dict[int, tuple[T, Iv]] = {}
+
+    def an(self, node: ast.expr) -> tuple[ast.expr, T, Iv]:
+        new = self.visit(node)
+        t, iv = self.info.get(id(new), (None, None))
+        return new, t, iv
+
+    def _set(self, node: ast.expr, t: T, iv: Iv) -> ast.expr:
+        self.info[id(node)] = (t, iv)
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        c = self.env.get(node.id)
+        return self._set(node, ("cls", c) if c else None, None)
+
+    def visit_Constant(self, node: ast.Constant) -> ast.expr:
+        v = node.value
+        if isinstance(v, bool):
+            return self._set(node, ("bint",), (int(v), int(v)))
+        if isinstance(v, int) and -BOUND <= v <= BOUND:
+            return self._set(node, ("ll",), (v, v))
+        return self._set(node, None, None)
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+        base, bt, _ = self.an(node.value)
+        node.value = base
+        if bt is not None and bt[0] == "cls":
+            ft = self.ty.classes.get(bt[1], {}).get(node.attr)
+            if ft is not None:
+                return self._set(node, ft[0], ft[1])
+        return self._set(node, None, None)
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        node.left, _, a = self.an(node.left)
+        node.right, _, b = self.an(node.right)
+        iv = binop_iv(node.op, a, b)
+        if iv is None:
+            node.left, node.right = to_object(node.left), to_object(node.right)
+            return self._set(node, None, None)
+        return self._set(node, ("ll",), iv)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        node.operand, t, a = self.an(node.operand)
+        if isinstance(node.op, ast.Not):
+            return self._set(node, ("bint",), (0, 1))
+        if a is not None:
+            lo, hi = a
+            iv = {ast.USub: (-hi, -lo), ast.UAdd: (lo, hi), ast.Invert: (-hi - 1, -lo - 1)}[type(node.op)]
+            iv = _ok(*iv)
+            if iv is not None:
+                return self._set(node, t if isinstance(node.op, ast.UAdd) else ("ll",), iv)
+        node.operand = to_object(node.operand)
+        return self._set(node, None, None)
+
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
+        self.generic_visit(node)  # C comparisons of C integers are exact
+        return self._set(node, ("bint",), (0, 1))
+
+    def _same(self, nodes: list[ast.expr]) -> tuple[list[ast.expr], T, Iv]:
+        res = [self.an(n) for n in nodes]
+        ts = {r[1] for r in res}
+        iv = _union([r[2] for r in res])
+        if len(ts) != 1 or iv is None:
+            # mixed C types (a bint and a long long: Python's `and` keeps bool vs int) or unknown
+            return [to_object(r[0]) for r in res], None, None
+        return [r[0] for r in res], ts.pop(), iv
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
+        node.values, t, iv = self._same(node.values)
+        return self._set(node, t, iv)
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
+        node.test = self.visit(node.test)
+        (node.body, node.orelse), t, iv = self._same([node.body, node.orelse])
+        return self._set(node, t, iv)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.stmt:
+        load = ast.parse(ast.unparse(node.target), mode="eval").body
+        _, tt, a = self.an(load)
+        node.value, _, b = self.an(node.value)
+        self.generic_visit_target(node.target)
+        if binop_iv(node.op, a, b) is not None:
+            return node
+        if tt is not None:  # a C field: Python computes, the field stores the result
+            value = ast.BinOp(to_object(self.visit(ast.parse(ast.unparse(node.target), mode="eval").body)),
+                              node.op, to_object(node.value))
+            return ast.Assign([node.target], value)
+        node.value = to_object(node.value)
+        return node
+
+    def generic_visit_target(self, target: ast.expr) -> None:
+        if isinstance(target, ast.Attribute):
+            target.value = self.visit(target.value)
+        elif isinstance(target, ast.Subscript):
+            target.value = self.visit(target.value)
+            target.slice = self.visit(target.slice)
+
+    def visit_Lambda(self, node: ast.Lambda) -> Any:
+        raise CompileUnavailable("generated code has a lambda: not typed")
+
+
+def static_class(node: ast.expr, env: dict[str, str], ty: Typing) -> str | None:
+    """The class a Name/Attribute chain statically has (None: object)."""
+    if isinstance(node, ast.Name):
+        return env.get(node.id)
+    if isinstance(node, ast.Attribute):
+        b = static_class(node.value, env, ty)
+        if b is not None:
+            ft = ty.classes.get(b, {}).get(node.attr)
+            if ft is not None and ft[0] is not None and ft[0][0] == "cls":
+                return ft[0][1]
+    return None
+
+
+_TOP = "?"  # no typed assignment seen yet
+_OBJ = ""
+
+
+def local_classes(fn: ast.FunctionDef, params: dict[str, str], ty: Typing) -> dict[str, str]:
+    """Locals (params included) that only ever hold one class: name -> class."""
+    simple: dict[str, list[ast.expr]] = {}
+    other: set[str] = set()
+    targets: set[int] = set()  # the Name of each `x = value` (walked after its Assign)
+    for node in ast.walk(fn):
+        if node is not fn and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            raise CompileUnavailable("generated code has a nested definition: not typed")
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            raise CompileUnavailable("generated code has global/nonlocal: not typed")
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            simple.setdefault(node.targets[0].id, []).append(node.value)
+            targets.add(id(node.targets[0]))
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in targets:
+            other.add(node.id)
+        if isinstance(node, ast.ExceptHandler) and node.name:
+            other.add(node.name)
+        if isinstance(node, ast.NamedExpr):
+            other.add(node.target.id)
+    for a in fn.args.args:
+        if a.arg not in params:
+            other.add(a.arg)
+    env: dict[str, str] = {}
+    state: dict[str, str] = {n: _TOP for n in simple if n not in other}
+    for p, c in params.items():
+        if p not in other:
+            state[p] = c
+    for _ in range(50):
+        env = {n: c for n, c in state.items() if c not in (_TOP, _OBJ)}
+        new = dict(state)
+        for n in state:
+            cur = params.get(n, _TOP)
+            for v in simple.get(n, []):
+                if isinstance(v, ast.Name) and state.get(v.id) == _TOP:
+                    continue  # flows from a local not yet typed
+                c = static_class(v, env, ty)
+                if c is None:
+                    cur = _OBJ
+                elif cur == _TOP:
+                    cur = c
+                elif cur != c:
+                    cur = _OBJ
+            new[n] = cur
+        if new == state:
+            break
+        state = new
+    else:
+        raise CompileUnavailable("typing locals did not converge")
+    return {n: c for n, c in state.items() if c not in (_TOP, _OBJ)}
+
+
+def _dict_update(node: ast.stmt) -> ast.stmt:
+    """`dst.__dict__.update(src.copy().__dict__)` (an extern's whole-struct copy) becomes
+    `dst._p4assign(src.copy())`: cclass instances have no __dict__."""
+    if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "update"
+            and isinstance(node.value.func.value, ast.Attribute) and node.value.func.value.attr == "__dict__"
+            and len(node.value.args) == 1 and isinstance(node.value.args[0], ast.Attribute)
+            and node.value.args[0].attr == "__dict__"):
+        dst = node.value.func.value.value
+        return ast.Expr(ast.Call(ast.Attribute(dst, "_p4assign", ast.Load()), [node.value.args[0].value], []))
+    return node
+
+
+def type_function(fn: ast.FunctionDef, params: dict[str, str], ty: Typing, method_of: str | None = None) -> None:
+    """Rewrite `fn` in place: typed parameters and locals, exact C arithmetic."""
+    if method_of is not None:
+        params = {**params, fn.args.args[0].arg: method_of}  # self: typed by Cython already
+    env = local_classes(fn, params, ty)
+    if method_of is None:  # a method's self is typed by Cython already
+        for a in fn.args.args:
+            if a.arg in env and a.arg in params:
+                a.annotation = ast.Name(env[a.arg], ast.Load())
+    fn.body = [_dict_update(s) for s in fn.body]
+    for node in ast.walk(fn):
+        for name in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, name, None)
+            if isinstance(stmts, list):
+                setattr(node, name, [_dict_update(s) if isinstance(s, ast.stmt) else s for s in stmts])
+    tr = _Expr(ty, env)
+    fn.body = [tr.visit(s) for s in fn.body]
+    argnames = {a.arg for a in fn.args.args}
+    decls = [ast.parse(f"{n} = cython.declare({c})").body[0] for n, c in sorted(env.items()) if n not in argnames]
+    fn.body = decls + fn.body
+
+
+# ---------------------------------------------------------------------- classes
+
+
+def _class_text(cls: ast.ClassDef, ty: Typing) -> str:
+    """The cclass version of a generated header/struct class."""
+    name = cls.name
+    fields = ty.classes[name]
+    nested = ty.nested[name]
+    defaults: dict[str, str] = {}
+    body: list[str] = []
+    for st in cls.body:
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
+                and st.targets[0].id in fields:
+            defaults[st.targets[0].id] = ast.unparse(st.value)
+        elif isinstance(st, ast.FunctionDef) and st.name == "__init__":
+            for s in st.body:
+                if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Attribute)):
+                    raise CompileUnavailable(f"{name}.__init__ is not field assignments: not typed")
+                defaults[s.targets[0].attr] = ast.unparse(s.value)
+        elif isinstance(st, ast.FunctionDef) and st.name == "copy":
+            continue
+        elif isinstance(st, ast.FunctionDef):
+            type_function(st, {}, ty, method_of=name)
+            body.append(ast.unparse(st))
+        else:
+            body.append(ast.unparse(st))
+    out = ["@cython.cclass", f"class {name}:"]
+    for a, (t, _) in fields.items():
+        ct = "object" if t is None else {"ll": "cython.longlong", "bint": "cython.bint"}.get(t[0], t[-1])
+        out.append(f"    {a} = cython.declare({ct}, visibility='public')")
+    for line in body:
+        out.append("\n".join("    " + x for x in line.splitlines()))
+    init = []
+    for a, (t, _) in fields.items():
+        d = defaults.get(a)
+        if d is None:
+            if t is None or t[0] == "cls":
+                raise CompileUnavailable(f"{name}.{a} has no default: not typed")
+            continue
+        if t is not None and t[0] in ("ll", "bint") and d in ("0", "False"):
+            continue  # C fields start zeroed
+        init.append(f"        self.{a} = {d}")
+    if init:
+        out += ["    def __init__(self):", *init]
+    out += ["    def copy(self):", f"        o = {name}.__new__({name})"]
+    for a in fields:
+        out.append(f"        o.{a} = self.{a}.copy()" if a in nested else f"        o.{a} = self.{a}")
+    out += ["        return o", "    def _p4assign(self, src):"]
+    out += [f"        self.{a} = src.{a}" for a in fields] or ["        pass"]
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------- module
+
+
+def _refs(tree: ast.Module) -> tuple[dict[str, list[ast.Call]], set[str]]:
+    """Per top-level function name: its direct calls; and the names used otherwise."""
+    calls: dict[str, list[ast.Call]] = {}
+    used: set[str] = set()
+    funcs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    callee_ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in funcs:
+            calls.setdefault(node.func.id, []).append(node)
+            callee_ids.add(id(node.func))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in funcs and id(node) not in callee_ids:
+            used.add(node.id)
+    return calls, used
+
+
+def entry_params(program: CompiledProgram) -> dict[str, list[str | None]]:
+    pl = program.pipeline
+    h, m, s = pl.new_hdr, pl.new_meta, pl.new_sm
+    return {pl.parser: [None, h, m, s], pl.verify: [h, m], pl.ingress: [h, m, s],
+            pl.egress: [h, m, s], pl.compute: [h, m], pl.deparser: [None, h]}
+
+
+def typed_module(python: str, program: CompiledProgram, struct_types: dict[str, TStruct]) -> tuple[str, str]:
+    """(module-level text: imports and cclasses, functions text) of the typed emission."""
+    ty = Typing(struct_types)
+    tree = ast.parse(python)
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    calls, used = _refs(tree)
+    entries = entry_params(program)
+    # parameter classes: the entry points' from the pipeline, the others' from their call sites
+    ptypes: dict[str, dict[str, str]] = {}
+    for fname, types in entries.items():
+        fn = funcs.get(fname)
+        if fn is None or len(fn.args.args) != len(types) or fn.args.vararg or fn.args.kwonlyargs:
+            continue
+        ptypes[fname] = {a.arg: c for a, c in zip(fn.args.args, types, strict=True) if c in ty.classes}
+    for _ in range(20):
+        envs = {f: local_classes(fn, ptypes.get(f, {}), ty) for f, fn in funcs.items()}
+        changed = False
+        for f, fn in funcs.items():
+            if f in entries or f in used or f not in calls or fn.args.vararg or fn.args.kwonlyargs or fn.args.defaults:
+                continue
+            agreed: dict[str, str] = {}
+            names = [a.arg for a in fn.args.args]
+            for i, pname in enumerate(names):
+                cs = set()
+                for call in calls[f]:
+                    if len(call.args) != len(names) or call.keywords:
+                        cs.add(None)
+                        continue
+                    caller = next(g for g, gfn in funcs.items() if any(c is call for c in ast.walk(gfn)))
+                    cs.add(static_class(call.args[i], envs[caller], ty))
+                if len(cs) == 1 and None not in cs:
+                    agreed[pname] = cs.pop()  # type: ignore[assignment]
+            if agreed != ptypes.get(f, {}):
+                ptypes[f] = agreed
+                changed = True
+        if not changed:
+            break
+    head: list[str] = []
+    body: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name in ty.classes:
+            head.append(_class_text(node, ty))
+        elif isinstance(node, ast.FunctionDef):
+            type_function(node, ptypes.get(node.name, {}), ty)
+            body.append(ast.unparse(node) + "\n")
+        else:
+            head.append(ast.unparse(node) + "\n")
+    text = "".join(body)
+    if "__dict__" in text or any("__dict__" in h for h in head if "@cython.cclass" in h):
+        raise CompileUnavailable("generated code reads __dict__: not typed")
+    return "".join(head), text
