@@ -46,6 +46,8 @@ class Typing:
     def __init__(self, struct_types: dict[str, TStruct]):
         self.classes: dict[str, dict[str, tuple[T, Iv]]] = {}
         self.nested: dict[str, list[str]] = {}  # fields copied with .copy() (structs, stacks)
+        # struct.Struct formats of the headers' extract: class name and its module alias -> format
+        self.formats: dict[str, str] = {}
         for t in struct_types.values():
             if t.kind in ("header", "struct") and t.pycls:
                 self.classes[t.pycls] = {}
@@ -134,6 +136,25 @@ def _union(ivs: list[Iv]) -> Iv:
     return (min(iv[0] for iv in ivs), max(iv[1] for iv in ivs))  # type: ignore[index]
 
 
+def _fold(node: ast.BinOp) -> ast.Constant | None:
+    """`c1 op c2` of two int constants, computed by Python (None when not both ints, or a
+    shift/power too large to compute)."""
+    a, b = node.left, node.right
+    if not (isinstance(a, ast.Constant) and isinstance(b, ast.Constant)
+            and type(a.value) is int and type(b.value) is int):
+        return None
+    x, y = a.value, b.value
+    if isinstance(node.op, (ast.LShift, ast.Pow)) and not 0 <= y <= 4096:
+        return None
+    ops = {ast.Add: x.__add__, ast.Sub: x.__sub__, ast.Mult: x.__mul__, ast.BitAnd: x.__and__,
+           ast.BitOr: x.__or__, ast.BitXor: x.__xor__, ast.LShift: x.__lshift__, ast.RShift: x.__rshift__}
+    f = ops.get(type(node.op))
+    if f is None or (isinstance(node.op, ast.RShift) and y < 0):
+        return None
+    v = f(y)
+    return ast.Constant(v) if v >= 0 else None  # a negative literal would be a UnaryOp again
+
+
 def to_object(node: ast.expr) -> ast.expr:
     """`cython.cast(object, node)`: Python computes whatever uses it."""
     if isinstance(node, ast.Constant) and not isinstance(node.value, (bool, int)):
@@ -149,9 +170,10 @@ class _Expr(ast.NodeTransformer):
     """Types expressions in one function (env: name -> class) and casts the operands of
     every operator not proven exact in C."""
 
-    def __init__(self, typing: Typing, env: dict[str, str]):
+    def __init__(self, typing: Typing, env: dict[str, str], ints: dict[str, tuple[int, int]] | None = None):
         self.ty = typing
         self.env = env
+        self.ints = ints or {}  # C long long locals and their intervals
         self.info: dict[int, tuple[T, Iv]] = {}
 
     def an(self, node: ast.expr) -> tuple[ast.expr, T, Iv]:
@@ -164,8 +186,18 @@ class _Expr(ast.NodeTransformer):
         return node
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
+        if node.id in self.ints:
+            return self._set(node, ("ll",), self.ints[node.id])
         c = self.env.get(node.id)
         return self._set(node, ("cls", c) if c else None, None)
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        if (ast.unparse(node.func) == "cython.cast" and len(node.args) == 2
+                and ast.unparse(node.args[0]) == "cython.longlong" and isinstance(node.args[1], ast.Subscript)
+                and isinstance(node.args[1].value, ast.Name) and node.args[1].value.id == BYTES_PTR):
+            return self._set(node, ("ll",), (0, 255))  # a byte of the packet (typed_extracts')
+        self.generic_visit(node)
+        return self._set(node, None, None)
 
     def visit_Constant(self, node: ast.Constant) -> ast.expr:
         v = node.value
@@ -185,9 +217,16 @@ class _Expr(ast.NodeTransformer):
         return self._set(node, None, None)
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
-        node.left, _, a = self.an(node.left)
-        node.right, _, b = self.an(node.right)
-        iv = binop_iv(node.op, a, b)
+        node.left, ta, a = self.an(node.left)
+        node.right, tb, b = self.an(node.right)
+        folded = _fold(node)
+        if folded is not None:
+            # C would compute constant operands in (32-bit) int: Python folds them here
+            return self.visit_Constant(folded)
+        if isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant):
+            ta = tb = ("bint",)  # not folded: Python computes it (C literals may be 32-bit)
+        # bool op bool is a bool in Python (True & True is True), an int in C
+        iv = None if ("bint",) in (ta, tb) else binop_iv(node.op, a, b)
         if iv is None:
             node.left, node.right = to_object(node.left), to_object(node.right)
             return self._set(node, None, None)
@@ -223,8 +262,30 @@ class _Expr(ast.NodeTransformer):
         node.values, t, iv = self._same(node.values)
         return self._set(node, t, iv)
 
+    def test(self, node: ast.expr) -> ast.expr:
+        """A condition: only its truth is used, so `and`/`or` may mix C and Python values."""
+        if isinstance(node, ast.BoolOp):
+            node.values = [self.test(v) for v in node.values]
+            return self._set(node, None, None)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            node.operand = self.test(node.operand)
+            return self._set(node, ("bint",), (0, 1))
+        return self.visit(node)
+
+    def visit_If(self, node: ast.If) -> ast.stmt:
+        node.test = self.test(node.test)
+        node.body = [self.visit(s) for s in node.body]
+        node.orelse = [self.visit(s) for s in node.orelse]
+        return node
+
+    def visit_While(self, node: ast.While) -> ast.stmt:
+        node.test = self.test(node.test)
+        node.body = [self.visit(s) for s in node.body]
+        node.orelse = [self.visit(s) for s in node.orelse]
+        return node
+
     def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
-        node.test = self.visit(node.test)
+        node.test = self.test(node.test)
         (node.body, node.orelse), t, iv = self._same([node.body, node.orelse])
         return self._set(node, t, iv)
 
@@ -322,6 +383,200 @@ def local_classes(fn: ast.FunctionDef, params: dict[str, str], ty: Typing) -> di
     return {n: c for n, c in state.items() if c not in (_TOP, _OBJ)}
 
 
+
+# ---------------------------------------------------------------------- extracts and C locals
+
+BYTES_PTR = "_tp"  # the packet's bytes in an extract's fast path (const unsigned char *)
+BYTES_OFF = "_to"  # the extract's offset there (Py_ssize_t)
+_SIZES = {"B": 1, "H": 2, "I": 4, "Q": 8}
+
+
+def _fmt_items(fmt: str) -> list[int] | None:
+    """Byte widths of a '>'-format's items; None for anything else."""
+    if not fmt.startswith(">") or any(ch not in _SIZES for ch in fmt[1:]):
+        return None
+    return [_SIZES[ch] for ch in fmt[1:]]
+
+
+def _read(at: int, width: int) -> str:
+    """Big-endian bytes [at, at + width) of the packet as C (width <= 4: below 2**32)."""
+    # each byte widened first: C would compute `unsigned char << 24` in (32-bit) int
+    parts = [f"(cython.cast(cython.longlong, {BYTES_PTR}[{BYTES_OFF} + {at + i}]) << {8 * (width - 1 - i)})"
+             for i in range(width)]
+    return " | ".join(parts)
+
+
+def _unpack_site(st: ast.stmt, fmts: dict[str, str], self_fmt: str | None) -> tuple[str, list[int], ast.expr] | None:
+    """(format, item widths, the Struct expression) when `st` is `_t = S.unpack_from(buf, off)`."""
+    if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+            and st.targets[0].id == "_t" and isinstance(st.value, ast.Call) and not st.value.keywords
+            and isinstance(st.value.func, ast.Attribute) and st.value.func.attr == "unpack_from"
+            and len(st.value.args) == 2 and all(isinstance(a, ast.Name) for a in st.value.args)):
+        return None
+    obj = st.value.func.value
+    fmt = None
+    if isinstance(obj, ast.Name):
+        fmt = fmts.get(obj.id)
+    elif isinstance(obj, ast.Attribute) and isinstance(obj.value, ast.Name) and obj.value.id == "self" and obj.attr == "_S":
+        fmt = self_fmt
+    items = _fmt_items(fmt) if fmt else None
+    return (fmt, items, obj) if items else None  # type: ignore[return-value]
+
+
+class _TupleItems(ast.NodeTransformer):
+    def __init__(self, names: list[str]):
+        self.names = names
+        self.bad = False
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+        if isinstance(node.value, ast.Name) and node.value.id == "_t":
+            k = node.slice
+            if isinstance(k, ast.Constant) and type(k.value) is int and 0 <= k.value < len(self.names):
+                return ast.Name(self.names[k.value], ast.Load())
+            self.bad = True
+        self.generic_visit(node)
+        return node
+
+
+def typed_extracts(fn: ast.FunctionDef, ty: Typing, self_fmt: str | None) -> dict[str, tuple[int, int] | None]:
+    """Each `_t = S.unpack_from(buf, off)` followed by reads of `_t[k]` becomes reads of the
+    packet's bytes into C locals when buf is bytes and the header lies inside it (else the
+    same unpack_from, which raises what it raised). Returns the new locals: name -> interval
+    (None: a Python object, the 8-byte items). Leaves `fn` unchanged if `_t` is used otherwise."""
+    if any(isinstance(n, ast.Name) and n.id in (BYTES_PTR, BYTES_OFF) for n in ast.walk(fn)):
+        return {}
+    work = ast.parse(ast.unparse(fn)).body[0]
+    assert isinstance(work, ast.FunctionDef)
+    new_locals: dict[str, tuple[int, int] | None] = {}
+    site = [0]
+    ok = [True]
+
+    def block(stmts: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        cur: _TupleItems | None = None
+        for st in stmts:
+            got = _unpack_site(st, ty.formats, self_fmt)
+            if got is not None:
+                fmt, items, obj = got
+                site[0] += 1
+                names = [f"_t{site[0]}_{k}" for k in range(len(items))]
+                buf, off = (a.id for a in st.value.args)  # type: ignore[attr-defined]
+                size = sum(items)
+                fast, slow, at = [], [f"_t = {ast.unparse(obj)}.unpack_from({buf}, {off})"], 0
+                for name, w in zip(names, items, strict=True):
+                    if w == 8:
+                        fast.append(f"{name} = (cython.cast(object, {_read(at, 4)}) << 32) | {_read(at + 4, 4)}")
+                        new_locals[name] = None
+                    else:
+                        fast.append(f"{name} = {_read(at, w)}")
+                        new_locals[name] = (0, (1 << (8 * w)) - 1)
+                    slow.append(f"{name} = _t[{names.index(name)}]")
+                    at += w
+                text = (f"if isinstance({buf}, bytes) and 0 <= {off} and {off} + {size} <= len({buf}):\n"
+                        f"    {BYTES_PTR} = {buf}\n    {BYTES_OFF} = {off}\n"
+                        + "".join(f"    {x}\n" for x in fast) + "else:\n" + "".join(f"    {x}\n" for x in slow))
+                out.extend(ast.parse(text).body)
+                cur = _TupleItems(names)
+                continue
+            if isinstance(st, ast.Assign) and any(isinstance(n, ast.Name) and n.id == "_t" for t in st.targets
+                                                  for n in ast.walk(t)):
+                cur = None
+            if cur is not None:
+                st = cur.visit(st)
+                if cur.bad:
+                    ok[0] = False
+            for name in ("body", "orelse", "finalbody"):
+                sub = getattr(st, name, None)
+                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+                    setattr(st, name, block(sub))
+            if isinstance(st, ast.Try):
+                for h in st.handlers:
+                    h.body = block(h.body)
+            out.append(st)
+        return out
+
+    work.body = block(work.body)
+    if not new_locals or not ok[0]:
+        return {}
+    # every remaining `_t` is in a slow path we wrote: `_t = ...unpack_from` and `_t[k]` reads
+    for node in ast.walk(work):
+        if isinstance(node, (ast.If,)) and isinstance(node.test, ast.BoolOp):
+            continue
+    slow_ok = set()
+    for node in ast.walk(work):
+        if isinstance(node, ast.If) and node.orelse and isinstance(node.test, ast.BoolOp) \
+                and any(isinstance(b, ast.Name) and b.id == BYTES_PTR for st in node.body for b in ast.walk(st)):
+            for st in node.orelse:
+                for n in ast.walk(st):
+                    slow_ok.add(id(n))
+    if any(isinstance(n, ast.Name) and n.id == "_t" and id(n) not in slow_ok for n in ast.walk(work)):
+        return {}
+    fn.body = work.body
+    return new_locals
+
+
+def int_locals(fn: ast.FunctionDef, env: dict[str, str], ty: Typing,
+               fixed: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    """Locals that can be C long long: only ever assigned (`x = e`) C integer expressions of a
+    bounded range, never used as an object (attribute, call, subscript base). name -> interval
+    (the union of its assignments', to a fixpoint; a range still growing becomes an object)."""
+    simple: dict[str, list[ast.expr]] = {}
+    other: set[str] = set(env) | {a.arg for a in fn.args.args}
+    targets: set[int] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            simple.setdefault(node.targets[0].id, []).append(node.value)
+            targets.add(id(node.targets[0]))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in targets:
+            other.add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            other.add(node.name)
+        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name):
+            other.add(node.value.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            other.add(node.func.id)
+    cand = [n for n in simple if n not in other and n not in fixed]
+    top, obj = "top", "obj"
+    state: dict[str, Any] = {n: top for n in cand}
+
+    def iv_of(v: ast.expr, cur: dict[str, Any]) -> Any:
+        names = {n.id for n in ast.walk(v) if isinstance(n, ast.Name)}
+        if any(cur.get(n) == top for n in names):
+            return top  # depends on a local not yet seen
+        ints = {**fixed, **{n: x for n, x in cur.items() if isinstance(x, tuple)}}
+        tr = _Expr(ty, env, ints)
+        _, t, iv = tr.an(ast.parse(ast.unparse(v), mode="eval").body)
+        return iv if t == ("ll",) and iv is not None else obj
+
+    for it in range(40):
+        new: dict[str, Any] = {}
+        for n in cand:
+            acc: Any = top if state[n] != obj else obj
+            for v in simple[n] if acc != obj else []:
+                x = iv_of(v, state)
+                if x == obj:
+                    acc = obj
+                    break
+                if x != top:
+                    acc = x if acc == top else (min(acc[0], x[0]), max(acc[1], x[1]))
+            if it >= 8 and isinstance(acc, tuple) and acc != state[n]:
+                acc = obj  # still growing: a loop-carried value
+            new[n] = acc
+        if new == state:
+            break
+        state = new
+    else:
+        raise CompileUnavailable("typing integer locals did not converge")
+    res = {n: x for n, x in state.items() if isinstance(x, tuple)}
+    # every assignment of a C local must fit its interval (what the fixpoint promises)
+    for n in res:
+        for v in simple[n]:
+            x = iv_of(v, {**{m: obj for m in state if m not in res}, **res})
+            if not (isinstance(x, tuple) and res[n][0] <= x[0] and x[1] <= res[n][1]):
+                raise CompileUnavailable(f"typing integer local {n} is not sound")
+    return res
+
+
 def _dict_update(node: ast.stmt) -> ast.stmt:
     """`dst.__dict__.update(src.copy().__dict__)` (an extern's whole-struct copy) becomes
     `dst._p4assign(src.copy())`: cclass instances have no __dict__."""
@@ -350,11 +605,17 @@ def type_function(fn: ast.FunctionDef, params: dict[str, str], ty: Typing, metho
             stmts = getattr(node, name, None)
             if isinstance(stmts, list):
                 setattr(node, name, [_dict_update(s) if isinstance(s, ast.stmt) else s for s in stmts])
-    tr = _Expr(ty, env)
+    items = typed_extracts(fn, ty, ty.formats.get(method_of or ""))
+    fixed = {n: iv for n, iv in items.items() if iv is not None}
+    ints = {**fixed, **int_locals(fn, env, ty, fixed)}
+    tr = _Expr(ty, env, ints)
     fn.body = [tr.visit(s) for s in fn.body]
     argnames = {a.arg for a in fn.args.args}
-    decls = [ast.parse(f"{n} = cython.declare({c})").body[0] for n, c in sorted(env.items()) if n not in argnames]
-    fn.body = decls + fn.body
+    decls = [f"{n} = cython.declare({c})" for n, c in sorted(env.items()) if n not in argnames]
+    decls += [f"{n} = cython.declare(cython.longlong)" for n in sorted(ints)]
+    if items:
+        decls += [f"{BYTES_PTR} = cython.declare(cython.p_const_uchar)", f"{BYTES_OFF} = cython.declare(cython.Py_ssize_t)"]
+    fn.body = [ast.parse(d).body[0] for d in decls] + fn.body
 
 
 # ---------------------------------------------------------------------- classes
@@ -439,6 +700,17 @@ def typed_module(python: str, program: CompiledProgram, struct_types: dict[str, 
     """(module-level text: imports and cclasses, functions text) of the typed emission."""
     ty = Typing(struct_types)
     tree = ast.parse(python)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            for st in node.body:
+                if isinstance(st, ast.Assign) and ast.unparse(st.targets[0]) == "_S" \
+                        and isinstance(st.value, ast.Call) and ast.unparse(st.value.func) == "_struct.Struct" \
+                        and len(st.value.args) == 1 and isinstance(st.value.args[0], ast.Constant):
+                    ty.formats[node.name] = st.value.args[0].value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Attribute) and node.value.attr == "_S" \
+                and isinstance(node.value.value, ast.Name) and node.value.value.id in ty.formats:
+            ty.formats[node.targets[0].id] = ty.formats[node.value.value.id]
     funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     calls, used = _refs(tree)
     entries = entry_params(program)
