@@ -48,6 +48,7 @@ class Typing:
         self.nested: dict[str, list[str]] = {}  # fields copied with .copy() (structs, stacks)
         # struct.Struct formats of the headers' extract: class name and its module alias -> format
         self.formats: dict[str, str] = {}
+        self.no_init: set[str] = set()  # cclasses without __init__ (every field a zeroed C field)
         for t in struct_types.values():
             if t.kind in ("header", "struct") and t.pycls:
                 self.classes[t.pycls] = {}
@@ -174,15 +175,16 @@ class _Expr(ast.NodeTransformer):
         self.ty = typing
         self.env = env
         self.ints = ints or {}  # C long long locals and their intervals
-        self.info: dict[int, tuple[T, Iv]] = {}
 
     def an(self, node: ast.expr) -> tuple[ast.expr, T, Iv]:
         new = self.visit(node)
-        t, iv = self.info.get(id(new), (None, None))
+        # on the node itself (an id() could be reused by a node made later); a node type
+        # not handled here is a Python object (tuple, list, f-string...)
+        t, iv = getattr(new, "_p4t", (None, None))
         return new, t, iv
 
     def _set(self, node: ast.expr, t: T, iv: Iv) -> ast.expr:
-        self.info[id(node)] = (t, iv)
+        node._p4t = (t, iv)  # type: ignore[attr-defined]
         return node
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
@@ -196,6 +198,13 @@ class _Expr(ast.NodeTransformer):
                 and ast.unparse(node.args[0]) == "cython.longlong" and isinstance(node.args[1], ast.Subscript)
                 and isinstance(node.args[1].value, ast.Name) and node.args[1].value.id == BYTES_PTR):
             return self._set(node, ("ll",), (0, 255))  # a byte of the packet (typed_extracts')
+        if isinstance(node.func, ast.Name) and node.func.id == "_csum_fold" and len(node.args) == 1 and not node.keywords:
+            node.args[0], _, a = self.an(node.args[0])
+            if a is not None and a[0] >= 0:  # p4sim.lower.rt.csum_fold's steps, in C (CSUM_FOLD)
+                node.func = ast.Name("_csum_fold_c", ast.Load())
+                return self._set(node, ("ll",), (0, 65535))
+            node.args[0] = to_object(node.args[0])
+            return self._set(node, None, None)
         self.generic_visit(node)
         return self._set(node, None, None)
 
@@ -299,7 +308,7 @@ class _Expr(ast.NodeTransformer):
         if tt is not None:  # a C field: Python computes, the field stores the result
             value = ast.BinOp(to_object(self.visit(ast.parse(ast.unparse(node.target), mode="eval").body)),
                               node.op, to_object(node.value))
-            return ast.Assign([node.target], value)
+            return ast.copy_location(ast.Assign(targets=[node.target], value=value, type_comment=None), node)
         node.value = to_object(node.value)
         return node
 
@@ -385,6 +394,16 @@ def local_classes(fn: ast.FunctionDef, params: dict[str, str], ty: Typing) -> di
 
 
 # ---------------------------------------------------------------------- extracts and C locals
+
+# rt.csum_fold for a C argument in [0, 2**62]: the same steps, every value stays below the argument
+CSUM_FOLD = """@cython.cfunc
+@cython.inline
+def _csum_fold_c(s: cython.longlong) -> cython.longlong:
+    while s >> 32:
+        s = (s & 0xFFFF) + (s >> 16)
+    s = (s & 0xFFFF) + (s >> 16)
+    return ~((s & 0xFFFF) + (s >> 16)) & 0xFFFF
+"""
 
 BYTES_PTR = "_tp"  # the packet's bytes in an extract's fast path (const unsigned char *)
 BYTES_OFF = "_to"  # the extract's offset there (Py_ssize_t)
@@ -659,9 +678,13 @@ def _class_text(cls: ast.ClassDef, ty: Typing) -> str:
             continue
         if t is not None and t[0] in ("ll", "bint") and d in ("0", "False"):
             continue  # C fields start zeroed
+        if t is not None and t[0] == "cls" and d == f"{t[1]}()" and t[1] in ty.no_init:
+            d = f"{t[1]}.__new__({t[1]})"  # the same object, without a call of the type
         init.append(f"        self.{a} = {d}")
     if init:
         out += ["    def __init__(self):", *init]
+    else:
+        ty.no_init.add(name)
     out += ["    def copy(self):", f"        o = {name}.__new__({name})"]
     for a in fields:
         out.append(f"        o.{a} = self.{a}.copy()" if a in nested else f"        o.{a} = self.{a}")
@@ -754,6 +777,7 @@ def typed_module(python: str, program: CompiledProgram, struct_types: dict[str, 
             body.append(ast.unparse(node) + "\n")
         else:
             head.append(ast.unparse(node) + "\n")
+    head.append(CSUM_FOLD)
     text = "".join(body)
     if "__dict__" in text or any("__dict__" in h for h in head if "@cython.cclass" in h):
         raise CompileUnavailable("generated code reads __dict__: not typed")

@@ -91,6 +91,10 @@ def test_locals_get_a_class_only_when_every_assignment_agrees():
     env = typed.local_classes(fn, {"h": hdr}, ty)
     cls_i = ty.classes[hdr]["f_i"][0][1]
     assert env == {"h": hdr, "a": cls_i, "b": cls_i}
+    fn = ast.parse("def f(h, q):\n    x = h.f_i.f_s << 2\n    x = 7\n    t = (h.f_i.f_s, 1)\n    u = q\n"
+                   "    v = 0\n    for _ in q:\n        v = v + 1\n    w = h.f_i.f_a\n    w.bit_length()\n").body[0]
+    # x: C, its interval the union; t a tuple, u an object, v loop-carried, w used as an object
+    assert typed.int_locals(fn, {"h": hdr}, ty, {}) == {"x": (0, 1020)}
 
 
 # ----------------------------------------------------------------- both backends
