@@ -1,8 +1,10 @@
 """The compiled (Cython) backend, behind the check/lower boundary.
 
-The pure-Python path stays the reference: the compiled backend builds the very same
-generated source (`CompiledProgram.python`) as an extension module (`program.py`), and the
-differential test (tests/p4sim/test_compiled.py) runs programs both ways.
+The pure-Python path stays the reference: the compiled backend builds, from the same checked
+program, a typed variant of the generated source (`typed.py`: Cython cclass headers and
+structs with C integer fields, C arithmetic only where a bound analysis proves it exact) as
+an extension module (`program.py`), and the differential tests (tests/p4sim/test_compiled.py
+on the corpus, tests/p4sim/test_typed.py on arithmetic edge cases) run programs both ways.
 
 Selection: `P4SIM_BACKEND=python|compiled` (default python), read when a switch is built
 (`p4sim.runtime.instance.instantiate`). When the compiled backend cannot be used (no Cython,
