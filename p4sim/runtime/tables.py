@@ -10,6 +10,14 @@ freed by a delete is reused by the next add).
 A table keeps one `Rec` per entry: the action index (position in the table's action list,
 which the generated code dispatches on), the argument tuple, and the entry's direct
 counter and meter state. Lookups return a `Rec` or None (miss).
+
+Writes: `add`/`modify`/`delete` check an entry then commit it. A caller that has already
+made the value-independent checks against this table (P4Runtime's Write fast path,
+p4sim/server/fastwrite.py) calls `insert_checked`/`modify_checked`/`delete_checked`
+with the canonical key, and keeps only the checks that depend on the table's state;
+the errors are the same exceptions with the same messages. Such an entry keeps no
+`TableEntry` (`Rec.entry` is None): `entry_of` builds it when it is first read, the
+same one `add` would have stored.
 """
 
 from __future__ import annotations
@@ -423,8 +431,13 @@ class Table:
         if len(self.recs) >= self.info.size and not const:
             raise ResourceExhausted(f"table {self.name} is full ({self.info.size} entries)")
         aid, args = self._entry_action(entry)
+        return self._commit(entry, key, tests, aid, args, entry.priority)
+
+    def _commit(self, entry: TableEntry | None, key: tuple, tests: tuple, aid: int, args: tuple,
+                prio: int) -> Rec:
+        """Store a checked entry: a handle, the insertion order, the indexes."""
         rec = Rec(entry, aid, args)
-        rec.prio = entry.priority
+        rec.prio = prio
         rec.tests = tests
         rec.mkey = key
         self.seq += 1
@@ -437,6 +450,97 @@ class Table:
         self.recs[key] = rec
         self._index(rec)
         return rec
+
+    # The pre-checked entry points. The caller guarantees what `_canon` and `_entry_action`
+    # would check: `key`/`tests` are what `_canon` returns for the entry (every key field
+    # given, values in range; the priority, > 0, last in `key` when `needs_priority`), and
+    # `aid`/`args` what `_entry_action` returns (an action of this table allowed in an
+    # entry, every argument in range). Only this table's state is checked here, in `add`'s
+    # order and with its messages. Never for an IndirectTable (its actions are targets).
+
+    def insert_checked(self, key: tuple, tests: tuple, aid: int, args: tuple, prio: int = 0) -> Rec:
+        """`add` of a pre-checked entry; its TableEntry is built when first read (`entry_of`)."""
+        if self.const_entries:
+            raise P4SimError(f"table {self.name} has const entries: it is read-only")
+        recs = self.recs
+        if key in recs:
+            raise AlreadyExists(f"table {self.name}: entry already exists")
+        if len(recs) >= self.info.size:
+            raise ResourceExhausted(f"table {self.name} is full ({self.info.size} entries)")
+        return self._commit(None, key, tests, aid, args, prio)
+
+    def insert_exact1_checked(self, v: int, aid: int, args: tuple) -> None:
+        """`insert_checked` for a table of one exact key (an L2 table: the bulk of a batch),
+        with the same checks and the same state, in fewer steps."""
+        if self.const_entries:
+            raise P4SimError(f"table {self.name} has const entries: it is read-only")
+        key = (v,)
+        recs = self.recs
+        if key in recs:
+            raise AlreadyExists(f"table {self.name}: entry already exists")
+        if len(recs) >= self.info.size:
+            raise ResourceExhausted(f"table {self.name} is full ({self.info.size} entries)")
+        rec = Rec(None, aid, args)
+        rec.tests = ((0, v, self._pack_full[0]),)
+        rec.mkey = key
+        self.seq += 1
+        rec.seq = self.seq
+        if self.free_handles:
+            rec.hnd = heapq.heappop(self.free_handles)
+        else:
+            rec.hnd = self.next_handle
+            self.next_handle += 1
+        recs[key] = rec
+        self.exact[key] = rec
+        self.exact1[v] = rec
+
+    def modify_checked(self, key: tuple, aid: int, args: tuple) -> None:
+        """`modify` of a pre-checked entry."""
+        if self.const_entries:
+            raise P4SimError(f"table {self.name} has const entries: it is read-only")
+        rec = self.recs.get(key)
+        if rec is None:
+            raise NotFound(f"table {self.name}: no such entry")
+        rec.aid, rec.args = aid, args
+        e = rec.entry
+        if e is not None:  # else entry_of builds it from aid/args when it is read
+            spec = self.actions[aid]
+            e.action = spec.name
+            e.params = {p: v for (p, _), v in zip(spec.params, args, strict=True)}
+
+    def delete_checked(self, key: tuple) -> None:
+        """`delete` of a pre-checked entry."""
+        if self.const_entries:
+            raise P4SimError(f"table {self.name} has const entries: it is read-only")
+        rec = self.recs.pop(key, None)
+        if rec is None:
+            raise NotFound(f"table {self.name}: no such entry")
+        self._unindex(rec)
+        heapq.heappush(self.free_handles, rec.hnd)
+
+    def entry_of(self, rec: Rec) -> TableEntry:
+        """The TableEntry of an installed entry. One stored by a pre-checked insert is built
+        here once, as `add` would have stored it: every key field by name in key order
+        (exact: Exact; lpm: Lpm of the masked value; ternary: Ternary of the masked value;
+        optional: Optional_), the action's full name, the arguments by name in order."""
+        e = rec.entry
+        if e is None:
+            match: dict = {}
+            for name, kind, c in zip(self.key_names, self.kinds, rec.mkey, strict=False):  # mkey may end in the priority
+                if kind == "exact":
+                    match[name] = Exact(c)
+                elif kind == "lpm":
+                    match[name] = Lpm(c[0], c[1])
+                elif kind == "ternary":
+                    match[name] = Ternary(c[0], c[1])
+                elif kind == "optional":
+                    match[name] = Optional_(c)
+                else:  # ranges never take the pre-checked path
+                    raise AssertionError(f"table {self.name}: no pre-checked {kind} key")
+            spec = self.actions[rec.aid]
+            params = {p: v for (p, _), v in zip(spec.params, rec.args, strict=True)}
+            e = rec.entry = TableEntry(self.name, match, spec.name, params, rec.prio)
+        return e
 
     def _index(self, rec: Rec) -> None:
         if self.mode == "exact":
@@ -506,9 +610,9 @@ class Table:
             raise P4SimError(f"table {self.name} has const entries: it is read-only")
         rec = self.find(entry)
         rec.aid, rec.args = self._entry_action(entry)
-        assert rec.entry is not None
-        rec.entry.action = entry.action
-        rec.entry.params = dict(entry.params)
+        stored = self.entry_of(rec)
+        stored.action = entry.action
+        stored.params = dict(entry.params)
 
     def delete(self, entry: TableEntry) -> None:
         if self.const_entries:
@@ -552,9 +656,9 @@ class Table:
 
     def entries(self) -> list[TableEntry]:
         out = []
+        entry_of = self.entry_of
         for rec in sorted(self.recs.values(), key=lambda r: r.seq):
-            e = rec.entry
-            assert e is not None
+            e = entry_of(rec)
             e.counter_packets = rec.pkts
             e.counter_bytes = rec.bytes
             out.append(e)

@@ -616,11 +616,11 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                                 shape, vals = hit
                                 bound = shape.bound
                                 if bound is None or bound[0]() is not p.maps:  # weak: no old pipeline kept
-                                    bound = shape.bound = (weakref.ref(p.maps), fastwrite.bind(shape, p.maps))
+                                    bound = shape.bound = (weakref.ref(p.maps), fastwrite.bind(shape, p.maps, p))
                                 built = bound[1](vals) if bound[1] is not None else None
                                 if built is None:  # not a bound shape or a value refused: the checks say why
                                     write_plain(p, shape.utype, shape.plain(vals))
-                                else:
+                                elif built is not fastwrite.DONE:  # DONE: stored by the table's pre-checked path
                                     apply_entry(p, shape.utype, built[0], built[1], b"", None)
                                 continue
                             if learn:
