@@ -56,18 +56,19 @@ class Rec:
     __slots__ = ("entry", "aid", "args", "pkts", "bytes", "meter", "prio", "seq", "hnd",
                  "tests", "mkey")
 
-    def __init__(self, entry: TableEntry | None, aid: int, args: tuple[int, ...]):
+    def __init__(self, entry: TableEntry | None, aid: int, args: tuple[int, ...], prio: int = 0,
+                 tests: tuple = (), mkey: tuple = (), seq: int = 0, hnd: int = 0):
         self.entry = entry
         self.aid = aid
         self.args = args
         self.pkts = 0
         self.bytes = 0
         self.meter = None  # direct meter state, created lazily by the switch
-        self.prio = 0
-        self.seq = 0  # insertion order (what reads return entries in)
-        self.hnd = 0  # BMv2-style handle: breaks ties between equal priorities
-        self.tests: tuple = ()  # per key: (kind, a, b) for the scan
-        self.mkey: tuple = ()  # canonical match key (for duplicate detection)
+        self.prio = prio
+        self.seq = seq  # insertion order (what reads return entries in)
+        self.hnd = hnd  # BMv2-style handle: breaks ties between equal priorities
+        self.tests = tests  # per key: (kind, a, b) for the scan
+        self.mkey = mkey  # canonical match key (for duplicate detection)
 
 
 def _scan_order(r: Rec) -> tuple[int, int]:
@@ -436,18 +437,13 @@ class Table:
     def _commit(self, entry: TableEntry | None, key: tuple, tests: tuple, aid: int, args: tuple,
                 prio: int) -> Rec:
         """Store a checked entry: a handle, the insertion order, the indexes."""
-        rec = Rec(entry, aid, args)
-        rec.prio = prio
-        rec.tests = tests
-        rec.mkey = key
         self.seq += 1
-        rec.seq = self.seq
         if self.free_handles:
-            rec.hnd = heapq.heappop(self.free_handles)
+            hnd = heapq.heappop(self.free_handles)
         else:
-            rec.hnd = self.next_handle
+            hnd = self.next_handle
             self.next_handle += 1
-        self.recs[key] = rec
+        rec = self.recs[key] = Rec(entry, aid, args, prio, tests, key, self.seq, hnd)
         self._index(rec)
         return rec
 
@@ -480,19 +476,14 @@ class Table:
             raise AlreadyExists(f"table {self.name}: entry already exists")
         if len(recs) >= self.info.size:
             raise ResourceExhausted(f"table {self.name} is full ({self.info.size} entries)")
-        rec = Rec(None, aid, args)
-        rec.tests = ((0, v, self._pack_full[0]),)
-        rec.mkey = key
         self.seq += 1
-        rec.seq = self.seq
         if self.free_handles:
-            rec.hnd = heapq.heappop(self.free_handles)
+            hnd = heapq.heappop(self.free_handles)
         else:
-            rec.hnd = self.next_handle
+            hnd = self.next_handle
             self.next_handle += 1
-        recs[key] = rec
-        self.exact[key] = rec
-        self.exact1[v] = rec
+        recs[key] = self.exact[key] = self.exact1[v] = Rec(None, aid, args, 0, ((0, v, self._pack_full[0]),), key,
+                                                         self.seq, hnd)
 
     def modify_checked(self, key: tuple, aid: int, args: tuple) -> None:
         """`modify` of a pre-checked entry."""

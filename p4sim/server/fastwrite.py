@@ -28,8 +28,9 @@ never unbounded memory or time.
 
 from __future__ import annotations
 
+import re
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from p4rtproto import p4runtime_pb2
@@ -86,7 +87,11 @@ def update_spans(data: bytes) -> list[tuple[int, int]] | None:
             tag = data[i]
             i += 1
             if tag == _UPDATE_TAG:
-                ln, i = _varint(data, i)
+                ln = data[i]
+                if ln < 0x80:  # an Update under 128 bytes: the common case, no call
+                    i += 1
+                else:
+                    ln, i = _varint(data, i)
                 spans.append((i, i + ln))
                 i += ln
             elif tag in _VARINT_TAGS:
@@ -103,15 +108,19 @@ def update_spans(data: bytes) -> list[tuple[int, int]] | None:
 
 class _Shape:
     """One learned layout: `fixed` are (offset, bytes) pieces the update must hold,
-    `slots` the (offset, length) of each value, in the order the template takes them."""
+    `slots` the (offset, length) of each value, in the order the template takes them.
+    `rx` is the same layout as one regular expression (the fixed pieces as literals, each
+    value a group of exactly its length), `groups` the group of each slot: one C call
+    checks an Update and cuts its values out."""
 
-    __slots__ = ("fixed", "slots", "utype", "table_id", "matches", "action_id", "params", "priority", "action_other",
-                 "bound")
+    __slots__ = ("fixed", "slots", "rx", "groups", "utype", "table_id", "matches", "action_id", "params", "priority",
+                 "action_other", "bound")
 
     def __init__(self, fixed: tuple, slots: tuple, utype: int, plain: PlainEntry,
                  match_slots: list[tuple[int | None, int | None]], param_slots: list[int | None]) -> None:
         self.fixed = fixed
         self.slots = slots
+        self.rx, self.groups = _pattern(fixed, slots)
         self.utype = utype
         self.table_id = plain.table_id
         self.priority = plain.priority
@@ -123,11 +132,24 @@ class _Shape:
         self.params = tuple((pid, (sv, v)) for (pid, v), sv in zip(plain.params, param_slots, strict=True))
         self.bound: tuple[Any, Any] | None = None  # (weakref to the schema, bind()'s builder) of the last pipeline
 
-    def plain(self, vals: list[bytes]) -> PlainEntry:
+    def plain(self, vals: Sequence[bytes]) -> PlainEntry:
         matches = [(fid, kind, a if sa is None else vals[sa], b if sb is None else vals[sb])
                    for fid, kind, (sa, a), (sb, b) in self.matches]
         params = [(pid, v if sv is None else vals[sv]) for pid, (sv, v) in self.params]
         return PlainEntry(self.table_id, matches, self.action_id, params, self.action_other, self.priority)
+
+
+def _pattern(fixed: tuple, slots: tuple) -> tuple[re.Pattern[bytes], tuple[int, ...] | None]:
+    """(regex, groups) of a layout: the regex fullmatches exactly the byte strings of the
+    layout's length that hold every fixed piece at its offset (re.S: a value byte may be
+    any byte); groups[j] is slot j's group number, None when the groups are in slot order."""
+    pieces = sorted([(off, re.escape(piece)) for off, piece in fixed]
+                    + [(off, b"(.{%d})" % n) for off, n in slots])
+    by_offset = sorted(range(len(slots)), key=lambda j: slots[j][0])
+    groups = [0] * len(slots)
+    for g, j in enumerate(by_offset):
+        groups[j] = g + 1
+    return re.compile(b"".join(p for _, p in pieces), re.S), None if by_offset == sorted(by_offset) else tuple(groups)
 
 
 def _flip(value: bytes) -> bytes:
@@ -142,16 +164,15 @@ class WriteScanner:
         self.count = 0
         self.hits = 0  # updates decoded by shape (what the tests check the path is taken by)
 
-    def lookup(self, data: bytes, start: int, end: int) -> tuple[_Shape, list[bytes]] | None:
+    def lookup(self, data: bytes, start: int, end: int) -> tuple[_Shape, Sequence[bytes]] | None:
         """(shape, value bytes in slot order) of the Update at data[start:end], or None.
         `shape.plain(values)` is its PlainEntry."""
         for sh in self.shapes.get(end - start, ()):
-            for off, piece in sh.fixed:
-                if not data.startswith(piece, start + off):
-                    break
-            else:
+            m = sh.rx.fullmatch(data, start, end)
+            if m is not None:
                 self.hits += 1
-                return sh, [data[start + o:start + o + n] for o, n in sh.slots]
+                g = sh.groups
+                return sh, m.groups() if g is None else [m.group(k) for k in g]
         return None
 
     def learn(self, update: Any, raw: bytes) -> None:
@@ -245,7 +266,7 @@ _INSERT, _MODIFY, _DELETE = _UPDATE.INSERT, _UPDATE.MODIFY, _UPDATE.DELETE
 # for the apply stage, or DONE when it has stored the update itself through the table's
 # pre-checked entry points (bind() with a pipeline)
 DONE = True
-Builder = Callable[[list[bytes]], "tuple[TableMeta, TableEntry] | bool | None"]
+Builder = Callable[[Sequence[bytes]], "tuple[TableMeta, TableEntry] | bool | None"]
 
 
 def _bind_exact1(meta: TableMeta, spec: tuple, param: tuple | None, action: str, priority: int) -> Builder:
@@ -255,7 +276,7 @@ def _bind_exact1(meta: TableMeta, spec: tuple, param: tuple | None, action: str,
     table = meta.name
     from_bytes = int.from_bytes
     if param is None:
-        def build0(vals: list[bytes]) -> tuple[TableMeta, TableEntry] | None:
+        def build0(vals: Sequence[bytes]) -> tuple[TableMeta, TableEntry] | None:
             v = from_bytes(vals[kslot], "big")
             if v >> kwidth:
                 return None
@@ -263,7 +284,7 @@ def _bind_exact1(meta: TableMeta, spec: tuple, param: tuple | None, action: str,
         return build0
     pname, pwidth, pslot = param
 
-    def build1(vals: list[bytes]) -> tuple[TableMeta, TableEntry] | None:
+    def build1(vals: Sequence[bytes]) -> tuple[TableMeta, TableEntry] | None:
         v = from_bytes(vals[kslot], "big")
         a = from_bytes(vals[pslot], "big")
         if v >> kwidth or a >> pwidth:
@@ -331,7 +352,7 @@ def _bind_checked(shape: _Shape, pipeline: Any, meta: TableMeta, ref: TableEntry
         _, _, kwidth, kslot, _ = specs[0]
         pwidth, pslot = (params[0][1], params[0][2]) if params else (0, None)
 
-        def build_exact1(vals: list[bytes]) -> tuple[TableMeta, TableEntry] | bool | None:
+        def build_exact1(vals: Sequence[bytes]) -> tuple[TableMeta, TableEntry] | bool | None:
             v = from_bytes(vals[kslot], "big")
             if v >> kwidth:
                 return None
@@ -369,7 +390,7 @@ def _bind_checked(shape: _Shape, pipeline: Any, meta: TableMeta, ref: TableEntry
         else:
             keys.append(({"exact": 0, "ternary": 2, "optional": 3}[kind], width, sa, b, full, 0))
 
-    def build(vals: list[bytes]) -> tuple[TableMeta, TableEntry] | bool | None:
+    def build(vals: Sequence[bytes]) -> tuple[TableMeta, TableEntry] | bool | None:
         canon: list = []
         tests = []
         for code, width, sa, b, full, plen in keys:
@@ -477,7 +498,7 @@ def _bind_entry(meta: TableMeta, ref: TableEntry, specs: list, params: list, pri
     if len(specs) == 1 and specs[0][1] == "exact" and len(params) <= 1:
         return _bind_exact1(meta, specs[0], params[0] if params else None, action, priority)
 
-    def build(vals: list[bytes]) -> tuple[TableMeta, TableEntry] | None:
+    def build(vals: Sequence[bytes]) -> tuple[TableMeta, TableEntry] | None:
         match: dict[str, Any] = {}
         for name, kind, width, sa, b in specs:
             v = from_bytes(vals[sa], "big")

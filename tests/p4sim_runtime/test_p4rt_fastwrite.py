@@ -587,6 +587,21 @@ def test_scanner_is_bounded() -> None:
     assert sc.count == n
 
 
+def test_shape_pattern_checks_every_fixed_byte_and_cuts_values_in_slot_order() -> None:
+    """The regex of a layout: fixed pieces as literals (any byte, newlines and regex
+    metacharacters included), each value exactly its length, values given in the slot
+    order even when the slots are not in offset order."""
+    fixed = ((0, b"\n."), (4, b"*\x00"), (8, b"$"))
+    rx, groups = fastwrite._pattern(fixed, ((6, 2), (2, 2)))
+    assert groups == (2, 1)
+    m = rx.fullmatch(b"\n.\nx*\x00()$")
+    assert m is not None and [m.group(k) for k in groups] == [b"()", b"\nx"]
+    for bad in (b"\n-\nx*\x00()$", b"\n.\nx*\x01()$", b"\n.\nx*\x00()", b"\n.\nx*\x00()$$", b"\n.\nxx*\x00()$"):
+        assert rx.fullmatch(bad) is None, bad
+    rx, groups = fastwrite._pattern(fixed, ((2, 2), (6, 2)))
+    assert groups is None and rx.fullmatch(b"\n.ab*\x00cd$").groups() == (b"ab", b"cd")
+
+
 def test_update_spans() -> None:
     w = p4runtime_pb2.WriteRequest(device_id=1, role="r")
     w.election_id.low = 5
