@@ -71,6 +71,18 @@ class Rec:
         self.mkey = mkey  # canonical match key (for duplicate detection)
 
 
+class _FullLength(dict):
+    """A single-key lpm table's entries of full prefix length (value -> Rec). While they are
+    most of the table, the table's `lookup1` is this dict's own `__getitem__`: a hit is the
+    longest possible match in one C probe; a miss (or a key outside the width) goes to
+    `__missing__`, the table's general lookup, which stores nothing."""
+
+    __slots__ = ("miss",)
+
+    def __missing__(self, v: int) -> Rec | None:
+        return self.miss(v)
+
+
 def _scan_order(r: Rec) -> tuple[int, int]:
     return (-r.prio, r.hnd)
 
@@ -106,7 +118,9 @@ class Table:
             self.mode = "scan"
         self.needs_priority = self.mode == "scan"
         self.recs: dict[tuple, Rec] = {}  # canonical key -> rec (all modes)
-        self.exact: dict[tuple, Rec] = {}
+        # exact mode: the canonical key is the tuple of values, so the exact index is `recs`
+        # itself (one dict store per insert, not two)
+        self.exact: dict[tuple, Rec] = self.recs if self.mode == "exact" else {}
         self.lpm: dict[int, dict[tuple, Rec]] = {}
         self.lpm_lens: list[int] = []
         # single-key lpm: (mask, dict) per prefix length shorter than `lpm1_split` bits,
@@ -150,7 +164,8 @@ class Table:
         if self.mode == "lpm":
             return (f"longest prefix match: one dict per prefix length, probed longest first "
                     f"({len(self.lpm)} prefix lengths installed; single-key tables probe only the "
-                    f"lengths present under the key's top {self.lpm1_split} bits)")
+                    f"lengths present under the key's top {self.lpm1_split} bits, and their "
+                    f"full-length prefixes first in one probe while those are half the table or more)")
         if self.lookup == self._lookup_scan:
             return f"linear scan in priority order (a range key), {len(self.scan)} entries"
         return (f"tuple space search: one dict probe per distinct mask tuple ({len(self.groups)} "
@@ -163,7 +178,8 @@ class Table:
         return self.exact.get(key)
 
     def lookup1(self, v: int) -> Rec | None:
-        """Single-key lpm: longest prefix first, one dict probe per prefix length."""
+        """Single-key lpm: longest prefix first, one dict probe per prefix length (the
+        generated code's call; `_bind_lookup1` may put a faster equal one in its place)."""
         cands = self.lpm1_long.get(v >> self.lpm1_shift)
         if cands is not None:
             for m, d in cands:
@@ -175,6 +191,16 @@ class Table:
             if r is not None:
                 return r
         return None
+
+    def _bind_lookup1(self) -> None:
+        """While full-length prefixes (host routes) are at least half of a single-key lpm
+        table, `lookup1` probes them first, in C (`_FullLength`); else the general loop
+        (a table of /24s would only pay for a probe that misses)."""
+        d = self.lpm1d.get(self.widths[0])
+        if d is not None and 2 * len(d) >= len(self.recs):
+            self.lookup1 = d.__getitem__  # type: ignore[method-assign]
+        else:
+            self.__dict__.pop("lookup1", None)
 
     def _rebuild_lpm1(self) -> None:
         # the short lengths, longest first; the dicts are shared with lpm1d
@@ -482,8 +508,7 @@ class Table:
         else:
             hnd = self.next_handle
             self.next_handle += 1
-        recs[key] = self.exact[key] = self.exact1[v] = Rec(None, aid, args, 0, ((0, v, self._pack_full[0]),), key,
-                                                         self.seq, hnd)
+        recs[key] = self.exact1[v] = Rec(None, aid, args, 0, ((0, v, self._pack_full[0]),), key, self.seq, hnd)
 
     def modify_checked(self, key: tuple, aid: int, args: tuple) -> None:
         """`modify` of a pre-checked entry."""
@@ -535,8 +560,8 @@ class Table:
 
     def _index(self, rec: Rec) -> None:
         if self.mode == "exact":
-            # the canonical key is the tuple of values: no priority in it (needs_priority is False)
-            self.exact[rec.mkey] = rec
+            # the canonical key is the tuple of values (no priority: needs_priority is False), so
+            # `exact` (which is `recs`) has it already
             if len(rec.tests) == 1:
                 self.exact1[rec.tests[0][1]] = rec
         elif self.mode == "lpm":
@@ -549,13 +574,19 @@ class Table:
             if len(self.kinds) == 1:
                 d = self.lpm1d.get(plen)
                 if d is None:
-                    d = self.lpm1d[plen] = {}
+                    if plen == self.widths[0]:
+                        d = _FullLength()
+                        d.miss = type(self).lookup1.__get__(self)
+                    else:
+                        d = {}
+                    self.lpm1d[plen] = d
                     d[k[0]] = rec
                     self._rebuild_lpm1()
                 else:
                     d[k[0]] = rec
                 if plen >= self.lpm1_split:
                     self._lpm1_count(plen, k[0], 1)
+                self._bind_lookup1()
         else:
             # higher priority first; among equals the lower handle (BMv2 EntryList order)
             bisect.insort(self.scan, rec, key=_scan_order)
@@ -564,7 +595,7 @@ class Table:
 
     def _unindex(self, rec: Rec) -> None:
         if self.mode == "exact":
-            del self.exact[rec.mkey]
+            # (`exact` is `recs`: the caller has removed it)
             if len(rec.tests) == 1:
                 del self.exact1[rec.tests[0][1]]
         elif self.mode == "lpm":
@@ -581,6 +612,7 @@ class Table:
                 if not d:
                     del self.lpm1d[plen]
                     self._rebuild_lpm1()
+                self._bind_lookup1()
         else:
             # (priority, handle) is unique among live entries: bisect finds it, no O(n) compare
             i = bisect.bisect_left(self.scan, _scan_order(rec), key=_scan_order)
@@ -627,6 +659,7 @@ class Table:
         self.lpm1_long.clear()
         self.lpm1_cnt.clear()
         self.lpm1d.clear()
+        self.__dict__.pop("lookup1", None)
         self.scan.clear()
         self.group_map.clear()
         self.group_top.clear()
