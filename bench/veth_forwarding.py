@@ -463,6 +463,9 @@ def report(sweeps: list[Sweep], baseline: dict[int, list[Sweep]]) -> None:
         refl = baseline.get(payload, [])
         rtxt = f"{max(r.peak.delivered for r in refl):,.0f} pps" if refl else "not run"
         tgt = _target(payload)
+        if pk.cpu_us:
+            print(f"  switch CPU per frame at the peak: {pk.cpu_us:.1f} us = {1e6 / pk.cpu_us:,.0f} pps on one whole core"
+                  " (steadier than the rate on a shared machine)")
         print(f"  peak: {pk.delivered:,.0f} pps delivered at {pk.rate:,} offered"
               f" = {pk.delivered / BMV2_PERF[payload]:.2f}x BMv2 perf build ({BMV2_PERF[payload]:,} pps)   "
               f"target >= {tgt:,.0f} pps ({MARGIN}x) {'ok' if pk.delivered >= tgt else 'NOT YET'}; "
