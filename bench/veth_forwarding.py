@@ -528,10 +528,12 @@ def run(argv: list[str]) -> None:
     sweeps: list[Sweep] = []
     baseline: dict[int, list[Sweep]] = {}
     try:
-        for _ in range(args.trials):
+        for trial in range(args.trials):
             duts: list[tuple[str, Path | None]] = [("a", None)]
             if args.against:
                 duts.append(("b", args.against.resolve()))
+                if trial % 2:  # A B, B A, ...: neither side always runs first
+                    duts.reverse()
             if not args.no_baseline and not args.grpc_addr:
                 duts.append(("reflector", None))
             for kind, tree in duts:
