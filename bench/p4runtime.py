@@ -24,7 +24,7 @@ Commands (from the repository root; `.venv/bin/python -m bench p4runtime --help`
 
     # p4sim-switch, 3 trials alternated with the echo baselines
     .venv/bin/python -m bench p4runtime --trials 3
-    # this tree's p4sim-switch against another checkout's, trial by trial (A/B)
+    # this tree's p4sim-switch against another checkout's, trial by trial (A/B, then B/A)
     .venv/bin/python -m bench p4runtime --trials 4 --against /path/to/other/checkout
     # the same tree with Write's fast path off (P4SIM_FAST_WRITE=0) as the B side
     .venv/bin/python -m bench p4runtime --trials 2 --against . --against-env P4SIM_FAST_WRITE=0
@@ -560,8 +560,10 @@ def run(argv: list[str]) -> None:
     echo, aio = Echo(), Echo(_AIO_ECHO_SERVER)
     results: dict[str, list[Trial]] = {}
     try:
-        for _ in range(args.trials):
+        for trial in range(args.trials):
             trees: list[Path | None] = [None] + ([args.against.resolve()] if args.against else [])
+            if trial % 2:  # A B, B A, ...: whichever runs first in a trial is not always the same side
+                trees.reverse()
             for tree in trees:
                 if args.grpc_addr:
                     sw = Switch(args.grpc_addr, args.device_id, pid=args.server_pid, label=f"switch at {args.grpc_addr}")

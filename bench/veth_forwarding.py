@@ -17,7 +17,7 @@ the delivered frames during a step). Before the sweep a few frames are captured 
 checked (routed: h2's MAC, TTL 63, UDP 4791, payload intact), and their digest printed, so
 two switches' runs can be compared for what they forward, not only how fast.
 
-Same-run baseline: a reflector with no switch (`--baseline`, on by default): one Python
+Same-run baseline: a reflector with no switch (on by default; `--no-baseline` skips it): one Python
 process moving frames port 1 -> port 2 with a plain `recv`/`send` per frame on the same
 veths (what per-frame socket I/O in Python costs on this machine, whatever the tree).
 
@@ -32,10 +32,11 @@ Commands (root; from the repository root):
     .venv/bin/python -m bench veth_forwarding --p4info build/p4/roce_switch.p4info.txt \\
         --bmv2-json build/p4/roce_switch.json --switch-cmd 'simple_switch_grpc --device-id 0 \\
         --log-level off -i 1@{port1} -i 2@{port2} --no-p4 -- --cpu-port 255 --grpc-server-addr {addr}'
-    # any P4Runtime switch already running and already attached to interfaces you made:
-    # the host ends are NETNS/IFACE (or IFACE in this namespace); --no-push skips rocelab apply
+    # any P4Runtime switch already running, its ports 1 and 2 on interfaces you made: give
+    # the host ends as NETNS/IFACE (or IFACE in this namespace), with h1's and h2's MACs
+    # (lab.yaml); the bench runs rocelab apply on it unless --no-push
     .venv/bin/python -m bench veth_forwarding --grpc-addr 127.0.0.1:9559 --server-pid PID \\
-        --send-if h1ns/eth0 --recv-if h2ns/eth0 --switch-if1 vethA --switch-if2 vethB
+        --send-if h1ns/eth0 --recv-if h2ns/eth0
 """
 
 from __future__ import annotations
@@ -527,10 +528,12 @@ def run(argv: list[str]) -> None:
     sweeps: list[Sweep] = []
     baseline: dict[int, list[Sweep]] = {}
     try:
-        for _ in range(args.trials):
+        for trial in range(args.trials):
             duts: list[tuple[str, Path | None]] = [("a", None)]
             if args.against:
                 duts.append(("b", args.against.resolve()))
+                if trial % 2:  # A B, B A, ...: neither side always runs first
+                    duts.reverse()
             if not args.no_baseline and not args.grpc_addr:
                 duts.append(("reflector", None))
             for kind, tree in duts:
