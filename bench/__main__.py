@@ -16,7 +16,7 @@ import importlib
 import sys
 import time
 
-SECTIONS = ["p4sim_pipeline", "table_growth", "p4runtime", "scenario", "paper", "packets", "fabric", "hdl", "fil"]
+SECTIONS = ["p4sim_pipeline", "table_growth", "p4runtime", "veth_forwarding", "scenario", "paper", "packets", "fabric", "hdl", "fil"]
 
 
 def main(argv: list[str]) -> int:

@@ -15,8 +15,11 @@ does for BMv2) are `p4rtproto.afpacket`'s, shared with the controller's AF_PACKE
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import os
+import select
+import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +29,8 @@ from p4rtproto import afpacket
 log = logging.getLogger("p4sim.ports")
 
 Sink = Callable[[int, bytes], None]
+SinkMany = Callable[[int, list[bytes]], None]  # frames that arrived together on one port
+PACKET_IGNORE_OUTGOING = 23  # linux/if_packet.h
 
 
 class _Capture:
@@ -60,8 +65,8 @@ class Port:
         self.rx_frames = 0
         self.tx_frames = 0
 
-    def start(self, deliver: Sink) -> None:  # begin feeding received frames to `deliver`
-        pass
+    def start(self, deliver: Sink, deliver_many: SinkMany | None = None) -> None:
+        """Begin feeding received frames to `deliver` (or batches to `deliver_many`)."""
 
     def transmit(self, frame: bytes) -> None:
         raise NotImplementedError
@@ -83,7 +88,7 @@ class InProcessPort(Port):
         self._deliver: Sink | None = None
         self._cond = threading.Condition()
 
-    def start(self, deliver: Sink) -> None:
+    def start(self, deliver: Sink, deliver_many: SinkMany | None = None) -> None:
         self._deliver = deliver
 
     def inject(self, frame: bytes) -> None:
@@ -113,6 +118,7 @@ class InterfacePort(Port):
     """A Linux network interface (veth, tap, NIC) through an AF_PACKET raw socket."""
 
     kind = "interface"
+    READ_BATCH = 64  # frames read off the socket before they go to the switch together
 
     def __init__(self, number: int, ifname: str) -> None:
         super().__init__(number)
@@ -123,40 +129,72 @@ class InterfacePort(Port):
             raise PermissionError(f"port {number}@{ifname}: raw sockets need root (CAP_NET_RAW): {exc}") from None
         except OSError as exc:
             raise OSError(f"port {number}@{ifname}: cannot open the interface: {exc}") from None
-        self.sock.settimeout(0.1)  # lets the reader notice close()
+        # the kernel keeps copies of our own transmissions off this socket (Linux >= 4.20): else
+        # every frame sent wakes this port's reader only to be discarded (the check in
+        # _reader stays for older kernels)
+        with contextlib.suppress(OSError):
+            self.sock.setsockopt(afpacket.SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
+        self.sock.setblocking(False)  # the reader polls; see _reader
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._tx_lock = threading.Lock()
 
-    def start(self, deliver: Sink) -> None:
+    def start(self, deliver: Sink, deliver_many: SinkMany | None = None) -> None:
         self._thread = threading.Thread(
-            target=self._reader, args=(deliver,), name=f"p4sim-port{self.number}-{self.ifname}", daemon=True
+            target=self._reader, args=(deliver, deliver_many), name=f"p4sim-port{self.number}-{self.ifname}",
+            daemon=True,
         )
         self._thread.start()
 
-    def _reader(self, deliver: Sink) -> None:
-        while not self._stop.is_set():
+    def _reader(self, deliver: Sink, deliver_many: SinkMany | None = None) -> None:
+        """Frames already queued on the socket are read together (up to READ_BATCH, without
+        blocking) and handed over as one batch: the switch then takes its lock and catches
+        up its clock once per batch, not once per frame. The socket is non-blocking and the
+        wait is a poll: a socket timeout would cost a poll(2) before every recvmsg."""
+        sock, stop, batch_max = self.sock, self._stop, self.READ_BATCH
+        recvmsg, restore, outgoing = sock.recvmsg, afpacket.restore_vlan, afpacket.PACKET_OUTGOING
+        anc = socket.CMSG_SPACE(afpacket.AUXDATA.size)
+        poller = select.poll()
+        poller.register(sock.fileno(), select.POLLIN)
+        while not stop.is_set():
+            batch: list[bytes] = []
             try:
-                frame, addr = afpacket.recv_frame(self.sock)
-            except TimeoutError:
-                continue
+                while len(batch) < batch_max:
+                    data, ancdata, _flags, addr = recvmsg(65535, anc)
+                    if addr[2] != outgoing:
+                        batch.append(restore(data, ancdata))
+            except BlockingIOError:
+                pass
             except OSError:
-                if self._stop.is_set():
+                if stop.is_set():
                     return
                 log.exception("port %d@%s: receive failed", self.number, self.ifname)
                 return
-            if addr[2] == afpacket.PACKET_OUTGOING:
+            if not batch:
+                poller.poll(100)  # ms: lets the reader notice close()
                 continue
-            self.rx_frames += 1
-            try:
-                deliver(self.number, frame)
-            except Exception:  # one bad frame must not stop the port
-                log.exception("port %d@%s: processing a received frame failed", self.number, self.ifname)
+            self.rx_frames += len(batch)
+            if deliver_many is not None:
+                try:
+                    deliver_many(self.number, batch)
+                except Exception:  # a failure must not stop the port
+                    log.exception("port %d@%s: processing received frames failed", self.number, self.ifname)
+                continue
+            for frame in batch:
+                try:
+                    deliver(self.number, frame)
+                except Exception:  # one bad frame must not stop the port
+                    log.exception("port %d@%s: processing a received frame failed", self.number, self.ifname)
 
     def transmit(self, frame: bytes) -> None:
         with self._tx_lock:
             try:
-                self.sock.send(frame)
+                try:
+                    self.sock.send(frame)
+                except BlockingIOError:  # the send buffer is full: wait as a blocking socket would, briefly
+                    if not select.select((), (self.sock,), (), 0.1)[1]:
+                        raise
+                    self.sock.send(frame)
                 self.tx_frames += 1
             except OSError as exc:
                 log.warning("port %d@%s: send of %d bytes failed: %s", self.number, self.ifname, len(frame), exc)
@@ -176,6 +214,7 @@ class PortSet:
         self.pcap_dir = pcap_dir
         self._captures: dict[int, _Capture] = {}
         self._sink: Sink | None = None
+        self._sink_many: SinkMany | None = None
         self.unknown_port_drops = 0
 
     def add(self, port: Port) -> Port:
@@ -185,7 +224,7 @@ class PortSet:
         if self.pcap_dir is not None:
             self._captures[port.number] = _Capture(self.pcap_dir, port.number)
         if self._sink is not None:
-            port.start(self._receive)
+            port.start(self._receive, self._receive_many)
         return port
 
     def add_interface(self, number: int, ifname: str) -> InterfacePort:
@@ -202,11 +241,13 @@ class PortSet:
     def has_interfaces(self) -> bool:
         return any(isinstance(p, InterfacePort) for p in self.ports.values())
 
-    def start(self, sink: Sink) -> None:
-        """Begin feeding frames received on every port to `sink(port, frame)`."""
-        self._sink = sink
+    def start(self, sink: Sink, sink_many: SinkMany | None = None) -> None:
+        """Begin feeding frames received on every port to `sink(port, frame)`; frames that
+        arrived together go to `sink_many(port, frames)` when given (in order, as if each
+        had gone to `sink`)."""
+        self._sink, self._sink_many = sink, sink_many
         for port in self.ports.values():
-            port.start(self._receive)
+            port.start(self._receive, self._receive_many)
 
     def _receive(self, number: int, frame: bytes) -> None:
         cap = self._captures.get(number)
@@ -214,6 +255,17 @@ class PortSet:
             cap.write("in", frame)
         if self._sink is not None:
             self._sink(number, frame)
+
+    def _receive_many(self, number: int, frames: list[bytes]) -> None:
+        cap = self._captures.get(number)
+        if cap is not None:
+            for frame in frames:
+                cap.write("in", frame)
+        if self._sink_many is not None:
+            self._sink_many(number, frames)
+        elif self._sink is not None:
+            for frame in frames:
+                self._sink(number, frame)
 
     def transmit(self, number: int, frame: bytes) -> None:
         port = self.ports.get(number)

@@ -36,6 +36,7 @@ from p4sim.model import (
 from p4sim.runtime.instance import instantiate, load_program, used_externs
 from p4sim.runtime.pre import PRE
 from p4sim.runtime.tables import Table
+from p4sim.runtime.tm import TrafficManager
 
 __all__ = ["Switch", "P4View", "resolve_name", "load_program", "DROP_PORT"]
 
@@ -108,8 +109,6 @@ class Switch:
         self.pfc_rx = pfc_rx
         self.drop_port = drop_port
         if tm is None:
-            from p4sim.runtime.tm import TrafficManager
-
             tm = TrafficManager()
         self.tm = tm
         self.seed = seed  # the seed of the switch's random source (externs draw from it)
@@ -255,7 +254,11 @@ class Switch:
         self.stats["rx"] += 1
         if self.pfc_rx and len(frame) >= 18 and frame[12] == 0x88 and frame[13] == 0x08:
             self._pfc(port, frame)
-        self._ingress_pass(port, frame, NORMAL, None, None, 0)
+        seq = self._enq_seq
+        if self._ingress_pass(port, frame, NORMAL, None, None, 0, True) and self._enq_seq == seq:
+            # the packet went through the idle traffic manager and egress at once, and
+            # nothing was queued since: what the loop below would dequeue is nothing
+            return
         # _service(now), inlined (once per packet)
         tm = self.tm
         now = self._now
@@ -340,7 +343,12 @@ class Switch:
             return None
         return P4View(hdr)
 
-    def _ingress_pass(self, port: int, frame: bytes, itype: int, src_meta, fl, passes: int) -> None:
+    def _ingress_pass(self, port: int, frame: bytes, itype: int, src_meta, fl, passes: int,
+                      direct: bool = False) -> bool:
+        """One ingress pass, then the packet to the traffic manager. `direct` (a packet from
+        send(), not a re-injected one): when the traffic manager is idle and lets it leave at
+        once, run its egress here too and return True (send()'s dequeue would give exactly
+        this packet, alone, now); otherwise False."""
         # _fresh and _parse_into, inlined: this runs once per packet
         hdr = self._new_hdr()
         meta = self._new_meta()
@@ -363,7 +371,7 @@ class Switch:
             self._verify(hdr, meta)
         except self._parse_errors as e:
             self._runtime_error("parser", e)
-            return
+            return False
         if self.cksum_err:
             sm.f_checksum_error = 1
         if fl is not None and src_meta is not None:
@@ -373,15 +381,15 @@ class Switch:
         except self._stops as e:  # an extern stopped the packet (assert)
             self.log.append(str(e))
             self.stats["drops"] += 1
-            return
+            return False
         except (IndexError, ZeroDivisionError, ValueError, OverflowError, ParserError) as e:
             self._runtime_error("ingress", e)
-            return
+            return False
         if self._pending:
             # what the externs asked for in ingress (clone, resubmit), in simple_switch's order
             for hook in self._after_ingress:
                 if hook(self, port, frame, hdr, meta, sm, passes):
-                    return
+                    return False
         # a length cap asked for in ingress cuts the frame when it leaves
         if sm.f_mcast_grp:
             pkt = _Pkt(hdr, meta, sm, payload, frame, passes, port, self.cap)
@@ -395,22 +403,41 @@ class Switch:
                 self._enqueue(p, eport)
             if not reps:
                 self.stats["drops"] += 1
-            return
+            return False
         if sm.f_egress_spec == self.drop_port:
             self.stats["drops"] += 1
-            return
+            return False
         sm.f_instance_type = NORMAL  # simple_switch: a unicast packet leaves ingress as NORMAL
+        eport = sm.f_egress_spec
+        tm = self.tm
+        if direct and type(tm) is TrafficManager:
+            now = self._now
+            tx = tm.send_now(eport, sm.f_priority, sm.f_packet_length, now)
+            if tx >= 0:
+                # what _egress_pass reads from the queued packet: it left as it came,
+                # with both queues' depths 0, after 0 ns in the queue
+                t_us = now // 1000
+                sm.f_egress_port = eport
+                sm.f_egress_spec = 0
+                sm.f_enq_timestamp = t_us & 0xFFFFFFFF
+                sm.f_enq_qdepth = 0
+                sm.f_deq_timedelta = 0
+                sm.f_deq_qdepth = 0
+                sm.f_egress_global_timestamp = t_us & 0xFFFFFFFFFFFF
+                self._egress_run(None, hdr, meta, sm, payload, frame, passes, port, self.cap, eport, now + tx)
+                return True
         # _Pkt(...) and _enqueue, inlined (once per packet): the attributes in __init__'s order
         pkt = _new(_Pkt)
         pkt.hdr, pkt.meta, pkt.sm = hdr, meta, sm
         pkt.payload, pkt.frame, pkt.passes = payload, frame, passes
         pkt.trunc, pkt.in_port = self.cap, port
         self._enq_seq += 1
-        pkt.egress_port = sm.f_egress_spec
+        pkt.egress_port = eport
         pkt.priority = sm.f_priority
         pkt.length = sm.f_packet_length
-        if not self.tm.enqueue(pkt, self._now):
+        if not tm.enqueue(pkt, self._now):
             self.stats["tm_drops"] += 1
+        return False
 
     def _enqueue(self, pkt: _Pkt, eport: int) -> None:
         self._enq_seq += 1
@@ -449,18 +476,25 @@ class Switch:
             start = getattr(qp, "tx_start_ns", self._now)
             end = getattr(qp, "tx_end_ns", start)
         sm = p.sm
-        sm.f_egress_port = qp.egress_port
+        eport = qp.egress_port
+        sm.f_egress_port = eport
         sm.f_egress_spec = 0
         sm.f_enq_timestamp = (qp.enq_timestamp // 1000) & 0xFFFFFFFF
         sm.f_enq_qdepth = qp.enq_qdepth & 0x7FFFF
         sm.f_deq_timedelta = (qp.deq_timedelta // 1000) & 0xFFFFFFFF
         sm.f_deq_qdepth = qp.deq_qdepth & 0x7FFFF
         sm.f_egress_global_timestamp = (start // 1000) & 0xFFFFFFFFFFFF
+        self._egress_run(p, p.hdr, p.meta, sm, p.payload, p.frame, p.passes, p.in_port, p.trunc, eport, end)
+
+    def _egress_run(self, p: _Pkt | None, hdr, meta, sm, payload: bytes, frame: bytes, passes: int,
+                    in_port: int, trunc: int, eport: int, end: int) -> None:
+        """Egress, deparser and output of a packet whose standard_metadata is filled for
+        egress; `p`: its queued packet, or None when it never was one (the fast path of
+        _ingress_pass; the stage hooks get one made then); `end`: when its last bit leaves."""
         if self._dirty:
             self._reset_flags()
         self.plen = sm.f_packet_length
-        self.payload = p.payload
-        hdr, meta = p.hdr, p.meta
+        self.payload = payload
         try:
             self._egress(hdr, meta, sm)
         except self._stops as e:  # an extern stopped the packet (assert)
@@ -473,6 +507,9 @@ class Switch:
         cap = self.cap
         pending = self._pending
         if pending:
+            if p is None:  # the hooks read the packet's fields (pkt.payload, pkt.in_port)
+                p = _Pkt(hdr, meta, sm, payload, frame, passes, in_port, trunc)
+                p.egress_port, p.priority, p.length = eport, sm.f_priority, sm.f_packet_length
             # what the externs asked for in egress (an egress-to-egress clone), before the
             # drop check, as simple_switch.cpp egress_thread orders them
             for hook in self._after_egress:
@@ -488,19 +525,18 @@ class Switch:
         except (IndexError, ZeroDivisionError, ValueError, OverflowError, ParserError, struct.error) as e:
             self._runtime_error("deparser", e)
             return
-        out.append(p.payload)
+        out.append(payload)
         data = b"".join(out)
         if cap and len(data) > cap:
             data = data[:cap]
-        n = p.trunc
-        if n and len(data) > n:
-            data = data[:n]
+        if trunc and len(data) > trunc:
+            data = data[:trunc]
         if pending:
             # after the deparser (recirculation), simple_switch.cpp egress_thread
             for hook in self._after_deparse:
                 if hook(self, p, data, meta):
                     return
-        if self.cpu_port is not None and qp.egress_port == self.cpu_port and self._packet_in_cbs:
+        if self.cpu_port is not None and eport == self.cpu_port and self._packet_in_cbs:
             md: dict[str, int] = {}
             if self._pkt_in_hdr is not None:
                 nbits = sum(f.bitwidth for f in self._pkt_in_hdr.fields)
@@ -519,7 +555,10 @@ class Switch:
         # the dataclass __init__ (frozen: one object.__setattr__ per field) costs more than
         # the rest of the egress bookkeeping; filling __dict__ builds the same object
         o = _new(OutputPacket)
-        o.__dict__.update(port=qp.egress_port, data=data, time_ns=end)
+        d = o.__dict__  # (item stores: cheaper than update(**kwargs))
+        d["port"] = eport
+        d["data"] = data
+        d["time_ns"] = end
         self._out.append(o)
 
     def receive(self) -> list[OutputPacket]:

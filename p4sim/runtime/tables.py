@@ -10,6 +10,14 @@ freed by a delete is reused by the next add).
 A table keeps one `Rec` per entry: the action index (position in the table's action list,
 which the generated code dispatches on), the argument tuple, and the entry's direct
 counter and meter state. Lookups return a `Rec` or None (miss).
+
+Writes: `add`/`modify`/`delete` check an entry then commit it. A caller that has already
+made the value-independent checks against this table (P4Runtime's Write fast path,
+p4sim/server/fastwrite.py) calls `insert_checked`/`modify_checked`/`delete_checked`
+with the canonical key, and keeps only the checks that depend on the table's state;
+the errors are the same exceptions with the same messages. Such an entry keeps no
+`TableEntry` (`Rec.entry` is None): `entry_of` builds it when it is first read, the
+same one `add` would have stored.
 """
 
 from __future__ import annotations
@@ -48,18 +56,31 @@ class Rec:
     __slots__ = ("entry", "aid", "args", "pkts", "bytes", "meter", "prio", "seq", "hnd",
                  "tests", "mkey")
 
-    def __init__(self, entry: TableEntry | None, aid: int, args: tuple[int, ...]):
+    def __init__(self, entry: TableEntry | None, aid: int, args: tuple[int, ...], prio: int = 0,
+                 tests: tuple = (), mkey: tuple = (), seq: int = 0, hnd: int = 0):
         self.entry = entry
         self.aid = aid
         self.args = args
         self.pkts = 0
         self.bytes = 0
         self.meter = None  # direct meter state, created lazily by the switch
-        self.prio = 0
-        self.seq = 0  # insertion order (what reads return entries in)
-        self.hnd = 0  # BMv2-style handle: breaks ties between equal priorities
-        self.tests: tuple = ()  # per key: (kind, a, b) for the scan
-        self.mkey: tuple = ()  # canonical match key (for duplicate detection)
+        self.prio = prio
+        self.seq = seq  # insertion order (what reads return entries in)
+        self.hnd = hnd  # BMv2-style handle: breaks ties between equal priorities
+        self.tests = tests  # per key: (kind, a, b) for the scan
+        self.mkey = mkey  # canonical match key (for duplicate detection)
+
+
+class _FullLength(dict):
+    """A single-key lpm table's entries of full prefix length (value -> Rec). While they are
+    most of the table, the table's `lookup1` is this dict's own `__getitem__`: a hit is the
+    longest possible match in one C probe; a miss (or a key outside the width) goes to
+    `__missing__`, the table's general lookup, which stores nothing."""
+
+    __slots__ = ("miss",)
+
+    def __missing__(self, v: int) -> Rec | None:
+        return self.miss(v)
 
 
 def _scan_order(r: Rec) -> tuple[int, int]:
@@ -97,7 +118,9 @@ class Table:
             self.mode = "scan"
         self.needs_priority = self.mode == "scan"
         self.recs: dict[tuple, Rec] = {}  # canonical key -> rec (all modes)
-        self.exact: dict[tuple, Rec] = {}
+        # exact mode: the canonical key is the tuple of values, so the exact index is `recs`
+        # itself (one dict store per insert, not two)
+        self.exact: dict[tuple, Rec] = self.recs if self.mode == "exact" else {}
         self.lpm: dict[int, dict[tuple, Rec]] = {}
         self.lpm_lens: list[int] = []
         # single-key lpm: (mask, dict) per prefix length shorter than `lpm1_split` bits,
@@ -141,7 +164,8 @@ class Table:
         if self.mode == "lpm":
             return (f"longest prefix match: one dict per prefix length, probed longest first "
                     f"({len(self.lpm)} prefix lengths installed; single-key tables probe only the "
-                    f"lengths present under the key's top {self.lpm1_split} bits)")
+                    f"lengths present under the key's top {self.lpm1_split} bits, and their "
+                    f"full-length prefixes first in one probe while those are half the table or more)")
         if self.lookup == self._lookup_scan:
             return f"linear scan in priority order (a range key), {len(self.scan)} entries"
         return (f"tuple space search: one dict probe per distinct mask tuple ({len(self.groups)} "
@@ -154,7 +178,8 @@ class Table:
         return self.exact.get(key)
 
     def lookup1(self, v: int) -> Rec | None:
-        """Single-key lpm: longest prefix first, one dict probe per prefix length."""
+        """Single-key lpm: longest prefix first, one dict probe per prefix length (the
+        generated code's call; `_bind_lookup1` may put a faster equal one in its place)."""
         cands = self.lpm1_long.get(v >> self.lpm1_shift)
         if cands is not None:
             for m, d in cands:
@@ -166,6 +191,16 @@ class Table:
             if r is not None:
                 return r
         return None
+
+    def _bind_lookup1(self) -> None:
+        """While full-length prefixes (host routes) are at least half of a single-key lpm
+        table, `lookup1` probes them first, in C (`_FullLength`); else the general loop
+        (a table of /24s would only pay for a probe that misses)."""
+        d = self.lpm1d.get(self.widths[0])
+        if d is not None and 2 * len(d) >= len(self.recs):
+            self.lookup1 = d.__getitem__  # type: ignore[method-assign]
+        else:
+            self.__dict__.pop("lookup1", None)
 
     def _rebuild_lpm1(self) -> None:
         # the short lengths, longest first; the dicts are shared with lpm1d
@@ -423,25 +458,110 @@ class Table:
         if len(self.recs) >= self.info.size and not const:
             raise ResourceExhausted(f"table {self.name} is full ({self.info.size} entries)")
         aid, args = self._entry_action(entry)
-        rec = Rec(entry, aid, args)
-        rec.prio = entry.priority
-        rec.tests = tests
-        rec.mkey = key
+        return self._commit(entry, key, tests, aid, args, entry.priority)
+
+    def _commit(self, entry: TableEntry | None, key: tuple, tests: tuple, aid: int, args: tuple,
+                prio: int) -> Rec:
+        """Store a checked entry: a handle, the insertion order, the indexes."""
         self.seq += 1
-        rec.seq = self.seq
         if self.free_handles:
-            rec.hnd = heapq.heappop(self.free_handles)
+            hnd = heapq.heappop(self.free_handles)
         else:
-            rec.hnd = self.next_handle
+            hnd = self.next_handle
             self.next_handle += 1
-        self.recs[key] = rec
+        rec = self.recs[key] = Rec(entry, aid, args, prio, tests, key, self.seq, hnd)
         self._index(rec)
         return rec
 
+    # The pre-checked entry points. The caller guarantees what `_canon` and `_entry_action`
+    # would check: `key`/`tests` are what `_canon` returns for the entry (every key field
+    # given, values in range; the priority, > 0, last in `key` when `needs_priority`), and
+    # `aid`/`args` what `_entry_action` returns (an action of this table allowed in an
+    # entry, every argument in range). Only this table's state is checked here, in `add`'s
+    # order and with its messages. Never for an IndirectTable (its actions are targets).
+
+    def insert_checked(self, key: tuple, tests: tuple, aid: int, args: tuple, prio: int = 0) -> Rec:
+        """`add` of a pre-checked entry; its TableEntry is built when first read (`entry_of`)."""
+        if self.const_entries:
+            raise P4SimError(f"table {self.name} has const entries: it is read-only")
+        recs = self.recs
+        if key in recs:
+            raise AlreadyExists(f"table {self.name}: entry already exists")
+        if len(recs) >= self.info.size:
+            raise ResourceExhausted(f"table {self.name} is full ({self.info.size} entries)")
+        return self._commit(None, key, tests, aid, args, prio)
+
+    def insert_exact1_checked(self, v: int, aid: int, args: tuple) -> None:
+        """`insert_checked` for a table of one exact key (an L2 table: the bulk of a batch),
+        with the same checks and the same state, in fewer steps."""
+        if self.const_entries:
+            raise P4SimError(f"table {self.name} has const entries: it is read-only")
+        key = (v,)
+        recs = self.recs
+        if key in recs:
+            raise AlreadyExists(f"table {self.name}: entry already exists")
+        if len(recs) >= self.info.size:
+            raise ResourceExhausted(f"table {self.name} is full ({self.info.size} entries)")
+        self.seq += 1
+        if self.free_handles:
+            hnd = heapq.heappop(self.free_handles)
+        else:
+            hnd = self.next_handle
+            self.next_handle += 1
+        recs[key] = self.exact1[v] = Rec(None, aid, args, 0, ((0, v, self._pack_full[0]),), key, self.seq, hnd)
+
+    def modify_checked(self, key: tuple, aid: int, args: tuple) -> None:
+        """`modify` of a pre-checked entry."""
+        if self.const_entries:
+            raise P4SimError(f"table {self.name} has const entries: it is read-only")
+        rec = self.recs.get(key)
+        if rec is None:
+            raise NotFound(f"table {self.name}: no such entry")
+        rec.aid, rec.args = aid, args
+        e = rec.entry
+        if e is not None:  # else entry_of builds it from aid/args when it is read
+            spec = self.actions[aid]
+            e.action = spec.name
+            e.params = {p: v for (p, _), v in zip(spec.params, args, strict=True)}
+
+    def delete_checked(self, key: tuple) -> None:
+        """`delete` of a pre-checked entry."""
+        if self.const_entries:
+            raise P4SimError(f"table {self.name} has const entries: it is read-only")
+        rec = self.recs.pop(key, None)
+        if rec is None:
+            raise NotFound(f"table {self.name}: no such entry")
+        self._unindex(rec)
+        heapq.heappush(self.free_handles, rec.hnd)
+
+    def entry_of(self, rec: Rec) -> TableEntry:
+        """The TableEntry of an installed entry. One stored by a pre-checked insert is built
+        here once, as `add` would have stored it: every key field by name in key order
+        (exact: Exact; lpm: Lpm of the masked value; ternary: Ternary of the masked value;
+        optional: Optional_), the action's full name, the arguments by name in order."""
+        e = rec.entry
+        if e is None:
+            match: dict = {}
+            for name, kind, c in zip(self.key_names, self.kinds, rec.mkey, strict=False):  # mkey may end in the priority
+                if kind == "exact":
+                    match[name] = Exact(c)
+                elif kind == "lpm":
+                    match[name] = Lpm(c[0], c[1])
+                elif kind == "ternary":
+                    match[name] = Ternary(c[0], c[1])
+                elif kind == "optional":
+                    match[name] = Optional_(c)
+                else:  # ranges never take the pre-checked path
+                    raise AssertionError(f"table {self.name}: no pre-checked {kind} key")
+            spec = self.actions[rec.aid]
+            params = {p: v for (p, _), v in zip(spec.params, rec.args, strict=True)}
+            e = rec.entry = TableEntry(self.name, match, spec.name, params, rec.prio)
+        return e
+
     def _index(self, rec: Rec) -> None:
         if self.mode == "exact":
-            # the canonical key is the tuple of values: no priority in it (needs_priority is False)
-            self.exact[rec.mkey] = rec
+            # the canonical key is the tuple of values (no priority: needs_priority is False), so
+            # `exact` (which is `recs`) has it already
             if len(rec.tests) == 1:
                 self.exact1[rec.tests[0][1]] = rec
         elif self.mode == "lpm":
@@ -454,13 +574,19 @@ class Table:
             if len(self.kinds) == 1:
                 d = self.lpm1d.get(plen)
                 if d is None:
-                    d = self.lpm1d[plen] = {}
+                    if plen == self.widths[0]:
+                        d = _FullLength()
+                        d.miss = type(self).lookup1.__get__(self)
+                    else:
+                        d = {}
+                    self.lpm1d[plen] = d
                     d[k[0]] = rec
                     self._rebuild_lpm1()
                 else:
                     d[k[0]] = rec
                 if plen >= self.lpm1_split:
                     self._lpm1_count(plen, k[0], 1)
+                self._bind_lookup1()
         else:
             # higher priority first; among equals the lower handle (BMv2 EntryList order)
             bisect.insort(self.scan, rec, key=_scan_order)
@@ -469,7 +595,7 @@ class Table:
 
     def _unindex(self, rec: Rec) -> None:
         if self.mode == "exact":
-            del self.exact[rec.mkey]
+            # (`exact` is `recs`: the caller has removed it)
             if len(rec.tests) == 1:
                 del self.exact1[rec.tests[0][1]]
         elif self.mode == "lpm":
@@ -486,6 +612,7 @@ class Table:
                 if not d:
                     del self.lpm1d[plen]
                     self._rebuild_lpm1()
+                self._bind_lookup1()
         else:
             # (priority, handle) is unique among live entries: bisect finds it, no O(n) compare
             i = bisect.bisect_left(self.scan, _scan_order(rec), key=_scan_order)
@@ -506,9 +633,9 @@ class Table:
             raise P4SimError(f"table {self.name} has const entries: it is read-only")
         rec = self.find(entry)
         rec.aid, rec.args = self._entry_action(entry)
-        assert rec.entry is not None
-        rec.entry.action = entry.action
-        rec.entry.params = dict(entry.params)
+        stored = self.entry_of(rec)
+        stored.action = entry.action
+        stored.params = dict(entry.params)
 
     def delete(self, entry: TableEntry) -> None:
         if self.const_entries:
@@ -532,6 +659,7 @@ class Table:
         self.lpm1_long.clear()
         self.lpm1_cnt.clear()
         self.lpm1d.clear()
+        self.__dict__.pop("lookup1", None)
         self.scan.clear()
         self.group_map.clear()
         self.group_top.clear()
@@ -552,9 +680,9 @@ class Table:
 
     def entries(self) -> list[TableEntry]:
         out = []
+        entry_of = self.entry_of
         for rec in sorted(self.recs.values(), key=lambda r: r.seq):
-            e = rec.entry
-            assert e is not None
+            e = entry_of(rec)
             e.counter_packets = rec.pkts
             e.counter_bytes = rec.bytes
             out.append(e)

@@ -269,6 +269,39 @@ class TrafficManager:
         self._advance(now_ns)
         return True
 
+    def send_now(self, port: int, prio: int, length: int, now_ns: int) -> int:
+        """`enqueue` then `dequeue(now_ns)` of one packet that leaves at once, for a caller
+        that keeps the packet itself (the switch's fast path): the same counters, clock and
+        port state, no packet object. Only when nothing is queued or departed: the packet
+        then leaves alone, with enq_timestamp = now_ns, both depths 0 (every queue is empty,
+        whatever depth_scope) and deq_timedelta 0. Returns its serialisation time in ns
+        (tx_start_ns = now_ns, tx_end_ns = now_ns + that), or -1, with nothing changed, when
+        the packet must take `enqueue` (queued packets, a busy or paused port, a drop)."""
+        if self._active or self._departed:
+            return -1
+        if not 0 <= prio < self.nb_queues:
+            return -1
+        state = self._ports.get(port)
+        if state is None:
+            state = self._port(port)  # as enqueue does, once the priority is known good
+        if state.capacity[prio] <= 0 or state.busy_until > now_ns or state.paused_until[prio] > now_ns:
+            return -1
+        # enqueue's fast path, step for step, with the packet's attributes left out
+        if now_ns > self._now:
+            self._now = now_ns
+        state.enqueued[prio] += 1
+        if state.max_depth[prio] < 1:
+            state.max_depth[prio] = 1
+        if self.scheduler != "strict":
+            if not (state.wrr_current == prio and state.wrr_sent < self.weights[prio]):
+                state.wrr_current, state.wrr_sent = prio, 0
+        state.wrr_sent += 1
+        state.dequeued[prio] += 1
+        tx = 0 if state.bits_per_s is None and state.pps is None else self._tx_ns(state, length)
+        state.busy_until = now_ns + tx
+        state.tx_bytes += length
+        return tx
+
     def next_departure(self) -> int | None:
         """Earliest time at which some queued packet can leave, or None when all are empty."""
         best = self._earliest()

@@ -28,11 +28,13 @@ never unbounded memory or time.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+import weakref
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from p4rtproto import p4runtime_pb2
-from p4rtproto.codec import PlainEntry, Schema, TableMeta, decode_table_entry
+from p4rtproto.codec import PlainEntry, Schema, TableMeta, decode_table_entry, entry_key
 from p4rtproto.entities import Exact, Lpm, Optional_, TableEntry, Ternary
 
 SHAPE_LIMIT = 512
@@ -85,7 +87,11 @@ def update_spans(data: bytes) -> list[tuple[int, int]] | None:
             tag = data[i]
             i += 1
             if tag == _UPDATE_TAG:
-                ln, i = _varint(data, i)
+                ln = data[i]
+                if ln < 0x80:  # an Update under 128 bytes: the common case, no call
+                    i += 1
+                else:
+                    ln, i = _varint(data, i)
                 spans.append((i, i + ln))
                 i += ln
             elif tag in _VARINT_TAGS:
@@ -102,15 +108,19 @@ def update_spans(data: bytes) -> list[tuple[int, int]] | None:
 
 class _Shape:
     """One learned layout: `fixed` are (offset, bytes) pieces the update must hold,
-    `slots` the (offset, length) of each value, in the order the template takes them."""
+    `slots` the (offset, length) of each value, in the order the template takes them.
+    `rx` is the same layout as one regular expression (the fixed pieces as literals, each
+    value a group of exactly its length), `groups` the group of each slot: one C call
+    checks an Update and cuts its values out."""
 
-    __slots__ = ("fixed", "slots", "utype", "table_id", "matches", "action_id", "params", "priority", "action_other",
-                 "bound")
+    __slots__ = ("fixed", "slots", "rx", "groups", "utype", "table_id", "matches", "action_id", "params", "priority",
+                 "action_other", "bound")
 
     def __init__(self, fixed: tuple, slots: tuple, utype: int, plain: PlainEntry,
                  match_slots: list[tuple[int | None, int | None]], param_slots: list[int | None]) -> None:
         self.fixed = fixed
         self.slots = slots
+        self.rx, self.groups = _pattern(fixed, slots)
         self.utype = utype
         self.table_id = plain.table_id
         self.priority = plain.priority
@@ -122,11 +132,24 @@ class _Shape:
         self.params = tuple((pid, (sv, v)) for (pid, v), sv in zip(plain.params, param_slots, strict=True))
         self.bound: tuple[Any, Any] | None = None  # (weakref to the schema, bind()'s builder) of the last pipeline
 
-    def plain(self, vals: list[bytes]) -> PlainEntry:
+    def plain(self, vals: Sequence[bytes]) -> PlainEntry:
         matches = [(fid, kind, a if sa is None else vals[sa], b if sb is None else vals[sb])
                    for fid, kind, (sa, a), (sb, b) in self.matches]
         params = [(pid, v if sv is None else vals[sv]) for pid, (sv, v) in self.params]
         return PlainEntry(self.table_id, matches, self.action_id, params, self.action_other, self.priority)
+
+
+def _pattern(fixed: tuple, slots: tuple) -> tuple[re.Pattern[bytes], tuple[int, ...] | None]:
+    """(regex, groups) of a layout: the regex fullmatches exactly the byte strings of the
+    layout's length that hold every fixed piece at its offset (re.S: a value byte may be
+    any byte); groups[j] is slot j's group number, None when the groups are in slot order."""
+    pieces = sorted([(off, re.escape(piece)) for off, piece in fixed]
+                    + [(off, b"(.{%d})" % n) for off, n in slots])
+    by_offset = sorted(range(len(slots)), key=lambda j: slots[j][0])
+    groups = [0] * len(slots)
+    for g, j in enumerate(by_offset):
+        groups[j] = g + 1
+    return re.compile(b"".join(p for _, p in pieces), re.S), None if by_offset == sorted(by_offset) else tuple(groups)
 
 
 def _flip(value: bytes) -> bytes:
@@ -141,16 +164,15 @@ class WriteScanner:
         self.count = 0
         self.hits = 0  # updates decoded by shape (what the tests check the path is taken by)
 
-    def lookup(self, data: bytes, start: int, end: int) -> tuple[_Shape, list[bytes]] | None:
+    def lookup(self, data: bytes, start: int, end: int) -> tuple[_Shape, Sequence[bytes]] | None:
         """(shape, value bytes in slot order) of the Update at data[start:end], or None.
         `shape.plain(values)` is its PlainEntry."""
         for sh in self.shapes.get(end - start, ()):
-            for off, piece in sh.fixed:
-                if not data.startswith(piece, start + off):
-                    break
-            else:
+            m = sh.rx.fullmatch(data, start, end)
+            if m is not None:
                 self.hits += 1
-                return sh, [data[start + o:start + o + n] for o, n in sh.slots]
+                g = sh.groups
+                return sh, m.groups() if g is None else [m.group(k) for k in g]
         return None
 
     def learn(self, update: Any, raw: bytes) -> None:
@@ -240,7 +262,11 @@ class WriteScanner:
 _UPDATE = p4runtime_pb2.Update
 _INSERT, _MODIFY, _DELETE = _UPDATE.INSERT, _UPDATE.MODIFY, _UPDATE.DELETE
 
-Builder = Callable[[list[bytes]], "tuple[TableMeta, TableEntry] | None"]
+# A builder returns None (a value refused: the reference checks say why), (table, entry)
+# for the apply stage, or DONE when it has stored the update itself through the table's
+# pre-checked entry points (bind() with a pipeline)
+DONE = True
+Builder = Callable[[Sequence[bytes]], "tuple[TableMeta, TableEntry] | bool | None"]
 
 
 def _bind_exact1(meta: TableMeta, spec: tuple, param: tuple | None, action: str, priority: int) -> Builder:
@@ -250,7 +276,7 @@ def _bind_exact1(meta: TableMeta, spec: tuple, param: tuple | None, action: str,
     table = meta.name
     from_bytes = int.from_bytes
     if param is None:
-        def build0(vals: list[bytes]) -> tuple[TableMeta, TableEntry] | None:
+        def build0(vals: Sequence[bytes]) -> tuple[TableMeta, TableEntry] | None:
             v = from_bytes(vals[kslot], "big")
             if v >> kwidth:
                 return None
@@ -258,7 +284,7 @@ def _bind_exact1(meta: TableMeta, spec: tuple, param: tuple | None, action: str,
         return build0
     pname, pwidth, pslot = param
 
-    def build1(vals: list[bytes]) -> tuple[TableMeta, TableEntry] | None:
+    def build1(vals: Sequence[bytes]) -> tuple[TableMeta, TableEntry] | None:
         v = from_bytes(vals[kslot], "big")
         a = from_bytes(vals[pslot], "big")
         if v >> kwidth or a >> pwidth:
@@ -267,7 +293,159 @@ def _bind_exact1(meta: TableMeta, spec: tuple, param: tuple | None, action: str,
     return build1
 
 
-def bind(shape: _Shape, schema: Schema) -> Builder | None:
+def _checked_table(pipeline: Any, meta: TableMeta) -> Any:
+    """The pipeline's runtime Table of `meta` when its pre-checked entry points stand for the
+    reference's apply stage: p4sim's own Switch (its table_add/modify/delete only find the
+    table) and a plain Table, not a subclass with behaviour of its own; else None."""
+    from p4sim.runtime.switch import Switch
+    from p4sim.runtime.tables import Table
+
+    sw = getattr(pipeline, "switch", None)
+    cls = type(sw)
+    if not isinstance(sw, Switch) or any(getattr(cls, n) is not getattr(Switch, n)
+                                         for n in ("_table", "table_add", "table_modify", "table_delete")):
+        return None
+    try:
+        t = sw._table(meta.name)
+    except Exception:
+        return None
+    if type(t) is not Table or t.name != meta.name or t.const_entries:
+        return None
+    return t
+
+
+def _bind_checked(shape: _Shape, pipeline: Any, meta: TableMeta, ref: TableEntry, specs: list,
+                  params: list, fallback: Builder) -> Builder | None:
+    """A builder that stores the update itself, through the table's pre-checked entry
+    points (`Table.insert_checked` and friends): it makes the value checks of `fallback`
+    (the same), then builds the canonical key as `Table._canon` does and the action index
+    and arguments as `Table._entry_action` does. Bound only when every check of those two
+    that does not depend on the values passes for this shape (all key fields given, in
+    the table's key order, with its kinds and widths; the action one of the table's,
+    allowed in an entry, its parameters in order with their widths; a priority > 0 where
+    the table needs one): the rest is the table's state (duplicate, missing, full,
+    const), which the entry points check with `add`'s messages. After a MODIFY or DELETE
+    the entry's metadata goes, as in the apply stage (`_drop_metadata`).
+    The table and the pipeline are held weakly: a shape never keeps an old switch alive."""
+    t = _checked_table(pipeline, meta)
+    if t is None or shape.utype not in (_INSERT, _MODIFY, _DELETE):
+        return None
+    if (tuple(sp[0] for sp in specs) != t.key_names or tuple(sp[1] for sp in specs) != t.kinds
+            or tuple(sp[2] for sp in specs) != t.widths):
+        return None
+    if t.needs_priority and shape.priority <= 0:
+        return None
+    prio = shape.priority if t.needs_priority else 0
+    utype = shape.utype
+    aid = 0
+    if utype != _DELETE:
+        found = t.action_index.get(ref.action)
+        if found is None:
+            return None
+        spec = t.actions[found]
+        if spec.scope == "DEFAULT_ONLY" or [(n, w) for n, w, _ in params] != list(spec.params):
+            return None
+        aid = found
+    tref, pref = weakref.ref(t), weakref.ref(pipeline)
+    from_bytes = int.from_bytes
+    if len(specs) == 1 and specs[0][1] == "exact" and len(params) <= 1:
+        _, _, kwidth, kslot, _ = specs[0]
+        pwidth, pslot = (params[0][1], params[0][2]) if params else (0, None)
+
+        def build_exact1(vals: Sequence[bytes]) -> tuple[TableMeta, TableEntry] | bool | None:
+            v = from_bytes(vals[kslot], "big")
+            if v >> kwidth:
+                return None
+            if pslot is None:
+                args: tuple = ()
+            else:
+                a = from_bytes(vals[pslot], "big")
+                if a >> pwidth:
+                    return None
+                args = (a,)
+            table = tref()
+            if table is None:
+                return fallback(vals)
+            if utype == _INSERT:
+                table.insert_exact1_checked(v, aid, args)
+                return DONE
+            p = pref()
+            md = p.entry_metadata if p is not None else None
+            if utype == _DELETE:
+                table.delete_checked((v,))
+            else:
+                table.modify_checked((v,), aid, args)
+            if md:
+                _drop_metadata(md, fallback(vals))
+            return DONE
+        return build_exact1
+    from p4sim.runtime.tables import _mask
+
+    # per key: (kind code, width, value slot, prefix mask or mask slot, full mask, prefix length)
+    keys = []
+    for _, kind, width, sa, b in specs:
+        full = _mask(width)
+        if kind == "lpm":
+            keys.append((1, width, sa, _mask(b) << (width - b), full, b))
+        else:
+            keys.append(({"exact": 0, "ternary": 2, "optional": 3}[kind], width, sa, b, full, 0))
+
+    def build(vals: Sequence[bytes]) -> tuple[TableMeta, TableEntry] | bool | None:
+        canon: list = []
+        tests = []
+        for code, width, sa, b, full, plen in keys:
+            v = from_bytes(vals[sa], "big")
+            if v >> width:
+                return None
+            if code == 0 or code == 3:  # exact, optional
+                canon.append(v)
+                tests.append((0, v, full))
+            elif code == 1:  # lpm: no bits beyond the prefix, so v is its own masked value
+                if v & ~b:
+                    return None
+                canon.append((v, plen))
+                tests.append((0, v, b))
+            else:  # ternary
+                mask = from_bytes(vals[b], "big")
+                if mask >> width or mask == 0 or v & ~mask:
+                    return None
+                canon.append((v, mask))
+                tests.append((0, v, mask))
+        args = []
+        for _, width, sv in params:
+            a = from_bytes(vals[sv], "big")
+            if a >> width:
+                return None
+            args.append(a)
+        if prio:
+            canon.append(prio)
+        table = tref()
+        if table is None:
+            return fallback(vals)
+        key = tuple(canon)
+        if utype == _INSERT:
+            table.insert_checked(key, tuple(tests), aid, tuple(args), prio)
+            return DONE
+        p = pref()
+        md = p.entry_metadata if p is not None else None
+        if utype == _DELETE:
+            table.delete_checked(key)
+        else:
+            table.modify_checked(key, aid, tuple(args))
+        if md:
+            _drop_metadata(md, fallback(vals))
+        return DONE
+    return build
+
+
+def _drop_metadata(metadata: dict, built: Any) -> None:
+    """What the apply stage does after a MODIFY or DELETE without metadata: the entry's
+    stored metadata goes (`built`: the request's (table, entry) as the reference decodes
+    it, keyed as the apply stage keys it)."""
+    metadata.pop(entry_key(built[1]), None)
+
+
+def bind(shape: _Shape, schema: Schema, pipeline: Any = None) -> Builder | None:
     """A shape's decoder for one pipeline: value bytes -> (table, TableEntry), or None
     when a value would be refused (the caller then runs the reference checks on
     `shape.plain(values)`, which say why). Returns None (no fast decoder) when the shape
@@ -277,7 +455,8 @@ def bind(shape: _Shape, schema: Schema) -> Builder | None:
     parameter given once...) are the reference's own: `codec.decode_table_entry` runs on
     the shape with stand-in values that pass every value check. What the builder checks
     are exactly `codec.decode_match`'s and `decode_action`'s value checks; a refused
-    value is never decided here."""
+    value is never decided here. With `pipeline` (the one `schema` belongs to) the
+    builder stores the update itself where it can (`_bind_checked`)."""
     dummy = []
     mask_slots = {sb for _, kind, _, (sb, _) in shape.matches if kind == "ternary"}
     for j, (_, n) in enumerate(shape.slots):
@@ -304,12 +483,22 @@ def bind(shape: _Shape, schema: Schema) -> Builder | None:
         for pid, (sv, _) in shape.params:
             pinfo = ainfo.params[pid]
             params.append((pinfo.name, pinfo.bitwidth, sv))
-    table, action, priority = meta.name, ref.action, shape.priority
+    fallback = _bind_entry(meta, ref, specs, params, shape.priority)
+    if pipeline is not None:
+        checked = _bind_checked(shape, pipeline, meta, ref, specs, params, fallback)
+        if checked is not None:
+            return checked
+    return fallback
+
+
+def _bind_entry(meta: TableMeta, ref: TableEntry, specs: list, params: list, priority: int) -> Builder:
+    """bind()'s builder that gives (table, TableEntry) to the apply stage."""
+    table, action = meta.name, ref.action
     from_bytes = int.from_bytes
     if len(specs) == 1 and specs[0][1] == "exact" and len(params) <= 1:
         return _bind_exact1(meta, specs[0], params[0] if params else None, action, priority)
 
-    def build(vals: list[bytes]) -> tuple[TableMeta, TableEntry] | None:
+    def build(vals: Sequence[bytes]) -> tuple[TableMeta, TableEntry] | None:
         match: dict[str, Any] = {}
         for name, kind, width, sa, b in specs:
             v = from_bytes(vals[sa], "big")

@@ -97,14 +97,17 @@ class Reference:
         return min(hits, key=lambda x: (-x[0].priority, x[1]))[0]
 
 
-def _match(kinds, widths, rng: random.Random, acl: bool) -> dict:
+def _match(kinds, widths, rng: random.Random, acl: bool, hosts: bool = False) -> dict:
     out = {}
     for i, (kind, w) in enumerate(zip(kinds, widths, strict=True)):
         v = rng.getrandbits(w)
         if kind == "exact":
             out[f"k{i}"] = Exact(rng.getrandbits(3) if not acl else v)  # small space: collisions
         elif kind == "lpm":
-            plen = rng.choice([0, 1, w // 2, w - 3, w])
+            # hosts: mostly full-length prefixes (host routes), some shorter ones under them
+            plen = w if hosts and rng.random() < 0.7 else rng.choice([0, 1, w // 2, w - 3, w])
+            if hosts:
+                v = (v & 0x0000FFFF) | 0x0A0B0000  # one /16: the short prefixes cover the hosts
             out[f"k{i}"] = Lpm(v & (((1 << plen) - 1) << (w - plen)), plen)
         elif kind == "ternary":
             # ACL-like: a prefix mask, an exact value, or a wildcard (sometimes omitted)
@@ -149,6 +152,7 @@ CASES = {
     "exact1": (["exact"], [16]),
     "exact2": (["exact", "exact"], [16, 8]),
     "lpm1": (["lpm"], [32]),
+    "lpm1 host routes": (["lpm"], [32]),
     "exact+lpm": (["exact", "lpm"], [8, 32]),
     "acl5": (["ternary", "ternary", "ternary", "ternary", "ternary"], [32, 32, 8, 16, 16]),
     "lpm+ternary+optional": (["lpm", "ternary", "optional"], [32, 16, 8]),
@@ -182,6 +186,7 @@ def check_structure(t: Table) -> None:
     assert not set(hnds) & set(t.free_handles)
     if t.mode == "exact":
         assert t.exact == {r.mkey: r for r in recs}
+        assert t.exact_get.__self__ is t.exact  # the data path probes the live index
         if len(t.kinds) == 1:
             assert t.exact1 == {r.tests[0][1]: r for r in recs}
         return
@@ -202,6 +207,11 @@ def check_structure(t: Table) -> None:
                     for k in d:
                         tops.setdefault(k[0] >> t.lpm1_shift, set()).add(p)
             assert {top: set(c) for top, c in t.lpm1_cnt.items()} == tops
+            full = t.lpm1d.get(w)
+            if full is not None and 2 * len(full) >= len(recs):  # host routes first, in one probe
+                assert t.lookup1 == full.__getitem__ and type(full).__missing__ is tables._FullLength.__missing__
+            else:
+                assert t.lookup1 == Table.lookup1.__get__(t)
             assert {top: [(m, id(d)) for m, d in lst] for top, lst in t.lpm1_long.items()} == {
                 top: [(((1 << p) - 1) << (w - p), id(t.lpm1d[p])) for p in sorted(ps, reverse=True)]
                 for top, ps in tops.items()}
@@ -236,7 +246,7 @@ def run_differential(case: str, cls: type[Table] = Table, steps: int = 800) -> N
     for step in range(steps):
         r = rng.random()
         if r < 0.5 or not live:
-            e = TableEntry("c.t", _match(kinds, widths, rng, acl), "c.a", {"v": step % 65536},
+            e = TableEntry("c.t", _match(kinds, widths, rng, acl, hosts="host" in case), "c.a", {"v": step % 65536},
                            priority=0 if exact_or_lpm else rng.randint(1, 4))  # few priorities: ties
             try:
                 t.add(e)
@@ -339,6 +349,17 @@ class ForgetsShortLengths(Table):
             super()._rebuild_lpm1()
 
 
+class HostMissEndsTheSearch(Table):
+    """Single-key lpm with host routes probed first: a key no host route matches misses,
+    whatever shorter prefix covers it."""
+
+    def _bind_lookup1(self):
+        super()._bind_lookup1()
+        d = self.lpm1d.get(self.widths[0])
+        if d is not None:
+            d.miss = lambda v: None
+
+
 class ModifyKeepsOldArgs(Table):
     """A modify that updates the entry read back but not what the data path uses."""
 
@@ -352,9 +373,7 @@ class DeleteKeepsExact1(Table):
     """A delete that forgets the single-key exact index."""
 
     def _unindex(self, rec):
-        if self.mode == "exact":
-            del self.exact[rec.mkey]
-        else:
+        if self.mode != "exact":  # exact mode: `exact` is `recs`, so only exact1 is left to undo
             super()._unindex(rec)
 
 
@@ -364,6 +383,7 @@ class DeleteKeepsExact1(Table):
     (KeepsEmptyGroups, "lpm+ternary+optional"),
     (StaleGroupTop, "acl5"),
     (ForgetsShortLengths, "lpm1"),
+    (HostMissEndsTheSearch, "lpm1 host routes"),
     (ModifyKeepsOldArgs, "exact2"),
     (ModifyKeepsOldArgs, "ternary+range+optional"),
     (DeleteKeepsExact1, "exact1"),

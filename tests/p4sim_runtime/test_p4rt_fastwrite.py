@@ -20,22 +20,27 @@ import random
 
 import grpc
 import pytest
-from p4rt_helpers import L2_PROGRAM, Names, RawClient, find
+from p4rt_helpers import L2_PROGRAM, PROGRAMS, Names, RawClient, find
 
 from p4rtproto import p4runtime_pb2
+from p4sim.runtime.tables import Table
 from p4sim.server import P4RuntimeServer, fastwrite, make_device_config
 
 U = p4runtime_pb2.Update
 TABLES = ("l2_fwd", "smac", "acl", "classify", "dst_prefix")
 
 
-def _start(fast: bool) -> tuple[P4RuntimeServer, RawClient, Names]:
+KINDS_PROGRAM = PROGRAMS / "fastwrite_kinds.p4"
+
+
+def _start(fast: bool, program=L2_PROGRAM) -> tuple[P4RuntimeServer, RawClient, Names]:
     srv = P4RuntimeServer(device_id=1, cpu_port=255, fast_write=fast)
+    srv.program = program  # what _differences pushes afresh
     srv.start("127.0.0.1:0")
     c = RawClient(f"127.0.0.1:{srv.port}", 1)
     c.arbitrate((0, 1))
     assert c.get("arbitration").arbitration.status.code == 0
-    c.set_pipeline(make_device_config(L2_PROGRAM))
+    c.set_pipeline(make_device_config(program))
     cfg = c.stub.GetForwardingPipelineConfig(p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1))
     return srv, c, Names(cfg.config.p4info)
 
@@ -113,7 +118,7 @@ class Gen:
         else:
             plen = r.choice([8, 16, 24, 48, 0, 49])
             fm = te.match.add(field_id=fid["hdr.ethernet.dst"])
-            v = r.randrange(1 << 48)
+            v = r.choice([0x02AB00000000, 0x0A0000000001, 0xFFFFFFFFFFFF]) ^ r.randrange(4)  # duplicates happen
             if r.random() < 0.85 and 0 < plen <= 48:
                 v &= ~((1 << (48 - plen)) - 1)  # else: bits beyond the prefix
             fm.lpm.value, fm.lpm.prefix_len = self.val(48, v), plen
@@ -151,7 +156,7 @@ class Gen:
 
     def update(self) -> bytes:
         r = self.r
-        utype = r.choice([U.INSERT] * 5 + [U.MODIFY, U.DELETE, U.DELETE] + ([U.UNSPECIFIED] if r.random() < 0.1 else []))
+        utype = r.choice([U.INSERT] * 5 + [U.MODIFY] * 2 + [U.DELETE] * 2 + ([U.UNSPECIFIED] if r.random() < 0.1 else []))
         u = U(type=utype)
         u.entity.table_entry.CopyFrom(self.entry(utype))
         raw = u.SerializeToString()
@@ -176,6 +181,98 @@ class Gen:
         return head + body
 
 
+class KindsGen:
+    """Random WriteRequests over fastwrite_kinds.p4, from its P4Info: every key kind with
+    valid and broken values (one bit too wide, empty, zero-padded, bits beyond the
+    prefix, zero masks, values outside the mask), fields omitted, reordered or of the
+    wrong kind, parameters reordered, missing or unknown, priorities right and wrong,
+    @defaultonly actions in entries, small value spaces (duplicates, full tables)."""
+
+    KINDS = ("exact", "lpm", "ternary", "optional")
+
+    def __init__(self, n: Names, seed: int) -> None:
+        self.n, self.r = n, random.Random(seed)
+        self.tables = list(n.p4info.tables)
+        self.actions = {a.preamble.id: a for a in n.p4info.actions}
+
+    def val(self, width: int) -> bytes:
+        r = self.r
+        v = r.choice([0, 1, 2, (1 << width) - 1, r.randrange(1 << width)]) if width > 8 else r.randrange(1 << width)
+        v &= (1 << width) - 1
+        nb = (width + 7) // 8
+        x = r.random()
+        if x < 0.04:
+            return b""
+        if x < 0.1:
+            return (v | (1 << width)).to_bytes(nb + 1, "big")
+        if x < 0.15:
+            return b"\x00" + v.to_bytes(nb, "big")
+        return v.to_bytes(nb, "big")
+
+    def entry(self, utype: int) -> p4runtime_pb2.TableEntry:
+        r = self.r
+        t = r.choice(self.tables)
+        te = p4runtime_pb2.TableEntry(table_id=t.preamble.id)
+        kinds = {2: "exact", 3: "lpm", 4: "ternary", 5: "range", 6: "optional"}  # p4info MatchField.MatchType
+        fields = list(t.match_fields)
+        if r.random() < 0.08:
+            fields.reverse()  # not the table's key order: the reference's own (slower) way
+        for f in fields:
+            kind = kinds[f.match_type]
+            if r.random() < 0.06:
+                continue  # omitted: a wildcard, or a missing exact field
+            if r.random() < 0.04:
+                kind = r.choice(self.KINDS)  # maybe the wrong kind
+            w = f.bitwidth
+            fm = te.match.add(field_id=f.id if r.random() > 0.02 else 99)
+            if kind == "exact":
+                fm.exact.value = self.val(w)
+            elif kind == "optional":
+                fm.optional.value = self.val(w)
+            elif kind == "lpm":
+                plen = r.choice([w, w, 8, 16, 1, 0, w + 1])
+                v = r.choice([0x02AB00000000, 0x0A0000000001, 0xFFFFFFFFFFFF, 0]) & ((1 << w) - 1)
+                if r.random() < 0.9 and 0 < plen <= w:
+                    v &= ~((1 << (w - plen)) - 1)
+                nb = (w + 7) // 8
+                fm.lpm.value = v.to_bytes(nb, "big") if r.random() < 0.9 else self.val(w)
+                fm.lpm.prefix_len = plen
+            else:
+                mask = r.choice([(1 << w) - 1, 0xFF00 & ((1 << w) - 1), 0, 0x00F0])
+                v = r.randrange(1 << w) & (mask if r.random() < 0.9 else (1 << w) - 1)
+                nb = (w + 7) // 8
+                fm.ternary.value = v.to_bytes(nb, "big")
+                fm.ternary.mask = mask.to_bytes(nb, "big") if r.random() < 0.95 else self.val(w)
+        needs = any(f.match_type in (4, 5, 6) for f in t.match_fields)
+        te.priority = r.choice([1, 2, 7, 0] if needs else [0, 0, 0, 0, 0, 3])
+        if utype == U.DELETE and r.random() < 0.7:
+            return te
+        refs = [a.id for a in t.action_refs]
+        aid = r.choice(refs) if r.random() < 0.95 else r.choice(list(self.actions))
+        a = te.action.action
+        a.action_id = aid
+        params = list(self.actions[aid].params)
+        if r.random() < 0.1:
+            params.reverse()
+        for prm in params:
+            if r.random() < 0.03:
+                continue
+            a.params.add(param_id=prm.id if r.random() > 0.02 else 77, value=self.val(prm.bitwidth))
+        return te
+
+    def update(self) -> bytes:
+        utype = self.r.choice([U.INSERT] * 4 + [U.MODIFY] * 2 + [U.DELETE] * 2)
+        u = U(type=utype)
+        u.entity.table_entry.CopyFrom(self.entry(utype))
+        return u.SerializeToString()
+
+    def request(self, eid: tuple[int, int]) -> bytes:
+        w = p4runtime_pb2.WriteRequest(device_id=1)
+        w.election_id.high, w.election_id.low = eid
+        body = b"".join(b"\x22" + _varint(len(u)) + u for u in (self.update() for _ in range(self.r.randrange(1, 25))))
+        return w.SerializeToString() + body
+
+
 def _varint(v: int) -> bytes:
     out = bytearray()
     while v >= 0x80:
@@ -196,23 +293,37 @@ def _answer(client: RawClient, data: bytes) -> tuple:
 
 def _tables(client: RawClient, names: Names) -> list[bytes]:
     ents = []
-    for t in TABLES:
+    for t in names.p4info.tables:
         e = p4runtime_pb2.Entity()
-        e.table_entry.table_id = names[find(names, t)]
+        e.table_entry.table_id = t.preamble.id
         ents.extend(x.SerializeToString() for x in client.read(e))
     return ents
 
 
-def _differences(pair, seed: int, requests: int) -> list:
+def _state(srv: P4RuntimeServer) -> list:
+    """Every runtime table of the server as plain values, entries named by their insertion
+    number: what the entries hold (key, tests, action, arguments, priority, handle, the
+    TableEntry a read gives) and every index (exact, lpm, tuple space groups, scan order,
+    free handles). The fast path's pre-checked commits must leave exactly the state the
+    reference path's add/modify/delete leave, not only the same Read answer."""
+    out = []
+    for name, t in sorted(srv.pipeline.switch.tables.items()):
+        seq = lambda d: {k: r.seq for k, r in d.items()}  # noqa: E731
+        recs = sorted(t.recs.values(), key=lambda r: r.seq)
+        out.append((name, t.seq, t.next_handle, sorted(t.free_handles),
+                    [(r.mkey, r.tests, r.aid, r.args, r.prio, r.hnd, r.seq, t.entry_of(r)) for r in recs],
+                    seq(t.exact), seq(t.exact1), {p: seq(d) for p, d in t.lpm.items()}, t.lpm_lens,
+                    {p: seq(d) for p, d in t.lpm1d.items()}, [m for m, _ in t.lpm1],
+                    {top: [m for m, _ in c] for top, c in t.lpm1_long.items()}, [r.seq for r in t.scan],
+                    [(top, m, {k: [r.seq for r in v] for k, v in g.items()}) for top, m, g in t.groups]))
+    return out
+
+
+def _differences(pair, seed: int, requests: int, gen_class=None) -> list:
     (fast_srv, fast, names), (_, slow, _) = pair
-    for c in (fast, slow):  # both start empty
-        for t in TABLES:
-            e = p4runtime_pb2.Entity()
-            e.table_entry.table_id = names[find(names, t)]
-            dels = [U(type=U.DELETE, entity=x) for x in c.read(e)]
-            if dels:
-                c.write(*dels)
-    gen = Gen(names, seed)
+    for c in (fast, slow):  # both start from a fresh pipeline (even after a planted bug)
+        c.set_pipeline(make_device_config(fast_srv.program))
+    gen = (gen_class or Gen)(names, seed)
     diffs = []
     for k in range(requests):
         data = gen.request((0, 1))
@@ -221,18 +332,88 @@ def _differences(pair, seed: int, requests: int) -> list:
             diffs.append((k, a, b))
         if k % 5 == 4 and _tables(fast, names) != _tables(slow, names):
             diffs.append((k, "tables differ"))
+        if _state(fast_srv) != _state(pair[1][0]):
+            diffs.append((k, "table state differs"))
     return diffs
 
 
-def test_fast_path_answers_and_state_equal_the_reference(pair) -> None:
+CHECKED = ("insert_exact1_checked", "insert_checked", "modify_checked", "delete_checked")
+
+
+def _count_checked(monkeypatch) -> dict:
+    """Count the calls of the tables' pre-checked entry points (what the fast path's
+    committing builders call), per server."""
+    calls: dict = {}
+    for meth in CHECKED:
+        real = getattr(Table, meth)
+
+        def counted(self, *a, _real=real, _meth=meth):
+            calls[(id(self), _meth)] = calls.get((id(self), _meth), 0) + 1
+            return _real(self, *a)
+        monkeypatch.setattr(Table, meth, counted)
+    return calls
+
+
+def _calls(calls: dict, srv: P4RuntimeServer) -> dict:
+    ids = {id(t) for t in srv.pipeline.switch.tables.values()}
+    out = dict.fromkeys(CHECKED, 0)
+    for (tid, meth), n in calls.items():
+        if tid in ids:
+            out[meth] += n
+    return out
+
+
+def test_fast_path_answers_and_state_equal_the_reference(pair, monkeypatch) -> None:
     fast_srv = pair[0][0]
     before = fast_srv._scanner.hits
+    calls = _count_checked(monkeypatch)
     assert _differences(pair, seed=1, requests=160) == []
     assert pair[1][0]._scanner.hits == 0  # the reference server never takes the path
     hits = fast_srv._scanner.hits - before
     assert hits > 400, hits  # most well-formed updates went the fast way (about 2,000 updates in all)
+    # ... and were stored through every pre-checked entry point (the reference, never)
+    assert set(_calls(calls, pair[1][0]).values()) == {0}
+    got = _calls(calls, fast_srv)
+    assert got["insert_exact1_checked"] > 100 and got["insert_checked"] > 20, got
+    assert got["modify_checked"] > 20 and got["delete_checked"] > 50, got
     names = pair[0][2]
     assert len(_tables(pair[0][1], names)) > 20  # the batches did leave entries to compare
+
+
+@pytest.fixture(scope="module")
+def kinds_pair():
+    made = [_start(True, KINDS_PROGRAM), _start(False, KINDS_PROGRAM)]
+    yield made
+    for srv, c, _ in made:
+        c.close()
+        srv.stop(grace=0)
+
+
+def test_fast_path_equals_the_reference_on_every_key_layout(kinds_pair, monkeypatch) -> None:
+    """The same comparison on two exact keys with a two-parameter action, a 1-bit key,
+    exact + lpm and optional + lpm + ternary: the layouts of the generic pre-checked
+    commit (Table.insert_checked), each of which must have been used."""
+    calls = _count_checked(monkeypatch)
+    assert _differences(kinds_pair, seed=11, requests=120, gen_class=KindsGen) == []
+    assert set(_calls(calls, kinds_pair[1][0]).values()) == {0}
+    got = _calls(calls, kinds_pair[0][0])
+    assert got["insert_checked"] > 50 and got["modify_checked"] > 20 and got["delete_checked"] > 20, got
+    per = {name.split(".")[-1]: sum(n for (tid, meth), n in calls.items() if tid == id(t) and meth.startswith("insert"))
+           for name, t in kinds_pair[0][0].pipeline.switch.tables.items()}
+    assert min(per.values()) > 5, per  # every layout was stored the pre-checked way
+
+
+@pytest.mark.parametrize("meth, bug", [
+    ("insert_checked", "_no_duplicate_check"),
+    ("delete_checked", "_handle_not_freed"),
+    ("modify_checked", "_stale_entry"),
+    ("entry_of", "_entry_without_priority"),
+])
+def test_planted_pre_checked_commit_bug_is_caught_on_every_key_layout(kinds_pair, monkeypatch, meth, bug) -> None:
+    bug_fn = globals()[bug]
+    monkeypatch.setattr(bug_fn, "__wrapped__", getattr(Table, meth), raising=False)
+    monkeypatch.setattr(Table, meth, bug_fn)
+    assert _differences(kinds_pair, seed=12, requests=60, gen_class=KindsGen) != []
 
 
 def test_a_new_pipeline_rebinds_the_learned_shapes(pair) -> None:
@@ -262,8 +443,8 @@ def test_planted_lax_fast_path_is_caught(pair, monkeypatch) -> None:
     instead of handing it to the reference checks) must show up as a difference."""
     real = fastwrite.bind
 
-    def lax(shape, schema):
-        build = real(shape, schema)
+    def lax(shape, schema, pipeline=None):
+        build = real(shape, schema, pipeline)
         if build is None:
             return None
 
@@ -278,6 +459,56 @@ def test_planted_lax_fast_path_is_caught(pair, monkeypatch) -> None:
     for sh in (s for shapes in pair[0][0]._scanner.shapes.values() for s in shapes):
         sh.bound = None  # rebind with the planted builder
     assert _differences(pair, seed=2, requests=60) != []
+
+
+def _no_duplicate_check_exact1(self, v, aid, args):
+    self.recs.pop((v,), None)  # the planted bug: an existing entry is replaced, not refused
+    return Table.insert_exact1_checked.__wrapped__(self, v, aid, args)
+
+
+def _no_duplicate_check(self, key, tests, aid, args, prio=0):
+    if key in self.recs:  # the planted bug: replaced, not refused
+        self._unindex(self.recs.pop(key))
+    return Table.insert_checked.__wrapped__(self, key, tests, aid, args, prio)
+
+
+def _handle_not_freed(self, key):
+    rec = self.recs.get(key)
+    Table.delete_checked.__wrapped__(self, key)
+    if rec is not None:
+        self.free_handles.remove(rec.hnd)  # the planted bug: the handle is never reused
+
+
+def _stale_entry(self, key, aid, args):
+    rec = self.recs.get(key)
+    if rec is not None and rec.entry is not None:
+        rec.aid, rec.args = aid, args  # the planted bug: the stored entry keeps the old action
+        return None
+    return Table.modify_checked.__wrapped__(self, key, aid, args)
+
+
+def _entry_without_priority(self, rec):
+    if rec.entry is not None:
+        return rec.entry
+    e = Table.entry_of.__wrapped__(self, rec)
+    e.priority = 0  # the planted bug: an entry rebuilt from its key loses its priority
+    return e
+
+
+@pytest.mark.parametrize("meth, bug", [
+    ("insert_exact1_checked", _no_duplicate_check_exact1),
+    ("insert_checked", _no_duplicate_check),
+    ("delete_checked", _handle_not_freed),
+    ("modify_checked", _stale_entry),
+    ("entry_of", _entry_without_priority),
+])
+def test_planted_pre_checked_commit_bug_is_caught(pair, monkeypatch, meth, bug) -> None:
+    """Negative controls for the tables' pre-checked entry points: each planted bug in
+    the commit (no duplicate check, a handle not freed, a stored entry not updated, a
+    rebuilt entry without its priority) must show up as a difference from the reference."""
+    monkeypatch.setattr(bug, "__wrapped__", getattr(Table, meth), raising=False)
+    monkeypatch.setattr(Table, meth, bug)
+    assert _differences(pair, seed=4, requests=80) != []
 
 
 def _parsed(raw: bytes) -> p4runtime_pb2.Update:
@@ -354,6 +585,21 @@ def test_scanner_is_bounded() -> None:
     n = sc.count
     sc.learn(big, big.SerializeToString())
     assert sc.count == n
+
+
+def test_shape_pattern_checks_every_fixed_byte_and_cuts_values_in_slot_order() -> None:
+    """The regex of a layout: fixed pieces as literals (any byte, newlines and regex
+    metacharacters included), each value exactly its length, values given in the slot
+    order even when the slots are not in offset order."""
+    fixed = ((0, b"\n."), (4, b"*\x00"), (8, b"$"))
+    rx, groups = fastwrite._pattern(fixed, ((6, 2), (2, 2)))
+    assert groups == (2, 1)
+    m = rx.fullmatch(b"\n.\nx*\x00()$")
+    assert m is not None and [m.group(k) for k in groups] == [b"()", b"\nx"]
+    for bad in (b"\n-\nx*\x00()$", b"\n.\nx*\x01()$", b"\n.\nx*\x00()", b"\n.\nx*\x00()$$", b"\n.\nxx*\x00()$"):
+        assert rx.fullmatch(bad) is None, bad
+    rx, groups = fastwrite._pattern(fixed, ((2, 2), (6, 2)))
+    assert groups is None and rx.fullmatch(b"\n.ab*\x00cd$").groups() == (b"ab", b"cd")
 
 
 def test_update_spans() -> None:
