@@ -778,7 +778,8 @@ def typed_module(python: str, program: CompiledProgram, struct_types: dict[str, 
         else:
             head.append(ast.unparse(node) + "\n")
     head.append(CSUM_FOLD)
-    text = "".join(body)
-    if "__dict__" in text or any("__dict__" in h for h in head if "@cython.cclass" in h):
-        raise CompileUnavailable("generated code reads __dict__: not typed")
-    return "".join(head), text
+    # cclass instances have no __dict__ (a P4 field named `__dict__` is `f___dict__`: fine)
+    for part in [*body, *(h for h in head if h.startswith("@cython.cclass"))]:
+        if any(isinstance(n, ast.Attribute) and n.attr == "__dict__" for n in ast.walk(ast.parse(part))):
+            raise CompileUnavailable("generated code reads __dict__: not typed")
+    return "".join(head), "".join(body)
