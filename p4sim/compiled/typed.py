@@ -470,9 +470,27 @@ def typed_extracts(fn: ast.FunctionDef, ty: Typing, self_fmt: str | None) -> dic
     site = [0]
     ok = [True]
 
-    def block(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    blocks = ("body", "orelse", "finalbody", "handlers")
+
+    def own(cur: _TupleItems, st: ast.stmt) -> ast.stmt:
+        """`_t[k]` -> its local in st's own expressions (not in its nested blocks)."""
+        if not any(isinstance(getattr(st, b, None), list) and getattr(st, b) for b in blocks):
+            return cur.visit(st)
+        for f in st._fields:
+            v = getattr(st, f)
+            if f in blocks:
+                continue
+            if isinstance(v, ast.AST):
+                setattr(st, f, cur.visit(v))
+            elif isinstance(v, list):
+                setattr(st, f, [cur.visit(x) if isinstance(x, ast.AST) else x for x in v])
+        return st
+
+    def stores_t(st: ast.stmt) -> bool:
+        return any(isinstance(n, ast.Name) and n.id == "_t" and isinstance(n.ctx, ast.Store) for n in ast.walk(st))
+
+    def block(stmts: list[ast.stmt], cur: _TupleItems | None) -> list[ast.stmt]:
         out: list[ast.stmt] = []
-        cur: _TupleItems | None = None
         for st in stmts:
             got = _unpack_site(st, ty.formats, self_fmt)
             if got is not None:
@@ -497,24 +515,26 @@ def typed_extracts(fn: ast.FunctionDef, ty: Typing, self_fmt: str | None) -> dic
                 out.extend(ast.parse(text).body)
                 cur = _TupleItems(names)
                 continue
-            if isinstance(st, ast.Assign) and any(isinstance(n, ast.Name) and n.id == "_t" for t in st.targets
-                                                  for n in ast.walk(t)):
+            inner = stores_t(st)
+            if isinstance(st, ast.Assign) and inner:
                 cur = None
             if cur is not None:
-                st = cur.visit(st)
+                st = own(cur, st)
                 if cur.bad:
                     ok[0] = False
             for name in ("body", "orelse", "finalbody"):
                 sub = getattr(st, name, None)
                 if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
-                    setattr(st, name, block(sub))
+                    setattr(st, name, block(sub, cur))
             if isinstance(st, ast.Try):
                 for h in st.handlers:
-                    h.body = block(h.body)
+                    h.body = block(h.body, cur)
+            if inner:
+                cur = None  # which tuple `_t` holds after a nested extract depends on the path
             out.append(st)
         return out
 
-    work.body = block(work.body)
+    work.body = block(work.body, None)
     if not new_locals or not ok[0]:
         return {}
     # every remaining `_t` is in a slow path we wrote: `_t = ...unpack_from` and `_t[k]` reads
