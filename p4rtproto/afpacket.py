@@ -21,6 +21,7 @@ SOL_PACKET = 263
 PACKET_ADD_MEMBERSHIP = 1
 PACKET_MR_PROMISC = 1
 PACKET_AUXDATA = 8
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)  # asm-generic/socket.h
 PACKET_OUTGOING = 4  # sockaddr_ll.sll_pkttype of a copy of our own transmission
 TP_STATUS_VLAN_VALID = 0x10
 TP_STATUS_VLAN_TPID_VALID = 0x40
@@ -67,7 +68,12 @@ def packet_socket(iface: str, netns: str | None = None, *, promiscuous: bool = F
                 mreq = struct.pack("iHH8s", socket.if_nametoindex(iface), PACKET_MR_PROMISC, 0, b"")
                 sock.setsockopt(SOL_PACKET, PACKET_ADD_MEMBERSHIP, mreq)
             if rcvbuf:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+                # SO_RCVBUF is capped at net.core.rmem_max (208 KiB on a stock kernel);
+                # SO_RCVBUFFORCE (CAP_NET_ADMIN: root, as a switch port is) is not
+                try:
+                    sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, rcvbuf)
+                except PermissionError:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         except OSError:
             sock.close()
             raise

@@ -9,6 +9,7 @@ VLAN tags restored, in batches, and the port never hears its own transmissions."
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -134,17 +135,20 @@ def test_interface_reader_batches_a_burst_in_order():
         nets.add_veth(a, b)
         port = InterfacePort(1, a)
         batches: list[list[bytes]] = []
+        all_sent = threading.Event()
 
         def many(n: int, frames: list[bytes]) -> None:
             batches.append(list(frames))
             if len(batches) == 1:
-                time.sleep(0.3)  # a slow switch: the rest of the burst waits on the socket meanwhile
+                # a slow switch: the rest of the burst waits on the socket meanwhile (an event,
+                # not a sleep: on a loaded machine the sender may need longer than any sleep)
+                all_sent.wait(30)
 
         port.start(lambda n, f: batches.append([f]), many)
         tx = packet_socket(b)
         try:
             sent = []
-            for i in range(300):
+            for i in range(200):
                 f = bytes.fromhex("02000000000102000000000288b5") + i.to_bytes(2, "big") + bytes(60)
                 if i % 10 == 3:  # 802.1Q: the kernel strips it, the port puts it back
                     f = f[:12] + bytes.fromhex("81006005") + f[12:]
@@ -152,7 +156,8 @@ def test_interface_reader_batches_a_burst_in_order():
             port.transmit(bytes.fromhex("020000000002020000000001") + b"\x88\xb6" + bytes(50))  # not heard back
             for f in sent:
                 tx.send(f)
-            deadline = time.monotonic() + 5
+            all_sent.set()
+            deadline = time.monotonic() + 30  # the loop ends as soon as every frame is in
             while sum(map(len, batches)) < len(sent) and time.monotonic() < deadline:
                 time.sleep(0.01)
             time.sleep(0.1)
