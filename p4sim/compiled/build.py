@@ -55,6 +55,16 @@ def _cc() -> str:
     return cc
 
 
+def unavailable_reason() -> str:
+    """Why no extension can be built here (Cython or a C compiler missing), or "" when one can."""
+    try:
+        _cython_version()
+        _cc()
+    except CompileUnavailable as e:
+        return str(e)
+    return ""
+
+
 def module_key(source: str) -> str:
     h = hashlib.sha256()
     for part in (source, _cython_version(), sys.implementation.cache_tag,

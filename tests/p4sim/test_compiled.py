@@ -27,12 +27,7 @@ ALL = sorted(p for p in CORPUS.glob("*.p4") if not p.name.startswith("reject_") 
 SAMPLE = ["counter_indirect", "register_rw", "clone_e2e", "multicast", "recirculate", "checksum_ipv4"]
 PROGRAMS = ALL if os.environ.get("P4SIM_DIFF_CORPUS") == "all" else [CORPUS / f"{n}.p4" for n in SAMPLE]
 
-try:
-    build._cython_version()
-    build._cc()
-    _why = ""
-except build.CompileUnavailable as e:
-    _why = str(e)
+_why = build.unavailable_reason()
 needs_compiler = pytest.mark.skipif(bool(_why), reason=f"compiled backend unavailable: {_why}")
 
 

@@ -18,12 +18,7 @@ from p4sim.runtime.switch import Switch
 
 PROG = Path(__file__).resolve().parent / "typed" / "typed_edges.p4"
 
-try:
-    build._cython_version()
-    build._cc()
-    _why = ""
-except build.CompileUnavailable as e:
-    _why = str(e)
+_why = build.unavailable_reason()
 needs_compiler = pytest.mark.skipif(bool(_why), reason=f"compiled backend unavailable: {_why}")
 
 
