@@ -189,3 +189,30 @@ def test_an_idle_port_does_not_spin(veth):
     finally:
         port.close()
     assert used < 0.05  # s of CPU in 1 s idle: a spinning reader would use ~1
+
+
+def test_the_ring_wraps_around_many_times(veth, monkeypatch):
+    """A small ring (32 slots in 4 blocks) taking 7x its size, in chunks it can hold: every
+    slot is handed back and reused, in order (a reader that never releases a slot loses
+    everything after the first lap)."""
+    from p4rtproto.afpacket import packet_socket
+
+    monkeypatch.setattr(InterfacePort, "RING_BYTES", 32 * 8192)
+    a, b = veth
+    port = InterfacePort(1, a, ring=True)
+    assert port.ring is not None and port.ring.frames == 32 and port.ring.per_block == 8
+    got: list[bytes] = []
+    port.start(lambda _n, f: got.append(f), lambda _n, batch: got.extend(batch))
+    tx = packet_socket(b)
+    sent = [_frame(i, (64, 1024, 9014, 300)[i % 4]) for i in range(224)]
+    try:
+        deadline = time.monotonic() + 30  # for the whole run: a broken ring fails fast
+        for k in range(0, len(sent), 8):
+            for f in sent[k:k + 8]:
+                tx.send(f)
+            while len(got) < k + 8 and time.monotonic() < deadline:
+                time.sleep(0.002)
+    finally:
+        tx.close()
+        port.close()
+    assert got == sent and port.rx_dropped == 0
