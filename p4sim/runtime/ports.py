@@ -38,9 +38,9 @@ PACKET_RX_RING, PACKET_COPY_THRESH, PACKET_VERSION, PACKET_IGNORE_OUTGOING = 5, 
 TPACKET_V2 = 1
 TP_STATUS_USER, TP_STATUS_COPY = 1, 2
 SIOCGIFMTU = 0x8921  # linux/sockios.h
-# struct tpacket2_hdr (status, len, snaplen, mac, net, sec, nsec, vlan_tci, vlan_tpid, 4 pad)
-# and the sockaddr_ll after it (TPACKET_ALIGN(32) = 32) up to sll_pkttype
-_RING_HDR = struct.Struct("IIIHHIIHH4xHHiHB")
+# struct tpacket2_hdr (status, len, snaplen, mac; net, sec, nsec skipped; vlan_tci, vlan_tpid;
+# 4 pad) and the sockaddr_ll after it (TPACKET_ALIGN(32) = 32) up to sll_pkttype (+10)
+_RING_HDR = struct.Struct("IIIH10xHH4x10xB")
 _RELEASE = bytes(4)  # tp_status = TP_STATUS_KERNEL: the slot goes back to the kernel
 
 
@@ -64,7 +64,9 @@ class RxRing:
     then reads with recvmsg)."""
 
     def __init__(self, sock: socket.socket, frame_size: int, frames: int, block_size: int = 1 << 16) -> None:
-        block_size = max(block_size, frame_size)
+        if frame_size & (frame_size - 1) or frame_size < 2048:
+            raise ValueError(f"ring slots are a power of 2 of at least 2 KiB, not {frame_size}")
+        block_size = max(block_size, frame_size)  # powers of 2: slots tile the blocks, none straddles
         per_block = block_size // frame_size
         blocks = max(1, frames // per_block)
         sock.setsockopt(afpacket.SOL_PACKET, PACKET_VERSION, TPACKET_V2)
@@ -84,18 +86,15 @@ class RxRing:
         self.truncated = 0  # frames the ring cut short (counted, dropped)
         self.copy_lost = 0  # TP_STATUS_COPY slots whose whole frame was not on the socket
 
-    def offset(self, slot: int) -> int:
-        # frames never straddle blocks: a block's tail past per_block frames is unused
-        return (slot // self.per_block) * self.block_size + (slot % self.per_block) * self.frame_size
-
     def take(self, limit: int, skip_outgoing: bool) -> list[bytes]:
         """Up to `limit` frames that are ready, oldest first (VLAN tags restored); empty
         when none is."""
         mm, unpack, out = self.mm, _RING_HDR.unpack_from, []
-        slot, nframes, odd = self.next, self.frames, TP_STATUS_COPY | afpacket.TP_STATUS_VLAN_VALID
+        slot, nframes, fsize = self.next, self.frames, self.frame_size
+        odd, outgoing = TP_STATUS_COPY | afpacket.TP_STATUS_VLAN_VALID, afpacket.PACKET_OUTGOING
+        off = slot * fsize
         while len(out) < limit:
-            off = self.offset(slot)
-            status, length, snap, mac, _net, _s, _ns, tci, tpid, _fam, _proto, _ifi, _hat, pkttype = unpack(mm, off)
+            status, length, snap, mac, tci, tpid, pkttype = unpack(mm, off)
             if not status & TP_STATUS_USER:
                 break
             if status & odd or tci or snap < length:
@@ -104,9 +103,10 @@ class RxRing:
                 frame = mm[off + mac:off + mac + snap]
             mm[off:off + 4] = _RELEASE
             slot += 1
+            off += fsize
             if slot == nframes:
-                slot = 0
-            if frame is not None and not (skip_outgoing and pkttype == afpacket.PACKET_OUTGOING):
+                slot = off = 0
+            if frame is not None and not (skip_outgoing and pkttype == outgoing):
                 out.append(frame)
         self.next = slot
         return out
