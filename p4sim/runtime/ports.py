@@ -117,9 +117,12 @@ class RxRing:
         if status & TP_STATUS_COPY:
             # the whole frame waits on the socket's queue (nothing else is queued there)
             try:
-                data, ancdata, _flags, _addr = self.sock.recvmsg(65535, socket.CMSG_SPACE(afpacket.AUXDATA.size))
+                data, ancdata, flags, _addr = self.sock.recvmsg(65535, socket.CMSG_SPACE(afpacket.AUXDATA.size))
             except BlockingIOError:
                 self.copy_lost += 1
+                return None
+            if flags & socket.MSG_TRUNC:  # above 64 KiB (a GSO frame): not given cut short either
+                self.truncated += 1
                 return None
             return afpacket.restore_vlan(data, ancdata)
         if snap < length:
