@@ -19,6 +19,9 @@ is printed next to a baseline measured in the same run, and as a ratio to it:
   raw bytes (no client parse) and the same bytes streamed by the echo server.
 - with a server pid (p4sim-switch started here, or `--server-pid`), its CPU time per
   operation: steadier than a rate on a loaded machine.
+- where p4sim's native front end builds (libgrpc++-dev, g++): the same echo handlers
+  behind it (`p4sim-switch --frontend native`'s ceiling), and the echo answered in C++
+  alone (what grpc++ costs without Python).
 
 Commands (from the repository root; `.venv/bin/python -m bench p4runtime --help`):
 
@@ -26,6 +29,8 @@ Commands (from the repository root; `.venv/bin/python -m bench p4runtime --help`
     .venv/bin/python -m bench p4runtime --trials 3
     # this tree's p4sim-switch against another checkout's, trial by trial (A/B, then B/A)
     .venv/bin/python -m bench p4runtime --trials 4 --against /path/to/other/checkout
+    # the native (grpc++) front end against grpc-python, same tree, one run
+    .venv/bin/python -m bench p4runtime --trials 2 --against . --against-env P4SIM_FRONTEND=native
     # the same tree with Write's fast path off (P4SIM_FAST_WRITE=0) as the B side
     .venv/bin/python -m bench p4runtime --trials 2 --against . --against-env P4SIM_FAST_WRITE=0
     # BMv2: compile, start, configure, then bench the pipeline already there
@@ -162,6 +167,10 @@ handler = grpc.method_handlers_generic_handler("echo.Echo", {
 if sys.argv[1:] == ["native"]:  # the same handlers behind p4sim's native (grpc++) front end
     from p4sim.server import native
     server = native.serve(handler, "127.0.0.1:0", 64 << 20, 32)
+    print(server.port, flush=True)
+elif sys.argv[1:] == ["cxx"]:  # the native front end answering in C++ alone (S echoes, W answers b"")
+    from p4sim.server.native.build import load
+    server = load().Server("127.0.0.1:0", 64 << 20, 32, echo=True)
     print(server.port, flush=True)
 else:
     server = grpc.server(futures.ThreadPoolExecutor(32), options=[
@@ -420,7 +429,7 @@ class Trial:
 
 
 def measure(sw: Switch, echo: Echo, election_id: int, rtt_n: int, aio: Echo | None = None,
-            native: Echo | None = None) -> Trial:
+            native: Echo | None = None, cxx: Echo | None = None) -> Trial:
     """One trial: each switch figure interleaved, slice by slice, with its baseline."""
     tr = Trial(sw.label)
     f = tr.fig
@@ -439,6 +448,8 @@ def measure(sw: Switch, echo: Echo, election_id: int, rtt_n: int, aio: Echo | No
         }
         if native is not None:
             wruns["necho_write"] = lambda k: _writes(native.write_raw, ins, native.proc.pid)
+        if cxx is not None:
+            wruns["cecho_write"] = lambda k: _writes(cxx.write_raw, ins, cxx.proc.pid)
         res = _interleaved(wruns, SLICES)
         for key, (rate, cpu) in res.items():  # rates per update, not per slice
             f[key], f[key + "_cpu"] = rate * ENTRIES, cpu / ENTRIES
@@ -466,6 +477,12 @@ def measure(sw: Switch, echo: Echo, election_id: int, rtt_n: int, aio: Echo | No
             runs["aio32"] = lambda k: a_s.timed(msg, WINDOW, k, apid)
         if native is not None:
             runs["necho32"] = lambda k: n_s.timed(msg, WINDOW, k, npid)
+        if cxx is not None:
+            c_s = cxx.stream()
+            streams.append(c_s)
+            c_s.warm(msg)
+            cpid = cxx.proc.pid
+            runs["cecho32"] = lambda k: c_s.timed(msg, WINDOW, k, cpid)
         for key, (rate, cpu) in _interleaved(runs, rtt_n).items():
             f[key], f[key + "_cpu"] = rate, cpu
     finally:
@@ -523,6 +540,9 @@ def report(trials: list[Trial]) -> None:
     if "necho_write" in trials[0].fig:
         print(f"    the same unary echo behind p4sim's native (grpc++) front end: {m['necho_write']:,.0f}/s,"
               f" server CPU {m['necho_write_cpu']:.2f} us per update; gRPC-Python's: {m['echo_write_cpu']:.2f} us")
+    if "cecho_write" in trials[0].fig:
+        print(f"    answered in C++ alone (no Python): {m['cecho_write']:,.0f}/s, server CPU"
+              f" {m['cecho_write_cpu']:.2f} us per update")
     share1, share32 = m["rtt1"] / m["echo1"], m["rtt32"] / m["echo32"]
     print(f"  PacketOut->PacketIn, 1 in flight: {m['rtt1']:,.0f}/s{_span(trials, 'rtt1')} = {share1:.0%} of the"
           f" StreamChannel echo ({m['echo1']:,.0f}/s); {m['rtt1'] / BMV2_PERF['rtt1']:.2f}x BMv2 perf build")
@@ -537,6 +557,9 @@ def report(trials: list[Trial]) -> None:
         print(f"    the same echo behind p4sim's native (grpc++) front end: {m['necho1']:,.0f}/s at 1 in flight,"
               f" {m['necho32']:,.0f}/s at {WINDOW}, {m['necho32_cpu']:.0f} us server CPU per round trip"
               f" (the native ceiling; PacketOut->PacketIn = {m['rtt32'] / m['necho32']:.0%} of it)")
+    if "cecho32" in trials[0].fig:
+        print(f"    the echo in C++ alone (grpc++, no Python): {m['cecho32']:,.0f}/s at {WINDOW} in flight,"
+              f" {m['cecho32_cpu']:.0f} us server CPU per round trip")
     if "aio32" in trials[0].fig:
         print(f"    the same echo on grpc.aio (event loop in its own thread): {m['aio32']:,.0f}/s,"
               f" {m['aio32_cpu']:.0f} us server CPU per round trip; the sync stack's: {m['echo32']:,.0f}/s,"
@@ -595,6 +618,7 @@ def run(argv: list[str]) -> None:
         args.native_echo = not unavailable_reason()
     echo, aio = Echo(), Echo(_AIO_ECHO_SERVER)
     native = Echo(_ECHO_SERVER, "native") if args.native_echo else None
+    cxx = Echo(_ECHO_SERVER, "cxx") if args.native_echo else None
     results: dict[str, list[Trial]] = {}
     try:
         for trial in range(args.trials):
@@ -609,7 +633,7 @@ def run(argv: list[str]) -> None:
                 try:
                     if not args.no_push or not args.grpc_addr:
                         apply_lab(sw, extra, tree)
-                    tr = measure(sw, echo, args.election_id, args.rtt_n, aio, native)
+                    tr = measure(sw, echo, args.election_id, args.rtt_n, aio, native, cxx)
                 finally:
                     sw.stop()
                 results.setdefault(tr.label, []).append(tr)
@@ -618,8 +642,9 @@ def run(argv: list[str]) -> None:
     finally:
         echo.close()
         aio.close()
-        if native is not None:
-            native.close()
+        for e in (native, cxx):
+            if e is not None:
+                e.close()
     for trials in results.values():
         report(trials)
     if len(results) == 2:

@@ -18,8 +18,8 @@ from p4rtproto import code_pb2, p4runtime_pb2
 from p4sim.runtime.ports import PortSet
 from p4sim.server import P4RuntimeServer, make_device_config, native
 
-pytestmark = pytest.mark.skipif(bool(native.unavailable_reason()),
-                                reason=f"native front end: {native.unavailable_reason()}")
+needs_native = pytest.mark.skipif(bool(native.unavailable_reason()),
+                                  reason=f"native front end: {native.unavailable_reason()}")
 
 P = p4runtime_pb2
 DETAILS = "grpc-status-details-bin"
@@ -114,6 +114,7 @@ def _outcomes(pair: dict) -> dict[str, list[tuple]]:
     return out
 
 
+@needs_native
 def test_every_unary_and_read_answer_is_the_reference_one(pair) -> None:
     got = _outcomes(pair)
     ref = got["grpc"]
@@ -129,6 +130,7 @@ def test_every_unary_and_read_answer_is_the_reference_one(pair) -> None:
         assert a == b, (i, a, b)
 
 
+@needs_native
 def test_a_planted_adapter_bug_is_caught(pair, monkeypatch) -> None:
     """Negative control: a native adapter that drops trailing metadata differs from the reference."""
     monkeypatch.setattr(native._Context, "set_trailing_metadata", lambda self, md: None)
@@ -136,6 +138,7 @@ def test_a_planted_adapter_bug_is_caught(pair, monkeypatch) -> None:
     assert got["grpc"][3] != got["native"][3]
 
 
+@needs_native
 def test_oversize_message_is_resource_exhausted_on_both(pair) -> None:
     big = b"\x0a" + b"\x80\x80\x80\x21" + bytes(65 << 20)  # one 64+ MiB field: over the 64 MiB limit
     codes = {fe: _raw(c, "Write", big)[0] for fe, (_, c, _) in pair.items()}
@@ -144,6 +147,7 @@ def test_oversize_message_is_resource_exhausted_on_both(pair) -> None:
     assert _raw(c, "Capabilities", b"")[0] == grpc.StatusCode.OK  # and it still serves
 
 
+@needs_native
 def test_stream_answers_are_the_reference_ones(pair) -> None:
     """Per-message StreamErrors keep the stream open; a bad arbitration ends it with the same status."""
     seen = {}
@@ -171,6 +175,7 @@ def test_stream_answers_are_the_reference_ones(pair) -> None:
     assert seen["grpc"] == seen["native"]
 
 
+@needs_native
 def test_stream_limit_and_disconnects_leave_the_native_server_clean() -> None:
     srv = _server("native", max_streams=3)
     clients: list[RawClient] = []
@@ -213,6 +218,7 @@ def _answer(c: RawClient, timeout: float = 5.0) -> object:
     raise AssertionError("no answer on the stream")
 
 
+@needs_native
 def test_read_cancelled_mid_answer_frees_the_call() -> None:
     """A Read whose client leaves after the first chunk: the call ends, the server serves on."""
     srv = _server("native")
@@ -240,6 +246,7 @@ def test_read_cancelled_mid_answer_frees_the_call() -> None:
         srv.stop(grace=0)
 
 
+@needs_native
 def test_concurrent_rpc_limit_and_coexistence_with_grpc_python() -> None:
     """Past max_concurrent calls the native server answers RESOURCE_EXHAUSTED at once (as
     grpc-python's maximum_concurrent_rpcs); a grpc-python server runs in the same process."""
@@ -275,3 +282,30 @@ def test_concurrent_rpc_limit_and_coexistence_with_grpc_python() -> None:
         release.set()
         srv.stop(0)
         ref.stop(0)
+
+
+def test_missing_compiler_or_grpc_is_one_clear_line(monkeypatch, tmp_path) -> None:
+    """No C++ compiler, or no pkg-config/libgrpc++: NativeUnavailable with one line saying
+    what to install, from the library and from `p4sim-switch --frontend native`."""
+    import subprocess
+    import sys
+
+    from p4sim.server.native import build
+
+    monkeypatch.setattr(build, "_loaded", None)
+    monkeypatch.setenv("CXX", "no-such-c++")
+    assert build.unavailable_reason() == "no C++ compiler ('no-such-c++' not found; apt-get install g++)"
+    with pytest.raises(native.NativeUnavailable, match="no C\\+\\+ compiler"):
+        build.load()
+    monkeypatch.delenv("CXX")
+    monkeypatch.setenv("PKG_CONFIG_PATH", str(tmp_path))
+    monkeypatch.setenv("PKG_CONFIG_LIBDIR", str(tmp_path))  # pkg-config finds no grpc++.pc
+    assert build.unavailable_reason() == "libgrpc++ not found by pkg-config (apt-get install libgrpc++-dev)"
+    env = {"PATH": "/usr/bin:/bin", "CXX": "no-such-c++", "HOME": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-m", "p4sim.server_cli", "--no-p4", "--frontend", "native",
+                        "--grpc-server-addr", "127.0.0.1:0"], capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 1
+    assert r.stderr.strip().splitlines() == [
+        "p4sim-switch: --frontend native: no C++ compiler ('no-such-c++' not found; apt-get install g++)"]
+    with pytest.raises(ValueError, match="frontend 'nope'"):
+        P4RuntimeServer(frontend="nope")

@@ -70,6 +70,7 @@ struct Core : public grpc::CallbackGenericService {
   bool stopping = false;
   std::atomic<int> active{0};
   int max_active = 1;
+  bool echo = false;  // a no-work baseline served in C++ alone (bench p4runtime)
   std::atomic<uint64_t> next_id{1};
   grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override;
 
@@ -190,7 +191,46 @@ class Reactor : public grpc::ServerGenericBidiReactor {
   std::shared_ptr<CallState> st_;
 };
 
+// The bench's C++-only baseline: a stream method ("/.../S") echoes each message, any other
+// method answers one empty message. No Python, no GIL: what grpc++ alone costs.
+class EchoReactor : public grpc::ServerGenericBidiReactor {
+ public:
+  EchoReactor(Core* core, bool stream) : core_(core), stream_(stream) { StartRead(&buf_); }
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status::OK);
+    } else if (stream_) {
+      StartWrite(&buf_);
+    } else {
+      buf_.Clear();
+      grpc::Slice empty;
+      buf_ = grpc::ByteBuffer(&empty, 1);
+      StartWriteAndFinish(&buf_, grpc::WriteOptions(), grpc::Status::OK);
+    }
+  }
+  void OnWriteDone(bool ok) override {
+    if (ok)
+      StartRead(&buf_);
+    else
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED, ""));
+  }
+  void OnDone() override {
+    core_->active--;
+    delete this;
+  }
+
+ private:
+  Core* core_;
+  bool stream_;
+  grpc::ByteBuffer buf_;
+};
+
 grpc::ServerGenericBidiReactor* Core::CreateReactor(grpc::GenericCallbackServerContext* ctx) {
+  if (echo) {
+    active++;
+    const std::string& m = ctx->method();
+    return new EchoReactor(this, m.size() >= 2 && m.compare(m.size() - 2, 2, "/S") == 0);
+  }
   bool admit;
   {
     std::lock_guard<std::mutex> g(mu);
@@ -422,13 +462,17 @@ void shutdown_core(Core* core, double grace) {
   }
 }
 
-// Server(address, max_message_bytes, max_concurrent_rpcs[, key_pem, cert_pem, ca_pem, client_auth])
-int server_init(PyObject* self, PyObject* args, PyObject*) {
+// Server(address, max_message_bytes, max_concurrent_rpcs, key_pem=None, cert_pem=None,
+//        ca_pem=None, client_auth=False, echo=False)
+int server_init(PyObject* self, PyObject* args, PyObject* kwargs) {
   const char* address;
   int max_message, max_concurrent;
   const char *key = nullptr, *cert = nullptr, *ca = nullptr;
-  int client_auth = 0;
-  if (!PyArg_ParseTuple(args, "sii|zzzp", &address, &max_message, &max_concurrent, &key, &cert, &ca, &client_auth))
+  int client_auth = 0, echo = 0;
+  static const char* kw[] = {"address", "max_message", "max_concurrent", "key", "cert", "ca",
+                             "client_auth", "echo", nullptr};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sii|zzzpp", const_cast<char**>(kw), &address, &max_message,
+                                   &max_concurrent, &key, &cert, &ca, &client_auth, &echo))
     return -1;
   ServerObject* so = reinterpret_cast<ServerObject*>(self);
   if (so->core != nullptr) {
@@ -437,6 +481,7 @@ int server_init(PyObject* self, PyObject* args, PyObject*) {
   }
   Core* core = new Core();
   core->max_active = max_concurrent > 0 ? max_concurrent : 1;
+  core->echo = echo != 0;
   std::shared_ptr<grpc::ServerCredentials> creds;
   if (key != nullptr && cert != nullptr) {
     grpc::SslServerCredentialsOptions opts(
