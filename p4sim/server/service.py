@@ -649,8 +649,10 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     spans = None
                 scanner, learn = self._scanner, fastwrite.LEARN_PER_REQUEST
                 write_plain, apply, plain = self._write_plain, self._apply_update, codec.plain_from_proto
-                apply_entry = self._apply_entry
-                for i in range(n):
+                write_shaped = self._write_shaped
+                i = -1
+                while i < n - 1:
+                    i += 1
                     try:
                         if spans is not None:
                             start, end = spans[i]
@@ -660,11 +662,20 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                                 bound = shape.bound
                                 if bound is None or bound[0]() is not p.maps:  # weak: no old pipeline kept
                                     bound = shape.bound = (weakref.ref(p.maps), fastwrite.bind(shape, p.maps, p))
-                                built = bound[1](vals) if bound[1] is not None else None
-                                if built is None:  # not a bound shape or a value refused: the checks say why
-                                    write_plain(p, shape.utype, shape.plain(vals))
-                                elif built is not fastwrite.DONE:  # DONE: stored by the table's pre-checked path
-                                    apply_entry(p, shape.utype, built[0], built[1], b"", None)
+                                build = bound[1]
+                                rows = scanner.run(shape, data, spans, i) if i < n - 1 else None  # type: ignore[arg-type]
+                                if rows is None:
+                                    write_shaped(p, shape, build, vals)
+                                    continue
+                                bulk = getattr(build, "bulk", None)
+                                if bulk is None or not bulk(rows):  # one by one, each with its own result
+                                    for j, row in enumerate(rows, i):
+                                        try:
+                                            write_shaped(p, shape, build, row)
+                                        except Exception as exc:
+                                            results[j] = _error_of(exc)
+                                            failed = True
+                                i += len(rows) - 1
                                 continue
                             if learn:
                                 learn -= 1
@@ -685,6 +696,15 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         if failed:
             self._abort_batch(context, results)
         return p4runtime_pb2.WriteResponse()
+
+    def _write_shaped(self, p: Pipeline, shape: Any, build: Any, vals: Any) -> None:
+        """One update decoded by shape (fastwrite.py): stored by its bound builder, or
+        through the reference checks (not a bound shape, or a value refused: they say why)."""
+        built = build(vals) if build is not None else None
+        if built is None:
+            self._write_plain(p, shape.utype, shape.plain(vals))
+        elif built is not fastwrite.DONE:  # DONE: stored by the table's pre-checked path
+            self._apply_entry(p, shape.utype, built[0], built[1], b"", None)
 
     def _learn(self, update: Any, raw: bytes) -> None:
         try:
