@@ -77,6 +77,12 @@ def _varint(data: bytes, i: int) -> tuple[int, int]:
             raise ValueError("varint too long")
 
 
+# Update length (under 128) -> a regex of consecutive Updates of that length, each with
+# its tag and length byte: each record ends where the next top-level field starts, so a
+# record of the run is the next Update (at most 128 patterns)
+_SAME_LENGTH: dict[int, re.Pattern[bytes]] = {}
+
+
 def update_spans(data: bytes) -> list[tuple[int, int]] | None:
     """(start, end) of every Update in a serialized WriteRequest, in order; None when
     the top level holds anything else than WriteRequest's fields (the caller then uses
@@ -89,10 +95,18 @@ def update_spans(data: bytes) -> list[tuple[int, int]] | None:
             i += 1
             if tag == _UPDATE_TAG:
                 ln = data[i]
-                if ln < 0x80:  # an Update under 128 bytes: the common case, no call
-                    i += 1
-                else:
-                    ln, i = _varint(data, i)
+                if ln < 0x80:  # Updates under 128 bytes: the common case, a run of one length at once
+                    rx = _SAME_LENGTH.get(ln)
+                    if rx is None:
+                        rx = _SAME_LENGTH[ln] = re.compile(b"(?:\x22%s.{%d})+" % (re.escape(bytes([ln])), ln), re.S)
+                    m = rx.match(data, i - 1)
+                    if m is None:
+                        return None  # cut short
+                    e = m.end()
+                    spans.extend([(q, q + ln) for q in range(i + 1, e, ln + 2)])
+                    i = e
+                    continue
+                ln, i = _varint(data, i)
                 spans.append((i, i + ln))
                 i += ln
             elif tag in _VARINT_TAGS:
@@ -437,23 +451,24 @@ def _bind_checked(shape: _Shape, pipeline: Any, meta: TableMeta, ref: TableEntry
             if table is None:
                 return False
             vs = [from_bytes(r[kslot], "big") for r in rows]
-            if max(vs) >> kwidth:
+            if not _fits(vs, kwidth):
                 return False
             if pslot is None:
                 args: list[tuple] = [()] * len(vs)
             else:
                 ps = [from_bytes(r[pslot], "big") for r in rows]
-                if max(ps) >> pwidth:
+                if not _fits(ps, pwidth):
                     return False
                 args = [(a,) for a in ps]
             if utype == _INSERT:
                 return table.insert_exact1_many(vs, aid, args)
+            done = table.delete_exact1_many(vs) if utype == _DELETE else table.modify_exact1_many(vs, aid, args)
             p = pref()
-            if p is None or p.entry_metadata:  # metadata to drop: one by one
-                return False
-            if utype == _DELETE:
-                return table.delete_exact1_many(vs)
-            return table.modify_exact1_many(vs, aid, args)
+            md = p.entry_metadata if p is not None else None
+            if done and md:  # as one by one: each entry's metadata goes (distinct keys: any order)
+                for r in rows:
+                    _drop_metadata(md, fallback(r))
+            return done
         build_exact1.bulk = bulk_exact1  # type: ignore[attr-defined]
         return build_exact1
     from p4sim.runtime.tables import _mask
@@ -513,6 +528,11 @@ def _bind_checked(shape: _Shape, pipeline: Any, meta: TableMeta, ref: TableEntry
             _drop_metadata(md, fallback(vals))
         return DONE
     return build
+
+
+def _fits(values: list[int], width: int) -> bool:
+    """Every (non-negative) value fits in `width` bits: the builders' `v >> width` check."""
+    return not max(values) >> width
 
 
 def _drop_metadata(metadata: dict, built: Any) -> None:
