@@ -103,7 +103,7 @@ def update_spans(data: bytes) -> list[tuple[int, int]] | None:
                     if m is None:
                         return None  # cut short
                     e = m.end()
-                    spans.extend([(q, q + ln) for q in range(i + 1, e, ln + 2)])
+                    spans.extend(zip(range(i + 1, e, ln + 2), range(i + 1 + ln, e + ln, ln + 2)))  # noqa: B905
                     i = e
                     continue
                 ln, i = _varint(data, i)
