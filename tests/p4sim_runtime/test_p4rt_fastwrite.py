@@ -434,7 +434,8 @@ def _state(srv: P4RuntimeServer) -> list:
         seq = lambda d: {k: r.seq for k, r in d.items()}  # noqa: E731
         recs = sorted(t.recs.values(), key=lambda r: r.seq)
         out.append((name, t.seq, t.next_handle, sorted(t.free_handles),
-                    [(r.mkey, r.tests, r.aid, r.args, r.prio, r.hnd, r.seq, t.entry_of(r)) for r in recs],
+                    [(r.mkey, r.tests, r.aid, r.args, r.prio, r.hnd, r.seq, r.pkts, r.bytes, r.meter, t.entry_of(r))
+                     for r in recs],
                     seq(t.exact), seq(t.exact1), {p: seq(d) for p, d in t.lpm.items()}, t.lpm_lens,
                     {p: seq(d) for p, d in t.lpm1d.items()}, [m for m, _ in t.lpm1],
                     {top: [m for m, _ in c] for top, c in t.lpm1_long.items()}, [r.seq for r in t.scan],
@@ -558,6 +559,35 @@ def test_runs_equal_the_reference_on_every_key_layout(kinds_pair, monkeypatch) -
     small = kinds_pair[0][0].pipeline.switch.tables
     small_id = id(next(t for name, t in small.items() if name.endswith("small")))
     assert stored.get((small_id, "most")) == 16  # full: a run past it was refused, one by one
+
+
+def test_bulk_insert_makes_the_same_recs_as_one_by_one() -> None:
+    """insert_exact1_many builds its Recs without Rec.__init__: every field of Rec (all of
+    __slots__, counters and meter included) must equal insert_exact1_checked's, with the
+    table's free handles reused lowest first as one by one reuses them."""
+    from p4sim.model import ActionRef, KeyField, TableInfo
+    from p4sim.runtime.tables import ActionSpec, Rec
+
+    def table() -> Table:
+        t = Table(TableInfo(name="t", keys=(KeyField("k", "exact", 48, 1),), actions=(ActionRef("fwd"),), size=64),
+                  [ActionSpec("fwd", (("port", 9),))])
+        for v in range(6):
+            t.insert_exact1_checked(100 + v, 0, (v,))
+        for v in (101, 104, 102):
+            t.delete_checked((v,))
+        return t
+    one, bulk = table(), table()
+    vs, args = [7, 104, 9, 8, 6], [(1,), (2,), (3,), (4,), (5,)]
+    for v, a in zip(vs, args, strict=True):
+        one.insert_exact1_checked(v, 0, a)
+    assert bulk.insert_exact1_many(vs, 0, args)
+    fields = lambda t: [(k, [getattr(r, f) for f in Rec.__slots__]) for k, r in t.recs.items()]  # noqa: E731
+    assert fields(bulk) == fields(one)
+    assert [(k, r.seq) for k, r in bulk.exact1.items()] == [(k, r.seq) for k, r in one.exact1.items()]
+    assert (bulk.seq, bulk.next_handle, bulk.free_handles) == (one.seq, one.next_handle, one.free_handles)
+    assert sorted(r.hnd for r in bulk.recs.values()) == list(range(8))  # the freed 1, 2, 4 reused first
+    assert not bulk.insert_exact1_many([50, 50], 0, [(1,), (1,)]) and not bulk.insert_exact1_many([7], 0, [(1,)])
+    assert fields(bulk) == fields(one)  # a refused run changed nothing
 
 
 def _bulk_no_run_duplicates(self, vs, aid, args):
