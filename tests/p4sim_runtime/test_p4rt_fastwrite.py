@@ -895,6 +895,53 @@ def test_update_spans() -> None:
     assert fastwrite.update_spans(data[:-1]) is None
 
 
+def _spans_mismatches(seed: int, requests: int = 300) -> int:
+    """Random requests of runs of same-length Updates (read with one regex call per run),
+    Updates of 128 bytes and more, and the other top-level fields between them in any
+    order: how many requests' spans do not cut exactly the Updates upb parses, in order
+    (or a request cut short is not refused)."""
+    r = random.Random(seed)
+    bad = 0
+    for _ in range(requests):
+        parts = []
+        for _ in range(r.randrange(1, 8)):
+            x = r.random()
+            if x < 0.15:
+                parts.append(b"\x08" + _varint(r.randrange(1 << 20)))  # device_id
+            elif x < 0.25:
+                e = p4runtime_pb2.Uint128(high=r.randrange(3), low=r.randrange(1 << 40)).SerializeToString()
+                parts.append(b"\x1a" + _varint(len(e)) + e)
+            elif x < 0.3:
+                parts.append(b"\x32\x01r")  # role
+            else:
+                size = r.choice([0, 1, 2, 40, 41, 125, 126, 200])  # Update bytes: about size + 6
+                for _ in range(r.randrange(1, 6)):
+                    u = U(type=r.choice([U.INSERT, U.DELETE]))
+                    u.entity.table_entry.table_id = 7
+                    if size:
+                        u.entity.table_entry.metadata = bytes(r.randrange(256) for _ in range(size))
+                    raw = u.SerializeToString()
+                    parts.append(b"\x22" + _varint(len(raw)) + raw)
+        data = b"".join(parts)
+        want = list(p4runtime_pb2.WriteRequest.FromString(data).updates)
+        spans = fastwrite.update_spans(data)
+        if spans is None or [U.FromString(data[a:b]) for a, b in spans] != want:
+            bad += 1
+        elif parts[-1][:1] == b"\x22" and fastwrite.update_spans(data[:-1]) is not None:
+            bad += 1
+    return bad
+
+
+def test_update_spans_of_runs_equal_upbs_updates(monkeypatch) -> None:
+    assert _spans_mismatches(5) == 0
+    # negative control: a run regex that does not check each Update's length byte
+    import re
+
+    lax = {n: re.compile(b"(?:\x22.{%d})+" % (n + 1), re.S) for n in range(128)}
+    monkeypatch.setattr(fastwrite, "_SAME_LENGTH", lax)
+    assert _spans_mismatches(5) > 10
+
+
 @pytest.mark.parametrize("size", [0, 1, 127, 128, 300, 16384, 70000])
 @pytest.mark.parametrize("fields", [0, 1, 3])
 def test_packet_in_frame_is_protobufs_encoding(size, fields) -> None:
