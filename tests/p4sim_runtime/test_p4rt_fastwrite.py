@@ -715,6 +715,7 @@ def test_a_new_pipeline_rebinds_the_learned_shapes(pair) -> None:
     """Shapes outlive a pipeline (they are protobuf layouts); their decoders do not: after
     a new SetForwardingPipelineConfig the same shapes are bound to the new schema."""
     fast_srv = pair[0][0]
+    assert _differences(pair, seed=30, requests=20) == []  # shapes learned (whatever ran before here)
     assert fast_srv._scanner.count > 0
     old = fast_srv.pipeline.maps
     for _, c, _ in pair:
