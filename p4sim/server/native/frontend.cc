@@ -31,6 +31,7 @@
 namespace {
 
 constexpr size_t kReadAhead = 64;    // requests read off the wire, not yet taken by Python
+constexpr size_t kReadAheadBytes = 4 << 20;  // and their bytes: a client's big messages wait on the wire
 constexpr size_t kWriteWindow = 64;  // responses queued by Python, not yet written
 
 struct Core;
@@ -45,6 +46,7 @@ struct CallState {
   std::vector<std::pair<std::string, std::string>> metadata;
   grpc::ByteBuffer rbuf, wbuf;
   std::deque<std::string> in;
+  size_t in_bytes = 0;
   std::deque<grpc::ByteBuffer> out;
   bool reading = false, read_closed = false, writing = false, broken = false;
   int starting = 0;  // Start* calls in progress outside the mutex
@@ -119,8 +121,9 @@ class Reactor : public grpc::ServerGenericBidiReactor {
     {
       std::lock_guard<std::mutex> g(st_->mu);
       if (ok) {
+        st_->in_bytes += msg.size();
         st_->in.push_back(std::move(msg));
-        again = st_->in.size() < kReadAhead && !st_->finished;
+        again = st_->in.size() < kReadAhead && st_->in_bytes < kReadAheadBytes && !st_->finished;
       } else {
         st_->read_closed = true;
       }
@@ -231,12 +234,12 @@ grpc::ServerGenericBidiReactor* Core::CreateReactor(grpc::GenericCallbackServerC
     const std::string& m = ctx->method();
     return new EchoReactor(this, m.size() >= 2 && m.compare(m.size() - 2, 2, "/S") == 0);
   }
+  int n = ++active;  // counted before the check: two calls at once cannot both take the last slot
   bool admit;
   {
     std::lock_guard<std::mutex> g(mu);
-    admit = !stopping && active.load() < max_active;
+    admit = !stopping && n <= max_active;
   }
-  active++;
   return new Reactor(this, ctx, admit);
 }
 
@@ -275,6 +278,7 @@ PyObject* call_read(PyObject* self, PyObject*) {
     if (!st.in.empty()) {
       msg = std::move(st.in.front());
       st.in.pop_front();
+      st.in_bytes -= msg.size();
       got = true;
       if (!st.reading && !st.read_closed && !st.finished && st.reactor != nullptr) {
         st.reading = true;
