@@ -415,7 +415,10 @@ def check_frames(lab: Lab, payload: int, routed: bool = True) -> str:
 
 def sweep(lab: Lab, dut: Dut, payload: int, rates: list[int], step_s: float) -> Sweep:
     res = Sweep(dut.label, payload)
-    res.check = check_frames(lab, payload, routed=dut.addr is not None)
+    try:
+        res.check = check_frames(lab, payload, routed=dut.addr is not None)
+    except RuntimeError as exc:
+        raise RuntimeError(f"{dut.label}, {payload} B: {exc}") from None
     sock = _send_only(lab.send)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
     sender = Sender(sock, frames(payload))
