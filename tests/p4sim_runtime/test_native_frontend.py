@@ -309,3 +309,34 @@ def test_missing_compiler_or_grpc_is_one_clear_line(monkeypatch, tmp_path) -> No
         "p4sim-switch: --frontend native: no C++ compiler ('no-such-c++' not found; apt-get install g++)"]
     with pytest.raises(ValueError, match="frontend 'nope'"):
         P4RuntimeServer(frontend="nope")
+
+
+@needs_native
+def test_read_ahead_is_bounded_while_a_handler_does_not_read() -> None:
+    """A client streaming 1 MiB messages to a handler that is not reading: at most
+    READ_AHEAD_BYTES (+ one message) wait in the server; the rest is held by HTTP/2 flow
+    control on the wire. Then every message arrives, none lost."""
+    seen: list[int] = []
+    go = threading.Event()
+
+    def sink(requests, ctx):
+        go.wait(10)
+        seen.append(ctx._call.buffered)  # what the read-ahead holds before the handler reads
+        return str(sum(len(r) for r in requests)).encode()
+
+    handler = grpc.method_handlers_generic_handler("t.T", {"U": grpc.stream_unary_rpc_method_handler(sink)})
+    srv = native.serve(handler, "127.0.0.1:0", 4 << 20, 2)
+    limit = native.load().READ_AHEAD_BYTES
+    try:
+        ch = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
+        call = ch.stream_unary("/t.T/U", request_serializer=None, response_deserializer=None)
+        n, size = 24, 1 << 20
+        fut = call.future(iter([bytes(size)] * n), timeout=30)
+        time.sleep(1.5)  # the client sends until flow control holds it
+        go.set()
+        assert fut.result() == str(n * size).encode()
+        assert limit <= seen[0] <= limit + size, (seen, limit)  # it did read ahead, and stopped at the bound
+        ch.close()
+    finally:
+        go.set()
+        srv.stop(0)
