@@ -24,6 +24,7 @@ rewrite is on the Python syntax tree and changes no operation's value:
 from __future__ import annotations
 
 import ast
+import copy
 import textwrap
 from typing import Any
 
@@ -730,7 +731,7 @@ def typed_deparser(fn: ast.FunctionDef, ty: Typing) -> int:
             res.append(st)
         return res
 
-    body = block(fn.body)
+    body = block(copy.deepcopy(fn.body))  # a copy: with no site, the flushes are not wanted
     if size == 0:
         return 0
     wrapped = ast.parse(f"{DEPARSE_LEN} = 0\ntry:\n    pass\nfinally:\n" + textwrap.indent(FLUSH, "    ")).body

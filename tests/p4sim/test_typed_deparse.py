@@ -75,6 +75,15 @@ def test_c_headers_write_bytes_and_the_others_keep_pack():
     assert src.count("_out.append(cython.cast(cython.p_char, _db)[:_dn])") == 4
 
 
+def test_a_deparser_with_nothing_to_write_is_left_as_it_was():
+    # typed_edges.p4: both headers have an int<16> field, so every emit keeps struct.pack
+    prog = load_program(str(PROG.parent / "typed_edges.p4"))
+    src = program.typed_source(prog, ["_RT"])
+    fn = src[src.index(f"def {prog.pipeline.deparser}("):]
+    fn = fn[:fn.index("\n    return {")]
+    assert "_dn" not in fn and fn.count(".pack(") == 2
+
+
 def test_pack_site_refuses_items_not_proven_in_their_word():
     ty = typed.Typing({})
     ty.formats["_S_X"] = ">HB"
