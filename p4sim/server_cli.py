@@ -4,7 +4,7 @@
                  [--grpc-server-addr 127.0.0.1:9559] [--cpu-port 255] [--pcap DIR]
                  [--grpc-server-ssl --grpc-server-cert PEM --grpc-server-key PEM
                   [--grpc-server-cacert PEM --grpc-server-with-client-auth]]
-                 [--compile-timeout 20] [--compile-memory 1024] [--max-streams 16]
+                 [--compile-timeout 20] [--compile-memory 1024] [--max-streams 16] [--frontend grpc|native]
                  [--log-console] [--clock auto|virtual|wall] [--queue-depth 64]
                  [--priority-queues 8] [--scheduler strict|wrr] [--priority-order high_first|low_first]
                  [--line-rate 10G] [--port-rate 3=25G]
@@ -12,6 +12,9 @@
 Without a program (`--no-p4`) the switch waits for a controller's
 SetForwardingPipelineConfig. `--print-device-config PROGRAM.p4` writes the device config
 a controller should send for PROGRAM (see `p4sim.server.pipeline`) and exits.
+`--frontend native` (or env P4SIM_FRONTEND=native) serves gRPC with grpc++ (built on
+first use, needs libgrpc++-dev and g++; see `p4sim.server.native`); grpc-python is the
+default and the reference.
 Exit codes: 0 stopped cleanly (SIGINT/SIGTERM), 1 failed, 2 bad usage.
 """
 
@@ -102,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="memory limit of the compile of a pushed program (default 1024 MB)")
     ap.add_argument("--max-streams", type=_int_in(1, 1024), default=16, metavar="N",
                     help="StreamChannels served at a time; more get RESOURCE_EXHAUSTED (default 16)")
+    ap.add_argument("--frontend", choices=["grpc", "native"], default=None,
+                    help="gRPC front end: grpc (grpc-python, default) or native (grpc++);"
+                         " default from env P4SIM_FRONTEND")
     ap.add_argument("--cpu-port", type=_int_in(1, 511), default=None,
                     help="port number for PacketIn/PacketOut, 1..511 (default: none)")
     ap.add_argument("--pcap", metavar="DIR", help="write port<N>_in.pcap / port<N>_out.pcap in DIR")
@@ -124,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _server_credentials(args: argparse.Namespace) -> Any:
+def _server_credentials(args: argparse.Namespace, frontend: str) -> Any:
     import grpc
 
     def read(path: str) -> bytes:
@@ -132,6 +138,11 @@ def _server_credentials(args: argparse.Namespace) -> Any:
             return f.read()
 
     ca = read(args.grpc_server_cacert) if args.grpc_server_cacert else None
+    if frontend == "native":
+        from p4sim.server.native import Tls
+
+        return Tls(read(args.grpc_server_key).decode(errors="replace"), read(args.grpc_server_cert).decode(errors="replace"),
+                   ca.decode(errors="replace") if ca is not None else None, args.grpc_server_with_client_auth)
     return grpc.ssl_server_credentials([(read(args.grpc_server_key), read(args.grpc_server_cert))],
                                        root_certificates=ca,
                                        require_client_auth=args.grpc_server_with_client_auth)
@@ -159,10 +170,23 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--grpc-server-with-client-auth needs --grpc-server-cacert")
     if args.compile_timeout <= 0:
         ap.error("--compile-timeout must be > 0")
+    import os
+
+    frontend = args.frontend or os.environ.get("P4SIM_FRONTEND") or "grpc"
+    if frontend not in ("grpc", "native"):
+        ap.error(f"P4SIM_FRONTEND={frontend!r}: grpc or native")
+    if frontend == "native":
+        from p4sim.server.native import NativeUnavailable, load
+
+        try:
+            load()  # built on first use: say so now, in one line, rather than at start()
+        except NativeUnavailable as exc:
+            print(f"p4sim-switch: --frontend native: {exc}", file=sys.stderr)
+            return 1
     credentials = None
     if args.grpc_server_ssl:
         try:
-            credentials = _server_credentials(args)
+            credentials = _server_credentials(args, frontend)
         except OSError as exc:
             print(f"p4sim-switch: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
             return 1
@@ -197,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
 
     limits = Limits(compile_timeout_s=args.compile_timeout, compile_memory_mb=args.compile_memory)
     server = P4RuntimeServer(device_id=args.device_id, cpu_port=args.cpu_port, ports=ports, clock=args.clock,
-                             tm_factory=tm, freeze_gc=True, limits=limits, max_streams=args.max_streams)
+                             tm_factory=tm, freeze_gc=True, limits=limits, max_streams=args.max_streams,
+                             frontend=frontend)
     if args.program:
         try:
             server.load_program(args.program)
@@ -224,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"p4sim-switch: warning: serving plain-text P4Runtime on {host}: any client that reaches"
               " it can become primary and push programs (use --grpc-server-ssl)", file=sys.stderr)
     print(f"p4sim-switch: device {args.device_id} serving P4Runtime on {host}:{port}"
-          f" ({len(args.interface)} interface(s), clock {server.clock})", file=sys.stderr, flush=True)
+          f" ({len(args.interface)} interface(s), clock {server.clock}, front end {frontend})",
+          file=sys.stderr, flush=True)
     while not stop.wait(0.5):
         pass
     server.stop()

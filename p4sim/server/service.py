@@ -48,6 +48,8 @@ from p4sim.server.sandbox import Limits
 log = logging.getLogger("p4sim.server")
 
 API_VERSION = "1.4.1"
+FRONTENDS = ("grpc", "native")
+MAX_MESSAGE_BYTES = 64 << 20
 _SFP = p4runtime_pb2.SetForwardingPipelineConfigRequest
 _GFP = p4runtime_pb2.GetForwardingPipelineConfigRequest
 _UPDATE = p4runtime_pb2.Update
@@ -215,9 +217,14 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         max_streams: int = 16,
         packet_in_queue: int = 1024,
         fast_write: bool | None = None,
+        frontend: str | None = None,
     ) -> None:
         if clock not in ("auto", "virtual", "wall"):
             raise ValueError("clock: auto, virtual or wall")
+        # the gRPC front end: grpc-python (the reference) or native (grpc++, p4sim/server/native)
+        self.frontend = frontend or os.environ.get("P4SIM_FRONTEND") or "grpc"
+        if self.frontend not in FRONTENDS:
+            raise ValueError(f"frontend {self.frontend!r}: one of {', '.join(FRONTENDS)}")
         self.device_id = device_id
         self.limits = limits or Limits()
         # each open StreamChannel holds one gRPC worker thread: cap them below the pool
@@ -299,20 +306,27 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         beyond the pool are answered RESOURCE_EXHAUSTED by gRPC at once (never queued
         until their deadline). With `credentials` the port speaks TLS."""
         workers = max_workers or self.max_streams + 16
-        self._grpc = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="p4rt"),
-            options=[("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20)],
-            maximum_concurrent_rpcs=workers,
-        )
-        self._grpc.add_generic_rpc_handlers((self._handlers(),))
-        if credentials is not None:
-            port = self._grpc.add_secure_port(address, credentials)
+        if self.frontend == "native":  # same handlers, limits and pool size (credentials: native.Tls)
+            from p4sim.server import native
+
+            self._grpc = native.serve(self._handlers(), address, MAX_MESSAGE_BYTES, workers, credentials)  # type: ignore[assignment]
+            port = self._grpc.port  # type: ignore[union-attr]
         else:
-            port = self._grpc.add_insecure_port(address)
-        if port == 0:
-            raise OSError(f"cannot listen on {address}")
+            self._grpc = grpc.server(
+                futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="p4rt"),
+                options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)],
+                maximum_concurrent_rpcs=workers,
+            )
+            self._grpc.add_generic_rpc_handlers((self._handlers(),))
+            if credentials is not None:
+                port = self._grpc.add_secure_port(address, credentials)
+            else:
+                port = self._grpc.add_insecure_port(address)
+            if port == 0:
+                raise OSError(f"cannot listen on {address}")
+            self._grpc.start()
         self.port = port
-        self._grpc.start()
         self.ports.start(self.inject, self.inject_many)
         if self.clock == "wall":
             self._ticker = threading.Thread(target=self._tick_loop, name="p4sim-clock", daemon=True)

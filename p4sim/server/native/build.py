@@ -1,0 +1,112 @@
+"""Build the native front end (frontend.cc against Debian's libgrpc++), cached per user.
+
+The artefact lives in p4sim's compiled-module cache (p4sim.compiled.build.cache_dir),
+keyed by a hash of (source, compiler and its version, flags, pkg-config's grpc++ flags,
+Python ABI); it is built in a temporary directory and renamed into place, so two
+processes building at once never load a half-written file.
+
+grpcio bundles its own gRPC core; this module links the system's. Both coexist: Python
+loads extensions RTLD_LOCAL and grpcio's cygrpc exports no symbol but its PyInit
+(`nm -D --defined-only`), so neither binds to the other's gRPC
+(tests/p4sim_native/test_native_frontend.py runs both in one process).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+from types import ModuleType
+
+from p4sim.compiled.build import cache_dir, prune
+
+SOURCE = Path(__file__).with_name("frontend.cc")
+MODULE = "p4sim_native_frontend"  # its PyInit name; the file name carries the key
+CXXFLAGS = ("-std=c++17", "-shared", "-fPIC", "-O2", "-w")
+BUILD_TIMEOUT_S = 900
+
+_loaded: ModuleType | None = None
+
+
+class NativeUnavailable(Exception):
+    """The native front end cannot be built or loaded here (one-line reason)."""
+
+
+def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    except FileNotFoundError:
+        raise NativeUnavailable(f"{cmd[0]} not found") from None
+    except subprocess.TimeoutExpired:
+        raise NativeUnavailable(f"{os.path.basename(cmd[0])} took over {BUILD_TIMEOUT_S} s") from None
+
+
+def _cxx() -> str:
+    cxx = (os.environ.get("CXX") or "g++").split()[0]
+    if shutil.which(cxx) is None:
+        raise NativeUnavailable(f"no C++ compiler ({cxx!r} not found; apt-get install g++)")
+    return cxx
+
+
+def _grpc_flags() -> list[str]:
+    if shutil.which("pkg-config") is None:
+        raise NativeUnavailable("pkg-config not found (apt-get install pkg-config libgrpc++-dev)")
+    r = _run(["pkg-config", "--cflags", "--libs", "grpc++"])
+    if r.returncode != 0:
+        raise NativeUnavailable("libgrpc++ not found by pkg-config (apt-get install libgrpc++-dev)")
+    return r.stdout.split()
+
+
+def unavailable_reason() -> str:
+    """Why the native front end cannot be built here, or "" when it can."""
+    try:
+        _cxx()
+        _grpc_flags()
+    except NativeUnavailable as e:
+        return str(e)
+    return ""
+
+
+def load() -> ModuleType:
+    """The native front end module (built once per key, then loaded from the cache)."""
+    global _loaded
+    if _loaded is not None:
+        return _loaded
+    cxx, flags = _cxx(), _grpc_flags()
+    version = _run([cxx, "--version"]).stdout.splitlines()[:1]
+    include = "-I" + sysconfig.get_paths()["include"]
+    h = hashlib.sha256()
+    for part in (SOURCE.read_text(encoding="utf-8"), cxx, *version, *CXXFLAGS, *flags, include,
+                 sys.implementation.cache_tag, sysconfig.get_config_var("EXT_SUFFIX") or ""):
+        h.update(part.encode())
+        h.update(b"\0")
+    root = cache_dir()
+    so = os.path.join(root, f"native_frontend_{h.hexdigest()[:16]}{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}")
+    if not os.path.exists(so):
+        os.makedirs(root, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=root, prefix=".build-") as tmp:
+            out = os.path.join(tmp, "m.so")
+            r = _run([cxx, *CXXFLAGS, include, str(SOURCE), "-o", out, *flags])
+            if r.returncode != 0:
+                last = (r.stderr.strip().splitlines() or ["(no output)"])[-1]
+                raise NativeUnavailable(f"building the native front end failed: {last}")
+            os.replace(out, so)
+        prune(root)
+    else:
+        os.utime(so)  # most recently used: pruned last
+    spec = importlib.util.spec_from_file_location(MODULE, so)
+    if spec is None or spec.loader is None:
+        raise NativeUnavailable(f"cannot load {so}")
+    mod = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(mod)
+    except ImportError as e:
+        raise NativeUnavailable(f"cannot load the native front end: {e}") from None
+    _loaded = mod
+    return mod

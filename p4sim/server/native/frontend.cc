@@ -1,0 +1,638 @@
+// p4sim's native gRPC front end: a grpc++ callback server with one generic service
+// (bytes in, bytes out; no protobuf here). gRPC's own threads do all network work and
+// never take the GIL; Python worker threads take calls with accept(), and read(),
+// write() and finish() them, waiting with the GIL released. The Python adapter
+// (p4sim/server/native/__init__.py) runs the same servicer as the grpc-python server.
+//
+// Lifetime: a Reactor (owned by gRPC until OnDone) and the Python Call object share one
+// CallState. A Start* call is never made while the state's mutex is held (gRPC may run
+// the reaction inline, in the calling thread), and Finish is made only when no write
+// and no Start* is in progress (`starting`), so no operation is ever started on a call
+// that has finished (its reactor may be gone).
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <grpcpp/generic/async_generic_service.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/support/byte_buffer.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+constexpr size_t kReadAhead = 64;    // requests read off the wire, not yet taken by Python
+constexpr size_t kReadAheadBytes = 4 << 20;  // and their bytes: a client's big messages wait on the wire
+constexpr size_t kWriteWindow = 64;  // responses queued by Python, not yet written
+
+struct Core;
+
+struct CallState {
+  std::mutex mu;
+  std::condition_variable cv;
+  grpc::ServerGenericBidiReactor* reactor = nullptr;
+  grpc::GenericCallbackServerContext* ctx = nullptr;
+  uint64_t id = 0;
+  std::string method, peer;
+  std::vector<std::pair<std::string, std::string>> metadata;
+  grpc::ByteBuffer rbuf, wbuf;
+  std::deque<std::string> in;
+  size_t in_bytes = 0;
+  std::deque<grpc::ByteBuffer> out;
+  bool reading = false, read_closed = false, writing = false, broken = false;
+  int starting = 0;  // Start* calls in progress outside the mutex
+  bool finish_wanted = false, finished = false, cancelled = false, done = false;
+  grpc::Status status;
+
+  // with mu held: whether the caller must now call Finish (after unlocking)
+  bool take_finish() {
+    if (finish_wanted && !finished && !writing && starting == 0 && reactor != nullptr) {
+      finished = true;
+      return true;
+    }
+    return false;
+  }
+};
+
+struct Core : public grpc::CallbackGenericService {
+  std::unique_ptr<grpc::Server> server;
+  std::mutex mu;
+  std::condition_variable fresh_cv, cancelled_cv;
+  std::deque<std::shared_ptr<CallState>> fresh;      // calls waiting for a Python worker
+  std::deque<std::shared_ptr<CallState>> cancelled;  // calls the client cancelled
+  bool stopping = false;
+  std::atomic<int> active{0};
+  int max_active = 1;
+  bool echo = false;  // a no-work baseline served in C++ alone (bench p4runtime)
+  std::atomic<uint64_t> next_id{1};
+  grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override;
+
+  void push(bool cancel, std::shared_ptr<CallState> st) {
+    std::lock_guard<std::mutex> g(mu);
+    (cancel ? cancelled : fresh).push_back(std::move(st));
+    (cancel ? cancelled_cv : fresh_cv).notify_one();
+  }
+};
+
+std::string flatten(const grpc::ByteBuffer& buf) {
+  std::vector<grpc::Slice> slices;
+  std::string s;
+  if (!buf.Dump(&slices).ok()) return s;
+  s.reserve(buf.Length());
+  for (const auto& sl : slices) s.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+  return s;
+}
+
+class Reactor : public grpc::ServerGenericBidiReactor {
+ public:
+  Reactor(Core* core, grpc::GenericCallbackServerContext* ctx, bool admit)
+      : core_(core), st_(std::make_shared<CallState>()) {
+    st_->reactor = this;
+    st_->ctx = ctx;
+    st_->id = core->next_id++;
+    if (!admit) {  // as grpc-python's maximum_concurrent_rpcs
+      st_->finished = true;
+      Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "Concurrent RPC limit exceeded!"));
+      return;
+    }
+    st_->method = ctx->method();
+    st_->peer = ctx->peer();
+    for (const auto& kv : ctx->client_metadata())
+      st_->metadata.emplace_back(std::string(kv.first.data(), kv.first.size()),
+                                 std::string(kv.second.data(), kv.second.size()));
+    st_->reading = true;
+    StartRead(&st_->rbuf);  // held by gRPC until the reactor is bound
+    core->push(false, st_);
+  }
+
+  void OnReadDone(bool ok) override {
+    bool again = false, fin = false;
+    std::string msg;
+    if (ok) msg = flatten(st_->rbuf);
+    {
+      std::lock_guard<std::mutex> g(st_->mu);
+      if (ok) {
+        st_->in_bytes += msg.size();
+        st_->in.push_back(std::move(msg));
+        again = st_->in.size() < kReadAhead && st_->in_bytes < kReadAheadBytes && !st_->finished;
+      } else {
+        st_->read_closed = true;
+      }
+      st_->reading = again;
+      if (again) st_->starting++;
+      st_->cv.notify_all();
+    }
+    if (!again) return;
+    StartRead(&st_->rbuf);
+    {
+      std::lock_guard<std::mutex> g(st_->mu);
+      st_->starting--;
+      fin = st_->take_finish();
+    }
+    if (fin) Finish(st_->status);
+  }
+
+  void OnWriteDone(bool ok) override {
+    bool again = false, fin;
+    {
+      std::lock_guard<std::mutex> g(st_->mu);
+      if (!ok) {
+        st_->broken = true;
+        st_->out.clear();
+      } else if (!st_->out.empty()) {
+        st_->wbuf = std::move(st_->out.front());
+        st_->out.pop_front();
+        again = true;
+      }
+      st_->writing = again;
+      fin = st_->take_finish();
+      st_->cv.notify_all();
+    }
+    if (again) StartWrite(&st_->wbuf);
+    if (fin) Finish(st_->status);
+  }
+
+  void OnCancel() override {
+    bool fin;
+    {
+      std::lock_guard<std::mutex> g(st_->mu);
+      st_->cancelled = true;
+      if (!st_->finish_wanted) {
+        st_->finish_wanted = true;
+        st_->status = grpc::Status(grpc::StatusCode::CANCELLED, "");
+      }
+      fin = st_->take_finish();
+      st_->cv.notify_all();
+    }
+    core_->push(true, st_);
+    if (fin) Finish(st_->status);
+  }
+
+  void OnDone() override {
+    {
+      std::lock_guard<std::mutex> g(st_->mu);
+      st_->done = true;
+      st_->reactor = nullptr;
+      st_->ctx = nullptr;
+      st_->cv.notify_all();
+    }
+    core_->active--;
+    delete this;
+  }
+
+ private:
+  Core* core_;
+  std::shared_ptr<CallState> st_;
+};
+
+// The bench's C++-only baseline: a stream method ("/.../S") echoes each message, any other
+// method answers one empty message. No Python, no GIL: what grpc++ alone costs.
+class EchoReactor : public grpc::ServerGenericBidiReactor {
+ public:
+  EchoReactor(Core* core, bool stream) : core_(core), stream_(stream) { StartRead(&buf_); }
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status::OK);
+    } else if (stream_) {
+      StartWrite(&buf_);
+    } else {
+      buf_.Clear();
+      grpc::Slice empty;
+      buf_ = grpc::ByteBuffer(&empty, 1);
+      StartWriteAndFinish(&buf_, grpc::WriteOptions(), grpc::Status::OK);
+    }
+  }
+  void OnWriteDone(bool ok) override {
+    if (ok)
+      StartRead(&buf_);
+    else
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED, ""));
+  }
+  void OnDone() override {
+    core_->active--;
+    delete this;
+  }
+
+ private:
+  Core* core_;
+  bool stream_;
+  grpc::ByteBuffer buf_;
+};
+
+grpc::ServerGenericBidiReactor* Core::CreateReactor(grpc::GenericCallbackServerContext* ctx) {
+  if (echo) {
+    active++;
+    const std::string& m = ctx->method();
+    return new EchoReactor(this, m.size() >= 2 && m.compare(m.size() - 2, 2, "/S") == 0);
+  }
+  int n = ++active;  // counted before the check: two calls at once cannot both take the last slot
+  bool admit;
+  {
+    std::lock_guard<std::mutex> g(mu);
+    admit = !stopping && n <= max_active;
+  }
+  return new Reactor(this, ctx, admit);
+}
+
+// ------------------------------------------------------------------ Python: Call
+
+struct CallObject {
+  PyObject_HEAD
+  std::shared_ptr<CallState>* st;
+};
+
+PyTypeObject CallType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+PyObject* wrap_call(std::shared_ptr<CallState> st) {
+  CallObject* o = PyObject_New(CallObject, &CallType);
+  if (o == nullptr) return nullptr;
+  o->st = new std::shared_ptr<CallState>(std::move(st));
+  return reinterpret_cast<PyObject*>(o);
+}
+
+void call_dealloc(PyObject* self) {
+  delete reinterpret_cast<CallObject*>(self)->st;
+  PyObject_Free(self);
+}
+
+CallState& state_of(PyObject* self) { return **reinterpret_cast<CallObject*>(self)->st; }
+
+// read() -> bytes, or None when the client has half-closed or the call is over
+PyObject* call_read(PyObject* self, PyObject*) {
+  CallState& st = state_of(self);
+  std::string msg;
+  bool got = false, start = false, fin = false;
+  Py_BEGIN_ALLOW_THREADS;
+  {
+    std::unique_lock<std::mutex> g(st.mu);
+    st.cv.wait(g, [&] { return !st.in.empty() || st.read_closed || st.cancelled || st.finished || st.done; });
+    if (!st.in.empty()) {
+      msg = std::move(st.in.front());
+      st.in.pop_front();
+      st.in_bytes -= msg.size();
+      got = true;
+      if (!st.reading && !st.read_closed && !st.finished && st.reactor != nullptr) {
+        st.reading = true;
+        st.starting++;
+        start = true;
+      }
+    }
+  }
+  if (start) {
+    st.reactor->StartRead(&st.rbuf);
+    std::lock_guard<std::mutex> g(st.mu);
+    st.starting--;
+    fin = st.take_finish();
+  }
+  if (fin) st.reactor->Finish(st.status);
+  Py_END_ALLOW_THREADS;
+  if (!got) Py_RETURN_NONE;
+  return PyBytes_FromStringAndSize(msg.data(), static_cast<Py_ssize_t>(msg.size()));
+}
+
+// write(data) -> bool: queued (False: the call is over). Waits only while kWriteWindow
+// responses are already queued (the client does not read: flow control).
+PyObject* call_write(PyObject* self, PyObject* arg) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) != 0) return nullptr;
+  CallState& st = state_of(self);
+  bool ok = false, start = false;
+  grpc::Slice slice(view.buf, static_cast<size_t>(view.len));
+  PyBuffer_Release(&view);
+  Py_BEGIN_ALLOW_THREADS;
+  {
+    std::unique_lock<std::mutex> g(st.mu);
+    auto over = [&] { return st.finish_wanted || st.finished || st.cancelled || st.broken || st.done; };
+    st.cv.wait(g, [&] { return over() || st.out.size() < kWriteWindow; });
+    if (!over()) {
+      ok = true;
+      if (st.writing) {
+        st.out.emplace_back(&slice, 1);
+      } else {
+        st.writing = true;
+        st.wbuf = grpc::ByteBuffer(&slice, 1);
+        start = true;
+      }
+    }
+  }
+  if (start) st.reactor->StartWrite(&st.wbuf);  // writing: the reactor stays alive
+  Py_END_ALLOW_THREADS;
+  return PyBool_FromLong(ok);
+}
+
+// finish(code, message, trailers): the status, sent after every queued response
+PyObject* call_finish(PyObject* self, PyObject* args) {
+  int code;
+  const char* message;
+  Py_ssize_t message_len;
+  PyObject* trailers;
+  if (!PyArg_ParseTuple(args, "is#O", &code, &message, &message_len, &trailers)) return nullptr;
+  if (code < 0 || code > 16) {
+    PyErr_SetString(PyExc_ValueError, "status code must be 0..16");
+    return nullptr;
+  }
+  std::vector<std::pair<std::string, std::string>> md;
+  PyObject* seq = PySequence_Fast(trailers, "trailers must be a sequence of (key, bytes) pairs");
+  if (seq == nullptr) return nullptr;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+    const char *k, *v;
+    Py_ssize_t kl, vl;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "s#y#", &k, &kl, &v, &vl)) {
+      Py_DECREF(seq);
+      return nullptr;
+    }
+    md.emplace_back(std::string(k, kl), std::string(v, vl));
+  }
+  Py_DECREF(seq);
+  CallState& st = state_of(self);
+  grpc::Status status(static_cast<grpc::StatusCode>(code), std::string(message, message_len));
+  bool fin = false;
+  Py_BEGIN_ALLOW_THREADS;
+  {
+    std::lock_guard<std::mutex> g(st.mu);
+    if (!st.finish_wanted && !st.finished && st.ctx != nullptr) {
+      for (auto& kv : md) st.ctx->AddTrailingMetadata(kv.first, kv.second);
+      st.finish_wanted = true;
+      st.status = status;
+      fin = st.take_finish();
+    }
+  }
+  if (fin) st.reactor->Finish(st.status);
+  Py_END_ALLOW_THREADS;
+  Py_RETURN_NONE;
+}
+
+PyObject* call_is_active(PyObject* self, PyObject*) {
+  CallState& st = state_of(self);
+  std::lock_guard<std::mutex> g(st.mu);
+  return PyBool_FromLong(!(st.cancelled || st.broken || st.finished || st.done));
+}
+
+// wait_done(timeout_s) -> bool: the call has completed (its status sent or it was cancelled)
+PyObject* call_wait_done(PyObject* self, PyObject* arg) {
+  double timeout = PyFloat_AsDouble(arg);
+  if (timeout == -1.0 && PyErr_Occurred()) return nullptr;
+  CallState& st = state_of(self);
+  bool done;
+  Py_BEGIN_ALLOW_THREADS;
+  {
+    std::unique_lock<std::mutex> g(st.mu);
+    done = st.cv.wait_for(g, std::chrono::duration<double>(timeout), [&] { return st.done; });
+  }
+  Py_END_ALLOW_THREADS;
+  return PyBool_FromLong(done);
+}
+
+PyObject* call_get_method(PyObject* self, void*) {
+  const std::string& m = state_of(self).method;
+  return PyUnicode_DecodeUTF8(m.data(), static_cast<Py_ssize_t>(m.size()), "replace");
+}
+
+PyObject* call_get_peer(PyObject* self, void*) {
+  const std::string& p = state_of(self).peer;
+  return PyUnicode_DecodeUTF8(p.data(), static_cast<Py_ssize_t>(p.size()), "replace");
+}
+
+PyObject* call_get_id(PyObject* self, void*) { return PyLong_FromUnsignedLongLong(state_of(self).id); }
+
+// ((key, value), ...): keys ending in -bin have bytes values, others str (as grpc-python)
+PyObject* call_get_metadata(PyObject* self, void*) {
+  const auto& md = state_of(self).metadata;
+  PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(md.size()));
+  if (t == nullptr) return nullptr;
+  for (size_t i = 0; i < md.size(); i++) {
+    const std::string& k = md[i].first;
+    const std::string& v = md[i].second;
+    bool bin = k.size() >= 4 && k.compare(k.size() - 4, 4, "-bin") == 0;
+    PyObject* pair = bin ? Py_BuildValue("(s#y#)", k.data(), (Py_ssize_t)k.size(), v.data(), (Py_ssize_t)v.size())
+                         : Py_BuildValue("(s#N)", k.data(), (Py_ssize_t)k.size(),
+                                         PyUnicode_DecodeUTF8(v.data(), (Py_ssize_t)v.size(), "replace"));
+    if (pair == nullptr) {
+      Py_DECREF(t);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(t, static_cast<Py_ssize_t>(i), pair);
+  }
+  return t;
+}
+
+PyMethodDef call_methods[] = {
+    {"read", call_read, METH_NOARGS, "next request bytes, or None at the end"},
+    {"write", call_write, METH_O, "queue one response; False when the call is over"},
+    {"finish", call_finish, METH_VARARGS, "finish(code, message, trailers)"},
+    {"is_active", call_is_active, METH_NOARGS, "neither finished nor cancelled"},
+    {"wait_done", call_wait_done, METH_O, "wait_done(timeout_s) -> completed"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef call_getset[] = {
+    {"method", call_get_method, nullptr, nullptr, nullptr},
+    {"peer", call_get_peer, nullptr, nullptr, nullptr},
+    {"id", call_get_id, nullptr, nullptr, nullptr},
+    {"metadata", call_get_metadata, nullptr, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+// ------------------------------------------------------------------ Python: Server
+
+struct ServerObject {
+  PyObject_HEAD
+  Core* core;
+  int port;
+};
+
+PyTypeObject ServerType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+void shutdown_core(Core* core, double grace) {
+  {
+    std::lock_guard<std::mutex> g(core->mu);
+    core->stopping = true;
+    core->fresh_cv.notify_all();
+    core->cancelled_cv.notify_all();
+  }
+  if (core->server) {
+    auto deadline = std::chrono::system_clock::now() +
+                    std::chrono::microseconds(static_cast<int64_t>(grace * 1e6));
+    core->server->Shutdown(deadline);
+    core->server->Wait();
+    core->server.reset();
+  }
+}
+
+// Server(address, max_message_bytes, max_concurrent_rpcs, key_pem=None, cert_pem=None,
+//        ca_pem=None, client_auth=False, echo=False)
+int server_init(PyObject* self, PyObject* args, PyObject* kwargs) {
+  const char* address;
+  int max_message, max_concurrent;
+  const char *key = nullptr, *cert = nullptr, *ca = nullptr;
+  int client_auth = 0, echo = 0;
+  static const char* kw[] = {"address", "max_message", "max_concurrent", "key", "cert", "ca",
+                             "client_auth", "echo", nullptr};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sii|zzzpp", const_cast<char**>(kw), &address, &max_message,
+                                   &max_concurrent, &key, &cert, &ca, &client_auth, &echo))
+    return -1;
+  ServerObject* so = reinterpret_cast<ServerObject*>(self);
+  if (so->core != nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "server already started");
+    return -1;
+  }
+  Core* core = new Core();
+  core->max_active = max_concurrent > 0 ? max_concurrent : 1;
+  core->echo = echo != 0;
+  std::shared_ptr<grpc::ServerCredentials> creds;
+  if (key != nullptr && cert != nullptr) {
+    grpc::SslServerCredentialsOptions opts(
+        ca == nullptr ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                      : (client_auth ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+                                     : GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY));
+    opts.pem_key_cert_pairs.push_back({key, cert});
+    if (ca != nullptr) opts.pem_root_certs = ca;
+    creds = grpc::SslServerCredentials(opts);
+  } else {
+    creds = grpc::InsecureServerCredentials();
+  }
+  int port = 0;
+  std::string addr(address);
+  Py_BEGIN_ALLOW_THREADS;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(addr, creds, &port);
+  builder.SetMaxReceiveMessageSize(max_message);
+  builder.SetMaxSendMessageSize(max_message);
+  builder.RegisterCallbackGenericService(core);
+  core->server = builder.BuildAndStart();
+  Py_END_ALLOW_THREADS;
+  if (!core->server || port == 0) {
+    Py_BEGIN_ALLOW_THREADS;
+    shutdown_core(core, 0);
+    delete core;
+    Py_END_ALLOW_THREADS;
+    PyErr_Format(PyExc_OSError, "cannot listen on %s", address);
+    return -1;
+  }
+  so->core = core;
+  so->port = port;
+  return 0;
+}
+
+PyObject* server_new(PyTypeObject* type, PyObject*, PyObject*) {
+  ServerObject* so = reinterpret_cast<ServerObject*>(type->tp_alloc(type, 0));
+  if (so != nullptr) {
+    so->core = nullptr;
+    so->port = 0;
+  }
+  return reinterpret_cast<PyObject*>(so);
+}
+
+void server_dealloc(PyObject* self) {
+  ServerObject* so = reinterpret_cast<ServerObject*>(self);
+  if (so->core != nullptr) {
+    Core* core = so->core;
+    so->core = nullptr;
+    Py_BEGIN_ALLOW_THREADS;
+    shutdown_core(core, 0);
+    delete core;
+    Py_END_ALLOW_THREADS;
+  }
+  Py_TYPE(self)->tp_free(self);
+}
+
+Core* core_of(PyObject* self) {
+  Core* c = reinterpret_cast<ServerObject*>(self)->core;
+  if (c == nullptr) PyErr_SetString(PyExc_RuntimeError, "server is stopped");
+  return c;
+}
+
+PyObject* take(PyObject* self, bool cancelled) {
+  Core* core = core_of(self);
+  if (core == nullptr) return nullptr;
+  std::shared_ptr<CallState> st;
+  Py_BEGIN_ALLOW_THREADS;
+  {
+    std::unique_lock<std::mutex> g(core->mu);
+    auto& q = cancelled ? core->cancelled : core->fresh;
+    (cancelled ? core->cancelled_cv : core->fresh_cv).wait(g, [&] { return !q.empty() || core->stopping; });
+    if (!q.empty()) {
+      st = std::move(q.front());
+      q.pop_front();
+    }
+  }
+  Py_END_ALLOW_THREADS;
+  if (!st) Py_RETURN_NONE;
+  return wrap_call(std::move(st));
+}
+
+// accept() -> Call, or None once the server is stopping
+PyObject* server_accept(PyObject* self, PyObject*) { return take(self, false); }
+
+// next_cancelled() -> Call a client cancelled, or None once the server is stopping
+PyObject* server_next_cancelled(PyObject* self, PyObject*) { return take(self, true); }
+
+// stop(grace_s): stop taking calls; cancel those still running after grace_s; wait for all
+PyObject* server_stop(PyObject* self, PyObject* arg) {
+  double grace = PyFloat_AsDouble(arg);
+  if (grace == -1.0 && PyErr_Occurred()) return nullptr;
+  ServerObject* so = reinterpret_cast<ServerObject*>(self);
+  Core* core = so->core;
+  if (core == nullptr) Py_RETURN_NONE;
+  Py_BEGIN_ALLOW_THREADS;
+  shutdown_core(core, grace < 0 ? 0 : grace);
+  Py_END_ALLOW_THREADS;
+  Py_RETURN_NONE;
+}
+
+PyObject* server_get_port(PyObject* self, void*) { return PyLong_FromLong(reinterpret_cast<ServerObject*>(self)->port); }
+
+PyObject* server_get_active(PyObject* self, void*) {
+  Core* c = reinterpret_cast<ServerObject*>(self)->core;
+  return PyLong_FromLong(c == nullptr ? 0 : c->active.load());
+}
+
+PyMethodDef server_methods[] = {
+    {"accept", server_accept, METH_NOARGS, "next call, or None once stopping"},
+    {"next_cancelled", server_next_cancelled, METH_NOARGS, "next cancelled call, or None once stopping"},
+    {"stop", server_stop, METH_O, "stop(grace_s)"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef server_getset[] = {
+    {"port", server_get_port, nullptr, nullptr, nullptr},
+    {"active", server_get_active, nullptr, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "p4sim_native_frontend",
+                          "grpc++ generic front end for p4sim-switch", -1, nullptr};
+
+}  // namespace
+
+PyMODINIT_FUNC PyInit_p4sim_native_frontend(void) {
+  CallType.tp_name = "p4sim_native_frontend.Call";
+  CallType.tp_basicsize = sizeof(CallObject);
+  CallType.tp_flags = Py_TPFLAGS_DEFAULT;
+  CallType.tp_dealloc = call_dealloc;
+  CallType.tp_methods = call_methods;
+  CallType.tp_getset = call_getset;
+  ServerType.tp_name = "p4sim_native_frontend.Server";
+  ServerType.tp_basicsize = sizeof(ServerObject);
+  ServerType.tp_flags = Py_TPFLAGS_DEFAULT;
+  ServerType.tp_new = server_new;
+  ServerType.tp_init = server_init;
+  ServerType.tp_dealloc = server_dealloc;
+  ServerType.tp_methods = server_methods;
+  ServerType.tp_getset = server_getset;
+  if (PyType_Ready(&CallType) < 0 || PyType_Ready(&ServerType) < 0) return nullptr;
+  PyObject* m = PyModule_Create(&module_def);
+  if (m == nullptr) return nullptr;
+  Py_INCREF(&CallType);
+  Py_INCREF(&ServerType);
+  PyModule_AddObject(m, "Call", reinterpret_cast<PyObject*>(&CallType));
+  PyModule_AddObject(m, "Server", reinterpret_cast<PyObject*>(&ServerType));
+  PyModule_AddIntConstant(m, "READ_AHEAD", static_cast<long>(kReadAhead));
+  PyModule_AddIntConstant(m, "WRITE_WINDOW", static_cast<long>(kWriteWindow));
+  return m;
+}
