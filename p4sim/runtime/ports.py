@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import fcntl
 import logging
+import mmap
 import os
 import select
 import socket
+import struct
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -30,7 +33,132 @@ log = logging.getLogger("p4sim.ports")
 
 Sink = Callable[[int, bytes], None]
 SinkMany = Callable[[int, list[bytes]], None]  # frames that arrived together on one port
-PACKET_IGNORE_OUTGOING = 23  # linux/if_packet.h
+# linux/if_packet.h
+PACKET_RX_RING, PACKET_COPY_THRESH, PACKET_VERSION, PACKET_IGNORE_OUTGOING = 5, 7, 10, 23
+TPACKET_V2 = 1
+TP_STATUS_USER, TP_STATUS_COPY = 1, 2
+SIOCGIFMTU = 0x8921  # linux/sockios.h
+# struct tpacket2_hdr (status, len, snaplen, mac; net, sec, nsec skipped; vlan_tci, vlan_tpid;
+# 4 pad) and the sockaddr_ll after it (TPACKET_ALIGN(32) = 32) up to sll_pkttype (+10)
+_RING_HDR = struct.Struct("IIIH10xHH4x10xB")
+_RELEASE = bytes(4)  # tp_status = TP_STATUS_KERNEL: the slot goes back to the kernel
+
+
+def ring_enabled() -> bool:
+    """Interface ports receive through a PACKET_RX_RING unless P4SIM_PORT_RING=0 (A/B runs)."""
+    return os.environ.get("P4SIM_PORT_RING", "1") != "0"
+
+
+class RxRing:
+    """A TPACKET_V2 receive ring mapped from an AF_PACKET socket (packet_mmap.rst).
+
+    The kernel copies each frame into the next free slot as it arrives (in softirq, not
+    in our thread) and flips the slot's status to TP_STATUS_USER; the reader takes frames
+    in slot order with no syscall per frame and hands the slot back. V2, not V3: V3 wakes
+    the reader only when a whole block is retired (a timeout of milliseconds), V2 per frame.
+
+    A frame larger than a slot is not truncated: with PACKET_COPY_THRESH the kernel also
+    queues the whole frame on the socket (TP_STATUS_COPY in its slot) and `take` reads it
+    with recvmsg, in order. A frame truncated anyway (that queue full) is counted in
+    `truncated`, never delivered. A ring that cannot be set up raises OSError (the port
+    then reads with recvmsg)."""
+
+    def __init__(self, sock: socket.socket, frame_size: int, frames: int, block_size: int = 1 << 16) -> None:
+        if frame_size & (frame_size - 1) or frame_size < 2048:
+            raise ValueError(f"ring slots are a power of 2 of at least 2 KiB, not {frame_size}")
+        block_size = max(block_size, frame_size)  # powers of 2: slots tile the blocks, none straddles
+        per_block = block_size // frame_size
+        blocks = max(1, frames // per_block)
+        sock.setsockopt(afpacket.SOL_PACKET, PACKET_VERSION, TPACKET_V2)
+        sock.setsockopt(afpacket.SOL_PACKET, PACKET_COPY_THRESH, 1)
+        sock.setsockopt(afpacket.SOL_PACKET, PACKET_RX_RING,
+                        struct.pack("IIII", block_size, blocks, frame_size, blocks * per_block))
+        self.frame_size, self.per_block, self.block_size = frame_size, per_block, block_size
+        self.frames = blocks * per_block
+        try:
+            self.mm = mmap.mmap(sock.fileno(), block_size * blocks, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        except OSError:
+            # frames would go to a ring nobody reads: take it down (no blocks), then recvmsg
+            sock.setsockopt(afpacket.SOL_PACKET, PACKET_RX_RING, bytes(16))
+            raise
+        self.sock = sock
+        self.next = 0  # the slot the kernel fills after the last one we took
+        self.truncated = 0  # frames the ring cut short (counted, dropped)
+        self.copy_lost = 0  # TP_STATUS_COPY slots whose whole frame was not on the socket
+
+    def take(self, limit: int, skip_outgoing: bool) -> list[bytes]:
+        """Up to `limit` frames that are ready, oldest first (VLAN tags restored); empty
+        when none is."""
+        mm, unpack, out = self.mm, _RING_HDR.unpack_from, []
+        slot, nframes, fsize = self.next, self.frames, self.frame_size
+        odd, outgoing = TP_STATUS_COPY | afpacket.TP_STATUS_VLAN_VALID, afpacket.PACKET_OUTGOING
+        off = slot * fsize
+        while len(out) < limit:
+            status, length, snap, mac, tci, tpid, pkttype = unpack(mm, off)
+            if not status & TP_STATUS_USER:
+                break
+            if status & odd or tci or snap < length:
+                frame = self._odd(off, status, length, snap, mac, tci, tpid)
+            else:
+                frame = mm[off + mac:off + mac + snap]
+            mm[off:off + 4] = _RELEASE
+            slot += 1
+            off += fsize
+            if slot == nframes:
+                slot = off = 0
+            if frame is not None and not (skip_outgoing and pkttype == outgoing):
+                out.append(frame)
+        self.next = slot
+        return out
+
+    def _odd(self, off: int, status: int, length: int, snap: int, mac: int, tci: int, tpid: int) -> bytes | None:
+        """A slot that is not a plain whole frame: one the kernel also queued whole on the
+        socket (larger than a slot), one it truncated, or one whose tag it stripped."""
+        if status & TP_STATUS_COPY:
+            # the whole frame waits on the socket's queue (nothing else is queued there)
+            try:
+                data, ancdata, flags, _addr = self.sock.recvmsg(65535, socket.CMSG_SPACE(afpacket.AUXDATA.size))
+            except BlockingIOError:
+                self.copy_lost += 1
+                return None
+            if flags & socket.MSG_TRUNC:  # above 64 KiB (a GSO frame): not given cut short either
+                self.truncated += 1
+                return None
+            return afpacket.restore_vlan(data, ancdata)
+        if snap < length:
+            self.truncated += 1
+            return None
+        frame = self.mm[off + mac:off + mac + snap]
+        return _tagged(frame, status, tci, tpid)
+
+    def close(self) -> None:
+        self.mm.close()
+
+
+def _tagged(frame: bytes, status: int, tci: int, tpid: int) -> bytes:
+    """The frame with the 802.1Q/802.1ad tag the kernel stripped put back, by the same rule
+    as afpacket.restore_vlan (libpcap's): a tag is there when flagged or its TCI is not 0;
+    its TPID as reported when flagged or non-zero, else 0x8100."""
+    if not (tci or status & afpacket.TP_STATUS_VLAN_VALID):
+        return frame
+    if not (tpid or status & afpacket.TP_STATUS_VLAN_TPID_VALID):
+        tpid = afpacket.ETH_P_8021Q
+    return frame[:12] + struct.pack("!HH", tpid, tci) + frame[12:]
+
+
+def _slot_size(sock: socket.socket, ifname: str) -> int:
+    """A ring slot that holds a frame of the interface's MTU, up to 4 KiB (RoCE's largest
+    path MTU), with the Ethernet header, a tag and the ring's own header; a larger frame
+    (a 9,000 B jumbo) still arrives whole, by the copy path."""
+    try:
+        req = struct.pack("16si20x", ifname.encode(), 0)  # struct ifreq: name, then ifr_mtu
+        mtu = struct.unpack_from("i", fcntl.ioctl(sock.fileno(), SIOCGIFMTU, req), 16)[0]
+    except OSError:
+        mtu = 1500
+    size = 2048
+    while size < min(mtu, 4096) + 18 + 128:
+        size *= 2
+    return size
 
 
 class _Capture:
@@ -70,6 +198,11 @@ class Port:
 
     def transmit(self, frame: bytes) -> None:
         raise NotImplementedError
+
+    def transmit_many(self, frames: list[bytes]) -> None:
+        """Frames in order, as `transmit` of each."""
+        for frame in frames:
+            self.transmit(frame)
 
     def close(self) -> None:
         pass
@@ -119,8 +252,9 @@ class InterfacePort(Port):
 
     kind = "interface"
     READ_BATCH = 64  # frames read off the socket before they go to the switch together
+    RING_BYTES = 4 << 20  # the receive ring (the socket buffer it replaces): 2,048 slots of 2 KiB, 512 of 8 KiB
 
-    def __init__(self, number: int, ifname: str) -> None:
+    def __init__(self, number: int, ifname: str, ring: bool | None = None) -> None:
         super().__init__(number)
         self.ifname = ifname
         try:
@@ -132,12 +266,26 @@ class InterfacePort(Port):
         # the kernel keeps copies of our own transmissions off this socket (Linux >= 4.20): else
         # every frame sent wakes this port's reader only to be discarded (the check in
         # _reader stays for older kernels)
+        self._skip_outgoing = True
         with contextlib.suppress(OSError):
             self.sock.setsockopt(afpacket.SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
+            self._skip_outgoing = False
         self.sock.setblocking(False)  # the reader polls; see _reader
+        self.ring: RxRing | None = None
+        if ring if ring is not None else ring_enabled():
+            try:
+                slot = _slot_size(self.sock, ifname)
+                self.ring = RxRing(self.sock, slot, self.RING_BYTES // slot)
+            except OSError as exc:  # an old kernel, or locked memory refused: recvmsg then
+                log.warning("port %d@%s: no receive ring (%s); reading frame by frame", number, ifname, exc)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._tx_lock = threading.Lock()
+
+    @property
+    def rx_dropped(self) -> int:
+        """Frames the receive ring could not give whole (counted, never delivered cut short)."""
+        return 0 if self.ring is None else self.ring.truncated + self.ring.copy_lost
 
     def start(self, deliver: Sink, deliver_many: SinkMany | None = None) -> None:
         self._thread = threading.Thread(
@@ -151,7 +299,7 @@ class InterfacePort(Port):
         blocking) and handed over as one batch: the switch then takes its lock and catches
         up its clock once per batch, not once per frame. The socket is non-blocking and the
         wait is a poll: a socket timeout would cost a poll(2) before every recvmsg."""
-        sock, stop, batch_max = self.sock, self._stop, self.READ_BATCH
+        sock, stop, batch_max, ring = self.sock, self._stop, self.READ_BATCH, self.ring
         recvmsg, restore, outgoing = sock.recvmsg, afpacket.restore_vlan, afpacket.PACKET_OUTGOING
         anc = socket.CMSG_SPACE(afpacket.AUXDATA.size)
         poller = select.poll()
@@ -159,13 +307,16 @@ class InterfacePort(Port):
         while not stop.is_set():
             batch: list[bytes] = []
             try:
-                while len(batch) < batch_max:
-                    data, ancdata, _flags, addr = recvmsg(65535, anc)
-                    if addr[2] != outgoing:
-                        batch.append(restore(data, ancdata))
+                if ring is not None:
+                    batch = ring.take(batch_max, self._skip_outgoing)
+                else:
+                    while len(batch) < batch_max:
+                        data, ancdata, _flags, addr = recvmsg(65535, anc)
+                        if addr[2] != outgoing:
+                            batch.append(restore(data, ancdata))
             except BlockingIOError:
                 pass
-            except OSError:
+            except (OSError, ValueError):  # ValueError: the ring was unmapped by close()
                 if stop.is_set():
                     return
                 log.exception("port %d@%s: receive failed", self.number, self.ifname)
@@ -187,22 +338,31 @@ class InterfacePort(Port):
                     log.exception("port %d@%s: processing a received frame failed", self.number, self.ifname)
 
     def transmit(self, frame: bytes) -> None:
+        self.transmit_many((frame,))
+
+    def transmit_many(self, frames: list[bytes] | tuple[bytes, ...]) -> None:
+        """One send(2) per frame (copied into the kernel's skb: a zero-copy TX ring would let
+        a receiver in another namespace still hold ring pages we reuse), under one lock."""
+        send = self.sock.send
         with self._tx_lock:
-            try:
+            for frame in frames:
                 try:
-                    self.sock.send(frame)
-                except BlockingIOError:  # the send buffer is full: wait as a blocking socket would, briefly
-                    if not select.select((), (self.sock,), (), 0.1)[1]:
-                        raise
-                    self.sock.send(frame)
-                self.tx_frames += 1
-            except OSError as exc:
-                log.warning("port %d@%s: send of %d bytes failed: %s", self.number, self.ifname, len(frame), exc)
+                    try:
+                        send(frame)
+                    except BlockingIOError:  # the send buffer is full: wait as a blocking socket would, briefly
+                        if not select.select((), (self.sock,), (), 0.1)[1]:
+                            raise
+                        send(frame)
+                    self.tx_frames += 1
+                except OSError as exc:
+                    log.warning("port %d@%s: send of %d bytes failed: %s", self.number, self.ifname, len(frame), exc)
 
     def close(self) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2)
+        if self.ring is not None:
+            self.ring.close()
         self.sock.close()
 
 
@@ -276,6 +436,35 @@ class PortSet:
         if cap is not None:
             cap.write("out", frame)
         port.transmit(frame)
+
+    def transmit_many(self, outs: list, skip_port: int | None = None) -> None:
+        """What the switch emitted (objects with .port and .data), in order, as `transmit`
+        of each, except those for `skip_port` (the CPU port: PacketIn goes elsewhere).
+        Consecutive frames for one port go out together (one lock, no lookups per frame)."""
+        run: list[bytes] = []
+        run_port = None
+        for out in outs:
+            number = out.port
+            if number == skip_port:
+                continue
+            if number != run_port:
+                if run:
+                    self._send_run(run_port, run)
+                run, run_port = [], number
+            run.append(out.data)
+        if run:
+            self._send_run(run_port, run)
+
+    def _send_run(self, number: int, frames: list[bytes]) -> None:
+        port = self.ports.get(number)
+        if port is None:
+            self.unknown_port_drops += len(frames)
+            return
+        cap = self._captures.get(number)
+        if cap is not None:
+            for frame in frames:
+                cap.write("out", frame)
+        port.transmit_many(frames)
 
     def close(self) -> None:
         for port in self.ports.values():

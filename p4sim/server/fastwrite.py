@@ -29,6 +29,7 @@ never unbounded memory or time.
 from __future__ import annotations
 
 import re
+import struct
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -76,6 +77,12 @@ def _varint(data: bytes, i: int) -> tuple[int, int]:
             raise ValueError("varint too long")
 
 
+# Update length (under 128) -> a regex of consecutive Updates of that length, each with
+# its tag and length byte: each record ends where the next top-level field starts, so a
+# record of the run is the next Update (at most 128 patterns)
+_SAME_LENGTH: dict[int, re.Pattern[bytes]] = {}
+
+
 def update_spans(data: bytes) -> list[tuple[int, int]] | None:
     """(start, end) of every Update in a serialized WriteRequest, in order; None when
     the top level holds anything else than WriteRequest's fields (the caller then uses
@@ -88,10 +95,18 @@ def update_spans(data: bytes) -> list[tuple[int, int]] | None:
             i += 1
             if tag == _UPDATE_TAG:
                 ln = data[i]
-                if ln < 0x80:  # an Update under 128 bytes: the common case, no call
-                    i += 1
-                else:
-                    ln, i = _varint(data, i)
+                if ln < 0x80:  # Updates under 128 bytes: the common case, a run of one length at once
+                    rx = _SAME_LENGTH.get(ln)
+                    if rx is None:
+                        rx = _SAME_LENGTH[ln] = re.compile(b"(?:\x22%s.{%d})+" % (re.escape(bytes([ln])), ln), re.S)
+                    m = rx.match(data, i - 1)
+                    if m is None:
+                        return None  # cut short
+                    e = m.end()
+                    spans.extend(zip(range(i + 1, e, ln + 2), range(i + 1 + ln, e + ln, ln + 2)))  # noqa: B905
+                    i = e
+                    continue
+                ln, i = _varint(data, i)
                 spans.append((i, i + ln))
                 i += ln
             elif tag in _VARINT_TAGS:
@@ -114,13 +129,19 @@ class _Shape:
     checks an Update and cuts its values out."""
 
     __slots__ = ("fixed", "slots", "rx", "groups", "utype", "table_id", "matches", "action_id", "params", "priority",
-                 "action_other", "bound")
+                 "action_other", "bound", "head", "run_rx", "row")
 
     def __init__(self, fixed: tuple, slots: tuple, utype: int, plain: PlainEntry,
                  match_slots: list[tuple[int | None, int | None]], param_slots: list[int | None]) -> None:
         self.fixed = fixed
         self.slots = slots
         self.rx, self.groups = _pattern(fixed, slots)
+        # a run of such Updates in a WriteRequest, each with its tag and length (`run`)
+        length = max(off + len(piece) for off, piece in fixed) if fixed else 0
+        length = max([length] + [off + n for off, n in slots])
+        self.head = bytes([_UPDATE_TAG]) + _varint_bytes(length)
+        self.run_rx = _run_pattern(self.head, fixed, slots)
+        self.row = _row_struct(self.head, fixed, slots)
         self.utype = utype
         self.table_id = plain.table_id
         self.priority = plain.priority
@@ -152,6 +173,28 @@ def _pattern(fixed: tuple, slots: tuple) -> tuple[re.Pattern[bytes], tuple[int, 
     return re.compile(b"".join(p for _, p in pieces), re.S), None if by_offset == sorted(by_offset) else tuple(groups)
 
 
+def _varint_bytes(v: int) -> bytes:
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def _run_pattern(head: bytes, fixed: tuple, slots: tuple) -> re.Pattern[bytes]:
+    """A regex matching any number of consecutive Updates of the layout, each after its
+    tag and length `head` (no groups: `run` cuts the values with `_row_struct`)."""
+    pieces = sorted([(off, re.escape(piece)) for off, piece in fixed] + [(off, b".{%d}" % n) for off, n in slots])
+    return re.compile(b"(?:" + re.escape(head) + b"".join(p for _, p in pieces) + b")*", re.S)
+
+
+def _row_struct(head: bytes, fixed: tuple, slots: tuple) -> struct.Struct:
+    """A struct of one `head` + Update of the layout: its values (bytes) in offset order."""
+    pieces = sorted([(off, b"%dx" % len(piece)) for off, piece in fixed] + [(off, b"%ds" % n) for off, n in slots])
+    return struct.Struct(b">%dx" % len(head) + b"".join(p for _, p in pieces))
+
+
 def _flip(value: bytes) -> bytes:
     return value.translate(_FLIP)
 
@@ -174,6 +217,28 @@ class WriteScanner:
                 g = sh.groups
                 return sh, m.groups() if g is None else [m.group(k) for k in g]
         return None
+
+    def run(self, sh: _Shape, data: bytes, spans: Sequence[tuple[int, int]], i: int) -> list[Sequence[bytes]] | None:
+        """The value bytes (slot order) of updates i, i+1, ... of `spans` while they have
+        shape `sh` (update i has it: `lookup` found it), at least two; else None. One
+        regex call finds the run, one struct call per update cuts its values. Why these are
+        spans i..i+k-1: the top level was read in order by `update_spans`; each record the
+        regex matches starts with the tag and length of an Update of `sh`'s length, right
+        where the Update before it ends, so it is the next Update."""
+        start, end = spans[i]
+        h = len(sh.head)
+        stride = h + end - start
+        r0 = start - h
+        m = sh.run_rx.match(data, r0, r0 + (len(spans) - i) * stride)
+        k = (m.end() - r0) // stride if m is not None else 0
+        if k < 2 or spans[i + k - 1] != (r0 + (k - 1) * stride + h, r0 + k * stride):
+            return None
+        rows: list = list(sh.row.iter_unpack(memoryview(data)[r0:r0 + k * stride]))
+        g = sh.groups
+        if g is not None:
+            rows = [[r[j - 1] for j in g] for r in rows]
+        self.hits += k - 1
+        return rows
 
     def learn(self, update: Any, raw: bytes) -> None:
         """Learn the shape of `update` (a parsed Update whose bytes are `raw`) if it is a
@@ -378,6 +443,33 @@ def _bind_checked(shape: _Shape, pipeline: Any, meta: TableMeta, ref: TableEntry
             if md:
                 _drop_metadata(md, fallback(vals))
             return DONE
+
+        def bulk_exact1(rows: Sequence[Sequence[bytes]]) -> bool:
+            """A whole run of this shape's updates: True when all were stored, False when
+            nothing was (a value or a state check would refuse one: one by one then)."""
+            table = tref()
+            if table is None:
+                return False
+            vs = [from_bytes(r[kslot], "big") for r in rows]
+            if not _fits(vs, kwidth):
+                return False
+            if pslot is None:
+                args: list[tuple] = [()] * len(vs)
+            else:
+                ps = [from_bytes(r[pslot], "big") for r in rows]
+                if not _fits(ps, pwidth):
+                    return False
+                args = [(a,) for a in ps]
+            if utype == _INSERT:
+                return table.insert_exact1_many(vs, aid, args)
+            done = table.delete_exact1_many(vs) if utype == _DELETE else table.modify_exact1_many(vs, aid, args)
+            p = pref()
+            md = p.entry_metadata if p is not None else None
+            if done and md:  # as one by one: each entry's metadata goes (distinct keys: any order)
+                for r in rows:
+                    _drop_metadata(md, fallback(r))
+            return done
+        build_exact1.bulk = bulk_exact1  # type: ignore[attr-defined]
         return build_exact1
     from p4sim.runtime.tables import _mask
 
@@ -436,6 +528,11 @@ def _bind_checked(shape: _Shape, pipeline: Any, meta: TableMeta, ref: TableEntry
             _drop_metadata(md, fallback(vals))
         return DONE
     return build
+
+
+def _fits(values: list[int], width: int) -> bool:
+    """Every (non-negative) value fits in `width` bits: the builders' `v >> width` check."""
+    return not max(values) >> width
 
 
 def _drop_metadata(metadata: dict, built: Any) -> None:

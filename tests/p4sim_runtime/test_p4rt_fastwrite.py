@@ -181,6 +181,9 @@ class Gen:
         return head + body
 
 
+RUNGEN_ONLY = ("MyIngress.small",)  # fastwrite_kinds.p4's table that RunGen fills (KindsGen leaves it alone)
+
+
 class KindsGen:
     """Random WriteRequests over fastwrite_kinds.p4, from its P4Info: every key kind with
     valid and broken values (one bit too wide, empty, zero-padded, bits beyond the
@@ -192,7 +195,7 @@ class KindsGen:
 
     def __init__(self, n: Names, seed: int) -> None:
         self.n, self.r = n, random.Random(seed)
-        self.tables = list(n.p4info.tables)
+        self.tables = [t for t in n.p4info.tables if t.preamble.name not in RUNGEN_ONLY]
         self.actions = {a.preamble.id: a for a in n.p4info.actions}
 
     def val(self, width: int) -> bytes:
@@ -273,6 +276,129 @@ class KindsGen:
         return w.SerializeToString() + body
 
 
+class RunGen:
+    """Random WriteRequests made of runs: 2-40 consecutive updates of one layout (table,
+    update type, value lengths, action, prefix lengths, priority), as a controller's
+    batch is, which the fast path cuts with one regex call and commits in bulk where it
+    can. Values come from small spaces (duplicates inside a run and across runs, MODIFY
+    and DELETE of missing entries, tables filled); some values of the run's length are
+    refused (one bit too wide, bits beyond the prefix, a zero mask, a value outside its
+    mask, an empty range) and some updates break the run (another update type of the
+    same length, metadata, a zero-padded value, another action)."""
+
+    def __init__(self, n: Names, seed: int) -> None:
+        self.n, self.r = n, random.Random(seed)
+        self.tables = list(n.p4info.tables)
+        self.actions = {a.preamble.id: a for a in n.p4info.actions}
+        self.history: dict[int, list[dict]] = {}  # table id -> its INSERT runs
+
+    def value(self, w: int, space: int = 24) -> int:
+        r = self.r
+        v = r.randrange(min(1 << w, space))
+        if w % 8 and r.random() < 0.03:
+            v |= 1 << w  # one bit too wide, the same length: the run's shape, refused
+        return v
+
+    def layout(self) -> dict:
+        r = self.r
+        t = r.choice(self.tables)
+        utype = r.choice([U.INSERT] * 3 + [U.MODIFY, U.DELETE] * 2)
+        kinds = {2: "exact", 3: "lpm", 4: "ternary", 5: "range", 6: "optional"}
+        fields = []
+        for f in t.match_fields:
+            kind = kinds[f.match_type]
+            extra = None
+            if kind == "lpm":
+                extra = r.choice([f.bitwidth, f.bitwidth, 8, 16 if f.bitwidth > 16 else 1])
+            elif kind == "ternary":
+                extra = r.choice([(1 << f.bitwidth) - 1, 0xFF00 & ((1 << f.bitwidth) - 1) or 1])
+            fields.append((f, kind, extra))
+        needs = any(f.match_type in (4, 5, 6) for f in t.match_fields)
+        prio = r.choice([1, 2, 3, 3]) if needs else 0
+        if r.random() < 0.05:
+            prio = 0 if needs else 2  # the whole run refused (or a priority ignored)
+        lay = {"t": t, "utype": utype, "aid": r.choice([a.id for a in t.action_refs]), "fields": fields,
+               "prio": prio, "action": utype != U.DELETE or r.random() < 0.5, "keys": [],
+               "space": r.choice([24, 1 << 20, 1 << 20])}
+        past = self.history.get(t.preamble.id)
+        if utype != U.INSERT and past and r.random() < 0.8:  # the keys of an earlier run, mostly there
+            old = r.choice(past)
+            lay["fields"], lay["prio"], lay["replay"] = old["fields"], old["prio"], list(old["keys"])
+            r.shuffle(lay["replay"])
+        elif utype == U.INSERT:
+            self.history.setdefault(t.preamble.id, []).append(lay)
+        return lay
+
+    def key(self, lay: dict) -> list[tuple[bytes, bytes]]:
+        """Each key field's (value, mask / prefix length / high) bytes."""
+        r = self.r
+        out = []
+        for f, kind, extra in lay["fields"]:
+            w = f.bitwidth
+            nb = (w + 7) // 8
+            if kind in ("exact", "optional"):
+                out.append((self.value(w, lay["space"]).to_bytes(nb, "big"), b""))
+            elif kind == "lpm":
+                v = r.choice([0x02AB00000000, 0x0A0000000001, 0xFFFFFFFFFFFF, 0, 0x1234]) & ((1 << w) - 1)
+                v ^= r.randrange(4) << max(0, w - extra)  # a few prefixes per length
+                v &= (1 << w) - 1
+                if r.random() > 0.04:
+                    v &= ~((1 << (w - extra)) - 1)  # else bits beyond the prefix: refused
+                out.append((v.to_bytes(nb, "big"), b""))
+            elif kind == "ternary":
+                mask = extra if r.random() > 0.03 else 0  # a zero mask: refused
+                v = self.value(w, 1 << 16) & (mask if r.random() > 0.04 else (1 << w) - 1)
+                out.append((v.to_bytes(nb, "big"), mask.to_bytes(nb, "big")))
+            else:
+                lo = self.value(w, 16)
+                hi = max(min(lo + r.randrange(-1, 8), (1 << w) - 1), 0)
+                out.append((lo.to_bytes(nb, "big"), hi.to_bytes(nb, "big")))
+        return out
+
+    def update(self, lay: dict) -> bytes:
+        r = self.r
+        utype = lay["utype"]
+        if r.random() < 0.04:  # the same length, another update type: breaks the run
+            utype = r.choice([U.INSERT, U.MODIFY, U.DELETE])
+        u = U(type=utype)
+        te = u.entity.table_entry
+        te.table_id = lay["t"].preamble.id
+        key = lay["replay"].pop() if lay.get("replay") else self.key(lay)
+        lay["keys"].append(key)
+        pad = r.random() < 0.03  # a zero-padded value: accepted, another length
+        for (f, kind, extra), (a, b) in zip(lay["fields"], key, strict=True):
+            fm = te.match.add(field_id=f.id)
+            if kind in ("exact", "optional"):
+                getattr(fm, kind).value = (b"\x00" if pad else b"") + a
+                pad = False
+            elif kind == "lpm":
+                fm.lpm.value, fm.lpm.prefix_len = a, extra
+            elif kind == "ternary":
+                fm.ternary.value, fm.ternary.mask = a, b
+            else:
+                fm.range.low, fm.range.high = a, b
+        te.priority = lay["prio"]
+        if r.random() < 0.02:
+            te.metadata = b"cookie"  # another shape: its entry's metadata then goes with it
+        if lay["action"]:
+            act = te.action.action
+            act.action_id = lay["aid"]
+            for prm in self.actions[lay["aid"]].params:
+                w = prm.bitwidth
+                act.params.add(param_id=prm.id, value=self.value(w, 1 << w).to_bytes((w + 7) // 8, "big"))
+        return u.SerializeToString()
+
+    def request(self, eid: tuple[int, int]) -> bytes:
+        r = self.r
+        w = p4runtime_pb2.WriteRequest(device_id=1)
+        w.election_id.high, w.election_id.low = eid
+        ups = []
+        for _ in range(r.randrange(1, 4)):
+            lay = self.layout()
+            ups.extend(self.update(lay) for _ in range(r.randrange(2, 41)))
+        return w.SerializeToString() + b"".join(b"\x22" + _varint(len(u)) + u for u in ups)
+
+
 def _varint(v: int) -> bytes:
     out = bytearray()
     while v >= 0x80:
@@ -311,7 +437,8 @@ def _state(srv: P4RuntimeServer) -> list:
         seq = lambda d: {k: r.seq for k, r in d.items()}  # noqa: E731
         recs = sorted(t.recs.values(), key=lambda r: r.seq)
         out.append((name, t.seq, t.next_handle, sorted(t.free_handles),
-                    [(r.mkey, r.tests, r.aid, r.args, r.prio, r.hnd, r.seq, t.entry_of(r)) for r in recs],
+                    [(r.mkey, r.tests, r.aid, r.args, r.prio, r.hnd, r.seq, r.pkts, r.bytes, r.meter, t.entry_of(r))
+                     for r in recs],
                     seq(t.exact), seq(t.exact1), {p: seq(d) for p, d in t.lpm.items()}, t.lpm_lens,
                     {p: seq(d) for p, d in t.lpm1d.items()}, [m for m, _ in t.lpm1],
                     {top: [m for m, _ in c] for top, c in t.lpm1_long.items()}, [r.seq for r in t.scan],
@@ -380,6 +507,174 @@ def test_fast_path_answers_and_state_equal_the_reference(pair, monkeypatch) -> N
     assert len(_tables(pair[0][1], names)) > 20  # the batches did leave entries to compare
 
 
+MANY = ("insert_exact1_many", "modify_exact1_many", "delete_exact1_many")
+
+
+def _count_bulk(monkeypatch) -> dict:
+    """Count the updates the tables' bulk entry points stored (calls that returned True),
+    per (table, method), and the most entries each table held after one."""
+    stored: dict = {}
+    for meth in MANY:
+        real = getattr(Table, meth)
+
+        def counted(self, vs, *a, _real=real, _meth=meth):
+            done = _real(self, vs, *a)
+            if done:
+                stored[(id(self), _meth)] = stored.get((id(self), _meth), 0) + len(vs)
+            stored[(id(self), "most")] = max(stored.get((id(self), "most"), 0), len(self.recs))
+            return done
+        monkeypatch.setattr(Table, meth, counted)
+    return stored
+
+
+def _bulk(stored: dict, srv: P4RuntimeServer) -> dict:
+    ids = {id(t) for t in srv.pipeline.switch.tables.values()}
+    out = dict.fromkeys(MANY, 0)
+    for (tid, meth), n in stored.items():
+        if tid in ids and meth in out:
+            out[meth] += n
+    return out
+
+
+def _own_scanner(monkeypatch, made) -> fastwrite.WriteScanner:
+    """The fast server learns a test's shapes in a scanner of its own, put back after the
+    test: RunGen's many layouts never push the other tests' shapes out."""
+    scanner = fastwrite.WriteScanner()
+    monkeypatch.setattr(made[0][0], "_scanner", scanner)
+    return scanner
+
+
+def test_runs_of_one_layout_equal_the_reference(pair, monkeypatch) -> None:
+    """Batches of runs (RunGen): the same answers and table state as the reference, the
+    runs cut by the run regex (hits) and most single-key exact updates stored in bulk."""
+    fast_srv = pair[0][0]
+    scanner = _own_scanner(monkeypatch, pair)
+    stored = _count_bulk(monkeypatch)
+    calls = _count_checked(monkeypatch)
+    assert _differences(pair, seed=21, requests=70, gen_class=RunGen) == []
+    assert pair[1][0]._scanner.hits == 0
+    assert scanner.hits > 1000  # about 2,800 updates in all
+    assert set(_bulk(stored, pair[1][0]).values()) == {0}
+    got = _bulk(stored, fast_srv)
+    assert got["insert_exact1_many"] > 150 and got["modify_exact1_many"] > 50 and got["delete_exact1_many"] > 50, got
+    one = _calls(calls, fast_srv)  # runs with a refused update, and the other layouts: one by one
+    assert one["insert_exact1_checked"] > 20 and one["insert_checked"] > 20 and one["delete_checked"] > 20, one
+
+
+def test_runs_equal_the_reference_on_every_key_layout(kinds_pair, monkeypatch) -> None:
+    """The same on fastwrite_kinds.p4; its `small` exact table (16 entries) gets full."""
+    _own_scanner(monkeypatch, kinds_pair)
+    stored = _count_bulk(monkeypatch)
+    assert _differences(kinds_pair, seed=22, requests=70, gen_class=RunGen) == []
+    got = _bulk(stored, kinds_pair[0][0])
+    assert got["insert_exact1_many"] > 0 and got["modify_exact1_many"] > 20, got
+    small = kinds_pair[0][0].pipeline.switch.tables
+    small_id = id(next(t for name, t in small.items() if name.endswith("small")))
+    assert stored.get((small_id, "most")) == 16  # full: a run past it was refused, one by one
+
+
+def test_bulk_insert_makes_the_same_recs_as_one_by_one() -> None:
+    """insert_exact1_many builds its Recs without Rec.__init__: every field of Rec (all of
+    __slots__, counters and meter included) must equal insert_exact1_checked's, with the
+    table's free handles reused lowest first as one by one reuses them."""
+    from p4sim.model import ActionRef, KeyField, TableInfo
+    from p4sim.runtime.tables import ActionSpec, Rec
+
+    def table() -> Table:
+        t = Table(TableInfo(name="t", keys=(KeyField("k", "exact", 48, 1),), actions=(ActionRef("fwd"),), size=64),
+                  [ActionSpec("fwd", (("port", 9),))])
+        for v in range(6):
+            t.insert_exact1_checked(100 + v, 0, (v,))
+        for v in (101, 104, 102):
+            t.delete_checked((v,))
+        return t
+    one, bulk = table(), table()
+    vs, args = [7, 104, 9, 8, 6], [(1,), (2,), (3,), (4,), (5,)]
+    for v, a in zip(vs, args, strict=True):
+        one.insert_exact1_checked(v, 0, a)
+    assert bulk.insert_exact1_many(vs, 0, args)
+    fields = lambda t: [(k, [getattr(r, f) for f in Rec.__slots__]) for k, r in t.recs.items()]  # noqa: E731
+    assert fields(bulk) == fields(one)
+    assert [(k, r.seq) for k, r in bulk.exact1.items()] == [(k, r.seq) for k, r in one.exact1.items()]
+    assert (bulk.seq, bulk.next_handle, bulk.free_handles) == (one.seq, one.next_handle, one.free_handles)
+    assert sorted(r.hnd for r in bulk.recs.values()) == list(range(8))  # the freed 1, 2, 4 reused first
+    assert not bulk.insert_exact1_many([50, 50], 0, [(1,), (1,)]) and not bulk.insert_exact1_many([7], 0, [(1,)])
+    assert fields(bulk) == fields(one)  # a refused run changed nothing
+
+
+def _bulk_no_run_duplicates(self, vs, aid, args):
+    vs2 = list(dict.fromkeys(vs))  # the planted bug: a key twice in one run is stored once, no error
+    args2 = [args[vs.index(v)] for v in vs2]
+    return Table.insert_exact1_many.__wrapped__(self, vs2, aid, args2) if len(vs2) < len(vs) else \
+        Table.insert_exact1_many.__wrapped__(self, vs, aid, args)
+
+
+def _bulk_past_capacity(self, vs, aid, args):
+    size = self.info.size
+    self.info.size = 1 << 30  # the planted bug: no capacity check
+    try:
+        return Table.insert_exact1_many.__wrapped__(self, vs, aid, args)
+    finally:
+        self.info.size = size
+
+
+def _bulk_new_handles(self, vs, aid, args):
+    free = self.free_handles
+    self.free_handles = []  # the planted bug: freed handles are not reused
+    try:
+        return Table.insert_exact1_many.__wrapped__(self, vs, aid, args)
+    finally:
+        self.free_handles = free
+
+
+def _bulk_handles_not_freed(self, vs):
+    free = list(self.free_handles)
+    done = Table.delete_exact1_many.__wrapped__(self, vs)
+    if done:
+        self.free_handles[:] = free  # the planted bug: the handles are never reused
+    return done
+
+
+def _bulk_stale_entry(self, vs, aid, args):
+    if self.const_entries or not self.exact1.keys() >= set(vs):
+        return False
+    for v, a in zip(vs, args, strict=True):
+        rec = self.exact1[v]
+        rec.aid, rec.args = aid, a  # the planted bug: a stored TableEntry keeps the old action
+    return True
+
+
+@pytest.mark.parametrize("servers, meth, bug", [
+    ("pair", "insert_exact1_many", _bulk_no_run_duplicates),
+    ("kinds_pair", "insert_exact1_many", _bulk_past_capacity),
+    ("pair", "insert_exact1_many", _bulk_new_handles),
+    ("pair", "delete_exact1_many", _bulk_handles_not_freed),
+    ("pair", "modify_exact1_many", _bulk_stale_entry),
+])
+def test_planted_bulk_commit_bug_is_caught(request, monkeypatch, servers, meth, bug) -> None:
+    """Negative controls for the bulk entry points: each planted bug must show up as a
+    difference from the reference."""
+    monkeypatch.setattr(bug, "__wrapped__", getattr(Table, meth), raising=False)
+    monkeypatch.setattr(Table, meth, bug)
+    made = request.getfixturevalue(servers)
+    _own_scanner(monkeypatch, made)
+    assert _differences(made, seed=23, requests=70, gen_class=RunGen) != []
+
+
+@pytest.mark.parametrize("plant", ["lax run", "lax width"])
+def test_planted_lax_run_is_caught(kinds_pair, monkeypatch, plant) -> None:
+    """Negative controls for the run cutter and the bulk value check: a run regex that
+    takes any Update of the same length (another update type, table or action) as the
+    shape's, and a bulk that lets a value one bit too wide in, must both be caught."""
+    if plant == "lax run":
+        monkeypatch.setattr(fastwrite, "_run_pattern", lambda head, fixed, slots: __import__("re").compile(
+            b"(?:.{%d})*" % (len(head) + max([o + len(p) for o, p in fixed] + [o + n for o, n in slots])), 16))
+    else:
+        monkeypatch.setattr(fastwrite, "_fits", lambda vs, width: True)
+    _own_scanner(monkeypatch, kinds_pair)  # shapes made with the plant
+    assert _differences(kinds_pair, seed=24, requests=70, gen_class=RunGen) != []
+
+
 @pytest.fixture(scope="module")
 def kinds_pair():
     made = [_start(True, KINDS_PROGRAM), _start(False, KINDS_PROGRAM)]
@@ -399,7 +694,7 @@ def test_fast_path_equals_the_reference_on_every_key_layout(kinds_pair, monkeypa
     got = _calls(calls, kinds_pair[0][0])
     assert got["insert_checked"] > 50 and got["modify_checked"] > 20 and got["delete_checked"] > 20, got
     per = {name.split(".")[-1]: sum(n for (tid, meth), n in calls.items() if tid == id(t) and meth.startswith("insert"))
-           for name, t in kinds_pair[0][0].pipeline.switch.tables.items()}
+           for name, t in kinds_pair[0][0].pipeline.switch.tables.items() if name not in RUNGEN_ONLY}
     assert min(per.values()) > 5, per  # every layout was stored the pre-checked way
 
 
@@ -420,6 +715,7 @@ def test_a_new_pipeline_rebinds_the_learned_shapes(pair) -> None:
     """Shapes outlive a pipeline (they are protobuf layouts); their decoders do not: after
     a new SetForwardingPipelineConfig the same shapes are bound to the new schema."""
     fast_srv = pair[0][0]
+    assert _differences(pair, seed=30, requests=20) == []  # shapes learned (whatever ran before here)
     assert fast_srv._scanner.count > 0
     old = fast_srv.pipeline.maps
     for _, c, _ in pair:
@@ -612,6 +908,53 @@ def test_update_spans() -> None:
     assert [U.FromString(data[a:b]) for a, b in spans] == list(w.updates)
     assert fastwrite.update_spans(data + b"\x78\x01") is None  # an unknown top-level field
     assert fastwrite.update_spans(data[:-1]) is None
+
+
+def _spans_mismatches(seed: int, requests: int = 300) -> int:
+    """Random requests of runs of same-length Updates (read with one regex call per run),
+    Updates of 128 bytes and more, and the other top-level fields between them in any
+    order: how many requests' spans do not cut exactly the Updates upb parses, in order
+    (or a request cut short is not refused)."""
+    r = random.Random(seed)
+    bad = 0
+    for _ in range(requests):
+        parts = []
+        for _ in range(r.randrange(1, 8)):
+            x = r.random()
+            if x < 0.15:
+                parts.append(b"\x08" + _varint(r.randrange(1 << 20)))  # device_id
+            elif x < 0.25:
+                e = p4runtime_pb2.Uint128(high=r.randrange(3), low=r.randrange(1 << 40)).SerializeToString()
+                parts.append(b"\x1a" + _varint(len(e)) + e)
+            elif x < 0.3:
+                parts.append(b"\x32\x01r")  # role
+            else:
+                size = r.choice([0, 1, 2, 40, 41, 125, 126, 200])  # Update bytes: about size + 6
+                for _ in range(r.randrange(1, 6)):
+                    u = U(type=r.choice([U.INSERT, U.DELETE]))
+                    u.entity.table_entry.table_id = 7
+                    if size:
+                        u.entity.table_entry.metadata = bytes(r.randrange(256) for _ in range(size))
+                    raw = u.SerializeToString()
+                    parts.append(b"\x22" + _varint(len(raw)) + raw)
+        data = b"".join(parts)
+        want = list(p4runtime_pb2.WriteRequest.FromString(data).updates)
+        spans = fastwrite.update_spans(data)
+        if spans is None or [U.FromString(data[a:b]) for a, b in spans] != want:
+            bad += 1
+        elif parts[-1][:1] == b"\x22" and fastwrite.update_spans(data[:-1]) is not None:
+            bad += 1
+    return bad
+
+
+def test_update_spans_of_runs_equal_upbs_updates(monkeypatch) -> None:
+    assert _spans_mismatches(5) == 0
+    # negative control: a run regex that does not check each Update's length byte
+    import re
+
+    lax = {n: re.compile(b"(?:\x22.{%d})+" % (n + 1), re.S) for n in range(128)}
+    monkeypatch.setattr(fastwrite, "_SAME_LENGTH", lax)
+    assert _spans_mismatches(5) > 10
 
 
 @pytest.mark.parametrize("size", [0, 1, 127, 128, 300, 16384, 70000])

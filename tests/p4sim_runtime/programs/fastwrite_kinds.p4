@@ -1,7 +1,8 @@
 /* Tables of the key layouts Write's fast path stores through the tables' pre-checked
  * entry points (tests/p4sim_runtime/test_p4rt_fastwrite.py): two exact keys with a
  * two-parameter action, a 1-bit exact key, exact + lpm (a VRF route), and optional +
- * lpm + ternary (tuple space search, with priorities). */
+ * lpm + ternary (tuple space search, with priorities), and a small one-key exact table
+ * that a batch fills (the bulk commit's capacity check). */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -74,6 +75,12 @@ control MyIngress(inout headers_t hdr, inout metadata_t meta,
         default_action = NoAction();
         size = 64;
     }
+    table small {
+        key = { hdr.ethernet.dst : exact; }
+        actions = { forward; drop; }
+        default_action = drop();
+        size = 16;
+    }
     table mixed {
         key = {
             sm.ingress_port         : optional;
@@ -89,6 +96,7 @@ control MyIngress(inout headers_t hdr, inout metadata_t meta,
         pair.apply();
         vrf_route.apply();
         mixed.apply();
+        small.apply();
     }
 }
 
