@@ -199,6 +199,11 @@ class Port:
     def transmit(self, frame: bytes) -> None:
         raise NotImplementedError
 
+    def transmit_many(self, frames: list[bytes]) -> None:
+        """Frames in order, as `transmit` of each."""
+        for frame in frames:
+            self.transmit(frame)
+
     def close(self) -> None:
         pass
 
@@ -333,17 +338,24 @@ class InterfacePort(Port):
                     log.exception("port %d@%s: processing a received frame failed", self.number, self.ifname)
 
     def transmit(self, frame: bytes) -> None:
+        self.transmit_many((frame,))
+
+    def transmit_many(self, frames: list[bytes] | tuple[bytes, ...]) -> None:
+        """One send(2) per frame (copied into the kernel's skb: a zero-copy TX ring would let
+        a receiver in another namespace still hold ring pages we reuse), under one lock."""
+        send = self.sock.send
         with self._tx_lock:
-            try:
+            for frame in frames:
                 try:
-                    self.sock.send(frame)
-                except BlockingIOError:  # the send buffer is full: wait as a blocking socket would, briefly
-                    if not select.select((), (self.sock,), (), 0.1)[1]:
-                        raise
-                    self.sock.send(frame)
-                self.tx_frames += 1
-            except OSError as exc:
-                log.warning("port %d@%s: send of %d bytes failed: %s", self.number, self.ifname, len(frame), exc)
+                    try:
+                        send(frame)
+                    except BlockingIOError:  # the send buffer is full: wait as a blocking socket would, briefly
+                        if not select.select((), (self.sock,), (), 0.1)[1]:
+                            raise
+                        send(frame)
+                    self.tx_frames += 1
+                except OSError as exc:
+                    log.warning("port %d@%s: send of %d bytes failed: %s", self.number, self.ifname, len(frame), exc)
 
     def close(self) -> None:
         self._stop.set()
@@ -424,6 +436,35 @@ class PortSet:
         if cap is not None:
             cap.write("out", frame)
         port.transmit(frame)
+
+    def transmit_many(self, outs: list, skip_port: int | None = None) -> None:
+        """What the switch emitted (objects with .port and .data), in order, as `transmit`
+        of each, except those for `skip_port` (the CPU port: PacketIn goes elsewhere).
+        Consecutive frames for one port go out together (one lock, no lookups per frame)."""
+        run: list[bytes] = []
+        run_port = None
+        for out in outs:
+            number = out.port
+            if number == skip_port:
+                continue
+            if number != run_port:
+                if run:
+                    self._send_run(run_port, run)
+                run, run_port = [], number
+            run.append(out.data)
+        if run:
+            self._send_run(run_port, run)
+
+    def _send_run(self, number: int, frames: list[bytes]) -> None:
+        port = self.ports.get(number)
+        if port is None:
+            self.unknown_port_drops += len(frames)
+            return
+        cap = self._captures.get(number)
+        if cap is not None:
+            for frame in frames:
+                cap.write("out", frame)
+        port.transmit_many(frames)
 
     def close(self) -> None:
         for port in self.ports.values():

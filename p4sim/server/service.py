@@ -431,10 +431,9 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 log.exception("clock tick failed")
 
     def _emit(self, outs: list) -> None:
-        for out in outs:
-            if self.cpu_port is not None and out.port == self.cpu_port:
-                continue  # PacketIn travels through the switch's on_packet_in hook
-            self.ports.transmit(out.port, out.data)
+        # PacketIn (the CPU port) travels through the switch's on_packet_in hook
+        if outs:
+            self.ports.transmit_many(outs, self.cpu_port)
 
     def _on_packet_in(self, data: bytes, metadata: dict[str, int]) -> None:
         p = self.pipeline
