@@ -24,6 +24,8 @@ rewrite is on the Python syntax tree and changes no operation's value:
 from __future__ import annotations
 
 import ast
+import copy
+import textwrap
 from typing import Any
 
 from p4sim.check.types import TBits, TStack, TStruct, TVarbit
@@ -34,6 +36,7 @@ from .build import CompileUnavailable
 
 BOUND = 1 << 62  # |value| a C long long expression may reach (int64 with a margin)
 MAX_C_WIDTH = 62
+FREELIST = 16  # freed objects of each cclass kept for reuse
 
 Iv = tuple[int, int] | None  # value interval, None: unknown (a Python object, or unbounded)
 # static type of an expression: ("cls", name) | ("ll",) | ("bint",) | None (object)
@@ -49,6 +52,7 @@ class Typing:
         # struct.Struct formats of the headers' extract: class name and its module alias -> format
         self.formats: dict[str, str] = {}
         self.no_init: set[str] = set()  # cclasses without __init__ (every field a zeroed C field)
+        self.wide: dict[str, dict[str, int]] = {}  # bit<W> fields kept as objects: class -> field -> W
         for t in struct_types.values():
             if t.kind in ("header", "struct") and t.pycls:
                 self.classes[t.pycls] = {}
@@ -68,6 +72,8 @@ class Typing:
                     f[a] = (("cls", ft.pycls), None)
                 else:
                     f[a] = (None, None)  # wide, bool, enum, error, union, stack, varbit
+                    if type(ft) is TBits and not ft.signed:
+                        self.wide.setdefault(t.pycls, {})[a] = ft.width
                 if isinstance(ft, (TStruct, TStack)):
                     nested.append(a)  # copied with .copy(), as the generated copy() does
                 if isinstance(ft, TVarbit):
@@ -629,8 +635,115 @@ def _dict_update(node: ast.stmt) -> ast.stmt:
     return node
 
 
-def type_function(fn: ast.FunctionDef, params: dict[str, str], ty: Typing, method_of: str | None = None) -> None:
-    """Rewrite `fn` in place: typed parameters and locals, exact C arithmetic."""
+DEPARSE_BUF = "_db"  # the deparser's bytes not yet appended to `_out` (unsigned char array)
+DEPARSE_LEN = "_dn"  # how many of them
+DEPARSE_VAL = "_dv"  # one packed item (long long)
+DEPARSE_U64 = "_dq"  # one packed bit<63..64> field (unsigned long long)
+
+
+def _pack_site(st: ast.stmt, ty: Typing) -> tuple[list[ast.expr], list[int]] | None:
+    """(items, their byte widths) when `st` is `_out.append(S.pack(...))` (an emit,
+    p4sim.externs.packet.emit) whose every item is a C value proven inside its word: then
+    struct.pack can neither fail nor give other bytes than writing them big-endian does."""
+    if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Call)):
+        return None
+    c = st.value
+    if not (isinstance(c.func, ast.Attribute) and c.func.attr == "append" and isinstance(c.func.value, ast.Name)
+            and c.func.value.id == "_out" and len(c.args) == 1 and not c.keywords):
+        return None
+    p = c.args[0]
+    if not (isinstance(p, ast.Call) and isinstance(p.func, ast.Attribute) and p.func.attr == "pack"
+            and isinstance(p.func.value, ast.Name) and not p.keywords):
+        return None
+    fmt = ty.formats.get(p.func.value.id)
+    widths = _fmt_items(fmt) if fmt else None
+    if widths is None or len(widths) != len(p.args):
+        return None
+    for a, n in zip(p.args, widths, strict=True):
+        t, iv = getattr(a, "_p4t", (None, None))
+        if t == ("ll",) and iv is not None and 0 <= iv[0] and iv[1] < 1 << (8 * n):
+            continue
+        if n == 8 and _wide_field(a, ty) in range(1, 65):
+            continue  # a bit<63..64> field, an 8-byte word of its own (read as unsigned long long)
+        return None
+    return p.args, widths
+
+
+def _wide_field(node: ast.expr, ty: Typing) -> int:
+    """W when `node` reads an unsigned bit<W> field kept as a Python object, else 0."""
+    if not isinstance(node, ast.Attribute):
+        return 0
+    t, _ = getattr(node.value, "_p4t", (None, None))
+    return ty.wide.get(t[1], {}).get(node.attr, 0) if t is not None and t[0] == "cls" else 0
+
+
+def _byte_stores(items: list[ast.expr], widths: list[int]) -> list[ast.stmt]:
+    """The items written big-endian at the end of the deparser's buffer."""
+    out, at = [], 0
+    for item, n in zip(items, widths, strict=True):
+        t, _ = getattr(item, "_p4t", (None, None))
+        var = DEPARSE_VAL if t == ("ll",) else DEPARSE_U64  # a wide field: Python int -> C
+        out.append(f"{var} = {ast.unparse(item)}")
+        for j in range(n):
+            sh = 8 * (n - 1 - j)
+            v = f"({var} >> {sh}) & 255" if sh else f"{var} & 255"
+            out.append(f"{DEPARSE_BUF}[{DEPARSE_LEN} + {at + j}] = {v}")
+        at += n
+    out.append(f"{DEPARSE_LEN} += {at}")
+    return ast.parse("\n".join(out)).body
+
+
+FLUSH = (f"if {DEPARSE_LEN}:\n    _out.append(cython.cast(cython.p_char, {DEPARSE_BUF})[:{DEPARSE_LEN}])\n"
+         f"    {DEPARSE_LEN} = 0")
+
+
+def _mentions_out(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == "_out" for n in ast.walk(node))
+
+
+def typed_deparser(fn: ast.FunctionDef, ty: Typing) -> int:
+    """The deparser's emits of C-valued headers (`_pack_site`) write their bytes into one C
+    buffer, appended to `_out` as one bytes object before any other use of `_out` and when
+    the deparser ends (also by an exception): `b"".join(_out)` is the same bytes. An emit
+    in a loop keeps its pack (the buffer's size is the sum of the sites run at most once).
+    Returns that size (0: nothing rewritten, the function is unchanged)."""
+    if not fn.args.args or fn.args.args[0].arg != "_out":
+        return 0
+    size = 0
+
+    def block(stmts: list[ast.stmt]) -> list[ast.stmt]:
+        nonlocal size
+        res: list[ast.stmt] = []
+        for st in stmts:
+            site = _pack_site(st, ty)
+            if site is not None:
+                res += _byte_stores(*site)
+                size += sum(site[1])
+                continue
+            if isinstance(st, ast.If) and not _mentions_out(st.test):
+                st.body, st.orelse = block(st.body), block(st.orelse)
+            elif isinstance(st, ast.Try):
+                st.body, st.orelse, st.finalbody = block(st.body), block(st.orelse), block(st.finalbody)
+                for h in st.handlers:
+                    h.body = block(h.body)
+            elif _mentions_out(st):  # a loop, a call given `_out`, an `_em()`: bytes so far first
+                res += ast.parse(FLUSH).body
+            res.append(st)
+        return res
+
+    body = block(copy.deepcopy(fn.body))  # a copy: with no site, the flushes are not wanted
+    if size == 0:
+        return 0
+    wrapped = ast.parse(f"{DEPARSE_LEN} = 0\ntry:\n    pass\nfinally:\n" + textwrap.indent(FLUSH, "    ")).body
+    wrapped[1].body = body  # type: ignore[attr-defined]
+    fn.body = wrapped
+    return size
+
+
+def type_function(fn: ast.FunctionDef, params: dict[str, str], ty: Typing, method_of: str | None = None,
+                  deparser: bool = False) -> None:
+    """Rewrite `fn` in place: typed parameters and locals, exact C arithmetic; `deparser`:
+    the pipeline's deparser (its emits of C-valued headers write bytes, `typed_deparser`)."""
     if method_of is not None:
         params = {**params, fn.args.args[0].arg: method_of}  # self: typed by Cython already
     env = local_classes(fn, params, ty)
@@ -652,6 +765,11 @@ def type_function(fn: ast.FunctionDef, params: dict[str, str], ty: Typing, metho
     argnames = {a.arg for a in fn.args.args}
     decls = [f"{n} = cython.declare({c})" for n, c in sorted(env.items()) if n not in argnames]
     decls += [f"{n} = cython.declare(cython.longlong)" for n in sorted(ints)]
+    nbuf = typed_deparser(fn, ty) if deparser else 0
+    if nbuf:
+        decls += [f"{DEPARSE_BUF} = cython.declare(cython.uchar[{nbuf}])",
+                  f"{DEPARSE_LEN} = cython.declare(cython.Py_ssize_t)", f"{DEPARSE_VAL} = cython.declare(cython.longlong)",
+                  f"{DEPARSE_U64} = cython.declare(cython.ulonglong)"]
     if items:
         decls += [f"{BYTES_PTR} = cython.declare(cython.p_const_uchar)", f"{BYTES_OFF} = cython.declare(cython.Py_ssize_t)"]
     fn.body = [ast.parse(d).body[0] for d in decls] + fn.body
@@ -683,7 +801,9 @@ def _class_text(cls: ast.ClassDef, ty: Typing) -> str:
             body.append(ast.unparse(st))
         else:
             body.append(ast.unparse(st))
-    out = ["@cython.cclass", f"class {name}:"]
+    # a freelist: a packet allocates ~20 header objects and frees them at its end; reusing
+    # their memory skips malloc/free (Cython: the object is zeroed as a new one)
+    out = [f"@cython.freelist({FREELIST})", "@cython.cclass", f"class {name}:"]
     for a, (t, _) in fields.items():
         ct = "object" if t is None else {"ll": "cython.longlong", "bint": "cython.bint"}.get(t[0], t[-1])
         out.append(f"    {a} = cython.declare({ct}, visibility='public')")
@@ -793,13 +913,13 @@ def typed_module(python: str, program: CompiledProgram, struct_types: dict[str, 
         if isinstance(node, ast.ClassDef) and node.name in ty.classes:
             head.append(_class_text(node, ty))
         elif isinstance(node, ast.FunctionDef):
-            type_function(node, ptypes.get(node.name, {}), ty)
+            type_function(node, ptypes.get(node.name, {}), ty, deparser=node.name == program.pipeline.deparser)
             body.append(ast.unparse(node) + "\n")
         else:
             head.append(ast.unparse(node) + "\n")
     head.append(CSUM_FOLD)
     # cclass instances have no __dict__ (a P4 field named `__dict__` is `f___dict__`: fine)
-    for part in [*body, *(h for h in head if h.startswith("@cython.cclass"))]:
+    for part in [*body, *(h for h in head if "@cython.cclass" in h.split("\n", 2)[:2])]:
         if any(isinstance(n, ast.Attribute) and n.attr == "__dict__" for n in ast.walk(ast.parse(part))):
             raise CompileUnavailable("generated code reads __dict__: not typed")
     return "".join(head), "".join(body)

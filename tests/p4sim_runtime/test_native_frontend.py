@@ -251,9 +251,11 @@ def test_concurrent_rpc_limit_and_coexistence_with_grpc_python() -> None:
     """Past max_concurrent calls the native server answers RESOURCE_EXHAUSTED at once (as
     grpc-python's maximum_concurrent_rpcs); a grpc-python server runs in the same process."""
     release = threading.Event()
+    inside = threading.Semaphore(0)  # one release per call that reached the handler
 
     def hold(req: bytes, ctx) -> bytes:
-        release.wait(10)
+        inside.release()
+        release.wait(30)
         return req[::-1]
 
     handler = grpc.method_handlers_generic_handler("t.T", {"H": grpc.unary_unary_rpc_method_handler(hold)})
@@ -265,14 +267,19 @@ def test_concurrent_rpc_limit_and_coexistence_with_grpc_python() -> None:
     try:
         ch = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
         call = ch.unary_unary("/t.T/H", request_serializer=None, response_deserializer=None)
-        held = [call.future(b"ab", timeout=10) for _ in range(2)]
-        time.sleep(0.3)
+        held = [call.future(b"ab", timeout=30) for _ in range(2)]
+        # both held calls are inside the handler (not a sleep: under load they may take long)
+        assert inside.acquire(timeout=30) and inside.acquire(timeout=30)
         with pytest.raises(grpc.RpcError) as exc:
             call(b"x", timeout=5)
         assert exc.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert exc.value.details() == "Concurrent RPC limit exceeded!"
         release.set()
         assert [f.result() for f in held] == [b"ba", b"ba"]
+        # a slot is free once gRPC is done with the call (OnDone), which may trail the answer
+        deadline = time.monotonic() + 30
+        while srv._server.active and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert call(b"xyz", timeout=5) == b"zyx"
         rch = grpc.insecure_channel(f"127.0.0.1:{ref_port}")
         assert rch.unary_unary("/t.T/H", request_serializer=None, response_deserializer=None)(b"12") == b"21"
@@ -309,3 +316,34 @@ def test_missing_compiler_or_grpc_is_one_clear_line(monkeypatch, tmp_path) -> No
         "p4sim-switch: --frontend native: no C++ compiler ('no-such-c++' not found; apt-get install g++)"]
     with pytest.raises(ValueError, match="frontend 'nope'"):
         P4RuntimeServer(frontend="nope")
+
+
+@needs_native
+def test_read_ahead_is_bounded_while_a_handler_does_not_read() -> None:
+    """A client streaming 1 MiB messages to a handler that is not reading: at most
+    READ_AHEAD_BYTES (+ one message) wait in the server; the rest is held by HTTP/2 flow
+    control on the wire. Then every message arrives, none lost."""
+    seen: list[int] = []
+    go = threading.Event()
+
+    def sink(requests, ctx):
+        go.wait(10)
+        seen.append(ctx._call.buffered)  # what the read-ahead holds before the handler reads
+        return str(sum(len(r) for r in requests)).encode()
+
+    handler = grpc.method_handlers_generic_handler("t.T", {"U": grpc.stream_unary_rpc_method_handler(sink)})
+    srv = native.serve(handler, "127.0.0.1:0", 4 << 20, 2)
+    limit = native.load().READ_AHEAD_BYTES
+    try:
+        ch = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
+        call = ch.stream_unary("/t.T/U", request_serializer=None, response_deserializer=None)
+        n, size = 24, 1 << 20
+        fut = call.future(iter([bytes(size)] * n), timeout=30)
+        time.sleep(1.5)  # the client sends until flow control holds it
+        go.set()
+        assert fut.result() == str(n * size).encode()
+        assert limit <= seen[0] <= limit + size, (seen, limit)  # it did read ahead, and stopped at the bound
+        ch.close()
+    finally:
+        go.set()
+        srv.stop(0)

@@ -22,7 +22,7 @@ import grpc
 
 from p4sim.server.native.build import NativeUnavailable, load, unavailable_reason
 
-__all__ = ["NativeServer", "NativeUnavailable", "Tls", "serve", "unavailable_reason"]
+__all__ = ["NativeServer", "NativeUnavailable", "Tls", "load", "serve", "unavailable_reason"]
 
 log = logging.getLogger("p4sim.server.native")
 

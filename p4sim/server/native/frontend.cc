@@ -404,6 +404,13 @@ PyObject* call_get_peer(PyObject* self, void*) {
 
 PyObject* call_get_id(PyObject* self, void*) { return PyLong_FromUnsignedLongLong(state_of(self).id); }
 
+// bytes of requests read off the wire and not yet taken by read() (the read-ahead bound's test)
+PyObject* call_get_buffered(PyObject* self, void*) {
+  CallState& st = state_of(self);
+  std::lock_guard<std::mutex> g(st.mu);
+  return PyLong_FromSize_t(st.in_bytes);
+}
+
 // ((key, value), ...): keys ending in -bin have bytes values, others str (as grpc-python)
 PyObject* call_get_metadata(PyObject* self, void*) {
   const auto& md = state_of(self).metadata;
@@ -437,6 +444,7 @@ PyGetSetDef call_getset[] = {
     {"method", call_get_method, nullptr, nullptr, nullptr},
     {"peer", call_get_peer, nullptr, nullptr, nullptr},
     {"id", call_get_id, nullptr, nullptr, nullptr},
+    {"buffered", call_get_buffered, nullptr, nullptr, nullptr},
     {"metadata", call_get_metadata, nullptr, nullptr, nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
@@ -634,5 +642,6 @@ PyMODINIT_FUNC PyInit_p4sim_native_frontend(void) {
   PyModule_AddObject(m, "Server", reinterpret_cast<PyObject*>(&ServerType));
   PyModule_AddIntConstant(m, "READ_AHEAD", static_cast<long>(kReadAhead));
   PyModule_AddIntConstant(m, "WRITE_WINDOW", static_cast<long>(kWriteWindow));
+  PyModule_AddIntConstant(m, "READ_AHEAD_BYTES", static_cast<long>(kReadAheadBytes));
   return m;
 }
