@@ -281,6 +281,7 @@ class InterfacePort(Port):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._tx_lock = threading.Lock()
+        self.rx_errors = 0  # receive failures the reader logged and went on after
 
     @property
     def rx_dropped(self) -> int:
@@ -316,11 +317,15 @@ class InterfacePort(Port):
                             batch.append(restore(data, ancdata))
             except BlockingIOError:
                 pass
-            except (OSError, ValueError):  # ValueError: the ring was unmapped by close()
+            except Exception:  # ValueError after close(): the ring was unmapped
                 if stop.is_set():
                     return
+                # the port must not go deaf for good (an interface down for a while, a bug):
+                # say so and go on after a pause (no spinning, at most 10 lines a second)
+                self.rx_errors += 1
                 log.exception("port %d@%s: receive failed", self.number, self.ifname)
-                return
+                stop.wait(0.1)
+                continue
             if not batch:
                 poller.poll(100)  # ms: lets the reader notice close()
                 continue

@@ -216,3 +216,22 @@ def test_the_ring_wraps_around_many_times(veth, monkeypatch):
         tx.close()
         port.close()
     assert got == sent and port.rx_dropped == 0
+
+
+class _FailsOnce(RxRing):
+    """Planted: the first read raises an error nobody expected."""
+
+    failed = False
+
+    def take(self, limit, skip_outgoing):
+        if not _FailsOnce.failed:
+            _FailsOnce.failed = True
+            raise RuntimeError("planted")
+        return super().take(limit, skip_outgoing)
+
+
+def test_a_failing_read_does_not_make_the_port_deaf(veth, monkeypatch):
+    sent = [_frame(i, 64) for i in range(20)]
+    got, port = _through(veth, sent, ring=True, ring_cls=_FailsOnce, monkeypatch=monkeypatch)
+    assert _FailsOnce.failed and port.rx_errors == 1
+    assert got == sent
