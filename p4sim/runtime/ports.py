@@ -118,7 +118,9 @@ class RxRing:
             # the whole frame waits on the socket's queue (nothing else is queued there)
             try:
                 data, ancdata, flags, _addr = self.sock.recvmsg(65535, socket.CMSG_SPACE(afpacket.AUXDATA.size))
-            except BlockingIOError:
+            except OSError:  # not queued (BlockingIOError), or the interface failed: lost, counted
+                # raising here would drop the frames `take` already released and leave
+                # `next` behind the kernel's slot (frames late, out of order)
                 self.copy_lost += 1
                 return None
             if flags & socket.MSG_TRUNC:  # above 64 KiB (a GSO frame): not given cut short either
