@@ -19,6 +19,7 @@ from p4sim.compiled import build, program
 from p4sim.lower import load_program
 from p4sim.runtime.switch import Switch
 from p4sim.stf import StfRunner
+from tests.p4sim.compiled_helpers import compiled_cache, needs_compiler  # noqa: F401 (autouse fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "p4sim" / "programs"
@@ -27,8 +28,6 @@ ALL = sorted(p for p in CORPUS.glob("*.p4") if not p.name.startswith("reject_") 
 SAMPLE = ["counter_indirect", "register_rw", "clone_e2e", "multicast", "recirculate", "checksum_ipv4"]
 PROGRAMS = ALL if os.environ.get("P4SIM_DIFF_CORPUS") == "all" else [CORPUS / f"{n}.p4" for n in SAMPLE]
 
-_why = build.unavailable_reason()
-needs_compiler = pytest.mark.skipif(bool(_why), reason=f"compiled backend unavailable: {_why}")
 
 
 def observe(prog_path: Path, backend: str, monkeypatch) -> dict:
@@ -59,11 +58,6 @@ def observe(prog_path: Path, backend: str, monkeypatch) -> dict:
     }
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    # one cache per test session (xdist worker): built once, then loaded
-    monkeypatch.setenv("P4SIM_CACHE_DIR", os.environ.get("P4SIM_CACHE_DIR")
-                       or str(tmp_path_factory.getbasetemp() / "p4sim-compiled"))
 
 
 @needs_compiler

@@ -7,19 +7,14 @@ results, equal to values computed here; a planted wrong bound must be caught."""
 from __future__ import annotations
 
 import ast
-import os
 from pathlib import Path
 
-import pytest
-
-from p4sim.compiled import build, typed
+from p4sim.compiled import typed
 from p4sim.lower import load_program
-from p4sim.runtime.switch import Switch
+from tests.p4sim.compiled_helpers import compiled_cache, needs_compiler, outputs  # noqa: F401 (autouse fixture)
 
 PROG = Path(__file__).resolve().parent / "typed" / "typed_edges.p4"
 
-_why = build.unavailable_reason()
-needs_compiler = pytest.mark.skipif(bool(_why), reason=f"compiled backend unavailable: {_why}")
 
 
 # ----------------------------------------------------------------- bound analysis
@@ -139,21 +134,8 @@ def _decode(out: bytes) -> dict[str, int]:
     return res
 
 
-def run(backend: str, monkeypatch) -> list[bytes]:
-    monkeypatch.setenv("P4SIM_BACKEND", backend)
-    sw = Switch(load_program(str(PROG)))
-    assert sw._ns["__p4sim_backend__"] == backend
-    got = []
-    for f in _frames():
-        sw.send(0, f)
-        got += [(o.port, o.data) for o in sw.receive()]
-    return got
-
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("P4SIM_CACHE_DIR", os.environ.get("P4SIM_CACHE_DIR")
-                       or str(tmp_path_factory.getbasetemp() / "p4sim-compiled"))
+def run(backend: str, monkeypatch) -> list[tuple[int, bytes]]:
+    return outputs(PROG, _frames(), backend, monkeypatch)
 
 
 def test_python_backend_computes_the_edge_cases_as_p4_says(monkeypatch):

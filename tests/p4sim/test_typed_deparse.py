@@ -7,20 +7,17 @@ missing flush before a kept pack) must be caught."""
 from __future__ import annotations
 
 import ast
-import os
 import random
 from pathlib import Path
 
 import pytest
 
-from p4sim.compiled import build, program, typed
+from p4sim.compiled import program, typed
 from p4sim.lower import load_program
-from p4sim.runtime.switch import Switch
+from tests.p4sim.compiled_helpers import compiled_cache, needs_compiler, outputs  # noqa: F401 (autouse fixture)
 
 PROG = Path(__file__).resolve().parent / "typed" / "typed_deparse.p4"
 
-_why = build.unavailable_reason()
-needs_compiler = pytest.mark.skipif(bool(_why), reason=f"compiled backend unavailable: {_why}")
 FRAME_LEN = 18 + 4 + 3 + 17 + 18  # a, s, st[3], b, a2
 
 
@@ -37,20 +34,7 @@ def _frames() -> list[bytes]:
 
 
 def run(backend: str, monkeypatch) -> list[tuple[int, bytes]]:
-    monkeypatch.setenv("P4SIM_BACKEND", backend)
-    sw = Switch(load_program(str(PROG)))
-    assert sw._ns["__p4sim_backend__"] == backend
-    got = []
-    for f in _frames():
-        sw.send(0, f)
-        got += [(o.port, o.data) for o in sw.receive()]
-    return got
-
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("P4SIM_CACHE_DIR", os.environ.get("P4SIM_CACHE_DIR")
-                       or str(tmp_path_factory.getbasetemp() / "p4sim-compiled"))
+    return outputs(PROG, _frames(), backend, monkeypatch)
 
 
 def _deparser_source() -> str:

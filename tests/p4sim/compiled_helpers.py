@@ -1,0 +1,36 @@
+"""What the compiled-backend tests share: the skip mark when no extension can be built, one
+module cache per test session (xdist worker), and a program's outputs on one backend."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from p4sim.compiled import build
+from p4sim.lower import load_program
+from p4sim.runtime.switch import Switch
+
+_why = build.unavailable_reason()
+needs_compiler = pytest.mark.skipif(bool(_why), reason=f"compiled backend unavailable: {_why}")
+
+
+@pytest.fixture(autouse=True)
+def compiled_cache(tmp_path_factory, monkeypatch):
+    """One cache per test session: each program is built once, then loaded."""
+    monkeypatch.setenv("P4SIM_CACHE_DIR", os.environ.get("P4SIM_CACHE_DIR")
+                       or str(tmp_path_factory.getbasetemp() / "p4sim-compiled"))
+
+
+def outputs(prog: Path, frames: Iterable[bytes], backend: str, monkeypatch) -> list[tuple[int, bytes]]:
+    """(port, bytes) of everything `prog` sends for `frames` on port 0, on `backend`."""
+    monkeypatch.setenv("P4SIM_BACKEND", backend)
+    sw = Switch(load_program(str(prog)))
+    assert sw._ns["__p4sim_backend__"] == backend
+    got = []
+    for f in frames:
+        sw.send(0, f)
+        got += [(o.port, o.data) for o in sw.receive()]
+    return got
