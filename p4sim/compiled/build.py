@@ -88,22 +88,26 @@ def build_module(source: str, stem: str) -> ModuleType:
         _build(source, name, root, so)
     else:
         os.utime(so)  # most recently used: pruned last
-    spec = importlib.util.spec_from_file_location(name, so)
-    if spec is None or spec.loader is None:
-        raise CompileUnavailable(f"cannot load {so}")
-    mod = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(mod)
+        mod = load_extension(name, so)
     except ImportError as e:  # a damaged cache entry: rebuild it once
         os.unlink(so)
         _build(source, name, root, so)
-        spec = importlib.util.spec_from_file_location(name, so)
-        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
         try:
-            spec.loader.exec_module(mod)  # type: ignore[union-attr]
+            mod = load_extension(name, so)
         except ImportError:
             raise CompileUnavailable(f"cannot load the built module: {e}") from None
     _loaded[name] = mod
+    return mod
+
+
+def load_extension(name: str, so: str) -> ModuleType:
+    """The extension module in the file `so`, imported as `name` (ImportError if it cannot be)."""
+    spec = importlib.util.spec_from_file_location(name, so)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {so}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
     return mod
 
 

@@ -10,6 +10,7 @@ runs with P4SIM_DIFF_CORPUS=all (`make test-compiled`).
 from __future__ import annotations
 
 import os
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,18 @@ def test_cache_is_pruned_oldest_first(tmp_path):
         os.utime(f, (1000 + i, 1000 + i))
     build.prune(str(tmp_path), max_bytes=2000)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.so", "c.so"]
+
+
+@needs_compiler
+def test_a_damaged_cache_entry_is_rebuilt_once(tmp_path, monkeypatch):
+    """A cached module that no longer loads (a truncated file) is built again, not an error.
+    (Built, not loaded, before it is damaged: overwriting a mapped module would crash.)"""
+    monkeypatch.setenv("P4SIM_CACHE_DIR", str(tmp_path))
+    source = "answer = 6 * 7\n"
+    name = f"damaged_{build.module_key(source)}"
+    so = tmp_path / (name + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
+    build._build(source, name, str(tmp_path), str(so))
+    assert so.read_bytes()[:4] == b"\x7fELF"
+    so.write_bytes(b"not an ELF file")
+    assert build.build_module(source, "damaged").answer == 42
+    assert so.read_bytes()[:4] == b"\x7fELF"

@@ -14,7 +14,6 @@ loads extensions RTLD_LOCAL and grpcio's cygrpc exports no symbol but its PyInit
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -24,7 +23,7 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
-from p4sim.compiled.build import cache_dir, prune
+from p4sim.compiled.build import cache_dir, load_extension, prune
 
 SOURCE = Path(__file__).with_name("frontend.cc")
 MODULE = "p4sim_native_frontend"  # its PyInit name; the file name carries the key
@@ -100,12 +99,8 @@ def load() -> ModuleType:
         prune(root)
     else:
         os.utime(so)  # most recently used: pruned last
-    spec = importlib.util.spec_from_file_location(MODULE, so)
-    if spec is None or spec.loader is None:
-        raise NativeUnavailable(f"cannot load {so}")
-    mod = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(mod)
+        mod = load_extension(MODULE, so)
     except ImportError as e:
         raise NativeUnavailable(f"cannot load the native front end: {e}") from None
     _loaded = mod
