@@ -139,7 +139,7 @@ class _Shape:
         # a run of such Updates in a WriteRequest, each with its tag and length (`run`)
         length = max(off + len(piece) for off, piece in fixed) if fixed else 0
         length = max([length] + [off + n for off, n in slots])
-        self.head = bytes([_UPDATE_TAG]) + _varint_bytes(length)
+        self.head = bytes([_UPDATE_TAG]) + varint_bytes(length)
         self.run_rx = _run_pattern(self.head, fixed, slots)
         self.row = _row_struct(self.head, fixed, slots)
         self.utype = utype
@@ -173,12 +173,15 @@ def _pattern(fixed: tuple, slots: tuple) -> tuple[re.Pattern[bytes], tuple[int, 
     return re.compile(b"".join(p for _, p in pieces), re.S), None if by_offset == sorted(by_offset) else tuple(groups)
 
 
-def _varint_bytes(v: int) -> bytes:
+def varint_bytes(n: int) -> bytes:
+    """n as a protobuf base-128 varint (the server's hand-built messages use it too)."""
+    if n < 0x80:
+        return bytes((n,))
     out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
     return bytes(out)
 
 

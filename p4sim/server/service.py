@@ -1220,17 +1220,6 @@ class _StreamAbort(Exception):
         self.code, self.message = code, message
 
 
-def _varint(n: int) -> bytes:
-    if n < 0x80:
-        return bytes((n,))
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def packet_in_frame(metadata: bytes, payload: bytes) -> bytes:
     """A serialized StreamMessageResponse carrying a PacketIn: `metadata` is the
     PacketIn's serialized metadata (cached per value combination), the payload goes in
@@ -1238,8 +1227,8 @@ def packet_in_frame(metadata: bytes, payload: bytes) -> bytes:
     test compares it with protobuf's own encoding."""
     if type(payload) is not bytes:
         payload = bytes(payload)
-    body = b"\x0a" + _varint(len(payload)) + payload + metadata if payload else metadata
-    return b"\x12" + _varint(len(body)) + body
+    body = b"\x0a" + fastwrite.varint_bytes(len(payload)) + payload + metadata if payload else metadata
+    return b"\x12" + fastwrite.varint_bytes(len(body)) + body
 
 
 _replica_port = codec.replica_port
