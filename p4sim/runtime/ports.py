@@ -284,11 +284,12 @@ class InterfacePort(Port):
         self._thread: threading.Thread | None = None
         self._tx_lock = threading.Lock()
         self.rx_errors = 0  # receive failures the reader logged and went on after
+        self.rx_truncated = 0  # frames recvmsg (no ring) could not give whole: counted, dropped
 
     @property
     def rx_dropped(self) -> int:
-        """Frames the receive ring could not give whole (counted, never delivered cut short)."""
-        return 0 if self.ring is None else self.ring.truncated + self.ring.copy_lost
+        """Frames the port could not give whole (counted, never delivered cut short)."""
+        return self.rx_truncated + (0 if self.ring is None else self.ring.truncated + self.ring.copy_lost)
 
     def start(self, deliver: Sink, deliver_many: SinkMany | None = None) -> None:
         self._thread = threading.Thread(
@@ -304,6 +305,7 @@ class InterfacePort(Port):
         wait is a poll: a socket timeout would cost a poll(2) before every recvmsg."""
         sock, stop, batch_max, ring = self.sock, self._stop, self.READ_BATCH, self.ring
         recvmsg, restore, outgoing = sock.recvmsg, afpacket.restore_vlan, afpacket.PACKET_OUTGOING
+        trunc = socket.MSG_TRUNC
         anc = socket.CMSG_SPACE(afpacket.AUXDATA.size)
         poller = select.poll()
         poller.register(sock.fileno(), select.POLLIN)
@@ -314,8 +316,10 @@ class InterfacePort(Port):
                     batch = ring.take(batch_max, self._skip_outgoing)
                 else:
                     while len(batch) < batch_max:
-                        data, ancdata, _flags, addr = recvmsg(65535, anc)
-                        if addr[2] != outgoing:
+                        data, ancdata, flags, addr = recvmsg(65535, anc)
+                        if flags & trunc:  # above 64 KiB (a GSO frame): counted, never given cut short
+                            self.rx_truncated += 1
+                        elif addr[2] != outgoing:
                             batch.append(restore(data, ancdata))
             except BlockingIOError:
                 pass

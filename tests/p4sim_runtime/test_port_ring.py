@@ -271,3 +271,35 @@ def test_a_failed_copy_read_loses_that_frame_only(veth, monkeypatch):
     assert port.ring is not None and port.ring.copy_lost == 1
     assert port.rx_errors == 0
     assert got == sent[:5] + sent[6:]
+
+
+@pytest.mark.parametrize("ring", [False, True], ids=["recvmsg", "ring"])
+def test_a_frame_over_64k_is_counted_not_delivered_cut_short(ring):
+    """A 65,549-byte frame (a veth at its largest MTU, 65,535) does not fit recvmsg's 64 KiB
+    buffer: both receive paths count it (MSG_TRUNC) and never deliver its first 65,535 bytes
+    as a frame; the frames around it arrive."""
+    from controller.targets import netns
+    from p4rtproto.afpacket import packet_socket
+
+    a, b = netns.name("ga"), netns.name("gb")
+    with netns.NetnsSet() as nets:
+        nets.add_veth(a, b, mtu=65535)
+        port = InterfacePort(1, a, ring=ring)
+        got: list[bytes] = []
+        port.start(lambda _n, f: got.append(f), lambda _n, batch: got.extend(batch))
+        tx = packet_socket(b)
+        tx.setsockopt(ports_mod.socket.SOL_SOCKET, ports_mod.socket.SO_SNDBUF, 1 << 20)
+        before, huge, after = _frame(1, 64), _frame(2, 65549), _frame(3, 1024)
+        try:
+            for f in (before, huge, after):
+                tx.send(f)
+            deadline = time.monotonic() + 30
+            while len(got) < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.05)
+        finally:
+            tx.close()
+            port.close()
+    assert got == [before, after]
+    assert port.rx_dropped == 1
+    assert (port.rx_truncated, port.ring is None) == ((0, False) if ring else (1, True))
