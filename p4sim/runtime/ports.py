@@ -129,8 +129,8 @@ class RxRing:
         order, so an empty slot before a full one is either being filled right now (for
         microseconds, on another CPU) or will never be (a hole: the kernel's head went past
         it). One that stays so for HOLE_S is taken for a hole, counted in `holes`, so that
-        the port does not wait a whole lap of the ring for it. The reader sleeps meanwhile
-        (`suspect` set): poll(2) reports the full slot and would not wait."""
+        the port does not wait a whole lap of the ring for it. The reader sleeps 1 ms at a
+        time meanwhile (`suspect` set): poll(2) reports the full slot and would not wait."""
         nxt = slot + 1 if slot + 1 < self.frames else 0
         if not self._status[nxt * self._words] & TP_STATUS_USER:
             self.suspect = None
@@ -372,7 +372,9 @@ class InterfacePort(Port):
                 continue
             if not batch:
                 if ring is not None and ring.suspect is not None:
-                    stop.wait(HOLE_S / 8)  # a possible hole: poll(2) would return at once
+                    # a slot being filled on another CPU (microseconds) or a hole: poll(2)
+                    # would return at once (it sees the full slot after it), so sleep 1 ms
+                    stop.wait(0.001)
                 else:
                     poller.poll(100)  # ms: lets the reader notice close()
                 continue
