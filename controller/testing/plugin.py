@@ -67,7 +67,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from p4sim.server_cli import exit_with_me
+    from controller.targets.p4sim import exit_with_me
 
     # p4sim-switch processes started during the run (fixtures, targets, tests) stop when
     # it ends, even killed: they run in their own session, out of reach of its signals
