@@ -141,8 +141,10 @@ class _Stream:
 
     REQUESTS = 64  # requests handed to the response thread and not yet handled
 
-    def __init__(self, packet_limit: int = 1024) -> None:
+    def __init__(self, packet_limit: int = 1024, put: Callable[[Any], Any] | None = None) -> None:
         self.out: queue.SimpleQueue[Any] = queue.SimpleQueue()  # C: no Condition per put/get
+        # where answers go: the queue, or (native front end, _stream_direct) the call's post()
+        self.put = put or self.out.put
         self.room = threading.Semaphore(self.REQUESTS)
         self.closed = threading.Event()
         self.arbitrated = False
@@ -154,7 +156,7 @@ class _Stream:
         self._count = threading.Lock()
 
     def send(self, msg: Any) -> None:
-        self.out.put(msg)
+        self.put(msg)
 
     def send_packet(self, msg: Any) -> bool:
         """Queue a PacketIn or digest; False (and counted) when the queue is full."""
@@ -163,7 +165,7 @@ class _Stream:
                 self.dropped += 1
                 return False
             self.pending += 1
-        self.out.put(_Packet(msg))
+        self.put(_Packet(msg))
         return True
 
     def taken(self) -> None:
@@ -261,6 +263,9 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         # Default on; P4SIM_FAST_WRITE=0 turns it off in a p4sim-switch (A/B runs)
         self.fast_write = fast_write if fast_write is not None else os.environ.get("P4SIM_FAST_WRITE", "1") != "0"
         self._scanner = fastwrite.WriteScanner()
+        # native front end: serve each StreamChannel from its call's thread (_stream_direct);
+        # P4SIM_STREAM_DIRECT=0 keeps the reader + response threads (A/B runs)
+        self.stream_direct = os.environ.get("P4SIM_STREAM_DIRECT", "1") != "0"
 
     # ------------------------------------------------------------ lifecycle
 
@@ -1040,7 +1045,11 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         two threads fought over the GIL: this costs about 0.75x the server CPU per
         PacketOut -> PacketIn round trip at 32 in flight (`bench p4runtime --against`,
         A/B in one run). A client that does not read its answers stops its
-        own requests being handled (gRPC flow control then holds them), never the server."""
+        own requests being handled (gRPC flow control then holds them), never the server.
+        On the native front end one thread does both (_stream_direct)."""
+        if self.stream_direct and hasattr(request_iterator, "take"):
+            yield from self._stream_direct(request_iterator, context)
+            return
         stream = _Stream(self.packet_in_queue)
         context.add_callback(lambda: stream.send(None))
         reader = threading.Thread(target=self._stream_reader, args=(stream, request_iterator), daemon=True,
@@ -1067,6 +1076,48 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 yield item if isinstance(item, bytes) else item.SerializeToString()
         finally:
             stream.closed.set()  # a reader waiting for room gives up
+            self._drop_stream(stream)
+
+    def _stream_direct(self, requests: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+        """_stream_channel's loop for the native front end, in the call's one thread, no
+        reader thread: `requests.take()` returns in one call what the other threads posted
+        (as they would have queued it) and the requests read off the wire (bounded by the
+        front end's read-ahead), then None at the end; the answers of a batch go out as one
+        list (Call.write_many). Same order, messages and bounds as the two-thread loop: a
+        None ends the stream before anything posted after it, and a client that does not
+        read its answers blocks the write, so its requests wait on the wire."""
+        stream = _Stream(self.packet_in_queue, requests.post)
+        context.add_callback(lambda: stream.send(None))
+        take, deserialize, handle = requests.take, requests.deserialize, self._stream_message
+        try:
+            while True:
+                out: list[bytes] = []
+                for item in take():
+                    if type(item) is bytes:
+                        stop = handle(stream, deserialize(item))
+                        if stop is not None:
+                            if out:
+                                yield out
+                            context.abort(_status_code(stop.code), stop.message)
+                            return
+                        continue
+                    if item is None:
+                        if out:
+                            yield out
+                        return
+                    if isinstance(item, _Packet):
+                        stream.taken()
+                        item = item.msg
+                    elif isinstance(item, _Abort):
+                        if out:
+                            yield out
+                        context.abort(_status_code(item.code), item.message)
+                        return
+                    out.append(item if isinstance(item, bytes) else item.SerializeToString())
+                if out:
+                    yield out
+        finally:
+            stream.closed.set()
             self._drop_stream(stream)
 
     def _stream_reader(self, stream: _Stream, request_iterator: Iterator[Any]) -> None:
