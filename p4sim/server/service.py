@@ -298,8 +298,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                                                  P.SetForwardingPipelineConfigResponse),
             "GetForwardingPipelineConfig": unary(self.GetForwardingPipelineConfig, P.GetForwardingPipelineConfigRequest,
                                                  P.GetForwardingPipelineConfigResponse),
-            "StreamChannel": grpc.stream_stream_rpc_method_handler(self.StreamChannel,
-                                                                   _lenient(P.StreamMessageRequest), None),
+            # request bytes: a PacketOut whose checked header is cached skips protobuf (_stream_request)
+            "StreamChannel": grpc.stream_stream_rpc_method_handler(self.StreamChannel, None, None),
             "Capabilities": unary(self.Capabilities, P.CapabilitiesRequest, P.CapabilitiesResponse),
         })
 
@@ -1062,7 +1062,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     return
                 if type(item) is _Request:
                     stream.room.release()
-                    stop = self._stream_message(stream, item.msg)
+                    stop = self._stream_request(stream, item.msg)
                     if stop is not None:
                         context.abort(_status_code(stop.code), stop.message)
                         return
@@ -1088,13 +1088,13 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         read its answers blocks the write, so its requests wait on the wire."""
         stream = _Stream(self.packet_in_queue, requests.post)
         context.add_callback(lambda: stream.send(None))
-        take, deserialize, handle = requests.take, requests.deserialize, self._stream_message
+        take, handle = requests.take, self._stream_request
         try:
             while True:
                 out: list[bytes] = []
                 for item in take():
                     if type(item) is bytes:
-                        stop = handle(stream, deserialize(item))
+                        stop = handle(stream, item)
                         if stop is not None:
                             if out:
                                 yield out
@@ -1136,8 +1136,14 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             log.exception("stream reader failed")
         stream.send(None)
 
-    def _stream_message(self, stream: _Stream, req: Any) -> _Abort | None:
-        """Handle one StreamMessageRequest; an _Abort ends the stream with its status."""
+    def _stream_request(self, stream: _Stream, data: bytes) -> _Abort | None:
+        """Handle one StreamMessageRequest's bytes; an _Abort ends the stream with its status."""
+        if stream.arbitrated and self._packet_out_fast(stream, data):
+            return None
+        return self._stream_message(stream, _parse_stream_request(data), data)
+
+    def _stream_message(self, stream: _Stream, req: Any, data: bytes | None = None) -> _Abort | None:
+        """Handle one StreamMessageRequest (`data`: its bytes); an _Abort ends the stream with its status."""
         try:
             if isinstance(req, _Malformed):
                 raise invalid("malformed StreamMessageRequest (bad bytes or a string that is not UTF-8)")
@@ -1147,7 +1153,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             elif not stream.arbitrated:
                 return _Abort("FAILED_PRECONDITION", "the first message on a stream must be arbitration")
             elif which == "packet":
-                self._packet_out(stream, req.packet)
+                self._packet_out(stream, req.packet, data)
             elif which == "digest_ack":
                 self._digest_ack(req.digest_ack)
             else:
@@ -1221,7 +1227,29 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 for s in role.streams:
                     s.send(self._arbitration_msg(role, s, stream.role))
 
-    def _packet_out(self, stream: _Stream, packet: Any) -> None:
+    def _packet_out_fast(self, stream: _Stream, data: bytes) -> bool:
+        """True when `data` is a PacketOut whose metadata bytes are a key _packet_out cached
+        (checked already) and it was sent as _packet_out would; False: nothing was done, the
+        reference path handles it (errors included)."""
+        split = split_packet_out(data)
+        if split is None:
+            return False
+        payload, meta = split
+        with self._lock:
+            p = self.pipeline
+            if p is None or self.cpu_port is None:
+                return False
+            header = p.packet_out_headers.get(meta)
+            if header is None:
+                return False
+            role = self._roles.get(stream.role)
+            if role is None or role.primary is not stream:
+                return False
+            self.packet_out_count += 1
+        self.inject(self.cpu_port, header + payload)
+        return True
+
+    def _packet_out(self, stream: _Stream, packet: Any, data: bytes | None = None) -> None:
         key = tuple((m.metadata_id, m.value) for m in packet.metadata)
         with self._lock:
             role = self._roles.get(stream.role)
@@ -1247,6 +1275,12 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 if len(p.packet_out_headers) >= p.PACKET_CACHE:
                     p.packet_out_headers.clear()
                 p.packet_out_headers[key] = header
+            if data is not None:  # the same metadata bytes again: _packet_out_fast
+                split = split_packet_out(data)
+                if split is not None and split[0] == packet.payload and metadata_only(split[1]):
+                    if len(p.packet_out_headers) >= p.PACKET_CACHE:
+                        p.packet_out_headers.clear()
+                    p.packet_out_headers[split[1]] = header  # bytes: never equal to a tuple key
             self.packet_out_count += 1
         self.inject(self.cpu_port, header + packet.payload)
 
@@ -1263,6 +1297,56 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             key = self._digest_keys_by_list.pop(ack.list_id, None)
             if key is not None:
                 self._digest_pending.pop(key, None)
+
+
+_parse_stream_request = _lenient(p4runtime_pb2.StreamMessageRequest)
+
+
+def _length_at(data: bytes, i: int) -> tuple[int, int] | None:
+    """(value, next index) of the minimal varint at data[i] of at most 4 bytes; None for
+    anything else (an overlong varint, which protobuf may read otherwise, takes protobuf)."""
+    value = shift = 0
+    for j in range(i, min(i + 4, len(data))):
+        b = data[j]
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (value, j + 1) if b or j == i else None
+        shift += 7
+    return None
+
+
+def split_packet_out(data: bytes) -> tuple[bytes, bytes] | None:
+    """(payload, metadata bytes) of a serialized StreamMessageRequest that is one field 2
+    (packet) whose PacketOut starts with its payload (field 1) or has none; None for any
+    other shape. The metadata bytes are everything after the payload: only after
+    `metadata_only` accepted them once may they stand for the metadata list protobuf read."""
+    if data[:1] != b"\x12":
+        return None
+    got = _length_at(data, 1)
+    if got is None or got[0] + got[1] != len(data):
+        return None
+    i = got[1]
+    if i < len(data) and data[i] == 0x0A:
+        got = _length_at(data, i + 1)
+        if got is None or got[0] + got[1] > len(data):
+            return None
+        end = got[0] + got[1]
+        return data[got[1]:end], data[end:]
+    return b"", data[i:]
+
+
+def metadata_only(meta: bytes) -> bool:
+    """Whether `meta` is a run of field-2 (PacketMetadata) entries and nothing else: then
+    a PacketOut's metadata list depends on these bytes alone, not on its payload."""
+    i = 0
+    while i < len(meta):
+        if meta[i] != 0x12:
+            return False
+        got = _length_at(meta, i + 1)
+        if got is None or got[0] + got[1] > len(meta):
+            return False
+        i = got[0] + got[1]
+    return True
 
 
 class _StreamAbort(Exception):

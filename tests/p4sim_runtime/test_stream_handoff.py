@@ -164,7 +164,7 @@ def test_negative_control_a_direct_loop_that_never_blocks_handles_the_whole_floo
                     if item is None:
                         return
                     if type(item) is bytes:
-                        self._stream_message(stream, requests.deserialize(item))
+                        self._stream_request(stream, item)
                     else:
                         if isinstance(item, service_mod._Packet):
                             stream.taken()
