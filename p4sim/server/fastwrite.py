@@ -83,15 +83,18 @@ def _varint(data: bytes, i: int) -> tuple[int, int]:
 _SAME_LENGTH: dict[int, re.Pattern[bytes]] = {}
 
 
-def update_spans(data: bytes) -> list[tuple[int, int]] | None:
+def update_spans(data: bytes, others: list[tuple[int, int]] | None = None) -> list[tuple[int, int]] | None:
     """(start, end) of every Update in a serialized WriteRequest, in order; None when
     the top level holds anything else than WriteRequest's fields (the caller then uses
-    the parsed message only). `data` has already been parsed by upb: it is valid."""
+    the parsed message only). With `others`, the (start, end) of every other top-level
+    field, its tag included, is appended to it. `data` need not be valid: whatever does
+    not cut into whole fields of known tags ending exactly at its end gives None."""
     spans = []
     i, n = 0, len(data)
     try:
         while i < n:
             tag = data[i]
+            f0 = i
             i += 1
             if tag == _UPDATE_TAG:
                 ln = data[i]
@@ -111,9 +114,13 @@ def update_spans(data: bytes) -> list[tuple[int, int]] | None:
                 i += ln
             elif tag in _VARINT_TAGS:
                 _, i = _varint(data, i)
+                if others is not None:
+                    others.append((f0, i))
             elif tag in _LEN_TAGS:
                 ln, i = _varint(data, i)
                 i += ln
+                if others is not None:
+                    others.append((f0, i))
             else:
                 return None
     except (IndexError, ValueError):
@@ -242,6 +249,45 @@ class WriteScanner:
             rows = [[r[j - 1] for j in g] for r in rows]
         self.hits += k - 1
         return rows
+
+    def plan(self, data: bytes) -> tuple[list[tuple[int, _Shape, Any, Any]], int, bytes] | None:
+        """A serialized WriteRequest whose every Update has a learned shape, cut without
+        parsing it: (items, number of updates, the other top-level fields' bytes), where
+        an item is (index of its first update, shape, rows of value bytes of a run as
+        `run` gives them, or None, and the values of a lone update, or None). None when
+        an Update has no shape or the top level cannot be cut (the caller parses it).
+
+        Why a request cut here parses as upb parses it whole: the top level is read field
+        by field as upb reads it (`update_spans`: known tags only, lengths ending exactly
+        at the end); each Update's bytes are a learned shape's, which parse to that
+        shape's message with these values (module docstring), a repeated message field's
+        element being parsed on its own; so the request is valid exactly when the other
+        fields, in their order, parse as a WriteRequest (the caller's upb call), and then
+        it is that message plus these updates."""
+        others: list[tuple[int, int]] = []
+        spans = update_spans(data, others)
+        if spans is None:
+            return None
+        hits0 = self.hits
+        items: list[tuple[int, _Shape, Any, Any]] = []
+        n = len(spans)
+        lookup, run = self.lookup, self.run
+        i = 0
+        while i < n:
+            start, end = spans[i]
+            hit = lookup(data, start, end)
+            if hit is None:
+                self.hits = hits0  # (the counter says which updates were decoded by shape)
+                return None
+            sh, vals = hit
+            rows = run(sh, data, spans, i) if i < n - 1 else None
+            if rows is None:
+                items.append((i, sh, None, vals))
+                i += 1
+            else:
+                items.append((i, sh, rows, None))
+                i += len(rows)
+        return items, n, b"".join([data[a:b] for a, b in others])
 
     def learn(self, update: Any, raw: bytes) -> None:
         """Learn the shape of `update` (a parsed Update whose bytes are `raw`) if it is a
