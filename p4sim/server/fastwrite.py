@@ -106,7 +106,8 @@ def update_spans(data: bytes, others: list[tuple[int, int]] | None = None) -> li
                     if m is None:
                         return None  # cut short
                     e = m.end()
-                    spans.extend(zip(range(i + 1, e, ln + 2), range(i + 1 + ln, e + ln, ln + 2)))  # noqa: B905
+                    # record k's value: i+1+k(ln+2) .. +ln, the last one ending at e (ln may be 0)
+                    spans.extend(zip(range(i + 1, e - ln + 1, ln + 2), range(i + 1 + ln, e + 1, ln + 2)))  # noqa: B905
                     i = e
                     continue
                 ln, i = _varint(data, i)
