@@ -73,18 +73,32 @@ def _lenient(cls: Any) -> Callable[[bytes], Any]:
 
 
 class _Raw:
-    """A parsed request with its bytes (Write: the fast path decodes from the bytes)."""
+    """A parsed request with its bytes (Write: the fast path decodes from the bytes).
+    `plan`: a WriteRequest whose updates were all cut by shape (`WriteScanner.plan`):
+    (items, number of updates); `msg` then holds the other fields only."""
 
-    __slots__ = ("msg", "data")
+    __slots__ = ("msg", "data", "plan")
 
-    def __init__(self, msg: Any, data: bytes) -> None:
-        self.msg, self.data = msg, data
+    def __init__(self, msg: Any, data: bytes, plan: tuple | None = None) -> None:
+        self.msg, self.data, self.plan = msg, data, plan
 
 
-def _lenient_raw(cls: Any) -> Callable[[bytes], Any]:
+def _lenient_raw(cls: Any, planner: Callable[[bytes], Any] | None = None) -> Callable[[bytes], Any]:
+    """The request parsed, with its bytes. With `planner` (Write's fast path), a request
+    whose updates all have a learned shape is not parsed whole: only its other fields are
+    (a few bytes), the updates are cut from the bytes (`WriteScanner.plan`); anything
+    else, malformed requests included, is parsed whole, so its answer is the reference's."""
     parse = _lenient(cls)
 
     def keep(data: bytes) -> Any:
+        if planner is not None:
+            planned = planner(data)
+            if planned is not None:
+                items, n, top = planned
+                try:
+                    return _Raw(cls.FromString(top), data, (items, n))
+                except (DecodeError, ValueError):
+                    pass  # parsed whole below: the reference's error
         msg = parse(data)
         return msg if isinstance(msg, _Malformed) else _Raw(msg, data)
     return keep
@@ -287,10 +301,11 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             return grpc.unary_unary_rpc_method_handler(_reject_malformed(fn), _lenient(req), resp.SerializeToString)
 
         def write(raw: _Raw, context: grpc.ServicerContext) -> Any:
-            return self.Write(raw.msg, context, raw.data)
+            return self.Write(raw.msg, context, raw.data, raw.plan)
 
         return grpc.method_handlers_generic_handler("p4.v1.P4Runtime", {
-            "Write": grpc.unary_unary_rpc_method_handler(_reject_malformed(write), _lenient_raw(P.WriteRequest),
+            "Write": grpc.unary_unary_rpc_method_handler(_reject_malformed(write),
+                                                         _lenient_raw(P.WriteRequest, self._plan_write),
                                                          P.WriteResponse.SerializeToString),
             "Read": grpc.unary_stream_rpc_method_handler(_reject_malformed(self.Read, streaming=True),
                                                          _lenient(P.ReadRequest), None),
@@ -643,11 +658,25 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     # -- Write
 
-    def Write(self, request: Any, context: grpc.ServicerContext, data: bytes | None = None) -> Any:
+    def _plan_write(self, data: bytes) -> Any:
+        """`WriteScanner.plan` of a request's bytes, or None (parse it whole): run by the
+        deserializer, outside the lock (it reads the learned shapes only)."""
+        if not self.fast_write:
+            return None
+        try:
+            return self._scanner.plan(data)
+        except Exception:  # a bug here must never change an answer: it only costs speed
+            log.exception("fast write: cutting a request failed")
+            return None
+
+    def Write(self, request: Any, context: grpc.ServicerContext, data: bytes | None = None,
+              plan: tuple | None = None) -> Any:
         """`data`: the bytes `request` was parsed from, when the transport has them:
         plain table-entry updates are then decoded from the bytes by shape
         (fastwrite.py), the rest from the message; both give the same PlainEntry to the
-        same checks, and a learned shape is bound to the pipeline's own decoder."""
+        same checks, and a learned shape is bound to the pipeline's own decoder.
+        `plan`: (items, n) when every update was cut by shape (`_plan_write`); `request`
+        then has the other fields only."""
         try:
             with self._lock:
                 self._check_device(request.device_id)
@@ -660,11 +689,15 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 # the batch is applied whole under the lock: a Read sees all of it or none. A
                 # big batch holds the collector off until it is done: its new entries are
                 # then looked at once, not once per 700 objects (~0.3 us per update)
-                pause = len(request.updates) >= self.GC_PAUSE_UPDATES and gc.isenabled()
+                n = plan[1] if plan is not None else len(request.updates)
+                pause = n >= self.GC_PAUSE_UPDATES and gc.isenabled()
                 if pause:
                     gc.disable()
                 try:
-                    results, failed = self._write_updates(p, request, data)
+                    if plan is not None:
+                        results, failed = self._write_planned(p, plan[0], n)
+                    else:
+                        results, failed = self._write_updates(p, request, data)
                 finally:
                     if pause:
                         gc.enable()
@@ -699,22 +732,12 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     hit = scanner.lookup(data, start, end)  # type: ignore[arg-type]
                     if hit is not None:
                         shape, vals = hit
-                        bound = shape.bound
-                        if bound is None or bound[0]() is not p.maps:  # weak: no old pipeline kept
-                            bound = shape.bound = (weakref.ref(p.maps), fastwrite.bind(shape, p.maps, p))
-                        build = bound[1]
                         rows = scanner.run(shape, data, spans, i) if i < n - 1 else None  # type: ignore[arg-type]
                         if rows is None:
-                            write_shaped(p, shape, build, vals)
+                            write_shaped(p, shape, self._bound(p, shape), vals)
                             continue
-                        bulk = getattr(build, "bulk", None)
-                        if bulk is None or not bulk(rows):  # one by one, each with its own result
-                            for j, row in enumerate(rows, i):
-                                try:
-                                    write_shaped(p, shape, build, row)
-                                except Exception as exc:
-                                    results[j] = _error_of(exc)
-                                    failed = True
+                        if self._write_run(p, shape, rows, i, results):
+                            failed = True
                         i += len(rows) - 1
                         continue
                     if learn:
@@ -731,6 +754,48 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 results[i] = _error_of(exc)
                 failed = True
         return results, failed
+
+    def _write_planned(self, p: Pipeline, items: list, n: int) -> tuple[list, bool]:
+        """`_write_updates` of a request cut by shape (`WriteScanner.plan`): the same
+        steps, in the same order, without the parsed updates."""
+        results: list[RequestError | None] = [None] * n
+        failed = False
+        write_shaped, bound = self._write_shaped, self._bound
+        for i, shape, rows, vals in items:
+            try:
+                if rows is None:
+                    write_shaped(p, shape, bound(p, shape), vals)
+                elif self._write_run(p, shape, rows, i, results):
+                    failed = True
+            except Exception as exc:
+                results[i] = _error_of(exc)
+                failed = True
+        return results, failed
+
+    @staticmethod
+    def _bound(p: Pipeline, shape: Any) -> Any:
+        """The shape's builder for this pipeline (bound on first use)."""
+        bound = shape.bound
+        if bound is None or bound[0]() is not p.maps:  # weak: no old pipeline kept
+            bound = shape.bound = (weakref.ref(p.maps), fastwrite.bind(shape, p.maps, p))
+        return bound[1]
+
+    def _write_run(self, p: Pipeline, shape: Any, rows: list, i: int, results: list) -> bool:
+        """Updates i, i+1, ... of one shape (`rows`: their values): in bulk when the
+        builder can and none would fail, else one by one, each with its own result in
+        `results`; True when one failed."""
+        build = self._bound(p, shape)
+        bulk = getattr(build, "bulk", None)
+        if bulk is not None and bulk(rows):
+            return False
+        failed = False
+        for j, row in enumerate(rows, i):
+            try:
+                self._write_shaped(p, shape, build, row)
+            except Exception as exc:
+                results[j] = _error_of(exc)
+                failed = True
+        return failed
 
     def _write_shaped(self, p: Pipeline, shape: Any, build: Any, vals: Any) -> None:
         """One update decoded by shape (fastwrite.py): stored by its bound builder, or
