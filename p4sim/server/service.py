@@ -148,12 +148,15 @@ class _Stream:
 
     PacketIns, digests and per-message StreamErrors wait in the queue at most
     `packet_limit` at a time: a client that does not read its stream loses the surplus
-    (counted in `dropped`), it does not grow the server. Arbitration answers and the end
-    always go in: there are few of them. Requests the reader hands to the response
+    (counted in `dropped`), it does not grow the server. Arbitration answers are not
+    dropped (each says who is primary now), so a stream that leaves CONTROL_LIMIT of
+    them unread (another controller flipping the primary over and over) is ended with
+    RESOURCE_EXHAUSTED instead of growing; the end always goes in. Requests the reader hands to the response
     thread share the queue, at most REQUESTS at a time (`room`); `closed` tells a reader
     waiting for room that the response thread is gone."""
 
     REQUESTS = 64  # requests handed to the response thread and not yet handled
+    CONTROL_LIMIT = 1024  # arbitration answers queued and not yet taken by the response loop
 
     def __init__(self, packet_limit: int = 1024, put: Callable[[Any], Any] | None = None) -> None:
         self.out: queue.SimpleQueue[Any] = queue.SimpleQueue()  # C: no Condition per put/get
@@ -167,10 +170,29 @@ class _Stream:
         self.packet_limit = packet_limit
         self.pending = 0  # PacketIns/digests queued, not yet handed to gRPC
         self.dropped = 0
+        self.control = 0  # arbitration answers queued, not yet taken (send_control)
+        self.overflowed = False
         self._count = threading.Lock()
 
     def send(self, msg: Any) -> None:
         self.put(msg)
+
+    def send_control(self, msg: Any) -> None:
+        """Queue an arbitration answer; past CONTROL_LIMIT unread ones, end the stream."""
+        with self._count:
+            if self.overflowed:
+                return
+            if self.control >= self.CONTROL_LIMIT:
+                self.overflowed = True
+                msg = _Abort("RESOURCE_EXHAUSTED", f"the stream left {self.CONTROL_LIMIT} arbitration "
+                             "updates unread: closed")
+            else:
+                self.control += 1
+        self.put(msg)
+
+    def control_taken(self) -> None:
+        with self._count:
+            self.control -= 1
 
     def send_packet(self, msg: Any) -> bool:
         """Queue a PacketIn or digest; False (and counted) when the queue is full."""
@@ -1167,6 +1189,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 elif isinstance(item, _Abort):
                     context.abort(_status_code(item.code), item.message)
                     return
+                else:
+                    stream.control_taken()
                 yield item if isinstance(item, bytes) else item.SerializeToString()
         finally:
             stream.closed.set()  # a reader waiting for room gives up
@@ -1207,6 +1231,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                             yield out
                         context.abort(_status_code(item.code), item.message)
                         return
+                    else:
+                        stream.control_taken()
                     out.append(item if isinstance(item, bytes) else item.SerializeToString())
                 if out:
                     yield out
@@ -1290,9 +1316,9 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             role.primary = next((s for s in role.streams if s.election_id is not None and s.election_id == role.highest), None)
             if role.primary is not old_primary:
                 for s in role.streams:
-                    s.send(self._arbitration_msg(role, s, role_name))
+                    s.send_control(self._arbitration_msg(role, s, role_name))
             else:
-                stream.send(self._arbitration_msg(role, stream, role_name))
+                stream.send_control(self._arbitration_msg(role, stream, role_name))
 
     def _arbitration_msg(self, role: _Role, stream: _Stream, role_name: str) -> Any:
         msg = p4runtime_pb2.StreamMessageResponse()
@@ -1319,7 +1345,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             if role.primary is stream:
                 role.primary = None
                 for s in role.streams:
-                    s.send(self._arbitration_msg(role, s, stream.role))
+                    s.send_control(self._arbitration_msg(role, s, stream.role))
 
     def _packet_out_fast(self, stream: _Stream, data: bytes) -> bool:
         """True when `data` is a PacketOut whose metadata bytes are a key _packet_out cached
