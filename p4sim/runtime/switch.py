@@ -99,6 +99,13 @@ class P4View:
 class Switch:
     """One simulated v1model switch running a compiled P4 program."""
 
+    # the attributes read per packet from C (the compiled driver, generated code's `_RT.x`):
+    # a slot is found by the type lookup alone, an instance-dict attribute needs a dict
+    # lookup after it; the others (and the externs' bound methods) stay in __dict__
+    __slots__ = ("_now", "_dirty", "plen", "payload", "cap", "cksum_err", "_pending", "drop_port", "tm",
+                 "stats", "_out", "cpu_port", "log", "_parse_errors", "_stops", "_enq_seq", "_drive",
+                 "pfc_rx", "__dict__", "__weakref__")
+
     def __init__(self, program: CompiledProgram | str, *, include_dirs=(), cpu_port: int | None = None,
                  tm=None, pfc_rx: bool = True, seed: int = 0, drop_port: int = DROP_PORT):
         if isinstance(program, str):
