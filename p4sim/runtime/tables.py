@@ -526,8 +526,13 @@ class Table:
         seq = self.seq
         self.seq = seq + n
         free = self.free_handles
-        # one by one pops the lowest free handle each time, then takes new ones
-        taken = [heapq.heappop(free) for _ in range(min(n, len(free)))] if free else []
+        # one by one pops the lowest free handle each time, then takes new ones: the n lowest,
+        # in order (one sort in C, not n heap pops); the rest, sorted, is still a heap
+        taken: list[int] = []
+        if free:
+            ordered = sorted(free)
+            taken = ordered[:n]
+            free[:] = ordered[n:]
         first = self.next_handle
         self.next_handle = first + n - len(taken)
         hnds = taken + list(range(first, self.next_handle)) if taken else range(first, self.next_handle)

@@ -77,33 +77,51 @@ def _varint(data: bytes, i: int) -> tuple[int, int]:
             raise ValueError("varint too long")
 
 
-# Update length (under 128) -> a regex of consecutive Updates of that length, each with
-# its tag and length byte: each record ends where the next top-level field starts, so a
-# record of the run is the next Update (at most 128 patterns)
-_SAME_LENGTH: dict[int, re.Pattern[bytes]] = {}
+def _lead(s: bytes, b: bytes) -> int:
+    """How many of the first bytes of `s` are the byte `b` (one C call)."""
+    return len(s) - len(s.lstrip(b))
 
 
-def update_spans(data: bytes) -> list[tuple[int, int]] | None:
+_TAG = bytes((_UPDATE_TAG,))
+
+
+def _same_length_run(data: bytes, i: int, ln: int) -> int:
+    """How many consecutive records tag, length byte `ln`, then ln bytes, start at data[i]
+    (a run of Updates of one length under 128, as a controller's batch is). Every tag byte
+    and every length byte of the records is one strided slice of `data`, checked at once
+    (no Python step, no regex backtracking state per record)."""
+    stride = ln + 2
+    k = (len(data) - i) // stride  # the records that fit
+    tags = data[i:i + k * stride:stride]
+    if tags.count(_TAG) != k:  # (count: one C loop; lstrip calls memchr per byte)
+        k = _lead(tags, _TAG)
+    lens = data[i + 1:i + k * stride:stride]
+    b = bytes((ln,))
+    return k if lens.count(b) == k else _lead(lens, b)
+
+
+def update_spans(data: bytes, others: list[tuple[int, int]] | None = None) -> list[tuple[int, int]] | None:
     """(start, end) of every Update in a serialized WriteRequest, in order; None when
     the top level holds anything else than WriteRequest's fields (the caller then uses
-    the parsed message only). `data` has already been parsed by upb: it is valid."""
+    the parsed message only). With `others`, the (start, end) of every other top-level
+    field, its tag included, is appended to it. `data` need not be valid: whatever does
+    not cut into whole fields of known tags ending exactly at its end gives None."""
     spans = []
     i, n = 0, len(data)
     try:
         while i < n:
             tag = data[i]
+            f0 = i
             i += 1
             if tag == _UPDATE_TAG:
                 ln = data[i]
                 if ln < 0x80:  # Updates under 128 bytes: the common case, a run of one length at once
-                    rx = _SAME_LENGTH.get(ln)
-                    if rx is None:
-                        rx = _SAME_LENGTH[ln] = re.compile(b"(?:\x22%s.{%d})+" % (re.escape(bytes([ln])), ln), re.S)
-                    m = rx.match(data, i - 1)
-                    if m is None:
+                    k = _same_length_run(data, i - 1, ln)
+                    if k == 0:
                         return None  # cut short
-                    e = m.end()
-                    spans.extend(zip(range(i + 1, e, ln + 2), range(i + 1 + ln, e + ln, ln + 2)))  # noqa: B905
+                    e = i - 1 + k * (ln + 2)
+                    # record k's value: i+1+k(ln+2) .. +ln, the last one ending at e (ln may be 0)
+                    spans.extend(zip(range(i + 1, e - ln + 1, ln + 2), range(i + 1 + ln, e + 1, ln + 2)))  # noqa: B905
                     i = e
                     continue
                 ln, i = _varint(data, i)
@@ -111,9 +129,13 @@ def update_spans(data: bytes) -> list[tuple[int, int]] | None:
                 i += ln
             elif tag in _VARINT_TAGS:
                 _, i = _varint(data, i)
+                if others is not None:
+                    others.append((f0, i))
             elif tag in _LEN_TAGS:
                 ln, i = _varint(data, i)
                 i += ln
+                if others is not None:
+                    others.append((f0, i))
             else:
                 return None
     except (IndexError, ValueError):
@@ -126,10 +148,11 @@ class _Shape:
     `slots` the (offset, length) of each value, in the order the template takes them.
     `rx` is the same layout as one regular expression (the fixed pieces as literals, each
     value a group of exactly its length), `groups` the group of each slot: one C call
-    checks an Update and cuts its values out."""
+    checks an Update and cuts its values out. `checks` are the (offset, byte) of every
+    fixed byte of `head` + the Update, for `run`."""
 
     __slots__ = ("fixed", "slots", "rx", "groups", "utype", "table_id", "matches", "action_id", "params", "priority",
-                 "action_other", "bound", "head", "run_rx", "row")
+                 "action_other", "bound", "head", "checks", "row")
 
     def __init__(self, fixed: tuple, slots: tuple, utype: int, plain: PlainEntry,
                  match_slots: list[tuple[int | None, int | None]], param_slots: list[int | None]) -> None:
@@ -140,7 +163,7 @@ class _Shape:
         length = max(off + len(piece) for off, piece in fixed) if fixed else 0
         length = max([length] + [off + n for off, n in slots])
         self.head = bytes([_UPDATE_TAG]) + varint_bytes(length)
-        self.run_rx = _run_pattern(self.head, fixed, slots)
+        self.checks = _run_checks(self.head, fixed)
         self.row = _row_struct(self.head, fixed, slots)
         self.utype = utype
         self.table_id = plain.table_id
@@ -185,11 +208,12 @@ def varint_bytes(n: int) -> bytes:
     return bytes(out)
 
 
-def _run_pattern(head: bytes, fixed: tuple, slots: tuple) -> re.Pattern[bytes]:
-    """A regex matching any number of consecutive Updates of the layout, each after its
-    tag and length `head` (no groups: `run` cuts the values with `_row_struct`)."""
-    pieces = sorted([(off, re.escape(piece)) for off, piece in fixed] + [(off, b".{%d}" % n) for off, n in slots])
-    return re.compile(b"(?:" + re.escape(head) + b"".join(p for _, p in pieces) + b")*", re.S)
+def _run_checks(head: bytes, fixed: tuple) -> tuple[tuple[int, bytes], ...]:
+    """(offset, byte) of every byte a record `head` + Update of the layout must hold (the
+    head's, then each fixed piece's): `run` checks each across a whole run at once."""
+    h = len(head)
+    return (tuple((j, head[j:j + 1]) for j in range(h))
+            + tuple((h + off + j, piece[j:j + 1]) for off, piece in fixed for j in range(len(piece))))
 
 
 def _row_struct(head: bytes, fixed: tuple, slots: tuple) -> struct.Struct:
@@ -223,17 +247,25 @@ class WriteScanner:
 
     def run(self, sh: _Shape, data: bytes, spans: Sequence[tuple[int, int]], i: int) -> list[Sequence[bytes]] | None:
         """The value bytes (slot order) of updates i, i+1, ... of `spans` while they have
-        shape `sh` (update i has it: `lookup` found it), at least two; else None. One
-        regex call finds the run, one struct call per update cuts its values. Why these are
-        spans i..i+k-1: the top level was read in order by `update_spans`; each record the
-        regex matches starts with the tag and length of an Update of `sh`'s length, right
-        where the Update before it ends, so it is the next Update."""
+        shape `sh` (update i has it: `lookup` found it), at least two; else None. The run
+        is the longest one of records of `sh`'s stride from update i in which every fixed
+        byte is there: each fixed byte's column of the run is one strided slice of `data`,
+        so a run costs a few C calls per fixed byte, not a step per update; one struct call
+        per update cuts its values. Why these are spans i..i+k-1: the top level was read in
+        order by `update_spans`; each record starts with the tag and length of an Update of
+        `sh`'s length, right where the Update before it ends, so it is the next Update."""
         start, end = spans[i]
         h = len(sh.head)
         stride = h + end - start
         r0 = start - h
-        m = sh.run_rx.match(data, r0, r0 + (len(spans) - i) * stride)
-        k = (m.end() - r0) // stride if m is not None else 0
+        k = min(len(spans) - i, (len(data) - r0) // stride)
+        for off, b in sh.checks:
+            p = r0 + off
+            col = data[p:p + k * stride:stride]  # this byte of records 0..k-1
+            if col.count(b) != k:
+                k = _lead(col, b)
+                if k < 2:
+                    return None
         if k < 2 or spans[i + k - 1] != (r0 + (k - 1) * stride + h, r0 + k * stride):
             return None
         rows: list = list(sh.row.iter_unpack(memoryview(data)[r0:r0 + k * stride]))
@@ -242,6 +274,45 @@ class WriteScanner:
             rows = [[r[j - 1] for j in g] for r in rows]
         self.hits += k - 1
         return rows
+
+    def plan(self, data: bytes) -> tuple[list[tuple[int, _Shape, Any, Any]], int, bytes] | None:
+        """A serialized WriteRequest whose every Update has a learned shape, cut without
+        parsing it: (items, number of updates, the other top-level fields' bytes), where
+        an item is (index of its first update, shape, rows of value bytes of a run as
+        `run` gives them, or None, and the values of a lone update, or None). None when
+        an Update has no shape or the top level cannot be cut (the caller parses it).
+
+        Why a request cut here parses as upb parses it whole: the top level is read field
+        by field as upb reads it (`update_spans`: known tags only, lengths ending exactly
+        at the end); each Update's bytes are a learned shape's, which parse to that
+        shape's message with these values (module docstring), a repeated message field's
+        element being parsed on its own; so the request is valid exactly when the other
+        fields, in their order, parse as a WriteRequest (the caller's upb call), and then
+        it is that message plus these updates."""
+        others: list[tuple[int, int]] = []
+        spans = update_spans(data, others)
+        if spans is None:
+            return None
+        hits0 = self.hits
+        items: list[tuple[int, _Shape, Any, Any]] = []
+        n = len(spans)
+        lookup, run = self.lookup, self.run
+        i = 0
+        while i < n:
+            start, end = spans[i]
+            hit = lookup(data, start, end)
+            if hit is None:
+                self.hits = hits0  # (the counter says which updates were decoded by shape)
+                return None
+            sh, vals = hit
+            rows = run(sh, data, spans, i) if i < n - 1 else None
+            if rows is None:
+                items.append((i, sh, None, vals))
+                i += 1
+            else:
+                items.append((i, sh, rows, None))
+                i += len(rows)
+        return items, n, b"".join([data[a:b] for a, b in others])
 
     def learn(self, update: Any, raw: bytes) -> None:
         """Learn the shape of `update` (a parsed Update whose bytes are `raw`) if it is a
