@@ -89,9 +89,9 @@ def _column_run(data: bytes, r0: int, stride: int, kmax: int, checks: Sequence[t
     """How many consecutive records of `stride` bytes from data[r0] (at most kmax) hold every
     (offset, byte) of `checks`. Each check's column is one strided slice (bytes.count says
     whether it all matches, lstrip where it first fails: lstrip calls memchr per byte), in
-    windows growing 4x: the work is proportional to the run found, never to kmax (a hostile
-    request of many short runs costs linear time, not quadratic)."""
-    done, want = 0, min(kmax, 8)
+    windows of 64 records growing 8x: the work is at most 64 records plus 8x the run found,
+    never kmax (a hostile request of many short runs costs linear time, not quadratic)."""
+    done, want = 0, min(kmax, 64)
     while True:
         n = want - done
         base = r0 + done * stride
@@ -105,7 +105,7 @@ def _column_run(data: bytes, r0: int, stride: int, kmax: int, checks: Sequence[t
         done += n
         if done < want or done == kmax:
             return done
-        want = min(kmax, want * 4)
+        want = min(kmax, want * 8)
 
 
 def _same_length_run(data: bytes, i: int, ln: int) -> int:
