@@ -20,8 +20,9 @@ is printed next to a baseline measured in the same run, and as a ratio to it:
 - with a server pid (p4sim-switch started here, or `--server-pid`), its CPU time per
   operation: steadier than a rate on a loaded machine.
 - where p4sim's native front end builds (libgrpc++-dev, g++): the same echo handlers
-  behind it (`p4sim-switch --frontend native`'s ceiling), and the echo answered in C++
-  alone (what grpc++ costs without Python).
+  behind it (`p4sim-switch --frontend native`'s ceiling; its stream echo has p4sim's
+  native shape: one thread taking requests in batches, Call.take/write_many), and the
+  echo answered in C++ alone (what grpc++ costs without Python).
 
 Commands (from the repository root; `.venv/bin/python -m bench p4runtime --help`):
 
@@ -31,6 +32,9 @@ Commands (from the repository root; `.venv/bin/python -m bench p4runtime --help`
     .venv/bin/python -m bench p4runtime --trials 4 --against /path/to/other/checkout
     # the native (grpc++) front end against grpc-python, same tree, one run
     .venv/bin/python -m bench p4runtime --trials 2 --against . --against-env P4SIM_FRONTEND=native
+    # native: one thread per stream (default) against the reader + response threads
+    P4SIM_FRONTEND=native .venv/bin/python -m bench p4runtime --trials 2 --against . \
+        --against-env P4SIM_STREAM_DIRECT=0
     # the same tree with Write's fast path off (P4SIM_FAST_WRITE=0) as the B side
     .venv/bin/python -m bench p4runtime --trials 2 --against . --against-env P4SIM_FAST_WRITE=0
     # BMv2: compile, start, configure, then bench the pipeline already there
@@ -142,6 +146,14 @@ _ECHO_SERVER = """
 import queue, sys, threading, time, grpc
 from concurrent import futures
 def stream(requests, ctx):  # p4sim's StreamChannel shape: a reader thread, a queue, a generator
+    if hasattr(requests, "take"):  # native front end: p4sim's shape there, one thread, batches
+        while True:
+            items = requests.take()
+            out = [m for m in items if m is not None]
+            if out:
+                yield out
+            if items and items[-1] is None:
+                return
     q = queue.SimpleQueue()
     def reader():
         try:

@@ -49,6 +49,7 @@ import shlex
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -236,12 +237,32 @@ class Dut:
     pid: int | None = None
     addr: str | None = None
     device_id: int = 0
+    log: Path | None = None  # the switch's stderr (its log lines), shown when a check fails
 
-    def stop(self) -> None:
+    def stop(self, keep_log: bool = False) -> None:
         from controller.targets.netns import stop_process
 
         if self.proc is not None:
             stop_process(self.proc)
+        if self.log is not None and not keep_log:
+            self.log.unlink(missing_ok=True)
+
+    def state(self, lines: int = 15) -> str:
+        """Whether the process still runs, and the end of its log: for a failed check."""
+        text = ""
+        if self.proc is not None:
+            code = self.proc.poll()
+            text = " (switch still running)" if code is None else f" (switch exited with status {code})"
+        if self.log is not None:
+            try:
+                tail = self.log.read_text(errors="replace").splitlines()[-lines:]
+            except OSError:
+                tail = []
+            if tail:
+                text += f"; the end of its log {self.log}:" + "".join(f"\n    {t}" for t in tail)
+            else:
+                text += f"; its log {self.log} is empty"
+        return text
 
 
 def _free_addr() -> str:
@@ -267,19 +288,29 @@ def _wait_grpc(dut: Dut, timeout: float = 60.0) -> Dut:
     raise RuntimeError(f"{dut.label} did not answer on {dut.addr} within {timeout:.0f} s")
 
 
+LOG_DIR = Path(tempfile.gettempdir()) / "rocelab-veth-bench"
+
+
 def start_p4sim(lab: Lab, tree: Path | None, env_extra: dict[str, str]) -> Dut:
+    from p4sim.server_cli import exit_with_me
+
     env = dict(os.environ)
     if tree is not None:
         env["PYTHONPATH"] = str(tree) + os.pathsep + env.get("PYTHONPATH", "")
+    env["P4SIM_EXIT_WITH"] = exit_with_me(env)  # a killed bench leaves no switch behind
     env.update(env_extra)
     addr = _free_addr()
     argv = [sys.executable, "-m", "p4sim.server_cli", "--no-p4", "--device-id", "0", "--cpu-port", "255",
-            "-i", f"1@{lab.port1}", "-i", f"2@{lab.port2}", "--grpc-server-addr", addr, "--log-level", "warning"]
-    proc = subprocess.Popen(argv, env=env, cwd=tree or ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+            "-i", f"1@{lab.port1}", "-i", f"2@{lab.port2}", "--grpc-server-addr", addr, "--log-level", "warning",
+            "--log-console"]
+    LOG_DIR.mkdir(exist_ok=True)
+    log = LOG_DIR / f"p4sim-switch-{os.getpid()}-{addr.rsplit(':', 1)[1]}.log"
+    with open(log, "wb") as err:  # warnings and failures only (--log-level warning)
+        proc = subprocess.Popen(argv, env=env, cwd=tree or ROOT, stdout=subprocess.DEVNULL, stderr=err,
+                                start_new_session=True)
     label = "p4sim-switch" + (f"@{tree}" if tree is not None else "")
     label += "".join(f" {k}={v}" for k, v in env_extra.items())
-    return _wait_grpc(Dut(label, proc, proc.pid, addr))
+    return _wait_grpc(Dut(label, proc, proc.pid, addr, log=log))
 
 
 def start_command(lab: Lab, template: str) -> Dut:
@@ -418,7 +449,7 @@ def sweep(lab: Lab, dut: Dut, payload: int, rates: list[int], step_s: float) -> 
     try:
         res.check = check_frames(lab, payload, routed=dut.addr is not None)
     except RuntimeError as exc:
-        raise RuntimeError(f"{dut.label}, {payload} B: {exc}") from None
+        raise RuntimeError(f"{dut.label}, {payload} B: {exc}{dut.state()}") from None
     sock = _send_only(lab.send)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
     sender = Sender(sock, frames(payload))
@@ -563,15 +594,17 @@ def run(argv: list[str]) -> None:
                     dut = start_command(lab, args.switch_cmd)
                 else:
                     dut = start_p4sim(lab, tree, against_env if kind == "b" else {})
+                failed = True
                 try:
                     if kind != "reflector" and not (args.grpc_addr and args.no_push):
                         configure(dut, extra if kind == "a" else [], tree)
                     for payload in payloads:
                         s = sweep(lab, dut, payload, rates, args.step_s)
                         (baseline.setdefault(payload, []) if kind == "reflector" else sweeps).append(s)
+                    failed = False
                 finally:
                     if not args.grpc_addr or kind == "reflector":
-                        dut.stop()
+                        dut.stop(keep_log=failed)  # a failure's log stays for a look
     finally:
         lab.close()
     report(sweeps, baseline)

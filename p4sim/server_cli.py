@@ -15,16 +15,23 @@ a controller should send for PROGRAM (see `p4sim.server.pipeline`) and exits.
 `--frontend native` (or env P4SIM_FRONTEND=native) serves gRPC with grpc++ (built on
 first use, needs libgrpc++-dev and g++; see `p4sim.server.native`); grpc-python is the
 default and the reference.
-Exit codes: 0 stopped cleanly (SIGINT/SIGTERM), 1 failed, 2 bad usage.
+With env P4SIM_EXIT_WITH=PID[,PID...] (the rocelab pytest plugin and the benches set it to their
+own pid) the switch stops, as on SIGTERM, when any of those processes ends: a killed test run leaves no switch behind (the
+switch runs in its own session, so the run's signals never reach it).
+Exit codes: 0 stopped cleanly (SIGINT/SIGTERM, or P4SIM_EXIT_WITH's process gone), 1 failed, 2 bad usage.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
+import select
 import signal
 import sys
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -80,6 +87,64 @@ def _port_rate(text: str) -> tuple[int, float]:
     if not sep or not port.isdigit():
         raise argparse.ArgumentTypeError(f"expected PORT=RATE, e.g. 1=10G, not {text!r}")
     return int(port), _rate(rate)
+
+
+EXIT_WITH_MAX = 8  # pids in P4SIM_EXIT_WITH (a pytest run inside a pytest run adds one each)
+
+
+class ParentWatch:
+    """Whether any process named by P4SIM_EXIT_WITH has ended. A pidfd (Linux >= 5.3)
+    becomes readable when its process ends and is not fooled by a reused pid; without
+    one, kill(pid, 0). Checked at the main loop's existing 0.5 s wake-up: no extra polling."""
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids = pids
+        self.fds: dict[int, int] = {}
+        for pid in pids:
+            with contextlib.suppress(OSError, AttributeError):
+                self.fds[pid] = os.pidfd_open(pid)
+
+    def gone(self) -> int | None:
+        """A watched pid whose process has ended, or None."""
+        if self.fds and (ready := select.select(list(self.fds.values()), [], [], 0)[0]):
+            return next(pid for pid, fd in self.fds.items() if fd in ready)
+        for pid in self.pids:
+            if pid in self.fds:
+                continue
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return pid
+            except PermissionError:  # alive, someone else's
+                pass
+        return None
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds.clear()
+
+
+def exit_with_me(env: Mapping[str, str]) -> str:
+    """P4SIM_EXIT_WITH with this process's pid added (the oldest dropped past the bound), for
+    the environment of switches started from here."""
+    pids = [p.strip() for p in env.get("P4SIM_EXIT_WITH", "").split(",") if p.strip()]
+    me = str(os.getpid())
+    if me not in pids:
+        pids.append(me)
+    return ",".join(pids[-EXIT_WITH_MAX:])
+
+
+def parent_watch(env: Mapping[str, str]) -> ParentWatch | None:
+    """The watch P4SIM_EXIT_WITH (comma-separated pids) asks for, None when it is unset;
+    ValueError when it is not a short list of pids."""
+    text = env.get("P4SIM_EXIT_WITH", "").strip()
+    if not text:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) > EXIT_WITH_MAX or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise ValueError(f"P4SIM_EXIT_WITH={text[:80]!r}: expected up to {EXIT_WITH_MAX} comma-separated pids")
+    return ParentWatch([int(p) for p in parts])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -170,8 +235,13 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--grpc-server-with-client-auth needs --grpc-server-cacert")
     if args.compile_timeout <= 0:
         ap.error("--compile-timeout must be > 0")
-    import os
-
+    try:
+        watch = parent_watch(os.environ)
+    except ValueError as exc:
+        ap.error(str(exc))
+    if watch is not None and (ended := watch.gone()) is not None:
+        print(f"p4sim-switch: process {ended} (P4SIM_EXIT_WITH) has already ended", file=sys.stderr)
+        return 1
     frontend = args.frontend or os.environ.get("P4SIM_FRONTEND") or "grpc"
     if frontend not in ("grpc", "native"):
         ap.error(f"P4SIM_FRONTEND={frontend!r}: grpc or native")
@@ -252,8 +322,12 @@ def main(argv: list[str] | None = None) -> int:
           f" ({len(args.interface)} interface(s), clock {server.clock}, front end {frontend})",
           file=sys.stderr, flush=True)
     while not stop.wait(0.5):
-        pass
+        if watch is not None and (ended := watch.gone()) is not None:
+            print(f"p4sim-switch: process {ended} (P4SIM_EXIT_WITH) ended: stopping", file=sys.stderr)
+            break
     server.stop()
+    if watch is not None:
+        watch.close()
     print("p4sim-switch: stopped", file=sys.stderr)
     return 0
 

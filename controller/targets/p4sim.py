@@ -11,7 +11,7 @@ a program for its P4Info, the traffic manager's wire model) comes through here.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from p4sim.model import P4SimError
@@ -52,6 +52,14 @@ def p4info_and_device_config(compiled, source: str | os.PathLike[str]) -> tuple[
     from p4sim.server.pipeline import make_device_config
 
     return p4info_from_model(compiled.model).SerializeToString(), make_device_config(source)
+
+
+def exit_with_me(env: Mapping[str, str]) -> str:
+    """P4SIM_EXIT_WITH with this process's pid added: p4sim-switch processes given it stop
+    when this process ends (p4sim.server_cli.exit_with_me)."""
+    from p4sim.server_cli import exit_with_me as add
+
+    return add(env)
 
 
 def wire_bytes(frame_len: int) -> int:

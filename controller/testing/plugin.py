@@ -67,6 +67,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from controller.targets.p4sim import exit_with_me
+
+    # p4sim-switch processes started during the run (fixtures, targets, tests) stop when
+    # it ends, even killed: they run in their own session, out of reach of its signals
+    os.environ["P4SIM_EXIT_WITH"] = exit_with_me(os.environ)
     config.addinivalue_line("markers", "virtual_time: " + VIRTUAL_TIME_REASON)
     try:
         cfg, explicit = _config_from_options(config)

@@ -24,6 +24,7 @@ import select
 import socket
 import struct
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -41,7 +42,7 @@ SIOCGIFMTU = 0x8921  # linux/sockios.h
 # struct tpacket2_hdr (status, len, snaplen, mac; net, sec, nsec skipped; vlan_tci, vlan_tpid;
 # 4 pad) and the sockaddr_ll after it (TPACKET_ALIGN(32) = 32) up to sll_pkttype (+10)
 _RING_HDR = struct.Struct("IIIH10xHH4x10xB")
-_RELEASE = bytes(4)  # tp_status = TP_STATUS_KERNEL: the slot goes back to the kernel
+HOLE_S = 0.2  # a slot left empty this long while the next one is ready is a hole (RxRing._hole)
 
 
 def ring_enabled() -> bool:
@@ -81,27 +82,39 @@ class RxRing:
             # frames would go to a ring nobody reads: take it down (no blocks), then recvmsg
             sock.setsockopt(afpacket.SOL_PACKET, PACKET_RX_RING, bytes(16))
             raise
+        # tp_status words, one per slot. A slot goes back to the kernel by ONE aligned 4-byte
+        # store: `mm[off:off + 4] = bytes(4)` is a memcpy, which glibc does as two stores to
+        # the same word, and a kernel that refills the slot between them (the ring full, our
+        # thread interrupted there) has its TP_STATUS_USER wiped: that frame is lost and the
+        # slot left empty behind the kernel's head, so the reader waited at it while the
+        # kernel filled the slots after it (the bench's "0 of 8 frames came out on port 2")
+        self._status = memoryview(self.mm).cast("I")
+        self._words = frame_size // 4
         self.sock = sock
         self.next = 0  # the slot the kernel fills after the last one we took
         self.truncated = 0  # frames the ring cut short (counted, dropped)
         self.copy_lost = 0  # TP_STATUS_COPY slots whose whole frame was not on the socket
+        self.holes = 0  # empty slots stepped over (see _hole)
+        self.suspect: tuple[int, float] | None = None  # (slot, since when) that may be a hole
 
     def take(self, limit: int, skip_outgoing: bool) -> list[bytes]:
         """Up to `limit` frames that are ready, oldest first (VLAN tags restored); empty
         when none is."""
-        mm, unpack, out = self.mm, _RING_HDR.unpack_from, []
-        slot, nframes, fsize = self.next, self.frames, self.frame_size
+        mm, unpack, out, words = self.mm, _RING_HDR.unpack_from, [], self._status
+        slot, nframes, fsize, wps = self.next, self.frames, self.frame_size, self._words
         odd, outgoing = TP_STATUS_COPY | afpacket.TP_STATUS_VLAN_VALID, afpacket.PACKET_OUTGOING
         off = slot * fsize
         while len(out) < limit:
             status, length, snap, mac, tci, tpid, pkttype = unpack(mm, off)
             if not status & TP_STATUS_USER:
-                break
-            if status & odd or tci or snap < length:
+                if out or not self._hole(slot):
+                    break
+                frame = None  # step over the hole
+            elif status & odd or tci or snap < length:
                 frame = self._odd(off, status, length, snap, mac, tci, tpid)
             else:
                 frame = mm[off + mac:off + mac + snap]
-            mm[off:off + 4] = _RELEASE
+            words[slot * wps] = 0  # TP_STATUS_KERNEL, one store (see __init__)
             slot += 1
             off += fsize
             if slot == nframes:
@@ -110,6 +123,28 @@ class RxRing:
                 out.append(frame)
         self.next = slot
         return out
+
+    def _hole(self, slot: int) -> bool:
+        """`slot` is empty: whether to step over it. The kernel fills slots strictly in
+        order, so an empty slot before a full one is either being filled right now (for
+        microseconds, on another CPU) or will never be (a hole: the kernel's head went past
+        it). One that stays so for HOLE_S is taken for a hole, counted in `holes`, so that
+        the port does not wait a whole lap of the ring for it. The reader sleeps 1 ms at a
+        time meanwhile (`suspect` set): poll(2) reports the full slot and would not wait."""
+        nxt = slot + 1 if slot + 1 < self.frames else 0
+        if not self._status[nxt * self._words] & TP_STATUS_USER:
+            self.suspect = None
+            return False
+        now = time.monotonic()
+        if self.suspect is None or self.suspect[0] != slot:
+            self.suspect = (slot, now)
+            return False
+        if now - self.suspect[1] < HOLE_S:
+            return False
+        self.suspect = None
+        self.holes += 1
+        log.warning("receive ring: slot %d stayed empty after the kernel filled the next one; stepped over", slot)
+        return True
 
     def _odd(self, off: int, status: int, length: int, snap: int, mac: int, tci: int, tpid: int) -> bytes | None:
         """A slot that is not a plain whole frame: one the kernel also queued whole on the
@@ -134,6 +169,7 @@ class RxRing:
         return _tagged(frame, status, tci, tpid)
 
     def close(self) -> None:
+        self._status.release()  # else mmap.close() refuses (exported pointers)
         self.mm.close()
 
 
@@ -284,11 +320,14 @@ class InterfacePort(Port):
         self._thread: threading.Thread | None = None
         self._tx_lock = threading.Lock()
         self.rx_errors = 0  # receive failures the reader logged and went on after
+        self.rx_truncated = 0  # frames recvmsg (no ring) could not give whole: counted, dropped
 
     @property
     def rx_dropped(self) -> int:
-        """Frames the receive ring could not give whole (counted, never delivered cut short)."""
-        return 0 if self.ring is None else self.ring.truncated + self.ring.copy_lost
+        """Frames the port could not give whole (counted, never delivered cut short), and
+        ring slots stepped over as holes."""
+        ring = self.ring
+        return self.rx_truncated + (0 if ring is None else ring.truncated + ring.copy_lost + ring.holes)
 
     def start(self, deliver: Sink, deliver_many: SinkMany | None = None) -> None:
         self._thread = threading.Thread(
@@ -304,6 +343,7 @@ class InterfacePort(Port):
         wait is a poll: a socket timeout would cost a poll(2) before every recvmsg."""
         sock, stop, batch_max, ring = self.sock, self._stop, self.READ_BATCH, self.ring
         recvmsg, restore, outgoing = sock.recvmsg, afpacket.restore_vlan, afpacket.PACKET_OUTGOING
+        trunc = socket.MSG_TRUNC
         anc = socket.CMSG_SPACE(afpacket.AUXDATA.size)
         poller = select.poll()
         poller.register(sock.fileno(), select.POLLIN)
@@ -314,8 +354,10 @@ class InterfacePort(Port):
                     batch = ring.take(batch_max, self._skip_outgoing)
                 else:
                     while len(batch) < batch_max:
-                        data, ancdata, _flags, addr = recvmsg(65535, anc)
-                        if addr[2] != outgoing:
+                        data, ancdata, flags, addr = recvmsg(65535, anc)
+                        if flags & trunc:  # above 64 KiB (a GSO frame): counted, never given cut short
+                            self.rx_truncated += 1
+                        elif addr[2] != outgoing:
                             batch.append(restore(data, ancdata))
             except BlockingIOError:
                 pass
@@ -329,7 +371,12 @@ class InterfacePort(Port):
                 stop.wait(0.1)
                 continue
             if not batch:
-                poller.poll(100)  # ms: lets the reader notice close()
+                if ring is not None and ring.suspect is not None:
+                    # a slot being filled on another CPU (microseconds) or a hole: poll(2)
+                    # would return at once (it sees the full slot after it), so sleep 1 ms
+                    stop.wait(0.001)
+                else:
+                    poller.poll(100)  # ms: lets the reader notice close()
                 continue
             self.rx_frames += len(batch)
             if deliver_many is not None:

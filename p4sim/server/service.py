@@ -155,8 +155,10 @@ class _Stream:
 
     REQUESTS = 64  # requests handed to the response thread and not yet handled
 
-    def __init__(self, packet_limit: int = 1024) -> None:
+    def __init__(self, packet_limit: int = 1024, put: Callable[[Any], Any] | None = None) -> None:
         self.out: queue.SimpleQueue[Any] = queue.SimpleQueue()  # C: no Condition per put/get
+        # where answers go: the queue, or (native front end, _stream_direct) the call's post()
+        self.put = put or self.out.put
         self.room = threading.Semaphore(self.REQUESTS)
         self.closed = threading.Event()
         self.arbitrated = False
@@ -168,7 +170,7 @@ class _Stream:
         self._count = threading.Lock()
 
     def send(self, msg: Any) -> None:
-        self.out.put(msg)
+        self.put(msg)
 
     def send_packet(self, msg: Any) -> bool:
         """Queue a PacketIn or digest; False (and counted) when the queue is full."""
@@ -177,7 +179,7 @@ class _Stream:
                 self.dropped += 1
                 return False
             self.pending += 1
-        self.out.put(_Packet(msg))
+        self.put(_Packet(msg))
         return True
 
     def taken(self) -> None:
@@ -264,6 +266,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         self._wall_start = time.monotonic_ns()
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
+        self._tick_wake = threading.Event()  # set: the clock thread ticks now (see _tick_loop)
+        self._tick_idle = False  # the clock thread's last tick found the traffic manager empty
         self._grpc: grpc.Server | None = None
         self._digest_list_id = 0
         self._digest_pending: dict[tuple[int, tuple], float] = {}  # (digest id, values) -> ack deadline
@@ -275,6 +279,9 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         # Default on; P4SIM_FAST_WRITE=0 turns it off in a p4sim-switch (A/B runs)
         self.fast_write = fast_write if fast_write is not None else os.environ.get("P4SIM_FAST_WRITE", "1") != "0"
         self._scanner = fastwrite.WriteScanner()
+        # native front end: serve each StreamChannel from its call's thread (_stream_direct);
+        # P4SIM_STREAM_DIRECT=0 keeps the reader + response threads (A/B runs)
+        self.stream_direct = os.environ.get("P4SIM_STREAM_DIRECT", "1") != "0"
 
     # ------------------------------------------------------------ lifecycle
 
@@ -308,8 +315,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                                                  P.SetForwardingPipelineConfigResponse),
             "GetForwardingPipelineConfig": unary(self.GetForwardingPipelineConfig, P.GetForwardingPipelineConfigRequest,
                                                  P.GetForwardingPipelineConfigResponse),
-            "StreamChannel": grpc.stream_stream_rpc_method_handler(self.StreamChannel,
-                                                                   _lenient(P.StreamMessageRequest), None),
+            # request bytes: a PacketOut whose checked header is cached skips protobuf (_stream_request)
+            "StreamChannel": grpc.stream_stream_rpc_method_handler(self.StreamChannel, None, None),
             "Capabilities": unary(self.Capabilities, P.CapabilitiesRequest, P.CapabilitiesResponse),
         })
 
@@ -351,6 +358,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def stop(self, grace: float | None = 0.5) -> None:
         self._stop.set()
+        self._tick_wake.set()
         with self._lock:
             for role in self._roles.values():
                 for s in role.streams:
@@ -392,6 +400,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 self._catch_up(sw)
                 sw.send(port, frame)
                 sw.advance(0)
+                if self._tick_idle:
+                    self._wake_ticker(sw)
             else:
                 sw.send(port, frame)
                 sw.run_until_idle()
@@ -423,6 +433,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 except Exception:
                     log.exception("port %d: processing a received frame failed", port)
             sw.advance(0)
+            if self._tick_idle:
+                self._wake_ticker(sw)
             outs = sw.receive()
         self._emit(outs)
 
@@ -433,17 +445,39 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             sw.advance(target - now)
 
     def _tick_loop(self) -> None:
-        while not self._stop.wait(self.tick_s):
+        """Wall clock: every tick_s, time moves on and what the traffic manager released
+        leaves. While the traffic manager holds nothing, nothing can fall due before the
+        next packet arrives (and each arrival catches the clock up itself), so the thread
+        then waits IDLE_TICK_S, or until an arrival leaves something queued (_wake_ticker):
+        1,000 wake-ups a second cost the forwarding path a whole GIL hand-over each."""
+        wake, wait = self._tick_wake, self.tick_s
+        while not self._stop.is_set():
+            if wake.wait(wait):
+                wake.clear()
+            if self._stop.is_set():
+                return
             try:
                 with self._lock:
-                    if self.pipeline is None:
-                        continue
-                    sw = self.pipeline.switch
-                    self._catch_up(sw)
-                    outs = sw.receive()
+                    idle = True
+                    outs: list = []
+                    if self.pipeline is not None:
+                        sw = self.pipeline.switch
+                        self._catch_up(sw)
+                        outs = sw.receive()
+                        idle = _tm_idle(sw)
+                    self._tick_idle = idle
                 self._emit(outs)
+                wait = IDLE_TICK_S if idle else self.tick_s
             except Exception:
                 log.exception("clock tick failed")
+                wait = self.tick_s
+
+    def _wake_ticker(self, sw: Any) -> None:
+        """Under the lock, after packets went in: the clock thread, if it waits the long
+        idle wait, ticks again when the traffic manager now holds something."""
+        if not _tm_idle(sw):
+            self._tick_idle = False
+            self._tick_wake.set()
 
     def _emit(self, outs: list) -> None:
         # PacketIn (the CPU port) travels through the switch's on_packet_in hook
@@ -1105,7 +1139,11 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         two threads fought over the GIL: this costs about 0.75x the server CPU per
         PacketOut -> PacketIn round trip at 32 in flight (`bench p4runtime --against`,
         A/B in one run). A client that does not read its answers stops its
-        own requests being handled (gRPC flow control then holds them), never the server."""
+        own requests being handled (gRPC flow control then holds them), never the server.
+        On the native front end one thread does both (_stream_direct)."""
+        if self.stream_direct and hasattr(request_iterator, "take"):
+            yield from self._stream_direct(request_iterator, context)
+            return
         stream = _Stream(self.packet_in_queue)
         context.add_callback(lambda: stream.send(None))
         reader = threading.Thread(target=self._stream_reader, args=(stream, request_iterator), daemon=True,
@@ -1118,7 +1156,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     return
                 if type(item) is _Request:
                     stream.room.release()
-                    stop = self._stream_message(stream, item.msg)
+                    stop = self._stream_request(stream, item.msg)
                     if stop is not None:
                         context.abort(_status_code(stop.code), stop.message)
                         return
@@ -1132,6 +1170,48 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 yield item if isinstance(item, bytes) else item.SerializeToString()
         finally:
             stream.closed.set()  # a reader waiting for room gives up
+            self._drop_stream(stream)
+
+    def _stream_direct(self, requests: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+        """_stream_channel's loop for the native front end, in the call's one thread, no
+        reader thread: `requests.take()` returns in one call what the other threads posted
+        (as they would have queued it) and the requests read off the wire (bounded by the
+        front end's read-ahead), then None at the end; the answers of a batch go out as one
+        list (Call.write_many). Same order, messages and bounds as the two-thread loop: a
+        None ends the stream before anything posted after it, and a client that does not
+        read its answers blocks the write, so its requests wait on the wire."""
+        stream = _Stream(self.packet_in_queue, requests.post)
+        context.add_callback(lambda: stream.send(None))
+        take, handle = requests.take, self._stream_request
+        try:
+            while True:
+                out: list[bytes] = []
+                for item in take():
+                    if type(item) is bytes:
+                        stop = handle(stream, item)
+                        if stop is not None:
+                            if out:
+                                yield out
+                            context.abort(_status_code(stop.code), stop.message)
+                            return
+                        continue
+                    if item is None:
+                        if out:
+                            yield out
+                        return
+                    if isinstance(item, _Packet):
+                        stream.taken()
+                        item = item.msg
+                    elif isinstance(item, _Abort):
+                        if out:
+                            yield out
+                        context.abort(_status_code(item.code), item.message)
+                        return
+                    out.append(item if isinstance(item, bytes) else item.SerializeToString())
+                if out:
+                    yield out
+        finally:
+            stream.closed.set()
             self._drop_stream(stream)
 
     def _stream_reader(self, stream: _Stream, request_iterator: Iterator[Any]) -> None:
@@ -1150,8 +1230,14 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             log.exception("stream reader failed")
         stream.send(None)
 
-    def _stream_message(self, stream: _Stream, req: Any) -> _Abort | None:
-        """Handle one StreamMessageRequest; an _Abort ends the stream with its status."""
+    def _stream_request(self, stream: _Stream, data: bytes) -> _Abort | None:
+        """Handle one StreamMessageRequest's bytes; an _Abort ends the stream with its status."""
+        if stream.arbitrated and self._packet_out_fast(stream, data):
+            return None
+        return self._stream_message(stream, _parse_stream_request(data), data)
+
+    def _stream_message(self, stream: _Stream, req: Any, data: bytes | None = None) -> _Abort | None:
+        """Handle one StreamMessageRequest (`data`: its bytes); an _Abort ends the stream with its status."""
         try:
             if isinstance(req, _Malformed):
                 raise invalid("malformed StreamMessageRequest (bad bytes or a string that is not UTF-8)")
@@ -1161,7 +1247,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             elif not stream.arbitrated:
                 return _Abort("FAILED_PRECONDITION", "the first message on a stream must be arbitration")
             elif which == "packet":
-                self._packet_out(stream, req.packet)
+                self._packet_out(stream, req.packet, data)
             elif which == "digest_ack":
                 self._digest_ack(req.digest_ack)
             else:
@@ -1235,7 +1321,29 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 for s in role.streams:
                     s.send(self._arbitration_msg(role, s, stream.role))
 
-    def _packet_out(self, stream: _Stream, packet: Any) -> None:
+    def _packet_out_fast(self, stream: _Stream, data: bytes) -> bool:
+        """True when `data` is a PacketOut whose metadata bytes are a key _packet_out cached
+        (checked already) and it was sent as _packet_out would; False: nothing was done, the
+        reference path handles it (errors included)."""
+        split = split_packet_out(data)
+        if split is None:
+            return False
+        payload, meta = split
+        with self._lock:
+            p = self.pipeline
+            if p is None or self.cpu_port is None:
+                return False
+            header = p.packet_out_headers.get(meta)
+            if header is None:
+                return False
+            role = self._roles.get(stream.role)
+            if role is None or role.primary is not stream:
+                return False
+            self.packet_out_count += 1
+        self.inject(self.cpu_port, header + payload)
+        return True
+
+    def _packet_out(self, stream: _Stream, packet: Any, data: bytes | None = None) -> None:
         key = tuple((m.metadata_id, m.value) for m in packet.metadata)
         with self._lock:
             role = self._roles.get(stream.role)
@@ -1261,6 +1369,12 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 if len(p.packet_out_headers) >= p.PACKET_CACHE:
                     p.packet_out_headers.clear()
                 p.packet_out_headers[key] = header
+            if data is not None:  # the same metadata bytes again: _packet_out_fast
+                split = split_packet_out(data)
+                if split is not None and split[0] == packet.payload and metadata_only(split[1]):
+                    if len(p.packet_out_headers) >= p.PACKET_CACHE:
+                        p.packet_out_headers.clear()
+                    p.packet_out_headers[split[1]] = header  # bytes: never equal to a tuple key
             self.packet_out_count += 1
         self.inject(self.cpu_port, header + packet.payload)
 
@@ -1279,10 +1393,70 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 self._digest_pending.pop(key, None)
 
 
+_parse_stream_request = _lenient(p4runtime_pb2.StreamMessageRequest)
+
+
+def _length_at(data: bytes, i: int) -> tuple[int, int] | None:
+    """(value, next index) of the minimal varint at data[i] of at most 4 bytes; None for
+    anything else (an overlong varint, which protobuf may read otherwise, takes protobuf)."""
+    value = shift = 0
+    for j in range(i, min(i + 4, len(data))):
+        b = data[j]
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (value, j + 1) if b or j == i else None
+        shift += 7
+    return None
+
+
+def split_packet_out(data: bytes) -> tuple[bytes, bytes] | None:
+    """(payload, metadata bytes) of a serialized StreamMessageRequest that is one field 2
+    (packet) whose PacketOut starts with its payload (field 1) or has none; None for any
+    other shape. The metadata bytes are everything after the payload: only after
+    `metadata_only` accepted them once may they stand for the metadata list protobuf read."""
+    if data[:1] != b"\x12":
+        return None
+    got = _length_at(data, 1)
+    if got is None or got[0] + got[1] != len(data):
+        return None
+    i = got[1]
+    if i < len(data) and data[i] == 0x0A:
+        got = _length_at(data, i + 1)
+        if got is None or got[0] + got[1] > len(data):
+            return None
+        end = got[0] + got[1]
+        return data[got[1]:end], data[end:]
+    return b"", data[i:]
+
+
+def metadata_only(meta: bytes) -> bool:
+    """Whether `meta` is a run of field-2 (PacketMetadata) entries and nothing else: then
+    a PacketOut's metadata list depends on these bytes alone, not on its payload."""
+    i = 0
+    while i < len(meta):
+        if meta[i] != 0x12:
+            return False
+        got = _length_at(meta, i + 1)
+        if got is None or got[0] + got[1] > len(meta):
+            return False
+        i = got[0] + got[1]
+    return True
+
+
 class _StreamAbort(Exception):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code, self.message = code, message
+
+
+IDLE_TICK_S = 0.1  # the clock thread's wait while the traffic manager holds nothing
+
+
+def _tm_idle(sw: Any) -> bool:
+    """Whether the switch's traffic manager holds no packet (so no tick can release one);
+    False for a switch without that question (it is ticked every tick_s, as before)."""
+    idle = getattr(getattr(sw, "tm", None), "idle", None)
+    return bool(idle()) if idle is not None else False
 
 
 def packet_in_frame(metadata: bytes, payload: bytes) -> bytes:

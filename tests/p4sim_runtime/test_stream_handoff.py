@@ -1,9 +1,12 @@
 """StreamChannel's hand-off: the reader thread passes requests to the response thread, at
-most _Stream.REQUESTS at a time. A client that floods PacketOuts and never reads its
-PacketIns holds up its own requests (flow control), not the server: the hand-off and the
-PacketIn queue stay bounded, the threads end when the client goes, and the next
-controller is served. The negative control plants a reader that waits for room without
-watching the stream close: it hangs, and the same check sees it."""
+most _Stream.REQUESTS at a time (grpc-python, and native with P4SIM_STREAM_DIRECT=0); on
+the native front end one thread takes requests and posted answers in batches
+(_stream_direct). A client that floods PacketOuts and never reads its PacketIns holds up
+its own requests (flow control), not the server: the hand-off and the PacketIn queue stay
+bounded, the threads end and the call is freed when the client goes, and the next
+controller is served. Negative controls: a planted reader that waits for room without
+watching the stream close hangs, and a planted direct loop that keeps its answers
+instead of letting the write block handles the whole flood; the same checks see both."""
 
 from __future__ import annotations
 
@@ -12,15 +15,21 @@ import threading
 import time
 
 import grpc
+import pytest
 from p4rt_helpers import CPU_PORT, L2_PROGRAM, Names
 
 from p4rtproto import p4runtime_pb2, p4runtime_pb2_grpc
 from p4sim.runtime.ports import PortSet
-from p4sim.server import P4RuntimeServer
+from p4sim.server import P4RuntimeServer, native
 from p4sim.server import service as service_mod
 
 FLOOD = 20_000
 PAYLOAD = b"\x02" * 1000
+NATIVE = pytest.mark.skipif(bool(native.unavailable_reason()), reason=f"native front end: {native.unavailable_reason()}")
+# (front end, one thread per native stream): every path a StreamChannel can take
+PATHS = [pytest.param("grpc", True, id="grpc"),
+         pytest.param("native", True, id="native-direct", marks=NATIVE),
+         pytest.param("native", False, id="native-reader", marks=NATIVE)]
 
 
 def _stream_threads(before: set[threading.Thread]) -> list[threading.Thread]:
@@ -71,8 +80,8 @@ def _flood_and_leave(srv: P4RuntimeServer, n: Names) -> tuple[list[threading.Thr
     call.cancel()
     out.put(None)
     channel.close()
-    deadline = time.monotonic() + 3
-    while _stream_threads(before) and time.monotonic() < deadline:
+    deadline = time.monotonic() + 3  # the stream's threads end and its call is freed
+    while (_stream_threads(before) or srv._open_streams) and time.monotonic() < deadline:
         time.sleep(0.05)
     return _stream_threads(before), handled, stream
 
@@ -98,17 +107,19 @@ def _served(srv: P4RuntimeServer, n: Names) -> bool:
     return False
 
 
-def _server() -> tuple[P4RuntimeServer, Names]:
+def _server(frontend: str | None = None, direct: bool = True) -> tuple[P4RuntimeServer, Names]:
     ports = PortSet()
     ports.add_inprocess(1)
-    srv = P4RuntimeServer(device_id=1, cpu_port=CPU_PORT, ports=ports, packet_in_queue=32)
+    srv = P4RuntimeServer(device_id=1, cpu_port=CPU_PORT, ports=ports, packet_in_queue=32, frontend=frontend)
+    srv.stream_direct = direct
     srv.start("127.0.0.1:0")
     srv.load_program(str(L2_PROGRAM))
     return srv, Names(srv.pipeline.p4info)  # type: ignore[union-attr]
 
 
-def test_a_flooding_client_that_never_reads_holds_up_only_itself() -> None:
-    srv, n = _server()
+@pytest.mark.parametrize(("frontend", "direct"), PATHS)
+def test_a_flooding_client_that_never_reads_holds_up_only_itself(frontend: str, direct: bool) -> None:
+    srv, n = _server(frontend, direct)
     try:
         left, handled, _ = _flood_and_leave(srv, n)
         assert handled < FLOOD  # flow control held the rest: nothing queued without bound
@@ -131,12 +142,41 @@ def test_negative_control_a_reader_that_ignores_the_close_hangs(monkeypatch) -> 
             pass
 
     monkeypatch.setattr(P4RuntimeServer, "_stream_reader", stubborn)
-    srv, n = _server()
+    srv, n = _server(direct=False)  # the reader's path on either front end
     try:
         left, _, stream = _flood_and_leave(srv, n)
         assert len(left) == 1
         stream.closed.set()
         for _ in range(stream.REQUESTS):  # let the planted reader run into the cancelled call and end
             stream.room.release()
+    finally:
+        srv.stop(grace=0)
+
+
+@NATIVE
+def test_negative_control_a_direct_loop_that_never_blocks_handles_the_whole_flood(monkeypatch) -> None:
+    def hoarding(self, requests, context):  # planted: answers kept in a list, never written
+        stream = service_mod._Stream(self.packet_in_queue, requests.post)
+        kept: list = []
+        try:
+            while True:
+                for item in requests.take():
+                    if item is None:
+                        return
+                    if type(item) is bytes:
+                        self._stream_request(stream, item)
+                    else:
+                        if isinstance(item, service_mod._Packet):
+                            stream.taken()
+                        kept.append(item)
+        finally:
+            self._drop_stream(stream)
+        yield  # a generator, as the real one
+
+    monkeypatch.setattr(P4RuntimeServer, "_stream_direct", hoarding)
+    srv, n = _server("native", direct=True)
+    try:
+        _, handled, _ = _flood_and_leave(srv, n)
+        assert handled == FLOOD  # what the real test's `handled < FLOOD` refuses
     finally:
         srv.stop(grace=0)

@@ -176,7 +176,7 @@ class NativeServer:
             return
         deser = h.request_deserializer
         if h.request_streaming:
-            requests: Any = _requests(call, deser)
+            requests: Any = _Requests(call, deser)
             fn = h.stream_stream if h.response_streaming else h.stream_unary
         else:
             data = call.read()
@@ -210,10 +210,13 @@ class NativeServer:
 
     def _stream(self, call: Any, ctx: _Context, fn: Any, requests: Any, ser: Any) -> None:
         responses: Iterator[Any] = fn(requests, ctx)
-        write = call.write
+        write, write_many = call.write, call.write_many
         try:
             for resp in responses:
-                if not write(ser(resp) if ser is not None else resp):
+                if type(resp) is list:  # serialized responses, in order (_Requests)
+                    if not write_many(resp):
+                        return
+                elif not write(ser(resp) if ser is not None else resp):
                     return  # the call is over (client gone): close the handler's generator
         except Exception as exc:
             self._failed(call, ctx, exc, "Exception iterating responses")
@@ -236,10 +239,35 @@ class NativeServer:
         call.finish(_UNKNOWN, f"{what}: {exc}", ctx.trailers)
 
 
-def _requests(call: Any, deser: Any) -> Iterator[Any]:
-    read = call.read
-    while (data := read()) is not None:
-        yield deser(data) if deser is not None else data
+class _Requests:
+    """A native call's request iterator (each request deserialized, as grpc-python's).
+
+    A stream handler may instead serve the call from its one thread (see
+    P4RuntimeServer._stream_direct): `take()` returns everything waiting in one call
+    (objects it `post`ed from any thread, then request bytes, then None at the end),
+    `deserialize` turns request bytes into a request, and a response it yields may be a
+    list of serialized responses, written in order by Call.write_many."""
+
+    __slots__ = ("_read", "deserialize", "take", "post")
+
+    def __init__(self, call: Any, deser: Any) -> None:
+        self._read = call.read
+        self.deserialize = deser if deser is not None else _same
+        self.take = call.take
+        self.post = call.post
+
+    def __iter__(self) -> _Requests:
+        return self
+
+    def __next__(self) -> Any:
+        data = self._read()
+        if data is None:
+            raise StopIteration
+        return self.deserialize(data)
+
+
+def _same(data: bytes) -> bytes:
+    return data
 
 
 def serve(handler: grpc.GenericRpcHandler, address: str, max_message: int, max_concurrent: int,

@@ -48,6 +48,9 @@ struct CallState {
   std::deque<std::string> in;
   size_t in_bytes = 0;
   std::deque<grpc::ByteBuffer> out;
+  // objects Python posted for the call's handler (post/take); touched with the GIL held only
+  std::deque<PyObject*> posted;
+  bool py_gone = false;  // the Python Call is gone: nothing may be posted any more
   bool reading = false, read_closed = false, writing = false, broken = false;
   int starting = 0;  // Start* calls in progress outside the mutex
   bool finish_wanted = false, finished = false, cancelled = false, done = false;
@@ -260,7 +263,15 @@ PyObject* wrap_call(std::shared_ptr<CallState> st) {
 }
 
 void call_dealloc(PyObject* self) {
-  delete reinterpret_cast<CallObject*>(self)->st;
+  std::shared_ptr<CallState>* sp = reinterpret_cast<CallObject*>(self)->st;
+  std::deque<PyObject*> left;
+  {
+    std::lock_guard<std::mutex> g((*sp)->mu);
+    left.swap((*sp)->posted);
+    (*sp)->py_gone = true;
+  }
+  for (PyObject* o : left) Py_DECREF(o);
+  delete sp;
   PyObject_Free(self);
 }
 
@@ -326,6 +337,158 @@ PyObject* call_write(PyObject* self, PyObject* arg) {
   }
   if (start) st.reactor->StartWrite(&st.wbuf);  // writing: the reactor stays alive
   Py_END_ALLOW_THREADS;
+  return PyBool_FromLong(ok);
+}
+
+// post(obj) -> bool: queue a Python object (never bytes: take() returns requests as bytes)
+// for the thread that take()s this call's messages; False, and dropped, once the call is over.
+// The mutex is held only briefly by anyone, so it is taken here with the GIL held.
+PyObject* call_post(PyObject* self, PyObject* obj) {
+  if (PyBytes_Check(obj)) {
+    PyErr_SetString(PyExc_TypeError, "post() takes objects, not bytes (bytes are the requests)");
+    return nullptr;
+  }
+  CallState& st = state_of(self);
+  bool ok;
+  {
+    std::lock_guard<std::mutex> g(st.mu);
+    ok = !(st.finished || st.done || st.py_gone);
+    if (ok) {
+      Py_INCREF(obj);
+      st.posted.push_back(obj);
+      st.cv.notify_all();
+    }
+  }
+  return PyBool_FromLong(ok);
+}
+
+// take() -> list: everything waiting for the handler, in one call: the objects posted so far
+// (in order), then the requests read off the wire (bytes, in order), then None if the client
+// has half-closed (or the call is over) and no request is left. Waits, GIL released, only when
+// nothing is waiting. Taking requests restarts the read-ahead, bounded as read()'s.
+PyObject* call_take(PyObject* self, PyObject*) {
+  CallState& st = state_of(self);
+  std::deque<PyObject*> objs;
+  std::deque<std::string> reqs;
+  bool end = false, start = false, fin = false;
+  auto ready = [&] { return !st.posted.empty() || !st.in.empty() || st.read_closed || st.cancelled || st.finished || st.done; };
+  auto grab = [&] {
+    objs.swap(st.posted);
+    reqs.swap(st.in);
+    st.in_bytes = 0;
+    end = st.in.empty() && reqs.empty() && (st.read_closed || st.cancelled || st.finished || st.done);
+    if (!reqs.empty() && !st.reading && !st.read_closed && !st.finished && st.reactor != nullptr) {
+      st.reading = true;
+      st.starting++;
+      start = true;
+    }
+  };
+  {
+    std::unique_lock<std::mutex> g(st.mu);
+    if (ready()) grab();
+  }
+  if (objs.empty() && reqs.empty() && !end) {
+    Py_BEGIN_ALLOW_THREADS;
+    {
+      std::unique_lock<std::mutex> g(st.mu);
+      st.cv.wait(g, ready);
+      grab();
+    }
+    Py_END_ALLOW_THREADS;
+  }
+  if (start) {  // as in read(): never under the mutex; `starting` keeps the reactor alive
+    Py_BEGIN_ALLOW_THREADS;
+    st.reactor->StartRead(&st.rbuf);
+    {
+      std::lock_guard<std::mutex> g(st.mu);
+      st.starting--;
+      fin = st.take_finish();
+    }
+    if (fin) st.reactor->Finish(st.status);
+    Py_END_ALLOW_THREADS;
+  }
+  Py_ssize_t n = static_cast<Py_ssize_t>(objs.size() + reqs.size()) + (end ? 1 : 0);
+  PyObject* list = PyList_New(n);
+  Py_ssize_t i = 0;
+  for (PyObject* o : objs) {  // the list takes the references post() took
+    if (list != nullptr) PyList_SET_ITEM(list, i++, o);
+    else Py_DECREF(o);
+  }
+  if (list == nullptr) return nullptr;
+  for (const std::string& r : reqs) {
+    PyObject* b = PyBytes_FromStringAndSize(r.data(), static_cast<Py_ssize_t>(r.size()));
+    if (b == nullptr) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, i++, b);
+  }
+  if (end) {
+    Py_INCREF(Py_None);
+    PyList_SET_ITEM(list, i++, Py_None);
+  }
+  return list;
+}
+
+// write_many(list of bytes) -> bool: write() of each, in order, with one wait for room
+// (GIL released) per window's worth instead of one per response. False: the call is over.
+PyObject* call_write_many(PyObject* self, PyObject* arg) {
+  PyObject* seq = PySequence_Fast(arg, "write_many() takes a sequence of bytes");
+  if (seq == nullptr) return nullptr;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  std::vector<grpc::Slice> slices;
+  slices.reserve(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject* item = PySequence_Fast_GET_ITEM(seq, i);
+    char* data;
+    Py_ssize_t len;
+    if (PyBytes_AsStringAndSize(item, &data, &len) != 0) {
+      Py_DECREF(seq);
+      return nullptr;
+    }
+    slices.emplace_back(data, static_cast<size_t>(len));
+  }
+  Py_DECREF(seq);
+  CallState& st = state_of(self);
+  auto over = [&] { return st.finish_wanted || st.finished || st.cancelled || st.broken || st.done; };
+  size_t next = 0;
+  bool ok = true;
+  // queue what fits; true when a write must be started (outside the mutex)
+  auto queue_some = [&]() -> bool {
+    bool start = false;
+    while (next < slices.size() && st.out.size() < kWriteWindow) {
+      if (st.writing) {
+        st.out.emplace_back(&slices[next], 1);
+      } else {
+        st.writing = true;
+        st.wbuf = grpc::ByteBuffer(&slices[next], 1);
+        start = true;
+      }
+      next++;
+    }
+    return start;
+  };
+  bool start = false;
+  {
+    std::lock_guard<std::mutex> g(st.mu);  // the common case: room for all, no wait
+    if (over()) ok = false;
+    else start = queue_some();
+  }
+  if (start || (ok && next < slices.size())) {
+    Py_BEGIN_ALLOW_THREADS;  // gRPC may write inline: not with the GIL held
+    if (start) st.reactor->StartWrite(&st.wbuf);  // writing: the reactor stays alive
+    while (ok && next < slices.size()) {
+      start = false;
+      {
+        std::unique_lock<std::mutex> g(st.mu);
+        st.cv.wait(g, [&] { return over() || st.out.size() < kWriteWindow; });
+        if (over()) ok = false;
+        else start = queue_some();
+      }
+      if (start) st.reactor->StartWrite(&st.wbuf);
+    }
+    Py_END_ALLOW_THREADS;
+  }
   return PyBool_FromLong(ok);
 }
 
@@ -435,6 +598,9 @@ PyObject* call_get_metadata(PyObject* self, void*) {
 PyMethodDef call_methods[] = {
     {"read", call_read, METH_NOARGS, "next request bytes, or None at the end"},
     {"write", call_write, METH_O, "queue one response; False when the call is over"},
+    {"write_many", call_write_many, METH_O, "queue responses in order; False when the call is over"},
+    {"post", call_post, METH_O, "queue an object for take(); False when the call is over"},
+    {"take", call_take, METH_NOARGS, "[posted objects..., request bytes..., None at the end]"},
     {"finish", call_finish, METH_VARARGS, "finish(code, message, trailers)"},
     {"is_active", call_is_active, METH_NOARGS, "neither finished nor cancelled"},
     {"wait_done", call_wait_done, METH_O, "wait_done(timeout_s) -> completed"},
