@@ -5,6 +5,9 @@ and 1,024-byte payloads spread over the routes; each packet runs the whole v1mod
 (parser, checksum verify, ingress, traffic manager, egress, checksum update, deparser).
 Target: >= 100,000 packets/s. Both backends (P4SIM_BACKEND: python, the reference, and
 compiled, p4sim.compiled) in one process, alternated; `--backends=python` measures one.
+`--against-env=K=V[,K=V...]`: one more compiled switch built with those environment variables
+set (e.g. P4SIM_COMPILED_DRIVE=0: without the compiled driver), measured in the same run,
+alternated with the others, and its ratio to the compiled backend printed (an A/B).
 """
 
 from __future__ import annotations
@@ -41,21 +44,24 @@ def _frames(payload_len: int, n: int) -> list[bytes]:
     return [out[i % len(out)] for i in range(n)]
 
 
-def build_switch(backend: str = "python"):
+def build_switch(backend: str = "python", env: dict[str, str] | None = None):
     """roce_switch.p4 with its entries, running generated code of `backend` (python, the
-    reference, or compiled: p4sim.compiled; the switch says in `_ns` which one it got)."""
+    reference, or compiled: p4sim.compiled; the switch says in `_ns` which one it got);
+    `env`: more environment variables set while it is built."""
     from p4sim.model import Exact, Lpm, TableEntry
     from p4sim.runtime.switch import Switch
 
-    saved = os.environ.get("P4SIM_BACKEND")
-    os.environ["P4SIM_BACKEND"] = backend
+    env = {"P4SIM_BACKEND": backend, **(env or {})}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     try:
         sw = Switch(PROGRAM, include_dirs=[os.path.join(ROOT, "p4src")])
     finally:
-        if saved is None:
-            del os.environ["P4SIM_BACKEND"]
-        else:
-            os.environ["P4SIM_BACKEND"] = saved
+        for k, v in saved.items():
+            if v is None:
+                del os.environ[k]
+            else:
+                os.environ[k] = v
     sw.table_add(TableEntry("router_mac", {"hdr.ethernet.dst": Exact(0xFE)}, "set_router_mac"))
     for i in range(N_ROUTES):
         ip = (10 << 24) | ((i // 250 + 1) << 16) | ((i % 250) << 8) | 1
@@ -127,21 +133,31 @@ def breakdown(sw, frames: list[bytes], total_us: float) -> str:
 def run(argv: list[str]) -> None:
     n = 20_000
     backends = ["python", "compiled"]
+    against: dict[str, str] = {}
     for a in argv:
         if a.startswith("--packets="):
             n = int(a.split("=", 1)[1])
         elif a.startswith("--backends="):
             backends = a.split("=", 1)[1].split(",")
+        elif a.startswith("--against-env="):
+            for kv in a.split("=", 1)[1].split(","):
+                k, sep, v = kv.partition("=")
+                if not sep or not k:
+                    raise SystemExit(f"--against-env: {kv!r} is not NAME=VALUE")
+                against[k] = v
+    builds = [(b, b, None) for b in backends]
+    if against:
+        builds.append(("compiled+" + ",".join(f"{k}={v}" for k, v in against.items()), "compiled", against))
     switches = {}
-    for b in backends:
+    for name, b, env in builds:
         t0 = time.process_time()
-        sw = build_switch(b)
+        sw = build_switch(b, env)
         got = sw._ns.get("__p4sim_backend__", "python")
-        print(f"backend {b}: load + compile roce_switch.p4 + {2 * N_ROUTES + 1} entries: "
+        print(f"backend {name}: load + compile roce_switch.p4 + {2 * N_ROUTES + 1} entries: "
               f"{time.process_time() - t0:.2f} s CPU (this process; a compiled build runs in children: "
               f"cached per user after the first run); running: {got}")
         if got == b:
-            switches[b] = sw
+            switches[name] = sw
     print("CPU time (process_time), best of 3 runs per backend, backends alternated; the "
           "empty-loop baseline is timed between the runs")
     for size in (64, 1024):
@@ -164,6 +180,10 @@ def run(argv: list[str]) -> None:
                   f"{baseline_text(dt / n, empty)}; {out} of {n} forwarded)  backend {b:8s}  "
                   f"target >= {TARGET_PPS:,} pps  {'OK' if pps >= TARGET_PPS else 'BELOW TARGET'}")
             print(f"    us/packet by stage: {breakdown(sw, frames[:2000], dt * 1e6 / n)}")
+        for b in switches:
+            if b.startswith("compiled+") and "compiled" in switches:
+                ratio = min(runs[b])[0] / min(runs["compiled"])[0]
+                print(f"    A/B, same run: compiled is {ratio:.3f}x as fast as {b} (CPU time per packet)")
     # the frames are built first: scapy under tracemalloc took 15 s and its garbage is no
     # part of the switch's heap
     heap_frames = _frames(1024, min(n, 2000))

@@ -33,6 +33,8 @@ from p4sim.lower import CompiledProgram
 from p4sim.lower.codegen import fld
 
 from .build import CompileUnavailable
+from .drive import IMPORTS as DRIVE_IMPORTS
+from .drive import drive_source
 
 BOUND = 1 << 62  # |value| a C long long expression may reach (int64 with a margin)
 MAX_C_WIDTH = 62
@@ -52,6 +54,9 @@ class Typing:
         # struct.Struct formats of the headers' extract: class name and its module alias -> format
         self.formats: dict[str, str] = {}
         self.no_init: set[str] = set()  # cclasses without __init__ (every field a zeroed C field)
+        # cclasses with an __init__ of field assignments that a C function `_p4new_<name>()`
+        # also makes: the same object without a call of the type (tp_call, tp_init)
+        self.makers: set[str] = set()
         self.wide: dict[str, dict[str, int]] = {}  # bit<W> fields kept as objects: class -> field -> W
         for t in struct_types.values():
             if t.kind in ("header", "struct") and t.pycls:
@@ -818,11 +823,19 @@ def _class_text(cls: ast.ClassDef, ty: Typing) -> str:
             continue
         if t is not None and t[0] in ("ll", "bint") and d in ("0", "False"):
             continue  # C fields start zeroed
-        if t is not None and t[0] == "cls" and d == f"{t[1]}()" and t[1] in ty.no_init:
-            d = f"{t[1]}.__new__({t[1]})"  # the same object, without a call of the type
+        if t is not None and t[0] == "cls" and d == f"{t[1]}()":
+            d = new_expr(t[1], ty)  # the same object, without a call of the type
         init.append(f"        self.{a} = {d}")
+    maker = ""
     if init:
         out += ["    def __init__(self):", *init]
+        if not any(isinstance(n, ast.Name) and n.id == "self" for line in init
+                   for n in ast.walk(ast.parse(line.split("=", 1)[1].strip(), mode="eval"))):
+            # __init__'s assignments on a fresh object (its values never read `self`)
+            maker = "\n".join(["@cython.cfunc", f"def _p4new_{name}() -> {name}:",
+                               f"    self: {name} = {name}.__new__({name})",
+                               *(x[4:] for x in init), "    return self"]) + "\n"
+            ty.makers.add(name)
     else:
         ty.no_init.add(name)
     out += ["    def copy(self):", f"        o = {name}.__new__({name})"]
@@ -830,7 +843,16 @@ def _class_text(cls: ast.ClassDef, ty: Typing) -> str:
         out.append(f"        o.{a} = self.{a}.copy()" if a in nested else f"        o.{a} = self.{a}")
     out += ["        return o", "    def _p4assign(self, src):"]
     out += [f"        self.{a} = src.{a}" for a in fields] or ["        pass"]
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n" + maker
+
+
+def new_expr(cls: str, ty: Typing) -> str:
+    """An expression giving what `cls()` gives, as cheaply as the class allows."""
+    if cls in ty.no_init:
+        return f"{cls}.__new__({cls})"
+    if cls in ty.makers:
+        return f"_p4new_{cls}()"
+    return f"{cls}()"
 
 
 # ---------------------------------------------------------------------- module
@@ -922,4 +944,9 @@ def typed_module(python: str, program: CompiledProgram, struct_types: dict[str, 
     for part in [*body, *(h for h in head if "@cython.cclass" in h.split("\n", 2)[:2])]:
         if any(isinstance(n, ast.Attribute) and n.attr == "__dict__" for n in ast.walk(ast.parse(part))):
             raise CompileUnavailable("generated code reads __dict__: not typed")
+    # after that check: the driver fills an OutputPacket's __dict__ (a Python object's)
+    drive = drive_source(program, ty.classes, set(funcs), lambda c: new_expr(c, ty))
+    if drive:  # the switch's common case as one typed function (p4sim.compiled.drive)
+        head.append(DRIVE_IMPORTS)
+        body.append(drive)
     return "".join(head), "".join(body)

@@ -99,6 +99,13 @@ class P4View:
 class Switch:
     """One simulated v1model switch running a compiled P4 program."""
 
+    # the attributes read per packet from C (the compiled driver, generated code's `_RT.x`):
+    # a slot is found by the type lookup alone, an instance-dict attribute needs a dict
+    # lookup after it; the others (and the externs' bound methods) stay in __dict__
+    __slots__ = ("_now", "_dirty", "plen", "payload", "cap", "cksum_err", "_pending", "drop_port", "tm",
+                 "stats", "_out", "cpu_port", "log", "_parse_errors", "_stops", "_enq_seq", "_drive",
+                 "pfc_rx", "__dict__", "__weakref__")
+
     def __init__(self, program: CompiledProgram | str, *, include_dirs=(), cpu_port: int | None = None,
                  tm=None, pfc_rx: bool = True, seed: int = 0, drop_port: int = DROP_PORT):
         if isinstance(program, str):
@@ -138,6 +145,9 @@ class Switch:
             self._bind(name, f, None)
         ns = instantiate(program, self)
         self._ns = ns
+        # the compiled backend's driver for send()'s common case (p4sim.compiled.drive): it
+        # hands every other case back to _dispatch/_egress_out; a subclass keeps this driver
+        self._drive = ns.get("_p4sim_drive") if type(self) is Switch else None
         pl = program.pipeline
         self._parse = ns[pl.parser]
         self._verify = ns[pl.verify]
@@ -255,7 +265,9 @@ class Switch:
         if self.pfc_rx and len(frame) >= 18 and frame[12] == 0x88 and frame[13] == 0x08:
             self._pfc(port, frame)
         seq = self._enq_seq
-        if self._ingress_pass(port, frame, NORMAL, None, None, 0, True) and self._enq_seq == seq:
+        drive = self._drive
+        if (drive(self, port, frame) if drive is not None
+                else self._ingress_pass(port, frame, NORMAL, None, None, 0, True)) and self._enq_seq == seq:
             # the packet went through the idle traffic manager and egress at once, and
             # nothing was queued since: what the loop below would dequeue is nothing
             return
@@ -385,6 +397,13 @@ class Switch:
         except (IndexError, ZeroDivisionError, ValueError, OverflowError, ParserError) as e:
             self._runtime_error("ingress", e)
             return False
+        return self._dispatch(port, frame, hdr, meta, sm, payload, passes, direct)
+
+    def _dispatch(self, port: int, frame: bytes, hdr, meta, sm, payload: bytes, passes: int,
+                  direct: bool) -> bool:
+        """After ingress: the externs' hooks, multicast, drop, else unicast to the traffic
+        manager (and, `direct` and idle, egress at once); what _ingress_pass returns. The
+        compiled driver (p4sim.compiled.drive) calls it for every case it does not inline."""
         if self._pending:
             # what the externs asked for in ingress (clone, resubmit), in simple_switch's order
             for hook in self._after_ingress:
@@ -504,6 +523,12 @@ class Switch:
         except (IndexError, ZeroDivisionError, ValueError, OverflowError, ParserError) as e:
             self._runtime_error("egress", e)
             return
+        self._egress_out(p, hdr, meta, sm, payload, frame, passes, in_port, trunc, eport, end)
+
+    def _egress_out(self, p: _Pkt | None, hdr, meta, sm, payload: bytes, frame: bytes, passes: int,
+                    in_port: int, trunc: int, eport: int, end: int) -> None:
+        """After egress: the hooks, drop, deparser, cuts, PacketIn or output (the compiled
+        driver calls it when an extern asked for something or the port is the CPU port)."""
         cap = self.cap
         pending = self._pending
         if pending:

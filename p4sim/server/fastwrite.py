@@ -85,19 +85,35 @@ def _lead(s: bytes, b: bytes) -> int:
 _TAG = bytes((_UPDATE_TAG,))
 
 
+def _column_run(data: bytes, r0: int, stride: int, kmax: int, checks: Sequence[tuple[int, bytes]]) -> int:
+    """How many consecutive records of `stride` bytes from data[r0] (at most kmax) hold every
+    (offset, byte) of `checks`. Each check's column is one strided slice (bytes.count says
+    whether it all matches, lstrip where it first fails: lstrip calls memchr per byte), in
+    windows of 64 records growing 8x: the work is at most 64 records plus 8x the run found,
+    never kmax (a hostile request of many short runs costs linear time, not quadratic)."""
+    done, want = 0, min(kmax, 64)
+    while True:
+        n = want - done
+        base = r0 + done * stride
+        for off, b in checks:
+            p = base + off
+            col = data[p:p + n * stride:stride]  # this byte of records done..done+n-1
+            if col.count(b) != n:
+                n = _lead(col, b)
+                if n == 0:
+                    break
+        done += n
+        if done < want or done == kmax:
+            return done
+        want = min(kmax, want * 8)
+
+
 def _same_length_run(data: bytes, i: int, ln: int) -> int:
     """How many consecutive records tag, length byte `ln`, then ln bytes, start at data[i]
-    (a run of Updates of one length under 128, as a controller's batch is). Every tag byte
-    and every length byte of the records is one strided slice of `data`, checked at once
-    (no Python step, no regex backtracking state per record)."""
+    (a run of Updates of one length under 128, as a controller's batch is): the tag and
+    length columns checked at once (`_column_run`), no Python step per record."""
     stride = ln + 2
-    k = (len(data) - i) // stride  # the records that fit
-    tags = data[i:i + k * stride:stride]
-    if tags.count(_TAG) != k:  # (count: one C loop; lstrip calls memchr per byte)
-        k = _lead(tags, _TAG)
-    lens = data[i + 1:i + k * stride:stride]
-    b = bytes((ln,))
-    return k if lens.count(b) == k else _lead(lens, b)
+    return _column_run(data, i, stride, (len(data) - i) // stride, ((0, _TAG), (1, bytes((ln,)))))
 
 
 def update_spans(data: bytes, others: list[tuple[int, int]] | None = None) -> list[tuple[int, int]] | None:
@@ -249,8 +265,8 @@ class WriteScanner:
         """The value bytes (slot order) of updates i, i+1, ... of `spans` while they have
         shape `sh` (update i has it: `lookup` found it), at least two; else None. The run
         is the longest one of records of `sh`'s stride from update i in which every fixed
-        byte is there: each fixed byte's column of the run is one strided slice of `data`,
-        so a run costs a few C calls per fixed byte, not a step per update; one struct call
+        byte is there: each fixed byte's column of the run is a strided slice of `data`
+        (`_column_run`), so a run costs a few C calls per fixed byte, not a step per update; one struct call
         per update cuts its values. Why these are spans i..i+k-1: the top level was read in
         order by `update_spans`; each record starts with the tag and length of an Update of
         `sh`'s length, right where the Update before it ends, so it is the next Update."""
@@ -258,14 +274,7 @@ class WriteScanner:
         h = len(sh.head)
         stride = h + end - start
         r0 = start - h
-        k = min(len(spans) - i, (len(data) - r0) // stride)
-        for off, b in sh.checks:
-            p = r0 + off
-            col = data[p:p + k * stride:stride]  # this byte of records 0..k-1
-            if col.count(b) != k:
-                k = _lead(col, b)
-                if k < 2:
-                    return None
+        k = _column_run(data, r0, stride, min(len(spans) - i, (len(data) - r0) // stride), sh.checks)
         if k < 2 or spans[i + k - 1] != (r0 + (k - 1) * stride + h, r0 + k * stride):
             return None
         rows: list = list(sh.row.iter_unpack(memoryview(data)[r0:r0 + k * stride]))

@@ -1059,6 +1059,51 @@ def test_update_spans() -> None:
     assert fastwrite.update_spans(data + b"\x22\x00")[-1] == (len(data) + 2,) * 2  # an empty last Update
 
 
+class _Counting(bytes):
+    """Bytes that count the bytes their slices return (the run checkers' work)."""
+
+    sliced = 0
+
+    def __getitem__(self, k):
+        got = bytes.__getitem__(self, k)
+        if isinstance(k, slice):
+            _Counting.sliced += len(got)
+        return got
+
+
+def test_run_checks_cost_the_runs_found_not_the_rest_of_the_request() -> None:
+    """A hostile request of many short runs (Updates alternating between two lengths, or two
+    shapes of one length) must cost work linear in its size: each run's column checks look
+    at a window growing with the run, never at every record to the end (quadratic: 10^12
+    byte steps for a 64 MiB request). Control: the check is made, the work counted."""
+    a = U(type=U.DELETE)
+    a.entity.table_entry.table_id = 1
+    b = U(type=U.DELETE)
+    b.entity.table_entry.table_id = 2
+    b.entity.table_entry.priority = 1
+    c = U(type=U.INSERT)
+    c.entity.table_entry.table_id = 1
+    ra, rb, rc = a.SerializeToString(), b.SerializeToString(), c.SerializeToString()
+    assert len(ra) != len(rb) and len(ra) == len(rc)
+    n = 4000
+    for one, two in ((ra, rb), (ra, rc)):
+        data = b"".join(b"\x22" + _varint(len(u)) + u for u in [one, two] * (n // 2))
+        _Counting.sliced = 0
+        spans = fastwrite.update_spans(_Counting(data))
+        assert spans is not None and len(spans) == n
+        assert _Counting.sliced < 200 * n, _Counting.sliced  # linear; quadratic would be about n * n / 2
+    # the same for a shape's run checker: two shapes of one length, alternating
+    sc = fastwrite.WriteScanner()
+    sc.learn(U.FromString(ra), ra)
+    assert sc.count == 1
+    spans = fastwrite.update_spans(data)
+    sh = sc.lookup(data, *spans[0])[0]
+    _Counting.sliced = 0
+    for i in range(0, n, 2):
+        assert sc.run(sh, _Counting(data), spans, i) is None  # a run of one: no run
+    assert 0 < _Counting.sliced < 200 * n, _Counting.sliced
+
+
 def _spans_mismatches(seed: int, requests: int = 300) -> int:
     """Random requests of runs of same-length Updates (read with one regex call per run),
     Updates of 128 bytes and more, and the other top-level fields between them in any
