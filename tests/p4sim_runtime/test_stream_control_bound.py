@@ -45,10 +45,13 @@ def test_taken_answers_make_room(monkeypatch) -> None:
     assert not s.overflowed and s.control == 0
 
 
-def _flip(srv, flips: int) -> None:
+def _flip(srv, flips: int, watcher) -> list[int]:
     """Two other controllers take the primary from each other `flips` times, with ever
     higher election ids (each change sends every stream of the role an answer), reading
-    their own answers."""
+    their own answers; `watcher` (a third stream) reads its answer to each change before
+    the next (in step: how fast its server thread keeps up does not matter). Returns the
+    election ids the watcher was told, in order."""
+    told = []
     channel = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
     stub = p4runtime_pb2_grpc.P4RuntimeStub(channel)
     outs: list[queue.Queue] = [queue.Queue(), queue.Queue()]
@@ -60,6 +63,8 @@ def _flip(srv, flips: int) -> None:
             assert next(calls[me]).arbitration.election_id.low == e
             if k:  # the other one was primary (from its second flip on: known to the server)
                 assert next(calls[1 - me]).arbitration.election_id.low == e
+            told.append(next(watcher).arbitration.election_id.low)
+        return told
     finally:
         for q in outs:
             q.put(None)
@@ -87,9 +92,8 @@ def test_a_reading_stream_is_not_ended_by_many_answers(frontend: str, direct: bo
     channel, out, call = _watch(srv)
     try:
         assert next(call).arbitration.status.code == 0  # primary
-        _flip(srv, FLIPS)
-        got = [next(call) for _ in range(FLIPS)]  # one answer per flip, all read
-        assert [r.arbitration.election_id.low for r in got] == list(range(10, 10 + FLIPS))
+        told = _flip(srv, FLIPS, call)  # one answer per flip, each read
+        assert told == list(range(10, 10 + FLIPS))
         (mine,) = [s for r in srv._roles.values() for s in r.streams if s.election_id == 1]
         assert not mine.overflowed
     finally:
