@@ -277,11 +277,25 @@ void call_dealloc(PyObject* self) {
 
 CallState& state_of(PyObject* self) { return **reinterpret_cast<CallObject*>(self)->st; }
 
+// The next read off the wire, started never under the mutex (`starting` keeps the reactor
+// alive meanwhile); then the call is finished if that was the last thing it waited for.
+// The GIL is released.
+void restart_read(CallState& st) {
+  st.reactor->StartRead(&st.rbuf);
+  bool fin;
+  {
+    std::lock_guard<std::mutex> g(st.mu);
+    st.starting--;
+    fin = st.take_finish();
+  }
+  if (fin) st.reactor->Finish(st.status);
+}
+
 // read() -> bytes, or None when the client has half-closed or the call is over
 PyObject* call_read(PyObject* self, PyObject*) {
   CallState& st = state_of(self);
   std::string msg;
-  bool got = false, start = false, fin = false;
+  bool got = false, start = false;
   Py_BEGIN_ALLOW_THREADS;
   {
     std::unique_lock<std::mutex> g(st.mu);
@@ -298,13 +312,7 @@ PyObject* call_read(PyObject* self, PyObject*) {
       }
     }
   }
-  if (start) {
-    st.reactor->StartRead(&st.rbuf);
-    std::lock_guard<std::mutex> g(st.mu);
-    st.starting--;
-    fin = st.take_finish();
-  }
-  if (fin) st.reactor->Finish(st.status);
+  if (start) restart_read(st);
   Py_END_ALLOW_THREADS;
   if (!got) Py_RETURN_NONE;
   return PyBytes_FromStringAndSize(msg.data(), static_cast<Py_ssize_t>(msg.size()));
@@ -370,7 +378,7 @@ PyObject* call_take(PyObject* self, PyObject*) {
   CallState& st = state_of(self);
   std::deque<PyObject*> objs;
   std::deque<std::string> reqs;
-  bool end = false, start = false, fin = false;
+  bool end = false, start = false;
   auto ready = [&] { return !st.posted.empty() || !st.in.empty() || st.read_closed || st.cancelled || st.finished || st.done; };
   auto grab = [&] {
     objs.swap(st.posted);
@@ -396,15 +404,9 @@ PyObject* call_take(PyObject* self, PyObject*) {
     }
     Py_END_ALLOW_THREADS;
   }
-  if (start) {  // as in read(): never under the mutex; `starting` keeps the reactor alive
+  if (start) {
     Py_BEGIN_ALLOW_THREADS;
-    st.reactor->StartRead(&st.rbuf);
-    {
-      std::lock_guard<std::mutex> g(st.mu);
-      st.starting--;
-      fin = st.take_finish();
-    }
-    if (fin) st.reactor->Finish(st.status);
+    restart_read(st);
     Py_END_ALLOW_THREADS;
   }
   Py_ssize_t n = static_cast<Py_ssize_t>(objs.size() + reqs.size()) + (end ? 1 : 0);
