@@ -39,6 +39,7 @@ from p4sim.model import (
     TableInfo,
     Ternary,
 )
+from p4sim.runtime import compiled_write
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,10 @@ class Rec:
         self.hnd = hnd  # BMv2-style handle: breaks ties between equal priorities
         self.tests = tests  # per key: (kind, a, b) for the scan
         self.mkey = mkey  # canonical match key (for duplicate detection)
+
+
+REC_FIELDS = Rec.__slots__  # every field of a Rec, whichever class (the compiled one has no __slots__)
+PyRec = Rec  # the reference class (tests compare the compiled one with it)
 
 
 class _FullLength(dict):
@@ -753,3 +758,14 @@ class Table:
             e.counter_bytes = rec.bytes
             out.append(e)
         return out
+
+
+# The compiled write path (p4sim/runtime/compiled_write.py: P4SIM_WRITE, or the native front
+# end), chosen here, once, before any Table exists: every module that builds a Rec (this one,
+# action_profile.py) takes the class from here, so a process has Recs of one class only.
+COMPILED = compiled_write.load()
+if COMPILED is not None:
+    assert tuple(COMPILED.FIELDS) == REC_FIELDS
+    Rec = COMPILED.Rec  # type: ignore[misc]
+    Table.insert_exact1_many = COMPILED.insert_exact1_many  # type: ignore[method-assign]
+    Table.delete_exact1_many = COMPILED.delete_exact1_many  # type: ignore[method-assign]

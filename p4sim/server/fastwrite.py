@@ -499,6 +499,7 @@ def _bind_checked(shape: _Shape, pipeline: Any, meta: TableMeta, ref: TableEntry
     if len(specs) == 1 and specs[0][1] == "exact" and len(params) <= 1:
         _, _, kwidth, kslot, _ = specs[0]
         pwidth, pslot = (params[0][1], params[0][2]) if params else (0, None)
+        from p4sim.runtime.tables import COMPILED as compiled
 
         def build_exact1(vals: Sequence[bytes]) -> tuple[TableMeta, TableEntry] | bool | None:
             v = from_bytes(vals[kslot], "big")
@@ -533,16 +534,22 @@ def _bind_checked(shape: _Shape, pipeline: Any, meta: TableMeta, ref: TableEntry
             table = tref()
             if table is None:
                 return False
-            vs = [from_bytes(r[kslot], "big") for r in rows]
-            if not _fits(vs, kwidth):
-                return False
-            if pslot is None:
-                args: list[tuple] = [()] * len(vs)
-            else:
-                ps = [from_bytes(r[pslot], "big") for r in rows]
-                if not _fits(ps, pwidth):
+            if compiled is not None:  # the same values, decoded in C (p4sim/runtime/_write.pyx)
+                got = compiled.exact1_values(rows, kslot, kwidth, -1 if pslot is None else pslot, pwidth)
+                if got is None:
                     return False
-                args = [(a,) for a in ps]
+                vs, args = got
+            else:
+                vs = [from_bytes(r[kslot], "big") for r in rows]
+                if not _fits(vs, kwidth):
+                    return False
+                if pslot is None:
+                    args = [()] * len(vs)
+                else:
+                    ps = [from_bytes(r[pslot], "big") for r in rows]
+                    if not _fits(ps, pwidth):
+                        return False
+                    args = [(a,) for a in ps]
             if utype == _INSERT:
                 return table.insert_exact1_many(vs, aid, args)
             done = table.delete_exact1_many(vs) if utype == _DELETE else table.modify_exact1_many(vs, aid, args)

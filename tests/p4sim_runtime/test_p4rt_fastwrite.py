@@ -723,7 +723,7 @@ def test_bulk_insert_makes_the_same_recs_as_one_by_one() -> None:
     __slots__, counters and meter included) must equal insert_exact1_checked's, with the
     table's free handles reused lowest first as one by one reuses them."""
     from p4sim.model import ActionRef, KeyField, TableInfo
-    from p4sim.runtime.tables import ActionSpec, Rec
+    from p4sim.runtime.tables import REC_FIELDS, ActionSpec
 
     def table() -> Table:
         t = Table(TableInfo(name="t", keys=(KeyField("k", "exact", 48, 1),), actions=(ActionRef("fwd"),), size=64),
@@ -738,7 +738,7 @@ def test_bulk_insert_makes_the_same_recs_as_one_by_one() -> None:
     for v, a in zip(vs, args, strict=True):
         one.insert_exact1_checked(v, 0, a)
     assert bulk.insert_exact1_many(vs, 0, args)
-    fields = lambda t: [(k, [getattr(r, f) for f in Rec.__slots__]) for k, r in t.recs.items()]  # noqa: E731
+    fields = lambda t: [(k, [getattr(r, f) for f in REC_FIELDS]) for k, r in t.recs.items()]  # noqa: E731
     assert fields(bulk) == fields(one)
     assert [(k, r.seq) for k, r in bulk.exact1.items()] == [(k, r.seq) for k, r in one.exact1.items()]
     assert (bulk.seq, bulk.next_handle, bulk.free_handles) == (one.seq, one.next_handle, one.free_handles)
