@@ -48,6 +48,9 @@ cdef class Rec:
     and the constructor of tables.py's pure-Python Rec."""
 
     cdef object _entry, _aid, _args, _pkts, _bytes, _meter, _prio, _seq, _hnd, _tests, _mkey
+    # a bulk insert's Rec (one exact key) leaves `tests` to be made when first read: it is
+    # ((0, mkey[0], _full),), what the reference stores (the data path never reads it)
+    cdef object _full
 
     def __init__(self, entry, aid, args, prio=0, tests=(), mkey=(), seq=0, hnd=0):
         self._entry = entry
@@ -153,12 +156,16 @@ cdef class Rec:
 
     @property
     def tests(self):
+        if self._full is not None:
+            self._tests = _atomic((_atomic((0, self._mkey[0], self._full)),))
+            self._full = None
         return self._tests
 
     @tests.setter
     def tests(self, v):
         self._track_for(v)
         self._tests = v
+        self._full = None
 
     @property
     def mkey(self):
@@ -184,12 +191,16 @@ def insert_exact1_many(table, list vs, aid, list args):
     cdef dict recs = table.recs
     cdef Rec r
     cdef tuple mkey, a
+    cdef long long seq, first
     if len(args) != n:
         raise ValueError("insert_exact1_many: as many argument tuples as keys")
     if (table.const_entries or len(recs) + n > table.info.size or len(set(vs)) != n
             or not exact1.keys().isdisjoint(vs)):
         return False
     seq = table.seq
+    first = table.next_handle
+    if seq > (1 << 62) or first > (1 << 62):  # (never: C counters stand for Python ints here)
+        raise OverflowError("insert_exact1_many: table counters out of range")
     table.seq = seq + n
     cdef list free = table.free_handles
     # the n lowest free handles, in order, then new ones (as n heap pops would give them)
@@ -199,7 +210,6 @@ def insert_exact1_many(table, list vs, aid, list args):
         taken = ordered[:n]
         free[:] = ordered[n:]
     nt = len(taken)
-    first = table.next_handle
     table.next_handle = first + (n - nt)
     full = table._pack_full[0]
     cdef bint atomic_aid = not _may_be_tracked(aid)
@@ -217,14 +227,14 @@ def insert_exact1_many(table, list vs, aid, list args):
         r._seq = seq + 1 + j
         r._hnd = taken[j] if j < nt else first + (j - nt)
         if type(v) is int:
-            r._tests = _atomic((_atomic((0, v, full)),))
+            r._full = full  # tests made when read (the property)
             mkey = _atomic((v,))
+            if atomic_aid and not _may_be_tracked(a):
+                PyObject_GC_UnTrack(r)
         else:  # (an int subclass: left to the collector, as the reference leaves it)
             r._tests = ((0, v, full),)
             mkey = (v,)
         r._mkey = mkey
-        if atomic_aid and type(v) is int and not _may_be_tracked(a):
-            PyObject_GC_UnTrack(r)
         recs[mkey] = r
         exact1[v] = r
     return True
@@ -278,6 +288,7 @@ def exact1_values(list rows, Py_ssize_t kslot, int kwidth, Py_ssize_t pslot, int
     cdef list vs = [None] * n
     cdef list args = [None] * n
     cdef tuple none = ()
+    cdef dict shared = {}  # one (a,) per distinct argument (immutable: sharing is invisible)
     for j in range(n):
         row = rows[j]
         v = _uint(row[kslot], kwidth)
@@ -290,5 +301,46 @@ def exact1_values(list rows, Py_ssize_t kslot, int kwidth, Py_ssize_t pslot, int
             a = _uint(row[pslot], pwidth)
             if a is None:
                 return None
-            args[j] = _atomic((a,))
+            t = shared.get(a)
+            if t is None:
+                t = shared[a] = _atomic((a,))
+            args[j] = t
     return vs, args
+
+
+def column_run(data, Py_ssize_t r0, Py_ssize_t stride, Py_ssize_t kmax, checks):
+    """fastwrite._column_run: how many consecutive records of `stride` bytes from data[r0]
+    (at most kmax) hold every (offset, one byte) of `checks`; a byte past the end of `data`
+    holds nothing. It stops at the first record that fails: the work is the run found plus
+    one record, never the rest of the request."""
+    cdef const unsigned char[::1] d = data
+    cdef const unsigned char* p
+    cdef Py_ssize_t size = d.shape[0], nc = len(checks), k, c, base, last = 0
+    cdef Py_ssize_t[64] offs
+    cdef unsigned char[64] want
+    if kmax <= 0:
+        return 0
+    if nc > 64 or r0 < 0 or stride <= 0:  # (a longer layout: the reference checker)
+        return None
+    for c in range(nc):
+        off, b = checks[c]
+        if off < 0:
+            return None
+        offs[c] = off
+        want[c] = (<bytes?>b)[0]
+        if off > last:
+            last = off
+    if size == 0:
+        return 0
+    p = &d[0]
+    for k in range(kmax):
+        base = r0 + k * stride
+        if base + last >= size:  # a byte past the end: a check it cannot hold
+            for c in range(nc):
+                if base + offs[c] >= size or p[base + offs[c]] != want[c]:
+                    return k
+            continue
+        for c in range(nc):
+            if p[base + offs[c]] != want[c]:
+                return k
+    return kmax
