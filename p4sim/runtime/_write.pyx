@@ -253,9 +253,14 @@ def delete_exact1_many(table, list vs):
     recs = table.recs
     free = table.free_handles
     for v in vs:
-        rec = exact1.pop(v)
-        del recs[rec._mkey]
-        _heappush(free, rec._hnd)
+        got = exact1.pop(v)
+        if type(got) is Rec:
+            rec = <Rec>got
+            del recs[rec._mkey]
+            _heappush(free, rec._hnd)
+        else:  # (a Rec of the reference class: a test's table)
+            del recs[got.mkey]
+            _heappush(free, got.hnd)
     return True
 
 

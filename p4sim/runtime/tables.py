@@ -547,7 +547,7 @@ class Table:
         for j, (v, a, h) in enumerate(zip(vs, args, hnds, strict=True), seq + 1):
             # Rec(None, aid, a, 0, ((0, v, full),), (v,), j, h) without the __init__ call
             # (0.08 us of 0.43 here): every field of Rec (test_p4rt_fastwrite checks them all)
-            r = new(Rec)
+            r = new(PyRec)  # (the reference class: with the compiled path this is not called)
             r.entry, r.aid, r.args, r.pkts, r.bytes, r.meter = None, aid, a, 0, 0, None
             r.prio, r.seq, r.hnd, r.tests, r.mkey = 0, j, h, ((0, v, full),), (v,)
             add(r)
@@ -764,6 +764,8 @@ class Table:
 # end), chosen here, once, before any Table exists: every module that builds a Rec (this one,
 # action_profile.py) takes the class from here, so a process has Recs of one class only.
 COMPILED = compiled_write.load()
+# the reference bulk loops, kept for the differential tests when the compiled ones replace them
+py_insert_exact1_many, py_delete_exact1_many = Table.insert_exact1_many, Table.delete_exact1_many
 if COMPILED is not None:
     assert tuple(COMPILED.FIELDS) == REC_FIELDS
     Rec = COMPILED.Rec  # type: ignore[misc]

@@ -98,6 +98,11 @@ def _column_run(data: bytes, r0: int, stride: int, kmax: int, checks: Sequence[t
         got = _compiled.column_run(data, r0, stride, kmax, checks)
         if got is not None:
             return got
+    return _column_run_py(data, r0, stride, kmax, checks)
+
+
+def _column_run_py(data: bytes, r0: int, stride: int, kmax: int, checks: Sequence[tuple[int, bytes]]) -> int:
+    """`_column_run` in Python (the reference)."""
     done, want = 0, min(kmax, 64)
     while True:
         n = want - done

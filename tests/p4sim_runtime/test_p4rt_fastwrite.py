@@ -806,6 +806,12 @@ def test_planted_bulk_commit_bug_is_caught(request, monkeypatch, servers, meth, 
     assert _differences(made, seed=23, requests=70, gen_class=RunGen) != []
 
 
+def _lax_exact1_values(rows, kslot, kwidth, pslot, pwidth):
+    """The compiled exact1_values with the planted bug: no value is too wide."""
+    vs = [int.from_bytes(r[kslot], "big") for r in rows]
+    return vs, [()] * len(vs) if pslot < 0 else [(int.from_bytes(r[pslot], "big"),) for r in rows]
+
+
 @pytest.mark.parametrize("plant", ["lax run", "lax width"])
 def test_planted_lax_run_is_caught(kinds_pair, monkeypatch, plant) -> None:
     """Negative controls for the run cutter and the bulk value check: a run cutter that
@@ -815,6 +821,8 @@ def test_planted_lax_run_is_caught(kinds_pair, monkeypatch, plant) -> None:
         monkeypatch.setattr(fastwrite, "_run_checks", lambda head, fixed: tuple((j, head[j:j + 1]) for j in range(len(head))))
     else:
         monkeypatch.setattr(fastwrite, "_fits", lambda vs, width: True)
+        if fastwrite._compiled is not None:  # the compiled write path decodes the values itself
+            monkeypatch.setattr(fastwrite._compiled, "exact1_values", _lax_exact1_values)
     _own_scanner(monkeypatch, kinds_pair)  # shapes made with the plant
     assert _differences(kinds_pair, seed=24, requests=70, gen_class=RunGen) != []
 
