@@ -18,6 +18,10 @@ with the canonical key, and keeps only the checks that depend on the table's sta
 the errors are the same exceptions with the same messages. Such an entry keeps no
 `TableEntry` (`Rec.entry` is None): `entry_of` builds it when it is first read, the
 same one `add` would have stored.
+
+`Rec` and the bulk loops `insert_exact1_many`/`delete_exact1_many` have a compiled variant
+(runtime/_write.pyx, selected by P4SIM_WRITE or the native front end: compiled_write.py),
+swapped in at the end of this module, before any table exists; the code here is the reference.
 """
 
 from __future__ import annotations
