@@ -18,11 +18,13 @@ writes a Rec's C fields.
 """
 
 cimport cython
+from cpython.object cimport PyObject
 from cpython.tuple cimport PyTuple_CheckExact
 
 import heapq
 
 cdef extern from "Python.h":
+    PyObject* PyDict_SetDefault(object, object, object) except NULL  # (a borrowed reference)
     bint PyObject_IS_GC(object)
     bint PyObject_GC_IsTracked(object)
     void PyObject_GC_Track(object)
@@ -185,8 +187,15 @@ cdef inline tuple _atomic(tuple t):
 
 def insert_exact1_many(table, list vs, aid, list args):
     """tables.Table.insert_exact1_many: `insert_exact1_checked` of every (vs[j], aid,
-    args[j]), in order, or nothing and False when one would fail."""
-    cdef Py_ssize_t n = len(vs), j, nt
+    args[j]), in order, or nothing and False when one would fail.
+
+    The reference's two checks (no key twice in `vs`, none already there: `set(vs)` and
+    `isdisjoint`) are made by the insert itself, in one pass: each Rec goes into `exact1`
+    with setdefault, which finds a key already there or given earlier in this run; then
+    the keys this call put in are taken out again (deleting the last keys of a dict
+    leaves the others and their order as they were) and nothing else has been changed
+    yet: the counters, the free handles and `recs` are written only once all went in."""
+    cdef Py_ssize_t n = len(vs), j, jj, nt
     cdef dict exact1 = table.exact1
     cdef dict recs = table.recs
     cdef Rec r
@@ -194,25 +203,20 @@ def insert_exact1_many(table, list vs, aid, list args):
     cdef long long seq, first
     if len(args) != n:
         raise ValueError("insert_exact1_many: as many argument tuples as keys")
-    if (table.const_entries or len(recs) + n > table.info.size or len(set(vs)) != n
-            or not exact1.keys().isdisjoint(vs)):
+    if table.const_entries or len(recs) + n > table.info.size:
         return False
     seq = table.seq
     first = table.next_handle
     if seq > (1 << 62) or first > (1 << 62):  # (never: C counters stand for Python ints here)
         raise OverflowError("insert_exact1_many: table counters out of range")
-    table.seq = seq + n
     cdef list free = table.free_handles
     # the n lowest free handles, in order, then new ones (as n heap pops would give them)
-    cdef list taken = []
-    if free:
-        ordered = sorted(free)
-        taken = ordered[:n]
-        free[:] = ordered[n:]
+    cdef list ordered = sorted(free) if free else []
+    cdef list taken = ordered[:n]
     nt = len(taken)
-    table.next_handle = first + (n - nt)
     full = table._pack_full[0]
     cdef bint atomic_aid = not _may_be_tracked(aid)
+    cdef list made = [None] * n
     for j in range(n):
         v = vs[j]
         a = args[j]
@@ -235,8 +239,18 @@ def insert_exact1_many(table, list vs, aid, list args):
             r._tests = ((0, v, full),)
             mkey = (v,)
         r._mkey = mkey
-        recs[mkey] = r
-        exact1[v] = r
+        if PyDict_SetDefault(exact1, v, r) != <PyObject*>r:  # there already, or twice in `vs`
+            for jj in range(j):
+                del exact1[vs[jj]]
+            return False
+        made[j] = r
+    for j in range(n):
+        r = <Rec>made[j]
+        recs[r._mkey] = r
+    table.seq = seq + n
+    if free:
+        free[:] = ordered[nt:]  # (the rest, sorted: still a heap, as the reference leaves it)
+    table.next_handle = first + (n - nt)
     return True
 
 
@@ -349,3 +363,55 @@ def column_run(data, Py_ssize_t r0, Py_ssize_t stride, Py_ssize_t kmax, checks):
             if p[base + offs[c]] != want[c]:
                 return k
     return kmax
+
+
+cdef inline object _uint_at(object data, const unsigned char* p, Py_ssize_t off, Py_ssize_t n, int width):
+    """_uint of the n bytes at data[off] (p: data's bytes)."""
+    cdef unsigned long long u = 0
+    cdef Py_ssize_t i
+    if n <= 8:
+        for i in range(n):
+            u = (u << 8) | p[off + i]
+        if width < 64 and u >> width:
+            return None
+        return u
+    v = int.from_bytes(data[off:off + n], "big")
+    if v >> width:
+        return None
+    return v
+
+
+def exact1_run_values(data, Py_ssize_t r0, Py_ssize_t stride, Py_ssize_t k, Py_ssize_t koff, Py_ssize_t klen,
+                      int kwidth, Py_ssize_t poff, Py_ssize_t plen, int pwidth):
+    """exact1_values of a run's rows read straight from the request: record j is the
+    `stride` bytes at data[r0 + j*stride], its key the klen bytes at offset koff in it, its
+    parameter the plen bytes at poff (poff < 0: an action without parameters). None when
+    a value does not fit its width, or the layout does not lie inside `data` (the
+    one-by-one path then cuts the rows)."""
+    cdef const unsigned char[::1] d = data
+    cdef Py_ssize_t size = d.shape[0], j, base
+    if (k <= 0 or r0 < 0 or stride <= 0 or koff < 0 or klen < 0 or koff + klen > stride
+            or (poff >= 0 and (plen < 0 or poff + plen > stride)) or r0 + k * stride > size):
+        return None
+    cdef const unsigned char* p = &d[0]
+    cdef list vs = [None] * k
+    cdef list args = [None] * k
+    cdef tuple none = ()
+    cdef dict shared = {}  # one (a,) per distinct argument (immutable: sharing is invisible)
+    for j in range(k):
+        base = r0 + j * stride
+        v = _uint_at(data, p, base + koff, klen, kwidth)
+        if v is None:
+            return None
+        vs[j] = v
+        if poff < 0:
+            args[j] = none
+        else:
+            a = _uint_at(data, p, base + poff, plen, pwidth)
+            if a is None:
+                return None
+            t = shared.get(a)
+            if t is None:
+                t = shared[a] = _atomic((a,))
+            args[j] = t
+    return vs, args

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 import struct
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from p4rtproto import p4runtime_pb2
@@ -254,6 +254,47 @@ def _flip(value: bytes) -> bytes:
     return value.translate(_FLIP)
 
 
+def _cut_rows(sh: _Shape, data: bytes, r0: int, stride: int, k: int) -> list[Sequence[bytes]]:
+    """The value bytes (slot order) of the k records of `sh` from data[r0], `stride` apart."""
+    rows: list = list(sh.row.iter_unpack(memoryview(data)[r0:r0 + k * stride]))
+    g = sh.groups
+    if g is not None:
+        rows = [[r[j - 1] for j in g] for r in rows]
+    return rows
+
+
+class RunRows:
+    """A run's rows as `WriteScanner.run` gives them on the compiled write path: where
+    they lie in the request, cut into value bytes (`_cut_rows`) only when a step needs
+    them (one by one, metadata); a bulk write reads the values from `data` in C
+    (`bulk_exact1`: `_write.exact1_run_values`), with `slot` giving each value's place."""
+
+    __slots__ = ("sh", "data", "r0", "stride", "k", "_rows")
+
+    def __init__(self, sh: _Shape, data: bytes, r0: int, stride: int, k: int) -> None:
+        self.sh, self.data, self.r0, self.stride, self.k = sh, data, r0, stride, k
+        self._rows: list[Sequence[bytes]] | None = None
+
+    def slot(self, j: int) -> tuple[int, int]:
+        """(offset in a record, length) of value slot j."""
+        off, n = self.sh.slots[j]
+        return len(self.sh.head) + off, n
+
+    def rows(self) -> list[Sequence[bytes]]:
+        if self._rows is None:
+            self._rows = _cut_rows(self.sh, self.data, self.r0, self.stride, self.k)
+        return self._rows
+
+    def __len__(self) -> int:
+        return self.k
+
+    def __iter__(self) -> Iterator[Sequence[bytes]]:
+        return iter(self.rows())
+
+    def __getitem__(self, j: int) -> Sequence[bytes]:
+        return self.rows()[j]
+
+
 class WriteScanner:
     """Learned Update shapes, by serialized length (a few shapes per length at most)."""
 
@@ -289,12 +330,10 @@ class WriteScanner:
         k = _column_run(data, r0, stride, min(len(spans) - i, (len(data) - r0) // stride), sh.checks)
         if k < 2 or spans[i + k - 1] != (r0 + (k - 1) * stride + h, r0 + k * stride):
             return None
-        rows: list = list(sh.row.iter_unpack(memoryview(data)[r0:r0 + k * stride]))
-        g = sh.groups
-        if g is not None:
-            rows = [[r[j - 1] for j in g] for r in rows]
         self.hits += k - 1
-        return rows
+        if _compiled is not None:  # the compiled bulk reads the values from `data` itself
+            return RunRows(sh, data, r0, stride, k)
+        return _cut_rows(sh, data, r0, stride, k)
 
     def plan(self, data: bytes) -> tuple[list[tuple[int, _Shape, Any, Any]], int, bytes] | None:
         """A serialized WriteRequest whose every Update has a learned shape, cut without
@@ -547,7 +586,13 @@ def _bind_checked(shape: _Shape, pipeline: Any, meta: TableMeta, ref: TableEntry
             if table is None:
                 return False
             if compiled is not None:  # the same values, decoded in C (p4sim/runtime/_write.pyx)
-                got = compiled.exact1_values(rows, kslot, kwidth, -1 if pslot is None else pslot, pwidth)
+                if type(rows) is RunRows:  # straight from the request's bytes: no rows cut
+                    koff, klen = rows.slot(kslot)
+                    poff, plen = rows.slot(pslot) if pslot is not None else (-1, 0)
+                    got = compiled.exact1_run_values(rows.data, rows.r0, rows.stride, rows.k, koff, klen, kwidth,
+                                                     poff, plen, pwidth)
+                else:
+                    got = compiled.exact1_values(rows, kslot, kwidth, -1 if pslot is None else pslot, pwidth)
                 if got is None:
                     return False
                 vs, args = got

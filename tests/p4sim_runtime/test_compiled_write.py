@@ -93,14 +93,19 @@ def _bulk_differences(m, seed: int = 5, steps: int = 60) -> list[str]:
     ref, got = _table(40), _table(40)
     out = []
     done = [False, False]
+    # first, runs refused late: a key already there, then one given twice, after new ones
+    script = [("ins", [1, 2, 3]), ("ins", [4, 5, 2]), ("ins", [6, 7, 6]), ("del", [1, 9])]
     for step in range(steps):
-        kind = rnd.choice(["ins", "ins", "del", "one"])
-        there = list(ref.exact1)
-        pool = there if kind == "del" and there and rnd.random() < 0.8 else \
-            [v for v in range(60) if v not in ref.exact1] if rnd.random() < 0.8 else range(60)
-        vs = [rnd.choice(pool) for _ in range(rnd.randrange(1, 12))]
-        if rnd.random() < 0.8:  # else maybe a key twice in one run
-            vs = list(dict.fromkeys(vs))
+        if step < len(script):
+            kind, vs = script[step]
+        else:
+            kind = rnd.choice(["ins", "ins", "del", "one"])
+            there = list(ref.exact1)
+            pool = there if kind == "del" and there and rnd.random() < 0.8 else \
+                [v for v in range(60) if v not in ref.exact1] if rnd.random() < 0.8 else range(60)
+            vs = [rnd.choice(pool) for _ in range(rnd.randrange(1, 12))]
+            if rnd.random() < 0.8:  # else maybe a key twice in one run
+                vs = list(dict.fromkeys(vs))
         args = [(rnd.randrange(512),) for _ in vs]
         if kind == "ins":
             a, b = tables.py_insert_exact1_many(ref, vs, 0, args), m.insert_exact1_many(got, vs, 0, args)
@@ -159,6 +164,21 @@ def _decode_differences(m, seed: int = 6) -> list[str]:
         want, got = _values_ref(rows, 0, kw, pslot, pw), m.exact1_values(rows, 0, kw, pslot, pw)
         if want != got:
             out.append(f"values {rows} {kw} {pslot} {pw}: {got} != {want}")
+        # the same rows as records in a request: exact1_run_values reads them in place
+        pad, head, r0 = rnd.randrange(3), rnd.randrange(3), rnd.randrange(4)
+        koff = head + (pl + pad if pslot == 1 and rnd.random() < 0.5 else 0)
+        poff = head + (0 if koff != head else kl + pad)
+        stride = head + kl + pl + pad + rnd.randrange(2)
+        data = bytearray(rnd.randrange(256) for _ in range(r0 + len(rows) * stride + rnd.randrange(3)))
+        for j, (kb, pb) in enumerate(rows):
+            base = r0 + j * stride
+            data[base + koff:base + koff + kl] = kb
+            data[base + poff:base + poff + pl] = pb
+        k = len(rows) + (1 if rnd.random() < 0.1 else 0)  # sometimes a run past the end: None
+        want = want if r0 + k * stride <= len(data) else None
+        got = m.exact1_run_values(bytes(data), r0, stride, k, koff, kl, kw, poff if pslot == 1 else -1, pl, pw)
+        if want != got:
+            out.append(f"run values {bytes(data)!r} {r0} {stride} {k} {koff} {poff} {kw} {pw}: {got} != {want}")
     for _ in range(300):
         stride = rnd.randrange(1, 9)
         rec = bytes(rnd.randrange(3) for _ in range(stride))
@@ -186,6 +206,9 @@ PLANTS = {  # a slip in the compiled source -> the comparison that must catch it
     "freed handle dropped": ("_heappush(free, rec._hnd)", "pass", _bulk_differences),
     "width not checked": ("if width < 64 and (u >> width) != 0:", "if width < 64 and (u >> width) > 1:",
                           _decode_differences),
+    "run value width not checked": ("if width < 64 and u >> width:", "if width < 64 and u >> width > 1:",
+                                    _decode_differences),
+    "keys of a refused run left in": ("                del exact1[vs[jj]]", "                pass", _bulk_differences),
     "container left untracked": ("if _may_be_tracked(v) and not PyObject_GC_IsTracked(self):",
                                  "if False and not PyObject_GC_IsTracked(self):", _rec_differences),
 }

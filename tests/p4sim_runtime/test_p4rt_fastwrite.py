@@ -812,6 +812,12 @@ def _lax_exact1_values(rows, kslot, kwidth, pslot, pwidth):
     return vs, [()] * len(vs) if pslot < 0 else [(int.from_bytes(r[pslot], "big"),) for r in rows]
 
 
+def _lax_exact1_run_values(data, r0, stride, k, koff, klen, kwidth, poff, plen, pwidth):
+    """The compiled exact1_run_values with the planted bug: no value is too wide."""
+    rows = [(data[b + koff:b + koff + klen], data[b + poff:b + poff + plen]) for b in range(r0, r0 + k * stride, stride)]
+    return _lax_exact1_values(rows, 0, kwidth, 1 if poff >= 0 else -1, pwidth)
+
+
 @pytest.mark.parametrize("plant", ["lax run", "lax width"])
 def test_planted_lax_run_is_caught(kinds_pair, monkeypatch, plant) -> None:
     """Negative controls for the run cutter and the bulk value check: a run cutter that
@@ -821,8 +827,9 @@ def test_planted_lax_run_is_caught(kinds_pair, monkeypatch, plant) -> None:
         monkeypatch.setattr(fastwrite, "_run_checks", lambda head, fixed: tuple((j, head[j:j + 1]) for j in range(len(head))))
     else:
         monkeypatch.setattr(fastwrite, "_fits", lambda vs, width: True)
-        if fastwrite._compiled is not None:  # the compiled write path decodes the values itself
-            monkeypatch.setattr(fastwrite._compiled, "exact1_values", _lax_exact1_values)
+        if fastwrite._compiled is not None:  # the compiled write path decodes the values itself, in place
+            # (only the in-place decoder planted: caught, so runs really take it)
+            monkeypatch.setattr(fastwrite._compiled, "exact1_run_values", _lax_exact1_run_values)
     _own_scanner(monkeypatch, kinds_pair)  # shapes made with the plant
     assert _differences(kinds_pair, seed=24, requests=70, gen_class=RunGen) != []
 
