@@ -20,7 +20,6 @@ from tests.p4sim_runtime.test_switch_fastpath import (
     PROGRAM,
     TM_CONFIGS,
     QueuedTM,
-    counting,
     drive,
     make,
 )
@@ -45,14 +44,30 @@ def test_the_driver_is_emitted_unless_turned_off(program, monkeypatch) -> None:
     assert "_p4sim_drive" not in typed_source(program, ["_RT"])
 
 
+def _counting_class(monkeypatch) -> list[int]:
+    """`counting` on the class: the compiled driver calls a replaced TrafficManager.send_now
+    (it inlines the class's own), so this counts what its inline copy would have decided."""
+    taken = [0, 0]
+    real = TrafficManager.send_now
+
+    def send_now(self, *a):
+        tx = real(self, *a)
+        taken[tx >= 0] += 1
+        return tx
+
+    monkeypatch.setattr(TrafficManager, "send_now", send_now)
+    return taken
+
+
 @needs_compiler
 @pytest.mark.parametrize("seed,config", [(1, 0), (3, 1)])
 def test_compiled_driver_matches_the_python_driver(program, seed: int, config: int, monkeypatch) -> None:
-    tm = TrafficManager(**TM_CONFIGS[config])
-    taken = counting(tm)
-    fast = drive(_switch(program, tm, "compiled", monkeypatch), seed)
     ref = drive(_switch(program, QueuedTM(**TM_CONFIGS[config]), "python", monkeypatch), seed)
+    # the driver's inline copy of TrafficManager.send_now, then the method itself (counted)
+    fast = drive(_switch(program, TrafficManager(**TM_CONFIGS[config]), "compiled", monkeypatch), seed)
     assert fast == ref
+    taken = _counting_class(monkeypatch)
+    assert drive(_switch(program, TrafficManager(**TM_CONFIGS[config]), "compiled", monkeypatch), seed) == ref
     assert taken[1] > 100 and taken[0] > 100  # both the inlined and the handed-back unicast case
     assert len(fast[0]) > 300 and fast[1]["tm_drops"] > 0 and fast[1]["drops"] > 0
     assert {len(d) for _, d, _ in fast[0]} >= {40, 70}  # truncate(), clone session truncation
@@ -62,14 +77,20 @@ PLANTS = {
     "enq_qdepth": ("    sm.f_enq_qdepth = 0\n", "    sm.f_enq_qdepth = 1\n"),
     "time": ("    end = now + tx\n", "    end = now + tx + 1\n"),
     "trunc": ("    trunc = sw.cap\n", "    trunc = 0\n"),
+    # the inline copy of TrafficManager.send_now: a port's byte count, its busy time
+    "tx_bytes": ("            state.tx_bytes += length\n", "            state.tx_bytes += length + 1\n"),
+    "busy": ("            state.busy_until = now + tx\n", "            state.busy_until = now\n"),
+    # the compiled send(): its receive count
+    "rx": ('    sw.stats["rx"] += 1\n', '    sw.stats["rx"] += 2\n'),
 }
 
 
 @needs_compiler
 @pytest.mark.parametrize("plant", sorted(PLANTS))
 def test_comparison_catches_a_planted_driver_slip(program, plant: str, monkeypatch) -> None:
-    """Negative control: the driver off in one metadata field, in its time or in the
-    ingress truncation it carries to the output fails the comparison above."""
+    """Negative control: the driver off in one metadata field, in its time, in the
+    ingress truncation it carries to the output, in its copy of the traffic manager's
+    send_now or in send()'s count fails the comparison above."""
     old, new = PLANTS[plant]
     assert drive_mod._TEMPLATE.count(old) == 1
     monkeypatch.setattr(drive_mod, "_TEMPLATE", drive_mod._TEMPLATE.replace(old, new))
@@ -105,3 +126,24 @@ def test_makers_make_what_the_class_makes(monkeypatch) -> None:
     # the comparison sees a field a maker would leave unset (None where the class sets a value)
     bare = _fields(ns["S_headers_t"].__new__(ns["S_headers_t"]))[1]
     assert bare != _fields(ns["S_headers_t"]())[1] and None in bare.values()
+
+
+@needs_compiler
+def test_compiled_send_hands_other_arguments_to_switch_send(program, monkeypatch) -> None:
+    """The compiled send() takes Switch.send for a port or frame it does not inline: the same
+    error for a port out of range, and a bytearray or a bool port go through as there."""
+    from p4sim.model import P4SimError
+
+    def frame_of(eport: int) -> bytes:  # sm_echo.p4: the egress port in the low bits of dst
+        return eport.to_bytes(6, "big") + bytes(6) + b"\x08\x00" + bytes(50)
+
+    sws = [_switch(program, TrafficManager(), b, monkeypatch) for b in ("compiled", "python")]
+    assert sws[0].send.__func__ is sws[0]._ns["_p4sim_send"] and "send" not in sws[1].__dict__
+    got = []
+    for sw in sws:
+        with pytest.raises(P4SimError) as e:
+            sw.send(512, bytes(64))
+        sw.send(True, bytearray(frame_of(2)))
+        sw.send(1, frame_of(3))
+        got.append((str(e.value), [(o.port, o.data, o.time_ns) for o in sw.receive()], dict(sw.stats)))
+    assert got[0] == got[1] and len(got[0][1]) == 2 and got[0][2]["rx"] == 2
