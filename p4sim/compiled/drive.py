@@ -33,7 +33,6 @@ SEND = "_p4sim_send"  # Switch.send with the driver (the switch binds it as its 
 
 # module-level names the driver uses (prefixed: generated names are mangled, no clash)
 IMPORTS = """from p4sim.runtime.tm import TrafficManager as _p4sim_TM
-_p4sim_TM_send_now = _p4sim_TM.send_now
 from p4sim.lower.rt import ParserError as _p4sim_ParserError
 from p4sim.model import OutputPacket as _p4sim_OutputPacket
 from struct import error as _p4sim_struct_error
@@ -77,34 +76,7 @@ def _p4sim_drive(sw, port, frame):
     sm.f_instance_type = 0
     eport = sm.f_egress_spec
     now = sw._now
-    prio = cython.declare(cython.longlong, sm.f_priority)
-    length = sm.f_packet_length
-    if _p4sim_TM.send_now is not _p4sim_TM_send_now:  # replaced on the class (tests count calls)
-        tx = tm.send_now(eport, prio, length, now)
-    # TrafficManager.send_now (p4sim/runtime/tm.py), statement for statement: change both
-    elif tm._active or tm._departed or not 0 <= prio < tm.nb_queues:
-        tx = -1
-    else:
-        state = tm._ports.get(eport)
-        if state is None:
-            state = tm._port(eport)
-        if state.capacity[prio] <= 0 or state.busy_until > now or state.paused_until[prio] > now:
-            tx = -1
-        else:
-            if now > tm._now:
-                tm._now = now
-            state.enqueued[prio] += 1
-            md = state.max_depth
-            if md[prio] < 1:
-                md[prio] = 1
-            if tm.scheduler != "strict":
-                if not (state.wrr_current == prio and state.wrr_sent < tm.weights[prio]):
-                    state.wrr_current, state.wrr_sent = prio, 0
-            state.wrr_sent += 1
-            state.dequeued[prio] += 1
-            tx = 0 if state.bits_per_s is None and state.pps is None else tm._tx_ns(state, length)
-            state.busy_until = now + tx
-            state.tx_bytes += length
+    tx = tm.send_now(eport, sm.f_priority, sm.f_packet_length, now)
     if tx < 0:
         return sw._dispatch(port, frame, hdr, meta, sm, payload, 0, False)
     t_us = now // 1000
@@ -160,7 +132,9 @@ def _p4sim_drive(sw, port, frame):
     sw._out.append(o)
     return True
 
+'''
 
+_SEND = '''
 def _p4sim_send(sw, port, frame):
     # Switch.send (p4sim/runtime/switch.py) with the driver, for a port that is an int in
     # range and a frame that is bytes; anything else takes Switch.send itself, the reference
@@ -194,5 +168,6 @@ def drive_source(program: CompiledProgram, classes: dict[str, dict], defined: se
     stages = [pl.parser, pl.verify, pl.ingress, pl.egress, pl.compute, pl.deparser]
     if not set(stages) <= defined:
         return ""
-    return _TEMPLATE.format(newH=new(pl.new_hdr), newM=new(pl.new_meta), newS=new(pl.new_sm), H=pl.new_hdr, M=pl.new_meta, S=pl.new_sm, P=pl.parser, V=pl.verify,
+    send = "" if os.environ.get("P4SIM_COMPILED_SEND", "1") == "0" else _SEND  # A/B: Python send()
+    return send + _TEMPLATE.format(newH=new(pl.new_hdr), newM=new(pl.new_meta), newS=new(pl.new_sm), H=pl.new_hdr, M=pl.new_meta, S=pl.new_sm, P=pl.parser, V=pl.verify,
                             I=pl.ingress, E=pl.egress, C=pl.compute, D=pl.deparser)

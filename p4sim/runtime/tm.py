@@ -276,9 +276,7 @@ class TrafficManager:
         then leaves alone, with enq_timestamp = now_ns, both depths 0 (every queue is empty,
         whatever depth_scope) and deq_timedelta 0. Returns its serialisation time in ns
         (tx_start_ns = now_ns, tx_end_ns = now_ns + that), or -1, with nothing changed, when
-        the packet must take `enqueue` (queued packets, a busy or paused port, a drop).
-        The compiled driver (p4sim/compiled/drive.py) repeats this body in C for this class
-        (not for a subclass, nor when the method is replaced on the class): change both."""
+        the packet must take `enqueue` (queued packets, a busy or paused port, a drop)."""
         if self._active or self._departed:
             return -1
         if not 0 <= prio < self.nb_queues:

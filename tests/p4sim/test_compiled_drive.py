@@ -20,6 +20,7 @@ from tests.p4sim_runtime.test_switch_fastpath import (
     PROGRAM,
     TM_CONFIGS,
     QueuedTM,
+    counting,
     drive,
     make,
 )
@@ -40,34 +41,21 @@ def _switch(program, tm, backend: str, monkeypatch):
 
 def test_the_driver_is_emitted_unless_turned_off(program, monkeypatch) -> None:
     assert "def _p4sim_drive(sw, port, frame):" in typed_source(program, ["_RT"])
+    assert "def _p4sim_send(sw, port, frame):" in typed_source(program, ["_RT"])
+    monkeypatch.setenv("P4SIM_COMPILED_SEND", "0")
+    assert "_p4sim_send" not in typed_source(program, ["_RT"]) and "_p4sim_drive" in typed_source(program, ["_RT"])
     monkeypatch.setenv("P4SIM_COMPILED_DRIVE", "0")
     assert "_p4sim_drive" not in typed_source(program, ["_RT"])
-
-
-def _counting_class(monkeypatch) -> list[int]:
-    """`counting` on the class: the compiled driver calls a replaced TrafficManager.send_now
-    (it inlines the class's own), so this counts what its inline copy would have decided."""
-    taken = [0, 0]
-    real = TrafficManager.send_now
-
-    def send_now(self, *a):
-        tx = real(self, *a)
-        taken[tx >= 0] += 1
-        return tx
-
-    monkeypatch.setattr(TrafficManager, "send_now", send_now)
-    return taken
 
 
 @needs_compiler
 @pytest.mark.parametrize("seed,config", [(1, 0), (3, 1)])
 def test_compiled_driver_matches_the_python_driver(program, seed: int, config: int, monkeypatch) -> None:
+    tm = TrafficManager(**TM_CONFIGS[config])
+    taken = counting(tm)
+    fast = drive(_switch(program, tm, "compiled", monkeypatch), seed)
     ref = drive(_switch(program, QueuedTM(**TM_CONFIGS[config]), "python", monkeypatch), seed)
-    # the driver's inline copy of TrafficManager.send_now, then the method itself (counted)
-    fast = drive(_switch(program, TrafficManager(**TM_CONFIGS[config]), "compiled", monkeypatch), seed)
     assert fast == ref
-    taken = _counting_class(monkeypatch)
-    assert drive(_switch(program, TrafficManager(**TM_CONFIGS[config]), "compiled", monkeypatch), seed) == ref
     assert taken[1] > 100 and taken[0] > 100  # both the inlined and the handed-back unicast case
     assert len(fast[0]) > 300 and fast[1]["tm_drops"] > 0 and fast[1]["drops"] > 0
     assert {len(d) for _, d, _ in fast[0]} >= {40, 70}  # truncate(), clone session truncation
@@ -77,11 +65,9 @@ PLANTS = {
     "enq_qdepth": ("    sm.f_enq_qdepth = 0\n", "    sm.f_enq_qdepth = 1\n"),
     "time": ("    end = now + tx\n", "    end = now + tx + 1\n"),
     "trunc": ("    trunc = sw.cap\n", "    trunc = 0\n"),
-    # the inline copy of TrafficManager.send_now: a port's byte count, its busy time
-    "tx_bytes": ("            state.tx_bytes += length\n", "            state.tx_bytes += length + 1\n"),
-    "busy": ("            state.busy_until = now + tx\n", "            state.busy_until = now\n"),
-    # the compiled send(): its receive count
+    # the compiled send() (drive._SEND): its receive count, the service of what it queued
     "rx": ('    sw.stats["rx"] += 1\n', '    sw.stats["rx"] += 2\n'),
+    "service": ("    sw._service(sw._now)\n", "    pass\n"),
 }
 
 
@@ -89,11 +75,13 @@ PLANTS = {
 @pytest.mark.parametrize("plant", sorted(PLANTS))
 def test_comparison_catches_a_planted_driver_slip(program, plant: str, monkeypatch) -> None:
     """Negative control: the driver off in one metadata field, in its time, in the
-    ingress truncation it carries to the output, in its copy of the traffic manager's
-    send_now or in send()'s count fails the comparison above."""
+    ingress truncation it carries to the output, or the compiled send() off in its count
+    or leaving what egress queued (clones, recirculation) unserved fails the comparison above."""
     old, new = PLANTS[plant]
-    assert drive_mod._TEMPLATE.count(old) == 1
-    monkeypatch.setattr(drive_mod, "_TEMPLATE", drive_mod._TEMPLATE.replace(old, new))
+    where = "_SEND" if plant in ("rx", "service") else "_TEMPLATE"
+    text = getattr(drive_mod, where)
+    assert text.count(old) == 1
+    monkeypatch.setattr(drive_mod, where, text.replace(old, new))
     fast = drive(_switch(program, TrafficManager(), "compiled", monkeypatch), 1, 300)
     assert fast != drive(_switch(program, QueuedTM(), "python", monkeypatch), 1, 300)
 
