@@ -26,7 +26,9 @@ is printed next to a baseline measured in the same run, and as a ratio to it:
 
 Commands (from the repository root; `.venv/bin/python -m bench p4runtime --help`):
 
-    # p4sim-switch, 3 trials alternated with the echo baselines
+    # p4sim-switch, 3 trials alternated with the echo baselines; where the native front end
+    # builds, each trial also runs p4sim-switch in its performance configuration
+    # (bench.PERF_CONFIG: P4SIM_FRONTEND=native P4SIM_BACKEND=compiled; --no-perf-config: not)
     .venv/bin/python -m bench p4runtime --trials 3
     # this tree's p4sim-switch against another checkout's, trial by trial (A/B, then B/A)
     .venv/bin/python -m bench p4runtime --trials 4 --against /path/to/other/checkout
@@ -68,10 +70,11 @@ from pathlib import Path
 
 import grpc
 
+from bench import PERF_CONFIG, perf_config_available
 from p4rtproto import p4runtime_pb2
 
 # `python -m bench --smoke`: this section's smallest size (tests/bench runs it)
-SMOKE = ["--rtt-n", "150"]
+SMOKE = ["--rtt-n", "150", "--no-perf-config"]
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB_CONFIG = ROOT / "controller" / "examples" / "lab.yaml"
@@ -628,6 +631,10 @@ def run(argv: list[str]) -> None:
     ap.add_argument("--native-echo", action=argparse.BooleanOptionalAction, default=None,
                     help="also measure the echo behind p4sim's native (grpc++) front end (default: when it"
                          " can be built here)")
+    ap.add_argument("--perf-config", action=argparse.BooleanOptionalAction, default=None,
+                    help="alternate p4sim-switch with itself in its performance configuration ("
+                         + " ".join(f"{k}={v}" for k, v in PERF_CONFIG.items()) + ") in the same run"
+                         " (default: when p4sim-switch runs here without --against and it builds)")
     ap.add_argument("--trials", type=int, default=1)
     ap.add_argument("--rtt-n", type=int, default=6000, help="round trips at 32 in flight per trial")
     first_opt = next((i for i, a in enumerate(argv) if a.startswith("-")), len(argv))
@@ -639,6 +646,12 @@ def run(argv: list[str]) -> None:
     if bad:
         ap.error(f"--against-env takes NAME=VALUE, not {bad[0]!r}")
     against_env = dict(e.split("=", 1) for e in args.against_env)
+    if args.perf_config is None:
+        args.perf_config = not args.grpc_addr and not args.against and perf_config_available()
+    if args.perf_config:
+        if args.grpc_addr or args.against:
+            ap.error("--perf-config runs this tree's p4sim-switch: not with --grpc-addr or --against")
+        args.against, against_env = ROOT, dict(PERF_CONFIG)
     if args.native_echo is None:
         from p4sim.server.native import unavailable_reason
 

@@ -23,7 +23,8 @@ veths (what per-frame socket I/O in Python costs on this machine, whatever the t
 
 Commands (root; from the repository root):
 
-    # p4sim-switch (this tree), then an A/B with another checkout's, alternated per trial
+    # p4sim-switch (this tree), and the same in its performance configuration (bench.PERF_CONFIG,
+    # where it builds; --no-perf-config: not); then an A/B with another checkout's, alternated per trial
     .venv/bin/python -m bench veth_forwarding
     .venv/bin/python -m bench veth_forwarding --trials 2 --against /path/to/other/checkout
     # BMv2: the bench makes the veths and starts the command ({port1}, {port2}: the switch's
@@ -54,7 +55,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SMOKE = ["--rates", "5000,20000", "--step-s", "0.4", "--trials", "1"]
+from bench import PERF_CONFIG, perf_config_available
+
+SMOKE = ["--rates", "5000,20000", "--step-s", "0.4", "--trials", "1", "--no-perf-config"]
 
 ROOT = Path(__file__).resolve().parent.parent
 BMV2_PERF = {64: 25_600, 1024: 31_700}  # issue 19: BMv2 1.15.5 performance build, 40k pps offered
@@ -556,6 +559,10 @@ def run(argv: list[str]) -> None:
     ap.add_argument("--send-if", metavar="[NETNS/]IFACE", help="with --grpc-addr: h1's interface (the sender)")
     ap.add_argument("--recv-if", metavar="[NETNS/]IFACE", help="with --grpc-addr: h2's interface (the receiver)")
     ap.add_argument("--no-push", action="store_true", help="with --grpc-addr: it is configured already")
+    ap.add_argument("--perf-config", action=argparse.BooleanOptionalAction, default=None,
+                    help="alternate p4sim-switch with itself in its performance configuration ("
+                         + " ".join(f"{k}={v}" for k, v in PERF_CONFIG.items()) + ") in the same run"
+                         " (default: when p4sim-switch runs here without --against and it builds)")
     first_opt = next((i for i, a in enumerate(argv) if a.startswith("-")), len(argv))
     args, _ = ap.parse_known_args(argv[first_opt:])
     rates = [int(r) for r in args.rates.split(",")]
@@ -569,6 +576,12 @@ def run(argv: list[str]) -> None:
         return
     extra = ["--p4info", args.p4info, "--bmv2-json", args.bmv2_json] if args.p4info else []
     against_env = dict(e.split("=", 1) for e in args.against_env)
+    if args.perf_config is None:
+        args.perf_config = not (args.grpc_addr or args.switch_cmd or args.against) and perf_config_available()
+    if args.perf_config:
+        if args.grpc_addr or args.switch_cmd or args.against:
+            ap.error("--perf-config runs this tree's p4sim-switch: not with --grpc-addr, --switch-cmd or --against")
+        args.against, against_env = ROOT, dict(PERF_CONFIG)
     load = os.getloadavg()
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; "
           f"{args.step_s} s per rate step")

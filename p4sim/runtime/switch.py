@@ -185,6 +185,10 @@ class Switch:
                                  if h.kind == "packet_in"), None)
         self._pkt_out_hdr = next((h for h in self.model.controller_headers.values()
                                   if h.kind == "packet_out"), None)
+        # the packet_in header's bits and bytes (the bytes a PacketIn's frame starts with)
+        self._pkt_in_bits = sum(f.bitwidth for f in self._pkt_in_hdr.fields) if self._pkt_in_hdr else 0
+        self._pkt_in_nb = (self._pkt_in_bits + 7) // 8
+        self._packet_in_frame_cbs: list[Callable] = []
 
     def _bind(self, name: str, f: Callable, ext: object) -> None:
         if name.startswith("_") or name in self.__dict__ or hasattr(type(self), name):
@@ -256,6 +260,24 @@ class Switch:
 
     def on_packet_in(self, callback) -> None:
         self._packet_in_cbs.append(callback)
+
+    def on_packet_in_frame(self, callback) -> None:
+        """callback(payload, head): a PacketIn as bytes, its packet_in header's bytes (`head`,
+        b"" without one) split off and not decoded: what `packet_in_metadata(head)` gives is
+        the metadata an `on_packet_in` callback gets with the same payload."""
+        self._packet_in_frame_cbs.append(callback)
+
+    def packet_in_metadata(self, head: bytes) -> dict[str, int]:
+        """The packet_in header's fields (by name) from its bytes, as `on_packet_in` gets them."""
+        md: dict[str, int] = {}
+        if self._pkt_in_hdr is not None:
+            nbits, nb = self._pkt_in_bits, self._pkt_in_nb
+            v = int.from_bytes(head[:nb], "big") >> (nb * 8 - nbits)
+            shift = nbits
+            for f in self._pkt_in_hdr.fields:
+                shift -= f.bitwidth
+                md[f.name] = (v >> shift) & ((1 << f.bitwidth) - 1)
+        return md
 
     def now(self) -> int:
         return self._now
@@ -565,19 +587,15 @@ class Switch:
             for hook in self._after_deparse:
                 if hook(self, p, data, meta):
                     return
-        if self.cpu_port is not None and eport == self.cpu_port and self._packet_in_cbs:
-            md: dict[str, int] = {}
-            if self._pkt_in_hdr is not None:
-                nbits = sum(f.bitwidth for f in self._pkt_in_hdr.fields)
-                nb = (nbits + 7) // 8
-                v = int.from_bytes(data[:nb], "big") >> (nb * 8 - nbits)
-                shift = nbits
-                for f in self._pkt_in_hdr.fields:
-                    shift -= f.bitwidth
-                    md[f.name] = (v >> shift) & ((1 << f.bitwidth) - 1)
-                data = data[nb:]
-            for cb in self._packet_in_cbs:
-                cb(data, md)
+        if self.cpu_port is not None and eport == self.cpu_port and (self._packet_in_cbs or self._packet_in_frame_cbs):
+            nb = self._pkt_in_nb
+            head, data = data[:nb], data[nb:]
+            for fcb in self._packet_in_frame_cbs:  # (the server: no dict per PacketIn)
+                fcb(data, head)
+            if self._packet_in_cbs:
+                md = self.packet_in_metadata(head)
+                for cb in self._packet_in_cbs:
+                    cb(data, md)
             self.stats["tx"] += 1
             return
         self.stats["tx"] += 1

@@ -18,6 +18,10 @@ with the canonical key, and keeps only the checks that depend on the table's sta
 the errors are the same exceptions with the same messages. Such an entry keeps no
 `TableEntry` (`Rec.entry` is None): `entry_of` builds it when it is first read, the
 same one `add` would have stored.
+
+`Rec` and the bulk loops `insert_exact1_many`/`delete_exact1_many` have a compiled variant
+(runtime/_write.pyx, selected by P4SIM_WRITE or the native front end: compiled_write.py),
+swapped in at the end of this module, before any table exists; the code here is the reference.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from p4sim.model import (
     TableInfo,
     Ternary,
 )
+from p4sim.runtime import compiled_write
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,10 @@ class Rec:
         self.hnd = hnd  # BMv2-style handle: breaks ties between equal priorities
         self.tests = tests  # per key: (kind, a, b) for the scan
         self.mkey = mkey  # canonical match key (for duplicate detection)
+
+
+REC_FIELDS = Rec.__slots__  # every field of a Rec, whichever class (the compiled one has no __slots__)
+PyRec = Rec  # the reference class (tests compare the compiled one with it)
 
 
 class _FullLength(dict):
@@ -542,7 +551,7 @@ class Table:
         for j, (v, a, h) in enumerate(zip(vs, args, hnds, strict=True), seq + 1):
             # Rec(None, aid, a, 0, ((0, v, full),), (v,), j, h) without the __init__ call
             # (0.08 us of 0.43 here): every field of Rec (test_p4rt_fastwrite checks them all)
-            r = new(Rec)
+            r = new(PyRec)  # (the reference class: with the compiled path this is not called)
             r.entry, r.aid, r.args, r.pkts, r.bytes, r.meter = None, aid, a, 0, 0, None
             r.prio, r.seq, r.hnd, r.tests, r.mkey = 0, j, h, ((0, v, full),), (v,)
             add(r)
@@ -753,3 +762,16 @@ class Table:
             e.counter_bytes = rec.bytes
             out.append(e)
         return out
+
+
+# The compiled write path (p4sim/runtime/compiled_write.py: P4SIM_WRITE, or the native front
+# end), chosen here, once, before any Table exists: every module that builds a Rec (this one,
+# action_profile.py) takes the class from here, so a process has Recs of one class only.
+COMPILED = compiled_write.load()
+# the reference bulk loops, kept for the differential tests when the compiled ones replace them
+py_insert_exact1_many, py_delete_exact1_many = Table.insert_exact1_many, Table.delete_exact1_many
+if COMPILED is not None:
+    assert tuple(COMPILED.FIELDS) == REC_FIELDS
+    Rec = COMPILED.Rec  # type: ignore[misc]
+    Table.insert_exact1_many = COMPILED.insert_exact1_many  # type: ignore[method-assign]
+    Table.delete_exact1_many = COMPILED.delete_exact1_many  # type: ignore[method-assign]

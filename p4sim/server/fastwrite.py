@@ -37,6 +37,7 @@ from typing import Any
 from p4rtproto import p4runtime_pb2
 from p4rtproto.codec import PlainEntry, Schema, TableMeta, decode_table_entry, entry_key
 from p4rtproto.entities import Exact, Lpm, Optional_, TableEntry, Ternary
+from p4sim.runtime import tables as _tables
 
 SHAPE_LIMIT = 512
 SHAPES_PER_LENGTH = 8  # a lookup tries at most this many shapes
@@ -83,6 +84,7 @@ def _lead(s: bytes, b: bytes) -> int:
 
 
 _TAG = bytes((_UPDATE_TAG,))
+_compiled = _tables.COMPILED  # the compiled write path's module, or None (p4sim/runtime/compiled_write.py)
 
 
 def _column_run(data: bytes, r0: int, stride: int, kmax: int, checks: Sequence[tuple[int, bytes]]) -> int:
@@ -90,7 +92,17 @@ def _column_run(data: bytes, r0: int, stride: int, kmax: int, checks: Sequence[t
     (offset, byte) of `checks`. Each check's column is one strided slice (bytes.count says
     whether it all matches, lstrip where it first fails: lstrip calls memchr per byte), in
     windows of 64 records growing 8x: the work is at most 64 records plus 8x the run found,
-    never kmax (a hostile request of many short runs costs linear time, not quadratic)."""
+    never kmax (a hostile request of many short runs costs linear time, not quadratic).
+    With the compiled write path, one C loop that stops at the first failing record."""
+    if _compiled is not None:
+        got = _compiled.column_run(data, r0, stride, kmax, checks)
+        if got is not None:
+            return got
+    return _column_run_py(data, r0, stride, kmax, checks)
+
+
+def _column_run_py(data: bytes, r0: int, stride: int, kmax: int, checks: Sequence[tuple[int, bytes]]) -> int:
+    """`_column_run` in Python (the reference)."""
     done, want = 0, min(kmax, 64)
     while True:
         n = want - done
@@ -499,6 +511,7 @@ def _bind_checked(shape: _Shape, pipeline: Any, meta: TableMeta, ref: TableEntry
     if len(specs) == 1 and specs[0][1] == "exact" and len(params) <= 1:
         _, _, kwidth, kslot, _ = specs[0]
         pwidth, pslot = (params[0][1], params[0][2]) if params else (0, None)
+        compiled = _compiled
 
         def build_exact1(vals: Sequence[bytes]) -> tuple[TableMeta, TableEntry] | bool | None:
             v = from_bytes(vals[kslot], "big")
@@ -533,16 +546,22 @@ def _bind_checked(shape: _Shape, pipeline: Any, meta: TableMeta, ref: TableEntry
             table = tref()
             if table is None:
                 return False
-            vs = [from_bytes(r[kslot], "big") for r in rows]
-            if not _fits(vs, kwidth):
-                return False
-            if pslot is None:
-                args: list[tuple] = [()] * len(vs)
-            else:
-                ps = [from_bytes(r[pslot], "big") for r in rows]
-                if not _fits(ps, pwidth):
+            if compiled is not None:  # the same values, decoded in C (p4sim/runtime/_write.pyx)
+                got = compiled.exact1_values(rows, kslot, kwidth, -1 if pslot is None else pslot, pwidth)
+                if got is None:
                     return False
-                args = [(a,) for a in ps]
+                vs, args = got
+            else:
+                vs = [from_bytes(r[kslot], "big") for r in rows]
+                if not _fits(vs, kwidth):
+                    return False
+                if pslot is None:
+                    args = [()] * len(vs)
+                else:
+                    ps = [from_bytes(r[pslot], "big") for r in rows]
+                    if not _fits(ps, pwidth):
+                        return False
+                    args = [(a,) for a in ps]
             if utype == _INSERT:
                 return table.insert_exact1_many(vs, aid, args)
             done = table.delete_exact1_many(vs) if utype == _DELETE else table.modify_exact1_many(vs, aid, args)

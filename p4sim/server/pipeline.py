@@ -118,6 +118,8 @@ class Pipeline:
     # -> a StreamMessageResponse holding them: most packets repeat a few combinations
     packet_out_headers: dict[tuple, bytes] = field(default_factory=dict)
     packet_in_templates: dict[tuple, Any] = field(default_factory=dict)
+    # packet_in header bytes (Switch.on_packet_in_frame) -> serialized PacketIn metadata
+    packet_in_heads: dict[bytes, bytes] = field(default_factory=dict)
 
     PACKET_CACHE = 1024  # entries per cache (cleared when full: a bound, not an LRU)
     ZERO_CACHE_BYTES = 16 << 20  # beyond this (huge arrays), zero chunks are built per Read

@@ -15,6 +15,7 @@ client sends stops the server: unexpected exceptions become INTERNAL.
 
 from __future__ import annotations
 
+import functools
 import gc
 import itertools
 import logging
@@ -204,9 +205,9 @@ class _Stream:
         self.put(_Packet(msg))
         return True
 
-    def taken(self) -> None:
+    def taken(self, n: int = 1) -> None:
         with self._count:
-            self.pending -= 1
+            self.pending -= n
 
 
 class _Request:
@@ -506,11 +507,32 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         if outs:
             self.ports.transmit_many(outs, self.cpu_port)
 
+    def _on_packet_in_frame(self, sw: Any, payload: bytes, head: bytes) -> None:
+        """A PacketIn from `sw` with its packet_in header's bytes: as _on_packet_in with
+        sw.packet_in_metadata(head), the serialized metadata cached per header bytes."""
+        p = self.pipeline
+        if p is None:
+            return
+        meta = p.packet_in_heads.get(head)
+        if meta is None:
+            meta = self._packet_in_meta(p, sw.packet_in_metadata(head))
+            if sw is p.switch:  # (a switch being replaced: not cached for the new pipeline)
+                if len(p.packet_in_heads) >= p.PACKET_CACHE:
+                    p.packet_in_heads.clear()
+                p.packet_in_heads[head] = meta
+        self.packet_in_count += 1
+        self._send_primaries(packet_in_frame(meta, payload))
+
     def _on_packet_in(self, data: bytes, metadata: dict[str, int]) -> None:
         p = self.pipeline
         if p is None:
             return
         self.packet_in_count += 1
+        self._send_primaries(packet_in_frame(self._packet_in_meta(p, metadata), data))
+
+    @staticmethod
+    def _packet_in_meta(p: Pipeline, metadata: dict[str, int]) -> bytes:
+        """The serialized PacketIn metadata of a packet_in header's values (cached per values)."""
         hdr = p.maps.packet_in
         key = tuple(metadata.get(f.name) for f in hdr.fields) if hdr is not None else ()
         meta = p.packet_in_templates.get(key)
@@ -523,7 +545,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             if len(p.packet_in_templates) >= p.PACKET_CACHE:
                 p.packet_in_templates.clear()
             p.packet_in_templates[key] = meta
-        self._send_primaries(packet_in_frame(meta, data))
+        return meta
 
     def _on_digest(self, name: str, values: dict[str, int]) -> None:
         p = self.pipeline
@@ -568,7 +590,10 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         self._digest_keys_by_list = {}
         self._digest_pending = {}
         sw = pipeline.switch
-        sw.on_packet_in(self._on_packet_in)
+        if hasattr(sw, "on_packet_in_frame"):  # p4sim's Switch: the header bytes, no dict per PacketIn
+            sw.on_packet_in_frame(functools.partial(self._on_packet_in_frame, sw))
+        else:
+            sw.on_packet_in(self._on_packet_in)
         sw.on_digest(self._on_digest)
         if old is not None and old.workdir is not None and old is not self._saved:
             old.workdir.cleanup()
@@ -1210,8 +1235,12 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         try:
             while True:
                 out: list[bytes] = []
+                packets = 0  # PacketIns taken and not yet given back to the bound (one lock per run)
                 for item in take():
                     if type(item) is bytes:
+                        if packets:  # before the request's own PacketIns count against the bound
+                            stream.taken(packets)
+                            packets = 0
                         stop = handle(stream, item)
                         if stop is not None:
                             if out:
@@ -1223,8 +1252,8 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                         if out:
                             yield out
                         return
-                    if isinstance(item, _Packet):
-                        stream.taken()
+                    if type(item) is _Packet:
+                        packets += 1
                         item = item.msg
                     elif isinstance(item, _Abort):
                         if out:
@@ -1233,7 +1262,9 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                         return
                     else:
                         stream.control_taken()
-                    out.append(item if isinstance(item, bytes) else item.SerializeToString())
+                    out.append(item if type(item) is bytes else item.SerializeToString())
+                if packets:
+                    stream.taken(packets)
                 if out:
                     yield out
         finally:
@@ -1440,6 +1471,12 @@ def split_packet_out(data: bytes) -> tuple[bytes, bytes] | None:
     (packet) whose PacketOut starts with its payload (field 1) or has none; None for any
     other shape. The metadata bytes are everything after the payload: only after
     `metadata_only` accepted them once may they stand for the metadata list protobuf read."""
+    n = len(data)
+    if 4 <= n <= 129 and data[0] == 0x12 and data[1] == n - 2 and data[2] == 0x0A:
+        # a message under 130 bytes: both lengths are one byte (what _length_at reads there)
+        end = data[3] + 4
+        if data[3] and end <= n:
+            return data[4:end], data[end:]
     if data[:1] != b"\x12":
         return None
     got = _length_at(data, 1)
@@ -1492,8 +1529,15 @@ def packet_in_frame(metadata: bytes, payload: bytes) -> bytes:
     test compares it with protobuf's own encoding."""
     if type(payload) is not bytes:
         payload = bytes(payload)
-    body = b"\x0a" + fastwrite.varint_bytes(len(payload)) + payload + metadata if payload else metadata
-    return b"\x12" + fastwrite.varint_bytes(len(body)) + body
+    n = len(payload)
+    body = (b"\x0a" + (_VARINT[n] if n < _VARINTS else fastwrite.varint_bytes(n)) + payload + metadata
+            if n else metadata)
+    n = len(body)
+    return b"\x12" + (_VARINT[n] if n < _VARINTS else fastwrite.varint_bytes(n)) + body
+
+
+_VARINTS = 1 << 14  # lengths up to 16 KiB: their varints looked up, not built
+_VARINT = [fastwrite.varint_bytes(n) for n in range(_VARINTS)]
 
 
 _replica_port = codec.replica_port

@@ -1,0 +1,351 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
+"""The compiled write path (Cython): `Rec` and the bulk single-exact-key insert/delete of
+p4sim/runtime/tables.py, and the run -> values step of p4sim/server/fastwrite.py.
+
+Built and selected by p4sim/runtime/compiled_write.py. The pure-Python code in tables.py
+and fastwrite.py is the reference: every function here leaves exactly the state and
+returns exactly the result of its namesake there (tests/p4sim_runtime/test_compiled_write.py
+runs the differential Write tests against this module and against planted slips in it).
+
+Why it is faster: a Rec is a C struct made without an __init__ call, the loops run in C, and
+the records a bulk insert makes stay out of the cyclic collector. A Rec whose every field is
+atomic (an int, None, a str, or a tuple the collector has untracked) cannot be part of a
+reference cycle, so it is untracked, as CPython untracks such tuples and dicts itself
+(Objects/tupleobject.c _PyTuple_MaybeUntrack, Objects/dictobject.c MAINTAIN_TRACKING); every
+field is written through a property that tracks the Rec again as soon as a field is given
+an object that may be (`_track_for`). That is the one way in: nothing outside this module
+writes a Rec's C fields.
+"""
+
+cimport cython
+from cpython.tuple cimport PyTuple_CheckExact
+
+import heapq
+
+cdef extern from "Python.h":
+    bint PyObject_IS_GC(object)
+    bint PyObject_GC_IsTracked(object)
+    void PyObject_GC_Track(object)
+    void PyObject_GC_UnTrack(object)
+
+FIELDS = ("entry", "aid", "args", "pkts", "bytes", "meter", "prio", "seq", "hnd", "tests", "mkey")
+
+cdef object _heappush = heapq.heappush
+
+
+cdef inline bint _may_be_tracked(object v):
+    # CPython's _PyObject_GC_MAY_BE_TRACKED: a tuple only while it is tracked itself
+    if not PyObject_IS_GC(v):
+        return False
+    if PyTuple_CheckExact(v):
+        return PyObject_GC_IsTracked(v)
+    return True
+
+
+@cython.final
+cdef class Rec:
+    """One installed entry (or the default action) as the data path sees it: the fields
+    and the constructor of tables.py's pure-Python Rec."""
+
+    cdef object _entry, _aid, _args, _pkts, _bytes, _meter, _prio, _seq, _hnd, _tests, _mkey
+    # a bulk insert's Rec (one exact key) leaves `tests` to be made when first read: it is
+    # ((0, mkey[0], _full),), what the reference stores (the data path never reads it)
+    cdef object _full
+
+    def __init__(self, entry, aid, args, prio=0, tests=(), mkey=(), seq=0, hnd=0):
+        self._entry = entry
+        self._aid = aid
+        self._args = args
+        self._pkts = 0
+        self._bytes = 0
+        self._meter = None
+        self._prio = prio
+        self._seq = seq
+        self._hnd = hnd
+        self._tests = tests
+        self._mkey = mkey
+        if not (_may_be_tracked(entry) or _may_be_tracked(aid) or _may_be_tracked(args)
+                or _may_be_tracked(prio) or _may_be_tracked(tests) or _may_be_tracked(mkey)
+                or _may_be_tracked(seq) or _may_be_tracked(hnd)):
+            PyObject_GC_UnTrack(self)
+
+    cdef inline void _track_for(self, object v):
+        if _may_be_tracked(v) and not PyObject_GC_IsTracked(self):
+            PyObject_GC_Track(self)
+
+    @property
+    def entry(self):
+        return self._entry
+
+    @entry.setter
+    def entry(self, v):
+        self._track_for(v)
+        self._entry = v
+
+    @property
+    def aid(self):
+        return self._aid
+
+    @aid.setter
+    def aid(self, v):
+        self._track_for(v)
+        self._aid = v
+
+    @property
+    def args(self):
+        return self._args
+
+    @args.setter
+    def args(self, v):
+        self._track_for(v)
+        self._args = v
+
+    @property
+    def pkts(self):
+        return self._pkts
+
+    @pkts.setter
+    def pkts(self, v):
+        self._track_for(v)
+        self._pkts = v
+
+    @property
+    def bytes(self):
+        return self._bytes
+
+    @bytes.setter
+    def bytes(self, v):
+        self._track_for(v)
+        self._bytes = v
+
+    @property
+    def meter(self):
+        return self._meter
+
+    @meter.setter
+    def meter(self, v):
+        self._track_for(v)
+        self._meter = v
+
+    @property
+    def prio(self):
+        return self._prio
+
+    @prio.setter
+    def prio(self, v):
+        self._track_for(v)
+        self._prio = v
+
+    @property
+    def seq(self):
+        return self._seq
+
+    @seq.setter
+    def seq(self, v):
+        self._track_for(v)
+        self._seq = v
+
+    @property
+    def hnd(self):
+        return self._hnd
+
+    @hnd.setter
+    def hnd(self, v):
+        self._track_for(v)
+        self._hnd = v
+
+    @property
+    def tests(self):
+        if self._full is not None:
+            self._tests = _atomic((_atomic((0, self._mkey[0], self._full)),))
+            self._full = None
+        return self._tests
+
+    @tests.setter
+    def tests(self, v):
+        self._track_for(v)
+        self._tests = v
+        self._full = None
+
+    @property
+    def mkey(self):
+        return self._mkey
+
+    @mkey.setter
+    def mkey(self, v):
+        self._track_for(v)
+        self._mkey = v
+
+
+cdef inline tuple _atomic(tuple t):
+    # a new tuple of ints (non-GC objects) never needs the collector: untracked at once
+    PyObject_GC_UnTrack(t)
+    return t
+
+
+def insert_exact1_many(table, list vs, aid, list args):
+    """tables.Table.insert_exact1_many: `insert_exact1_checked` of every (vs[j], aid,
+    args[j]), in order, or nothing and False when one would fail."""
+    cdef Py_ssize_t n = len(vs), j, nt
+    cdef dict exact1 = table.exact1
+    cdef dict recs = table.recs
+    cdef Rec r
+    cdef tuple mkey, a
+    cdef long long seq, first
+    if len(args) != n:
+        raise ValueError("insert_exact1_many: as many argument tuples as keys")
+    if (table.const_entries or len(recs) + n > table.info.size or len(set(vs)) != n
+            or not exact1.keys().isdisjoint(vs)):
+        return False
+    seq = table.seq
+    first = table.next_handle
+    if seq > (1 << 62) or first > (1 << 62):  # (never: C counters stand for Python ints here)
+        raise OverflowError("insert_exact1_many: table counters out of range")
+    table.seq = seq + n
+    cdef list free = table.free_handles
+    # the n lowest free handles, in order, then new ones (as n heap pops would give them)
+    cdef list taken = []
+    if free:
+        ordered = sorted(free)
+        taken = ordered[:n]
+        free[:] = ordered[n:]
+    nt = len(taken)
+    table.next_handle = first + (n - nt)
+    full = table._pack_full[0]
+    cdef bint atomic_aid = not _may_be_tracked(aid)
+    for j in range(n):
+        v = vs[j]
+        a = args[j]
+        r = Rec.__new__(Rec)
+        r._entry = None
+        r._aid = aid
+        r._args = a
+        r._pkts = 0
+        r._bytes = 0
+        r._meter = None
+        r._prio = 0
+        r._seq = seq + 1 + j
+        r._hnd = taken[j] if j < nt else first + (j - nt)
+        if type(v) is int:
+            r._full = full  # tests made when read (the property)
+            mkey = _atomic((v,))
+            if atomic_aid and not _may_be_tracked(a):
+                PyObject_GC_UnTrack(r)
+        else:  # (an int subclass: left to the collector, as the reference leaves it)
+            r._tests = ((0, v, full),)
+            mkey = (v,)
+        r._mkey = mkey
+        recs[mkey] = r
+        exact1[v] = r
+    return True
+
+
+def delete_exact1_many(table, list vs):
+    """tables.Table.delete_exact1_many: `delete_checked((v,))` of every v of `vs`, in
+    order, or nothing and False when one would fail."""
+    cdef dict exact1 = table.exact1
+    cdef dict recs
+    cdef list free
+    cdef Rec rec
+    distinct = set(vs)
+    if table.const_entries or len(distinct) != len(vs) or not exact1.keys() >= distinct:
+        return False
+    recs = table.recs
+    free = table.free_handles
+    for v in vs:
+        got = exact1.pop(v)
+        if type(got) is Rec:
+            rec = <Rec>got
+            del recs[rec._mkey]
+            _heappush(free, rec._hnd)
+        else:  # (a Rec of the reference class: a test's table)
+            del recs[got.mkey]
+            _heappush(free, got.hnd)
+    return True
+
+
+cdef inline object _uint(object b, int width):
+    """int.from_bytes(b, "big") when it fits in `width` bits, else None (the builders'
+    `v >> width` check)."""
+    cdef const unsigned char* p
+    cdef Py_ssize_t n, i
+    cdef unsigned long long u = 0
+    if type(b) is bytes:
+        n = len(<bytes>b)
+        if n <= 8:
+            p = <const unsigned char*><bytes>b
+            for i in range(n):
+                u = (u << 8) | p[i]
+            if width < 64 and (u >> width) != 0:
+                return None
+            return u
+    v = int.from_bytes(b, "big")
+    if v >> width:
+        return None
+    return v
+
+
+def exact1_values(list rows, Py_ssize_t kslot, int kwidth, Py_ssize_t pslot, int pwidth):
+    """fastwrite's bulk_exact1 decoding: (keys, argument tuples) of a run's rows (value
+    bytes in slot order), or None when a value does not fit its width; `pslot` < 0: an
+    action without parameters (every argument tuple is ())."""
+    cdef Py_ssize_t n = len(rows), j
+    cdef list vs = [None] * n
+    cdef list args = [None] * n
+    cdef tuple none = ()
+    cdef dict shared = {}  # one (a,) per distinct argument (immutable: sharing is invisible)
+    for j in range(n):
+        row = rows[j]
+        v = _uint(row[kslot], kwidth)
+        if v is None:
+            return None
+        vs[j] = v
+        if pslot < 0:
+            args[j] = none
+        else:
+            a = _uint(row[pslot], pwidth)
+            if a is None:
+                return None
+            t = shared.get(a)
+            if t is None:
+                t = shared[a] = _atomic((a,))
+            args[j] = t
+    return vs, args
+
+
+def column_run(data, Py_ssize_t r0, Py_ssize_t stride, Py_ssize_t kmax, checks):
+    """fastwrite._column_run: how many consecutive records of `stride` bytes from data[r0]
+    (at most kmax) hold every (offset, one byte) of `checks`; a byte past the end of `data`
+    holds nothing. It stops at the first record that fails: the work is the run found plus
+    one record, never the rest of the request."""
+    cdef const unsigned char[::1] d = data
+    cdef const unsigned char* p
+    cdef Py_ssize_t size = d.shape[0], nc = len(checks), k, c, base, last = 0
+    cdef Py_ssize_t[64] offs
+    cdef unsigned char[64] want
+    if kmax <= 0:
+        return 0
+    if nc > 64 or r0 < 0 or stride <= 0:  # (a longer layout: the reference checker)
+        return None
+    for c in range(nc):
+        off, b = checks[c]
+        if off < 0:
+            return None
+        offs[c] = off
+        want[c] = (<bytes?>b)[0]
+        if off > last:
+            last = off
+    if size == 0:
+        return 0
+    p = &d[0]
+    for k in range(kmax):
+        base = r0 + k * stride
+        if base + last >= size:  # a byte past the end: a check it cannot hold
+            for c in range(nc):
+                if base + offs[c] >= size or p[base + offs[c]] != want[c]:
+                    return k
+            continue
+        for c in range(nc):
+            if p[base + offs[c]] != want[c]:
+                return k
+    return kmax
