@@ -29,6 +29,7 @@ SM_FIELDS = ("f_ingress_port", "f_egress_spec", "f_egress_port", "f_instance_typ
              "f_checksum_error")
 
 NAME = "_p4sim_drive"
+SEND = "_p4sim_send"  # Switch.send with the driver (the switch binds it as its `send`)
 
 # module-level names the driver uses (prefixed: generated names are mangled, no clash)
 IMPORTS = """from p4sim.runtime.tm import TrafficManager as _p4sim_TM
@@ -130,6 +131,23 @@ def _p4sim_drive(sw, port, frame):
     d["time_ns"] = end
     sw._out.append(o)
     return True
+
+'''
+
+_SEND = '''
+def _p4sim_send(sw, port, frame):
+    # Switch.send (p4sim/runtime/switch.py) with the driver, for a port that is an int in
+    # range and a frame that is bytes; anything else takes Switch.send itself, the reference
+    if type(port) is not int or type(frame) is not bytes or not 0 <= port < 512:
+        return type(sw).send(sw, port, frame)
+    sw.stats["rx"] += 1
+    if sw.pfc_rx and len(frame) >= 18 and frame[12] == 0x88 and frame[13] == 0x08:
+        sw._pfc(port, frame)
+    seq = sw._enq_seq
+    if _p4sim_drive(sw, port, frame) and sw._enq_seq == seq:
+        return None
+    sw._service(sw._now)
+    return None
 '''
 
 
@@ -150,5 +168,6 @@ def drive_source(program: CompiledProgram, classes: dict[str, dict], defined: se
     stages = [pl.parser, pl.verify, pl.ingress, pl.egress, pl.compute, pl.deparser]
     if not set(stages) <= defined:
         return ""
-    return _TEMPLATE.format(newH=new(pl.new_hdr), newM=new(pl.new_meta), newS=new(pl.new_sm), H=pl.new_hdr, M=pl.new_meta, S=pl.new_sm, P=pl.parser, V=pl.verify,
+    send = "" if os.environ.get("P4SIM_COMPILED_SEND", "1") == "0" else _SEND  # A/B: Python send()
+    return send + _TEMPLATE.format(newH=new(pl.new_hdr), newM=new(pl.new_meta), newS=new(pl.new_sm), H=pl.new_hdr, M=pl.new_meta, S=pl.new_sm, P=pl.parser, V=pl.verify,
                             I=pl.ingress, E=pl.egress, C=pl.compute, D=pl.deparser)

@@ -148,6 +148,10 @@ class Switch:
         # the compiled backend's driver for send()'s common case (p4sim.compiled.drive): it
         # hands every other case back to _dispatch/_egress_out; a subclass keeps this driver
         self._drive = ns.get("_p4sim_drive") if type(self) is Switch else None
+        if self._drive is not None and "_p4sim_send" in ns:
+            # send() itself with that driver, in C: no Python frame per packet (it takes
+            # this send() for what it does not inline: a port or frame of another type)
+            self.send = MethodType(ns["_p4sim_send"], self)  # type: ignore[method-assign]
         pl = program.pipeline
         self._parse = ns[pl.parser]
         self._verify = ns[pl.verify]

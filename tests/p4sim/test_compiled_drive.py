@@ -41,6 +41,9 @@ def _switch(program, tm, backend: str, monkeypatch):
 
 def test_the_driver_is_emitted_unless_turned_off(program, monkeypatch) -> None:
     assert "def _p4sim_drive(sw, port, frame):" in typed_source(program, ["_RT"])
+    assert "def _p4sim_send(sw, port, frame):" in typed_source(program, ["_RT"])
+    monkeypatch.setenv("P4SIM_COMPILED_SEND", "0")
+    assert "_p4sim_send" not in typed_source(program, ["_RT"]) and "_p4sim_drive" in typed_source(program, ["_RT"])
     monkeypatch.setenv("P4SIM_COMPILED_DRIVE", "0")
     assert "_p4sim_drive" not in typed_source(program, ["_RT"])
 
@@ -62,17 +65,23 @@ PLANTS = {
     "enq_qdepth": ("    sm.f_enq_qdepth = 0\n", "    sm.f_enq_qdepth = 1\n"),
     "time": ("    end = now + tx\n", "    end = now + tx + 1\n"),
     "trunc": ("    trunc = sw.cap\n", "    trunc = 0\n"),
+    # the compiled send() (drive._SEND): its receive count, the service of what it queued
+    "rx": ('    sw.stats["rx"] += 1\n', '    sw.stats["rx"] += 2\n'),
+    "service": ("    sw._service(sw._now)\n", "    pass\n"),
 }
 
 
 @needs_compiler
 @pytest.mark.parametrize("plant", sorted(PLANTS))
 def test_comparison_catches_a_planted_driver_slip(program, plant: str, monkeypatch) -> None:
-    """Negative control: the driver off in one metadata field, in its time or in the
-    ingress truncation it carries to the output fails the comparison above."""
+    """Negative control: the driver off in one metadata field, in its time, in the
+    ingress truncation it carries to the output, or the compiled send() off in its count
+    or leaving what egress queued (clones, recirculation) unserved fails the comparison above."""
     old, new = PLANTS[plant]
-    assert drive_mod._TEMPLATE.count(old) == 1
-    monkeypatch.setattr(drive_mod, "_TEMPLATE", drive_mod._TEMPLATE.replace(old, new))
+    where = "_SEND" if plant in ("rx", "service") else "_TEMPLATE"
+    text = getattr(drive_mod, where)
+    assert text.count(old) == 1
+    monkeypatch.setattr(drive_mod, where, text.replace(old, new))
     fast = drive(_switch(program, TrafficManager(), "compiled", monkeypatch), 1, 300)
     assert fast != drive(_switch(program, QueuedTM(), "python", monkeypatch), 1, 300)
 
@@ -105,3 +114,24 @@ def test_makers_make_what_the_class_makes(monkeypatch) -> None:
     # the comparison sees a field a maker would leave unset (None where the class sets a value)
     bare = _fields(ns["S_headers_t"].__new__(ns["S_headers_t"]))[1]
     assert bare != _fields(ns["S_headers_t"]())[1] and None in bare.values()
+
+
+@needs_compiler
+def test_compiled_send_hands_other_arguments_to_switch_send(program, monkeypatch) -> None:
+    """The compiled send() takes Switch.send for a port or frame it does not inline: the same
+    error for a port out of range, and a bytearray or a bool port go through as there."""
+    from p4sim.model import P4SimError
+
+    def frame_of(eport: int) -> bytes:  # sm_echo.p4: the egress port in the low bits of dst
+        return eport.to_bytes(6, "big") + bytes(6) + b"\x08\x00" + bytes(50)
+
+    sws = [_switch(program, TrafficManager(), b, monkeypatch) for b in ("compiled", "python")]
+    assert sws[0].send.__func__ is sws[0]._ns["_p4sim_send"] and "send" not in sws[1].__dict__
+    got = []
+    for sw in sws:
+        with pytest.raises(P4SimError) as e:
+            sw.send(512, bytes(64))
+        sw.send(True, bytearray(frame_of(2)))
+        sw.send(1, frame_of(3))
+        got.append((str(e.value), [(o.port, o.data, o.time_ns) for o in sw.receive()], dict(sw.stats)))
+    assert got[0] == got[1] and len(got[0][1]) == 2 and got[0][2]["rx"] == 2
