@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from p4sim.compiled import SettingError
 from p4sim.frontend.errors import P4SourceError
 
 
@@ -190,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     except P4SourceError as e:
         print(e.headline(), file=sys.stderr)
         return 1
-    except FileNotFoundError as e:
+    except (FileNotFoundError, SettingError) as e:
         print(f"p4sim: {e}", file=sys.stderr)
         return 2
 

@@ -242,6 +242,12 @@ def main(argv: list[str] | None = None) -> int:
     if watch is not None and (ended := watch.gone()) is not None:
         print(f"p4sim-switch: process {ended} (P4SIM_EXIT_WITH) has already ended", file=sys.stderr)
         return 1
+    from p4sim import compiled
+
+    try:  # read again when a pushed pipeline is built: refused here, in one line, not then
+        compiled.selected()
+    except compiled.SettingError as exc:
+        ap.error(str(exc))
     frontend = args.frontend or os.environ.get("P4SIM_FRONTEND") or "grpc"
     if frontend not in ("grpc", "native"):
         ap.error(f"P4SIM_FRONTEND={frontend!r}: grpc or native")

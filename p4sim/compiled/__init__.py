@@ -22,10 +22,15 @@ BACKENDS = ("python", "compiled")
 _warned: set[str] = set()
 
 
+class SettingError(ValueError):
+    """A P4SIM_* environment variable holds a value it does not take (its text is the one
+    line the command-line tools print)."""
+
+
 def selected() -> str:
     b = os.environ.get("P4SIM_BACKEND", "python").strip().lower() or "python"
     if b not in BACKENDS:
-        raise ValueError(f"P4SIM_BACKEND={b!r}: expected one of {', '.join(BACKENDS)}")
+        raise SettingError(f"P4SIM_BACKEND={b!r}: expected one of {', '.join(BACKENDS)}")
     return b
 
 

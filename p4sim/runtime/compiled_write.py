@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
+from p4sim.compiled import SettingError
 from p4sim.compiled.build import CompileUnavailable, cache_dir, load_extension, prune
 
 SOURCE = Path(__file__).with_name("_write.pyx")
@@ -40,7 +41,7 @@ def selected() -> str:
         native = os.environ.get("P4SIM_FRONTEND", "").strip().lower() == "native"
         return "compiled" if native else "python"
     if w not in CHOICES:
-        raise ValueError(f"P4SIM_WRITE={w!r}: expected one of {', '.join(CHOICES)}")
+        raise SettingError(f"P4SIM_WRITE={w!r}: expected one of {', '.join(CHOICES)}")
     return w
 
 
@@ -89,8 +90,14 @@ def build(source: str, stem: str = "p4sim_write") -> ModuleType:
 
 def load() -> ModuleType | None:
     """The compiled write module when this environment selects it and it can be built,
-    else None (the pure-Python reference)."""
-    if selected() != "compiled":
+    else None (the pure-Python reference). Run when p4sim.runtime.tables is imported, before
+    any command-line tool's main: a bad P4SIM_WRITE ends the process with one line (exit 2)."""
+    try:
+        choice = selected()
+    except SettingError as e:
+        print(f"p4sim: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    if choice != "compiled":
         return None
     try:
         return build(SOURCE.read_text(encoding="utf-8"))

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from p4sim.cli import main
 from tests.p4sim.p4sim_helpers import program
@@ -96,3 +101,22 @@ def test_warnings_are_shown_and_not_fatal(tmp_path, capsys):
     src.write_text("#include <core.p4>\n#warning look here\n")
     assert main(["compile", "--emit", "ast", str(src)]) == 0
     assert f"{src}:2:1: warning: look here" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("setting", ["P4SIM_BACKEND=fast", "P4SIM_WRITE=fast"])
+def test_a_bad_p4sim_setting_is_one_line_exit_2_in_every_tool(tmp_path, setting):
+    # P4SIM_WRITE is read when p4sim.runtime.tables is imported, P4SIM_BACKEND when a switch
+    # is built: either way each tool says so in one line, before it starts anything
+    name, _, value = setting.partition("=")
+    env = {**os.environ, name: value}
+    env.pop("P4SIM_FRONTEND", None)
+    prog = program(tmp_path)
+    stf = tmp_path / "empty.stf"
+    stf.write_text("")
+    for cmd in ([sys.executable, "-m", "p4sim.cli", "stf", prog, str(stf)],
+                [sys.executable, "-m", "p4sim.server_cli", "--no-p4", "--grpc-server-addr", "127.0.0.1:0"],
+                [sys.executable, "-m", "controller.cli", "run", "incast-dcqcn", "--out", str(tmp_path / "out")]):
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+        last = r.stderr.strip().splitlines()[-1:]
+        assert r.returncode == 2 and "Traceback" not in r.stderr, (cmd, r.stderr)
+        assert last and last[0].endswith(f"{name}='{value}': expected one of python, compiled"), (cmd, r.stderr)
