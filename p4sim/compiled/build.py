@@ -65,34 +65,37 @@ def unavailable_reason() -> str:
     return ""
 
 
-def module_key(source: str) -> str:
+def module_key(source: str, kind: str = ".py") -> str:
     h = hashlib.sha256()
     for part in (source, _cython_version(), sys.implementation.cache_tag,
-                 sysconfig.get_config_var("EXT_SUFFIX") or "", " ".join(CFLAGS)):
+                 sysconfig.get_config_var("EXT_SUFFIX") or "", " ".join(CFLAGS), *([kind] if kind != ".py" else [])):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:16]
 
 
-def build_module(source: str, stem: str) -> ModuleType:
-    """The extension module compiled from `source` (built once, then loaded from the cache)."""
+def build_module(source: str, stem: str, kind: str = ".py") -> ModuleType:
+    """The extension module compiled from `source` (built once, then loaded from the cache);
+    `kind` ".pyx": the source is Cython syntax, not pure-Python mode."""
     if not stem.isidentifier():
         raise ValueError(f"module stem {stem!r} is not an identifier")
-    name = f"{stem}_{module_key(source)}"
+    if kind not in (".py", ".pyx"):
+        raise ValueError(f"source kind {kind!r}: .py or .pyx")
+    name = f"{stem}_{module_key(source, kind)}"
     if name in _loaded:
         return _loaded[name]
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     root = cache_dir()
     so = os.path.join(root, name + suffix)
     if not os.path.exists(so):
-        _build(source, name, root, so)
+        _build(source, name, root, so, kind)
     else:
         os.utime(so)  # most recently used: pruned last
     try:
         mod = load_extension(name, so)
     except ImportError as e:  # a damaged cache entry: rebuild it once
         os.unlink(so)
-        _build(source, name, root, so)
+        _build(source, name, root, so, kind)
         try:
             mod = load_extension(name, so)
         except ImportError:
@@ -111,11 +114,11 @@ def load_extension(name: str, so: str) -> ModuleType:
     return mod
 
 
-def _build(source: str, name: str, root: str, so: str) -> None:
+def _build(source: str, name: str, root: str, so: str, kind: str = ".py") -> None:
     cc = _cc()
     os.makedirs(root, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=root, prefix=".build-") as tmp:
-        py = os.path.join(tmp, name + ".py")
+        py = os.path.join(tmp, name + kind)
         c = os.path.join(tmp, name + ".c")
         with open(py, "w", encoding="utf-8") as f:
             f.write(source)
