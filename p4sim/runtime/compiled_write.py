@@ -47,8 +47,8 @@ def build(source: str, stem: str = "p4sim_write") -> ModuleType:
 
 def load() -> ModuleType | None:
     """The compiled write module when this environment selects it and it can be built,
-    else None (the pure-Python reference). Run when p4sim.runtime.tables is imported, before
-    any command-line tool's main: a bad P4SIM_WRITE ends the process with one line (exit 2)."""
+    else None (the pure-Python reference). Run when p4sim.runtime.tables is first imported,
+    whichever tool imports it: a bad P4SIM_WRITE ends the process there, in one line (exit 2)."""
     try:
         choice = selected()
     except SettingError as e:
