@@ -330,7 +330,6 @@ def main(argv: list[str] | None = None) -> int:
     from controller.config import ConfigError
     from controller.targets import TargetError
     from controller.targets.config import ConfigError as TargetConfigError
-    from p4sim.compiled import SettingError
 
     try:
         parser = build_parser()  # imports the target kinds: a broken plug-in is one line
@@ -356,9 +355,6 @@ def main(argv: list[str] | None = None) -> int:
         code = f" ({exc.code})" if isinstance(exc, TargetError) else ""
         sys.stderr.write(f"rocelab: {exc}{code}\n")
         return EXIT_FAIL if isinstance(exc, ConfigError | TargetError) else EXIT_USAGE
-    except SettingError as exc:  # a P4SIM_* variable with a value it does not take
-        sys.stderr.write(f"rocelab: {exc}\n")
-        return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
 

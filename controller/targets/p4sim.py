@@ -35,6 +35,7 @@ from .base import (
     Target,
     TargetError,
 )
+from .config import ConfigError as TargetConfigError
 from .program import DEFAULT_PROGRAM
 
 
@@ -70,9 +71,13 @@ def wire_bytes(frame_len: int) -> int:
 
 
 def _make_switch(compiled, cpu_port: int | None, seed: int):
+    from p4sim.compiled import SettingError
     from p4sim.runtime.switch import Switch
 
-    return Switch(compiled, cpu_port=cpu_port, seed=seed)
+    try:
+        return Switch(compiled, cpu_port=cpu_port, seed=seed)
+    except SettingError as exc:  # P4SIM_BACKEND: a bad option, one line (rocelab exits 2)
+        raise TargetConfigError(str(exc)) from None
 
 
 class P4SimTarget(Target):
