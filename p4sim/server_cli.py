@@ -253,9 +253,6 @@ def main(argv: list[str] | None = None) -> int:
     frontend = args.frontend or os.environ.get("P4SIM_FRONTEND") or "grpc"
     if frontend not in ("grpc", "native"):
         ap.error(f"P4SIM_FRONTEND={frontend!r}: grpc or native")
-    from p4sim.runtime import compiled_write
-
-    compiled_write.choose_frontend(frontend)  # before tables.py is imported: the flag selects as the env does
     if frontend == "native":
         from p4sim.server.native import NativeUnavailable, load
 
@@ -264,6 +261,9 @@ def main(argv: list[str] | None = None) -> int:
         except NativeUnavailable as exc:
             print(f"p4sim-switch: --frontend native: {exc}", file=sys.stderr)
             return 1
+    from p4sim.runtime import compiled_write
+
+    compiled_write.choose_frontend(frontend)  # before tables.py is imported: the flag selects as the env does
     credentials = None
     if args.grpc_server_ssl:
         try:
