@@ -20,6 +20,7 @@ writes a Rec's C fields.
 cimport cython
 from cpython.object cimport PyObject
 from cpython.tuple cimport PyTuple_CheckExact
+from libc.string cimport memcmp
 
 import heapq
 
@@ -331,12 +332,16 @@ def column_run(data, Py_ssize_t r0, Py_ssize_t stride, Py_ssize_t kmax, checks):
     """fastwrite._column_run: how many consecutive records of `stride` bytes from data[r0]
     (at most kmax) hold every (offset, one byte) of `checks`; a byte past the end of `data`
     holds nothing. It stops at the first record that fails: the work is the run found plus
-    one record, never the rest of the request."""
+    one record, never the rest of the request. Checks at consecutive offsets (an Update's
+    fixed pieces) are compared as one stretch, one memcmp per stretch and record."""
     cdef const unsigned char[::1] d = data
     cdef const unsigned char* p
-    cdef Py_ssize_t size = d.shape[0], nc = len(checks), k, c, base, last = 0
+    cdef Py_ssize_t size = d.shape[0], nc = len(checks), k, c, s, ns = 0, base, last = 0
     cdef Py_ssize_t[64] offs
     cdef unsigned char[64] want
+    cdef Py_ssize_t[64] soff  # stretch s: the bytes want[sat[s]:sat[s] + slen[s]] at offset soff[s]
+    cdef Py_ssize_t[64] sat
+    cdef Py_ssize_t[64] slen
     if kmax <= 0:
         return 0
     if nc > 64 or r0 < 0 or stride <= 0:  # (a longer layout: the reference checker)
@@ -349,6 +354,13 @@ def column_run(data, Py_ssize_t r0, Py_ssize_t stride, Py_ssize_t kmax, checks):
         want[c] = (<bytes?>b)[0]
         if off > last:
             last = off
+        if ns and offs[c] == soff[ns - 1] + slen[ns - 1]:
+            slen[ns - 1] += 1
+        else:
+            soff[ns] = off
+            sat[ns] = c
+            slen[ns] = 1
+            ns += 1
     if size == 0:
         return 0
     p = &d[0]
@@ -359,8 +371,8 @@ def column_run(data, Py_ssize_t r0, Py_ssize_t stride, Py_ssize_t kmax, checks):
                 if base + offs[c] >= size or p[base + offs[c]] != want[c]:
                     return k
             continue
-        for c in range(nc):
-            if p[base + offs[c]] != want[c]:
+        for s in range(ns):
+            if memcmp(p + base + soff[s], &want[sat[s]], slen[s]) != 0:
                 return k
     return kmax
 
