@@ -14,7 +14,9 @@ SetForwardingPipelineConfig. `--print-device-config PROGRAM.p4` writes the devic
 a controller should send for PROGRAM (see `p4sim.server.pipeline`) and exits.
 `--frontend native` (or env P4SIM_FRONTEND=native) serves gRPC with grpc++ (built on
 first use, needs libgrpc++-dev and g++; see `p4sim.server.native`); grpc-python is the
-default and the reference.
+default and the reference. Unless P4SIM_WRITE says otherwise, the native front end also
+selects the compiled write path (p4sim.runtime.compiled_write), from the flag as from the
+env; the startup line says which write path runs.
 With env P4SIM_EXIT_WITH=PID[,PID...] (the rocelab pytest plugin and the benches set it to their
 own pid) the switch stops, as on SIGTERM, when any of those processes ends: a killed test run leaves no switch behind (the
 switch runs in its own session, so the run's signals never reach it).
@@ -259,6 +261,9 @@ def main(argv: list[str] | None = None) -> int:
         except NativeUnavailable as exc:
             print(f"p4sim-switch: --frontend native: {exc}", file=sys.stderr)
             return 1
+    from p4sim.runtime import compiled_write
+
+    compiled_write.choose_frontend(frontend)  # before tables.py is imported: the flag selects as the env does
     credentials = None
     if args.grpc_server_ssl:
         try:
@@ -272,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=getattr(logging, args.log_level.upper()), handlers=[handler])
 
     from p4rtproto.errors import RequestError
+    from p4sim.runtime import tables
     from p4sim.runtime.ports import PortSet
     from p4sim.runtime.tm import TrafficManager
     from p4sim.server import P4RuntimeServer
@@ -325,7 +331,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"p4sim-switch: warning: serving plain-text P4Runtime on {host}: any client that reaches"
               " it can become primary and push programs (use --grpc-server-ssl)", file=sys.stderr)
     print(f"p4sim-switch: device {args.device_id} serving P4Runtime on {host}:{port}"
-          f" ({len(args.interface)} interface(s), clock {server.clock}, front end {frontend})",
+          f" ({len(args.interface)} interface(s), clock {server.clock}, front end {frontend},"
+          f" write path {'python' if tables.COMPILED is None else 'compiled'})",
           file=sys.stderr, flush=True)
     while not stop.wait(0.5):
         if watch is not None and (ended := watch.gone()) is not None:

@@ -268,3 +268,45 @@ def test_write_differentials_pass_on_the_compiled_write_path(mod) -> None:
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert " passed" in r.stdout and "failed" not in r.stdout and "deselected" in r.stdout
+
+
+def _start_line(flags: list[str], env: dict[str, str]) -> str:
+    """The line a live p4sim-switch prints once it serves (the test ends it)."""
+    cmd = [sys.executable, "-m", "p4sim.server_cli", "--no-p4", "--grpc-server-addr", "127.0.0.1:0", *flags]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env={**env, "P4SIM_EXIT_WITH": str(os.getpid())},
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        lines = []
+        for line in proc.stderr:  # type: ignore[union-attr]
+            lines.append(line)
+            if "serving P4Runtime" in line:
+                return line
+        raise AssertionError(f"{cmd}: no start line: {''.join(lines)[-2000:]}")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+def test_the_frontend_flag_selects_the_write_path_as_the_environment_does() -> None:
+    # the flag is parsed after p4sim-switch's imports but before p4sim.runtime.tables picks
+    # the Rec class: `--frontend native` alone runs the compiled write path, as
+    # P4SIM_FRONTEND=native does; P4SIM_WRITE still overrides; the flag overrides the env
+    env = {k: v for k, v in os.environ.items() if k not in ("P4SIM_FRONTEND", "P4SIM_WRITE")}
+    assert "front end native, write path compiled)" in _start_line(["--frontend", "native"], env)
+    assert "front end native, write path python)" in _start_line(["--frontend", "native"],
+                                                                 {**env, "P4SIM_WRITE": "python"})
+    assert "front end grpc, write path python)" in _start_line(["--frontend", "grpc"],
+                                                               {**env, "P4SIM_FRONTEND": "native"})
+
+
+def test_a_late_frontend_choice_never_makes_a_second_rec_class(monkeypatch) -> None:
+    monkeypatch.setattr(compiled_write, "_frontend", None)
+    for k in ("P4SIM_FRONTEND", "P4SIM_WRITE"):
+        monkeypatch.delenv(k, raising=False)
+    want = "native" if tables.COMPILED is not None else "grpc"  # what this process's Rec class stands for
+    compiled_write.choose_frontend(want)  # the same selection: allowed
+    assert compiled_write.selected() == ("compiled" if want == "native" else "python")
+    other = "grpc" if want == "native" else "native"
+    with pytest.raises(RuntimeError, match="already imported with another write path"):
+        compiled_write.choose_frontend(other)
+    assert compiled_write._frontend == want
