@@ -22,7 +22,9 @@ is printed next to a baseline measured in the same run, and as a ratio to it:
 - where p4sim's native front end builds (libgrpc++-dev, g++): the same echo handlers
   behind it (`p4sim-switch --frontend native`'s ceiling; its stream echo has p4sim's
   native shape: one thread taking requests in batches, Call.take/write_many), and the
-  echo answered in C++ alone (what grpc++ costs without Python).
+  echo answered in C++ alone (what grpc++ costs without Python), and the stream echo
+  answered in gRPC's read reaction (Call.react: Python called from the gRPC thread that
+  read the request, no Python thread woken per message; not yet p4sim's StreamChannel).
 
 Commands (from the repository root; `.venv/bin/python -m bench p4runtime --help`):
 
@@ -197,6 +199,19 @@ handler = grpc.method_handlers_generic_handler("echo.Echo", {
 if sys.argv[1:] == ["native"]:  # the same handlers behind p4sim's native (grpc++) front end
     from p4sim.server import native
     server = native.serve(handler, "127.0.0.1:0", 64 << 20, 32)
+    print(server.port, flush=True)
+elif sys.argv[1:] == ["react"]:  # the stream echo handled in gRPC's read reaction (Call.react)
+    from p4sim.server.native.build import load
+    server = load().Server("127.0.0.1:0", 64 << 20, 32)
+    def serve(call):
+        call.react(lambda m: [m])
+        while not (items := call.take()) or items[-1] is not None:
+            pass
+        call.finish(0, "", ())
+    def accept():
+        while (call := server.accept()) is not None:
+            threading.Thread(target=serve, args=(call,), daemon=True).start()
+    threading.Thread(target=accept, daemon=True).start()
     print(server.port, flush=True)
 elif sys.argv[1:] == ["cxx"]:  # the native front end answering in C++ alone (S echoes, W answers b"")
     from p4sim.server.native.build import load
@@ -459,7 +474,7 @@ class Trial:
 
 
 def measure(sw: Switch, echo: Echo, election_id: int, rtt_n: int, aio: Echo | None = None,
-            native: Echo | None = None, cxx: Echo | None = None) -> Trial:
+            native: Echo | None = None, cxx: Echo | None = None, react: Echo | None = None) -> Trial:
     """One trial: each switch figure interleaved, slice by slice, with its baseline."""
     tr = Trial(sw.label)
     f = tr.fig
@@ -513,6 +528,12 @@ def measure(sw: Switch, echo: Echo, election_id: int, rtt_n: int, aio: Echo | No
             c_s.warm(msg)
             cpid = cxx.proc.pid
             runs["cecho32"] = lambda k: c_s.timed(msg, WINDOW, k, cpid)
+        if react is not None:
+            r_s = react.stream()
+            streams.append(r_s)
+            r_s.warm(msg)
+            rpid = react.proc.pid
+            runs["recho32"] = lambda k: r_s.timed(msg, WINDOW, k, rpid)
         for key, (rate, cpu) in _interleaved(runs, rtt_n).items():
             f[key], f[key + "_cpu"] = rate, cpu
     finally:
@@ -590,6 +611,9 @@ def report(trials: list[Trial]) -> None:
     if "cecho32" in trials[0].fig:
         print(f"    the echo in C++ alone (grpc++, no Python): {m['cecho32']:,.0f}/s at {WINDOW} in flight,"
               f" {m['cecho32_cpu']:.0f} us server CPU per round trip")
+    if "recho32" in trials[0].fig:
+        print(f"    the echo in gRPC's read reaction (Call.react: Python called there, no thread woken):"
+              f" {m['recho32']:,.0f}/s at {WINDOW} in flight, {m['recho32_cpu']:.0f} us server CPU per round trip")
     if "aio32" in trials[0].fig:
         print(f"    the same echo on grpc.aio (event loop in its own thread): {m['aio32']:,.0f}/s,"
               f" {m['aio32_cpu']:.0f} us server CPU per round trip; the sync stack's: {m['echo32']:,.0f}/s,"
@@ -659,6 +683,7 @@ def run(argv: list[str]) -> None:
     echo, aio = Echo(), Echo(_AIO_ECHO_SERVER)
     native = Echo(_ECHO_SERVER, "native") if args.native_echo else None
     cxx = Echo(_ECHO_SERVER, "cxx") if args.native_echo else None
+    react = Echo(_ECHO_SERVER, "react") if args.native_echo else None
     results: dict[str, list[Trial]] = {}
     try:
         for trial in range(args.trials):
@@ -673,7 +698,7 @@ def run(argv: list[str]) -> None:
                 try:
                     if not args.no_push or not args.grpc_addr:
                         apply_lab(sw, extra, tree)
-                    tr = measure(sw, echo, args.election_id, args.rtt_n, aio, native, cxx)
+                    tr = measure(sw, echo, args.election_id, args.rtt_n, aio, native, cxx, react)
                 finally:
                     sw.stop()
                 results.setdefault(tr.label, []).append(tr)
@@ -682,7 +707,7 @@ def run(argv: list[str]) -> None:
     finally:
         echo.close()
         aio.close()
-        for e in (native, cxx):
+        for e in (native, cxx, react):
             if e is not None:
                 e.close()
     for trials in results.values():

@@ -248,13 +248,15 @@ class _Requests:
     `deserialize` turns request bytes into a request, and a response it yields may be a
     list of serialized responses, written in order by Call.write_many."""
 
-    __slots__ = ("_read", "deserialize", "take", "post")
+    __slots__ = ("_read", "deserialize", "take", "post", "take_ready", "react")
 
     def __init__(self, call: Any, deser: Any) -> None:
         self._read = call.read
         self.deserialize = deser if deser is not None else _same
         self.take = call.take
         self.post = call.post
+        self.take_ready = call.take_ready
+        self.react = call.react
 
     def __iter__(self) -> _Requests:
         return self

@@ -3,6 +3,11 @@
 // never take the GIL; Python worker threads take calls with accept(), and read(),
 // write() and finish() them, waiting with the GIL released. The Python adapter
 // (p4sim/server/native/__init__.py) runs the same servicer as the grpc-python server.
+// One opt-in exception, Call.react(fn): the gRPC thread whose read completed takes the GIL
+// (one Python thread state per gRPC thread, kept), calls fn, gives the GIL back and only
+// then starts the write and the next read: no gRPC call is ever made with the GIL held, and
+// no lock is held while the GIL is awaited. Not used by p4sim's StreamChannel yet (measured
+// only: /work/notes/s9-stream.md); a reaction during interpreter finalization is not handled.
 //
 // Lifetime: a Reactor (owned by gRPC until OnDone) and the Python Call object share one
 // CallState. A Start* call is never made while the state's mutex is held (gRPC may run
@@ -53,6 +58,10 @@ struct CallState {
   // objects Python posted for the call's handler (post/take); touched with the GIL held only
   std::deque<PyObject*> posted;
   bool py_gone = false;  // the Python Call is gone: nothing may be posted any more
+  // react(fn): fn(request bytes) -> list of response bytes, called by OnReadDone itself with
+  // the GIL taken; set and cleared with the GIL held (so a reaction holding the GIL may use it)
+  PyObject* react_fn = nullptr;
+  bool read_held = false;  // reacting: the next read waits for the write window to drain
   bool reading = false, read_closed = false, writing = false, broken = false;
   int starting = 0;  // Start* calls in progress outside the mutex
   bool finish_wanted = false, finished = false, cancelled = false, done = false;
@@ -97,6 +106,10 @@ std::string flatten(const grpc::ByteBuffer& buf) {
   return s;
 }
 
+bool react_one(CallState& st, const std::string& msg, std::vector<grpc::Slice>& outs);
+void deliver(CallState& st, std::vector<grpc::Slice>& outs, bool failed, bool restart);
+void restart_read(CallState& st);
+
 class Reactor : public grpc::ServerGenericBidiReactor {
  public:
   Reactor(Core* core, grpc::GenericCallbackServerContext* ctx, bool admit)
@@ -120,21 +133,33 @@ class Reactor : public grpc::ServerGenericBidiReactor {
   }
 
   void OnReadDone(bool ok) override {
-    bool again = false, fin = false;
+    bool again = false, fin = false, react = false;
     std::string msg;
     if (ok) msg = flatten(st_->rbuf);
     {
       std::lock_guard<std::mutex> g(st_->mu);
-      if (ok) {
+      react = ok && st_->react_fn != nullptr;
+      if (react) {
+        st_->reading = false;
+        st_->starting++;  // the reactor stays alive while the reaction runs
+      } else if (ok) {
         st_->in_bytes += msg.size();
         st_->in.push_back(std::move(msg));
         again = st_->in.size() < kReadAhead && st_->in_bytes < kReadAheadBytes && !st_->finished;
       } else {
         st_->read_closed = true;
       }
-      st_->reading = again;
-      if (again) st_->starting++;
-      st_->cv.notify_all();
+      if (!react) {
+        st_->reading = again;
+        if (again) st_->starting++;
+        st_->cv.notify_all();
+      }
+    }
+    if (react) {
+      std::vector<grpc::Slice> outs;
+      bool failed = !react_one(*st_, msg, outs);
+      deliver(*st_, outs, failed, true);
+      return;
     }
     if (!again) return;
     StartRead(&st_->rbuf);
@@ -147,7 +172,7 @@ class Reactor : public grpc::ServerGenericBidiReactor {
   }
 
   void OnWriteDone(bool ok) override {
-    bool again = false, fin;
+    bool again = false, fin, read = false;
     {
       std::lock_guard<std::mutex> g(st_->mu);
       if (!ok) {
@@ -159,10 +184,17 @@ class Reactor : public grpc::ServerGenericBidiReactor {
         again = true;
       }
       st_->writing = again;
+      if (st_->read_held && st_->out.size() < kWriteWindow / 2 && !st_->finished && !st_->broken) {
+        st_->read_held = false;
+        st_->reading = true;
+        st_->starting++;
+        read = true;
+      }
       fin = st_->take_finish();
       st_->cv.notify_all();
     }
     if (again) StartWrite(&st_->wbuf);
+    if (read) restart_read(*st_);
     if (fin) Finish(st_->status);
   }
 
@@ -271,6 +303,8 @@ void call_dealloc(PyObject* self) {
     std::lock_guard<std::mutex> g((*sp)->mu);
     left.swap((*sp)->posted);
     (*sp)->py_gone = true;
+    if ((*sp)->react_fn != nullptr) left.push_back((*sp)->react_fn);
+    (*sp)->react_fn = nullptr;
   }
   for (PyObject* o : left) Py_DECREF(o);
   delete sp;
@@ -291,6 +325,149 @@ void restart_read(CallState& st) {
     fin = st.take_finish();
   }
   if (fin) st.reactor->Finish(st.status);
+}
+
+// With the GIL held: fn(request) appended to outs (copied). False when fn failed (its
+// exception printed): the call is then ended INTERNAL.
+bool react_call(PyObject* fn, PyObject* req, std::vector<grpc::Slice>& outs) {
+  PyObject* r = PyObject_CallOneArg(fn, req);
+  if (r == nullptr) {
+    PyErr_Print();
+    return false;
+  }
+  bool ok = true;
+  if (r != Py_None) {
+    PyObject* seq = PySequence_Fast(r, "a reaction returns a list of bytes");
+    if (seq == nullptr) {
+      ok = false;
+    } else {
+      for (Py_ssize_t i = 0; ok && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        char* data;
+        Py_ssize_t len;
+        if (PyBytes_AsStringAndSize(PySequence_Fast_GET_ITEM(seq, i), &data, &len) != 0) ok = false;
+        else outs.emplace_back(data, static_cast<size_t>(len));
+      }
+      Py_DECREF(seq);
+    }
+    if (!ok) PyErr_Print();
+  }
+  Py_DECREF(r);
+  return ok;
+}
+
+// A gRPC thread's reaction to one request: takes the GIL, calls the call's react_fn (if it
+// is still set once the GIL is held), gives the GIL back. Never called with a lock held.
+PyInterpreterState* g_interp = nullptr;
+
+// one Python thread state per gRPC thread, made once (PyGILState_Ensure makes and frees one
+// per call when the thread has none)
+PyThreadState* grpc_tstate() {
+  thread_local PyThreadState* ts = nullptr;
+  if (ts == nullptr) ts = PyThreadState_New(g_interp);
+  return ts;
+}
+
+bool react_one(CallState& st, const std::string& msg, std::vector<grpc::Slice>& outs) {
+  PyEval_RestoreThread(grpc_tstate());
+  PyObject* fn;
+  {
+    std::lock_guard<std::mutex> l(st.mu);
+    fn = st.react_fn;
+  }
+  bool ok = true;
+  if (fn != nullptr) {
+    Py_INCREF(fn);
+    PyObject* req = PyBytes_FromStringAndSize(msg.data(), static_cast<Py_ssize_t>(msg.size()));
+    ok = req != nullptr && react_call(fn, req, outs);
+    if (req == nullptr) PyErr_Print();
+    Py_XDECREF(req);
+    Py_DECREF(fn);
+  }
+  PyEval_SaveThread();
+  return ok;
+}
+
+// Without the GIL and without the mutex: queue `outs` for writing (starting a write if none
+// runs), then, with `restart`, the next read (the caller holds one `starting` for it), or
+// hold it until the write window drains. `failed`: end the call INTERNAL.
+void deliver(CallState& st, std::vector<grpc::Slice>& outs, bool failed, bool restart) {
+  bool start = false, read = false, fin;
+  {
+    std::lock_guard<std::mutex> g(st.mu);
+    bool over = st.finish_wanted || st.finished || st.cancelled || st.broken || st.done;
+    if (!over) {
+      for (auto& sl : outs) {
+        if (st.writing) {
+          st.out.emplace_back(&sl, 1);
+        } else {
+          st.writing = true;
+          st.wbuf = grpc::ByteBuffer(&sl, 1);
+          start = true;
+        }
+      }
+      if (failed) {
+        st.finish_wanted = true;
+        st.status = grpc::Status(grpc::StatusCode::INTERNAL, "p4sim native front end: reaction failed");
+      }
+    }
+    if (restart) {
+      if (!over && !failed && st.out.size() < kWriteWindow) {
+        st.reading = true;
+        read = true;  // keeps the caller's `starting`
+      } else {
+        if (!over && !failed) st.read_held = true;
+        st.starting--;
+      }
+    }
+    fin = read ? false : st.take_finish();
+    st.cv.notify_all();
+  }
+  if (start) st.reactor->StartWrite(&st.wbuf);  // writing: the reactor stays alive
+  if (read) restart_read(st);
+  if (fin) st.reactor->Finish(st.status);
+}
+
+// react(fn): from now on each request is handled by fn(bytes) -> [response bytes] in the
+// gRPC thread that read it (GIL taken there); requests already read are handled here first.
+// take() then returns only objects posted and the end (None).
+PyObject* call_react(PyObject* self, PyObject* fn) {
+  if (!PyCallable_Check(fn)) {
+    PyErr_SetString(PyExc_TypeError, "react() takes a callable");
+    return nullptr;
+  }
+  CallState& st = state_of(self);
+  std::deque<std::string> pending;
+  bool restart = false;
+  {
+    std::lock_guard<std::mutex> g(st.mu);
+    if (st.react_fn != nullptr) {
+      PyErr_SetString(PyExc_RuntimeError, "react() already called");
+      return nullptr;
+    }
+    Py_INCREF(fn);
+    st.react_fn = fn;
+    pending.swap(st.in);
+    st.in_bytes = 0;
+    // the read-ahead was full: this thread restarts it (it holds the GIL, so the reaction
+    // to what it reads waits until the pending requests are handled here, in order)
+    if (!st.reading && !st.read_closed && !st.finished && st.reactor != nullptr) {
+      st.starting++;
+      restart = true;
+    }
+  }
+  std::vector<grpc::Slice> outs;
+  bool ok = true;
+  for (const std::string& m : pending) {
+    PyObject* req = PyBytes_FromStringAndSize(m.data(), static_cast<Py_ssize_t>(m.size()));
+    if (req == nullptr) return nullptr;
+    ok = react_call(fn, req, outs);
+    Py_DECREF(req);
+    if (!ok) break;
+  }
+  Py_BEGIN_ALLOW_THREADS;
+  deliver(st, outs, !ok, restart);
+  Py_END_ALLOW_THREADS;
+  Py_RETURN_NONE;
 }
 
 // read() -> bytes, or None when the client has half-closed or the call is over
@@ -376,7 +553,7 @@ PyObject* call_post(PyObject* self, PyObject* obj) {
 // (in order), then the requests read off the wire (bytes, in order), then None if the client
 // has half-closed (or the call is over) and no request is left. Waits, GIL released, only when
 // nothing is waiting. Taking requests restarts the read-ahead, bounded as read()'s.
-PyObject* call_take(PyObject* self, PyObject*) {
+PyObject* take_impl(PyObject* self, bool wait) {
   CallState& st = state_of(self);
   std::deque<PyObject*> objs;
   std::deque<std::string> reqs;
@@ -397,7 +574,7 @@ PyObject* call_take(PyObject* self, PyObject*) {
     std::unique_lock<std::mutex> g(st.mu);
     if (ready()) grab();
   }
-  if (objs.empty() && reqs.empty() && !end) {
+  if (wait && objs.empty() && reqs.empty() && !end) {
     Py_BEGIN_ALLOW_THREADS;  // one GIL hand-over for the wait and the read it restarts
     {
       std::unique_lock<std::mutex> g(st.mu);
@@ -433,6 +610,11 @@ PyObject* call_take(PyObject* self, PyObject*) {
   }
   return list;
 }
+
+PyObject* call_take(PyObject* self, PyObject*) { return take_impl(self, true); }
+
+// take_ready() -> list: as take(), but never waits ([] when nothing is waiting)
+PyObject* call_take_ready(PyObject* self, PyObject*) { return take_impl(self, false); }
 
 // write_many(list of bytes) -> bool: write() of each, in order, with one wait for room
 // (GIL released) per window's worth instead of one per response. False: the call is over.
@@ -578,6 +760,13 @@ PyObject* call_get_buffered(PyObject* self, void*) {
   return PyLong_FromSize_t(st.in_bytes);
 }
 
+// responses queued and not yet handed to gRPC (react's write-window bound's test)
+PyObject* call_get_queued(PyObject* self, void*) {
+  CallState& st = state_of(self);
+  std::lock_guard<std::mutex> g(st.mu);
+  return PyLong_FromSize_t(st.out.size());
+}
+
 // ((key, value), ...): keys ending in -bin have bytes values, others str (as grpc-python)
 PyObject* call_get_metadata(PyObject* self, void*) {
   const auto& md = state_of(self).metadata;
@@ -604,6 +793,8 @@ PyMethodDef call_methods[] = {
     {"write", call_write, METH_O, "queue one response; False when the call is over"},
     {"write_many", call_write_many, METH_O, "queue responses in order; False when the call is over"},
     {"post", call_post, METH_O, "queue an object for take(); False when the call is over"},
+    {"react", call_react, METH_O, "react(fn): handle each request in gRPC's read reaction"},
+    {"take_ready", call_take_ready, METH_NOARGS, "take() without waiting"},
     {"take", call_take, METH_NOARGS, "[posted objects..., request bytes..., None at the end]"},
     {"finish", call_finish, METH_VARARGS, "finish(code, message, trailers)"},
     {"is_active", call_is_active, METH_NOARGS, "neither finished nor cancelled"},
@@ -615,6 +806,7 @@ PyGetSetDef call_getset[] = {
     {"peer", call_get_peer, nullptr, nullptr, nullptr},
     {"id", call_get_id, nullptr, nullptr, nullptr},
     {"buffered", call_get_buffered, nullptr, nullptr, nullptr},
+    {"queued", call_get_queued, nullptr, nullptr, nullptr},
     {"metadata", call_get_metadata, nullptr, nullptr, nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
@@ -804,6 +996,7 @@ PyMODINIT_FUNC PyInit_p4sim_native_frontend(void) {
   ServerType.tp_methods = server_methods;
   ServerType.tp_getset = server_getset;
   if (PyType_Ready(&CallType) < 0 || PyType_Ready(&ServerType) < 0) return nullptr;
+  g_interp = PyInterpreterState_Get();
   // Debian builds abseil with its debug-mode lock-order graph on: gRPC's every absl::Mutex
   // Lock/Unlock then updates it (GraphCycles::GetId in profiles). Tracking off: the locks
   // behave the same, only the debugging aid is gone.
