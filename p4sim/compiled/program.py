@@ -32,11 +32,15 @@ import tokenize
 from p4sim.lower import CompiledProgram
 
 from .build import CompileUnavailable, build_module
+from .views import HELPERS, bind_views
 
 INTERPRET_OVER = int(os.environ.get("P4SIM_COMPILED_MAX_LINES", "600"))
 BIND = "_p4sim_bind"
 # the typed emission (p4sim.compiled.typed); P4SIM_COMPILED_TYPED=0: the generated Python compiled unchanged
 TYPED = os.environ.get("P4SIM_COMPILED_TYPED", "1") != "0"
+# the typed emission reads tables and counter/register arrays through views bound once
+# (p4sim.compiled.views); P4SIM_COMPILED_VIEWS=0: through getattr per packet (A/B)
+VIEWS = os.environ.get("P4SIM_COMPILED_VIEWS", "1") != "0"
 
 
 class Split:
@@ -122,8 +126,13 @@ def typed_source(program: CompiledProgram, injected: list[str]) -> str:
     names: list[str] = []
     for node in ast.parse(head).body + ast.parse(funcs).body:
         names.extend(_defined(node))
+    prelude: list[str] = []
+    if VIEWS:
+        funcs, prelude = bind_views(funcs, program)
+        head += HELPERS
     out = ["# cython: infer_types=False", "import cython", head, f"def {BIND}(_ns):"]
     out += [f"    {k} = _ns[{k!r}]" for k in injected]
+    out += [f"    {line}" for line in prelude]
     out.append(textwrap.indent(funcs, "    "))
     out.append("    return {" + ", ".join(f"{n!r}: {n}" for n in dict.fromkeys(names)) + "}")
     return "\n".join(out) + "\n"

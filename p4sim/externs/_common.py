@@ -8,6 +8,16 @@ from p4sim.frontend import ast
 from p4sim.model import NotFound, P4SimError
 
 
+def refuse_rebind(obj: Any, name: str, value: Any, bound: tuple[str, ...]) -> None:
+    """`__setattr__` of an array whose `bound` attributes the compiled pipeline binds once
+    per switch (p4sim.compiled.views): set once, then changed in place only (a rebinding
+    would leave the compiled code counting into the old list)."""
+    if name in bound and hasattr(obj, name):
+        raise AttributeError(f"{type(obj).__name__}.{name} is bound into the compiled pipeline: "
+                             f"change it in place, do not rebind it")
+    object.__setattr__(obj, name, value)
+
+
 def resolve_name(name: str, names: Any, what: str) -> str:
     """Full name, or a unique suffix at a '.' boundary (as p4c's STF runner resolves)."""
     if name in names:

@@ -10,7 +10,15 @@ from p4sim.model import CounterInfo
 from p4sim.spec import ExternSpec
 
 from . import extern
-from ._common import check_index, enum_member, indices, modify_only, p4info_unit, resolve_name
+from ._common import (
+    check_index,
+    enum_member,
+    indices,
+    modify_only,
+    p4info_unit,
+    refuse_rebind,
+    resolve_name,
+)
 from .base import Extern
 
 
@@ -21,6 +29,12 @@ class CounterArray:
         self.name, self.size, self.unit = name, size, unit
         self.pkts = [0] * size
         self.bytes = [0] * size
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        refuse_rebind(self, name, value, ("size", "pkts", "bytes"))
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"CounterArray.{name} cannot be deleted")
 
     def check(self, index: int) -> None:
         check_index("counter", self.name, self.size, index)

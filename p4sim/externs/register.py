@@ -10,7 +10,7 @@ from p4sim.model import P4SimError, RegisterInfo
 from p4sim.spec import ExternSpec
 
 from . import extern
-from ._common import check_index, indices, modify_only, resolve_name
+from ._common import check_index, indices, modify_only, refuse_rebind, resolve_name
 from .base import Extern
 
 
@@ -21,6 +21,12 @@ class RegisterArray:
         self.name, self.size, self.width = name, size, width
         self.cells = [0] * size
         self.mask = (1 << width) - 1
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        refuse_rebind(self, name, value, ("size", "cells"))
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"RegisterArray.{name} cannot be deleted")
 
     def check(self, index: int) -> None:
         check_index("register", self.name, self.size, index)
