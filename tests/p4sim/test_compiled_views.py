@@ -22,7 +22,7 @@ from p4sim.externs.counter import CounterArray
 from p4sim.externs.register import RegisterArray
 from p4sim.model import Exact, Lpm, TableEntry
 from p4sim.runtime.switch import Switch, load_program
-from tests.p4sim.compiled_helpers import compiled_cache, needs_compiler  # noqa: F401 (autouse fixture)
+from tests.p4sim.compiled_helpers import compiled_cache, needs_compiler, quick_build  # noqa: F401 (autouse fixture)
 
 PROGRAM = Path(__file__).with_name("views") / "views.p4"
 
@@ -146,6 +146,7 @@ PLANTS = {
 @needs_compiler
 @pytest.mark.parametrize("plant", sorted(PLANTS))
 def test_comparison_catches_a_planted_view_slip(program, plant: str, monkeypatch) -> None:
+    quick_build(monkeypatch)
     ref = run(_switch(program, "python", monkeypatch))
     real = program_mod.typed_source
 

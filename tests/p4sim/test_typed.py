@@ -11,7 +11,7 @@ from pathlib import Path
 
 from p4sim.compiled import typed
 from p4sim.lower import load_program
-from tests.p4sim.compiled_helpers import compiled_cache, needs_compiler, outputs  # noqa: F401 (autouse fixture)
+from tests.p4sim.compiled_helpers import compiled_cache, needs_compiler, outputs, quick_build  # noqa: F401 (autouse fixture)
 
 PROG = Path(__file__).resolve().parent / "typed" / "typed_edges.p4"
 
@@ -160,6 +160,7 @@ def test_compiled_backend_equals_python_on_the_edge_cases(monkeypatch):
 
 @needs_compiler
 def test_a_planted_wrong_bound_is_caught(monkeypatch):
+    quick_build(monkeypatch)
     ref = run("python", monkeypatch)
     real = typed.binop_iv
 

@@ -14,7 +14,7 @@ import pytest
 
 from p4sim.compiled import program, typed
 from p4sim.lower import load_program
-from tests.p4sim.compiled_helpers import compiled_cache, needs_compiler, outputs  # noqa: F401 (autouse fixture)
+from tests.p4sim.compiled_helpers import compiled_cache, needs_compiler, outputs, quick_build  # noqa: F401 (autouse fixture)
 
 PROG = Path(__file__).resolve().parent / "typed" / "typed_deparse.p4"
 
@@ -97,6 +97,7 @@ def test_compiled_deparser_equals_python(monkeypatch):
 @needs_compiler
 @pytest.mark.parametrize("plant", ["byte_order", "no_flush"])
 def test_a_planted_deparser_bug_is_caught(monkeypatch, plant):
+    quick_build(monkeypatch)
     ref = run("python", monkeypatch)
     if plant == "byte_order":
         real = typed._byte_stores
