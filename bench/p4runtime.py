@@ -24,7 +24,8 @@ is printed next to a baseline measured in the same run, and as a ratio to it:
   native shape: one thread taking requests in batches, Call.take/write_many), and the
   echo answered in C++ alone (what grpc++ costs without Python), and the stream echo
   answered in gRPC's read reaction (Call.react: Python called from the gRPC thread that
-  read the request, no Python thread woken per message; not yet p4sim's StreamChannel).
+  read the request, no Python thread woken per message: the shape of p4sim's native
+  StreamChannel; with P4SIM_STREAM_REACT=0 it is the one-thread take/write_many loop's).
 
 Commands (from the repository root; `.venv/bin/python -m bench p4runtime --help`):
 
@@ -36,9 +37,12 @@ Commands (from the repository root; `.venv/bin/python -m bench p4runtime --help`
     .venv/bin/python -m bench p4runtime --trials 4 --against /path/to/other/checkout
     # the native (grpc++) front end against grpc-python, same tree, one run
     .venv/bin/python -m bench p4runtime --trials 2 --against . --against-env P4SIM_FRONTEND=native
-    # native: one thread per stream (default) against the reader + response threads
-    P4SIM_FRONTEND=native .venv/bin/python -m bench p4runtime --trials 2 --against . \
-        --against-env P4SIM_STREAM_DIRECT=0
+    # native: one thread per stream against the reader + response threads
+    P4SIM_FRONTEND=native P4SIM_STREAM_REACT=0 .venv/bin/python -m bench p4runtime --trials 2 \
+        --against . --against-env P4SIM_STREAM_DIRECT=0
+    # performance configuration: streams in gRPC's read reaction (default) against one thread per stream
+    P4SIM_FRONTEND=native P4SIM_BACKEND=compiled .venv/bin/python -m bench p4runtime --trials 3 \
+        --no-perf-config --against . --against-env P4SIM_STREAM_REACT=0
     # the same tree with Write's fast path off (P4SIM_FAST_WRITE=0) as the B side
     .venv/bin/python -m bench p4runtime --trials 2 --against . --against-env P4SIM_FAST_WRITE=0
     # BMv2: compile, start, configure, then bench the pipeline already there

@@ -210,6 +210,65 @@ class _Stream:
             self.pending -= n
 
 
+_OTHER, _PACKET, _CONTROL = 0, 1, 2  # Call.push's kinds: each bounded on its own
+
+
+class _ReactStream(_Stream):
+    """A StreamChannel served in the native front end's read reaction (_stream_react): its
+    answers go straight into the call's write queue (Call.push) from whichever thread sends
+    them, in the order sent, where the front end counts them per kind until it hands them
+    to gRPC: `pending` PacketIns/digests/errors (past `packet_limit`: dropped, counted in
+    `dropped`) and `control` arbitration answers (past CONTROL_LIMIT: the stream ends with
+    RESOURCE_EXHAUSTED), as _Stream's queue holds them. The end (None, an _Abort, or the
+    exception a request raised) is posted to the call's thread, which ends the stream;
+    `ended` (set under `serving`, which each reaction holds) stops further requests being
+    handled and further answers being queued."""
+
+    def __init__(self, packet_limit: int, call: Any) -> None:
+        super().__init__(packet_limit, call.post)
+        self._push, self._count_of = call.push, call.count
+        self.serving = threading.Lock()
+        self.ended = False
+
+    # the front end counts them (these setters only take _Stream.__init__'s zeros)
+    pending = property(lambda self: self._count_of(_PACKET), lambda self, _: None)
+    control = property(lambda self: self._count_of(_CONTROL), lambda self, _: None)
+
+    def end(self, item: Any) -> None:
+        self.ended = True
+        self.put(item)
+
+    def send(self, msg: Any) -> None:
+        if msg is None:
+            self.put(None)
+        elif not self.ended:
+            self._push(msg if type(msg) is bytes else msg.SerializeToString(), _OTHER, self.packet_limit)
+
+    def send_control(self, msg: Any) -> None:
+        with self._count:
+            if self.overflowed or self.ended:
+                return
+            if self._push(msg if type(msg) is bytes else msg.SerializeToString(), _CONTROL, self.CONTROL_LIMIT):
+                return  # queued (or the call is over: it goes with it)
+            self.overflowed = True
+        self.end(_Abort("RESOURCE_EXHAUSTED", f"the stream left {self.CONTROL_LIMIT} arbitration "
+                        "updates unread: closed"))
+
+    def send_packet(self, msg: Any) -> bool:
+        if self.ended or self._push(msg if type(msg) is bytes else msg.SerializeToString(), _PACKET,
+                                    self.packet_limit):
+            return True  # queued (or the stream is over: it goes with it, as _Stream's queue)
+        with self._count:
+            self.dropped += 1
+        return False
+
+    def taken(self, n: int = 1) -> None:
+        pass  # the front end counts
+
+    def control_taken(self) -> None:
+        pass
+
+
 class _Request:
     """A StreamMessageRequest handed from the reader thread to the response thread."""
 
@@ -305,6 +364,9 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         # native front end: serve each StreamChannel from its call's thread (_stream_direct);
         # P4SIM_STREAM_DIRECT=0 keeps the reader + response threads (A/B runs)
         self.stream_direct = os.environ.get("P4SIM_STREAM_DIRECT", "1") != "0"
+        # ... and there, its requests handled in gRPC's read reaction (_stream_react);
+        # P4SIM_STREAM_REACT=0 keeps the call's thread taking them (_stream_direct, A/B runs)
+        self.stream_react = os.environ.get("P4SIM_STREAM_REACT", "1") != "0"
 
     # ------------------------------------------------------------ lifecycle
 
@@ -1187,7 +1249,11 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         PacketOut -> PacketIn round trip at 32 in flight (`bench p4runtime --against`,
         A/B in one run). A client that does not read its answers stops its
         own requests being handled (gRPC flow control then holds them), never the server.
-        On the native front end one thread does both (_stream_direct)."""
+        On the native front end one thread does both (_stream_direct), or gRPC's read
+        reaction handles each request (_stream_react)."""
+        if self.stream_direct and self.stream_react and hasattr(request_iterator, "react"):
+            self._stream_react(request_iterator, context)
+            return
         if self.stream_direct and hasattr(request_iterator, "take"):
             yield from self._stream_direct(request_iterator, context)
             return
@@ -1270,6 +1336,56 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         finally:
             stream.closed.set()
             self._drop_stream(stream)
+
+    def _stream_react(self, requests: Any, context: grpc.ServicerContext) -> None:
+        """_stream_direct's work done in the native front end's read reaction (Call.react):
+        the gRPC thread whose read completed takes the GIL and handles the request, and its
+        answers, as every answer other threads send the stream, are queued for writing as
+        they are sent (_ReactStream), so no Python thread is woken per message. This thread
+        starts the writes of answers sent outside a reaction (inside take()) and ends the
+        stream: at the client's half-close or cancel (None), an _Abort (a request's, or the
+        arbitration bound's), or a request's exception (raised here: UNKNOWN, as from
+        _stream_direct). Same order, messages and bounds as the loops: a reaction is started
+        only after the previous one is over, and once the write queue holds the front end's
+        window, or an answer was refused by its bound, the next read waits until the client
+        reads (flow control holds its requests). One difference: `packet_limit` counts the
+        PacketIns queued until gRPC takes them, where the loops' queue also had the front
+        end's write window (64) behind it: a client that does not read holds fewer."""
+        stream = _ReactStream(self.packet_in_queue, requests)
+        context.add_callback(lambda: stream.send(None))
+        try:
+            requests.react(self._reaction(stream))
+            take = requests.take
+            while True:
+                for item in take():
+                    if item is None:
+                        return
+                    if isinstance(item, _Abort):
+                        context.abort(_status_code(item.code), item.message)
+                        return
+                    if isinstance(item, BaseException):
+                        raise item
+        finally:
+            with stream.serving:  # a reaction still running finishes first; none handles anything after
+                stream.ended = True
+            requests.react(None)  # the call held the reaction, which holds the call (via stream)
+            self._drop_stream(stream)
+
+    def _reaction(self, stream: _ReactStream) -> Callable[[bytes], None]:
+        """_stream_react's fn: one request handled in the gRPC thread that read it."""
+        handle, serving = self._stream_request, stream.serving
+
+        def react(data: bytes) -> None:
+            with serving:
+                if stream.ended:
+                    return  # after the end: not handled (the loops handle nothing after it)
+                try:
+                    stop: Any = handle(stream, data)
+                except Exception as exc:  # the server lives; the call's thread ends the stream
+                    stop = exc
+                if stop is not None:
+                    stream.end(stop)
+        return react
 
     def _stream_reader(self, stream: _Stream, request_iterator: Iterator[Any]) -> None:
         room, closed = stream.room, stream.closed

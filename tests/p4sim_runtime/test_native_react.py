@@ -1,8 +1,10 @@
 """Call.react(fn): a stream's requests handled in gRPC's own read reaction (the GIL taken
 there, the response write started there), not by a woken Python thread. What it must keep:
-every request handled once and in order, also those read before react() was called; the
-write window bounds what a client that does not read can make the server hold; a failing
-fn ends the call INTERNAL and the server stays up; stop() while a reaction runs returns."""
+every request handled once and in order, also those read before react() was called and
+those read while react() still handles them (they wait behind; negative control: a build
+whose read reacts at once answers them first); the write window bounds what a client that
+does not read can make the server hold; a failing fn ends the call INTERNAL and the server
+stays up; stop() while a reaction runs returns."""
 
 from __future__ import annotations
 
@@ -19,10 +21,12 @@ pytestmark = pytest.mark.skipif(bool(native.unavailable_reason()),
                                 reason=f"native front end: {native.unavailable_reason()}")
 
 
-def _serve(fn: Callable[[bytes], list[bytes]], before: Callable[[], None] = lambda: None) -> tuple:
-    """A raw native server whose every call is reacted to with fn; `before` runs in the
-    call's thread before react() (requests pile up in the read-ahead meanwhile)."""
-    srv = native.load().Server("127.0.0.1:0", 4 << 20, 4)
+def _serve(fn: Callable[[bytes], list[bytes]], before: Callable[[], None] = lambda: None,
+           module=None) -> tuple:
+    """A raw native server (of `module`, default the front end's) whose every call is
+    reacted to with fn; `before` runs in the call's thread before react() (requests pile up
+    in the read-ahead meanwhile)."""
+    srv = (module or native.load()).Server("127.0.0.1:0", 4 << 20, 4)
     calls: list = []
 
     def serve(call) -> None:
@@ -62,6 +66,44 @@ def test_every_request_answered_once_in_order_also_those_read_before_react() -> 
         ch.close()
     finally:
         srv.stop(0)
+
+
+def _late_requests_order(module=None) -> list[bytes]:
+    """react() handles 10 requests read before it, 50 ms each (the GIL given up meanwhile);
+    requests arriving while it does must wait behind them, not be reacted to at once by the
+    gRPC thread that read them. Returns the answers, in the order they came."""
+    def fn(b: bytes) -> list[bytes]:
+        if b.startswith(b"slow"):
+            time.sleep(0.05)
+        return [b]
+
+    def reqs() -> Iterator[bytes]:
+        yield from (b"slow-%d" % i for i in range(10))
+        time.sleep(0.45)  # the call's thread slept 0.3 s before react(): it is at about slow-3
+        yield from (b"late-%d" % i for i in range(5))
+
+    srv, ch, _ = _serve(fn, before=lambda: time.sleep(0.3), module=module)
+    try:
+        return [bytes(r) for r in _stream(ch, reqs())]
+    finally:
+        ch.close()
+        srv.stop(0)
+
+
+def test_requests_read_while_react_handles_earlier_ones_wait_behind_them() -> None:
+    assert _late_requests_order() == [b"slow-%d" % i for i in range(10)] + [b"late-%d" % i for i in range(5)]
+
+
+def test_negative_control_a_read_that_reacts_while_react_still_handles_earlier_ones() -> None:
+    from p4sim.server.native import build
+
+    source = build.SOURCE.read_text(encoding="utf-8")
+    old = "react = ok && st_->react_fn != nullptr && !st_->reacting;"
+    assert source.count(old) == 1
+    planted = build.load_variant(source.replace(old, "react = ok && st_->react_fn != nullptr;"))
+    got = _late_requests_order(planted)
+    assert sorted(got) == sorted([b"slow-%d" % i for i in range(10)] + [b"late-%d" % i for i in range(5)])
+    assert got.index(b"late-0") < got.index(b"slow-9")  # answered ahead of earlier requests
 
 
 def test_a_client_that_does_not_read_stops_its_requests_being_handled() -> None:

@@ -2,8 +2,8 @@
 is primary now), so a stream that leaves _Stream.CONTROL_LIMIT of them unread is ended
 with RESOURCE_EXHAUSTED rather than queue them without bound (another controller flipping
 the primary over and over while this one does not read). A stream that reads keeps going
-however many answers it gets: the response loops give each taken one back. Both front
-ends, both native loops."""
+however many answers it gets: the response loops give each taken one back (react: the
+front end counts them until gRPC takes them). Both front ends, every native loop."""
 
 from __future__ import annotations
 
@@ -85,10 +85,10 @@ def _watch(srv) -> tuple[grpc.Channel, queue.Queue, object]:
     return channel, out, call
 
 
-@pytest.mark.parametrize(("frontend", "direct"), PATHS)
-def test_a_reading_stream_is_not_ended_by_many_answers(frontend: str, direct: bool, monkeypatch) -> None:
+@pytest.mark.parametrize(("frontend", "mode"), PATHS)
+def test_a_reading_stream_is_not_ended_by_many_answers(frontend: str, mode: str, monkeypatch) -> None:
     monkeypatch.setattr(_Stream, "CONTROL_LIMIT", 8)  # far fewer than the answers it gets
-    srv, _ = _server(frontend, direct)
+    srv, _ = _server(frontend, mode)
     channel, out, call = _watch(srv)
     try:
         assert next(call).arbitration.status.code == 0  # primary
@@ -103,11 +103,11 @@ def test_a_reading_stream_is_not_ended_by_many_answers(frontend: str, direct: bo
         srv.stop(grace=0)
 
 
-@pytest.mark.parametrize(("frontend", "direct"), PATHS)
-def test_the_end_reaches_the_client_as_resource_exhausted(frontend: str, direct: bool, monkeypatch) -> None:
+@pytest.mark.parametrize(("frontend", "mode"), PATHS)
+def test_the_end_reaches_the_client_as_resource_exhausted(frontend: str, mode: str, monkeypatch) -> None:
     # with no room at all, the very first answer is the end: the loops carry it out
     monkeypatch.setattr(_Stream, "CONTROL_LIMIT", 0)
-    srv, _ = _server(frontend, direct)
+    srv, _ = _server(frontend, mode)
     channel = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
     out: queue.Queue = queue.Queue()
     out.put(_arbitration(1))

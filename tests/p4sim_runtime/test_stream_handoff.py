@@ -1,7 +1,8 @@
 """StreamChannel's hand-off: the reader thread passes requests to the response thread, at
 most _Stream.REQUESTS at a time (grpc-python, and native with P4SIM_STREAM_DIRECT=0); on
-the native front end one thread takes requests and posted answers in batches
-(_stream_direct). A client that floods PacketOuts and never reads its PacketIns holds up
+the native front end gRPC's read reaction handles each request and queues its answers
+(_stream_react), or (P4SIM_STREAM_REACT=0) one thread takes requests and posted answers in
+batches (_stream_direct). A client that floods PacketOuts and never reads its PacketIns holds up
 its own requests (flow control), not the server: the hand-off and the PacketIn queue stay
 bounded, the threads end and the call is freed when the client goes, and the next
 controller is served. Negative controls: a planted reader that waits for room without
@@ -26,10 +27,11 @@ from p4sim.server import service as service_mod
 FLOOD = 20_000
 PAYLOAD = b"\x02" * 1000
 NATIVE = pytest.mark.skipif(bool(native.unavailable_reason()), reason=f"native front end: {native.unavailable_reason()}")
-# (front end, one thread per native stream): every path a StreamChannel can take
-PATHS = [pytest.param("grpc", True, id="grpc"),
-         pytest.param("native", True, id="native-direct", marks=NATIVE),
-         pytest.param("native", False, id="native-reader", marks=NATIVE)]
+# (front end, native stream loop): every path a StreamChannel can take
+PATHS = [pytest.param("grpc", "direct", id="grpc"),
+         pytest.param("native", "react", id="native-react", marks=NATIVE),
+         pytest.param("native", "direct", id="native-direct", marks=NATIVE),
+         pytest.param("native", "reader", id="native-reader", marks=NATIVE)]
 
 
 def _stream_threads(before: set[threading.Thread]) -> list[threading.Thread]:
@@ -107,19 +109,22 @@ def _served(srv: P4RuntimeServer, n: Names) -> bool:
     return False
 
 
-def _server(frontend: str | None = None, direct: bool = True) -> tuple[P4RuntimeServer, Names]:
+def _server(frontend: str | None = None, mode: str = "react") -> tuple[P4RuntimeServer, Names]:
+    """`mode`, native front end: "react" (_stream_react), "direct" (_stream_direct) or
+    "reader" (the reader + response threads)."""
     ports = PortSet()
     ports.add_inprocess(1)
     srv = P4RuntimeServer(device_id=1, cpu_port=CPU_PORT, ports=ports, packet_in_queue=32, frontend=frontend)
-    srv.stream_direct = direct
+    srv.stream_direct = mode != "reader"
+    srv.stream_react = mode == "react"
     srv.start("127.0.0.1:0")
     srv.load_program(str(L2_PROGRAM))
     return srv, Names(srv.pipeline.p4info)  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize(("frontend", "direct"), PATHS)
-def test_a_flooding_client_that_never_reads_holds_up_only_itself(frontend: str, direct: bool) -> None:
-    srv, n = _server(frontend, direct)
+@pytest.mark.parametrize(("frontend", "mode"), PATHS)
+def test_a_flooding_client_that_never_reads_holds_up_only_itself(frontend: str, mode: str) -> None:
+    srv, n = _server(frontend, mode)
     try:
         left, handled, _ = _flood_and_leave(srv, n)
         assert handled < FLOOD  # flow control held the rest: nothing queued without bound
@@ -142,7 +147,7 @@ def test_negative_control_a_reader_that_ignores_the_close_hangs(monkeypatch) -> 
             pass
 
     monkeypatch.setattr(P4RuntimeServer, "_stream_reader", stubborn)
-    srv, n = _server(direct=False)  # the reader's path on either front end
+    srv, n = _server(mode="reader")  # the reader's path on either front end
     try:
         left, _, stream = _flood_and_leave(srv, n)
         assert len(left) == 1
@@ -174,7 +179,7 @@ def test_negative_control_a_direct_loop_that_never_blocks_handles_the_whole_floo
         yield  # a generator, as the real one
 
     monkeypatch.setattr(P4RuntimeServer, "_stream_direct", hoarding)
-    srv, n = _server("native", direct=True)
+    srv, n = _server("native", "direct")
     try:
         _, handled, _ = _flood_and_leave(srv, n)
         assert handled == FLOOD  # what the real test's `handled < FLOOD` refuses

@@ -246,9 +246,11 @@ class _Requests:
     P4RuntimeServer._stream_direct): `take()` returns everything waiting in one call
     (objects it `post`ed from any thread, then request bytes, then None at the end),
     `deserialize` turns request bytes into a request, and a response it yields may be a
-    list of serialized responses, written in order by Call.write_many."""
+    list of serialized responses, written in order by Call.write_many. Or it serves the
+    call in gRPC's read reaction (P4RuntimeServer._stream_react): `react(fn)`, with its
+    answers queued by `push(data, kind, limit)` (bounded per kind, `count(kind)`)."""
 
-    __slots__ = ("_read", "deserialize", "take", "post", "take_ready", "react")
+    __slots__ = ("_read", "deserialize", "take", "post", "take_ready", "react", "push", "count")
 
     def __init__(self, call: Any, deser: Any) -> None:
         self._read = call.read
@@ -257,6 +259,8 @@ class _Requests:
         self.post = call.post
         self.take_ready = call.take_ready
         self.react = call.react
+        self.push = call.push
+        self.count = call.count
 
     def __iter__(self) -> _Requests:
         return self

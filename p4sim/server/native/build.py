@@ -75,13 +75,24 @@ def unavailable_reason() -> str:
 def load() -> ModuleType:
     """The native front end module (built once per key, then loaded from the cache)."""
     global _loaded
-    if _loaded is not None:
-        return _loaded
+    if _loaded is None:
+        _loaded = _build(SOURCE.read_text(encoding="utf-8"), CXXFLAGS)
+    return _loaded
+
+
+def load_variant(source: str, optimize: bool = False) -> ModuleType:
+    """A module built from `source` instead of frontend.cc (tests' planted slips; -O0
+    unless `optimize`), cached as load()'s; to serve with it, tests set `_loaded`."""
+    flags = CXXFLAGS if optimize else tuple("-O0" if f == "-O2" else f for f in CXXFLAGS)
+    return _build(source, flags)
+
+
+def _build(source: str, cxxflags: tuple[str, ...]) -> ModuleType:
     cxx, flags = _cxx(), _grpc_flags()
     version = _run([cxx, "--version"]).stdout.splitlines()[:1]
     include = "-I" + sysconfig.get_paths()["include"]
     h = hashlib.sha256()
-    for part in (SOURCE.read_text(encoding="utf-8"), cxx, *version, *CXXFLAGS, *flags, include,
+    for part in (source, cxx, *version, *cxxflags, *flags, include,
                  sys.implementation.cache_tag, sysconfig.get_config_var("EXT_SUFFIX") or ""):
         h.update(part.encode())
         h.update(b"\0")
@@ -90,8 +101,10 @@ def load() -> ModuleType:
     if not os.path.exists(so):
         os.makedirs(root, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=root, prefix=".build-") as tmp:
-            out = os.path.join(tmp, "m.so")
-            r = _run([cxx, *CXXFLAGS, include, str(SOURCE), "-o", out, *flags])
+            out, src = os.path.join(tmp, "m.so"), os.path.join(tmp, "frontend.cc")
+            with open(src, "w", encoding="utf-8") as f:
+                f.write(source)
+            r = _run([cxx, *cxxflags, include, src, "-o", out, *flags])
             if r.returncode != 0:
                 last = (r.stderr.strip().splitlines() or ["(no output)"])[-1]
                 raise NativeUnavailable(f"building the native front end failed: {last}")
@@ -100,8 +113,6 @@ def load() -> ModuleType:
     else:
         os.utime(so)  # most recently used: pruned last
     try:
-        mod = load_extension(MODULE, so)
+        return load_extension(MODULE, so)
     except ImportError as e:
         raise NativeUnavailable(f"cannot load the native front end: {e}") from None
-    _loaded = mod
-    return mod

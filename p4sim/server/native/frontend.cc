@@ -6,8 +6,12 @@
 // One opt-in exception, Call.react(fn): the gRPC thread whose read completed takes the GIL
 // (one Python thread state per gRPC thread, kept), calls fn, gives the GIL back and only
 // then starts the write and the next read: no gRPC call is ever made with the GIL held, and
-// no lock is held while the GIL is awaited. Not used by p4sim's StreamChannel yet (measured
-// only: /work/notes/s9-stream.md); a reaction during interpreter finalization is not handled.
+// no lock is held while the GIL is awaited. p4sim's StreamChannel uses it on this front end
+// (P4RuntimeServer._stream_react): the reaction puts the stream's answers straight into the
+// call's write queue (Call.push, from any thread, bounded per kind by the caller's limits),
+// and the call's own thread only starts writes pushed outside a reaction (in take()) and
+// handles what is posted to it (the stream's end). No reaction starts once the interpreter
+// is finalizing (the call ends INTERNAL instead).
 //
 // Lifetime: a Reactor (owned by gRPC until OnDone) and the Python Call object share one
 // CallState. A Start* call is never made while the state's mutex is held (gRPC may run
@@ -40,6 +44,7 @@ namespace {
 constexpr size_t kReadAhead = 64;    // requests read off the wire, not yet taken by Python
 constexpr size_t kReadAheadBytes = 4 << 20;  // and their bytes: a client's big messages wait on the wire
 constexpr size_t kWriteWindow = 64;  // responses queued by Python, not yet written
+constexpr int kKinds = 3;  // push()'s kinds of response, each bounded on its own
 
 struct Core;
 
@@ -54,26 +59,69 @@ struct CallState {
   grpc::ByteBuffer rbuf, wbuf;
   std::deque<std::string> in;
   size_t in_bytes = 0;
-  std::deque<grpc::ByteBuffer> out;
+  // responses not yet handed to gRPC, each with its kind (push()'s bounds count them per kind)
+  struct Out {
+    grpc::ByteBuffer buf;
+    int kind;
+  };
+  std::deque<Out> out;
+  size_t out_kind[kKinds] = {};
+  // what take() waits on: kept apart from `cv` (whose every write completion would
+  // otherwise wake a reacting call's thread once per response for nothing)
+  std::condition_variable take_cv;
   // objects Python posted for the call's handler (post/take); touched with the GIL held only
   std::deque<PyObject*> posted;
   bool py_gone = false;  // the Python Call is gone: nothing may be posted any more
   // react(fn): fn(request bytes) -> list of response bytes, called by OnReadDone itself with
   // the GIL taken; set and cleared with the GIL held (so a reaction holding the GIL may use it)
   PyObject* react_fn = nullptr;
-  bool read_held = false;  // reacting: the next read waits for the write window to drain
+  bool read_held = false;  // reacting: the next read waits for the write window to drain (or a write after a refusal)
+  // a reaction runs (or react() handles the requests read before it): what it pushes is
+  // started by its deliver(), and a read completing meanwhile waits in `in` for it
+  bool reacting = false;
+  // push() refused a response (its kind's limit reached) since the last write completed: the
+  // client does not keep up, so a reacting call's next read waits, as for a full window
+  bool refused = false;
   bool reading = false, read_closed = false, writing = false, broken = false;
   int starting = 0;  // Start* calls in progress outside the mutex
   bool finish_wanted = false, finished = false, cancelled = false, done = false;
   grpc::Status status;
 
-  // with mu held: whether the caller must now call Finish (after unlocking)
+  // with mu held: whether the caller must now call Finish (after unlocking); responses
+  // queued first are written first (unless the call is cancelled or its writes failed)
   bool take_finish() {
-    if (finish_wanted && !finished && !writing && starting == 0 && reactor != nullptr) {
+    if (finish_wanted && !finished && !writing && starting == 0 && reactor != nullptr &&
+        (out.empty() || cancelled || broken)) {
       finished = true;
+      take_cv.notify_all();
       return true;
     }
     return false;
+  }
+
+  void queue(grpc::Slice& sl, int kind) {
+    out.push_back(Out{grpc::ByteBuffer(&sl, 1), kind});
+    out_kind[kind]++;
+  }
+
+  bool can_write() const {
+    return !writing && !out.empty() && !cancelled && !broken && !done && !finished && reactor != nullptr;
+  }
+
+  // with mu held: hand the next queued response to gRPC when no write runs; true when the
+  // caller must now StartWrite(&wbuf) (after unlocking; `writing` keeps the reactor alive)
+  bool claim_write() {
+    if (!can_write()) return false;
+    wbuf = std::move(out.front().buf);
+    out_kind[out.front().kind]--;
+    out.pop_front();
+    writing = true;
+    return true;
+  }
+
+  void wake() {
+    cv.notify_all();
+    take_cv.notify_all();
   }
 };
 
@@ -107,7 +155,7 @@ std::string flatten(const grpc::ByteBuffer& buf) {
 }
 
 bool react_one(CallState& st, const std::string& msg, std::vector<grpc::Slice>& outs);
-void deliver(CallState& st, std::vector<grpc::Slice>& outs, bool failed, bool restart);
+void deliver(CallState& st, std::vector<grpc::Slice>& outs, bool failed, bool restart, bool reacted);
 void restart_read(CallState& st);
 
 class Reactor : public grpc::ServerGenericBidiReactor {
@@ -138,9 +186,12 @@ class Reactor : public grpc::ServerGenericBidiReactor {
     if (ok) msg = flatten(st_->rbuf);
     {
       std::lock_guard<std::mutex> g(st_->mu);
-      react = ok && st_->react_fn != nullptr;
+      // not while react() still handles the requests read before it: this one waits in
+      // `in` behind them (react() takes it from there, in order)
+      react = ok && st_->react_fn != nullptr && !st_->reacting;
       if (react) {
         st_->reading = false;
+        st_->reacting = true;
         st_->starting++;  // the reactor stays alive while the reaction runs
       } else if (ok) {
         st_->in_bytes += msg.size();
@@ -152,13 +203,13 @@ class Reactor : public grpc::ServerGenericBidiReactor {
       if (!react) {
         st_->reading = again;
         if (again) st_->starting++;
-        st_->cv.notify_all();
+        st_->wake();
       }
     }
     if (react) {
       std::vector<grpc::Slice> outs;
       bool failed = !react_one(*st_, msg, outs);
-      deliver(*st_, outs, failed, true);
+      deliver(*st_, outs, failed, true, true);
       return;
     }
     if (!again) return;
@@ -175,15 +226,16 @@ class Reactor : public grpc::ServerGenericBidiReactor {
     bool again = false, fin, read = false;
     {
       std::lock_guard<std::mutex> g(st_->mu);
+      st_->writing = false;
       if (!ok) {
         st_->broken = true;
         st_->out.clear();
-      } else if (!st_->out.empty()) {
-        st_->wbuf = std::move(st_->out.front());
-        st_->out.pop_front();
-        again = true;
+        for (size_t& n : st_->out_kind) n = 0;
+        st_->take_cv.notify_all();
+      } else {
+        st_->refused = false;
+        again = st_->claim_write();
       }
-      st_->writing = again;
       if (st_->read_held && st_->out.size() < kWriteWindow / 2 && !st_->finished && !st_->broken) {
         st_->read_held = false;
         st_->reading = true;
@@ -208,7 +260,7 @@ class Reactor : public grpc::ServerGenericBidiReactor {
         st_->status = grpc::Status(grpc::StatusCode::CANCELLED, "");
       }
       fin = st_->take_finish();
-      st_->cv.notify_all();
+      st_->wake();
     }
     core_->push(true, st_);
     if (fin) Finish(st_->status);
@@ -220,7 +272,7 @@ class Reactor : public grpc::ServerGenericBidiReactor {
       st_->done = true;
       st_->reactor = nullptr;
       st_->ctx = nullptr;
-      st_->cv.notify_all();
+      st_->wake();
     }
     core_->active--;
     delete this;
@@ -368,6 +420,12 @@ PyThreadState* grpc_tstate() {
 }
 
 bool react_one(CallState& st, const std::string& msg, std::vector<grpc::Slice>& outs) {
+  // a thread that takes the GIL during finalization never returns (PyEval_RestoreThread)
+#if PY_VERSION_HEX >= 0x030D0000
+  if (Py_IsFinalizing()) return false;
+#else
+  if (_Py_IsFinalizing()) return false;
+#endif
   PyEval_RestoreThread(grpc_tstate());
   PyObject* fn;
   {
@@ -388,30 +446,25 @@ bool react_one(CallState& st, const std::string& msg, std::vector<grpc::Slice>& 
 }
 
 // Without the GIL and without the mutex: queue `outs` for writing (starting a write if none
-// runs), then, with `restart`, the next read (the caller holds one `starting` for it), or
-// hold it until the write window drains. `failed`: end the call INTERNAL.
-void deliver(CallState& st, std::vector<grpc::Slice>& outs, bool failed, bool restart) {
+// runs: also for what was pushed meanwhile), then, with `restart`, the next read (the caller
+// holds one `starting` for it), or hold it until the write window drains. `failed`: end the
+// call INTERNAL. `reacted`: the caller's reaction is over (pushes wake take() again).
+void deliver(CallState& st, std::vector<grpc::Slice>& outs, bool failed, bool restart, bool reacted) {
   bool start = false, read = false, fin;
   {
     std::lock_guard<std::mutex> g(st.mu);
+    if (reacted) st.reacting = false;
     bool over = st.finish_wanted || st.finished || st.cancelled || st.broken || st.done;
     if (!over) {
-      for (auto& sl : outs) {
-        if (st.writing) {
-          st.out.emplace_back(&sl, 1);
-        } else {
-          st.writing = true;
-          st.wbuf = grpc::ByteBuffer(&sl, 1);
-          start = true;
-        }
-      }
+      for (auto& sl : outs) st.queue(sl, 0);
       if (failed) {
         st.finish_wanted = true;
         st.status = grpc::Status(grpc::StatusCode::INTERNAL, "p4sim native front end: reaction failed");
       }
     }
+    start = st.claim_write();
     if (restart) {
-      if (!over && !failed && st.out.size() < kWriteWindow) {
+      if (!over && !failed && st.out.size() < kWriteWindow && !(st.refused && !st.out.empty())) {
         st.reading = true;
         read = true;  // keeps the caller's `starting`
       } else {
@@ -429,8 +482,21 @@ void deliver(CallState& st, std::vector<grpc::Slice>& outs, bool failed, bool re
 
 // react(fn): from now on each request is handled by fn(bytes) -> [response bytes] in the
 // gRPC thread that read it (GIL taken there); requests already read are handled here first.
-// take() then returns only objects posted and the end (None).
+// take() then returns only objects posted and the end (None). react(None) lets fn go (a
+// reaction running keeps its own reference): fn usually refers to the Call itself, a cycle
+// through C++ that Python's collector cannot see. Reads then wait in `in` again.
 PyObject* call_react(PyObject* self, PyObject* fn) {
+  if (fn == Py_None) {
+    CallState& st = state_of(self);
+    PyObject* old;
+    {
+      std::lock_guard<std::mutex> g(st.mu);
+      old = st.react_fn;
+      st.react_fn = nullptr;
+    }
+    Py_XDECREF(old);
+    Py_RETURN_NONE;
+  }
   if (!PyCallable_Check(fn)) {
     PyErr_SetString(PyExc_TypeError, "react() takes a callable");
     return nullptr;
@@ -446,26 +512,37 @@ PyObject* call_react(PyObject* self, PyObject* fn) {
     }
     Py_INCREF(fn);
     st.react_fn = fn;
+    st.reacting = true;  // reads completing meanwhile queue in `in`, behind these
     pending.swap(st.in);
     st.in_bytes = 0;
-    // the read-ahead was full: this thread restarts it (it holds the GIL, so the reaction
-    // to what it reads waits until the pending requests are handled here, in order)
+  }
+  std::vector<grpc::Slice> outs;
+  bool ok = true;
+  for (;;) {
+    for (const std::string& m : pending) {
+      PyObject* req = PyBytes_FromStringAndSize(m.data(), static_cast<Py_ssize_t>(m.size()));
+      ok = req != nullptr && react_call(fn, req, outs);
+      if (req == nullptr) PyErr_Print();
+      Py_XDECREF(req);
+      if (!ok) break;
+    }
+    pending.clear();
+    std::lock_guard<std::mutex> g(st.mu);
+    if (ok && !st.in.empty()) {  // read while these were handled (the GIL may change hands)
+      pending.swap(st.in);
+      st.in_bytes = 0;
+      continue;
+    }
+    // from here on the reads react; the read-ahead stopped (full): this thread restarts it
+    st.reacting = false;
     if (!st.reading && !st.read_closed && !st.finished && st.reactor != nullptr) {
       st.starting++;
       restart = true;
     }
-  }
-  std::vector<grpc::Slice> outs;
-  bool ok = true;
-  for (const std::string& m : pending) {
-    PyObject* req = PyBytes_FromStringAndSize(m.data(), static_cast<Py_ssize_t>(m.size()));
-    if (req == nullptr) return nullptr;
-    ok = react_call(fn, req, outs);
-    Py_DECREF(req);
-    if (!ok) break;
+    break;
   }
   Py_BEGIN_ALLOW_THREADS;
-  deliver(st, outs, !ok, restart);
+  deliver(st, outs, !ok, restart, false);
   Py_END_ALLOW_THREADS;
   Py_RETURN_NONE;
 }
@@ -513,13 +590,8 @@ PyObject* call_write(PyObject* self, PyObject* arg) {
     st.cv.wait(g, [&] { return over() || st.out.size() < kWriteWindow; });
     if (!over()) {
       ok = true;
-      if (st.writing) {
-        st.out.emplace_back(&slice, 1);
-      } else {
-        st.writing = true;
-        st.wbuf = grpc::ByteBuffer(&slice, 1);
-        start = true;
-      }
+      st.queue(slice, 0);
+      start = st.claim_write();
     }
   }
   if (start) st.reactor->StartWrite(&st.wbuf);  // writing: the reactor stays alive
@@ -543,7 +615,7 @@ PyObject* call_post(PyObject* self, PyObject* obj) {
     if (ok) {
       Py_INCREF(obj);
       st.posted.push_back(obj);
-      st.cv.notify_all();
+      st.take_cv.notify_all();
     }
   }
   return PyBool_FromLong(ok);
@@ -558,12 +630,13 @@ PyObject* take_impl(PyObject* self, bool wait) {
   std::deque<PyObject*> objs;
   std::deque<std::string> reqs;
   bool end = false, start = false;
-  auto ready = [&] { return !st.posted.empty() || !st.in.empty() || st.read_closed || st.cancelled || st.finished || st.done; };
+  auto over = [&] { return st.read_closed || st.cancelled || st.finished || st.done || st.broken; };
+  auto ready = [&] { return !st.posted.empty() || !st.in.empty() || over(); };
   auto grab = [&] {
     objs.swap(st.posted);
     reqs.swap(st.in);
     st.in_bytes = 0;
-    end = st.in.empty() && reqs.empty() && (st.read_closed || st.cancelled || st.finished || st.done);
+    end = st.in.empty() && reqs.empty() && over();
     if (!reqs.empty() && !st.reading && !st.read_closed && !st.finished && st.reactor != nullptr) {
       st.reading = true;
       st.starting++;
@@ -578,7 +651,14 @@ PyObject* take_impl(PyObject* self, bool wait) {
     Py_BEGIN_ALLOW_THREADS;  // one GIL hand-over for the wait and the read it restarts
     {
       std::unique_lock<std::mutex> g(st.mu);
-      st.cv.wait(g, ready);
+      for (;;) {
+        // responses pushed outside a reaction (nobody's deliver() will) are started here
+        st.take_cv.wait(g, [&] { return ready() || st.can_write(); });
+        if (!st.claim_write()) break;
+        g.unlock();
+        st.reactor->StartWrite(&st.wbuf);
+        g.lock();
+      }
       grab();
     }
     if (start) restart_read(st);
@@ -641,18 +721,8 @@ PyObject* call_write_many(PyObject* self, PyObject* arg) {
   bool ok = true;
   // queue what fits; true when a write must be started (outside the mutex)
   auto queue_some = [&]() -> bool {
-    bool start = false;
-    while (next < slices.size() && st.out.size() < kWriteWindow) {
-      if (st.writing) {
-        st.out.emplace_back(&slices[next], 1);
-      } else {
-        st.writing = true;
-        st.wbuf = grpc::ByteBuffer(&slices[next], 1);
-        start = true;
-      }
-      next++;
-    }
-    return start;
+    while (next < slices.size() && st.out.size() < kWriteWindow) st.queue(slices[next++], 0);
+    return st.claim_write();
   };
   bool start = false;
   {
@@ -676,6 +746,58 @@ PyObject* call_write_many(PyObject* self, PyObject* arg) {
     Py_END_ALLOW_THREADS;
   }
   return PyBool_FromLong(ok);
+}
+
+// push(data, kind, limit) -> 1: queued for writing; 0: refused, `limit` responses of this
+// kind (0..2) are queued already, not yet handed to gRPC; -1: the call is over. Never waits
+// and makes no gRPC call (any thread, GIL held): the caller's limits bound the queue. The
+// write is started by the running reaction's deliver(), or else by the call's thread in
+// take() (woken here). Responses go out in the order they were pushed, write()s included.
+PyObject* call_push(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "push(data, kind, limit)");
+    return nullptr;
+  }
+  char* data;
+  Py_ssize_t len;
+  if (PyBytes_AsStringAndSize(args[0], &data, &len) != 0) return nullptr;
+  long kind = PyLong_AsLong(args[1]);
+  Py_ssize_t limit = PyLong_AsSsize_t(args[2]);
+  if (PyErr_Occurred()) return nullptr;
+  if (kind < 0 || kind >= kKinds) {
+    PyErr_SetString(PyExc_ValueError, "push(): kind must be 0..2");
+    return nullptr;
+  }
+  grpc::Slice slice(data, static_cast<size_t>(len));
+  CallState& st = state_of(self);
+  long r;
+  {
+    std::lock_guard<std::mutex> g(st.mu);
+    if (st.finish_wanted || st.finished || st.cancelled || st.broken || st.done) {
+      r = -1;
+    } else if (limit < 0 || st.out_kind[kind] >= static_cast<size_t>(limit)) {
+      r = 0;
+      st.refused = true;
+    } else {
+      st.queue(slice, static_cast<int>(kind));
+      r = 1;
+      if (!st.writing && !st.reacting) st.take_cv.notify_all();
+    }
+  }
+  return PyLong_FromLong(r);
+}
+
+// count(kind) -> responses of that kind pushed and not yet handed to gRPC
+PyObject* call_count(PyObject* self, PyObject* arg) {
+  long kind = PyLong_AsLong(arg);
+  if (kind == -1 && PyErr_Occurred()) return nullptr;
+  if (kind < 0 || kind >= kKinds) {
+    PyErr_SetString(PyExc_ValueError, "count(): kind must be 0..2");
+    return nullptr;
+  }
+  CallState& st = state_of(self);
+  std::lock_guard<std::mutex> g(st.mu);
+  return PyLong_FromSize_t(st.out_kind[kind]);
 }
 
 // finish(code, message, trailers): the status, sent after every queued response
@@ -704,7 +826,7 @@ PyObject* call_finish(PyObject* self, PyObject* args) {
   Py_DECREF(seq);
   CallState& st = state_of(self);
   grpc::Status status(static_cast<grpc::StatusCode>(code), std::string(message, message_len));
-  bool fin = false;
+  bool fin = false, start = false;
   Py_BEGIN_ALLOW_THREADS;
   {
     std::lock_guard<std::mutex> g(st.mu);
@@ -712,9 +834,11 @@ PyObject* call_finish(PyObject* self, PyObject* args) {
       for (auto& kv : md) st.ctx->AddTrailingMetadata(kv.first, kv.second);
       st.finish_wanted = true;
       st.status = status;
+      start = st.claim_write();  // what was pushed and not yet started goes first
       fin = st.take_finish();
     }
   }
+  if (start) st.reactor->StartWrite(&st.wbuf);
   if (fin) st.reactor->Finish(st.status);
   Py_END_ALLOW_THREADS;
   Py_RETURN_NONE;
@@ -793,6 +917,9 @@ PyMethodDef call_methods[] = {
     {"write", call_write, METH_O, "queue one response; False when the call is over"},
     {"write_many", call_write_many, METH_O, "queue responses in order; False when the call is over"},
     {"post", call_post, METH_O, "queue an object for take(); False when the call is over"},
+    {"push", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(call_push)), METH_FASTCALL,
+     "push(data, kind, limit) -> 1 queued, 0 refused (limit reached), -1 over"},
+    {"count", call_count, METH_O, "count(kind): pushed responses of that kind not yet handed to gRPC"},
     {"react", call_react, METH_O, "react(fn): handle each request in gRPC's read reaction"},
     {"take_ready", call_take_ready, METH_NOARGS, "take() without waiting"},
     {"take", call_take, METH_NOARGS, "[posted objects..., request bytes..., None at the end]"},
