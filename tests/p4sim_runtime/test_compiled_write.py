@@ -133,6 +133,28 @@ def _bulk_differences(m, seed: int = 5, steps: int = 60) -> list[str]:
     return out
 
 
+def _handle_differences(m) -> list[str]:
+    """Bulk inserts taking handles from free heaps of every order: ascending (read in
+    place), a heap whose first handles are in order but not the rest, not in order at
+    all, handles past one CPython digit (2**30): the
+    handles given and the heap left must be the reference's."""
+    heaps = [[], list(range(10)), [1, 2, 9, 5, 7], [0, 1, 2, 3, 8, 4, 6, 5], [3, 5, 4],
+             [(1 << 30) - 1, 1 << 30, (1 << 30) + 1], [5, (1 << 40) + 2, (1 << 40) + 1], [7, (1 << 61) + 1, 1 << 61],
+             [1, (1 << 31) + 5, (1 << 30) + 9], [4, 4, 6]]
+    out = []
+    for free in heaps:
+        for n in sorted({1, 2, len(free), len(free) + 3}):
+            ref, got = _table(64), _table(64)
+            for t in (ref, got):
+                t.free_handles[:] = free
+                t.next_handle = max(free, default=0) + 1
+            vs, args = list(range(100, 100 + n)), [(j,) for j in range(n)]
+            a, b = tables.py_insert_exact1_many(ref, vs, 0, args), m.insert_exact1_many(got, vs, 0, args)
+            if a != b or _table_state(ref) != _table_state(got):
+                out.append(f"free {free}, {n} inserted: {_table_state(got)} != {_table_state(ref)}")
+    return out
+
+
 def _values_ref(rows, kslot, kwidth, pslot, pwidth):
     """fastwrite's bulk_exact1 decoding, as its pure-Python branch does it."""
     vs = [int.from_bytes(r[kslot], "big") for r in rows]
@@ -198,11 +220,13 @@ def _decode_differences(m, seed: int = 6) -> list[str]:
 def test_compiled_write_module_equals_the_reference(mod) -> None:
     assert _rec_differences(mod) == []
     assert _bulk_differences(mod) == []
+    assert _handle_differences(mod) == []
     assert _decode_differences(mod) == []
 
 
 PLANTS = {  # a slip in the compiled source -> the comparison that must catch it
-    "handles not reused": ("r._hnd = taken[j] if j < nt else first + (j - nt)", "r._hnd = first + j", _bulk_differences),
+    "handles not reused": ("r._hnd = <object>PyList_GET_ITEM(taken, j) if j < nt else first + (j - nt)", "r._hnd = first + j",
+                           _bulk_differences),
     "freed handle dropped": ("_heappush(free, rec._hnd)", "pass", _bulk_differences),
     "width not checked": ("if width < 64 and (u >> width) != 0:", "if width < 64 and (u >> width) > 1:",
                           _decode_differences),
@@ -211,6 +235,14 @@ PLANTS = {  # a slip in the compiled source -> the comparison that must catch it
     "keys of a refused run left in": ("                del exact1[vs[jj]]", "                pass", _bulk_differences),
     "stretch's last byte not compared": ("memcmp(p + base + soff[s], &want[sat[s]], slen[s])",
                                          "memcmp(p + base + soff[s], &want[sat[s]], slen[s] - 1)", _decode_differences),
+    "heap taken as in order": ("        if cur < prev:\n            return False", "        if False:\n            return False",
+                               _handle_differences),
+    "order checked as far as the handles taken": ("    for i in range(m):\n        o = PyList_GET_ITEM(xs, i)",
+                                                  "    for i in range(min(m, 3)):\n        o = PyList_GET_ITEM(xs, i)",
+                                                  _handle_differences),
+    "big handle read as one digit": ("if (size == 1) return", "if (size >= 1) return", _handle_differences),
+    "small argument cached under another value": ("t = <object>PyList_GET_ITEM(small, sv)",
+                                                  "t = <object>PyList_GET_ITEM(small, sv // 2)", _decode_differences),
     "container left untracked": ("if _may_be_tracked(v) and not PyObject_GC_IsTracked(self):",
                                  "if False and not PyObject_GC_IsTracked(self):", _rec_differences),
 }
