@@ -91,6 +91,7 @@ cdef inline bint _may_be_tracked(object v):
 
 
 @cython.final
+@cython.freelist(4096)  # (deleted Recs' memory kept for the next inserts: bounded)
 cdef class Rec:
     """One installed entry (or the default action) as the data path sees it: the fields
     and the constructor of tables.py's pure-Python Rec."""
