@@ -100,6 +100,10 @@ cdef class Rec:
     # a bulk insert's Rec (one exact key) leaves `tests` to be made when first read: it is
     # ((0, mkey[0], _full),), what the reference stores (the data path never reads it)
     cdef object _full
+    # and keeps its `seq` as a C integer (_seq_is_n), boxed when read (only listing the
+    # entries in order reads it): no int object made per insert
+    cdef long long _seqn
+    cdef bint _seq_is_n
 
     def __init__(self, entry, aid, args, prio=0, tests=(), mkey=(), seq=0, hnd=0):
         self._entry = entry
@@ -187,12 +191,15 @@ cdef class Rec:
 
     @property
     def seq(self):
+        if self._seq_is_n:
+            return self._seqn
         return self._seq
 
     @seq.setter
     def seq(self, v):
         self._track_for(v)
         self._seq = v
+        self._seq_is_n = False
 
     @property
     def hnd(self):
@@ -278,7 +285,8 @@ def insert_exact1_many(table, list vs, aid, list args):
         r._bytes = 0
         r._meter = None
         r._prio = 0
-        r._seq = seq + 1 + j
+        r._seqn = seq + 1 + j
+        r._seq_is_n = True
         r._hnd = <object>PyList_GET_ITEM(taken, j) if j < nt else first + (j - nt)
         if type(v) is int:
             r._full = full  # tests made when read (the property)

@@ -137,7 +137,8 @@ def _handle_differences(m) -> list[str]:
     """Bulk inserts taking handles from free heaps of every order: ascending (read in
     place), a heap whose first handles are in order but not the rest, not in order at
     all, handles past one CPython digit (2**30): the
-    handles given and the heap left must be the reference's."""
+    handles given and the heap left must be the reference's; then a bulk Rec's `seq`
+    (a C integer until written) written."""
     heaps = [[], list(range(10)), [1, 2, 9, 5, 7], [0, 1, 2, 3, 8, 4, 6, 5], [3, 5, 4],
              [(1 << 30) - 1, 1 << 30, (1 << 30) + 1], [5, (1 << 40) + 2, (1 << 40) + 1], [7, (1 << 61) + 1, 1 << 61],
              [1, (1 << 31) + 5, (1 << 30) + 9], [4, 4, 6]]
@@ -152,6 +153,12 @@ def _handle_differences(m) -> list[str]:
             a, b = tables.py_insert_exact1_many(ref, vs, 0, args), m.insert_exact1_many(got, vs, 0, args)
             if a != b or _table_state(ref) != _table_state(got):
                 out.append(f"free {free}, {n} inserted: {_table_state(got)} != {_table_state(ref)}")
+            if not (a and n):
+                continue
+            for t in (ref, got):  # a bulk Rec's seq written afterwards (kept as a C integer until then)
+                t.exact1[100].seq = -5
+            if _table_state(ref) != _table_state(got):
+                out.append(f"free {free}, {n} inserted, seq written: {_table_state(got)} != {_table_state(ref)}")
     return out
 
 
@@ -245,6 +252,9 @@ PLANTS = {  # a slip in the compiled source -> the comparison that must catch it
                                                   "t = <object>PyList_GET_ITEM(small, sv // 2)", _decode_differences),
     "word's last byte not compared": ("memset(mbytes, 0xFF, ln)", "memset(mbytes, 0xFF, ln - 1)", _decode_differences),
     "stretch cut to one word": ("            pos += 8\n", "            pos += slen[s]\n", _decode_differences),
+    "bulk seq left unset": ("        r._seq_is_n = True\n", "        r._seq_is_n = False\n", _bulk_differences),
+    "written seq hidden by the C counter": ("        self._seq = v\n        self._seq_is_n = False\n", "        self._seq = v\n",
+                                            _handle_differences),
     "container left untracked": ("if _may_be_tracked(v) and not PyObject_GC_IsTracked(self):",
                                  "if False and not PyObject_GC_IsTracked(self):", _rec_differences),
 }
