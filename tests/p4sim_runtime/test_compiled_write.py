@@ -208,6 +208,16 @@ def _decode_differences(m, seed: int = 6) -> list[str]:
         got = m.exact1_run_values(bytes(data), r0, stride, k, koff, kl, kw, poff if pslot == 1 else -1, pl, pw)
         if want != got:
             out.append(f"run values {bytes(data)!r} {r0} {stride} {k} {koff} {poff} {kw} {pw}: {got} != {want}")
+    # one long run whose arguments take every value under 256 and some above, in random
+    # order and repeated (the per-call table of small arguments' tuples)
+    params = [rnd.randrange(300) for _ in range(600)]
+    rows = [(rnd.randrange(1 << 48).to_bytes(6, "big"), a.to_bytes(2, "big")) for a in params]
+    data = b"".join(b"\x22" + kb + b"\x00" + pb for kb, pb in rows)
+    for pw in (9, 8):  # (8: values from 256 are too wide: None)
+        want = _values_ref(rows, 0, 48, 1, pw)
+        got = m.exact1_run_values(data, 0, 10, len(rows), 1, 6, 48, 8, 2, pw)
+        if want != got:
+            out.append(f"run values of every small argument, width {pw}: {got} != {want}")
     for j in range(600):  # records of up to 8 bytes, then longer ones (stretches of several 8-byte words)
         stride = rnd.randrange(1, 9) if j < 300 else rnd.randrange(9, 40)
         rec = bytes(rnd.randrange(3) for _ in range(stride))
