@@ -18,9 +18,13 @@ writes a Rec's C fields.
 """
 
 cimport cython
+from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.long cimport PyLong_CheckExact
 from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_CheckExact
-from libc.string cimport memcmp
+from libc.stdint cimport uint64_t
+from libc.string cimport memcmp, memcpy, memset
 
 import heapq
 
@@ -33,7 +37,48 @@ cdef extern from "Python.h":
 
 FIELDS = ("entry", "aid", "args", "pkts", "bytes", "meter", "prio", "seq", "hnd", "tests", "mkey")
 
+cdef extern from *:
+    """
+    /* The value of a non-negative exact int below 2**30 (one digit in CPython 3.11's
+       layout, read in place: no call), else -1: the caller asks PyLong then. */
+    static inline long long p4sim_small_int(PyObject* o) {
+    #if PY_VERSION_HEX < 0x030C0000 && PYLONG_BITS_IN_DIGIT == 30
+        if (PyLong_CheckExact(o)) {
+            Py_ssize_t size = Py_SIZE(o);
+            if (size == 0) return 0;
+            if (size == 1) return (long long)((PyLongObject*)o)->ob_digit[0];
+        }
+    #endif
+        return -1;
+    }
+    """
+    long long p4sim_small_int(PyObject* o)
+    long long PyLong_AsLongLongAndOverflow(PyObject* o, int* overflow) except? -1
+
 cdef object _heappush = heapq.heappush
+
+
+cdef bint _ascending(list xs) except -1:
+    """Whether `xs` is in ascending order (sorted(xs) == xs), told from its items when each
+    is an exact int that fits a C long long (a table's free handles); False otherwise,
+    whatever the order (the caller then sorts, as the reference does)."""
+    cdef Py_ssize_t i, m = len(xs)
+    cdef long long prev = -1, cur
+    cdef int overflow = 0
+    cdef PyObject* o
+    for i in range(m):
+        o = PyList_GET_ITEM(xs, i)
+        cur = p4sim_small_int(o)
+        if cur < 0:
+            if not PyLong_CheckExact(<object>o):
+                return False
+            cur = PyLong_AsLongLongAndOverflow(o, &overflow)
+            if overflow or cur < 0:
+                return False
+        if cur < prev:
+            return False
+        prev = cur
+    return True
 
 
 cdef inline bint _may_be_tracked(object v):
@@ -46,6 +91,7 @@ cdef inline bint _may_be_tracked(object v):
 
 
 @cython.final
+@cython.freelist(4096)  # (deleted Recs' memory kept for the next inserts: bounded)
 cdef class Rec:
     """One installed entry (or the default action) as the data path sees it: the fields
     and the constructor of tables.py's pure-Python Rec."""
@@ -54,6 +100,10 @@ cdef class Rec:
     # a bulk insert's Rec (one exact key) leaves `tests` to be made when first read: it is
     # ((0, mkey[0], _full),), what the reference stores (the data path never reads it)
     cdef object _full
+    # and keeps its `seq` as a C integer (_seq_is_n), boxed when read (only listing the
+    # entries in order reads it): no int object made per insert
+    cdef long long _seqn
+    cdef bint _seq_is_n
 
     def __init__(self, entry, aid, args, prio=0, tests=(), mkey=(), seq=0, hnd=0):
         self._entry = entry
@@ -141,12 +191,15 @@ cdef class Rec:
 
     @property
     def seq(self):
+        if self._seq_is_n:
+            return self._seqn
         return self._seq
 
     @seq.setter
     def seq(self, v):
         self._track_for(v)
         self._seq = v
+        self._seq_is_n = False
 
     @property
     def hnd(self):
@@ -211,9 +264,12 @@ def insert_exact1_many(table, list vs, aid, list args):
     if seq > (1 << 62) or first > (1 << 62):  # (never: C counters stand for Python ints here)
         raise OverflowError("insert_exact1_many: table counters out of range")
     cdef list free = table.free_handles
-    # the n lowest free handles, in order, then new ones (as n heap pops would give them)
-    cdef list ordered = sorted(free) if free else []
-    cdef list taken = ordered[:n]
+    # the n lowest free handles, in order, then new ones (as n heap pops would give them):
+    # when the heap is in ascending order already (as a bulk insert or deletes in handle
+    # order leave it), its first n, read in place; else from a sorted copy (the reference's)
+    cdef bint in_order = _ascending(free)
+    cdef list ordered = free if in_order else sorted(free)
+    cdef list taken = ordered[:n]  # (a copy: nothing the loop below runs can change it)
     nt = len(taken)
     full = table._pack_full[0]
     cdef bint atomic_aid = not _may_be_tracked(aid)
@@ -229,8 +285,9 @@ def insert_exact1_many(table, list vs, aid, list args):
         r._bytes = 0
         r._meter = None
         r._prio = 0
-        r._seq = seq + 1 + j
-        r._hnd = taken[j] if j < nt else first + (j - nt)
+        r._seqn = seq + 1 + j
+        r._seq_is_n = True
+        r._hnd = <object>PyList_GET_ITEM(taken, j) if j < nt else first + (j - nt)
         if type(v) is int:
             r._full = full  # tests made when read (the property)
             mkey = _atomic((v,))
@@ -249,8 +306,11 @@ def insert_exact1_many(table, list vs, aid, list args):
         r = <Rec>made[j]
         recs[r._mkey] = r
     table.seq = seq + n
-    if free:
-        free[:] = ordered[nt:]  # (the rest, sorted: still a heap, as the reference leaves it)
+    if nt:  # (the rest, sorted: still a heap, as the reference leaves it)
+        if in_order:
+            del free[:nt]
+        else:
+            free[:] = ordered[nt:]
     table.next_handle = first + (n - nt)
     return True
 
@@ -333,7 +393,8 @@ def column_run(data, Py_ssize_t r0, Py_ssize_t stride, Py_ssize_t kmax, checks):
     (at most kmax) hold every (offset, one byte) of `checks`; a byte past the end of `data`
     holds nothing. It stops at the first record that fails: the work is the run found plus
     one record, never the rest of the request. Checks at consecutive offsets (an Update's
-    fixed pieces) are compared as one stretch, one memcmp per stretch and record."""
+    fixed pieces) are compared as one stretch, in 8-byte words under a mask (a memcmp per
+    stretch for the records whose words would reach past the end of `data`)."""
     cdef const unsigned char[::1] d = data
     cdef const unsigned char* p
     cdef Py_ssize_t size = d.shape[0], nc = len(checks), k, c, s, ns = 0, base, last = 0
@@ -363,9 +424,38 @@ def column_run(data, Py_ssize_t r0, Py_ssize_t stride, Py_ssize_t kmax, checks):
             ns += 1
     if size == 0:
         return 0
+    # each stretch as chunks of up to 8 bytes, each compared as one 8-byte word under a
+    # mask of its bytes (a word may reach into the bytes after the stretch: masked out)
+    cdef uint64_t[64] cwant
+    cdef uint64_t[64] cmask
+    cdef Py_ssize_t[64] coff
+    cdef unsigned char[8] wbytes
+    cdef unsigned char[8] mbytes
+    cdef Py_ssize_t nw = 0, pos, ln, reach = 0
+    for s in range(ns):
+        pos = 0
+        while pos < slen[s]:
+            ln = min(8, slen[s] - pos)
+            memset(wbytes, 0, 8)
+            memset(mbytes, 0, 8)
+            memcpy(wbytes, &want[sat[s] + pos], ln)
+            memset(mbytes, 0xFF, ln)
+            memcpy(&cwant[nw], wbytes, 8)
+            memcpy(&cmask[nw], mbytes, 8)
+            coff[nw] = soff[s] + pos
+            reach = max(reach, coff[nw] + 8)
+            nw += 1
+            pos += 8
     p = &d[0]
+    cdef uint64_t word
     for k in range(kmax):
         base = r0 + k * stride
+        if base + reach <= size:  # every word inside `data`
+            for c in range(nw):
+                memcpy(&word, p + base + coff[c], 8)
+                if (word ^ cwant[c]) & cmask[c]:
+                    return k
+            continue
         if base + last >= size:  # a byte past the end: a check it cannot hold
             for c in range(nc):
                 if base + offs[c] >= size or p[base + offs[c]] != want[c]:
@@ -402,28 +492,38 @@ def exact1_run_values(data, Py_ssize_t r0, Py_ssize_t stride, Py_ssize_t k, Py_s
     one-by-one path then cuts the rows)."""
     cdef const unsigned char[::1] d = data
     cdef Py_ssize_t size = d.shape[0], j, base
+    cdef long long sv
     if (k <= 0 or r0 < 0 or stride <= 0 or koff < 0 or klen < 0 or koff + klen > stride
             or (poff >= 0 and (plen < 0 or poff + plen > stride)) or r0 + k * stride > size):
         return None
     cdef const unsigned char* p = &d[0]
-    cdef list vs = [None] * k
-    cdef list args = [None] * k
+    cdef list vs = PyList_New(k)  # (items filled below, in order: a list's NULLs are freed safely)
+    cdef list args = PyList_New(k)
     cdef tuple none = ()
-    cdef dict shared = {}  # one (a,) per distinct argument (immutable: sharing is invisible)
+    cdef list small = [None] * 256  # (a,) per argument value under 256, made once per call
+    cdef dict shared = {}  # and for the others (immutable: sharing is invisible)
     for j in range(k):
         base = r0 + j * stride
         v = _uint_at(data, p, base + koff, klen, kwidth)
         if v is None:
             return None
-        vs[j] = v
+        Py_INCREF(v)
+        PyList_SET_ITEM(vs, j, v)
         if poff < 0:
-            args[j] = none
+            t = none
         else:
             a = _uint_at(data, p, base + poff, plen, pwidth)
             if a is None:
                 return None
-            t = shared.get(a)
-            if t is None:
-                t = shared[a] = _atomic((a,))
-            args[j] = t
+            sv = p4sim_small_int(<PyObject*>a)
+            if 0 <= sv < 256:
+                t = <object>PyList_GET_ITEM(small, sv)
+                if t is None:
+                    t = small[sv] = _atomic((a,))
+            else:
+                t = shared.get(a)
+                if t is None:
+                    t = shared[a] = _atomic((a,))
+        Py_INCREF(t)
+        PyList_SET_ITEM(args, j, t)
     return vs, args

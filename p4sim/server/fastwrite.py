@@ -128,13 +128,17 @@ def _same_length_run(data: bytes, i: int, ln: int) -> int:
     return _column_run(data, i, stride, (len(data) - i) // stride, ((0, _TAG), (1, bytes((ln,)))))
 
 
-def update_spans(data: bytes, others: list[tuple[int, int]] | None = None) -> list[tuple[int, int]] | None:
-    """(start, end) of every Update in a serialized WriteRequest, in order; None when
-    the top level holds anything else than WriteRequest's fields (the caller then uses
-    the parsed message only). With `others`, the (start, end) of every other top-level
-    field, its tag included, is appended to it. `data` need not be valid: whatever does
-    not cut into whole fields of known tags ending exactly at its end gives None."""
-    spans = []
+def update_runs(data: bytes, others: list[tuple[int, int]] | None = None) -> list[tuple[int, int, int, int]] | None:
+    """The Updates of a serialized WriteRequest, in order, as runs: (start, length, k,
+    stride) is k consecutive Updates of `length` bytes each, each behind the same tag and
+    length bytes, the first one's bytes at data[start:start + length], the next ones
+    `stride` bytes further each (no tuple per Update: a controller's batch is a few runs).
+    None when the top level holds anything else than WriteRequest's fields (the caller
+    then uses the parsed message only). With `others`, the (start, end) of every other
+    top-level field, its tag included, is appended to it. `data` need not be valid:
+    whatever does not cut into whole fields of known tags ending exactly at its end gives
+    None."""
+    runs = []
     i, n = 0, len(data)
     try:
         while i < n:
@@ -144,17 +148,20 @@ def update_spans(data: bytes, others: list[tuple[int, int]] | None = None) -> li
             if tag == _UPDATE_TAG:
                 ln = data[i]
                 if ln < 0x80:  # Updates under 128 bytes: the common case, a run of one length at once
-                    k = _same_length_run(data, i - 1, ln)
+                    k = _same_length_run(data, f0, ln)
                     if k == 0:
                         return None  # cut short
-                    e = i - 1 + k * (ln + 2)
-                    # record k's value: i+1+k(ln+2) .. +ln, the last one ending at e (ln may be 0)
-                    spans.extend(zip(range(i + 1, e - ln + 1, ln + 2), range(i + 1 + ln, e + 1, ln + 2)))  # noqa: B905
-                    i = e
+                    runs.append((i + 1, ln, k, ln + 2))
+                    i = f0 + k * (ln + 2)
                     continue
                 ln, i = _varint(data, i)
-                spans.append((i, i + ln))
-                i += ln
+                stride = i - f0 + ln
+                if f0 + stride > n:
+                    return None  # cut short
+                # the next Updates behind the same tag and length bytes (no Python step each)
+                k = _column_run(data, f0, stride, (n - f0) // stride, _run_checks(data[f0:i], ()))
+                runs.append((i, ln, k, stride))
+                i = f0 + k * stride
             elif tag in _VARINT_TAGS:
                 _, i = _varint(data, i)
                 if others is not None:
@@ -168,7 +175,16 @@ def update_spans(data: bytes, others: list[tuple[int, int]] | None = None) -> li
                 return None
     except (IndexError, ValueError):
         return None
-    return spans if i == n else None
+    return runs if i == n else None
+
+
+def update_spans(data: bytes, others: list[tuple[int, int]] | None = None) -> list[tuple[int, int]] | None:
+    """(start, end) of every Update in a serialized WriteRequest, in order (`update_runs`,
+    one tuple per Update), or None as `update_runs`."""
+    runs = update_runs(data, others)
+    if runs is None:
+        return None
+    return [(s, s + ln) for start, ln, k, stride in runs for s in range(start, start + k * stride, stride)]
 
 
 class _Shape:
@@ -335,6 +351,22 @@ class WriteScanner:
             return RunRows(sh, data, r0, stride, k)
         return _cut_rows(sh, data, r0, stride, k)
 
+    def run_at(self, sh: _Shape, data: bytes, start: int, stride: int, kmax: int) -> Any:
+        """`run` within a run of `update_runs`: the Update at data[start:] has shape `sh`
+        (`lookup` found it) and is followed by kmax - 1 more behind the same tag and
+        length bytes, `stride` apart; the value bytes of the longest run of them, from it,
+        that has every fixed byte of `sh`, at least two; else None."""
+        r0 = start - len(sh.head)
+        if r0 < 0 or data[r0:start] != sh.head:  # (another length encoding than the shape's)
+            return None
+        k = _column_run(data, r0, stride, kmax, sh.checks)
+        if k < 2:
+            return None
+        self.hits += k - 1
+        if _compiled is not None:  # the compiled bulk reads the values from `data` itself
+            return RunRows(sh, data, r0, stride, k)
+        return _cut_rows(sh, data, r0, stride, k)
+
     def plan(self, data: bytes) -> tuple[list[tuple[int, _Shape, Any, Any]], int, bytes] | None:
         """A serialized WriteRequest whose every Update has a learned shape, cut without
         parsing it: (items, number of updates, the other top-level fields' bytes), where
@@ -350,28 +382,30 @@ class WriteScanner:
         fields, in their order, parse as a WriteRequest (the caller's upb call), and then
         it is that message plus these updates."""
         others: list[tuple[int, int]] = []
-        spans = update_spans(data, others)
-        if spans is None:
+        runs = update_runs(data, others)
+        if runs is None:
             return None
         hits0 = self.hits
         items: list[tuple[int, _Shape, Any, Any]] = []
-        n = len(spans)
-        lookup, run = self.lookup, self.run
-        i = 0
-        while i < n:
-            start, end = spans[i]
-            hit = lookup(data, start, end)
-            if hit is None:
-                self.hits = hits0  # (the counter says which updates were decoded by shape)
-                return None
-            sh, vals = hit
-            rows = run(sh, data, spans, i) if i < n - 1 else None
-            if rows is None:
-                items.append((i, sh, None, vals))
-                i += 1
-            else:
-                items.append((i, sh, rows, None))
-                i += len(rows)
+        n = 0
+        lookup, run_at = self.lookup, self.run_at
+        for start, ln, k, stride in runs:
+            j = 0
+            while j < k:
+                s = start + j * stride
+                hit = lookup(data, s, s + ln)
+                if hit is None:
+                    self.hits = hits0  # (the counter says which updates were decoded by shape)
+                    return None
+                sh, vals = hit
+                rows = run_at(sh, data, s, stride, k - j) if j < k - 1 else None
+                if rows is None:
+                    items.append((n + j, sh, None, vals))
+                    j += 1
+                else:
+                    items.append((n + j, sh, rows, None))
+                    j += len(rows)
+            n += k
         return items, n, b"".join([data[a:b] for a, b in others])
 
     def learn(self, update: Any, raw: bytes) -> None:

@@ -133,6 +133,35 @@ def _bulk_differences(m, seed: int = 5, steps: int = 60) -> list[str]:
     return out
 
 
+def _handle_differences(m) -> list[str]:
+    """Bulk inserts taking handles from free heaps of every order: ascending (read in
+    place), a heap whose first handles are in order but not the rest, not in order at
+    all, handles past one CPython digit (2**30): the
+    handles given and the heap left must be the reference's; then a bulk Rec's `seq`
+    (a C integer until written) written."""
+    heaps = [[], list(range(10)), [1, 2, 9, 5, 7], [0, 1, 2, 3, 8, 4, 6, 5], [3, 5, 4],
+             [(1 << 30) - 1, 1 << 30, (1 << 30) + 1], [5, (1 << 40) + 2, (1 << 40) + 1], [7, (1 << 61) + 1, 1 << 61],
+             [1, (1 << 31) + 5, (1 << 30) + 9], [4, 4, 6]]
+    out = []
+    for free in heaps:
+        for n in sorted({1, 2, len(free), len(free) + 3}):
+            ref, got = _table(64), _table(64)
+            for t in (ref, got):
+                t.free_handles[:] = free
+                t.next_handle = max(free, default=0) + 1
+            vs, args = list(range(100, 100 + n)), [(j,) for j in range(n)]
+            a, b = tables.py_insert_exact1_many(ref, vs, 0, args), m.insert_exact1_many(got, vs, 0, args)
+            if a != b or _table_state(ref) != _table_state(got):
+                out.append(f"free {free}, {n} inserted: {_table_state(got)} != {_table_state(ref)}")
+            if not (a and n):
+                continue
+            for t in (ref, got):  # a bulk Rec's seq written afterwards (kept as a C integer until then)
+                t.exact1[100].seq = -5
+            if _table_state(ref) != _table_state(got):
+                out.append(f"free {free}, {n} inserted, seq written: {_table_state(got)} != {_table_state(ref)}")
+    return out
+
+
 def _values_ref(rows, kslot, kwidth, pslot, pwidth):
     """fastwrite's bulk_exact1 decoding, as its pure-Python branch does it."""
     vs = [int.from_bytes(r[kslot], "big") for r in rows]
@@ -179,15 +208,25 @@ def _decode_differences(m, seed: int = 6) -> list[str]:
         got = m.exact1_run_values(bytes(data), r0, stride, k, koff, kl, kw, poff if pslot == 1 else -1, pl, pw)
         if want != got:
             out.append(f"run values {bytes(data)!r} {r0} {stride} {k} {koff} {poff} {kw} {pw}: {got} != {want}")
-    for _ in range(300):
-        stride = rnd.randrange(1, 9)
+    # one long run whose arguments take every value under 256 and some above, in random
+    # order and repeated (the per-call table of small arguments' tuples)
+    params = [rnd.randrange(300) for _ in range(600)]
+    rows = [(rnd.randrange(1 << 48).to_bytes(6, "big"), a.to_bytes(2, "big")) for a in params]
+    data = b"".join(b"\x22" + kb + b"\x00" + pb for kb, pb in rows)
+    for pw in (9, 8):  # (8: values from 256 are too wide: None)
+        want = _values_ref(rows, 0, 48, 1, pw)
+        got = m.exact1_run_values(data, 0, 10, len(rows), 1, 6, 48, 8, 2, pw)
+        if want != got:
+            out.append(f"run values of every small argument, width {pw}: {got} != {want}")
+    for j in range(600):  # records of up to 8 bytes, then longer ones (stretches of several 8-byte words)
+        stride = rnd.randrange(1, 9) if j < 300 else rnd.randrange(9, 40)
         rec = bytes(rnd.randrange(3) for _ in range(stride))
         data = bytearray(rec * rnd.randrange(0, 12) + bytes(rnd.randrange(3) for _ in range(rnd.randrange(stride))))
         if data and rnd.random() < 0.6:
             data[rnd.randrange(len(data))] ^= 1
         data = bytes(data)
         r0 = rnd.randrange(3)
-        checks = tuple((o, rec[o:o + 1]) for o in sorted(rnd.sample(range(stride), rnd.randrange(1, stride + 1))))
+        checks = tuple((o, rec[o:o + 1]) for o in sorted(rnd.sample(range(stride), rnd.randrange(1, min(stride, 64) + 1))))
         kmax = rnd.randrange(0, 14)
         want, got = fastwrite._column_run_py(data, r0, stride, kmax, checks), m.column_run(data, r0, stride, kmax, checks)
         if want != got:
@@ -198,11 +237,13 @@ def _decode_differences(m, seed: int = 6) -> list[str]:
 def test_compiled_write_module_equals_the_reference(mod) -> None:
     assert _rec_differences(mod) == []
     assert _bulk_differences(mod) == []
+    assert _handle_differences(mod) == []
     assert _decode_differences(mod) == []
 
 
 PLANTS = {  # a slip in the compiled source -> the comparison that must catch it
-    "handles not reused": ("r._hnd = taken[j] if j < nt else first + (j - nt)", "r._hnd = first + j", _bulk_differences),
+    "handles not reused": ("r._hnd = <object>PyList_GET_ITEM(taken, j) if j < nt else first + (j - nt)", "r._hnd = first + j",
+                           _bulk_differences),
     "freed handle dropped": ("_heappush(free, rec._hnd)", "pass", _bulk_differences),
     "width not checked": ("if width < 64 and (u >> width) != 0:", "if width < 64 and (u >> width) > 1:",
                           _decode_differences),
@@ -211,6 +252,19 @@ PLANTS = {  # a slip in the compiled source -> the comparison that must catch it
     "keys of a refused run left in": ("                del exact1[vs[jj]]", "                pass", _bulk_differences),
     "stretch's last byte not compared": ("memcmp(p + base + soff[s], &want[sat[s]], slen[s])",
                                          "memcmp(p + base + soff[s], &want[sat[s]], slen[s] - 1)", _decode_differences),
+    "heap taken as in order": ("        if cur < prev:\n            return False", "        if False:\n            return False",
+                               _handle_differences),
+    "order checked as far as the handles taken": ("    for i in range(m):\n        o = PyList_GET_ITEM(xs, i)",
+                                                  "    for i in range(min(m, 3)):\n        o = PyList_GET_ITEM(xs, i)",
+                                                  _handle_differences),
+    "big handle read as one digit": ("if (size == 1) return", "if (size >= 1) return", _handle_differences),
+    "small argument cached under another value": ("t = <object>PyList_GET_ITEM(small, sv)",
+                                                  "t = <object>PyList_GET_ITEM(small, sv // 2)", _decode_differences),
+    "word's last byte not compared": ("memset(mbytes, 0xFF, ln)", "memset(mbytes, 0xFF, ln - 1)", _decode_differences),
+    "stretch cut to one word": ("            pos += 8\n", "            pos += slen[s]\n", _decode_differences),
+    "bulk seq left unset": ("        r._seq_is_n = True\n", "        r._seq_is_n = False\n", _bulk_differences),
+    "written seq hidden by the C counter": ("        self._seq = v\n        self._seq_is_n = False\n", "        self._seq = v\n",
+                                            _handle_differences),
     "container left untracked": ("if _may_be_tracked(v) and not PyObject_GC_IsTracked(self):",
                                  "if False and not PyObject_GC_IsTracked(self):", _rec_differences),
 }

@@ -707,7 +707,7 @@ def _lax_end_spans(data, others=None):
 
 
 @pytest.mark.parametrize("where, bug", [
-    ("plan", _plan_without_fields), ("plan", _plan_without_len_fields), ("update_spans", _lax_end_spans)])
+    ("plan", _plan_without_fields), ("plan", _plan_without_len_fields), ("update_runs", _lax_end_spans)])
 def test_planted_cut_by_shape_bug_is_caught(pair, monkeypatch, where, bug) -> None:
     _own_scanner(monkeypatch, pair)
     _learn_top_shapes(pair)
