@@ -278,6 +278,13 @@ class _Request:
         self.msg = msg
 
 
+# the reader's mark for the client's half-close: every request is handled by the time the
+# response loop takes it, but their answers were queued behind it, so it queues the end
+# (None) again behind them (the end straight from the reader dropped the last requests'
+# answers, even the arbitration answer of a stream that half-closed at once)
+_REQUESTS_DONE = _Request(None)
+
+
 class _Packet:
     __slots__ = ("msg",)
 
@@ -1262,17 +1269,23 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         reader = threading.Thread(target=self._stream_reader, args=(stream, request_iterator), daemon=True,
                                   name="p4rt-stream")
         reader.start()
+        stopping = False  # a request ended the stream: its _Abort is queued
         try:
             while True:
                 item = stream.out.get()
                 if item is None:
                     return
                 if type(item) is _Request:
+                    if item is _REQUESTS_DONE:
+                        stream.send(None)
+                        continue
                     stream.room.release()
+                    if stopping:
+                        continue  # after the stream's end: not handled
                     stop = self._stream_request(stream, item.msg)
-                    if stop is not None:
-                        context.abort(_status_code(stop.code), stop.message)
-                        return
+                    if stop is not None:  # the end goes behind the answers already queued
+                        stopping = True
+                        stream.put(stop)
                     continue
                 if isinstance(item, _Packet):
                     stream.taken()
@@ -1298,6 +1311,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
         stream = _Stream(self.packet_in_queue, requests.post)
         context.add_callback(lambda: stream.send(None))
         take, handle = requests.take, self._stream_request
+        stopping = False  # a request ended the stream: its _Abort is posted
         try:
             while True:
                 out: list[bytes] = []
@@ -1307,12 +1321,12 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
                         if packets:  # before the request's own PacketIns count against the bound
                             stream.taken(packets)
                             packets = 0
+                        if stopping:
+                            continue  # after the stream's end: not handled
                         stop = handle(stream, item)
-                        if stop is not None:
-                            if out:
-                                yield out
-                            context.abort(_status_code(stop.code), stop.message)
-                            return
+                        if stop is not None:  # the end goes behind the answers already posted
+                            stopping = True
+                            stream.put(stop)
                         continue
                     if item is None:
                         if out:
@@ -1401,7 +1415,7 @@ class P4RuntimeServer(p4runtime_pb2_grpc.P4RuntimeServicer):
             pass  # the client went away
         except Exception:
             log.exception("stream reader failed")
-        stream.send(None)
+        stream.out.put(_REQUESTS_DONE)  # the end, once the answers already queued went
 
     def _stream_request(self, stream: _Stream, data: bytes) -> _Abort | None:
         """Handle one StreamMessageRequest's bytes; an _Abort ends the stream with its status."""
