@@ -22,6 +22,8 @@ from collections.abc import Callable
 
 from p4sim.lower import CompiledProgram
 
+from . import slots
+
 # the standard_metadata fields the driver writes or reads as C integers (v1model's own)
 SM_FIELDS = ("f_ingress_port", "f_egress_spec", "f_egress_port", "f_instance_type", "f_packet_length",
              "f_enq_timestamp", "f_enq_qdepth", "f_deq_timedelta", "f_deq_qdepth",
@@ -169,5 +171,7 @@ def drive_source(program: CompiledProgram, classes: dict[str, dict], defined: se
     if not set(stages) <= defined:
         return ""
     send = "" if os.environ.get("P4SIM_COMPILED_SEND", "1") == "0" else _SEND  # A/B: Python send()
-    return send + _TEMPLATE.format(newH=new(pl.new_hdr), newM=new(pl.new_meta), newS=new(pl.new_sm), H=pl.new_hdr, M=pl.new_meta, S=pl.new_sm, P=pl.parser, V=pl.verify,
+    text = send + _TEMPLATE.format(newH=new(pl.new_hdr), newM=new(pl.new_meta), newS=new(pl.new_sm), H=pl.new_hdr, M=pl.new_meta, S=pl.new_sm, P=pl.parser, V=pl.verify,
                             I=pl.ingress, E=pl.egress, C=pl.compute, D=pl.deparser)
+    # the switch's slots read and written at their offsets (p4sim.compiled.slots)
+    return slots.rewrite_switch(text, "sw") if slots.enabled() else text
