@@ -197,9 +197,11 @@ def test_the_rewritten_pipeline_equals_python(program, monkeypatch) -> None:
 
 
 PLANTS = {
-    # the counters' byte count (`_RT.plen`) read at the truncation length's slot
-    "plen at cap": ("_p4sim_os_plen = cython.declare(cython.Py_ssize_t, _p4sim_os['plen'])",
-                    "_p4sim_os_plen = cython.declare(cython.Py_ssize_t, _p4sim_os['cap'])"),
+    # the packet length (`_RT.plen`, the counters' byte count) kept in the payload's slot
+    # (a plant that shares the truncation length's slot goes unseen: the driver writes plen
+    # there before every read, and a cap of the packet's own length cuts nothing)
+    "plen at payload": ("_p4sim_os_plen = cython.declare(cython.Py_ssize_t, _p4sim_os['plen'])",
+                        "_p4sim_os_plen = cython.declare(cython.Py_ssize_t, _p4sim_os['payload'])"),
     # an entry's action index read at its arguments' word: no action's code runs
     "aid at args": ("_p4sim_or_aid = cython.declare(cython.Py_ssize_t, _p4sim_or['aid'])",
                     "_p4sim_or_aid = cython.declare(cython.Py_ssize_t, _p4sim_or['args'])"),
