@@ -133,7 +133,7 @@ def typed_source(program: CompiledProgram, injected: list[str]) -> str:
         head += HELPERS
     if slots.enabled():  # the switch's and the entries' attributes read at their offsets
         funcs = slots.rewrite_recs(slots.rewrite_switch(funcs, "_RT"))
-        prelude += slots.prelude()
+        prelude += slots.prelude(tm="_p4sim_TMT" in funcs)
         head += slots.HELPERS
     out = ["# cython: infer_types=False", "import cython", head, f"def {BIND}(_ns):"]
     out += [f"    {k} = _ns[{k!r}]" for k in injected]

@@ -142,6 +142,20 @@ def rewrite_switch(text: str, obj: str) -> str:
     return _rewrite(text, obj, switch_slots(), "_p4sim_SwT", "_p4sim_os_")
 
 
+def tm_slots() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The slots of TrafficManager and of its port state (p4sim/runtime/tm.py)."""
+    from p4sim.runtime.tm import TrafficManager, _PortState
+
+    return (tuple(n for n in TrafficManager.__slots__ if not n.startswith("__")),
+            tuple(n for n in _PortState.__slots__ if not n.startswith("__")))
+
+
+def rewrite_tm(text: str) -> str:
+    """The compiled driver's copy of send_now (`tm`, `state`) through the offset helpers."""
+    tm, ps = tm_slots()
+    return _rewrite(_rewrite(text, "tm", tm, "_p4sim_TMT", "_p4sim_ot_"), "state", ps, "_p4sim_PST", "_p4sim_op_")
+
+
 def rewrite_recs(text: str) -> str:
     """`text` with the generated code's entry reads (`_r<N>.aid`, `_r<N>.args`) through
     the offset helpers (`_p4sim_RecT`, `_p4sim_or_<name>`)."""
@@ -152,8 +166,9 @@ def rewrite_recs(text: str) -> str:
                   lambda m: f"_p4sim_sget({m.group(1)}, _p4sim_RecT, _p4sim_or_{m.group(2)}, {m.group(2)!r})", text)
 
 
-def prelude() -> list[str]:
-    """The factory lines that probe the offsets on this switch (`_RT`) and its Rec class."""
+def prelude(tm: bool = False) -> list[str]:
+    """The factory lines that probe the offsets on this switch (`_RT`) and its Rec class;
+    `tm`: and those of the traffic manager's classes (the driver's copy of send_now)."""
     out = ["from p4sim.compiled.slots import slot_offsets as _p4sim_slot_offsets, rec_offsets as _p4sim_rec_offsets",
            "from p4sim.runtime.tables import Rec as _p4sim_Rec",
            "_p4sim_SwT = cython.declare(type, type(_RT))",
@@ -162,4 +177,14 @@ def prelude() -> list[str]:
            "_p4sim_or = _p4sim_rec_offsets(_p4sim_Rec)"]
     out += [f"_p4sim_os_{n} = cython.declare(cython.Py_ssize_t, _p4sim_os[{n!r}])" for n in switch_slots()]
     out += [f"_p4sim_or_{n} = cython.declare(cython.Py_ssize_t, _p4sim_or[{n!r}])" for n in REC_FIELDS]
+    if tm:  # the driver's copy of send_now: probed on a fresh traffic manager and port state
+        tms, pss = tm_slots()
+        out += ["from p4sim.runtime.tm import TrafficManager as _p4sim_TMc, _PortState as _p4sim_PSc",
+                "_p4sim_TMT = cython.declare(type, _p4sim_TMc)",
+                "_p4sim_TM_send_now = _p4sim_TMc.send_now",
+                f"_p4sim_ot = _p4sim_slot_offsets(_p4sim_TMc(), {tms!r})",
+                "_p4sim_PST = cython.declare(type, _p4sim_PSc)",
+                f"_p4sim_op = _p4sim_slot_offsets(_p4sim_PSc(capacity=[0]), {pss!r})"]
+        out += [f"_p4sim_ot_{n} = cython.declare(cython.Py_ssize_t, _p4sim_ot[{n!r}])" for n in tms]
+        out += [f"_p4sim_op_{n} = cython.declare(cython.Py_ssize_t, _p4sim_op[{n!r}])" for n in pss]
     return out
