@@ -22,6 +22,8 @@ from collections.abc import Callable
 
 from p4sim.lower import CompiledProgram
 
+from . import slots
+
 # the standard_metadata fields the driver writes or reads as C integers (v1model's own)
 SM_FIELDS = ("f_ingress_port", "f_egress_spec", "f_egress_port", "f_instance_type", "f_packet_length",
              "f_enq_timestamp", "f_enq_qdepth", "f_deq_timedelta", "f_deq_qdepth",
@@ -76,8 +78,7 @@ def _p4sim_drive(sw, port, frame):
     sm.f_instance_type = 0
     eport = sm.f_egress_spec
     now = sw._now
-    tx = tm.send_now(eport, sm.f_priority, sm.f_packet_length, now)
-    if tx < 0:
+{SEND_NOW}    if tx < 0:
         return sw._dispatch(port, frame, hdr, meta, sm, payload, 0, False)
     t_us = now // 1000
     sm.f_egress_port = eport
@@ -134,6 +135,40 @@ def _p4sim_drive(sw, port, frame):
 
 '''
 
+SEND_NOW_CALL = "    tx = tm.send_now(eport, sm.f_priority, sm.f_packet_length, now)\n"
+
+# TrafficManager.send_now (p4sim/runtime/tm.py) step for step, for the TrafficManager class
+# itself with its own send_now (an instance's or a class's replacement is called instead),
+# its and its port state's attributes read at their slots' offsets (p4sim.compiled.slots)
+SEND_NOW_INLINE = '''    prio = sm.f_priority
+    length = sm.f_packet_length
+    if "send_now" in tm.__dict__ or _p4sim_TMT.send_now is not _p4sim_TM_send_now:
+        tx = tm.send_now(eport, prio, length, now)
+    elif tm._active or tm._departed or not 0 <= prio < tm.nb_queues:
+        tx = -1
+    else:
+        state = tm._ports.get(eport)
+        if state is None:
+            state = tm._port(eport)
+        if state.capacity[prio] <= 0 or state.busy_until > now or state.paused_until[prio] > now:
+            tx = -1
+        else:
+            if now > tm._now:
+                tm._now = now
+            state.enqueued[prio] += 1
+            if state.max_depth[prio] < 1:
+                state.max_depth[prio] = 1
+            if tm.scheduler != "strict":
+                if not (state.wrr_current == prio and state.wrr_sent < tm.weights[prio]):
+                    state.wrr_current = prio
+                    state.wrr_sent = 0
+            state.wrr_sent = state.wrr_sent + 1
+            state.dequeued[prio] += 1
+            tx = 0 if state.bits_per_s is None and state.pps is None else tm._tx_ns(state, length)
+            state.busy_until = now + tx
+            state.tx_bytes = state.tx_bytes + length
+'''
+
 _SEND = '''
 def _p4sim_send(sw, port, frame):
     # Switch.send (p4sim/runtime/switch.py) with the driver, for a port that is an int in
@@ -169,5 +204,8 @@ def drive_source(program: CompiledProgram, classes: dict[str, dict], defined: se
     if not set(stages) <= defined:
         return ""
     send = "" if os.environ.get("P4SIM_COMPILED_SEND", "1") == "0" else _SEND  # A/B: Python send()
-    return send + _TEMPLATE.format(newH=new(pl.new_hdr), newM=new(pl.new_meta), newS=new(pl.new_sm), H=pl.new_hdr, M=pl.new_meta, S=pl.new_sm, P=pl.parser, V=pl.verify,
+    inline = slots.enabled() and os.environ.get("P4SIM_COMPILED_TM", "1") != "0"  # A/B: the method call
+    text = send + _TEMPLATE.format(SEND_NOW=slots.rewrite_tm(SEND_NOW_INLINE) if inline else SEND_NOW_CALL, newH=new(pl.new_hdr), newM=new(pl.new_meta), newS=new(pl.new_sm), H=pl.new_hdr, M=pl.new_meta, S=pl.new_sm, P=pl.parser, V=pl.verify,
                             I=pl.ingress, E=pl.egress, C=pl.compute, D=pl.deparser)
+    # the switch's slots read and written at their offsets (p4sim.compiled.slots)
+    return slots.rewrite_switch(text, "sw") if slots.enabled() else text

@@ -31,6 +31,7 @@ import tokenize
 
 from p4sim.lower import CompiledProgram
 
+from . import slots
 from .build import CompileUnavailable, build_module
 from .views import HELPERS, bind_views
 
@@ -130,6 +131,10 @@ def typed_source(program: CompiledProgram, injected: list[str]) -> str:
     if VIEWS:
         funcs, prelude = bind_views(funcs, program)
         head += HELPERS
+    if slots.enabled():  # the switch's and the entries' attributes read at their offsets
+        funcs = slots.rewrite_recs(slots.rewrite_switch(funcs, "_RT"))
+        prelude += slots.prelude(tm="_p4sim_TMT" in funcs)
+        head += slots.HELPERS
     out = ["# cython: infer_types=False", "import cython", head, f"def {BIND}(_ns):"]
     out += [f"    {k} = _ns[{k!r}]" for k in injected]
     out += [f"    {line}" for line in prelude]

@@ -9,12 +9,13 @@ on every apply and every count. The typed emission reads them instead:
   read once when the switch is built. Those attributes are never rebound (the lists are
   changed in place): `CounterArray`/`RegisterArray` refuse a rebinding (p4sim/externs), so a
   bound list cannot go stale.
-- tables: through the table's own instance `__dict__` (a typed dict bound once): a dict probe
-  with an interned key instead of a getattr, and it follows every rebinding (`set_default`,
-  `_bind_lookup1`) because assigning an attribute writes that same dict. `lookup1` lives in
-  the instance dict only while it is bound there; otherwise the class's method is called.
-`check_table` refuses a table for which the two reads could differ (a data descriptor on
-its class for one of the names, or a name missing from its dict).
+- tables: `recs`/`default`/`exact_get`/`exact1_get`/`lookup` are slots of Table, read at
+  their offsets (p4sim.compiled.slots: one load instead of a dict probe, and it follows every
+  rebinding, `set_default` included, because assigning the attribute writes that same slot;
+  `P4SIM_COMPILED_SLOTS=0`: getattr). `lookup1` is read through the table's own instance
+  `__dict__` (a typed dict bound once): it lives there only while `_bind_lookup1` binds it;
+  otherwise the class's method is called. `check_table` refuses a table for which the two
+  reads of `lookup1` could differ (a data descriptor on its class).
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ import re
 
 from p4sim.lower import CompiledProgram
 
-# the table attributes read through the instance dict (each set by Table.__init__)
-TABLE_DICT = ("recs", "default", "exact_get", "exact1_get", "lookup")
+from . import slots
+
+# the table attributes read at their slots' offsets (each set by Table.__init__)
+TABLE_SLOTS = ("recs", "default", "exact_get", "exact1_get", "lookup")
 TABLE_LOOKUP1 = "lookup1"  # in the instance dict or the class's method
 ARRAY_ATTRS = {"counter": ("size", "pkts", "bytes"), "register": ("size", "cells")}
 
@@ -40,19 +43,14 @@ def _p4sim_lookup1(d: dict, f: object, t: object, v: object) -> object:
 
 
 def check_table(t: object) -> dict:
-    """`t.__dict__`, after checking that reading it gives what getattr gives for the
-    names the compiled code reads through it."""
-    d = t.__dict__
+    """`t.__dict__`, after checking that reading `lookup1` there (else the class's method)
+    gives what getattr gives."""
     cls = type(t)
-    for name in (*TABLE_DICT, TABLE_LOOKUP1):
-        if hasattr(getattr(cls, name, None), "__set__"):
-            raise TypeError(f"table {cls.__name__}: {name} is a data descriptor: not read through __dict__")
-    for name in TABLE_DICT:
-        if name not in d:
-            raise TypeError(f"table {cls.__name__}: {name} is not in the instance dict")
+    if hasattr(getattr(cls, TABLE_LOOKUP1, None), "__set__"):
+        raise TypeError(f"table {cls.__name__}: {TABLE_LOOKUP1} is a data descriptor: not read through __dict__")
     if not callable(getattr(cls, TABLE_LOOKUP1, None)):
         raise TypeError(f"table {cls.__name__}: no lookup1 method to fall back on")
-    return d
+    return t.__dict__
 
 
 def _sub(pattern: str, repl, text: str) -> tuple[str, int]:
@@ -79,20 +77,30 @@ def bind_views(funcs: str, program: CompiledProgram) -> tuple[str, list[str]]:
             typ = "cython.longlong" if a == "size" else "list"
             prelude.append(f"{ex.py}__{a} = cython.declare({typ}, {ex.py}.{a})")
     check = False
+    use_slots = slots.enabled()
     for spec in program.tables:
         t = re.escape(spec.py)
-        names = "|".join(TABLE_DICT)
+        names = "|".join(TABLE_SLOTS)
         pat = rf"(?<![\w.]){t}\.({names})(?!\w)"
         if re.search(pat + r"\s*=(?!=)", funcs):
             raise ValueError(f"generated code rebinds an attribute of {spec.py}")
-        funcs, n = _sub(pat, lambda m, py=spec.py: f"{py}__d[{m.group(1)!r}]", funcs)
+        n = 0
+        if use_slots:
+            funcs, n = _sub(pat, lambda m, py=spec.py: f"_p4sim_sget({py}, {py}__t, {py}__o_{m.group(1)}, "
+                                                        f"{m.group(1)!r})", funcs)
         funcs, n1 = _sub(rf"(?<![\w.]){t}\.{TABLE_LOOKUP1}\(",
                          f"_p4sim_lookup1({spec.py}__d, {spec.py}__l1, {spec.py}, ", funcs)
-        if n or n1:
+        if n:
+            prelude.append(f"{spec.py}__t = cython.declare(type, type({spec.py}))")
+            prelude.append(f"{spec.py}__os = _p4sim_slot_offsets({spec.py}, {TABLE_SLOTS!r})")
+            prelude += [f"{spec.py}__o_{a} = cython.declare(cython.Py_ssize_t, {spec.py}__os[{a!r}])"
+                        for a in TABLE_SLOTS]
+        if n1:
             check = True
             prelude.append(f"{spec.py}__d = cython.declare(dict, _p4sim_check_table({spec.py}))")
-        if n1:
             prelude.append(f"{spec.py}__l1 = type({spec.py}).{TABLE_LOOKUP1}")
     if check:
         prelude.insert(0, "from p4sim.compiled.views import check_table as _p4sim_check_table")
+    if use_slots:
+        prelude.insert(0, "from p4sim.compiled.slots import slot_offsets as _p4sim_slot_offsets")
     return funcs, prelude

@@ -103,6 +103,11 @@ def _mask(w: int) -> int:
 class Table:
     """Runtime state of one P4 table."""
 
+    # what the compiled pipeline reads on every apply (p4sim/compiled/views.py): as slots
+    # it reads them at a fixed offset (p4sim/compiled/slots.py), not by a dict probe; the
+    # other attributes (and `lookup1` while `_bind_lookup1` binds it) stay in __dict__
+    __slots__ = ("recs", "default", "exact_get", "exact1_get", "lookup", "__dict__", "__weakref__")
+
     def __init__(self, info: TableInfo, actions: list[ActionSpec]):
         self.info = info
         self.name = info.name

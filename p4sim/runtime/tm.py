@@ -72,7 +72,7 @@ NS_PER_S = 1_000_000_000
 _STALE = object()  # TrafficManager._best: to be recomputed
 
 
-@dataclass
+@dataclass(slots=True)  # slots: the compiled driver reads them at their offsets (p4sim.compiled.slots)
 class _PortState:
     capacity: list[int]
     queues: list[deque[QueuedPacket]] = field(
@@ -116,6 +116,11 @@ class TrafficManager:
     wire_overhead: bytes each frame adds to its length on a bit-rate port (FCS, preamble,
     SFD, inter-frame gap: 24); 0 serialises the bare frame.
     """
+
+    # what the compiled driver's copy of send_now reads (p4sim/compiled/drive.py): slots,
+    # read at their offsets (p4sim.compiled.slots); everything else stays in __dict__
+    __slots__ = ("_active", "_departed", "nb_queues", "_ports", "_now", "scheduler", "weights",
+                 "__dict__", "__weakref__")
 
     def __init__(
         self,

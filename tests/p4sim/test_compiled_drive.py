@@ -136,3 +136,51 @@ def test_compiled_send_hands_other_arguments_to_switch_send(program, monkeypatch
         sw.send(1, frame_of(3))
         got.append((str(e.value), [(o.port, o.data, o.time_ns) for o in sw.receive()], dict(sw.stats)))
     assert got[0] == got[1] and len(got[0][1]) == 2 and got[0][2]["rx"] == 2
+
+
+@needs_compiler
+@pytest.mark.parametrize("seed,config", [(2, 0), (4, 1)])
+def test_driver_copy_of_send_now_matches_the_python_driver(program, seed: int, config: int, monkeypatch) -> None:
+    """No replacement of send_now: the driver's own copy of it runs (drive.SEND_NOW_INLINE,
+    the traffic manager's and its port state's slots read at their offsets), and gives
+    the Python backend's queued path's outputs, counters and TM statistics."""
+    fast = drive(_switch(program, TrafficManager(**TM_CONFIGS[config]), "compiled", monkeypatch), seed)
+    ref = drive(_switch(program, QueuedTM(**TM_CONFIGS[config]), "python", monkeypatch), seed)
+    assert fast == ref and len(fast[0]) > 300
+
+
+@needs_compiler
+def test_a_class_replacement_of_send_now_is_called(program, monkeypatch) -> None:
+    """The copy runs only while TrafficManager.send_now is the method it copies (an instance's
+    replacement is the `counting` tests' above): a replacement on the class is called."""
+    sw = _switch(program, TrafficManager(), "compiled", monkeypatch)
+    real, calls = TrafficManager.send_now, []
+
+    def spy(self, *a):
+        calls.append(a)
+        return real(self, *a)
+
+    monkeypatch.setattr(TrafficManager, "send_now", spy)
+    sw.send(1, (3).to_bytes(6, "big") + bytes(6) + b"\x08\x00" + bytes(50))
+    assert len(calls) == 1 and [o.port for o in sw.receive()] == [3]
+
+
+SEND_NOW_PLANTS = {
+    "tx_bytes": ("state.tx_bytes = state.tx_bytes + length\n", "state.tx_bytes = state.tx_bytes\n"),
+    "wrr turn": ("                    state.wrr_sent = 0\n", "                    state.wrr_sent = 1\n"),
+    "pause ignored": (" or state.paused_until[prio] > now:", ":"),
+    "not busy": ("state.busy_until = now + tx\n", "state.busy_until = now\n"),
+}
+
+
+@needs_compiler
+@pytest.mark.parametrize("plant", sorted(SEND_NOW_PLANTS))
+def test_comparison_catches_a_planted_send_now_slip(program, plant: str, monkeypatch) -> None:
+    """Negative control: the copy off in a statistic, in the WRR turn, in a pause or in the
+    port's busy time fails the comparison above."""
+    quick_build(monkeypatch)
+    old, new = SEND_NOW_PLANTS[plant]
+    assert drive_mod.SEND_NOW_INLINE.count(old) == 1
+    monkeypatch.setattr(drive_mod, "SEND_NOW_INLINE", drive_mod.SEND_NOW_INLINE.replace(old, new))
+    fast = drive(_switch(program, TrafficManager(**TM_CONFIGS[1]), "compiled", monkeypatch), 3)
+    assert fast != drive(_switch(program, QueuedTM(**TM_CONFIGS[1]), "python", monkeypatch), 3)

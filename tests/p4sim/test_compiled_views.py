@@ -1,5 +1,6 @@
-"""The compiled pipeline's bound views (p4sim/compiled/views.py: tables read through their
-instance dict, counter/register arrays' lists and sizes bound once per switch) against the
+"""The compiled pipeline's bound views (p4sim/compiled/views.py: tables' attributes read at
+their slots' offsets and `lookup1` through the instance dict, counter/register arrays' lists
+and sizes bound once per switch) against the
 Python backend, with the control plane changing what the views read between packets:
 entries added and deleted (a single-key lpm table's `lookup1` bound on the instance and
 dropped again), defaults set, a table cleared, counters and registers written, and two
@@ -121,16 +122,19 @@ def test_two_switches_of_one_program_bind_their_own_objects(program, monkeypatch
     assert b.register_read("visits", None) == rb.register_read("visits", None)
 
 
+_BOUND = r"^(    (\w+)__t = cython\.declare\(type, type\(\w+\)\))$"  # a table's slot reads bound
+
+
 def _stale_default(src: str) -> str:
     # every table's default read once, when the switch is built
-    src = re.sub(r"(\w+)__d\['default'\]", r"\1__dflt", src)
-    return re.sub(r"^(    (\w+)__d = cython\.declare\(dict, .*\))$", r"\1\n    \2__dflt = \2.default", src, flags=re.M)
+    src = re.sub(r"_p4sim_sget\((\w+), \w+, \w+, 'default'\)", r"\1__dflt", src)
+    return re.sub(_BOUND, r"\1\n    \2__dflt = \2.default", src, flags=re.M)
 
 
 def _snapshot_recs(src: str) -> str:
     # a table's entries read once, when the switch is built (empty then: every apply misses)
-    src = re.sub(r"(\w+)__d\['recs'\]", r"\1__recs", src)
-    return re.sub(r"^(    (\w+)__d = cython\.declare\(dict, .*\))$", r"\1\n    \2__recs = dict(\2.recs)", src, flags=re.M)
+    src = re.sub(r"_p4sim_sget\((\w+), \w+, \w+, 'recs'\)", r"\1__recs", src)
+    return re.sub(_BOUND, r"\1\n    \2__recs = dict(\2.recs)", src, flags=re.M)
 
 
 PLANTS = {
@@ -178,8 +182,8 @@ def test_a_bound_list_or_size_cannot_be_rebound(monkeypatch) -> None:
 
 def test_views_are_emitted_unless_turned_off(program, monkeypatch) -> None:
     src = program_mod.typed_source(program, ["_RT"])
-    assert "T_" in src and "__d['recs']" in src and "__pkts = cython.declare(list" in src
+    assert "T_" in src and "__o_recs, 'recs')" in src and "__pkts = cython.declare(list" in src
     assert re.search(r"\bX_\w+\.(pkts|bytes|cells|size)\b", src.split("def _p4sim_bind", 1)[1]
                      .split("\n    def ", 1)[1]) is None  # no getattr left in the functions
     monkeypatch.setattr(program_mod, "VIEWS", False)
-    assert "__d['recs']" not in program_mod.typed_source(program, ["_RT"])
+    assert "'recs')" not in program_mod.typed_source(program, ["_RT"])
