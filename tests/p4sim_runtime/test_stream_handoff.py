@@ -95,7 +95,8 @@ def _served(srv: P4RuntimeServer, n: Names) -> bool:
     out: queue.Queue = queue.Queue()
     out.put(_arbitration(9))
     out.put(_packet_out(n))
-    call = stub.StreamChannel(iter(out.get, None))
+    # a deadline: a server that never makes it primary (or never answers) fails the test, not hangs it
+    call = stub.StreamChannel(iter(out.get, None), timeout=30)
     try:
         for resp in call:
             if resp.WhichOneof("update") == "packet":
