@@ -12,6 +12,20 @@ PYTEST_ARGS ?= -n 2  # two workers: the machines here have 2 cores
 # ccache: the Verilator builds share their runtime objects (hdl/tb/run_sim.py).
 APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet g++ perl python3-venv python3-dev pkg-config libgrpc++-dev ccache
 
+# The real toolchain (BMv2 + p4c) under one prefix, given once: `make test BMV2_PREFIX=DIR`
+# or ROCELAB_BMV2_PREFIX=DIR in the environment (controller/targets/toolchain.py; without
+# either, PATH). A read-only prefix whose library links were flattened (../shared/refp4) is
+# copied once into ~/.cache/rocelab with its links restored.
+BMV2_PREFIX ?= $(ROCELAB_BMV2_PREFIX)
+ifneq ($(strip $(BMV2_PREFIX)),)
+export ROCELAB_BMV2_PREFIX := $(abspath $(BMV2_PREFIX))
+endif
+# What BMv2's and PI's libraries need at run time on Debian 12 (../shared/refp4/README.md);
+# installed by `make setup` as root when a prefix is given.
+BMV2_APT_PACKAGES := libgrpc++1.51 libprotobuf32 libabsl20220623 libboost-iostreams1.74.0 \
+	libboost-program-options1.74.0 libgmp10 libnanomsg5 libpcap0.8 libthrift-0.17.0 \
+	libjsoncpp25 libxxhash0
+
 .PHONY: all setup test test-compiled test-native demo experiments bench bench-hdl fil lint lab lab-pair docker docker-test p4-bmv2 docker-test-inside clean
 
 all: test
@@ -46,7 +60,22 @@ $(SHELL_VENV)/.stamp-install:
 	$(SHELL_VENV)/bin/python -m pip install -q p4runtime-shell==0.0.6
 	@touch $@
 
-setup: $(VENV)/.stamp-install $(VENV)/.stamp-apt $(SHELL_VENV)/.stamp-install
+# BMv2's runtime libraries, when a prefix is given and we are root (a failed apt-get is
+# reported and left to the toolchain check, which names what is still missing).
+$(VENV)/.stamp-apt-bmv2:
+	@mkdir -p $(VENV)
+	@if [ "$$(id -u)" = 0 ]; then \
+	  missing=""; for p in $(BMV2_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  if [ -n "$$missing" ]; then \
+	    echo "apt-get install (BMv2 runtime):$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null \
+	      || { echo "apt-get failed: BMv2 may not run (python -m controller.targets.toolchain says why)"; exit 0; }; \
+	  fi; \
+	  touch $@; \
+	else echo "not root: skipping apt-get ($(BMV2_APT_PACKAGES))"; fi
+
+setup: $(VENV)/.stamp-install $(VENV)/.stamp-apt $(SHELL_VENV)/.stamp-install \
+	$(if $(ROCELAB_BMV2_PREFIX),$(VENV)/.stamp-apt-bmv2)
 
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -100,13 +129,14 @@ docker:
 docker-test:
 	docker run --rm --privileged --user root rocelab:latest make -C /rocelab docker-test-inside
 
-# Inside the image (docker/Dockerfile): compile the program with p4c for BMv2, then run
-# the suite with every `target` test on simple_switch_grpc.
+# p4src/roce_switch.p4 compiled by p4c (p4c-bm2-ss --arch v1model, P4Info as .txtpb, or .txt
+# for a p4c older than 1.2.5) into build/p4, only when missing or stale (a .p4 file in p4src/
+# newer, another p4c). `--target bmv2` does the same itself without --p4-artifacts.
 P4_BUILD := build/p4
-p4-bmv2:
-	mkdir -p $(P4_BUILD)
-	p4c-bm2-ss --arch v1model -o $(P4_BUILD)/roce_switch.json \
-	  --p4runtime-files $(P4_BUILD)/roce_switch.p4info.txt p4src/roce_switch.p4
+p4-bmv2: setup
+	$(PY) -m controller.targets.toolchain p4c --out $(P4_BUILD)
+
+# Inside the image (docker/Dockerfile): the suite with every `target` test on simple_switch_grpc.
 
 docker-test-inside: p4-bmv2
 	$(PY) -m pytest --target bmv2 --p4-artifacts $(P4_BUILD) $(PYTEST_ARGS)

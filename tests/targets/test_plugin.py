@@ -21,6 +21,7 @@ from controller.targets.config import (
 from controller.targets.kinds.bmv2 import bmv2_argv, bmv2_set_queue_rates
 from controller.targets.kinds.p4sim_grpc import p4sim_switch_argv
 from controller.targets.switches import SwitchProcess, SwitchStartError
+from controller.targets.toolchain import PREFIX_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,7 +34,7 @@ def test_port_map_parsing():
             parse_port_map(bad)
 
 
-def test_validation_says_what_is_missing():
+def test_validation_says_what_is_missing(no_bmv2):
     with pytest.raises(ConfigError, match="--grpc-addr, --port-map, --p4-artifacts"):
         TargetConfig(kind="hw").validate()
     with pytest.raises(ConfigError, match="make p4-bmv2"):
@@ -65,6 +66,7 @@ def test_bmv2_queue_rates_go_through_its_cli(tmp_path, monkeypatch):
     with pytest.raises(SwitchStartError, match="no Thrift port"):
         bmv2_set_queue_rates(sw, {4: 100})
     sw.extra["thrift_port"] = 9123
+    monkeypatch.delenv(PREFIX_ENV, raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(SwitchStartError, match="simple_switch_CLI"):
         bmv2_set_queue_rates(sw, {4: 100})  # not installed: one clear error
@@ -95,6 +97,7 @@ def test_bmv2_kind_sets_its_queue_rates_once_after_the_push(tmp_path, monkeypatc
     cli = tmp_path / "simple_switch_CLI"
     cli.write_text(f"#!/bin/sh\n/bin/cat >> {tmp_path}/stdin\necho 'RuntimeCmd: '\n")
     cli.chmod(0o755)
+    monkeypatch.delenv(PREFIX_ENV, raising=False)
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
     cfg = TargetConfig(kind="bmv2", device_id=1, port_rates={4: 1_000_000, 2: 80_000},
                        rate_frame_bytes=1000)
@@ -153,14 +156,13 @@ def _inner(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
 
 
-def test_bmv2_missing_says_how_to_get_it(tmp_path, artifacts):
-    if subprocess.run(["sh", "-c", "command -v simple_switch_grpc"]).returncode == 0:
-        pytest.skip("simple_switch_grpc is installed here: the error path cannot be shown")
+def test_bmv2_missing_says_how_to_get_it(tmp_path, artifacts, no_bmv2):
     proc = _inner(tmp_path, "--target", "bmv2", "--port-map", "1=lo",
                   "--p4-artifacts", str(artifacts))
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert "simple_switch_grpc is not on PATH" in out and "--bmv2-docker" in out
+    assert "simple_switch_grpc not found on PATH" in out and "--bmv2-docker" in out
+    assert "ROCELAB_BMV2_PREFIX=DIR" in out
     # The virtual-time test is skipped with its one-line reason, not errored.
     assert "needs virtual time (in-process p4sim only); --target bmv2" in out
 

@@ -268,7 +268,7 @@ def test_lab_offers_the_kinds_that_run_as_a_switch_process():
     assert {"p4sim", "p4sim-grpc", "bmv2"} <= set(choices) and "hw" not in choices
 
 
-def test_lab_says_what_a_kind_lacks_before_building_anything():
+def test_lab_says_what_a_kind_lacks_before_building_anything(no_bmv2):
     if os.geteuid() != 0:
         pytest.skip("lab.run checks for root first")
     r = subprocess.run([sys.executable, "-m", "lab.run", "--target", "bmv2"], cwd=ROOT,

@@ -1,16 +1,18 @@
 """Kind `bmv2`: BMv2 simple_switch_grpc, started here (local binary, or a Docker image with
 --bmv2-docker) on the given interfaces unless --grpc-addr names one already running. Its
-program is P4Info + BMv2 JSON from p4c (--p4-artifacts DIR, `make p4-bmv2`)."""
+program is P4Info + BMv2 JSON from p4c: --p4-artifacts DIR, else compiled here with the
+p4c found beside BMv2 (build/p4, `make p4-bmv2`; again when a .p4 file is newer). The binaries
+come from `controller.targets.toolchain` (PATH, or ROCELAB_BMV2_PREFIX=DIR)."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from controller.targets.config import ConfigError, TargetConfig
+from controller.targets.base import Program
+from controller.targets.config import ConfigError, TargetConfig, artifacts_program
 from controller.targets.registry import Option
 from controller.targets.switches import (
     DEFAULT_CPU_PORT,
@@ -22,6 +24,7 @@ from controller.targets.switches import (
     ready,
     spawn,
 )
+from controller.targets.toolchain import CLI, ensure_artifacts, is_ours, stale, toolchain
 
 from .p4runtime import GRPC_OPTIONS, P4_ARTIFACTS, RemoteKind, open_remote
 
@@ -45,16 +48,18 @@ def bmv2_argv(ports: Mapping[int, str], grpc_addr: str, device_id: int = 1,
 
 
 def bmv2_available() -> str | None:
-    return shutil.which("simple_switch_grpc")
+    """simple_switch_grpc when it (and its CLI) can run here, else None."""
+    tc = toolchain()
+    return None if tc.bmv2_problem() else str(tc.simple_switch_grpc)
 
 
 def require_bmv2() -> str:
-    exe = bmv2_available()
-    if exe is None:
-        raise SwitchStartError("--target bmv2: simple_switch_grpc is not on PATH "
-                               "(install BMv2, or use --bmv2-docker IMAGE, e.g. rocelab:latest "
-                               "from docker/Dockerfile)")
-    return exe
+    """simple_switch_grpc, or SwitchStartError saying in one line why it cannot run here."""
+    tc = toolchain()
+    why = tc.bmv2_problem()
+    if why:
+        raise SwitchStartError(f"--target bmv2: {why}")
+    return str(tc.simple_switch_grpc)
 
 
 def start_bmv2(ports: Mapping[int, str] | None = None, *, device_id: int = 1,
@@ -83,7 +88,8 @@ def bmv2_set_queue_rates(sw: SwitchProcess, rates: Mapping[int, int]) -> None:
     if thrift is None:
         raise SwitchStartError(f"{sw.kind}: no Thrift port known, cannot set queue rates")
     cmds = "".join(f"set_queue_rate {int(pps)} {int(port)}\n" for port, pps in sorted(rates.items()))
-    argv = ["simple_switch_CLI", "--thrift-port", str(thrift)]
+    cli = CLI if sw.container is not None else str(toolchain().simple_switch_cli or CLI)
+    argv = [cli, "--thrift-port", str(thrift)]
     if sw.container is not None:
         rc, out = sw.container.exec_run(  # type: ignore[attr-defined]
             ["sh", "-c", f"printf '{cmds}' | {' '.join(argv)}"])
@@ -137,9 +143,30 @@ class Bmv2Kind(RemoteKind):
     switch_kind = "bmv2"
 
     def check(self, cfg: TargetConfig, context: str = "cli") -> None:
-        if context != "cli" and cfg.grpc_addr is None and not cfg.options.get("p4_artifacts"):
-            raise ConfigError(f"--target {self.name} needs --p4-artifacts DIR with the P4Info "
-                              "and BMv2 JSON from p4c (make p4-bmv2 writes build/p4)")
+        if (context != "cli" and cfg.grpc_addr is None and not cfg.options.get("p4_artifacts")
+                and not isinstance(cfg.program, Program)):
+            why = toolchain().p4c_problem()
+            if why:
+                raise ConfigError(f"--target {self.name} needs --p4-artifacts DIR with the "
+                                  "P4Info and BMv2 JSON from p4c (make p4-bmv2 writes build/p4), "
+                                  f"or p4c here to compile it: {why}")
+
+    def program(self, cfg: TargetConfig) -> Program:
+        """--p4-artifacts as given (recompiled first when this module compiled them and a
+        .p4 file changed since); without them, cfg.program compiled by p4c into build/p4
+        when stale. No p4c and no artifacts: p4sim's P4Info (enough to read a running
+        switch; a push would be refused by BMv2)."""
+        if isinstance(cfg.program, Program):
+            return cfg.program
+        art = cfg.options.get("p4_artifacts")
+        tc = toolchain()
+        if art:
+            if is_ours(art) and tc.p4c_problem() is None and stale(cfg.program, art, tc):
+                ensure_artifacts(cfg.program, art, tc)
+            return artifacts_program(art)
+        if tc.p4c_problem() is None:
+            return artifacts_program(ensure_artifacts(cfg.program, tc=tc))
+        return super().program(cfg)
 
     def prepare(self, cfg: TargetConfig) -> None:
         image = cfg.options.get("bmv2_docker")
