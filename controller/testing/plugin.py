@@ -16,7 +16,9 @@ else) and `target_ports` (the data ports it may use); it never asks which target
 namespace). When the plugin starts the switch itself it attaches it to the veth peers of
 those interfaces. Tests that cannot run on some target carry a marker saying why
 (`virtual_time`: needs the in-process p4sim's virtual clock) and are skipped there with
-that one-line reason. On every switch the plugin runs itself, port 4's egress is slowed to
+that one-line reason. Tests marked `only_target(KIND)` use a kind's own tools outside the
+`target` fixture (the labs on BMv2, p4c on the program) and run only with --target KIND
+(`make test`'s BMv2 tier runs the `only_target("bmv2")` ones). On every switch the plugin runs itself, port 4's egress is slowed to
 100 frames/s (`target_rate_limit`, for overload tests; config.RATE_LIMITED_PORT).
 """
 
@@ -73,12 +75,34 @@ def pytest_configure(config: pytest.Config) -> None:
     # it ends, even killed: they run in their own session, out of reach of its signals
     os.environ["P4SIM_EXIT_WITH"] = exit_with_me(os.environ)
     config.addinivalue_line("markers", "virtual_time: " + VIRTUAL_TIME_REASON)
+    config.addinivalue_line("markers", "only_target(kind): runs only with --target KIND "
+                            "(uses that kind's own tools outside the `target` fixture)")
     try:
         cfg, explicit = _config_from_options(config)
         registry.check(cfg, explicit, "pytest")
     except ConfigError as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[_CONFIG_KEY] = cfg
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    """With ROCELAB_PYTEST_SUMMARY=FILE: this run's counts, as its closing line shows them,
+    for `make test`'s one closing line over its runs (controller.testing.summary)."""
+    path = os.environ.get("ROCELAB_PYTEST_SUMMARY")
+    if not path or hasattr(config, "workerinput"):  # xdist workers: the controller counts
+        return
+    import json
+    import time
+
+    from .summary import ORDER
+
+    stats = terminalreporter.stats
+    counts = {k: sum(1 for r in stats.get(k, []) if getattr(r, "count_towards_summary", True))
+              for k in ORDER}
+    start = getattr(terminalreporter, "_session_start", None)
+    seconds = time.time() - start.time if start is not None else 0.0
+    Path(path).write_text(json.dumps({"counts": counts, "seconds": round(seconds, 2),
+                                      "exitstatus": int(exitstatus)}))
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -91,6 +115,11 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     cfg = config.stash[_CONFIG_KEY]
+    for item in items:
+        only = item.get_closest_marker("only_target")
+        if only is not None and cfg.kind not in only.args:
+            item.add_marker(pytest.mark.skip(
+                reason=f"runs with --target {' or '.join(only.args)} only (make test: its tier)"))
     if registry.get(cfg.kind).in_process:
         return
     skip = pytest.mark.skip(reason=f"{VIRTUAL_TIME_REASON}; --target {cfg.kind}")

@@ -31,8 +31,8 @@ const bit<16> ROCE_UDP_PORT = 4791;
 const bit<8> GRH_NEXT_BTH = 0x1B;
 const bit<8> BTH_OP_CNP = 0x81;
 
-/* ---- standard_metadata.instance_type values (BMv2 simple_switch) */
-const bit<32> INSTANCE_NORMAL = 0;
+/* ---- standard_metadata.instance_type values (BMv2 simple_switch; NORMAL, 0, is not
+ * named: nothing tests for it, and p4c warns about an unused constant) */
 const bit<32> INSTANCE_I2E_CLONE = 1;
 const bit<32> INSTANCE_E2E_CLONE = 2;
 const bit<32> INSTANCE_REPLICATION = 5;

@@ -243,14 +243,12 @@ def _run(tmp_path: Path, *args: str) -> tuple[dict, str]:
     return json.loads(out.read_text()), log
 
 
-@needs_root
-@pytest.mark.slow
-def test_two_switch_lab_congests_marks_and_dcqcn_reacts(tmp_path):
+def _congests_and_its_control_does_not(tmp_path: Path, *target: str) -> dict:
     """2 senders -> A -> (2 Mb/s) -> B -> 1 receiver: the queue builds in A's egress toward
     B, A marks ECN there, h3 answers with CNPs that cross B and A back to the senders, and
     their DCQCN reaction points cut their rates. The control: the same load with the ECN
     profile removed from the policy: no marks, no CNPs, no cuts (PFC alone holds the queue)."""
-    res, log = _run(tmp_path, "--check")
+    res, log = _run(tmp_path, *target, "--check")
     assert res["ok"], log
     t = res["totals"]
     a = res["switches"]["A"]["counters"]
@@ -267,15 +265,34 @@ def test_two_switch_lab_congests_marks_and_dcqcn_reacts(tmp_path):
     for h in ("h1", "h2"):
         s = res["agents"][h]
         assert s["rate_reductions"] > 0 and s["rate_min_bps"] < s["line_rate_bps"], (h, s)
-    assert res["switches"]["A"]["max_qdepth"]["3"] > 0, "the queue built at A's port 3"
     assert "lab: ok" in log and "ECN marks" in log
 
-    ctl, log = _run(tmp_path, "--no-ecn", "--check")
+    ctl, log = _run(tmp_path, *target, "--no-ecn", "--check")
     assert ctl["ok"], log  # every WRITE still completed
     c = ctl["totals"]
     assert c["ecn_marked"] == c["cnps_sent"] == c["cnps_received"] == c["rate_reductions"] == 0, log
     assert "no ECN marks" in log and "lab: FAILED" in log  # --check fails on the control
     assert c["pfc_tx"] > 0 and c["pfc_pauses_received"] > 0, "without DCQCN, PFC pauses"
+    return res
+
+
+@needs_root
+@pytest.mark.slow
+def test_two_switch_lab_congests_marks_and_dcqcn_reacts(tmp_path):
+    """The congested lab on p4sim-switch processes (`make lab`), and its control."""
+    res = _congests_and_its_control_does_not(tmp_path)
+    assert res["switches"]["A"]["max_qdepth"]["3"] > 0, "the queue built at A's port 3"
+
+
+@needs_root
+@pytest.mark.slow
+@pytest.mark.only_target("bmv2")
+def test_two_switch_lab_congests_on_bmv2(tmp_path):
+    """The same lab on two BMv2 simple_switch_grpc (the program compiled by p4c into
+    build/p4 when stale; egress rates by simple_switch_CLI set_queue_rate), and its control.
+    BMv2's P4Runtime reads no registers: the queue is not sampled, and says so."""
+    res = _congests_and_its_control_does_not(tmp_path, "--target", "bmv2")
+    assert res["target"] == "bmv2" and res["totals"]["max_qdepth"] is None
 
 
 @needs_root

@@ -241,7 +241,7 @@ def test_artifacts_are_compiled_only_when_missing_or_stale(tmp_path):
     assert stale(prog, out, tc) == "missing"
     assert ensure_artifacts(prog, out, tc) == out and _runs(tmp_path / "p4c") == 1
     assert sorted(p.name for p in out.iterdir()) == [
-        ".rocelab-p4c.json", "roce_switch.json", "roce_switch.p4info.txtpb"]
+        ".rocelab-p4c.stamp", "roce_switch.json", "roce_switch.p4info.txtpb"]
     assert stale(prog, out, tc) is None
     ensure_artifacts(prog, out, tc)
     assert _runs(tmp_path / "p4c") == 1
@@ -256,7 +256,7 @@ def test_artifacts_are_compiled_only_when_missing_or_stale(tmp_path):
     assert stale(prog, out, old) == "compiled by Version 1.2.5.0"
     ensure_artifacts(prog, out, old)  # the old p4c's .txt replaces the .txtpb: one P4Info
     assert sorted(p.name for p in out.iterdir()) == [
-        ".rocelab-p4c.json", "roce_switch.json", "roce_switch.p4info.txt"]
+        ".rocelab-p4c.stamp", "roce_switch.json", "roce_switch.p4info.txt"]
     other = src / "other.p4"
     other.write_text("// another program\n")
     assert stale(other, out, old) == f"compiled from {prog}"
