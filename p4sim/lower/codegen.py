@@ -60,7 +60,8 @@ from p4sim.check.types import (
     width_of,
 )
 from p4sim.frontend import ast
-from p4sim.frontend.errors import NO_SPAN, P4SourceError
+from p4sim.frontend.errors import LoweringError as LoweringError  # re-exported: tests, callers
+from p4sim.frontend.errors import P4SourceError, bug
 from p4sim.model import (
     ActionInfo,
     ActionRef,
@@ -81,20 +82,6 @@ from p4sim.model import (
 from p4sim.spec import ActionSpec, ExternSpec, TableSpec
 
 from .env import Env
-
-# ---------------------------------------------------------------------------- errors
-
-
-class LoweringError(P4SourceError):
-    """Lowering met something `p4sim.check` should have refused: a p4sim bug, still located
-    (the user sees one line, not a traceback). Lowering raises nothing else: every error
-    in a program is found by `p4sim.check.check()` before lowering starts."""
-
-
-def bug(msg: str, node: ast.Node | None) -> LoweringError:
-    return LoweringError(f"internal error (p4sim's checker let this through): {msg}",
-                         node.span if node is not None else NO_SPAN)
-
 
 # ---------------------------------------------------------------------------- values
 
