@@ -52,11 +52,11 @@ def _discover() -> dict[str, ScenarioKind]:
         try:
             kind = ep.load()
         except Exception as e:  # a broken plug-in: one line, not a traceback
-            raise ConfigError(f"scenario plug-in {where}: {type(e).__name__}: {e}") from None
+            raise ConfigError(f"scenario plug-in {where}", f"{type(e).__name__}: {e}") from None
         if not isinstance(kind, ScenarioKind) or not kind.key:
-            raise ConfigError(f"scenario plug-in {where}: not a ScenarioKind with a key")
+            raise ConfigError(f"scenario plug-in {where}", "not a ScenarioKind with a key")
         if kind.key in out:
-            raise ConfigError(f"scenario kind key {kind.key!r} registered twice ({where})")
+            raise ConfigError(f"scenario plug-in {where}", f"key {kind.key!r} registered twice")
         out[kind.key] = kind
     return out
 
