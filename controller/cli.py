@@ -211,6 +211,7 @@ def cmd_counters(args) -> int:
 
 def cmd_run(args) -> int:
     from controller.config import ConfigError
+    from controller.scenarios.kinds import kind_of
     from controller.scenarios.report import summary_text, write_outputs
     from controller.scenarios.scenario import load_scenario, reproduce_command, run_scenario
     from controller.scenarios.schema import validate
@@ -225,10 +226,9 @@ def cmd_run(args) -> int:
             raise _Usage(f"--seed {args.seed}: expected 0 .. 2^32-1")
     except (ConfigError, FileNotFoundError) as exc:
         raise _Usage(str(exc)) from None
-    if "fabric" in sc:  # a multi-switch scenario file (controller/fabric/runner.py)
-        from controller.fabric.runner import cmd_run_fabric
-
-        return cmd_run_fabric(args, sc)
+    kind = kind_of(sc)
+    if kind is not None:  # another kind of file (a fabric's, controller/fabric/runner.py)
+        return kind.cmd_run(args, sc)
     program = Path(args.program) if args.program else DEFAULT_PROGRAM
     seed = int(sc.get("seed", 1) if args.seed is None else args.seed)
 

@@ -46,7 +46,7 @@ def from_counters(counters: dict[str, list[tuple[int, int]]]) -> Telemetry:
 
 
 def format_table(t: Telemetry) -> str:
-    from controller.scenarios.report import table
+    from controller.text_table import table
 
     lines = []
     if t.rows:

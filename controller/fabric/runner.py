@@ -1,6 +1,6 @@
 """Fabric scenario files: `rocelab run fabric-storm` runs a YAML file's labelled runs of one
 fabric scenario (controller/scenarios/fabric-*.yaml) and judges them with the registered
-fabric checks (controller/scenarios/checks.py), negative controls (`expect_fail:`) included.
+fabric checks (controller/fabric/checks.py), negative controls (`expect_fail:`) included.
 
     name: fabric-storm
     fabric:
@@ -16,6 +16,9 @@ process: a control that `extends:` its scenario and changes one run re-runs only
 The report gives each run's metrics and the watchdog's counters per queue; `--out` writes
 summary.json and, per run, the fabric's telemetry (telemetry_LABEL.json: every switch's
 counters per port and class with the watchdog's `pfcwd_*` columns).
+
+The engine (controller/scenarios) knows such a file only through `KIND`, this module's
+scenario kind (controller/scenarios/kinds.py): its keys, its checks, how it runs.
 """
 
 from __future__ import annotations
@@ -26,9 +29,20 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from controller.scenarios import schema
+from controller.scenarios.checks import judge
+from controller.scenarios.kinds import ScenarioKind
+from controller.scenarios.results import ScenarioResult
+from controller.scenarios.schema import Validator, expectations
+from controller.text_table import table
+
+from .checks import KEY  # the fabric checks, registered with this kind
 from .params import PARAMS, bounds
 
 MAX_MEMO = 64  # memoised runs per process (a run's telemetry is some 100 KB)
+# the keys of a fabric scenario file: a fabric scenario of controller.fabric and its labelled runs
+TOP = {"name", "title", "extends", "seed", "fabric", "expect", "expect_fail", "_path"}
+MAX_RUNS = 8
 
 
 @dataclass
@@ -82,12 +96,48 @@ def run_params(sc: dict, seed: int | None = None,
     return out
 
 
+def validate_file(sc: dict, v: Validator, duration_us: float | None) -> None:
+    """fabric: {scenario: NAME, runs: {LABEL: {PARAM: int, ...}, ...}}: the scenario one of
+    controller.fabric's, each run's parameters among its own and within their bounds (the
+    same table a sweep checks against)."""
+    for k in sc:
+        if k not in TOP:
+            v.fail(str(k), f"unknown key in a fabric scenario (known: "
+                           f"{', '.join(sorted(TOP - {'_path'}))})")
+    for k in ("name", "title"):
+        if k in sc:
+            v.text(sc, k, "")
+    lo, hi = bounds("seed")
+    v.num(sc, "seed", "", 0, lo, hi, integer=True)
+    if duration_us is not None:
+        lo, hi = bounds("duration_us")
+        v.num({"--duration-us": duration_us}, "--duration-us", "", lo, lo, hi, integer=True)
+    fab = v.mapping(sc, "fabric", "", {"scenario", "runs"})
+    name = v.text(fab, "scenario", "fabric.")
+    if name not in PARAMS:
+        v.fail("fabric.scenario", f"{name!r} is not a fabric scenario (known: {', '.join(PARAMS)})")
+    runs = fab.get("runs")
+    if not isinstance(runs, dict) or not 1 <= len(runs) <= MAX_RUNS:
+        v.fail("fabric.runs", f"expected a mapping of 1..{MAX_RUNS} labelled runs, got {runs!r}")
+    for label, params in runs.items():
+        p = f"fabric.runs.{label}"
+        if not isinstance(label, str) or not label.isidentifier():
+            v.fail(p, "a run label is a name (letters, digits, _)")
+        if params is None:
+            params = runs[label] = {}
+        if not isinstance(params, dict):
+            v.fail(p, f"expected a mapping of parameters, got {params!r}")
+        v.keys(params, p + ".", set(PARAMS[name]))
+        for key in params:
+            lo, hi = bounds(key)
+            v.num(params, key, p + ".", 0, lo, hi, integer=True)
+    if not sc.get("expect") and not sc.get("expect_fail"):
+        v.fail("expect", "a fabric scenario names at least one check (expect: or expect_fail:)")
+    expectations(sc, v, KEY)
+
+
 def run_fabric_scenario(sc: dict, seed: int | None = None, duration_us: float | None = None,
                         progress: bool = True):
-    from controller.scenarios import schema
-    from controller.scenarios.checks import judge
-    from controller.scenarios.scenario import ScenarioResult
-
     schema.validate(sc, duration_us=duration_us)
     name = sc["fabric"]["scenario"]
     runs = []
@@ -121,8 +171,6 @@ def watchdog_rows(run: FabricRun) -> list[list[str]]:
 
 
 def summary_text(res) -> str:
-    from controller.scenarios.report import table
-
     sc = res.scenario
     fab = sc["fabric"]
     out = [f"scenario {sc['name']}: {sc.get('title', '')}".rstrip(": "),
@@ -194,3 +242,7 @@ def cmd_run_fabric(args, sc: dict) -> int:
                          f"with: {shlex.join(cmd)}\n")
         return 1
     return 0
+
+
+# the scenario kind this module plugs into the engine (pyproject.toml: rocelab.scenario_kinds)
+KIND = ScenarioKind(KEY, validate_file, run_fabric_scenario, cmd_run_fabric)

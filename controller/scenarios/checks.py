@@ -8,7 +8,9 @@ that finds nothing to judge (no flows, no samples, no sweep points, unread count
 with `no_data` set: a blind check never passes, and a negative control (`expect_fail:`)
 does not pass on it either.
 
-Adding a check is adding a function here with `@register(...)`; `judge` never changes.
+Adding a check is adding a function with `@register(...)`: here for one switch's runs, in
+its kind's module for another kind of scenario file (controller/fabric/checks.py, loaded
+through the scenario-kind registry, controller/scenarios/kinds.py); `judge` never changes.
 """
 
 from __future__ import annotations
@@ -16,12 +18,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from controller.targets.p4sim import wire_bytes
 
-if TYPE_CHECKING:
-    from .scenario import RunResult
+from .results import RunResult, Verdict
 
 # a middle RoCEv2 packet of a multi-packet WRITE (no RETH): Ethernet 14, IPv4 20, UDP 8,
 # BTH 12, payload, ICRC 4 (frames carry no FCS; wire_bytes adds FCS, preamble, SFD, IFG)
@@ -35,21 +36,13 @@ def payload_capacity_bps(line_bps: float, mtu: int) -> float:
     return float(line_bps) * mtu / wire_bytes(mtu + MIDDLE_HDR_BYTES)
 
 
-@dataclass
-class Verdict:
-    name: str
-    ok: bool
-    detail: str
-    no_data: bool = False  # the check had nothing to judge (and so failed)
-
-
 @dataclass(frozen=True)
 class Check:
     key: str  # the `expect:` key
     title: str
     kind: str  # parameter type: "true" (only `true`), "fraction" (0..1), "count" (int >= 1), "us" (> 0)
     fn: Callable[[Any, list[RunResult]], list[Verdict]]
-    scope: str = "switch"  # "switch": one-switch scenario runs; "fabric": a fabric file's runs
+    scope: str = "switch"  # "switch": one-switch scenario runs; else a scenario kind's key
 
     @property
     def physics(self) -> str:
@@ -68,6 +61,14 @@ def register(key: str, title: str, kind: str, scope: str = "switch") -> Callable
     return deco
 
 
+def registered() -> dict[str, Check]:
+    """Every check: this module's and those the scenario kinds register (loading them)."""
+    from .kinds import kinds
+
+    kinds()
+    return CHECKS
+
+
 def judge(sc: dict, runs: list[RunResult]) -> list[Verdict]:
     """Every check the scenario asks for (`expect:`), then every negative-control check
     (`expect_fail:`): a control passes only when its check failed on real data."""
@@ -84,7 +85,7 @@ def judge(sc: dict, runs: list[RunResult]) -> list[Verdict]:
 
 
 def _run(key: str, value: Any, runs: list[RunResult]) -> list[Verdict]:
-    check = CHECKS.get(key)
+    check = registered().get(key)
     if check is None:  # the schema refuses unknown keys; a hand-made dict gets a verdict
         return [Verdict(key, False, f"no check named {key!r}", no_data=True)]
     if not runs:
@@ -92,7 +93,7 @@ def _run(key: str, value: Any, runs: list[RunResult]) -> list[Verdict]:
     return check.fn(value, runs)
 
 
-def _blind(title: str, why: str) -> list[Verdict]:
+def blind(title: str, why: str) -> list[Verdict]:
     return [Verdict(title, False, why, no_data=True)]
 
 
@@ -106,7 +107,7 @@ def fair_share(tol: float, runs: list[RunResult]) -> list[Verdict]:
     is within `tol` of the mean."""
     goods = [f.goodput_bps for f in runs[0].flows]
     if len(goods) < 2 or not sum(goods):
-        return _blind("fair share", f"{len(goods)} flow(s), {sum(goods) / 1e9:.2f} Gb/s in total: "
+        return blind("fair share", f"{len(goods)} flow(s), {sum(goods) / 1e9:.2f} Gb/s in total: "
                                     "no share to compare")
     mean = sum(goods) / len(goods)
     worst = max(abs(g - mean) / mean for g in goods)
@@ -124,7 +125,7 @@ def queue_in_band(_: Any, runs: list[RunResult]) -> list[Verdict]:
     to the buffer and this fails."""
     q = runs[0].queue
     if "p90" not in q or "kmin" not in q:
-        return _blind("queue held in Kmin..Kmax", "no queue samples or no ECN profile")
+        return blind("queue held in Kmin..Kmax", "no queue samples or no ECN profile")
     lo, hi, buf = q["kmin"], q["kmax"], q.get("buffer", math.inf)
     ok = lo <= q["p90"] <= hi and q["max"] < buf
     return [Verdict("queue held in Kmin..Kmax", ok,
@@ -141,7 +142,7 @@ def utilization(need: float, runs: list[RunResult]) -> list[Verdict]:
     cap = r.capacity_bps
     tot = sum(f.goodput_bps for f in r.flows)
     if not cap or not r.flows:
-        return _blind("bottleneck utilized", "no flows or no capacity")
+        return blind("bottleneck utilized", "no flows or no capacity")
     ok = float(need) * cap <= tot <= cap * 1.001
     return [Verdict("bottleneck utilized", ok,
                     f"{tot / 1e9:.3f} Gb/s of {cap / 1e9:.3f} Gb/s payload capacity "
@@ -173,7 +174,7 @@ def _at_least(title: str, counter: str, what: str, host_counter: str, host_what:
     def fn(n: int, runs: list[RunResult]) -> list[Verdict]:
         c = runs[0].counters
         if counter not in c:
-            return _blind(title, f"no {counter} counter read")
+            return blind(title, f"no {counter} counter read")
         return [Verdict(title, c[counter] >= int(n), f"{c[counter]} {what} (at least {int(n)}), "
                                                      f"{c.get(host_counter, 0)} {host_what}")]
     return fn
@@ -203,7 +204,7 @@ def goodput_monotone(_: Any, runs: list[RunResult]) -> list[Verdict]:
     pts = _sweep(runs)
     text = "; ".join(f"{v:g}: {g / 1e9:.2f} Gb/s" for v, g in pts)
     if len(pts) < 2 or pts[0][1] <= 0:
-        return _blind("goodput falls as drops rise", f"no trend to judge ({text or 'no runs'})")
+        return blind("goodput falls as drops rise", f"no trend to judge ({text or 'no runs'})")
     mono = all(b[1] <= a[1] * 1.005 for a, b in zip(pts, pts[1:], strict=False))
     return [Verdict("goodput falls as drops rise", mono and pts[-1][1] < pts[0][1], text)]
 
@@ -214,7 +215,7 @@ def collapse_below(frac: float, runs: list[RunResult]) -> list[Verdict]:
     drop rate goodput falls below `frac` of the lossless run's."""
     pts = _sweep(runs)
     if len(pts) < 2 or pts[0][1] <= 0:
-        return _blind("go-back-N collapse", "needs a lossless point with goodput and a lossy one")
+        return blind("go-back-N collapse", "needs a lossless point with goodput and a lossy one")
     ratio = pts[-1][1] / pts[0][1]
     return [Verdict("go-back-N collapse", ratio < float(frac),
                     f"at drop rate {pts[-1][0]:g} goodput is {ratio * 100:.0f}% of lossless "
@@ -230,7 +231,7 @@ def cnp_interval(us: float, runs: list[RunResult]) -> list[Verdict]:
     iv = float(us) * 1000
     total = sum(f.cnps for f in r.flows)
     if not total:
-        return _blind("CNP rate bound", "no CNP received")
+        return blind("CNP rate bound", "no CNP received")
     bound = math.floor(r.duration_ns / iv) + 1
     worst = max(f.cnps - bound for f in r.flows)
     gaps = [b - a for f in r.flows for a, b in zip(f.cnp_times, f.cnp_times[1:], strict=False)]
@@ -239,107 +240,3 @@ def cnp_interval(us: float, runs: list[RunResult]) -> list[Verdict]:
     return [Verdict("CNP rate bound", worst <= 0 and min_gap >= 0.95 * iv,
                     f"{total} CNPs received ({r.counters.get('cnp_tx', 0)} generated by the "
                     f"switch), at most 1 per flow per {iv / 1000:g} us ({bound} per flow); {gap_txt}")]
-
-
-# ---------------------------------------------------------------- fabric checks
-# A fabric scenario file (`fabric:` block) names its runs; each check judges the runs it
-# needs by label with the judges of controller.fabric.scenarios (which hold the thresholds
-# and say why). A missing label is no data.
-
-# the metric a watchdog must bring back, per fabric scenario (0 while frozen)
-WATCHDOG_METRIC = {"deadlock": "goodput_gbps", "storm": "innocent_min_gbps"}
-
-
-def _fabric(key: str, labels: tuple[str, ...], judge_name: str, runs: list) -> list[Verdict]:
-    title = CHECKS[key].title
-    by = {r.label: r.metrics for r in runs if isinstance(getattr(r, "metrics", None), dict)}
-    missing = [lb for lb in labels if lb not in by]
-    if missing:
-        return _blind(title, f"no fabric run labelled {', '.join(missing)} "
-                             f"(runs: {', '.join(by) or 'none'})")
-    from controller.fabric import scenarios as fs
-
-    args: list[Any] = [by[lb] for lb in labels]
-    if judge_name == "judge_watchdog":
-        name = next(r.scenario for r in runs if r.label == labels[0])
-        if name not in WATCHDOG_METRIC:
-            return _blind(title, f"no watchdog metric for a {name!r} fabric")
-        args.append(WATCHDOG_METRIC[name])
-    return [Verdict(v.name, v.ok, v.detail) for v in getattr(fs, judge_name)(*args)]
-
-
-@register("fabric_spreading", "PFC congestion spreading", "true", "fabric")
-def fabric_spreading(_: Any, runs: list) -> list[Verdict]:
-    """An incast behind one leaf overflows XOFF at its leaf; PFC pauses each upstream port in
-    turn, so pauses climb to the spines (none without the incast) and an innocent flow that
-    shares an upstream port keeps less than half of what it gets alone. Runs: `alone` (no
-    incast), `pfc` (incast, PFC only)."""
-    return _fabric("fabric_spreading", ("alone", "pfc"), "judge_spreading_pfc", runs)
-
-
-@register("fabric_dcqcn", "DCQCN stops the spreading", "true", "fabric")
-def fabric_dcqcn(_: Any, runs: list) -> list[Verdict]:
-    """With ECN marking and DCQCN senders the incast slows down before queues reach XOFF:
-    the victim gets more than twice its PFC-only goodput and the spines see less than half
-    the pauses in the second half of the run. Runs: `pfc` (PFC only), `dcqcn`."""
-    return _fabric("fabric_dcqcn", ("pfc", "dcqcn"), "judge_dcqcn", runs)
-
-
-@register("fabric_deadlock", "PFC deadlock", "true", "fabric")
-def fabric_deadlock(_: Any, runs: list) -> list[Verdict]:
-    """A cyclic buffer dependency under PFC freezes every queue of the cycle: goodput zero
-    over the last window, at least four frozen queues, and the wait-for graph among them has
-    a cycle (the detector names it). Run: `fault`."""
-    return _fabric("fabric_deadlock", ("fault",), "judge_deadlock", runs)
-
-
-@register("fabric_storm", "pause storm spreads", "true", "fabric")
-def fabric_storm(_: Any, runs: list) -> list[Verdict]:
-    """A NIC stuck sending XOFF pauses its leaf's queue toward it; the queue fills, the leaf
-    pauses its own upstream ports and the pauses spread past the leaf: at least two switches
-    pause and the slowest innocent flow keeps less than half of its calm rate. Runs: `fault`
-    (the stuck NIC), `calm` (the same traffic without it)."""
-    return _fabric("fabric_storm", ("fault", "calm"), "judge_storm", runs)
-
-
-@register("fabric_watchdog", "PFC watchdog breaks it", "true", "fabric")
-def fabric_watchdog(_: Any, runs: list) -> list[Verdict]:
-    """A queue paused with packets and no dequeue for longer than the detection time is put
-    in the storm state (pauses ignored): the watchdog trips and the frozen metric (deadlock:
-    goodput; storm: the slowest innocent flow) comes back above 4.5 Gb/s and above four
-    times its value without a watchdog. Runs: `fault` (no watchdog), `watchdog`."""
-    return _fabric("fabric_watchdog", ("fault", "watchdog"), "judge_watchdog", runs)
-
-
-@register("fabric_ecmp_collision", "ECMP collision", "true", "fabric")
-def fabric_ecmp_collision(_: Any, runs: list) -> list[Verdict]:
-    """ECMP hashes each flow onto one path: with few flows they collide on one spine (over
-    80% of the spine frames) and get less than 60% of the same flows sprayed per packet.
-    Runs: `ecmp`, `spray` (equal paths)."""
-    return _fabric("fabric_ecmp_collision", ("ecmp", "spray"), "judge_ecmp_collision", runs)
-
-
-@register("fabric_spray_balance", "spray balances the spines", "true", "fabric")
-def fabric_spray_balance(_: Any, runs: list) -> list[Verdict]:
-    """Round-robin spraying over two equal paths puts under 60% of the frames on either
-    spine and reorders nothing (no NAK). Run: `spray`."""
-    return _fabric("fabric_spray_balance", ("spray",), "judge_spray_balance", runs)
-
-
-@register("fabric_spray_gbn_naks", "spray + go-back-N: spurious NAKs", "true", "fabric")
-def fabric_spray_gbn_naks(_: Any, runs: list) -> list[Verdict]:
-    """On unequal paths a sprayed flow arrives out of order; a go-back-N receiver NAKs each
-    gap and the sender resends the tail (spurious: nothing was lost), losing over 10% of the
-    equal-path goodput, while ECMP on the same paths stays in order (no NAK). Runs: `spray`,
-    `spray_skew` (go-back-N), `ecmp_skew`."""
-    return _fabric("fabric_spray_gbn_naks", ("spray", "spray_skew", "ecmp_skew"),
-                   "judge_spray_gbn", runs)
-
-
-@register("fabric_spray_sr", "spray + selective repeat", "true", "fabric")
-def fabric_spray_sr(_: Any, runs: list) -> list[Verdict]:
-    """A reorder-tolerant receiver (selective repeat, with a reordering window wider than
-    the paths' skew) keeps spraying's gain on unequal paths: more than twice go-back-N's
-    goodput there, at least 90% of equal-path spray, fewer packets resent. Runs: `spray`,
-    `spray_skew` (go-back-N), `sr_skew` (selective repeat)."""
-    return _fabric("fabric_spray_sr", ("spray", "spray_skew", "sr_skew"), "judge_spray_sr", runs)

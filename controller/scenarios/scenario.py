@@ -20,8 +20,9 @@ Scenario keys:
     capture: {ports: [3], snaplen: 0, cpu: true}  # wire taps (both directions), 0 = full
                                                 # frames; cpu: also the CPU port's PacketIns
 
-A fabric scenario file has `fabric: {scenario: storm, runs: {LABEL: {PARAM: int}}}` in place
-of link/nic/switch/flows (controller/fabric/runner.py runs it; its checks are `fabric_*`).
+Another kind of scenario file holds its kind's key (kinds.py): a fabric scenario file has
+`fabric: {scenario: storm, runs: {LABEL: {PARAM: int}}}` in place of link/nic/switch/flows
+(controller/fabric/runner.py validates and runs it; its checks are `fabric_*`).
 
 The keys, their types and ranges are checked by `schema.validate`; the checks `expect:`
 names are the registered functions of `checks.py`.
@@ -38,7 +39,6 @@ from __future__ import annotations
 import copy
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,8 +55,10 @@ from controller.hosts.dcqcn import DcqcnParams
 from controller.targets.base import Target
 
 from . import schema
-from .checks import Verdict, payload_capacity_bps
 from .checks import judge as judge
+from .checks import payload_capacity_bps
+from .kinds import kind_of
+from .results import FlowResult, RunResult, ScenarioResult
 
 if TYPE_CHECKING:  # the host models (and scapy under them) load when a run starts, so a
     # bad scenario is refused before that import
@@ -119,7 +121,7 @@ def load_scenario(name_or_path: str) -> dict:
     data.setdefault("name", p.stem)
     data["_path"] = str(p)
     schema.validate(data, lines)
-    if "fabric" not in data:  # a fabric file's switches are programmed by controller.fabric
+    if kind_of(data) is None:  # another kind's switches (a fabric's) are its own business
         check_switch(data)
     return data
 
@@ -130,58 +132,6 @@ def check_switch(sc: dict) -> None:
     findings = [f for f in check(cfg, errors) if f.level == "error"]
     if findings:
         raise schema.ScenarioError(findings[0].key, findings[0].message)
-
-
-@dataclass
-class FlowResult:
-    name: str
-    src: str
-    dst: str
-    qpn: int
-    goodput_bps: float = 0.0  # in-order payload delivered in the window
-    sent_bytes: int = 0
-    retransmitted: int = 0
-    naks: int = 0
-    timeouts: int = 0
-    cnps: int = 0
-    ce: int = 0
-    final_rate_bps: float = 0.0  # the RP's rate limit when the run ended
-    mean_rate_bps: float = 0.0  # the RP's rate limit averaged over the measurement window
-    cnp_times: list[int] = field(default_factory=list)
-
-
-@dataclass
-class RunResult:
-    scenario: str
-    seed: int
-    label: str  # sweep point, or ""
-    duration_ns: int
-    warmup_ns: int
-    flows: list[FlowResult]
-    series: dict[str, Any]  # time series for the plots
-    counters: dict[str, int]
-    queue: dict[str, float]
-    dcqcn: DcqcnParams
-    captures: dict[int, list[tuple[int, bytes]]]
-    wall_s: float = 0.0
-    line_bps: float = 10e9
-    sweep_value: float | None = None
-    notes: list[str] = field(default_factory=list)
-    telemetry: Telemetry | None = None  # the switch's counters per port and class
-    capacity_bps: float = 0.0  # payload capacity of the bottleneck (checks.payload_capacity_bps)
-    taps: dict[int, list[tuple[int, bytes, str]]] = field(default_factory=dict)  # wire taps
-    snaplen: int = 0
-
-
-@dataclass
-class ScenarioResult:
-    scenario: dict
-    runs: list[RunResult]
-    verdicts: list[Verdict]
-
-    @property
-    def ok(self) -> bool:
-        return all(v.ok for v in self.verdicts)
 
 
 def _switch_config(sc: dict, flows: list[dict], sweep_value: float | None) -> tuple[Config, list]:
@@ -449,12 +399,11 @@ def _sum_drops(stats: dict) -> int:
 def run_scenario(sc: dict, target_factory, seed: int | None = None,
                  duration_us: float | None = None, progress: bool = True) -> ScenarioResult:
     """Run every point of the scenario (a fresh target per point) and judge the physics.
-    A fabric scenario file (`fabric:`) runs its labelled runs on controller.fabric instead
-    (no target_factory: one p4sim per switch)."""
-    if "fabric" in sc:
-        from controller.fabric.runner import run_fabric_scenario
-
-        return run_fabric_scenario(sc, seed, duration_us, progress)
+    A file of another kind (a fabric's, `fabric:`) is run by its kind instead (no
+    target_factory: a fabric has one p4sim per switch)."""
+    kind = kind_of(sc)
+    if kind is not None:
+        return kind.run(sc, seed, duration_us, progress)
     seed = int(sc.get("seed", 1) if seed is None else seed)
     schema.validate(sc, duration_us=duration_us)
     points = (sc.get("sweep") or {}).get("drop_rate")

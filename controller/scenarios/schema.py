@@ -16,7 +16,8 @@ from typing import Any
 from controller.config import ConfigError, parse_size, parse_speed
 from controller.hosts.dcqcn import DcqcnParams
 
-from .checks import CHECKS
+from .checks import registered
+from .kinds import kind_of
 
 MAX_DURATION_US = 200_000  # 200 ms of virtual time (minutes of wall time): longer is a typo
 MAX_SAMPLES = 100_000  # duration / sample_us
@@ -29,7 +30,7 @@ class ScenarioError(ConfigError):
     """A bad scenario input: `key` is its dotted path (file:line first when known)."""
 
 
-class _V:
+class Validator:
     """Validators by key path; `where(path)` gives the file:line prefix when known."""
 
     def __init__(self, source: str, lines: dict[str, int]):
@@ -94,10 +95,7 @@ class _V:
 
 TOP = {"name", "title", "extends", "duration_us", "warmup_us", "seed", "sample_us", "link",
        "nic", "dcqcn", "switch", "flows", "watch", "sweep", "expect", "expect_fail", "capture",
-       "fabric", "_path"}
-# a fabric scenario file: a fabric scenario of controller.fabric and its labelled runs
-FABRIC_TOP = {"name", "title", "extends", "seed", "fabric", "expect", "expect_fail", "_path"}
-MAX_FABRIC_RUNS = 8
+       "_path"}
 NIC = {"window", "timeout_us", "ack_every", "rp", "np", "dscp", "priority"}
 FLOW = {"src", "dst", "op", "bytes", "message", "start_us", "name", "qpn", "peer_qpn"}
 
@@ -105,9 +103,10 @@ FLOW = {"src", "dst", "op", "bytes", "message", "start_us", "name", "qpn", "peer
 def validate(sc: dict, lines: dict[str, int] | None = None, duration_us: float | None = None) -> None:
     """Raise ScenarioError for the first bad key of a loaded scenario (and of the command
     line's --duration-us); returns nothing when all is well."""
-    v = _V(sc.get("_path", "<scenario>"), lines or {})
-    if "fabric" in sc:
-        _validate_fabric(sc, v, duration_us)
+    v = Validator(sc.get("_path", "<scenario>"), lines or {})
+    kind = kind_of(sc)
+    if kind is not None:  # another kind of file (controller.fabric's): its own keys
+        kind.validate(sc, v, duration_us)
         return
     for k in sc:
         if k not in TOP:
@@ -197,7 +196,7 @@ def validate(sc: dict, lines: dict[str, int] | None = None, duration_us: float |
             v.fail("sweep.drop_rate", f"expected a list of 1..{MAX_SWEEP} drop rates, got {pts!r}")
         for i, x in enumerate(pts):
             v.num({f"drop_rate[{i}]": x}, f"drop_rate[{i}]", "sweep.", 0, 0, 0.5)
-    _expectations(sc, v, "switch")
+    expectations(sc, v, "switch")
     cap = v.mapping(sc, "capture", "", {"ports", "snaplen", "cpu"})
     v.flag(cap, "cpu", "capture.", True)
     if "ports" in cap:
@@ -208,14 +207,15 @@ def validate(sc: dict, lines: dict[str, int] | None = None, duration_us: float |
     v.num(cap, "snaplen", "capture.", 0, 0, 65535, integer=True)
 
 
-def _expectations(sc: dict, v: _V, scope: str) -> None:
-    """`expect:` and `expect_fail:`: registered checks of this kind of scenario, each with a
-    value of its parameter type."""
-    names = {k for k, c in CHECKS.items() if c.scope == scope}
+def expectations(sc: dict, v: Validator, scope: str) -> None:
+    """`expect:` and `expect_fail:`: registered checks of this kind of scenario ("switch",
+    or a scenario kind's key), each with a value of its parameter type."""
+    checks = registered()
+    names = {k for k, c in checks.items() if c.scope == scope}
     for block in ("expect", "expect_fail"):
         exp = v.mapping(sc, block, "", names)
         for key, value in exp.items():
-            kind = CHECKS[key].kind
+            kind = checks[key].kind
             p = f"{block}."
             if kind == "true":
                 if value is not True:
@@ -226,48 +226,6 @@ def _expectations(sc: dict, v: _V, scope: str) -> None:
                 v.num(exp, key, p, 0, 1, 10**9, integer=True)
             else:
                 v.num(exp, key, p, 0, 0, 10**6, lo_open=True)
-
-
-def _validate_fabric(sc: dict, v: _V, duration_us: float | None) -> None:
-    """fabric: {scenario: NAME, runs: {LABEL: {PARAM: int, ...}, ...}}: the scenario one of
-    controller.fabric's, each run's parameters among its own and within their bounds (the
-    same table a sweep checks against)."""
-    from controller.fabric.params import PARAMS, bounds
-
-    for k in sc:
-        if k not in FABRIC_TOP:
-            v.fail(str(k), f"unknown key in a fabric scenario (known: "
-                           f"{', '.join(sorted(FABRIC_TOP - {'_path'}))})")
-    for k in ("name", "title"):
-        if k in sc:
-            v.text(sc, k, "")
-    lo, hi = bounds("seed")
-    v.num(sc, "seed", "", 0, lo, hi, integer=True)
-    if duration_us is not None:
-        lo, hi = bounds("duration_us")
-        v.num({"--duration-us": duration_us}, "--duration-us", "", lo, lo, hi, integer=True)
-    fab = v.mapping(sc, "fabric", "", {"scenario", "runs"})
-    name = v.text(fab, "scenario", "fabric.")
-    if name not in PARAMS:
-        v.fail("fabric.scenario", f"{name!r} is not a fabric scenario (known: {', '.join(PARAMS)})")
-    runs = fab.get("runs")
-    if not isinstance(runs, dict) or not 1 <= len(runs) <= MAX_FABRIC_RUNS:
-        v.fail("fabric.runs", f"expected a mapping of 1..{MAX_FABRIC_RUNS} labelled runs, got {runs!r}")
-    for label, params in runs.items():
-        p = f"fabric.runs.{label}"
-        if not isinstance(label, str) or not label.isidentifier():
-            v.fail(p, "a run label is a name (letters, digits, _)")
-        if params is None:
-            params = runs[label] = {}
-        if not isinstance(params, dict):
-            v.fail(p, f"expected a mapping of parameters, got {params!r}")
-        v.keys(params, p + ".", set(PARAMS[name]))
-        for key in params:
-            lo, hi = bounds(key)
-            v.num(params, key, p + ".", 0, lo, hi, integer=True)
-    if not sc.get("expect") and not sc.get("expect_fail"):
-        v.fail("expect", "a fabric scenario names at least one check (expect: or expect_fail:)")
-    _expectations(sc, v, "fabric")
 
 
 def key_lines(text: str) -> dict[str, int]:

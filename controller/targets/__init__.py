@@ -34,7 +34,8 @@ from .base import (
     TargetError,
     Ternary,
 )
-from .program import DEFAULT_PROGRAM, from_artifacts, from_p4
+from .program import DEFAULT_PROGRAM, from_artifacts
+from .registry import from_p4
 
 __all__ = [
     "CloneSession", "CounterCell", "CounterQuery", "DefaultAction", "Entity", "Exact", "Lpm",

@@ -1,6 +1,8 @@
 """What a target is opened from, whoever asks (the `rocelab` CLI, the pytest plugin, the
 lab, the fabric): which kind, where it is, which ports, which program. Options a single kind
 reads (its `TargetKind.options`) arrive in `TargetConfig.options` by their argparse dest.
+Checking a config against the kinds is the registry's (`registry.validate`): this module
+is below it and imports no kind.
 
 Kept free of pytest and argparse.
 """
@@ -18,6 +20,7 @@ from .program import DEFAULT_PROGRAM, from_artifacts
 # BMv2 limits a queue in packets/s, p4sim a port in bits/s: a rate given in bits/s is
 # converted for BMv2 at this frame size on the wire (the overload tests' frames).
 RATE_FRAME_BYTES = 1250
+DEFAULT_KIND = "p4sim"  # what a config names when it names no kind (and compiles P4 source)
 
 
 class ConfigError(ValueError):
@@ -71,7 +74,7 @@ class TargetConfig:
     `options`: values of the kinds' own options, by dest (`bmv2_docker`, `p4_artifacts`, ...).
     """
 
-    kind: str = "p4sim"
+    kind: str = DEFAULT_KIND
     grpc_addr: str | None = None
     device_id: int = 1
     port_map: dict[int, PortRef] = field(default_factory=dict)
@@ -82,16 +85,6 @@ class TargetConfig:
     port_rates: dict[int, float] = field(default_factory=dict)
     rate_frame_bytes: int = RATE_FRAME_BYTES  # for targets limiting packets/s (BMv2)
     options: dict[str, Any] = field(default_factory=dict)
-
-    def validate(self, context: str = "pytest") -> None:
-        """ConfigError unless the kind exists and accepts this configuration (by default
-        for the test suite, the strictest: see TargetKind.check). Every kind option in
-        `options` away from its default counts as given."""
-        from .registry import all_options, check
-
-        known = all_options()
-        check(self, [d for d, v in self.options.items() if d in known and v != known[d].default],
-              context)
 
 
 def find_artifacts(directory: str | os.PathLike) -> tuple[Path, Path]:

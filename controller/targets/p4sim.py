@@ -46,6 +46,18 @@ def compile_program(path: str | os.PathLike[str]):
     return load_program(str(path))
 
 
+def program_from_p4(path: str | os.PathLike[str]) -> Program:
+    """P4 source as a Program: p4sim compiles it to derive the P4Info (the same P4Info the
+    p4sim server derives); the device config is p4sim's source bundle (kind p4sim's
+    `compile_p4`, given an existing file)."""
+    src = Path(path)
+    compiled = compile_program(src)
+    p4info, device_config = p4info_and_device_config(compiled, src)
+    prog = Program(src.stem, p4info, device_config, src, "p4-source")
+    prog.compiled = compiled  # type: ignore[attr-defined]  # reused by the in-process target
+    return prog
+
+
 def p4info_and_device_config(compiled, source: str | os.PathLike[str]) -> tuple[bytes, bytes]:
     """The P4Info (binary) p4sim derives for a compiled program, and the device config a
     P4Runtime p4sim-switch accepts for its source (the source bundle)."""

@@ -1,10 +1,10 @@
 """Building a `Program` (P4Info + device config) from what the user has.
 
-- `from_p4(path)`: P4 source; p4sim compiles it here to derive the P4Info (the same
-  P4Info the p4sim server derives), and the device config is p4sim's source bundle
-  (through `controller.targets.p4sim`, the controller's one door into p4sim).
 - `from_artifacts(p4info, bmv2_json)`: P4Info (text or binary) and a BMv2 JSON compiled
   elsewhere by p4c (for BMv2 simple_switch_grpc and hardware toolchains).
+
+P4 source becomes a Program through a target kind that compiles it (`registry.from_p4`,
+`TargetKind.compile_p4`): this module knows no kind, so the kinds can import it.
 """
 
 from __future__ import annotations
@@ -30,19 +30,6 @@ def _default_program() -> Path:
 
 
 DEFAULT_PROGRAM = _default_program()
-
-
-def from_p4(path: str | os.PathLike[str] = DEFAULT_PROGRAM) -> Program:
-    from .p4sim import compile_program, p4info_and_device_config  # loads p4sim lazily
-
-    src = Path(path)
-    if not src.is_file():
-        raise FileNotFoundError(f"P4 program {src} not found")
-    compiled = compile_program(src)
-    p4info, device_config = p4info_and_device_config(compiled, src)
-    prog = Program(src.stem, p4info, device_config, src, "p4-source")
-    prog.compiled = compiled  # type: ignore[attr-defined]  # reused by the in-process target
-    return prog
 
 
 def read_p4info(path: str | os.PathLike[str]) -> bytes:

@@ -19,12 +19,15 @@ import os
 import pkgutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import ConfigError, TargetConfig
+from .base import Program
+from .config import DEFAULT_KIND, ConfigError, TargetConfig
+from .program import DEFAULT_PROGRAM
 
 if TYPE_CHECKING:
-    from .base import Program, Target
+    from .base import Target
     from .switches import SwitchProcess
 
 ENTRY_POINT_GROUP = "rocelab.targets"
@@ -100,10 +103,12 @@ class TargetKind:
         switch, needs data ports), "lab" (a switch process the lab starts)."""
 
     def program(self, cfg: TargetConfig) -> Program:
-        from .base import Program
-        from .program import from_p4
-
         return cfg.program if isinstance(cfg.program, Program) else from_p4(cfg.program)
+
+    def compile_p4(self, path: Path) -> Program:
+        """P4 source (an existing file) as a Program this kind's switches take: P4Info and
+        device config. Kinds without a compiler leave it."""
+        raise ConfigError(f"--target {self.name} does not compile P4 source")
 
     @property
     def can_start(self) -> bool:
@@ -300,6 +305,23 @@ def option_values(get_value: Callable[[str], Any], context: str
     return values, explicit
 
 
+def validate(cfg: TargetConfig, context: str = "pytest") -> None:
+    """ConfigError unless `cfg`'s kind exists and accepts it (by default for the test
+    suite, the strictest: see TargetKind.check). Every kind option in `cfg.options` away
+    from its default counts as given."""
+    known = all_options()
+    check(cfg, [d for d, v in cfg.options.items() if d in known and v != known[d].default], context)
+
+
+def from_p4(path: str | os.PathLike[str] = DEFAULT_PROGRAM, kind: str = DEFAULT_KIND) -> Program:
+    """P4 source as a Program (P4Info + device config), compiled by `kind` (by default the
+    embedded switch's compiler, whose device config is the source bundle)."""
+    src = Path(path)
+    if not src.is_file():
+        raise FileNotFoundError(f"P4 program {src} not found")
+    return get(kind).compile_p4(src)
+
+
 def open_config(cfg: TargetConfig, program: Program | None = None) -> Target:
     """Resolve, check and open `cfg` (a target already running, or in this process)."""
     kind = check(cfg)
@@ -307,5 +329,5 @@ def open_config(cfg: TargetConfig, program: Program | None = None) -> Target:
 
 
 __all__ = ["ENTRY_POINT_GROUP", "Option", "TargetKind", "add_options", "all_options", "check",
-           "choices_help", "get", "int_in", "kinds", "names", "open_config", "option_values",
-           "positive_float", "resolve", "switch_kind"]
+           "choices_help", "from_p4", "get", "int_in", "kinds", "names", "open_config",
+           "option_values", "positive_float", "resolve", "switch_kind", "validate"]

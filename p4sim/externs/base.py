@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from p4sim.frontend.errors import bug  # lowering's internal error (no import of lowering)
+
 if TYPE_CHECKING:
     from p4sim.frontend import ast
     from p4sim.model import Annotated, ProgramModel
@@ -53,21 +55,21 @@ class Extern:
     def instantiate(self, cc: Any, d: ast.Instantiation, t: Any, scope: Any, name: str) -> ExternSpec | None:
         """Lower `t(args) d;` (control-plane name `name`): record it in `cc.model` and
         return the spec the runtime builds its object from (None: no runtime object)."""
-        raise _internal(f"extern {t.name} has no lowering", d)
+        raise bug(f"extern {t.name} has no lowering", d)
 
     # check (ExternChecker) refuses by name an instance, method or function whose module
     # does not override its lowering hook, so these defaults are never reached
 
     def method(self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: ast.MethodCall, scope: Any,
                fn: Any) -> Any:
-        raise _internal(f"method {m} of extern {t.name} has no lowering", c)
+        raise bug(f"method {m} of extern {t.name} has no lowering", c)
 
     def call(self, cc: Any, name: str, argv: list, c: ast.MethodCall, scope: Any, fn: Any) -> Any:
-        raise _internal(f"extern function {name} has no lowering", c)
+        raise bug(f"extern function {name} has no lowering", c)
 
     def bind_table(self, cc: Any, instance: str, table: str) -> None:
         """The instance named `instance` is a table property of `table` (direct resources)."""
-        raise _internal(f"{self.name} is not a table property (check allows only those)", None)
+        raise bug(f"{self.name} is not a table property (check allows only those)", None)
 
     # ------------------------------------------------------------------ runtime
 
@@ -182,9 +184,3 @@ class RefusedExtern(Extern):
 def lowers(ext: Extern, hook: str) -> bool:
     """Whether the module of `ext` lowers `hook` ('instantiate', 'method' or 'call')."""
     return not isinstance(ext, RefusedExtern) and getattr(type(ext), hook) is not getattr(Extern, hook)
-
-
-def _internal(msg: str, node: ast.Node | None) -> Exception:
-    from p4sim.lower.codegen import bug  # lowering's internal error (no import cycle at load)
-
-    return bug(msg, node)

@@ -13,7 +13,8 @@ from typing import Any
 
 from p4sim.check.types import VOID, TBits, TStack, TStruct, width_of
 from p4sim.frontend import ast
-from p4sim.lower.codegen import HDR_OBJ, V, bug, fld
+from p4sim.frontend.errors import bug
+from p4sim.lower.codegen import HDR_OBJ, V, fld
 
 from . import extern
 from .base import Extern

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,3 +129,22 @@ class P4Unsupported(P4SourceError):
         if not reason.startswith("unsupported"):
             reason = f"unsupported by p4sim: {reason}"
         super().__init__(reason, span, line_text)
+
+
+class LoweringError(P4SourceError):
+    """Lowering met something `p4sim.check` should have refused: a p4sim bug, still located
+    (the user sees one line, not a traceback). Lowering raises nothing else: every error
+    in a program is found by `p4sim.check.check()` before lowering starts.
+
+    Defined here, below every stage, so the extern modules' lowering hooks raise it without
+    importing lowering (which imports check, which imports the extern registry)."""
+
+
+class _Located(Protocol):
+    span: Span
+
+
+def bug(msg: str, node: _Located | None) -> LoweringError:
+    """Lowering's internal error at `node` (a syntax-tree node, or None: no location)."""
+    return LoweringError(f"internal error (p4sim's checker let this through): {msg}",
+                         node.span if node is not None else NO_SPAN)

@@ -1,7 +1,7 @@
 """Lowering translates what check decided: it reads each expression's type, and what each
 name stands for, from the CheckedProgram instead of deriving them again.
 
-- an AST scan of p4sim/lower/codegen.py: the expression-lowering functions construct no
+- an AST scan of p4sim/lower (the expression-lowering functions live in exprs.py): they construct no
   type and there is no typing of lowering's own (`coerce`, `unify`, check's resolver or
   `fold`), with a planted negative control for each rule;
 - a forged type in the check results is followed by the generated code (so the code
@@ -61,9 +61,9 @@ def typing_in_lowering(source: str) -> list[str]:
 
 
 def test_lowering_derives_no_expression_type():
-    src = CODEGEN.read_text()
-    assert "def _expr(" in src and "def binary(" in src  # the scan looks at the real functions
-    assert typing_in_lowering(src) == []
+    sources = {p.name: p.read_text() for p in sorted(CODEGEN.parent.glob("*.py"))}
+    assert "def _expr(" in sources["exprs.py"] and "def binary(" in sources["exprs.py"]  # the real functions
+    assert {name: typing_in_lowering(src) for name, src in sources.items()} == dict.fromkeys(sources, [])
 
 
 def test_the_scan_sees_a_derived_type_and_the_old_typing():
@@ -256,7 +256,7 @@ def test_extern_lowering_hooks_re_check_nothing():
         assert user_errors_raised(src) == [], path.name
         seen += "cc" in src
     assert seen > 10
-    assert "def check_nargs" not in CODEGEN.read_text()
+    assert not any("def check_nargs" in p.read_text() for p in CODEGEN.parent.glob("*.py"))
 
 
 def test_the_raise_scan_sees_a_user_error():

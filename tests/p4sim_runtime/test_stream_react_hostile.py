@@ -25,8 +25,8 @@ from pathlib import Path
 
 import grpc
 import pytest
-from p4rt_helpers import L2_PROGRAM, LiveSwitch, Names, RawClient
-from test_stream_handoff import NATIVE, _arbitration, _packet_out, _server
+from p4rt_helpers import CPU_PORT, L2_PROGRAM, LiveSwitch, Names, RawClient
+from test_stream_handoff import NATIVE, PAYLOAD, _arbitration, _packet_out, _server
 from test_stream_react import _inject_packet_in
 
 from p4rtproto import p4runtime_pb2
@@ -285,36 +285,108 @@ def _rss_kb(pid: int) -> int:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS"))
 
 
+def _run_packet_outs(c: RawClient, n: Names) -> int:
+    """PacketOuts the switch's pipeline has run: l2_cpu.p4 counts each in port_rx[CPU_PORT]
+    (what the test waits on, instead of a sleep that a loaded machine outlasts)."""
+    ent = p4runtime_pb2.Entity()
+    ent.counter_entry.counter_id = n["MyIngress.port_rx"]
+    ent.counter_entry.index.index = CPU_PORT
+    (got,) = c.read(ent)
+    return got.counter_entry.data.packet_count
+
+
+def _send_and_settle(stream: _Raw, msg: bytes, count: int, admin: RawClient, n: Names) -> int:
+    """Send `count` PacketOuts on `stream`, then wait until the switch has run all it will:
+    its count of them stands still for a second (a switch holds back the requests of a
+    client that does not read its answers) or has reached all sent. Returns that count."""
+    for _ in range(count):
+        stream.send(msg)
+    sent = stream.sent = getattr(stream, "sent", 0) + count
+    deadline = time.monotonic() + 120
+    last, still_since = -1, time.monotonic()
+    while True:
+        ran = _run_packet_outs(admin, n)
+        now = time.monotonic()
+        if ran != last:
+            last, still_since = ran, now
+        if ran >= sent or (ran > 0 and now - still_since >= 1.0):
+            return ran
+        assert now < deadline, f"the switch ran {ran} of {sent} PacketOuts"
+        time.sleep(0.05)
+
+
+# A never-reading primary: each PacketOut it sends would come back as a PacketIn of PAYLOAD's
+# 1,000 bytes and more. A switch must not grow with them (it drops PacketIns or holds the
+# client's requests back: either way a bounded amount). Growth per PacketOut sent is
+# measured over MEASURED of them after WARM_UP (queues and buffers at their bounds): a
+# switch keeping each PacketIn grows >= 1,000 B per PacketOut (40 MB in all); the bound is
+# half of that, and twice the worst noise seen, even counted whole into the measured span
+# (the old test's single figure from a cold start, 10.6 MB against 10 MB, is 265 B here).
+WARM_UP, MEASURED, HELD_BYTES = 5_000, 40_000, 1_000
+
+
+def test_negative_control_the_growth_bound_sees_a_process_keeping_each_message() -> None:
+    """The measure above against a planted leak: a process that keeps each 1,000-byte
+    message it is sent grows past the bound per message (the switch's figure is read the
+    same way: VmRSS after WARM_UP, again after MEASURED more)."""
+    import subprocess
+    import sys
+
+    keep = ("import sys\nkept = []\nfor line in sys.stdin.buffer:\n"
+            "    if line == b'sync\\n':\n        print(len(kept), flush=True)\n"
+            "    else:\n        kept.append(line)\n")
+    proc = subprocess.Popen([sys.executable, "-c", keep], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    line = b"x" * (HELD_BYTES - 1) + b"\n"
+
+    def send(count: int) -> int:
+        proc.stdin.write(line * count + b"sync\n")
+        proc.stdin.flush()
+        return int(proc.stdout.readline())  # a barrier: the process has read them all
+
+    try:
+        assert send(WARM_UP) == WARM_UP
+        before = _rss_kb(proc.pid)
+        assert send(MEASURED) == WARM_UP + MEASURED
+        per_op = (_rss_kb(proc.pid) - before) * 1024 / MEASURED
+    finally:
+        proc.kill()
+        proc.wait()
+    assert per_op >= HELD_BYTES / 2, per_op
+
+
 @pytest.mark.parametrize("frontend", [pytest.param("grpc", id="grpc"), pytest.param("native", id="native-react",
                                                                                      marks=NATIVE)])
 def test_sigterm_with_streams_mid_reaction_exits_promptly(frontend: str, tmp_path: Path, monkeypatch) -> None:
     """p4sim-switch: a primary that floods PacketOuts (looped back as PacketIns) and never
-    reads, then four controllers flooding and reading; its RSS stays bounded, and SIGTERM
-    in the middle of it ends the switch 0 within 5 s."""
+    reads, then four controllers flooding and reading; its RSS does not grow with the
+    PacketIns it cannot deliver, and SIGTERM in the middle of it ends the switch 0 within
+    5 s."""
     monkeypatch.setenv("P4SIM_FRONTEND", frontend)
     monkeypatch.delenv("P4SIM_STREAM_REACT", raising=False)
     sw = LiveSwitch(tmp_path)
     streams: list[_Raw] = []
     stop = threading.Event()
+    admin = None
     try:
         pid = sw.proc.proc.pid
-        c = RawClient(sw.addr)
+        admin = c = RawClient(sw.addr)
         c.arbitrate((0, 1))
         c.get("arbitration")
         c.set_pipeline(make_device_config(L2_PROGRAM))
         n = Names(c.stub.GetForwardingPipelineConfig(
             p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1)).config.p4info)
-        c.close()
-        before = _rss_kb(pid)
         deaf = _Raw(sw.port, read=False)
         streams.append(deaf)
         deaf.send(_arbitration(100))
         msg = _packet_out(n).SerializeToString()
-        for _ in range(20_000):
-            deaf.send(msg)
-        time.sleep(1.5)
-        grown = _rss_kb(pid) - before
-        assert grown < 10_000, grown  # its 20k 1 kB PacketIns held would be 20 MB (measured: 1-5 MB)
+        assert len(PAYLOAD) >= HELD_BYTES
+        ran = _send_and_settle(deaf, msg, WARM_UP, admin, n)
+        before = _rss_kb(pid)
+        ran2 = _send_and_settle(deaf, msg, MEASURED, admin, n)
+        per_op = (_rss_kb(pid) - before) * 1024 / MEASURED
+        print(f"RSS growth per PacketOut: {per_op:.1f} B ({before} kB at the start; ran {ran}, then {ran2})")
+        assert per_op < HELD_BYTES / 2, f"{per_op:.0f} B per PacketOut sent kept"
 
         def flood(s: _Raw) -> None:
             while not stop.is_set():
@@ -335,4 +407,6 @@ def test_sigterm_with_streams_mid_reaction_exits_promptly(frontend: str, tmp_pat
         stop.set()
         for s in streams:
             s.close()
+        if admin is not None:
+            admin.close()
         sw.close()

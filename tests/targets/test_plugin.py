@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.targets import registry
 from controller.targets.config import (
     ConfigError,
     PortRef,
@@ -36,14 +37,14 @@ def test_port_map_parsing():
 
 def test_validation_says_what_is_missing(no_bmv2):
     with pytest.raises(ConfigError, match="--grpc-addr, --port-map, --p4-artifacts"):
-        TargetConfig(kind="hw").validate()
+        registry.validate(TargetConfig(kind="hw"))
     with pytest.raises(ConfigError, match="make p4-bmv2"):
-        TargetConfig(kind="bmv2").validate()
+        registry.validate(TargetConfig(kind="bmv2"))
     with pytest.raises(ConfigError, match="--bmv2-docker only"):
-        TargetConfig(kind="p4sim-grpc", options={"bmv2_docker": "img"}).validate()
+        registry.validate(TargetConfig(kind="p4sim-grpc", options={"bmv2_docker": "img"}))
     with pytest.raises(ConfigError, match="switch outside this process"):
-        TargetConfig(kind="p4sim", port_map={1: PortRef("veth1")}).validate()
-    TargetConfig(kind="p4sim-grpc", port_map={1: PortRef("veth1")}).validate()
+        registry.validate(TargetConfig(kind="p4sim", port_map={1: PortRef("veth1")}))
+    registry.validate(TargetConfig(kind="p4sim-grpc", port_map={1: PortRef("veth1")}))
 
 
 def test_switch_command_lines():

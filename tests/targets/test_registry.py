@@ -125,10 +125,10 @@ def test_unknown_kind_and_misplaced_options_are_one_line_errors():
     with pytest.raises(ConfigError, match=r"--target nosuch: one of .*p4sim"):
         registry.get("nosuch")
     with pytest.raises(ConfigError, match="--bmv2-docker only applies to --target bmv2$"):
-        TargetConfig(kind="p4sim-grpc", options={"bmv2_docker": "img"}).validate()
+        registry.validate(TargetConfig(kind="p4sim-grpc", options={"bmv2_docker": "img"}))
     with pytest.raises(ConfigError, match=r"--p4-artifacts only applies to --target bmv2, hw, "
                                           r"p4runtime$"):
-        TargetConfig(kind="p4sim-grpc", options={"p4_artifacts": "x"}).validate()
+        registry.validate(TargetConfig(kind="p4sim-grpc", options={"p4_artifacts": "x"}))
     # An in-process p4sim given an address stands for the switch running there.
     cfg = TargetConfig(kind="p4sim", grpc_addr="127.0.0.1:1")
     assert registry.resolve(cfg).name == "p4runtime" and cfg.kind == "p4runtime"

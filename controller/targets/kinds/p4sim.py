@@ -25,6 +25,11 @@ class P4SimKind(TargetKind):
             raise ConfigError("--port-map needs a switch outside this process "
                               f"(--target {', '.join(others)})")
 
+    def compile_p4(self, path):
+        from controller.targets.p4sim import program_from_p4
+
+        return program_from_p4(path)
+
     def open(self, cfg, program=None, process=None):
         from controller.targets.p4sim import P4SimTarget
 
