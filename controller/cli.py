@@ -228,7 +228,6 @@ def cmd_run(args) -> int:
             raise _Usage(f"--seed {args.seed}: expected 0 .. 2^32-1")
     except (ConfigError, FileNotFoundError) as exc:
         raise _Usage(str(exc)) from None
-    sys.stderr.write(f"rocelab: {profile_line()}\n")  # which p4sim runs (fast, or the reference)
     if "fabric" in sc:  # a multi-switch scenario file (controller/fabric/runner.py)
         from controller.fabric.runner import cmd_run_fabric
 
@@ -239,6 +238,7 @@ def cmd_run(args) -> int:
     def factory(s: int) -> P4SimTarget:
         return P4SimTarget(program, seed=s)
 
+    sys.stderr.write(f"rocelab: {profile_line()}\n")  # which p4sim runs (fast, or the reference)
     res = run_scenario(sc, factory, seed, args.duration_us, progress=not args.no_progress)
     files = write_outputs(res, args.out) if args.out else []
     if args.json:

@@ -22,6 +22,7 @@ import ast
 import io
 import os
 import textwrap
+import threading
 import tokenize
 
 from p4sim.lower import CompiledProgram
@@ -31,6 +32,7 @@ from .build import CompileUnavailable, build_module
 from .views import HELPERS, bind_views
 
 BIND = "_p4sim_bind"
+_SOURCE_LOCK = threading.Lock()
 
 
 def _defined(node: ast.stmt) -> list[str]:
@@ -104,5 +106,10 @@ def bind(program: CompiledProgram, ns: dict, wait: bool = True) -> None:
     injected = sorted(k for k in ns if not k.startswith("__"))
     base = os.path.splitext(os.path.basename(program.model.source))[0]
     stem = "p4_" + "".join(c if c.isalnum() else "_" for c in base)[:40]
-    mod = build_module(typed_source(program, injected), stem, wait=wait)
+    # one source made at a time: CPython 3.11's ast.parse, run in two threads at once (a
+    # sweep's threaded workers building switches), fails with "AST constructor recursion
+    # depth mismatch" (tests/fabric/test_sweep.py met it)
+    with _SOURCE_LOCK:
+        source = typed_source(program, injected)
+    mod = build_module(source, stem, wait=wait)
     ns.update(getattr(mod, BIND)(ns))
