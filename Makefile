@@ -28,7 +28,7 @@ BMV2_APT_PACKAGES := libgrpc++1.51 libprotobuf32 libabsl20220623 libboost-iostre
 	libboost-program-options1.74.0 libgmp10 libnanomsg5 libpcap0.8 libthrift-0.17.0 \
 	libjsoncpp25 libxxhash0
 
-.PHONY: all setup test test-bmv2 test-stress test-compiled test-native demo experiments bench bench-hdl fil lint lab lab-pair docker docker-test p4-bmv2 docker-test-inside clean
+.PHONY: all setup test test-bmv2 test-stress test-compiled test-reference demo experiments bench bench-hdl fil lint lab lab-pair docker docker-test p4-bmv2 docker-test-inside clean
 
 all: test
 
@@ -130,12 +130,14 @@ test-stress: setup
 test-compiled: setup
 	P4SIM_DIFF_CORPUS=all $(PY) -m pytest $(PYTEST_ARGS) tests/p4sim/test_compiled.py
 
-# Every P4Runtime server test (unit, hostile, p4runtime-shell, controller, live
-# p4sim-switch processes) with the native (grpc++) front end instead of grpc-python
-NATIVE_TESTS := tests/p4rtproto tests/p4sim_runtime tests/controller/test_p4rt.py tests/controller/test_targets.py \
-	tests/targets/test_plugin.py tests/targets/test_pfc_overload_dataplane.py tests/lab/test_veth_standin.py
-test-native: setup
-	P4SIM_FRONTEND=native $(PY) -m pytest $(PYTEST_ARGS) $(NATIVE_TESTS)
+# `make test` runs p4sim's fast profile (compiled backend and write path, native front end:
+# p4sim.profile). Every P4Runtime server test (unit, hostile, p4runtime-shell, controller,
+# live p4sim-switch processes) and the STF corpus again on the reference profile: the pure-
+# Python path with grpc-python.
+REFERENCE_TESTS := tests/p4rtproto tests/p4sim_runtime tests/controller/test_p4rt.py tests/controller/test_targets.py \
+	tests/targets/test_plugin.py tests/targets/test_pfc_overload_dataplane.py tests/lab/test_veth_standin.py tests/p4sim
+test-reference: setup
+	P4SIM_PROFILE=reference $(PY) -m pytest $(PYTEST_ARGS) $(REFERENCE_TESTS)
 
 demo: setup
 	$(VENV)/bin/rocelab run incast-dcqcn --out out/demo

@@ -1,16 +1,17 @@
 """rocelab's benchmarks (`make bench`, `python -m bench NAME`): see __main__.py."""
 
-# p4sim-switch's performance configuration: the native (grpc++) front end and the compiled
-# backend, each opt-in and built on first use (g++, libgrpc++-dev, Cython). Issue 19 compares
-# p4sim with BMv2's performance build (itself an opt-in build: -O3, logging compiled out), so
-# the P4Runtime and forwarding sections run this configuration next to the default one, in
-# the same run, wherever it builds. The default (grpc-python, Python backend) stays the reference.
-PERF_CONFIG = {"P4SIM_FRONTEND": "native", "P4SIM_BACKEND": "compiled"}
+# p4sim's two profiles (p4sim.profile): fast, the default (compiled backend and write path,
+# the native grpc++ front end, each built on first use: g++, libgrpc++-dev, Cython), and
+# reference (pure Python, grpc-python). The P4Runtime and forwarding sections run this tree's
+# p4sim-switch on the reference profile and, wherever the native front end builds, on the
+# fast one (PERF_CONFIG) in the same run, so each row is read as fast against reference.
+PERF_CONFIG = {"P4SIM_PROFILE": "fast"}
+REFERENCE_CONFIG = {"P4SIM_PROFILE": "reference"}
 
 
 def perf_config_available() -> bool:
-    """Whether the performance configuration's front end builds here (the compiled backend
-    falls back to Python by itself, with one line, when it cannot)."""
+    """Whether the fast profile's front end builds here (the compiled backend falls back
+    to Python by itself, with one line, when it cannot)."""
     from p4sim.server.native import unavailable_reason
 
     return not unavailable_reason()

@@ -8,15 +8,31 @@ only the named sections; options after them go to the sections.
 `SMOKE` list, so the smoke run goes through the same code as the full one:
 figures in their usual shape, not worth reading, in well under 30 s for all sections.
 tests/bench runs it, so a section that breaks when an API moves turns the suite red.
+
+`python -m bench --help` (or `-h`, before any section name) prints this help and the
+sections, and runs nothing; after a section name the option goes to that section.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import sys
 import time
+from pathlib import Path
 
 SECTIONS = ["p4sim_pipeline", "table_growth", "p4runtime", "veth_forwarding", "scenario", "paper", "packets", "fabric", "hdl", "fil"]
+
+
+def usage() -> str:
+    """This module's help and one line per section (the first line of its docstring),
+    read from the source without importing the section (nothing runs)."""
+    lines = [__doc__.strip(), "", "usage: python -m bench [SECTION...] [--smoke] [SECTION OPTIONS]", "", "sections:"]
+    for name in SECTIONS:
+        path = Path(__file__).with_name(f"{name}.py")
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        lines.append(f"  {name:16} {doc.splitlines()[0] if doc else ''}")
+    return "\n".join(lines)
 
 
 def main(argv: list[str]) -> int:
@@ -25,6 +41,9 @@ def main(argv: list[str]) -> int:
     first_opt = next((i for i, a in enumerate(argv) if a.startswith("-")), len(argv))
     names = argv[:first_opt] or SECTIONS
     opts = argv[first_opt:]
+    if first_opt == 0 and opts and opts[0] in ("-h", "--help"):
+        print(usage())
+        return 0
     smoke = "--smoke" in opts
     opts = [a for a in opts if a != "--smoke"]
     failed = 0

@@ -25,26 +25,19 @@ is printed next to a baseline measured in the same run, and as a ratio to it:
   echo answered in C++ alone (what grpc++ costs without Python), and the stream echo
   answered in gRPC's read reaction (Call.react: Python called from the gRPC thread that
   read the request, no Python thread woken per message: the shape of p4sim's native
-  StreamChannel; with P4SIM_STREAM_REACT=0 it is the one-thread take/write_many loop's).
+  StreamChannel).
 
 Commands (from the repository root; `.venv/bin/python -m bench p4runtime --help`):
 
     # p4sim-switch, 3 trials alternated with the echo baselines; where the native front end
-    # builds, each trial also runs p4sim-switch in its performance configuration
-    # (bench.PERF_CONFIG: P4SIM_FRONTEND=native P4SIM_BACKEND=compiled; --no-perf-config: not)
+    # builds, each trial runs p4sim-switch on the reference profile and on the fast one
+    # (bench.REFERENCE_CONFIG, bench.PERF_CONFIG; --no-perf-config: the environment's profile only)
     .venv/bin/python -m bench p4runtime --trials 3
     # this tree's p4sim-switch against another checkout's, trial by trial (A/B, then B/A)
     .venv/bin/python -m bench p4runtime --trials 4 --against /path/to/other/checkout
-    # the native (grpc++) front end against grpc-python, same tree, one run
-    .venv/bin/python -m bench p4runtime --trials 2 --against . --against-env P4SIM_FRONTEND=native
-    # native: one thread per stream against the reader + response threads
-    P4SIM_FRONTEND=native P4SIM_STREAM_REACT=0 .venv/bin/python -m bench p4runtime --trials 2 \
-        --against . --against-env P4SIM_STREAM_DIRECT=0
-    # performance configuration: streams in gRPC's read reaction (default) against one thread per stream
-    P4SIM_FRONTEND=native P4SIM_BACKEND=compiled .venv/bin/python -m bench p4runtime --trials 3 \
-        --no-perf-config --against . --against-env P4SIM_STREAM_REACT=0
-    # the same tree with Write's fast path off (P4SIM_FAST_WRITE=0) as the B side
-    .venv/bin/python -m bench p4runtime --trials 2 --against . --against-env P4SIM_FAST_WRITE=0
+    # the reference profile against the fast one, same tree, one run
+    P4SIM_PROFILE=reference .venv/bin/python -m bench p4runtime --trials 2 --no-perf-config \
+        --against . --against-env P4SIM_PROFILE=fast
     # BMv2: compile, start, configure, then bench the pipeline already there
     make p4-bmv2
     simple_switch_grpc --device-id 0 --log-level off --no-p4 -- --cpu-port 255 \\
@@ -76,7 +69,7 @@ from pathlib import Path
 
 import grpc
 
-from bench import PERF_CONFIG, perf_config_available
+from bench import PERF_CONFIG, REFERENCE_CONFIG, perf_config_available
 from p4rtproto import p4runtime_pb2
 
 # `python -m bench --smoke`: this section's smallest size (tests/bench runs it)
@@ -278,7 +271,7 @@ class Switch:
 def start_p4sim(tree: Path | None = None, device_id: int = 0, env_extra: dict[str, str] | None = None) -> Switch:
     """p4sim-switch in a fresh process, as a controller meets it; `tree`: another
     checkout's p4sim (for A/B runs), else this one; `env_extra`: its environment on top
-    of ours (e.g. P4SIM_FAST_WRITE=0)."""
+    of ours (e.g. P4SIM_PROFILE=reference)."""
     env = dict(os.environ)
     if tree is not None:
         env["PYTHONPATH"] = str(tree) + os.pathsep + env.get("PYTHONPATH", "")
@@ -655,7 +648,7 @@ def run(argv: list[str]) -> None:
     ap.add_argument("--against", metavar="DIR", type=Path, help="A/B: alternate with another checkout's p4sim-switch")
     ap.add_argument("--against-env", metavar="NAME=VALUE", action="append", default=[],
                     help="environment of the --against switch (repeatable); with --against . an A/B of one "
-                         "tree, e.g. P4SIM_FAST_WRITE=0 (Write's fast path off)")
+                         "tree, e.g. P4SIM_PROFILE=fast")
     ap.add_argument("--native-echo", action=argparse.BooleanOptionalAction, default=None,
                     help="also measure the echo behind p4sim's native (grpc++) front end (default: when it"
                          " can be built here)")
@@ -680,6 +673,7 @@ def run(argv: list[str]) -> None:
         if args.grpc_addr or args.against:
             ap.error("--perf-config runs this tree's p4sim-switch: not with --grpc-addr or --against")
         args.against, against_env = ROOT, dict(PERF_CONFIG)
+    base_env = dict(REFERENCE_CONFIG) if args.perf_config else None  # this side: the reference profile
     if args.native_echo is None:
         from p4sim.server.native import unavailable_reason
 
@@ -698,7 +692,7 @@ def run(argv: list[str]) -> None:
                 if args.grpc_addr:
                     sw = Switch(args.grpc_addr, args.device_id, pid=args.server_pid, label=f"switch at {args.grpc_addr}")
                 else:
-                    sw = start_p4sim(tree, args.device_id, against_env if tree is not None else None)
+                    sw = start_p4sim(tree, args.device_id, against_env if tree is not None else base_env)
                 try:
                     if not args.no_push or not args.grpc_addr:
                         apply_lab(sw, extra, tree)

@@ -55,7 +55,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench import PERF_CONFIG, perf_config_available
+from bench import PERF_CONFIG, REFERENCE_CONFIG, perf_config_available
 
 SMOKE = ["--rates", "5000,20000", "--step-s", "0.4", "--trials", "1", "--no-perf-config"]
 
@@ -582,6 +582,7 @@ def run(argv: list[str]) -> None:
         if args.grpc_addr or args.switch_cmd or args.against:
             ap.error("--perf-config runs this tree's p4sim-switch: not with --grpc-addr, --switch-cmd or --against")
         args.against, against_env = ROOT, dict(PERF_CONFIG)
+    base_env = dict(REFERENCE_CONFIG) if args.perf_config else {}  # this side: the reference profile
     load = os.getloadavg()
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; "
           f"{args.step_s} s per rate step")
@@ -606,7 +607,7 @@ def run(argv: list[str]) -> None:
                 elif args.switch_cmd and kind == "a":
                     dut = start_command(lab, args.switch_cmd)
                 else:
-                    dut = start_p4sim(lab, tree, against_env if kind == "b" else {})
+                    dut = start_p4sim(lab, tree, against_env if kind == "b" else base_env)
                 failed = True
                 try:
                     if kind != "reflector" and not (args.grpc_addr and args.no_push):

@@ -9,7 +9,7 @@ callgrind, the collector is on only around the measured batches (a marker built 
 C compiler and valgrind/callgrind.h), so the instruction count divided by the updates
 printed is the cost per update:
 
-    P4SIM_WRITE=compiled P4SIM_BACKEND=compiled valgrind --tool=callgrind --instr-atstart=no \\
+    P4SIM_PROFILE=fast valgrind --tool=callgrind --instr-atstart=no \\
         --collect-atstart=no --callgrind-out-file=/tmp/w.out .venv/bin/python -m bench.write_profile --only insert
     callgrind_annotate /tmp/w.out
 

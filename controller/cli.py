@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--config", default=None, help="apply this config first")
     k.add_argument("--json", action="store_true")
     _target_args(k)
+    p.add_argument("--profile", choices=("fast", "reference"), default=None,
+                   help="p4sim's configuration: fast (default: compiled) or reference (pure Python);"
+                        " default from env P4SIM_PROFILE (p4sim.profile)")
     r = sub.add_parser("run", help="run a scenario in virtual time on p4sim")
     r.add_argument("scenario")
     r.add_argument("--out", default=None, help="directory for plots, pcap and summary")
@@ -216,7 +219,7 @@ def cmd_run(args) -> int:
     from controller.scenarios.scenario import load_scenario, reproduce_command, run_scenario
     from controller.scenarios.schema import validate
     from controller.targets import DEFAULT_PROGRAM
-    from controller.targets.p4sim import P4SimTarget
+    from controller.targets.p4sim import P4SimTarget, profile_line
 
     # a bad scenario or option is bad usage: one line, exit 2, before anything runs
     try:
@@ -235,6 +238,7 @@ def cmd_run(args) -> int:
     def factory(s: int) -> P4SimTarget:
         return P4SimTarget(program, seed=s)
 
+    sys.stderr.write(f"rocelab: {profile_line()}\n")  # which p4sim runs (fast, or the reference)
     res = run_scenario(sc, factory, seed, args.duration_us, progress=not args.no_progress)
     files = write_outputs(res, args.out) if args.out else []
     if args.json:
@@ -330,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     from controller.config import ConfigError
     from controller.targets import TargetError
     from controller.targets.config import ConfigError as TargetConfigError
+    from controller.targets.p4sim import use_profile
 
     try:
         parser = build_parser()  # imports the target kinds: a broken plug-in is one line
@@ -339,6 +344,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.cmd:
         parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        use_profile(args.profile)
+    except TargetConfigError as exc:
+        sys.stderr.write(f"rocelab: {exc}\n")
         return EXIT_USAGE
     if args.cmd == "sweep":  # fabric parameter sweeps (controller/fabric/sweep.py)
         from controller.fabric.sweep import cmd_sweep

@@ -13,8 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from p4sim.compiled import SettingError
+from p4sim import profile
 from p4sim.frontend.errors import P4SourceError
+from p4sim.profile import SettingError
 
 
 def _load(args):
@@ -162,8 +163,13 @@ def _stf_epilog() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="p4sim", description="p4sim: a pure-Python P4_16 v1model target")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    ap = argparse.ArgumentParser(prog="p4sim", description="p4sim: a P4_16 v1model target (pure-Python reference,"
+                                 " compiled fast path)")
+    ap.add_argument("--version", action="store_true", help="print the version and the pieces that run, then exit")
+    ap.add_argument("--profile", choices=profile.PROFILES, default=None,
+                    help="fast (default: compiled backend and write path) or reference (pure Python);"
+                         " default from env P4SIM_PROFILE")
+    sub = ap.add_subparsers(dest="cmd")
     s = sub.add_parser("stf", help="run an STF test against a program", epilog=_stf_epilog(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("program")
@@ -186,6 +192,22 @@ def main(argv: list[str] | None = None) -> int:
         args = ap.parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0) and 2
+    try:
+        if args.profile:
+            profile.choose(args.profile)
+        profile.selected()
+    except SettingError as e:
+        print(f"p4sim: {e}", file=sys.stderr)
+        return 2
+    if args.version:
+        from p4sim.server_cli import version
+
+        print(f"p4sim {version()}: {profile.describe(*profile.pieces())}")
+        return 0
+    if args.cmd is None:
+        ap.print_usage(sys.stderr)
+        print("p4sim: error: a command is required (stf, compile, p4info)", file=sys.stderr)
+        return 2
     try:
         return {"stf": cmd_stf, "compile": cmd_compile, "p4info": cmd_p4info}[args.cmd](args)
     except P4SourceError as e:

@@ -4,7 +4,8 @@
                  [--grpc-server-addr 127.0.0.1:9559] [--cpu-port 255] [--pcap DIR]
                  [--grpc-server-ssl --grpc-server-cert PEM --grpc-server-key PEM
                   [--grpc-server-cacert PEM --grpc-server-with-client-auth]]
-                 [--compile-timeout 20] [--compile-memory 1024] [--max-streams 16] [--frontend grpc|native]
+                 [--compile-timeout 20] [--compile-memory 1024] [--max-streams 16]
+                 [--profile fast|reference] [--frontend grpc|native] [--version]
                  [--log-console] [--clock auto|virtual|wall] [--queue-depth 64]
                  [--priority-queues 8] [--scheduler strict|wrr] [--priority-order high_first|low_first]
                  [--line-rate 10G] [--port-rate 3=25G]
@@ -12,11 +13,11 @@
 Without a program (`--no-p4`) the switch waits for a controller's
 SetForwardingPipelineConfig. `--print-device-config PROGRAM.p4` writes the device config
 a controller should send for PROGRAM (see `p4sim.server.pipeline`) and exits.
-`--frontend native` (or env P4SIM_FRONTEND=native) serves gRPC with grpc++ (built on
-first use, needs libgrpc++-dev and g++; see `p4sim.server.native`); grpc-python is the
-default and the reference. Unless P4SIM_WRITE says otherwise, the native front end also
-selects the compiled write path (p4sim.runtime.compiled_write), from the flag as from the
-env; the startup line says which write path runs.
+`--profile fast` (the default; env P4SIM_PROFILE, see p4sim.profile) runs the compiled
+backend, the compiled write path and the native (grpc++) front end (built on first use,
+cached per user; a piece that cannot be built here is said in one line and its reference
+runs); `--profile reference` the pure-Python path with grpc-python. `--frontend` overrides
+the profile's front end only. The startup line and `--version` say which pieces run.
 With env P4SIM_EXIT_WITH=PID[,PID...] (the rocelab pytest plugin and the benches set it to their
 own pid) the switch stops, as on SIGTERM, when any of those processes ends: a killed test run leaves no switch behind (the
 switch runs in its own session, so the run's signals never reach it).
@@ -35,6 +36,9 @@ import sys
 import threading
 from collections.abc import Mapping
 from typing import Any
+
+from p4sim import profile
+from p4sim.profile import PROFILES
 
 
 def _interface(text: str) -> tuple[int, str]:
@@ -172,9 +176,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="memory limit of the compile of a pushed program (default 1024 MB)")
     ap.add_argument("--max-streams", type=_int_in(1, 1024), default=16, metavar="N",
                     help="StreamChannels served at a time; more get RESOURCE_EXHAUSTED (default 16)")
+    ap.add_argument("--profile", choices=PROFILES, default=None,
+                    help="fast (default: compiled backend and write path, native front end) or"
+                         " reference (pure Python); default from env P4SIM_PROFILE")
     ap.add_argument("--frontend", choices=["grpc", "native"], default=None,
-                    help="gRPC front end: grpc (grpc-python, default) or native (grpc++);"
-                         " default from env P4SIM_FRONTEND")
+                    help="gRPC front end: native (grpc++) or grpc (grpc-python, the reference);"
+                         " default: the profile's")
+    ap.add_argument("--version", action="store_true", help="print the version and the pieces that run, then exit")
     ap.add_argument("--cpu-port", type=_int_in(1, 511), default=None,
                     help="port number for PacketIn/PacketOut, 1..511 (default: none)")
     ap.add_argument("--pcap", metavar="DIR", help="write port<N>_in.pcap / port<N>_out.pcap in DIR")
@@ -215,6 +223,24 @@ def _server_credentials(args: argparse.Namespace, frontend: str) -> Any:
                                        require_client_auth=args.grpc_server_with_client_auth)
 
 
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("rocelab")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _backend(server: Any) -> str:
+    """The backend the loaded program runs on (its switch says, after any fallback), else
+    the one the profile would build."""
+    p = server.pipeline
+    ns = getattr(getattr(p, "switch", None), "_ns", None) if p is not None else None
+    return ns["__p4sim_backend__"] if ns is not None else profile.pieces()[0]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
@@ -223,6 +249,17 @@ def main(argv: list[str] | None = None) -> int:
         from p4sim.server.pipeline import make_device_config
 
         sys.stdout.buffer.write(make_device_config(args.print_device_config))
+        return 0
+    if args.version:
+        try:
+            if args.profile:
+                profile.choose(args.profile)
+            from p4sim.server.service import profile_frontend
+
+            frontend = args.frontend or profile_frontend()
+            print(f"p4sim-switch {version()}: {profile.describe(*profile.pieces(), frontend)}")
+        except profile.SettingError as exc:
+            ap.error(str(exc))
         return 0
     if args.program and args.no_p4:
         ap.error("give a program or --no-p4, not both")
@@ -244,16 +281,13 @@ def main(argv: list[str] | None = None) -> int:
     if watch is not None and (ended := watch.gone()) is not None:
         print(f"p4sim-switch: process {ended} (P4SIM_EXIT_WITH) has already ended", file=sys.stderr)
         return 1
-    from p4sim import compiled
-
     try:  # read again when a pushed pipeline is built: refused here, in one line, not then
-        compiled.selected()
-    except compiled.SettingError as exc:
+        if args.profile:
+            profile.choose(args.profile)  # into the environment: a child process runs the same
+        profile.selected()
+    except profile.SettingError as exc:
         ap.error(str(exc))
-    frontend = args.frontend or os.environ.get("P4SIM_FRONTEND") or "grpc"
-    if frontend not in ("grpc", "native"):
-        ap.error(f"P4SIM_FRONTEND={frontend!r}: grpc or native")
-    if frontend == "native":
+    if args.frontend == "native":
         from p4sim.server.native import NativeUnavailable, load
 
         try:
@@ -261,9 +295,9 @@ def main(argv: list[str] | None = None) -> int:
         except NativeUnavailable as exc:
             print(f"p4sim-switch: --frontend native: {exc}", file=sys.stderr)
             return 1
-    from p4sim.runtime import compiled_write
+    from p4sim.server.service import profile_frontend
 
-    compiled_write.choose_frontend(frontend)  # before tables.py is imported: the flag selects as the env does
+    frontend = args.frontend or profile_frontend()  # native unless it cannot be built here (one line)
     credentials = None
     if args.grpc_server_ssl:
         try:
@@ -331,8 +365,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"p4sim-switch: warning: serving plain-text P4Runtime on {host}: any client that reaches"
               " it can become primary and push programs (use --grpc-server-ssl)", file=sys.stderr)
     print(f"p4sim-switch: device {args.device_id} serving P4Runtime on {host}:{port}"
-          f" ({len(args.interface)} interface(s), clock {server.clock}, front end {frontend},"
-          f" write path {'python' if tables.COMPILED is None else 'compiled'})",
+          f" ({len(args.interface)} interface(s), clock {server.clock},"
+          f" {profile.describe(_backend(server), 'python' if tables.COMPILED is None else 'compiled', frontend)})",
           file=sys.stderr, flush=True)
     while not stop.wait(0.5):
         if watch is not None and (ended := watch.gone()) is not None:

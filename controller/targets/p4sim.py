@@ -82,13 +82,33 @@ def wire_bytes(frame_len: int) -> int:
     return tm_wire_bytes(frame_len)
 
 
+def use_profile(name: str | None) -> None:
+    """p4sim's profile for this process and the switches it starts (`--profile`, else the
+    environment's P4SIM_PROFILE, else fast); a bad one is a TargetConfigError (one line, exit 2)."""
+    from p4sim import profile
+
+    try:
+        if name:
+            profile.choose(name)
+        profile.selected()
+    except profile.SettingError as exc:
+        raise TargetConfigError(str(exc)) from None
+
+
+def profile_line() -> str:
+    """Which p4sim runs here, e.g. `p4sim profile fast (compiled backend, compiled write path)`."""
+    from p4sim import profile
+
+    return "p4sim " + profile.describe(*profile.pieces())
+
+
 def _make_switch(compiled, cpu_port: int | None, seed: int):
-    from p4sim.compiled import SettingError
+    from p4sim.profile import SettingError
     from p4sim.runtime.switch import Switch
 
     try:
         return Switch(compiled, cpu_port=cpu_port, seed=seed)
-    except SettingError as exc:  # P4SIM_BACKEND: a bad option, one line (rocelab exits 2)
+    except SettingError as exc:  # P4SIM_PROFILE: a bad value, one line (rocelab exits 2)
         raise TargetConfigError(str(exc)) from None
 
 

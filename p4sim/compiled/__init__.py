@@ -6,47 +6,37 @@ structs with C integer fields, C arithmetic only where a bound analysis proves i
 an extension module (`program.py`), and the differential tests (tests/p4sim/test_compiled.py
 on the corpus, tests/p4sim/test_typed.py on arithmetic edge cases) run programs both ways.
 
-Selection: `P4SIM_BACKEND=python|compiled` (default python), read when a switch is built
-(`p4sim.runtime.instance.instantiate`). When the compiled backend cannot be used (no Cython,
-no C compiler, a failed build), the switch runs the Python code and one line says why.
+Selection: the profile (p4sim.profile: fast runs this backend, reference the Python code),
+read when a switch is built (`p4sim.runtime.instance.instantiate`). When the compiled backend
+cannot be used (no Cython, no C compiler, a failed build), the switch runs the Python code
+and one line says why.
 """
 
 from __future__ import annotations
 
-import os
-import sys
+from p4sim import profile
 
 from .build import CompileUnavailable
 
 BACKENDS = ("python", "compiled")
-_warned: set[str] = set()
-
-
-class SettingError(ValueError):
-    """A P4SIM_* environment variable holds a value it does not take (its text is the one
-    line the command-line tools print)."""
 
 
 def selected() -> str:
-    b = os.environ.get("P4SIM_BACKEND", "python").strip().lower() or "python"
-    if b not in BACKENDS:
-        raise SettingError(f"P4SIM_BACKEND={b!r}: expected one of {', '.join(BACKENDS)}")
-    return b
+    """The backend the profile asks for: compiled (fast) or python (reference)."""
+    return "compiled" if profile.fast() else "python"
 
 
-def bind_or_fallback(program, ns: dict) -> str:
+def bind_or_fallback(program, ns: dict, wait: bool = True) -> str:
     """Bind the compiled code into `ns`; on failure say why once and return "python"
-    (the caller then runs the interpreted code)."""
+    (the caller then runs the interpreted code). `wait=False`: a first build runs in the
+    background and this switch runs Python (program.bind)."""
     from .program import bind
 
     try:
-        bind(program, ns)
+        bind(program, ns, wait)
         return "compiled"
     except CompileUnavailable as e:
-        msg = str(e)
-        if msg not in _warned:
-            _warned.add(msg)
-            print(f"p4sim: compiled backend unavailable, running Python: {msg}", file=sys.stderr)
+        profile.fall_back("compiled backend", str(e))
         return "python"
 
 

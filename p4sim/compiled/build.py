@@ -10,6 +10,8 @@ Nothing is ever written into site-packages.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib.util
 import os
@@ -18,13 +20,16 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
+from collections.abc import Iterator
 from types import ModuleType
 
 CFLAGS = ("-shared", "-fPIC", "-O2", "-w")
-MAX_MB_DEFAULT = 512
+MAX_MB = 512  # the cache's bound, least recently used pruned first
 BUILD_TIMEOUT_S = 3600  # one large program at -O2 on a loaded 2-core machine: minutes
 
 _loaded: dict[str, ModuleType] = {}
+_background: dict[str, threading.Thread] = {}  # first builds running while the caller runs Python
 
 
 class CompileUnavailable(Exception):
@@ -32,6 +37,8 @@ class CompileUnavailable(Exception):
 
 
 def cache_dir() -> str:
+    """Where built modules live: P4SIM_CACHE_DIR (a documented setting: a CI run keeps it
+    between runs, a test run isolates its builds there), else ~/.cache/p4sim/compiled."""
     d = os.environ.get("P4SIM_CACHE_DIR")
     if not d:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -74,9 +81,12 @@ def module_key(source: str, kind: str = ".py") -> str:
     return h.hexdigest()[:16]
 
 
-def build_module(source: str, stem: str, kind: str = ".py") -> ModuleType:
+def build_module(source: str, stem: str, kind: str = ".py", wait: bool = True) -> ModuleType:
     """The extension module compiled from `source` (built once, then loaded from the cache);
-    `kind` ".pyx": the source is Cython syntax, not pure-Python mode."""
+    `kind` ".pyx": the source is Cython syntax, not pure-Python mode. `wait=False`: when it
+    is not built yet, build it in a background thread and raise CompileUnavailable at once
+    (a P4Runtime push must not wait minutes for gcc: the pipeline runs Python, the next push
+    of the program, or the next process, loads the module)."""
     if not stem.isidentifier():
         raise ValueError(f"module stem {stem!r} is not an identifier")
     if kind not in (".py", ".pyx"):
@@ -87,8 +97,14 @@ def build_module(source: str, stem: str, kind: str = ".py") -> ModuleType:
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     root = cache_dir()
     so = os.path.join(root, name + suffix)
+    if not os.path.exists(so) and not wait:
+        _build_in_background(source, name, root, so, kind)
+        raise CompileUnavailable(f"{stem}: its first build runs in the background (cached in {root});"
+                                 " this pipeline runs Python")
     if not os.path.exists(so):
-        _build(source, name, root, so, kind)
+        with building(root, name):  # one process builds a key; the others wait, then load it
+            if not os.path.exists(so):
+                _build(source, name, root, so, kind)
     else:
         os.utime(so)  # most recently used: pruned last
     try:
@@ -102,6 +118,31 @@ def build_module(source: str, stem: str, kind: str = ".py") -> ModuleType:
             raise CompileUnavailable(f"cannot load the built module: {e}") from None
     _loaded[name] = mod
     return mod
+
+
+def _build_in_background(source: str, name: str, root: str, so: str, kind: str) -> None:
+    def run() -> None:
+        with contextlib.suppress(CompileUnavailable, OSError), building(root, name):
+            if not os.path.exists(so):
+                _build(source, name, root, so, kind)
+
+    t = _background.get(name)
+    if t is None or not t.is_alive():
+        t = _background[name] = threading.Thread(target=run, name=f"p4sim-build-{name}", daemon=True)
+        t.start()
+
+
+@contextlib.contextmanager
+def building(root: str, name: str) -> Iterator[None]:
+    """Hold the build lock of `name` (an flock, released if the holder dies): test workers
+    and switches starting at once on an empty cache build each program once, not once each."""
+    os.makedirs(root, exist_ok=True)
+    fd = os.open(os.path.join(root, f".lock-{name}"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock (the lock file stays: unlinking it races)
 
 
 def load_extension(name: str, so: str) -> ModuleType:
@@ -140,7 +181,7 @@ def prune(root: str | None = None, max_bytes: int | None = None) -> None:
     """Delete the least recently used artefacts until the cache fits its bound."""
     root = root or cache_dir()
     if max_bytes is None:
-        max_bytes = int(os.environ.get("P4SIM_CACHE_MAX_MB", MAX_MB_DEFAULT)) * 1024 * 1024
+        max_bytes = MAX_MB * 1024 * 1024
     try:
         files = [os.path.join(root, n) for n in os.listdir(root) if not n.startswith(".")]
     except FileNotFoundError:

@@ -11,13 +11,12 @@ where the two part, with the state the Python driver would have there:
   does not let through at once: `Switch._dispatch` (`send_now` changes nothing when it
   refuses, so the queued path starts from the same state);
 - after egress, an extern's request or the CPU port: `Switch._egress_out`.
-`P4SIM_COMPILED_DRIVE=0` leaves it out (A/B). The switch uses it only with the compiled backend; the Python driver stays the reference
+The switch uses it only with the compiled backend; the Python driver stays the reference
 (tests/p4sim_runtime/test_switch_fastpath.py runs both on the same traffic).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 from p4sim.lower import CompiledProgram
@@ -34,7 +33,8 @@ NAME = "_p4sim_drive"
 SEND = "_p4sim_send"  # Switch.send with the driver (the switch binds it as its `send`)
 
 # module-level names the driver uses (prefixed: generated names are mangled, no clash)
-IMPORTS = """from p4sim.runtime.tm import TrafficManager as _p4sim_TM
+IMPORTS = """from p4sim.compiled.binding import runtime as _p4sim_runtime
+_p4sim_TM = _p4sim_runtime().traffic_manager
 from p4sim.lower.rt import ParserError as _p4sim_ParserError
 from p4sim.model import OutputPacket as _p4sim_OutputPacket
 from struct import error as _p4sim_struct_error
@@ -135,7 +135,6 @@ def _p4sim_drive(sw, port, frame):
 
 '''
 
-SEND_NOW_CALL = "    tx = tm.send_now(eport, sm.f_priority, sm.f_packet_length, now)\n"
 
 # TrafficManager.send_now (p4sim/runtime/tm.py) step for step, for the TrafficManager class
 # itself with its own send_now (an instance's or a class's replacement is called instead),
@@ -192,8 +191,6 @@ def drive_source(program: CompiledProgram, classes: dict[str, dict], defined: se
     the typed v1model one (every field the driver touches a C integer) or a stage is not
     one of the module's functions: the switch then keeps the Python driver. `new(cls)`: the
     module's cheapest expression for a fresh `cls()`."""
-    if os.environ.get("P4SIM_COMPILED_DRIVE", "1") == "0":  # A/B against the Python driver
-        return ""
     pl = program.pipeline
     sm = classes.get(pl.new_sm)
     if sm is None or pl.new_hdr not in classes or pl.new_meta not in classes:
@@ -203,9 +200,7 @@ def drive_source(program: CompiledProgram, classes: dict[str, dict], defined: se
     stages = [pl.parser, pl.verify, pl.ingress, pl.egress, pl.compute, pl.deparser]
     if not set(stages) <= defined:
         return ""
-    send = "" if os.environ.get("P4SIM_COMPILED_SEND", "1") == "0" else _SEND  # A/B: Python send()
-    inline = slots.enabled() and os.environ.get("P4SIM_COMPILED_TM", "1") != "0"  # A/B: the method call
-    text = send + _TEMPLATE.format(SEND_NOW=slots.rewrite_tm(SEND_NOW_INLINE) if inline else SEND_NOW_CALL, newH=new(pl.new_hdr), newM=new(pl.new_meta), newS=new(pl.new_sm), H=pl.new_hdr, M=pl.new_meta, S=pl.new_sm, P=pl.parser, V=pl.verify,
+    text = _SEND + _TEMPLATE.format(SEND_NOW=slots.rewrite_tm(SEND_NOW_INLINE), newH=new(pl.new_hdr), newM=new(pl.new_meta), newS=new(pl.new_sm), H=pl.new_hdr, M=pl.new_meta, S=pl.new_sm, P=pl.parser, V=pl.verify,
                             I=pl.ingress, E=pl.egress, C=pl.compute, D=pl.deparser)
     # the switch's slots read and written at their offsets (p4sim.compiled.slots)
-    return slots.rewrite_switch(text, "sw") if slots.enabled() else text
+    return slots.rewrite_switch(text, "sw")

@@ -1,19 +1,14 @@
-"""The compiled backend for a lowered program: the generated Python (`CompiledProgram.python`,
-the reference) compiled by Cython, unchanged, inside one factory function.
+"""The compiled backend for a lowered program: a typed variant of the generated Python
+(`CompiledProgram.python`, the reference) compiled by Cython inside one factory function.
 
 The interpreted path runs the generated module in a fresh namespace per switch (its tables,
 externs and `_RT` are globals there). An extension module is loaded once per process, so
-the compiled path wraps the same text in `def _p4sim_bind(_ns)`: every name the runtime
+the compiled path wraps its text in `def _p4sim_bind(_ns)`: every name the runtime
 injects becomes a local read from `_ns`, the generated definitions become closures over
 them, and the factory returns the definitions; each switch calls it once and gets its own
 classes and functions, like its own namespace.
 
-Functions longer than `INTERPRET_OVER` lines stay interpreted (exec'd in the namespace as
-before): gcc's time on one C function grows faster than linearly, and the parser of
-roce_switch.p4 alone (4,300 lines of Python, 68,000 of C) takes gcc over 10 minutes at -O2.
-
-The typed emission (default; `P4SIM_COMPILED_TYPED=0` compiles the generated Python unchanged
-as above): the program is lowered a second time with every parser a state dispatch
+The typed emission: the program is lowered a second time with every parser a state dispatch
 (`Compiler(parser_inline_limit=0)`: no state copied, so no function is huge and every one
 is compiled), its run-time names checked equal to the reference's, and rewritten by
 `typed.typed_module` (cclass headers/structs with C integer fields, typed parameters and
@@ -27,6 +22,7 @@ import ast
 import io
 import os
 import textwrap
+import threading
 import tokenize
 
 from p4sim.lower import CompiledProgram
@@ -35,20 +31,8 @@ from . import slots
 from .build import CompileUnavailable, build_module
 from .views import HELPERS, bind_views
 
-INTERPRET_OVER = int(os.environ.get("P4SIM_COMPILED_MAX_LINES", "600"))
 BIND = "_p4sim_bind"
-# the typed emission (p4sim.compiled.typed); P4SIM_COMPILED_TYPED=0: the generated Python compiled unchanged
-TYPED = os.environ.get("P4SIM_COMPILED_TYPED", "1") != "0"
-# the typed emission reads tables and counter/register arrays through views bound once
-# (p4sim.compiled.views); P4SIM_COMPILED_VIEWS=0: through getattr per packet (A/B)
-VIEWS = os.environ.get("P4SIM_COMPILED_VIEWS", "1") != "0"
-
-
-class Split:
-    """The generated module split into the compiled factory and the interpreted rest."""
-
-    def __init__(self, compiled: str, interpreted: str, interpreted_names: list[str]):
-        self.compiled, self.interpreted, self.interpreted_names = compiled, interpreted, interpreted_names
+_SOURCE_LOCK = threading.Lock()
 
 
 def _defined(node: ast.stmt) -> list[str]:
@@ -67,32 +51,6 @@ def _multiline_strings(src: str) -> bool:
         if tok.type == tokenize.STRING and tok.start[0] != tok.end[0]:
             return True
     return False
-
-
-def split_source(python: str, injected: list[str], max_lines: int = INTERPRET_OVER) -> Split:
-    """`python` (the generated module) as the factory source and the interpreted remainder."""
-    if _multiline_strings(python):
-        raise CompileUnavailable("generated code has a multi-line string literal: not wrapped")
-    tree = ast.parse(python)
-    lines = python.splitlines(keepends=True)
-    comp: list[str] = []
-    interp: list[str] = []
-    names: list[str] = []
-    inames: list[str] = []
-    for node in tree.body:
-        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        seg = "".join(lines[start - 1:node.end_lineno])
-        if isinstance(node, ast.FunctionDef) and node.end_lineno - node.lineno > max_lines:  # type: ignore[operator]
-            interp.append(seg)
-            inames.append(node.name)
-            continue
-        comp.append(seg)
-        names.extend(_defined(node))
-    out = [f"def {BIND}(_ns):"]
-    out += [f"    {k} = _ns[{k!r}]" for k in [*injected, *inames]]
-    out.append(textwrap.indent("".join(comp), "    "))
-    out.append("    return {" + ", ".join(f"{n!r}: {n}" for n in dict.fromkeys(names)) + "}")
-    return Split("\n".join(out) + "\n", "".join(interp), inames)
 
 
 def typed_python(program: CompiledProgram) -> tuple[str, dict]:
@@ -127,14 +85,13 @@ def typed_source(program: CompiledProgram, injected: list[str]) -> str:
     names: list[str] = []
     for node in ast.parse(head).body + ast.parse(funcs).body:
         names.extend(_defined(node))
-    prelude: list[str] = []
-    if VIEWS:
-        funcs, prelude = bind_views(funcs, program)
-        head += HELPERS
-    if slots.enabled():  # the switch's and the entries' attributes read at their offsets
-        funcs = slots.rewrite_recs(slots.rewrite_switch(funcs, "_RT"))
-        prelude += slots.prelude(tm="_p4sim_TMT" in funcs)
-        head += slots.HELPERS
+    # tables and counter/register arrays read through views bound once (p4sim.compiled.views)
+    funcs, prelude = bind_views(funcs, program)
+    head += HELPERS
+    # the switch's and the entries' attributes read at their offsets (p4sim.compiled.slots)
+    funcs = slots.rewrite_recs(slots.rewrite_switch(funcs, "_RT"))
+    prelude += slots.prelude(tm="_p4sim_TMT" in funcs)
+    head += slots.HELPERS
     out = ["# cython: infer_types=False", "import cython", head, f"def {BIND}(_ns):"]
     out += [f"    {k} = _ns[{k!r}]" for k in injected]
     out += [f"    {line}" for line in prelude]
@@ -143,17 +100,16 @@ def typed_source(program: CompiledProgram, injected: list[str]) -> str:
     return "\n".join(out) + "\n"
 
 
-def bind(program: CompiledProgram, ns: dict) -> None:
-    """Fill `ns` (already holding the runtime's objects) with the compiled definitions."""
+def bind(program: CompiledProgram, ns: dict, wait: bool = True) -> None:
+    """Fill `ns` (already holding the runtime's objects) with the compiled definitions;
+    `wait=False`: a module not built yet is built in the background (CompileUnavailable now)."""
     injected = sorted(k for k in ns if not k.startswith("__"))
     base = os.path.splitext(os.path.basename(program.model.source))[0]
     stem = "p4_" + "".join(c if c.isalnum() else "_" for c in base)[:40]
-    if TYPED:
-        mod = build_module(typed_source(program, injected), stem)
-        ns.update(getattr(mod, BIND)(ns))
-        return
-    sp = split_source(program.python, injected)
-    mod = build_module(sp.compiled, stem)
-    if sp.interpreted:
-        exec(compile(sp.interpreted, "<p4sim interpreted part>", "exec"), ns)  # our generated code
+    # one source made at a time: CPython 3.11's ast.parse, run in two threads at once (a
+    # sweep's threaded workers building switches), fails with "AST constructor recursion
+    # depth mismatch" (tests/fabric/test_sweep.py met it)
+    with _SOURCE_LOCK:
+        source = typed_source(program, injected)
+    mod = build_module(source, stem, wait=wait)
     ns.update(getattr(mod, BIND)(ns))

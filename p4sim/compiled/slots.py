@@ -17,22 +17,16 @@ switch is built (`offsets`): a fresh sentinel object is stored through the attri
 and the object's words are searched for its address; exactly one word must hold it, and
 reading the attribute back must give the sentinel (so the attribute is that field, not a
 computed value). A name that fails any of this keeps getattr (offset -1).
-`P4SIM_COMPILED_SLOTS=0` leaves the rewrite out (A/B).
 """
 
 from __future__ import annotations
 
 import ctypes
 import inspect
-import os
 import re
 import types
 
-
-def enabled() -> bool:
-    """Read when a module's source is made (not at import: the bench's A/B sets it per switch)."""
-    return os.environ.get("P4SIM_COMPILED_SLOTS", "1") != "0"
-
+from .binding import runtime
 
 # the entry fields the generated code reads per apply (p4sim.runtime.tables.Rec)
 REC_FIELDS = ("aid", "args")
@@ -117,9 +111,8 @@ def rec_offsets(rec_cls: type) -> dict[str, int]:
 
 
 def switch_slots() -> tuple[str, ...]:
-    from p4sim.runtime.switch import Switch
-
-    return tuple(n for n in Switch.__slots__ if not n.startswith("__"))
+    """The slots of the runtime's Switch (handed over at p4sim.compiled.binding)."""
+    return tuple(n for n in runtime().switch.__slots__ if not n.startswith("__"))
 
 
 def _rewrite(text: str, obj: str, names: tuple[str, ...], typ: str, prefix: str) -> str:
@@ -143,11 +136,11 @@ def rewrite_switch(text: str, obj: str) -> str:
 
 
 def tm_slots() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The slots of TrafficManager and of its port state (p4sim/runtime/tm.py)."""
-    from p4sim.runtime.tm import TrafficManager, _PortState
-
-    return (tuple(n for n in TrafficManager.__slots__ if not n.startswith("__")),
-            tuple(n for n in _PortState.__slots__ if not n.startswith("__")))
+    """The slots of TrafficManager and of its port state (p4sim/runtime/tm.py, handed over at
+    p4sim.compiled.binding)."""
+    rt = runtime()
+    return (tuple(n for n in rt.traffic_manager.__slots__ if not n.startswith("__")),
+            tuple(n for n in rt.port_state.__slots__ if not n.startswith("__")))
 
 
 def rewrite_tm(text: str) -> str:
@@ -170,7 +163,8 @@ def prelude(tm: bool = False) -> list[str]:
     """The factory lines that probe the offsets on this switch (`_RT`) and its Rec class;
     `tm`: and those of the traffic manager's classes (the driver's copy of send_now)."""
     out = ["from p4sim.compiled.slots import slot_offsets as _p4sim_slot_offsets, rec_offsets as _p4sim_rec_offsets",
-           "from p4sim.runtime.tables import Rec as _p4sim_Rec",
+           "from p4sim.compiled.binding import runtime as _p4sim_runtime",
+           "_p4sim_Rec = _p4sim_runtime().rec",
            "_p4sim_SwT = cython.declare(type, type(_RT))",
            f"_p4sim_os = _p4sim_slot_offsets(_RT, {switch_slots()!r})",
            "_p4sim_RecT = cython.declare(type, _p4sim_Rec)",
@@ -179,7 +173,8 @@ def prelude(tm: bool = False) -> list[str]:
     out += [f"_p4sim_or_{n} = cython.declare(cython.Py_ssize_t, _p4sim_or[{n!r}])" for n in REC_FIELDS]
     if tm:  # the driver's copy of send_now: probed on a fresh traffic manager and port state
         tms, pss = tm_slots()
-        out += ["from p4sim.runtime.tm import TrafficManager as _p4sim_TMc, _PortState as _p4sim_PSc",
+        out += ["_p4sim_TMc = _p4sim_runtime().traffic_manager",
+                "_p4sim_PSc = _p4sim_runtime().port_state",
                 "_p4sim_TMT = cython.declare(type, _p4sim_TMc)",
                 "_p4sim_TM_send_now = _p4sim_TMc.send_now",
                 f"_p4sim_ot = _p4sim_slot_offsets(_p4sim_TMc(), {tms!r})",

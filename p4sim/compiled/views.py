@@ -11,8 +11,7 @@ on every apply and every count. The typed emission reads them instead:
   bound list cannot go stale.
 - tables: `recs`/`default`/`exact_get`/`exact1_get`/`lookup` are slots of Table, read at
   their offsets (p4sim.compiled.slots: one load instead of a dict probe, and it follows every
-  rebinding, `set_default` included, because assigning the attribute writes that same slot;
-  `P4SIM_COMPILED_SLOTS=0`: getattr). `lookup1` is read through the table's own instance
+  rebinding, `set_default` included, because assigning the attribute writes that same slot). `lookup1` is read through the table's own instance
   `__dict__` (a typed dict bound once): it lives there only while `_bind_lookup1` binds it;
   otherwise the class's method is called. `check_table` refuses a table for which the two
   reads of `lookup1` could differ (a data descriptor on its class).
@@ -23,8 +22,6 @@ from __future__ import annotations
 import re
 
 from p4sim.lower import CompiledProgram
-
-from . import slots
 
 # the table attributes read at their slots' offsets (each set by Table.__init__)
 TABLE_SLOTS = ("recs", "default", "exact_get", "exact1_get", "lookup")
@@ -77,17 +74,14 @@ def bind_views(funcs: str, program: CompiledProgram) -> tuple[str, list[str]]:
             typ = "cython.longlong" if a == "size" else "list"
             prelude.append(f"{ex.py}__{a} = cython.declare({typ}, {ex.py}.{a})")
     check = False
-    use_slots = slots.enabled()
     for spec in program.tables:
         t = re.escape(spec.py)
         names = "|".join(TABLE_SLOTS)
         pat = rf"(?<![\w.]){t}\.({names})(?!\w)"
         if re.search(pat + r"\s*=(?!=)", funcs):
             raise ValueError(f"generated code rebinds an attribute of {spec.py}")
-        n = 0
-        if use_slots:
-            funcs, n = _sub(pat, lambda m, py=spec.py: f"_p4sim_sget({py}, {py}__t, {py}__o_{m.group(1)}, "
-                                                        f"{m.group(1)!r})", funcs)
+        funcs, n = _sub(pat, lambda m, py=spec.py: f"_p4sim_sget({py}, {py}__t, {py}__o_{m.group(1)}, "
+                                                    f"{m.group(1)!r})", funcs)
         funcs, n1 = _sub(rf"(?<![\w.]){t}\.{TABLE_LOOKUP1}\(",
                          f"_p4sim_lookup1({spec.py}__d, {spec.py}__l1, {spec.py}, ", funcs)
         if n:
@@ -101,6 +95,5 @@ def bind_views(funcs: str, program: CompiledProgram) -> tuple[str, list[str]]:
             prelude.append(f"{spec.py}__l1 = type({spec.py}).{TABLE_LOOKUP1}")
     if check:
         prelude.insert(0, "from p4sim.compiled.views import check_table as _p4sim_check_table")
-    if use_slots:
-        prelude.insert(0, "from p4sim.compiled.slots import slot_offsets as _p4sim_slot_offsets")
+    prelude.insert(0, "from p4sim.compiled.slots import slot_offsets as _p4sim_slot_offsets")
     return funcs, prelude

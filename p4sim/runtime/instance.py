@@ -51,10 +51,11 @@ def build_table(spec: TableSpec, profile: Profile | None = None) -> Table:
     return t
 
 
-def instantiate(program: CompiledProgram, rt: object, backend: str | None = None) -> dict:
+def instantiate(program: CompiledProgram, rt: object, backend: str | None = None, wait: bool = True) -> dict:
     """Fresh namespace: the generated functions bound to new tables and extern objects.
-    `backend`: "python" (the reference) or "compiled" (`p4sim.compiled`); default from
-    P4SIM_BACKEND."""
+    `backend`: "python" (the reference) or "compiled" (`p4sim.compiled`); default: the
+    profile's (p4sim.profile). `wait=False`: a compiled module not built yet is built in
+    the background and this namespace runs Python (a P4Runtime push does not wait for gcc)."""
     ns: dict = {"_RT": rt}
     for ext in registry.all_externs():
         ns.update(ext.namespace())
@@ -66,7 +67,7 @@ def instantiate(program: CompiledProgram, rt: object, backend: str | None = None
         ns[py] = ValueSet(name, size)
     backend = backend or compiled.selected()
     if backend == "compiled":
-        backend = compiled.bind_or_fallback(program, ns)
+        backend = compiled.bind_or_fallback(program, ns, wait)
     if backend == "python":
         exec(program.code, ns)  # our own generated code, never user input
     ns["__p4sim_backend__"] = backend  # which one runs (the bench reports it)

@@ -45,11 +45,6 @@ _RING_HDR = struct.Struct("IIIH10xHH4x10xB")
 HOLE_S = 0.2  # a slot left empty this long while the next one is ready is a hole (RxRing._hole)
 
 
-def ring_enabled() -> bool:
-    """Interface ports receive through a PACKET_RX_RING unless P4SIM_PORT_RING=0 (A/B runs)."""
-    return os.environ.get("P4SIM_PORT_RING", "1") != "0"
-
-
 class RxRing:
     """A TPACKET_V2 receive ring mapped from an AF_PACKET socket (packet_mmap.rst).
 
@@ -292,7 +287,7 @@ class InterfacePort(Port):
     READ_BATCH = 64  # frames read off the socket before they go to the switch together
     RING_BYTES = 4 << 20  # the receive ring (the socket buffer it replaces): 2,048 slots of 2 KiB, 512 of 8 KiB
 
-    def __init__(self, number: int, ifname: str, ring: bool | None = None) -> None:
+    def __init__(self, number: int, ifname: str, ring: bool = True) -> None:
         super().__init__(number)
         self.ifname = ifname
         try:
@@ -310,7 +305,7 @@ class InterfacePort(Port):
             self._skip_outgoing = False
         self.sock.setblocking(False)  # the reader polls; see _reader
         self.ring: RxRing | None = None
-        if ring if ring is not None else ring_enabled():
+        if ring:  # False: frame by frame (recvmsg), the tests' reference
             try:
                 slot = _slot_size(self.sock, ifname)
                 self.ring = RxRing(self.sock, slot, self.RING_BYTES // slot)

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from types import MethodType
 
 from p4sim import externs as registry
+from p4sim.compiled.binding import RuntimeClasses, bind_runtime
 from p4sim.externs._common import resolve_name
 from p4sim.lower import CompiledProgram
 from p4sim.lower.codegen import fld
@@ -33,10 +34,11 @@ from p4sim.model import (
     QueuedPacket,
     TableEntry,
 )
+from p4sim.runtime import tables as tables_mod
 from p4sim.runtime.instance import instantiate, load_program, used_externs
 from p4sim.runtime.pre import PRE
 from p4sim.runtime.tables import Table
-from p4sim.runtime.tm import TrafficManager
+from p4sim.runtime.tm import TrafficManager, _PortState
 
 __all__ = ["Switch", "P4View", "resolve_name", "load_program", "DROP_PORT"]
 
@@ -107,7 +109,8 @@ class Switch:
                  "pfc_rx", "__dict__", "__weakref__")
 
     def __init__(self, program: CompiledProgram | str, *, include_dirs=(), cpu_port: int | None = None,
-                 tm=None, pfc_rx: bool = True, seed: int = 0, drop_port: int = DROP_PORT):
+                 tm=None, pfc_rx: bool = True, seed: int = 0, drop_port: int = DROP_PORT,
+                 wait_for_build: bool = True):
         if isinstance(program, str):
             program = load_program(program, include_dirs)
         self.program = program
@@ -143,7 +146,7 @@ class Switch:
                 self._bind(name, f, ext)
         for name, f in registry.operations().items():
             self._bind(name, f, None)
-        ns = instantiate(program, self)
+        ns = instantiate(program, self, wait=wait_for_build)
         self._ns = ns
         # the compiled backend's driver for send()'s common case (p4sim.compiled.drive): it
         # hands every other case back to _dispatch/_egress_out; a subclass keeps this driver
@@ -674,3 +677,6 @@ class Switch:
         self.pre.group_delete(group)
 
 
+# the compiled backend reads these classes' slots at their offsets: handed to it here, so
+# it never imports the runtime (p4sim.compiled.binding: imports flow runtime -> compiled)
+bind_runtime(RuntimeClasses(switch=Switch, traffic_manager=TrafficManager, port_state=_PortState, rec=tables_mod.Rec))

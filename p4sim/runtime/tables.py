@@ -20,7 +20,7 @@ the errors are the same exceptions with the same messages. Such an entry keeps n
 same one `add` would have stored.
 
 `Rec` and the bulk loops `insert_exact1_many`/`delete_exact1_many` have a compiled variant
-(runtime/_write.pyx, selected by P4SIM_WRITE or the native front end: compiled_write.py),
+(runtime/_write.pyx, selected by the profile: compiled_write.py),
 swapped in at the end of this module, before any table exists; the code here is the reference.
 """
 
@@ -769,8 +769,7 @@ class Table:
         return out
 
 
-# The compiled write path (p4sim/runtime/compiled_write.py: P4SIM_WRITE, or the native front
-# end), chosen here, once, before any Table exists: every module that builds a Rec (this one,
+# The compiled write path (p4sim/runtime/compiled_write.py: the profile), chosen here, once, before any Table exists: every module that builds a Rec (this one,
 # action_profile.py) takes the class from here, so a process has Recs of one class only.
 COMPILED = compiled_write.load()
 # the reference bulk loops, kept for the differential tests when the compiled ones replace them

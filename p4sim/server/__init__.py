@@ -6,7 +6,7 @@ it accepts is described in `p4sim.server.pipeline` (P4 source, not a BMv2 JSON).
 
 The names below are imported on first use (PEP 562): importing a submodule such as
 p4sim.server.native must not import p4sim.runtime.tables, whose import fixes the process's
-write path (`p4sim-switch --frontend native` checks the front end, then chooses it).
+write path (`p4sim-switch --profile` is read before that import).
 """
 
 from __future__ import annotations

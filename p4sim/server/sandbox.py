@@ -182,6 +182,9 @@ def verify_in_child(main: str, files: dict[str, str], limits: Limits,
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL")}
     env["PYTHONPATH"] = os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])
+    # the child checks that the program compiles and its state fits the limits: on the
+    # reference (no compiled build inside the limits; the server builds after it passed)
+    env["P4SIM_PROFILE"] = "reference"
     proc = subprocess.Popen([sys.executable, "-m", "p4sim.server.sandbox"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd="/")
     deadline = time.monotonic() + limits.compile_timeout_s

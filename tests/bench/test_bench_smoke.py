@@ -89,3 +89,20 @@ def test_bench_section_smoke(section):
     if section == "table_growth":
         groups = int(re.search(r"tuple space search: .*\((\d+) installed\)", out).group(1))
         assert groups > 8  # the ACL mix: the prefix-mask shapes plus the random mask tuples
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_prints_usage_and_runs_nothing(flag, monkeypatch, capsys):
+    """`python -m bench --help` once ran every section (minutes). Any section it would
+    import here fails, so a help that runs the bench returns 1 and prints '== bench'."""
+    import bench.__main__ as main_mod
+
+    def refuse(name):
+        raise AssertionError(f"--help imported {name}")
+
+    monkeypatch.setattr(main_mod.importlib, "import_module", refuse)
+    assert main_mod.main([flag]) == 0
+    out = capsys.readouterr().out
+    assert "usage: python -m bench" in out and "== bench" not in out
+    for name in SECTIONS:
+        assert re.search(rf"^  {name} +\S", out, re.MULTILINE), name

@@ -13,6 +13,7 @@ from p4sim.compiled import build
 from p4sim.lower import load_program
 from p4sim.runtime.switch import Switch
 
+PROFILE_OF = {"python": "reference", "compiled": "fast"}  # the profile that runs each backend
 _why = build.unavailable_reason()
 needs_compiler = pytest.mark.skipif(bool(_why), reason=f"compiled backend unavailable: {_why}")
 
@@ -36,7 +37,7 @@ def quick_build(monkeypatch) -> None:
 
 def outputs(prog: Path, frames: Iterable[bytes], backend: str, monkeypatch) -> list[tuple[int, bytes]]:
     """(port, bytes) of everything `prog` sends for `frames` on port 0, on `backend`."""
-    monkeypatch.setenv("P4SIM_BACKEND", backend)
+    monkeypatch.setenv("P4SIM_PROFILE", PROFILE_OF[backend])
     sw = Switch(load_program(str(prog)))
     assert sw._ns["__p4sim_backend__"] == backend
     got = []

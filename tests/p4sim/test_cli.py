@@ -103,20 +103,42 @@ def test_warnings_are_shown_and_not_fatal(tmp_path, capsys):
     assert f"{src}:2:1: warning: look here" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("setting", ["P4SIM_BACKEND=fast", "P4SIM_WRITE=fast"])
-def test_a_bad_p4sim_setting_is_one_line_exit_2_in_every_tool(tmp_path, setting):
-    # P4SIM_WRITE is read when p4sim.runtime.tables is imported, P4SIM_BACKEND when a switch
-    # is built: either way each tool says so in one line, before it starts anything
-    name, _, value = setting.partition("=")
-    env = {**os.environ, name: value}
-    env.pop("P4SIM_FRONTEND", None)
+@pytest.mark.parametrize("how", ["env", "flag"])
+def test_a_bad_profile_is_one_line_exit_2_in_every_tool(tmp_path, how):
+    # P4SIM_PROFILE is read when p4sim.runtime.tables is imported and when a switch is built;
+    # the --profile flags take only the two names: either way each tool says so in one line,
+    # before it starts anything
+    env = {**os.environ, "P4SIM_PROFILE": "turbo"} if how == "env" else dict(os.environ)
+    flag = ["--profile", "turbo"] if how == "flag" else []
     prog = program(tmp_path)
     stf = tmp_path / "empty.stf"
     stf.write_text("")
-    for cmd in ([sys.executable, "-m", "p4sim.cli", "stf", prog, str(stf)],
-                [sys.executable, "-m", "p4sim.server_cli", "--no-p4", "--grpc-server-addr", "127.0.0.1:0"],
-                [sys.executable, "-m", "controller.cli", "run", "incast-dcqcn", "--out", str(tmp_path / "out")]):
+    for cmd in ([sys.executable, "-m", "p4sim.cli", *flag, "stf", prog, str(stf)],
+                [sys.executable, "-m", "p4sim.server_cli", *flag, "--no-p4", "--grpc-server-addr", "127.0.0.1:0"],
+                [sys.executable, "-m", "controller.cli", *flag, "run", "incast-dcqcn", "--out", str(tmp_path / "out")]):
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
         last = r.stderr.strip().splitlines()[-1:]
         assert r.returncode == 2 and "Traceback" not in r.stderr, (cmd, r.stderr)
-        assert last and last[0].endswith(f"{name}='{value}': expected one of python, compiled"), (cmd, r.stderr)
+        want = "P4SIM_PROFILE='turbo': expected one of fast, reference" if how == "env" else "'turbo'"
+        assert last and want in last[0], (cmd, r.stderr)
+
+
+@pytest.mark.parametrize("profile", ["fast", "reference"])
+def test_version_says_which_pieces_run(profile):
+    env = {k: v for k, v in os.environ.items() if k != "P4SIM_PROFILE"}
+    for tool in ("p4sim.cli", "p4sim.server_cli"):
+        r = subprocess.run([sys.executable, "-m", tool, "--profile", profile, "--version"], capture_output=True,
+                           text=True, env=env, cwd=ROOT, timeout=600)
+        assert r.returncode == 0, r.stderr
+        line = r.stdout.strip()
+        if profile == "reference":
+            assert "profile reference (python backend, python write path" in line, line
+            assert tool == "p4sim.cli" or line.endswith("grpc-python front end)"), line
+        else:  # what can be built here runs; what cannot is said in one line and runs Python
+            from p4sim.compiled.build import unavailable_reason
+            from p4sim.server.native import unavailable_reason as native_unavailable
+
+            pieces = "python backend, python write path" if unavailable_reason() else "compiled backend, compiled write path"
+            assert f"profile fast ({pieces}" in line, (line, r.stderr)
+            front = "grpc-python" if native_unavailable() else "native"
+            assert tool == "p4sim.cli" or line.endswith(f"{front} front end)"), (line, r.stderr)

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from p4sim import compiled
+from p4sim import compiled, profile
 from p4sim.compiled import build, program
 from p4sim.lower import load_program
 from p4sim.runtime.switch import Switch
 from p4sim.stf import StfRunner
-from tests.p4sim.compiled_helpers import compiled_cache, needs_compiler, quick_build  # noqa: F401 (autouse fixture)
+from tests.p4sim.compiled_helpers import PROFILE_OF, compiled_cache, needs_compiler, quick_build  # noqa: F401 (autouse fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "p4sim" / "programs"
@@ -33,7 +33,7 @@ PROGRAMS = ALL if os.environ.get("P4SIM_DIFF_CORPUS") == "all" else [CORPUS / f"
 
 def observe(prog_path: Path, backend: str, monkeypatch) -> dict:
     """Run the program's STF on a fresh switch of `backend`; everything it can observe."""
-    monkeypatch.setenv("P4SIM_BACKEND", backend)
+    monkeypatch.setenv("P4SIM_PROFILE", PROFILE_OF[backend])
     sw = Switch(load_program(str(prog_path)))
     assert sw._ns["__p4sim_backend__"] == backend  # no silent fallback
     outputs: list[tuple[int, bytes, int]] = []
@@ -71,12 +71,10 @@ def test_compiled_equals_python(prog: Path, monkeypatch):
 
 
 @needs_compiler
-@pytest.mark.parametrize("typed", [True, False], ids=["typed", "untyped"])
-def test_a_planted_difference_in_the_compiled_code_is_caught(monkeypatch, typed):
+def test_a_planted_difference_in_the_compiled_code_is_caught(monkeypatch):
     quick_build(monkeypatch)
     prog = CORPUS / "checksum_ipv4.p4"
     ref = observe(prog, "python", monkeypatch)
-    monkeypatch.setattr(program, "TYPED", typed)
 
     def plant(src: str) -> str:
         # the first header the parser extracts is left invalid: it is no longer emitted
@@ -84,43 +82,16 @@ def test_a_planted_difference_in_the_compiled_code_is_caught(monkeypatch, typed)
         assert "._v = True" in parser
         return head + "    def P_" + parser.replace("._v = True", "._v = False", 1)
 
-    if typed:
-        real_typed = program.typed_source
-        monkeypatch.setattr(program, "typed_source", lambda p, injected: plant(real_typed(p, injected)))
-    else:
-        real = program.split_source
-
-        def planted(python, injected, max_lines=program.INTERPRET_OVER):
-            sp = real(python, injected, max_lines)
-            sp.compiled = plant(sp.compiled)
-            return sp
-
-        monkeypatch.setattr(program, "split_source", planted)
+    real_typed = program.typed_source
+    monkeypatch.setattr(program, "typed_source", lambda p, injected: plant(real_typed(p, injected)))
     got = observe(prog, "compiled", monkeypatch)
     assert got != ref
     assert got["outputs"] != ref["outputs"]
 
 
-def test_big_functions_stay_interpreted_and_the_rest_is_wrapped():
-    src = "import struct as _s\nX = 1\ndef small(a):\n    return a + T\ndef big(a):\n" + "    a += 1\n" * 5 + "    return a\n"
-    sp = program.split_source(src, ["T"], max_lines=3)
-    assert sp.interpreted_names == ["big"] and "def big" in sp.interpreted and "def big" not in sp.compiled
-    ns: dict = {"T": 10}
-    exec(sp.interpreted, ns)
-    exec(sp.compiled, ns)
-    got = ns[program.BIND](ns)
-    assert set(got) == {"_s", "X", "small"}
-    assert got["small"](1) == 11 and ns["big"](0) == 5
-
-
-def test_a_multiline_string_is_refused():
-    with pytest.raises(compiled.CompileUnavailable, match="multi-line string"):
-        program.split_source('X = """a\nb"""\n', [])
-
-
-def test_unknown_backend_is_a_one_line_error(monkeypatch):
-    monkeypatch.setenv("P4SIM_BACKEND", "fast")
-    with pytest.raises(ValueError, match="P4SIM_BACKEND='fast'"):
+def test_unknown_profile_is_a_one_line_error(monkeypatch):
+    monkeypatch.setenv("P4SIM_PROFILE", "turbo")
+    with pytest.raises(ValueError, match="P4SIM_PROFILE='turbo': expected one of fast, reference"):
         compiled.selected()
 
 
@@ -129,8 +100,8 @@ def test_without_cython_the_switch_runs_python_and_says_so_once(monkeypatch, cap
         raise build.CompileUnavailable("Cython is not installed (test)")
 
     monkeypatch.setattr(build, "_cython_version", unavailable)
-    monkeypatch.setenv("P4SIM_BACKEND", "compiled")
-    compiled._warned.clear()
+    monkeypatch.setenv("P4SIM_PROFILE", "fast")
+    profile._said.clear()
     prog = load_program(str(CORPUS / "checksum_ipv4.p4"))
     assert Switch(prog)._ns["__p4sim_backend__"] == "python"
     assert Switch(prog)._ns["__p4sim_backend__"] == "python"

@@ -15,7 +15,7 @@ from p4sim.compiled import drive as drive_mod
 from p4sim.compiled.program import typed_source
 from p4sim.runtime.switch import Switch, load_program
 from p4sim.runtime.tm import TrafficManager
-from tests.p4sim.compiled_helpers import compiled_cache, needs_compiler, quick_build  # noqa: F401 (autouse fixture)
+from tests.p4sim.compiled_helpers import PROFILE_OF, compiled_cache, needs_compiler, quick_build  # noqa: F401 (autouse fixture)
 from tests.p4sim_runtime.test_switch_fastpath import (
     PROGRAM,
     TM_CONFIGS,
@@ -32,20 +32,16 @@ def program():
 
 
 def _switch(program, tm, backend: str, monkeypatch):
-    monkeypatch.setenv("P4SIM_BACKEND", backend)
+    monkeypatch.setenv("P4SIM_PROFILE", PROFILE_OF[backend])
     sw = make(program, tm)
     assert sw._ns["__p4sim_backend__"] == backend
     assert (sw._drive is not None) == (backend == "compiled")
     return sw
 
 
-def test_the_driver_is_emitted_unless_turned_off(program, monkeypatch) -> None:
+def test_the_driver_is_emitted(program) -> None:
     assert "def _p4sim_drive(sw, port, frame):" in typed_source(program, ["_RT"])
     assert "def _p4sim_send(sw, port, frame):" in typed_source(program, ["_RT"])
-    monkeypatch.setenv("P4SIM_COMPILED_SEND", "0")
-    assert "_p4sim_send" not in typed_source(program, ["_RT"]) and "_p4sim_drive" in typed_source(program, ["_RT"])
-    monkeypatch.setenv("P4SIM_COMPILED_DRIVE", "0")
-    assert "_p4sim_drive" not in typed_source(program, ["_RT"])
 
 
 @needs_compiler
@@ -103,7 +99,7 @@ def test_makers_make_what_the_class_makes(monkeypatch) -> None:
     every class that has a maker (headers with wide fields, nested structs, metadata)."""
     from pathlib import Path
 
-    monkeypatch.setenv("P4SIM_BACKEND", "compiled")
+    monkeypatch.setenv("P4SIM_PROFILE", "fast")
     sw = Switch(load_program(str(Path(__file__).parent / "typed" / "typed_deparse.p4")))
     ns = sw._ns
     makers = sorted(k for k in ns if k.startswith("_p4new_"))

@@ -50,7 +50,7 @@ def _check_switch_offsets(sw: Switch) -> None:
 
 
 def test_switch_slot_offsets_hold_the_slots(program, monkeypatch) -> None:
-    monkeypatch.setenv("P4SIM_BACKEND", "python")
+    monkeypatch.setenv("P4SIM_PROFILE", "reference")
     sw = Switch(program)
     before = {n: getattr(sw, n) for n in slots_mod.switch_slots()}
     _check_switch_offsets(sw)
@@ -71,7 +71,7 @@ def test_switch_slot_offsets_hold_the_slots(program, monkeypatch) -> None:
 def test_a_probe_by_current_value_is_caught(program, monkeypatch) -> None:
     """Negative control: searching for the value a slot holds (not a fresh sentinel) finds the
     first of the slots that share it (False: _dirty, _pending, cksum_err)."""
-    monkeypatch.setenv("P4SIM_BACKEND", "python")
+    monkeypatch.setenv("P4SIM_PROFILE", "reference")
     sw = Switch(program)
 
     def first(obj, value):
@@ -170,7 +170,7 @@ def test_a_planted_helper_slip_is_caught(plant: str, monkeypatch) -> None:
         _exercise(_helpers(plant))
 
 
-def test_the_rewrite_is_emitted_unless_turned_off(program, monkeypatch) -> None:
+def test_the_rewrite_is_emitted(program) -> None:
     src = program_mod.typed_source(program, ["_RT"])
     funcs = src.split("def _p4sim_bind", 1)[1]
     assert "_p4sim_sget(_RT, _p4sim_SwT, _p4sim_os_plen, 'plen')" in funcs
@@ -179,8 +179,6 @@ def test_the_rewrite_is_emitted_unless_turned_off(program, monkeypatch) -> None:
     # no getattr of a slot or an entry field left in the functions
     left = re.findall(r"(?<![\w.])(?:_RT|sw)\.(\w+)|(?<![\w.])_r\d+\.(aid|args)\b", funcs)
     assert not [x for x in left if x[1] or x[0] in slots_mod.switch_slots()]
-    monkeypatch.setenv("P4SIM_COMPILED_SLOTS", "0")
-    assert "_p4sim_sget" not in program_mod.typed_source(program, ["_RT"])
 
 
 def test_an_in_place_update_of_a_slot_is_refused() -> None:

@@ -23,7 +23,7 @@ from p4sim.externs.counter import CounterArray
 from p4sim.externs.register import RegisterArray
 from p4sim.model import Exact, Lpm, TableEntry
 from p4sim.runtime.switch import Switch, load_program
-from tests.p4sim.compiled_helpers import compiled_cache, needs_compiler, quick_build  # noqa: F401 (autouse fixture)
+from tests.p4sim.compiled_helpers import PROFILE_OF, compiled_cache, needs_compiler, quick_build  # noqa: F401 (autouse fixture)
 
 PROGRAM = Path(__file__).with_name("views") / "views.p4"
 
@@ -34,7 +34,7 @@ def program():
 
 
 def _switch(program, backend: str, monkeypatch) -> Switch:
-    monkeypatch.setenv("P4SIM_BACKEND", backend)
+    monkeypatch.setenv("P4SIM_PROFILE", PROFILE_OF[backend])
     sw = Switch(program)
     assert sw._ns["__p4sim_backend__"] == backend
     return sw
@@ -180,10 +180,8 @@ def test_a_bound_list_or_size_cannot_be_rebound(monkeypatch) -> None:
     assert c2.pkts == [9] * 4
 
 
-def test_views_are_emitted_unless_turned_off(program, monkeypatch) -> None:
+def test_views_are_emitted(program) -> None:
     src = program_mod.typed_source(program, ["_RT"])
     assert "T_" in src and "__o_recs, 'recs')" in src and "__pkts = cython.declare(list" in src
     assert re.search(r"\bX_\w+\.(pkts|bytes|cells|size)\b", src.split("def _p4sim_bind", 1)[1]
                      .split("\n    def ", 1)[1]) is None  # no getattr left in the functions
-    monkeypatch.setattr(program_mod, "VIEWS", False)
-    assert "'recs')" not in program_mod.typed_source(program, ["_RT"])

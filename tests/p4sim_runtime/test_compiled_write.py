@@ -1,10 +1,11 @@
 """The compiled write path (p4sim/runtime/_write.pyx) against the pure-Python reference.
 
-In this process the reference runs (P4SIM_WRITE unset): the compiled module is built
-beside it and compared piece by piece (Rec, the bulk insert/delete, the value decoding,
-the run checker), and planted slips in its source must each be caught by the same
-comparison. The Write differential tests of test_p4rt_fastwrite.py then run in a child
-process with the compiled path selected (every Rec of that process compiled).
+The reference (tables.PyRec and the Python bulk loops) is kept beside the compiled module in
+every process and the two are compared piece by piece (Rec, the bulk insert/delete, the
+value decoding, the run checker), and planted slips in its source must each be caught by
+the same comparison. The Write differential tests of test_p4rt_fastwrite.py run in this
+process on its profile's Recs (compiled in the default, fast, run) and again in a child
+process on the other profile's (every Rec of that process of the other class).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from p4sim import profile
 from p4sim.externs.meter import MeterState
 from p4sim.model import ActionRef, KeyField, TableInfo
 from p4sim.runtime import compiled_write, tables
@@ -278,7 +280,7 @@ def test_planted_slip_in_the_compiled_code_is_caught(plant) -> None:
     assert check(compiled_write.build(source.replace(old, new), stem="p4sim_write_plant")) != []
 
 
-def test_the_environment_selects_the_write_path(monkeypatch, capsys) -> None:
+def test_the_profile_selects_the_write_path(monkeypatch, capsys) -> None:
     expect = os.environ.get("P4SIM_WRITE_EXPECT")  # set by the child run below
     from p4sim.runtime import action_profile
 
@@ -286,25 +288,24 @@ def test_the_environment_selects_the_write_path(monkeypatch, capsys) -> None:
         assert (tables.COMPILED is not None) == (expect == "compiled")
     assert tables.Rec is (tables.COMPILED.Rec if tables.COMPILED is not None else PyRec)
     assert type(action_profile.NO_ACTION) is tables.Rec and fastwrite._compiled is tables.COMPILED
-    for env, want in [({}, "python"), ({"P4SIM_FRONTEND": "native"}, "compiled"),
-                      ({"P4SIM_FRONTEND": "native", "P4SIM_WRITE": "python"}, "python"),
-                      ({"P4SIM_WRITE": "Compiled"}, "compiled")]:
-        for k in ("P4SIM_FRONTEND", "P4SIM_WRITE"):
-            monkeypatch.delenv(k, raising=False)
-        for k, v in env.items():
-            monkeypatch.setenv(k, v)
-        assert compiled_write.selected() == want, env
-    monkeypatch.setenv("P4SIM_WRITE", "fast")
-    with pytest.raises(ValueError, match="P4SIM_WRITE='fast'"):
+    for value, want in [(None, "compiled"), ("reference", "python"), ("fast", "compiled"), ("Reference", "python")]:
+        if value is None:
+            monkeypatch.delenv("P4SIM_PROFILE", raising=False)
+        else:
+            monkeypatch.setenv("P4SIM_PROFILE", value)
+        assert compiled_write.selected() == want, value
+    monkeypatch.setenv("P4SIM_PROFILE", "compiled")
+    with pytest.raises(ValueError, match="P4SIM_PROFILE='compiled'"):
         compiled_write.selected()
 
     def unavailable(source, stem="p4sim_write"):
         raise compiled_write.CompileUnavailable("no C compiler (test)")
-    monkeypatch.setenv("P4SIM_WRITE", "compiled")
+    monkeypatch.setenv("P4SIM_PROFILE", "fast")
     monkeypatch.setattr(compiled_write, "build", unavailable)
+    monkeypatch.setattr(profile, "_said", set())  # said once per process: this test's own
     capsys.readouterr()
     assert compiled_write.load() is None
-    assert "compiled write path unavailable, running Python: no C compiler (test)" in capsys.readouterr().err
+    assert "compiled write path unavailable (no C compiler (test)): running the reference" in capsys.readouterr().err
 
 
 # the differential Write tests (full table state and every answer, fast path vs reference
@@ -316,11 +317,11 @@ DIFFERENTIAL = ["test_fast_path_answers_and_state_equal_the_reference", "test_ru
 
 def test_write_differentials_pass_on_the_compiled_write_path(mod) -> None:
     here = Path(__file__).resolve().parent
-    env = {**os.environ, "P4SIM_WRITE": "compiled", "P4SIM_WRITE_EXPECT": "compiled"}
-    env.pop("P4SIM_FRONTEND", None)
+    other = "python" if tables.COMPILED is not None else "compiled"  # the Recs this process does not have
+    env = {**os.environ, "P4SIM_PROFILE": "reference" if other == "python" else "fast", "P4SIM_WRITE_EXPECT": other}
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:xdist",
                         str(here / "test_p4rt_fastwrite.py"), "-k", " or ".join(DIFFERENTIAL),
-                        f"{here / 'test_compiled_write.py'}::test_the_environment_selects_the_write_path"],
+                        f"{here / 'test_compiled_write.py'}::test_the_profile_selects_the_write_path"],
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert " passed" in r.stdout and "failed" not in r.stdout and "deselected" in r.stdout
@@ -343,26 +344,13 @@ def _start_line(flags: list[str], env: dict[str, str]) -> str:
         proc.wait(timeout=60)
 
 
-def test_the_frontend_flag_selects_the_write_path_as_the_environment_does() -> None:
-    # the flag is parsed after p4sim-switch's imports but before p4sim.runtime.tables picks
-    # the Rec class: `--frontend native` alone runs the compiled write path, as
-    # P4SIM_FRONTEND=native does; P4SIM_WRITE still overrides; the flag overrides the env
-    env = {k: v for k, v in os.environ.items() if k not in ("P4SIM_FRONTEND", "P4SIM_WRITE")}
-    assert "front end native, write path compiled)" in _start_line(["--frontend", "native"], env)
-    assert "front end native, write path python)" in _start_line(["--frontend", "native"],
-                                                                 {**env, "P4SIM_WRITE": "python"})
-    assert "front end grpc, write path python)" in _start_line(["--frontend", "grpc"],
-                                                               {**env, "P4SIM_FRONTEND": "native"})
-
-
-def test_a_late_frontend_choice_never_makes_a_second_rec_class(monkeypatch) -> None:
-    monkeypatch.setattr(compiled_write, "_frontend", None)
-    for k in ("P4SIM_FRONTEND", "P4SIM_WRITE"):
-        monkeypatch.delenv(k, raising=False)
-    want = "native" if tables.COMPILED is not None else "grpc"  # what this process's Rec class stands for
-    compiled_write.choose_frontend(want)  # the same selection: allowed
-    assert compiled_write.selected() == ("compiled" if want == "native" else "python")
-    other = "grpc" if want == "native" else "native"
-    with pytest.raises(RuntimeError, match="already imported with another write path"):
-        compiled_write.choose_frontend(other)
-    assert compiled_write._frontend == want
+def test_the_profile_flag_selects_the_pieces_and_the_start_line_says_which() -> None:
+    # the flag is parsed before p4sim.runtime.tables picks the Rec class, and overrides the
+    # environment; --frontend overrides only the front end
+    env = {k: v for k, v in os.environ.items() if k != "P4SIM_PROFILE"}
+    assert "profile reference (python backend, python write path, grpc-python front end)" in _start_line(
+        ["--profile", "reference"], env)
+    fast = _start_line(["--profile", "fast"], {**env, "P4SIM_PROFILE": "reference"})
+    assert "profile fast (compiled backend, compiled write path, native front end)" in fast
+    assert "profile fast (compiled backend, compiled write path, grpc-python front end)" in _start_line(
+        ["--frontend", "grpc"], env)

@@ -1,7 +1,7 @@
 """The native (grpc++) front end against grpc-python, the reference: the same requests,
 hostile ones included, get the same status codes, messages, trailers and response bytes
 from both; the native one stays bounded and up when clients misbehave. The whole P4Runtime
-suite runs on it with `make test-native` (P4SIM_FRONTEND=native)."""
+suite runs on it in the default (fast) run, and on grpc-python with `make test-reference`."""
 
 from __future__ import annotations
 

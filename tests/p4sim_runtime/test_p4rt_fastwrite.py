@@ -1179,7 +1179,7 @@ def test_update_spans_of_runs_equal_upbs_updates(monkeypatch) -> None:
 @pytest.mark.parametrize("size", [0, 1, 127, 128, 300, 16384, 70000])
 @pytest.mark.parametrize("fields", [0, 1, 3])
 def test_packet_in_frame_is_protobufs_encoding(size, fields) -> None:
-    from p4sim.server.service import packet_in_frame
+    from p4sim.server.packet_io import packet_in_frame
 
     payload = bytes(range(256)) * (size // 256) + bytes(range(size % 256))
     want = p4runtime_pb2.StreamMessageResponse()

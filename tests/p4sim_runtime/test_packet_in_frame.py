@@ -2,10 +2,8 @@
 header's bytes, and the server caches the serialized metadata per header bytes
 (service._on_packet_in_frame). Checked against references that do not share its code: the
 header bits decoded by a bit string, the PacketIn built by protobuf from P4Info ids, and
-the switch's own on_packet_in on the same traffic. And the native stream loop's batched
-give-back of PacketIns to the queue bound (_stream_direct). Negative controls: a decoder
-that reads the fields in the wrong order, a cache keyed by part of the header, and a loop
-that never gives PacketIns back are each caught."""
+the switch's own on_packet_in on the same traffic. Negative controls: a decoder that reads
+the fields in the wrong order and a cache keyed by part of the header are each caught."""
 
 from __future__ import annotations
 
@@ -20,7 +18,7 @@ from p4sim.model import Exact, TableEntry, Ternary
 from p4sim.runtime.ports import PortSet
 from p4sim.runtime.switch import Switch
 from p4sim.server import P4RuntimeServer
-from p4sim.server import service as service_mod
+from p4sim.server import stream as stream_mod
 
 P = p4runtime_pb2
 ROOT = Path(__file__).resolve().parents[2]
@@ -169,7 +167,7 @@ def test_packet_ins_reach_the_stream_through_the_frame_path() -> None:
         sw = srv.pipeline.switch  # type: ignore[union-attr]
         assert sw._packet_in_frame_cbs and not sw._packet_in_cbs
         got: list = []
-        st = service_mod._Stream(1024, got.append)
+        st = stream_mod._Stream(1024, got.append)
         arb = P.StreamMessageRequest()
         arb.arbitration.device_id = 1
         arb.arbitration.election_id.low = 5
@@ -182,89 +180,9 @@ def test_packet_ins_reach_the_stream_through_the_frame_path() -> None:
         po.packet.metadata.add(metadata_id=md["pad"], value=b"\x00")
         for _ in range(3):
             assert srv._stream_request(st, po.SerializeToString()) is None
-        pins = [x.msg for x in got if isinstance(x, service_mod._Packet)]
+        pins = [x.msg for x in got if isinstance(x, stream_mod._Packet)]
         assert len(pins) == 3
         for pin in pins:
             assert pin == _protobuf_packet_in(srv, b"\x02" * 30, {"ingress_port": CPU_PORT, "pad": 0})
-    finally:
-        srv.stop(grace=0)
-
-
-# ------------------------------------------------------------------ _stream_direct's give-back
-
-class _FakeCall:
-    """What _stream_direct uses of a native call: take() returns what was posted, then the
-    next scripted batch of requests, then None after the last."""
-
-    def __init__(self, batches: list[list[bytes]]) -> None:
-        self.batches = batches
-        self.posted: list = []
-
-    def post(self, obj) -> bool:
-        self.posted.append(obj)
-        return True
-
-    def take(self) -> list:
-        out, self.posted = self.posted, []
-        if self.batches:
-            return out + self.batches.pop(0)
-        return out + [None]
-
-
-class _FakeContext:
-    def add_callback(self, cb) -> bool:
-        return True
-
-    def abort(self, code, message) -> None:
-        raise AssertionError(f"aborted: {code} {message}")
-
-
-def _direct_run(srv: P4RuntimeServer, limit: int, rounds: int) -> tuple[int, int]:
-    """(PacketIns written, PacketIns dropped) when each batch brings `limit` PacketOuts and
-    the PacketIns of the batch before: each batch's PacketIns are taken before its requests
-    are handled, so none may be dropped."""
-    n = {m.name: m.id for c in srv.pipeline.p4info.controller_packet_metadata  # type: ignore[union-attr]
-         if c.preamble.name == "packet_out" for m in c.metadata}
-    po = P.StreamMessageRequest()
-    po.packet.payload = b"\x05" * 20
-    po.packet.metadata.add(metadata_id=n["egress_port"], value=bytes([CPU_PORT]))
-    po.packet.metadata.add(metadata_id=n["pad"], value=b"\x00")
-    arb = P.StreamMessageRequest()
-    arb.arbitration.device_id = 1
-    arb.arbitration.election_id.low = 5
-    call = _FakeCall([[arb.SerializeToString()]] + [[po.SerializeToString()] * limit for _ in range(rounds)])
-    srv.packet_in_queue = limit
-    streams: list = []
-    real = service_mod._Stream
-
-    def keep(*a, **k):
-        s = real(*a, **k)
-        streams.append(s)
-        return s
-
-    written = 0
-    service_mod._Stream = keep  # type: ignore[misc]
-    try:
-        for batch in srv._stream_direct(call, _FakeContext()):
-            written += sum(1 for m in batch if m[:1] == b"\x12")
-    finally:
-        service_mod._Stream = real  # type: ignore[misc]
-    return written, streams[0].dropped
-
-
-def test_stream_direct_gives_taken_packet_ins_back_to_the_bound() -> None:
-    srv = _server()
-    try:
-        assert _direct_run(srv, 4, 5) == (20, 0)
-    finally:
-        srv.stop(grace=0)
-
-
-def test_negative_control_a_loop_that_never_gives_back_is_caught(monkeypatch) -> None:
-    srv = _server()
-    try:
-        monkeypatch.setattr(service_mod._Stream, "taken", lambda self, n=1: None)
-        written, dropped = _direct_run(srv, 4, 5)
-        assert (written, dropped) == (4, 16)
     finally:
         srv.stop(grace=0)

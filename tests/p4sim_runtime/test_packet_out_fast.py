@@ -15,7 +15,8 @@ from p4rt_helpers import CPU_PORT, L2_PROGRAM, Names
 from p4rtproto import p4runtime_pb2
 from p4sim.runtime.ports import PortSet
 from p4sim.server import P4RuntimeServer
-from p4sim.server import service as service_mod
+from p4sim.server import packet_io as packet_io_mod
+from p4sim.server import stream as stream_mod
 from p4sim.server.fastwrite import varint_bytes
 
 P = p4runtime_pb2
@@ -77,8 +78,8 @@ def _disagreements(messages: list[bytes]) -> list[bytes]:
     another packet: another payload, other metadata, or no packet at all."""
     bad = []
     for data in messages:
-        split = service_mod.split_packet_out(data)
-        if split is None or not service_mod.metadata_only(split[1]):
+        split = packet_io_mod.split_packet_out(data)
+        if split is None or not packet_io_mod.metadata_only(split[1]):
             continue
         payload, meta = split
         try:
@@ -100,13 +101,13 @@ def _disagreements(messages: list[bytes]) -> list[bytes]:
 
 def test_the_splitter_reads_what_protobuf_reads() -> None:
     messages = _messages(random.Random(19))
-    accepted = sum(1 for d in messages if (s := service_mod.split_packet_out(d)) and service_mod.metadata_only(s[1]))
+    accepted = sum(1 for d in messages if (s := packet_io_mod.split_packet_out(d)) and packet_io_mod.metadata_only(s[1]))
     assert accepted > 100  # the fast path has work: protobuf's own encoding always splits
     assert _disagreements(messages) == []
 
 
 def test_negative_control_a_splitter_that_trusts_any_tail_is_caught(monkeypatch) -> None:
-    monkeypatch.setattr(service_mod, "metadata_only", lambda meta: True)  # planted: a payload may hide in the tail
+    monkeypatch.setattr(packet_io_mod, "metadata_only", lambda meta: True)  # planted: a payload may hide in the tail
     assert _disagreements(_messages(random.Random(19)))
 
 
@@ -168,11 +169,11 @@ def _script(n: Names) -> list[tuple[str, bytes]]:
 def _run(srv: P4RuntimeServer, script: list[tuple[str, bytes]]) -> list[tuple]:
     """What each message did: answers on each stream, frames out of each port, count."""
     got: dict[str, list] = {"a": [], "b": []}
-    streams = {k: service_mod._Stream(1024, got[k].append) for k in got}
+    streams = {k: stream_mod._Stream(1024, got[k].append) for k in got}
     trace = []
     for who, data in script:
         stop = srv._stream_request(streams[who], data)
-        answers = {k: [x.msg if isinstance(x, service_mod._Packet) else x for x in v] for k, v in got.items()}
+        answers = {k: [x.msg if isinstance(x, stream_mod._Packet) else x for x in v] for k, v in got.items()}
         for v in got.values():
             v.clear()
         frames = {n: list(p.output) for n, p in srv.ports.ports.items()}
@@ -224,7 +225,7 @@ def test_negative_control_a_fast_path_without_the_primary_check_is_caught(server
     fast, ref, n = servers
 
     def lax(stream, data) -> bool:  # planted: any arbitrated stream may send
-        split = service_mod.split_packet_out(data)
+        split = packet_io_mod.split_packet_out(data)
         header = split and fast.pipeline.packet_out_headers.get(split[1])  # type: ignore[union-attr]
         if not header:
             return False

@@ -15,7 +15,7 @@ import pytest
 from test_stream_handoff import PATHS, _arbitration, _server
 
 from p4rtproto import p4runtime_pb2_grpc
-from p4sim.server.service import _Abort, _Stream
+from p4sim.server.stream import _Abort, _Stream
 
 FLIPS = 300
 

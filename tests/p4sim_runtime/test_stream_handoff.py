@@ -1,13 +1,10 @@
 """StreamChannel's hand-off: the reader thread passes requests to the response thread, at
-most _Stream.REQUESTS at a time (grpc-python, and native with P4SIM_STREAM_DIRECT=0); on
-the native front end gRPC's read reaction handles each request and queues its answers
-(_stream_react), or (P4SIM_STREAM_REACT=0) one thread takes requests and posted answers in
-batches (_stream_direct). A client that floods PacketOuts and never reads its PacketIns holds up
+most _Stream.REQUESTS at a time (grpc-python); on the native front end gRPC's read reaction
+handles each request and queues its answers (_stream_react). A client that floods PacketOuts and never reads its PacketIns holds up
 its own requests (flow control), not the server: the hand-off and the PacketIn queue stay
 bounded, the threads end and the call is freed when the client goes, and the next
 controller is served. Negative controls: a planted reader that waits for room without
-watching the stream close hangs, and a planted direct loop that keeps its answers
-instead of letting the write block handles the whole flood; the same checks see both."""
+watching the stream close hangs; the same checks see it."""
 
 from __future__ import annotations
 
@@ -22,16 +19,14 @@ from p4rt_helpers import CPU_PORT, L2_PROGRAM, Names
 from p4rtproto import p4runtime_pb2, p4runtime_pb2_grpc
 from p4sim.runtime.ports import PortSet
 from p4sim.server import P4RuntimeServer, native
-from p4sim.server import service as service_mod
+from p4sim.server import stream as stream_mod
 
 FLOOD = 20_000
 PAYLOAD = b"\x02" * 1000
 NATIVE = pytest.mark.skipif(bool(native.unavailable_reason()), reason=f"native front end: {native.unavailable_reason()}")
-# (front end, native stream loop): every path a StreamChannel can take
-PATHS = [pytest.param("grpc", "direct", id="grpc"),
-         pytest.param("native", "react", id="native-react", marks=NATIVE),
-         pytest.param("native", "direct", id="native-direct", marks=NATIVE),
-         pytest.param("native", "reader", id="native-reader", marks=NATIVE)]
+# (front end, its stream loop): every path a StreamChannel can take
+PATHS = [pytest.param("grpc", "reader", id="grpc"),
+         pytest.param("native", "react", id="native-react", marks=NATIVE)]
 
 
 def _stream_threads(before: set[threading.Thread]) -> list[threading.Thread]:
@@ -110,14 +105,13 @@ def _served(srv: P4RuntimeServer, n: Names) -> bool:
     return False
 
 
-def _server(frontend: str | None = None, mode: str = "react") -> tuple[P4RuntimeServer, Names]:
-    """`mode`, native front end: "react" (_stream_react), "direct" (_stream_direct) or
-    "reader" (the reader + response threads)."""
+def _server(frontend: str | None = None, mode: str = "") -> tuple[P4RuntimeServer, Names]:
+    """`mode`: the front end's stream loop, "reader" (grpc-python: the reader + response
+    threads) or "react" (native: _stream_react); named in the test ids, checked here."""
     ports = PortSet()
     ports.add_inprocess(1)
     srv = P4RuntimeServer(device_id=1, cpu_port=CPU_PORT, ports=ports, packet_in_queue=32, frontend=frontend)
-    srv.stream_direct = mode != "reader"
-    srv.stream_react = mode == "react"
+    assert mode in ("", {"grpc": "reader", "native": "react"}[srv.frontend])
     srv.start("127.0.0.1:0")
     srv.load_program(str(L2_PROGRAM))
     return srv, Names(srv.pipeline.p4info)  # type: ignore[union-attr]
@@ -143,46 +137,17 @@ def test_negative_control_a_reader_that_ignores_the_close_hangs(monkeypatch) -> 
                 stream.room.acquire()
                 if stream.closed.is_set():
                     return
-                stream.out.put(service_mod._Request(req))
+                stream.out.put(stream_mod._Request(req))
         except grpc.RpcError:
             pass
 
     monkeypatch.setattr(P4RuntimeServer, "_stream_reader", stubborn)
-    srv, n = _server(mode="reader")  # the reader's path on either front end
+    srv, n = _server("grpc", "reader")
     try:
         left, _, stream = _flood_and_leave(srv, n)
         assert len(left) == 1
         stream.closed.set()
         for _ in range(stream.REQUESTS):  # let the planted reader run into the cancelled call and end
             stream.room.release()
-    finally:
-        srv.stop(grace=0)
-
-
-@NATIVE
-def test_negative_control_a_direct_loop_that_never_blocks_handles_the_whole_flood(monkeypatch) -> None:
-    def hoarding(self, requests, context):  # planted: answers kept in a list, never written
-        stream = service_mod._Stream(self.packet_in_queue, requests.post)
-        kept: list = []
-        try:
-            while True:
-                for item in requests.take():
-                    if item is None:
-                        return
-                    if type(item) is bytes:
-                        self._stream_request(stream, item)
-                    else:
-                        if isinstance(item, service_mod._Packet):
-                            stream.taken()
-                        kept.append(item)
-        finally:
-            self._drop_stream(stream)
-        yield  # a generator, as the real one
-
-    monkeypatch.setattr(P4RuntimeServer, "_stream_direct", hoarding)
-    srv, n = _server("native", "direct")
-    try:
-        _, handled, _ = _flood_and_leave(srv, n)
-        assert handled == FLOOD  # what the real test's `handled < FLOOD` refuses
     finally:
         srv.stop(grace=0)

@@ -27,7 +27,8 @@ from test_stream_handoff import FLOOD, NATIVE, _arbitration, _flood_and_leave, _
 
 from p4rtproto import p4runtime_pb2, p4runtime_pb2_grpc
 from p4sim.server import P4RuntimeServer, native
-from p4sim.server import service as service_mod
+from p4sim.server import stream as stream_mod
+from p4sim.server import wire as wire_mod
 from p4sim.server.native import build
 
 pytestmark = NATIVE
@@ -167,10 +168,10 @@ def test_own_and_other_threads_answers_keep_the_order_they_were_sent_in() -> Non
 
 def test_negative_control_a_packet_in_queue_pushed_without_its_bound(monkeypatch) -> None:
     def unbounded(self, msg) -> bool:  # planted: the limit passed is not packet_limit
-        self._push(msg if type(msg) is bytes else msg.SerializeToString(), service_mod._PACKET, 1 << 30)
+        self._push(msg if type(msg) is bytes else msg.SerializeToString(), stream_mod._PACKET, 1 << 30)
         return True
 
-    monkeypatch.setattr(service_mod._ReactStream, "send_packet", unbounded)
+    monkeypatch.setattr(stream_mod._ReactStream, "send_packet", unbounded)
     srv, n = _server("native", "react")
     try:
         with pytest.raises(AssertionError, match="pending"):
@@ -200,13 +201,13 @@ def _after_the_end(srv: P4RuntimeServer, n, monkeypatch) -> tuple[grpc.StatusCod
     come first), then an arbitration and 300 PacketOuts: none of them may be handled. The
     call's thread is slowed down (0.3 s) as it starts to end the stream: the reads go on
     until the call is finished, and what they read meanwhile must not be handled."""
-    code_of = service_mod._status_code
+    code_of = wire_mod._status_code
 
     def slow_code(code: str) -> grpc.StatusCode:
         time.sleep(0.3)
         return code_of(code)
 
-    monkeypatch.setattr(service_mod, "_status_code", slow_code)
+    monkeypatch.setattr(stream_mod, "_status_code", slow_code)
     channel = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
     msgs = [_packet_out(n), _arbitration(7)] + [_packet_out(n)] * 300
     call = p4runtime_pb2_grpc.P4RuntimeStub(channel).StreamChannel(iter(msgs))
@@ -265,7 +266,7 @@ def test_a_request_that_raises_ends_its_stream_unknown_and_the_server_serves_on(
     srv, n = _server("native", "react")
     try:
         code, details = _raising(srv, n, monkeypatch)
-        assert code == grpc.StatusCode.UNKNOWN and "planted failure" in details  # as _stream_direct
+        assert code == grpc.StatusCode.UNKNOWN and "planted failure" in details  # as grpc-python
         c = _primary(srv, n)  # the next controller is served
         c.put(_packet_out(n))
         assert c.next().packet.payload == _packet_out(n).packet.payload
@@ -303,7 +304,7 @@ def _streams_left(srv: P4RuntimeServer, n) -> int:
     assert srv._open_streams == 0
     time.sleep(0.2)
     gc.collect()
-    return sum(type(o) is service_mod._ReactStream for o in gc.get_objects())
+    return sum(type(o) is stream_mod._ReactStream for o in gc.get_objects())
 
 
 def test_an_ended_stream_is_freed() -> None:

@@ -1,7 +1,6 @@
-"""Hostile clients against StreamChannel on grpc-python, the native default (the read
-reaction, _stream_react) and native _stream_direct: bytes-level garbage, wrong wire types,
-length prefixes that lie and a first message that is not arbitration get the same stream
-errors and statuses from all three, every answer sent before the end included (the loops
+"""Hostile clients against StreamChannel on grpc-python and native (the read reaction,
+_stream_react): bytes-level garbage, wrong wire types, length prefixes that lie and a first
+message that is not arbitration get the same stream errors and statuses from both, every answer sent before the end included (the loops
 dropped answers still queued when a request or the half-close ended the stream: a garbage
 first message's StreamError before FAILED_PRECONDITION, even the arbitration answer of a
 stream that half-closed at once); a half-close right after a burst ends OK after the burst's
@@ -31,10 +30,9 @@ from test_stream_react import _inject_packet_in
 
 from p4rtproto import p4runtime_pb2
 from p4sim.server import P4RuntimeServer, make_device_config
-from p4sim.server import service as service_mod
+from p4sim.server import stream as stream_mod
 
-FRONT_ENDS = [pytest.param("grpc", "direct", id="grpc"), pytest.param("native", "direct", id="native-direct", marks=NATIVE),
-              pytest.param("native", "react", id="native-react", marks=NATIVE)]
+FRONT_ENDS = [pytest.param("grpc", "reader", id="grpc"), pytest.param("native", "react", id="native-react", marks=NATIVE)]
 
 
 class _Raw:
@@ -160,7 +158,7 @@ def test_malformed_requests_and_a_first_message_that_is_not_arbitration(frontend
 @NATIVE
 def test_negative_control_a_malformed_request_that_ends_the_stream(monkeypatch) -> None:
     def fatal(self, stream, code, message, packet=None) -> None:  # planted: an error ends the stream
-        raise service_mod._StreamAbort(code, message)
+        raise stream_mod._StreamAbort(code, message)
 
     monkeypatch.setattr(P4RuntimeServer, "_stream_error", fatal)
     srv, n = _server("native", "react")
@@ -362,8 +360,7 @@ def test_sigterm_with_streams_mid_reaction_exits_promptly(frontend: str, tmp_pat
     reads, then four controllers flooding and reading; its RSS does not grow with the
     PacketIns it cannot deliver, and SIGTERM in the middle of it ends the switch 0 within
     5 s."""
-    monkeypatch.setenv("P4SIM_FRONTEND", frontend)
-    monkeypatch.delenv("P4SIM_STREAM_REACT", raising=False)
+    monkeypatch.setenv("P4SIM_PROFILE", "fast" if frontend == "native" else "reference")
     sw = LiveSwitch(tmp_path)
     streams: list[_Raw] = []
     stop = threading.Event()

@@ -23,6 +23,14 @@ class QueuedTM(TrafficManager):
     """The same traffic manager; its type keeps the switch on the queued path."""
 
 
+@pytest.fixture(autouse=True)
+def reference_profile(monkeypatch):
+    """The Python driver's fast path is what this module checks (its negative controls plant
+    into Switch._egress_run, which the compiled driver inlines): the reference profile. The
+    compiled driver is checked against it in tests/p4sim/test_compiled_drive.py."""
+    monkeypatch.setenv("P4SIM_PROFILE", "reference")
+
+
 @pytest.fixture(scope="module")
 def program():
     return load_program(PROGRAM)

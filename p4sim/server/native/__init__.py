@@ -1,4 +1,5 @@
-"""The native (grpc++) front end of the P4Runtime server: opt-in, grpc-python is the reference.
+"""The native (grpc++) front end of the P4Runtime server: the fast profile's (p4sim.profile);
+grpc-python is the reference.
 
 `serve(handler, ...)` runs a grpc++ server (frontend.cc, built on first use) whose
 generic service hands every call to Python worker threads. Each call is served by the
@@ -242,13 +243,12 @@ class NativeServer:
 class _Requests:
     """A native call's request iterator (each request deserialized, as grpc-python's).
 
-    A stream handler may instead serve the call from its one thread (see
-    P4RuntimeServer._stream_direct): `take()` returns everything waiting in one call
-    (objects it `post`ed from any thread, then request bytes, then None at the end),
-    `deserialize` turns request bytes into a request, and a response it yields may be a
-    list of serialized responses, written in order by Call.write_many. Or it serves the
-    call in gRPC's read reaction (P4RuntimeServer._stream_react): `react(fn)`, with its
-    answers queued by `push(data, kind, limit)` (bounded per kind, `count(kind)`)."""
+    A stream handler may instead serve the call in gRPC's read reaction
+    (StreamService._stream_react): `react(fn)`, with its answers queued by
+    `push(data, kind, limit)` (bounded per kind, `count(kind)`); its own thread then
+    `take()`s everything waiting in one call (objects it `post`ed from any thread, then
+    None at the end). `deserialize` turns request bytes into a request; a response a
+    handler yields may be a list of serialized responses (Call.write_many)."""
 
     __slots__ = ("_read", "deserialize", "take", "post", "take_ready", "react", "push", "count")
 

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
-from p4sim.compiled.build import cache_dir, load_extension, prune
+from p4sim.compiled.build import building, cache_dir, load_extension, prune
 
 SOURCE = Path(__file__).with_name("frontend.cc")
 MODULE = "p4sim_native_frontend"  # its PyInit name; the file name carries the key
@@ -99,16 +99,9 @@ def _build(source: str, cxxflags: tuple[str, ...]) -> ModuleType:
     root = cache_dir()
     so = os.path.join(root, f"native_frontend_{h.hexdigest()[:16]}{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}")
     if not os.path.exists(so):
-        os.makedirs(root, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=root, prefix=".build-") as tmp:
-            out, src = os.path.join(tmp, "m.so"), os.path.join(tmp, "frontend.cc")
-            with open(src, "w", encoding="utf-8") as f:
-                f.write(source)
-            r = _run([cxx, *cxxflags, include, src, "-o", out, *flags])
-            if r.returncode != 0:
-                last = (r.stderr.strip().splitlines() or ["(no output)"])[-1]
-                raise NativeUnavailable(f"building the native front end failed: {last}")
-            os.replace(out, so)
+        with building(root, os.path.basename(so)):  # one process builds it; the others wait, then load
+            if not os.path.exists(so):
+                _compile(source, cxx, cxxflags, include, flags, root, so)
         prune(root)
     else:
         os.utime(so)  # most recently used: pruned last
@@ -116,3 +109,16 @@ def _build(source: str, cxxflags: tuple[str, ...]) -> ModuleType:
         return load_extension(MODULE, so)
     except ImportError as e:
         raise NativeUnavailable(f"cannot load the native front end: {e}") from None
+
+
+def _compile(source: str, cxx: str, cxxflags: tuple[str, ...], include: str, flags: list[str], root: str,
+             so: str) -> None:
+    with tempfile.TemporaryDirectory(dir=root, prefix=".build-") as tmp:
+        out, src = os.path.join(tmp, "m.so"), os.path.join(tmp, "frontend.cc")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(source)
+        r = _run([cxx, *cxxflags, include, src, "-o", out, *flags])
+        if r.returncode != 0:
+            last = (r.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise NativeUnavailable(f"building the native front end failed: {last}")
+        os.replace(out, so)
