@@ -19,12 +19,7 @@ PACKAGES = ("bench", "controller", "hdl", "lab", "p4rtproto", "p4sim", "p4src")
 
 # Circles being broken elsewhere, as packages a circle may lie within. Each must still hold
 # a circle (test_known_circles_still_exist): delete the entry when it is gone.
-KNOWN = {
-    # issue 35 circle 4: p4sim/runtime <-> p4sim/compiled (the runtime binds the compiled
-    # backend, which probes the runtime's classes). The `fast` helper's branch (s11-fast)
-    # breaks it; remove this entry when merging it.
-    "p4sim runtime <-> compiled": ("p4sim.runtime", "p4sim.compiled"),
-}
+KNOWN: dict[str, tuple[str, ...]] = {}
 
 
 def module_files(root: Path, packages: tuple[str, ...]) -> dict[str, Path]:
