@@ -557,3 +557,89 @@ class StfSession:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# ---------------------------------------------------------------- rocelab stf
+
+
+def program_for(stf: Path) -> Path:
+    """p4c's layout: NAME.p4 beside NAME.stf; ours (p4src/tests/*.stf): the one .p4 in the
+    folder above."""
+    beside = stf.with_suffix(".p4")
+    if beside.is_file():
+        return beside
+    above = sorted(stf.resolve().parent.parent.glob("*.p4"))
+    if len(above) == 1:
+        return above[0]
+    raise FileNotFoundError(f"{stf}: no {beside.name} beside it and no single .p4 in "
+                            f"{stf.resolve().parent.parent}; pass --program")
+
+
+def _report(name: str, result: StfResult) -> None:
+    for w in result.warnings:
+        print(w)
+    print(f"{name}: {result.report()}")
+
+
+def run_cli(args, usage: type[Exception]) -> int:
+    """`rocelab stf`: 0 every file passed (or was not run, saying why), 1 a failure, 2 a
+    malformed file or bad options."""
+    import sys
+
+    from .targets.program import from_artifacts
+
+    paths = [Path(p) for p in args.stf]
+    try:
+        texts = {p: read_stf(p) for p in paths}
+        for p, text in texts.items():
+            parse_stf(text)
+            del p
+        programs = {p: Path(args.program) if args.program else program_for(p) for p in paths}
+    except (StfError, FileNotFoundError) as e:
+        raise usage(str(e)) from None
+    options, explicit = registry.option_values(lambda dest: getattr(args, dest), "cli")
+    failed = not_run = 0
+    for source in dict.fromkeys(programs.values()):
+        mine = [p for p in paths if programs[p] == source]
+        program: Path | Program = source
+        if args.p4info or args.bmv2_json:
+            if not (args.p4info and args.bmv2_json):
+                raise usage("--p4info and --bmv2-json go together")
+            program = from_artifacts(args.p4info, args.bmv2_json)
+        cfg = TargetConfig(kind=args.target, grpc_addr=args.grpc_addr, device_id=args.device_id,
+                           port_map=args.port_map or {}, program=program, push=not args.no_push,
+                           options=options)
+        try:
+            kind = registry.check(cfg, explicit, "cli")
+        except ConfigError as e:
+            raise usage(str(e)) from None
+        if kind.in_process:
+            from .targets.p4sim import compile_program, run_stf_in_process
+
+            compiled = compile_program(source)
+            for p in mine:
+                try:
+                    result = run_stf_in_process(compiled, texts[p], str(p), strict=args.strict)
+                except StfError as e:
+                    raise usage(str(e)) from None
+                _report(str(p), result)
+                failed += not result.ok
+            continue
+        ports = stf_ports(texts[p] for p in mine)
+        with StfSession(cfg, kind.program(cfg), ports) as session:
+            for p in mine:
+                try:
+                    runner = session.run(p, strict=args.strict)
+                except Unsupported as e:
+                    print(f"{p}: NOT RUN: {e}")
+                    not_run += 1
+                    continue
+                except StfError as e:
+                    sys.stderr.write(f"rocelab: {e}\n")
+                    return 2
+                _report(str(p), runner.result)
+                failed += not runner.result.ok
+    total = len(paths)
+    print(f"{total - failed - not_run} passed, {failed} failed, {not_run} not run "
+          f"(--target {args.target})")
+    return 1 if failed else 0
