@@ -15,9 +15,11 @@ Inputs come from STF files (`controller.stf`), the shared vectors turned into an
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 
-from .stf import Observed
+from .stf import Observed, StfSession, TargetStfRunner
+from .targets.base import CloneSession, MulticastGroup
 
 # Registers whose cells are microsecond timestamps of the switch's clock (p4src/include/
 # pfc.p4 `pfc_last_sent`, cnp.p4 `cnp_last`): set or not is comparable, the value is not.
@@ -36,16 +38,25 @@ def compare(a: Observed, b: Observed, names: tuple[str, str] = ("p4sim", "bmv2")
     for port in sorted(set(a.frames) | set(b.frames)):
         fa, fb = a.frames.get(port, []), b.frames.get(port, [])
         for i in range(max(len(fa), len(fb))):
-            x = fa[i].hex() if i < len(fa) else "(none)"
-            y = fb[i].hex() if i < len(fb) else "(none)"
+            x = fa[i] if i < len(fa) else None
+            y = fb[i] if i < len(fb) else None
             if x != y:
-                out.append(f"port {port} frame #{i + 1}: {na} {x} / {nb} {y}")
+                out.append(f"port {port} frame #{i + 1}: {_frame_diff(x, y, na, nb)}")
     out += _cells("counter", a.counters, b.counters, names)
     clocks = {_short(n) for n in clock_registers}
     ra = {n: ([int(v != 0) for v in c] if _short(n) in clocks else c) for n, c in a.registers.items()}
     rb = {n: ([int(v != 0) for v in c] if _short(n) in clocks else c) for n, c in b.registers.items()}
     out += _cells("register", ra, rb, names)
     return out
+
+
+def _frame_diff(x: bytes | None, y: bytes | None, na: str, nb: str) -> str:
+    """Where two frames part, with 16 bytes from there (whole frames can be 4 KB)."""
+    if x is None or y is None:
+        return f"only {na if y is None else nb} has it: {(x or y or b'')[:32].hex()}..."
+    at = next((i for i, (p, q) in enumerate(zip(x, y, strict=False)) if p != q), min(len(x), len(y)))
+    return (f"differ from byte {at} ({len(x)} / {len(y)} bytes): {na} ..{x[at:at + 16].hex()}.. "
+            f"/ {nb} ..{y[at:at + 16].hex()}..")
 
 
 def _cells(kind: str, a: Mapping[str, list], b: Mapping[str, list], names: tuple[str, str]) -> list[str]:
@@ -75,3 +86,54 @@ def vectors_stf(vectors, in_port: int, out_port: int, cnp_config: str) -> str:
         lines.append(f"packet {in_port} {v.frame.hex()}")
     lines.append("wait")
     return "\n".join(lines) + "\n"
+
+
+class Recorder:
+    """A target that keeps what reaches the switch: every write (in order) and every frame
+    sent into a port, then passes it on. Around a scenario's in-process p4sim it records
+    the frames at the switch's ingress for a replay on other targets."""
+
+    def __init__(self, target):
+        self.target = target
+        self.writes: list = []  # entities, in order
+        self.frames: list[tuple[int, bytes]] = []  # (ingress port, frame), in order
+
+    def __getattr__(self, name: str):
+        return getattr(self.target, name)
+
+    def write(self, entities, modify_existing: bool = False) -> None:
+        entities = list(entities)
+        self.writes.extend(entities)
+        self.target.write(entities, modify_existing)
+
+    def send(self, port: int, frame: bytes) -> None:
+        self.frames.append((port, bytes(frame)))
+        self.target.send(port, frame)
+
+
+def replay(session: StfSession, writes, frames, gap_s: float = 0.002,
+           drop_s: float = 0.3) -> Observed:
+    """The recorded writes, then the recorded frames one at a time (every queue is empty
+    when the next arrives: queue-dependent marking stays out of it), on a fresh pipeline of
+    `session`'s switch; what came out, and the counters and registers."""
+    with session.target() as t:
+        runner = TargetStfRunner(t, session.schema, "replay", cpu_port=session.cfg.cpu_port,
+                                 cli=session.cli(), gap_s=gap_s)
+        try:
+            for e in writes:
+                if isinstance(e, CloneSession | MulticastGroup):
+                    runner.write_pre(e)
+                else:
+                    t.write([e], modify_existing=True)
+            for port, frame in frames:
+                # lockstep: the next frame only once this one came out (or `drop_s` passed:
+                # dropped), so a switch that stalls under load never holds two at once
+                t.send(port, frame)
+                deadline = time.monotonic() + drop_s
+                while not runner.pump(0.002) and time.monotonic() < deadline:
+                    pass
+                runner.pump(gap_s)  # its clones and replicas
+            runner.sync()
+            return runner.observed()
+        finally:
+            runner.clear_pre()

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -120,6 +121,7 @@ class TargetStfRunner:
         self._groups: dict[int, list[int]] = {}  # multicast group -> node handles
         self._nodes: list[tuple[int, ...]] = []  # node handle -> its ports (BMv2 counts from 0)
         self.pre: dict[tuple[type, int], CloneSession | MulticastGroup] = {}  # what we wrote
+        self.observation: Observed | None = None  # set by StfSession.run
 
     # ------------------------------------------------------------ running
 
@@ -216,7 +218,7 @@ class TargetStfRunner:
         else:
             self.t.send(port, frame)
         self.result.packets_sent += 1
-        self._pump(self.gap_s)
+        self.pump(self.gap_s)
 
     def do_expect(self, c: Cmd) -> None:
         self.expected.add(c, self.strict)
@@ -251,7 +253,7 @@ class TargetStfRunner:
             value = (value << w) | (meta.get(name, 0) & ((1 << w) - 1))
         return value.to_bytes(sum(w for _, w in fields) // 8, "big") + payload
 
-    def _pump(self, duration_s: float) -> int:
+    def pump(self, duration_s: float) -> int:
         """Collect frames for `duration_s`; the number that came."""
         n = 0
         end = time.monotonic() + duration_s
@@ -283,8 +285,8 @@ class TargetStfRunner:
         without a new frame."""
         deadline = time.monotonic() + self.timeout_s
         while not self._arrived() and time.monotonic() < deadline:
-            self._pump(0.01)
-        while self._pump(self.settle_s):
+            self.pump(0.01)
+        while self.pump(self.settle_s):
             pass
 
     # ------------------------------------------------------------ externs
@@ -400,15 +402,15 @@ class TargetStfRunner:
 
     # ------------------------------------------------------------ replication
 
-    def _write_pre(self, e: CloneSession | MulticastGroup) -> None:
+    def write_pre(self, e: CloneSession | MulticastGroup) -> None:
         self.t.write([e], modify_existing=True)
         self.pre[type(e), e.session if isinstance(e, CloneSession) else e.group] = e
 
     def do_mirroring_add(self, c: Cmd) -> None:
-        self._write_pre(CloneSession(int(c.args[0]), (int(c.args[1]),)))
+        self.write_pre(CloneSession(int(c.args[0]), (int(c.args[1]),)))
 
     def do_mirroring_add_mc(self, c: Cmd) -> None:
-        self._write_pre(CloneSession(int(c.args[0]), self._group_ports(int(c.args[1]))))
+        self.write_pre(CloneSession(int(c.args[0]), self._group_ports(int(c.args[1]))))
 
     def do_mc_mgrp_create(self, c: Cmd) -> None:
         self._groups[int(c.args[0])] = []
@@ -422,7 +424,7 @@ class TargetStfRunner:
         if grp not in self._groups or not 0 <= node < len(self._nodes):
             raise ValueError(f"no multicast group {grp} or node {node}")
         self._groups[grp].append(node)
-        self._write_pre(MulticastGroup(grp, self._group_ports(grp)))
+        self.write_pre(MulticastGroup(grp, self._group_ports(grp)))
 
     def _group_ports(self, grp: int) -> tuple[int, ...]:
         if grp not in self._groups:
@@ -469,6 +471,9 @@ def stf_ports(texts: Iterable[str]) -> set[int]:
             if c.op in ("packet", "expect") and c.args and c.args[0].isdigit()}
 
 
+_SESSION_IDS = itertools.count()
+
+
 class StfSession:
     """One switch of `cfg`'s kind for many STF files of one program: each file starts from
     a fresh pipeline (pushed again: tables, counters, registers and PRE entries back to
@@ -507,10 +512,11 @@ class StfSession:
         nets = self._stack.enter_context(netns.NetnsSet())
         test_side: dict[int, PortRef] = {}
         switch_side: dict[int, str] = {}
+        tag = f"q{next(_SESSION_IDS)}"  # several sessions in one process: names apart
         for port in ports:
-            nets.add_veth(netns.name("t", port), netns.name("s", port))
-            test_side[port] = PortRef(netns.name("t", port))
-            switch_side[port] = netns.name("s", port)
+            nets.add_veth(netns.name(tag + "t", port), netns.name(tag + "s", port))
+            test_side[port] = PortRef(netns.name(tag + "t", port))
+            switch_side[port] = netns.name(tag + "s", port)
         cfg = dataclasses.replace(self.cfg, program=self.program)
         self.process = self.kind.start(cfg, switch_side, log_dir=log_dir)
         self._stack.callback(self.process.close)
@@ -530,13 +536,17 @@ class StfSession:
         finally:
             t.close()
 
-    def run(self, path: str | Path, **kw) -> TargetStfRunner:
+    def run(self, path: str | Path, text: str | None = None, **kw) -> TargetStfRunner:
+        """Run the STF at `path` (or `text`, reported as `path`) on a fresh pipeline; the
+        runner holds `result` and `observation` (frames, counters, registers)."""
+        if text is None:
+            text = read_stf(path)
         with self.target() as t:
             kw.setdefault("cpu_port", self.cfg.cpu_port)
             kw.setdefault("cli", self.cli())
             runner = TargetStfRunner(t, self.schema, str(path), **kw)
             try:
-                runner.run_text(read_stf(path))
+                runner.run_text(text)
                 runner.observation = runner.observed()
             finally:
                 runner.clear_pre()
