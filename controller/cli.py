@@ -8,6 +8,7 @@
     rocelab experiment list|NAME|all [--out DIR] [--json]   the RoCE primer's claims, measured
     rocelab packet-out --port N HEX [target options]  PacketOut through the program's header
     rocelab packet-in [--timeout S] [target options]  print PacketIns
+    rocelab stf FILE.stf... [--strict] [target options]  p4c's STF tests on any target
 
 Target options: --target KIND (default p4sim, in this process; `rocelab apply -h` lists the
 kinds, one module each in controller/targets/kinds/), --grpc-addr HOST:PORT, --device-id N
@@ -141,6 +142,12 @@ def build_parser() -> argparse.ArgumentParser:
     pi = sub.add_parser("packet-in", help="print PacketIns")
     pi.add_argument("--timeout", type=float, default=1.0)
     _target_args(pi)
+    st = sub.add_parser("stf", help="run p4c STF tests (the .p4 beside them) on a target")
+    st.add_argument("stf", nargs="+", help="STF files (program: --program, else NAME.p4 beside "
+                    "the file, else the one .p4 in the folder above)")
+    st.add_argument("--strict", action="store_true",
+                    help="check every port and refuse unknown commands (p4c: named ports only)")
+    _target_args(st)
     from controller.fabric.sweep import add_parser as add_sweep_parser
 
     add_sweep_parser(sub)
@@ -330,6 +337,12 @@ def cmd_packet_in(args) -> int:
     return EXIT_OK
 
 
+def cmd_stf(args) -> int:
+    from controller.stf import run_cli
+
+    return run_cli(args, _Usage)
+
+
 def main(argv: list[str] | None = None) -> int:
     from controller.config import ConfigError
     from controller.targets import TargetError
@@ -355,7 +368,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return cmd_sweep(args)
     fn = {"check": cmd_check, "apply": cmd_apply, "counters": cmd_counters, "run": cmd_run,
-          "list": cmd_list, "experiment": cmd_experiment, "packet-out": cmd_packet_out, "packet-in": cmd_packet_in}[args.cmd]
+          "list": cmd_list, "experiment": cmd_experiment, "packet-out": cmd_packet_out, "packet-in": cmd_packet_in,
+          "stf": cmd_stf}[args.cmd]
     try:
         return fn(args)
     except TargetConfigError as exc:

@@ -75,6 +75,17 @@ def exit_with_me(env: Mapping[str, str]) -> str:
     return add(env)
 
 
+def run_stf_in_process(program, stf_text: str, path: str, *, strict: bool = False):
+    """p4sim's own STF runner (virtual time: the clock stands still between packets) on a
+    fresh in-process switch of `program` (a compiled program or a P4 path); a
+    p4rtproto.stf.StfResult. The CPU port is an ordinary port here, as in p4c's runner."""
+    from p4sim.runtime.switch import Switch
+    from p4sim.stf import StfRunner
+
+    compiled = program if not isinstance(program, str | os.PathLike) else compile_program(program)
+    return StfRunner(Switch(compiled, cpu_port=None), path, strict=strict).run_text(stf_text)
+
+
 def wire_bytes(frame_len: int) -> int:
     """Bytes of line time a frame (no FCS) takes: the traffic manager's wire model."""
     from p4sim.runtime.tm import wire_bytes as tm_wire_bytes

@@ -30,10 +30,6 @@ def resolve_name(name: str, names: Any, what: str) -> str:
     raise P4SimError(f"{what} name {name!r} is ambiguous: {', '.join(sorted(cands))}")
 
 
-def parse_rate(s: str) -> tuple[float, int]:
-    """An STF / simple_switch_CLI meter rate `RATE:BURST` (units per microsecond, units)."""
-    r, b = s.split(":")
-    return float(r), int(b)
 
 
 def enum_member(e: ast.Expression) -> str:

@@ -163,30 +163,13 @@ def _stf_write(r: Any, c: Any) -> None:
     r.sw.counter_write(a[0], int(a[1]), parse_int(a[2]), parse_int(a[3]) if len(a) > 3 else 0)
 
 
-_CMP = {"==": int.__eq__, "!=": int.__ne__, "<": int.__lt__, ">": int.__gt__, "<=": int.__le__,
-        ">=": int.__ge__}
-
-
 def _stf_check(r: Any, c: Any) -> None:
     """check_counter NAME(INDEX) [packets|bytes] [== VALUE] (p4c's STF runner)"""
-    import re
+    from p4rtproto.stf import counter_check
 
-    from p4sim.stf import parse_int
-
-    a = c.args
-    m = re.fullmatch(r"([^(]+)\((\d+)\)", a[0])
-    if not m:
-        raise ValueError("check_counter NAME(INDEX) [packets|bytes] [== VALUE]")
-    name, idx = m.group(1), int(m.group(2))
-    rest = a[1:]
-    what = "packets"
-    if rest and rest[0] in ("packets", "bytes"):
-        what = rest.pop(0)
-    cmp = "=="
-    if rest and rest[0] in _CMP:
-        cmp = rest.pop(0)
-    want = parse_int(rest[0])
-    p, b = r.sw.counter_read(name, idx)
-    got = p if what == "packets" else b
-    if not _CMP[cmp](got, want):
-        r.fail(f"{r.path}:{c.line}: counter {name}({idx}) {what} is {got}, expected {cmp} {want}")
+    chk = counter_check(c.args)
+    p, b = r.sw.counter_read(chk.name, chk.index)
+    if not chk.holds(p, b):
+        got = p if chk.what == "packets" else b
+        r.fail(f"{r.path}:{c.line}: counter {chk.name}({chk.index}) {chk.what} is {got}, "
+               f"expected {chk.cmp} {chk.value}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from p4rtproto.stf import parse_rate
 from p4sim.check.types import VOID
 from p4sim.lower.codegen import V
 from p4sim.model import MeterInfo, P4SimError
@@ -16,7 +17,6 @@ from ._common import (
     indices,
     modify_only,
     p4info_unit,
-    parse_rate,
     resolve_name,
 )
 from .base import Extern

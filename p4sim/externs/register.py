@@ -172,10 +172,9 @@ def _stf_reset(r: Any, c: Any) -> None:
 
 def _stf_check(r: Any, c: Any) -> None:
     """check_register NAME INDEX [==] VALUE"""
-    from p4sim.stf import parse_int
+    from p4rtproto.stf import register_check
 
-    a = c.args
-    rest = [x for x in a[2:] if x != "=="]
-    v = r.sw.register_read(a[0], int(a[1]))
-    if v != parse_int(rest[0]):
-        r.fail(f"{r.path}:{c.line}: register {a[0]}[{a[1]}] is {v:#x}, expected {rest[0]}")
+    name, index, want = register_check(c.args)
+    v = r.sw.register_read(name, index)
+    if v != want:
+        r.fail(f"{r.path}:{c.line}: register {name}[{index}] is {v:#x}, expected {want:#x}")

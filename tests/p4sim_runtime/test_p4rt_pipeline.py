@@ -411,3 +411,28 @@ def test_direct_meter_config_roundtrip(l2) -> None:
     no_meter.table_entry.CopyFrom(table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}))
     no_meter.config.cir = no_meter.config.pir = 1
     assert expect_codes(c, upd(U.MODIFY, direct_meter_entry=no_meter)) == [code_pb2.INVALID_ARGUMENT]
+
+
+def test_the_running_program_pushed_again_is_not_compiled_again(l2, monkeypatch) -> None:
+    """A commit of the device config already installed starts a fresh switch of the same
+    compiled program (STF runs and fixtures push to reset state): entries gone, nothing
+    compiled; any other config still compiles (here: refused by the planted compiler)."""
+    import p4sim.server.service as service
+
+    c, n = l2
+    c.write(upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward",
+                                      {"port": b"\x02"})))
+
+    def no_compile(*a, **k):
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(service, "compile_device_config", no_compile)
+    config = make_device_config(L2_PROGRAM)
+    c.set_pipeline(config, action=SFP.VERIFY_AND_COMMIT)
+    assert read_table(c, n[ING + "l2_fwd"]) == []
+    c.set_pipeline(config, action=SFP.VERIFY_AND_COMMIT)  # twice: the files stay usable
+    c.write(upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC3}, "to_cpu")))
+    assert len(read_table(c, n[ING + "l2_fwd"])) == 1
+    other = L2_PROGRAM.read_text().encode() + b"\n// another program\n"
+    with pytest.raises(grpc.RpcError):
+        c.set_pipeline(other, action=SFP.VERIFY_AND_COMMIT)
