@@ -58,6 +58,31 @@ def describe(case: Case) -> str:
     return "\n".join(lines) + "\n"
 
 
+def load_case(directory: Path) -> Case:
+    """A case saved by `_save` (program.p4 + case.txt), to rerun or minimise it."""
+    from .gen import CLONE_SESSION, REG_SIZE, Entry
+
+    lines = (directory / "case.txt").read_text().splitlines()
+    case = Case(seed=int(lines[0].split()[1]), source=(directory / "program.p4").read_text(),
+                registers=["I.reg"], counters=[("I.ctr", REG_SIZE)])
+    for ln in lines[1:]:
+        w = ln.split()
+        if w[0] == "mirroring_add":
+            case.clone_sessions[int(w[1])] = int(w[2])
+        elif w[0] == "packet":
+            case.packets.append((int(w[1]), bytes.fromhex(w[2])))
+        elif w[0] == "table_add":
+            arrow = w.index("=>")
+            keys = []
+            for k in w[3:arrow]:
+                v, _, plen = k.partition("/")
+                keys.append(("", int(v, 0), int(plen) if plen else None))
+            args = [(f"p{i}", int(a)) for i, a in enumerate(w[arrow + 1:])]
+            case.entries.append(Entry(w[1], keys, w[2], args))
+    assert CLONE_SESSION in case.clone_sessions or "clone(" not in case.source
+    return case
+
+
 def run_batch(seed: int, count: int, out: Path | None, first: int = 0, log=print) -> Summary:
     from controller.targets.netns import NetnsSet, name
 

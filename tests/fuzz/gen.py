@@ -258,11 +258,11 @@ class _Gen:
         kinds = []
         has_lpm = False
         for f in keys:
-            # run-time lpm only on whole bytes: through simple_switch_CLI a prefix length
-            # counts from the top of the key's padded bytes while bm_sim refuses one longer
-            # than the field (match_units.cpp), so most prefixes of a 9-bit field cannot be
-            # written (tests/fuzz/README.md)
-            choices = ["exact", "ternary", "lpm"] if const else (["exact", "lpm"] if f.width % 8 == 0 else ["exact"])
+            # lpm only on whole bytes: BMv2 counts a prefix from the top of the key's padded
+            # bytes, so an lpm key of W % 8 != 0 bits matches wrongly (a const entry as p4c
+            # writes it) or cannot be written (simple_switch_CLI): tests/fuzz/README.md
+            lpm = ["lpm"] if f.width % 8 == 0 else []
+            choices = ["exact", "ternary", *lpm] if const else ["exact", *lpm]
             kind = r.choice(choices)
             if kind == "lpm" and has_lpm:
                 kind = "exact"
