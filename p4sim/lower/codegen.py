@@ -179,6 +179,7 @@ class _Fn:
         self.n = 0
         self.once_stack: list[V | None] = []  # return-value var (and type) of the inlined body
         self.in_parser = False
+        self.in_action = 0  # depth of action bodies being inlined
         self.packet: str | None = None  # Python name of the packet_in/out param
         self.packet_kind = ""
         self.sm: str | None = None  # Python expr of standard_metadata, when in scope
@@ -238,7 +239,6 @@ class Compiler:
         # fixed-size headers: (bytes, extract lines, emit values) with `_H` for the header,
         # so the parser and deparser inline them instead of calling _ex/_em per header
         self.header_io: dict[str, tuple[int, list[str], list[str]]] = {}
-        self.top_control = ""  # declared name of the V1Switch control being compiled
         # P4Info as p4c's front end leaves it: tables never applied are removed
         # (RemoveAllUnusedDeclarations), and with them the actions only they used
         self.applied_tables: set[str] = set()
@@ -929,8 +929,6 @@ class Compiler:
     def _compile_control(self, d: ast.ControlDecl, prefix: str, ctor_args: list[ast.Argument],
                          top: bool, arg_scope: Env | None) -> str:
         fname = "C_" + self.uid(prefix)
-        if top:
-            self.top_control = prefix
         lines: list[str] = []
         fn = _Fn(lines, 1, self.tmp_counter)
         scope = Env(self.genv)
@@ -1145,7 +1143,7 @@ class Compiler:
             default_params=tuple(default_args.get(p, 0) for p, _ in
                                  next(a for a in actions if a.name == default_name).params),
             const_default_action=const_default, const_entries=bool(ep is not None and ep.is_const),
-            size=size, direct_counter=dc, direct_meter=dm,
+            initial_entries=bool(entries), size=size, direct_counter=dc, direct_meter=dm,
             implementation=impl.name if impl is not None else None)
         self.model.tables[name] = info
         # the runtime installs the const entries when it loads the program; a bad one is
@@ -1193,15 +1191,9 @@ class Compiler:
         """The control-plane name of an action as used in the current top-level control.
 
         p4c (frontends/p4/localizeActions.cpp) copies a global action into each control
-        that uses it; TagGlobalActions gives it `@name(".a")` unless it has an @name, so a
-        global action with a relative `@name("n")` is then named `<Control>.n` by
-        HierarchicalNames (one P4Info action per control using it)."""
-        d = asym.decl
-        if self.global_scope(asym) and isinstance(d, ast.Annotated) and self.top_control:
-            a = d.annotation("name")
-            n = a.string_value() if a is not None else None
-            if n and not n.startswith("."):
-                return f"{self.top_control}.{n}"
+        that uses it. p4c 1.2.4.0 then named a global action with a relative `@name("n")`
+        `<Control>.n` (one P4Info action per control); since p4c #4975 (1.2.5.x, followed
+        here) the copy keeps the global name `n` (sample issue-4969-bmv2)."""
         return asym.value
 
     def register_action(self, asym: Sym, adecl: ast.ActionDecl) -> None:
@@ -1835,9 +1827,11 @@ class Compiler:
         """Inline an action or function body; returns the Python var holding a function's result."""
         d = asym.decl
         assert isinstance(d, (ast.ActionDecl, ast.FunctionDecl))
-        if not from_table and asym.kind == "action" and not self.global_scope(asym):
+        if not from_table and asym.kind == "action" and not self.global_scope(asym) and not fn.in_action:
             # a control's own action called directly stays a declaration of the control
-            # after p4c's front end (only its call is inlined), so P4Info lists it
+            # after p4c's front end (only its call is inlined), so P4Info lists it; one
+            # called only from another action's body is not listed (p4c's InlineActions
+            # inlines it there and RemoveAllUnusedDeclarations then drops it)
             self.register_action(asym, d)  # type: ignore[arg-type]
             self.action_users.setdefault(self.action_cp_name(asym), set()).add(None)
         dscope = self.body_env(asym)
@@ -1881,7 +1875,10 @@ class Compiler:
         fn.in_parser = False if isinstance(d, ast.ActionDecl) else fn.in_parser
         fn.loops = []  # break/continue/return inside the body belong to the body
         start = len(fn.lines)
+        is_action = isinstance(d, ast.ActionDecl)
+        fn.in_action += is_action
         self.block(d.body, inner, fn)
+        fn.in_action -= is_action
         if len(fn.lines) == start:
             fn.emit("pass")
         fn.in_parser, fn.loops = saved_parser, saved_loops
@@ -2105,6 +2102,8 @@ class Compiler:
         ext = registry.function(sym.name)
         if ext is None:
             raise bug(f"extern function {sym.name}", c)
+        if not fn.in_parser:
+            self.model.calls_extern_function = True
         return ext.call(self, sym.name, argv, c, scope, fn)
 
     def extern_method(self, obj: V, t: TExtern, m: str, argv: list[ast.Expression], c: ast.MethodCall,
