@@ -12,7 +12,7 @@ PYTEST_ARGS ?= -n 2  # two workers: the machines here have 2 cores
 # ccache: the Verilator builds share their runtime objects (hdl/tb/run_sim.py).
 APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet g++ perl python3-venv python3-dev pkg-config libgrpc++-dev ccache
 
-.PHONY: all setup test test-compiled test-native demo experiments bench bench-hdl fil lint lab lab-pair docker docker-test p4-bmv2 docker-test-inside clean
+.PHONY: all setup test test-compiled test-native demo experiments bench bench-hdl fil lint lab lab-pair fuzz-bmv2 docker docker-test p4-bmv2 docker-test-inside clean
 
 all: test
 
@@ -71,6 +71,13 @@ experiments: setup
 
 bench: setup
 	$(PY) -m bench
+
+# Random programs on p4c + BMv2 simple_switch and on p4sim, outputs compared (tests/fuzz/;
+# root, toolchain on PATH). FUZZ_COUNT=3000 is the size measured for issue 32.
+FUZZ_COUNT ?= 200
+FUZZ_SEED ?= 7
+fuzz-bmv2: setup
+	$(PY) -m tests.fuzz --seed $(FUZZ_SEED) --count $(FUZZ_COUNT) --out build/fuzz
 
 bench-hdl: setup
 	$(PY) -m bench hdl
