@@ -28,7 +28,7 @@ BMV2_APT_PACKAGES := libgrpc++1.51 libprotobuf32 libabsl20220623 libboost-iostre
 	libboost-program-options1.74.0 libgmp10 libnanomsg5 libpcap0.8 libthrift-0.17.0 \
 	libjsoncpp25 libxxhash0
 
-.PHONY: all setup test test-bmv2 test-stress test-compiled test-reference demo experiments bench bench-hdl fil lint lab lab-pair docker docker-test p4-bmv2 docker-test-inside clean
+.PHONY: all setup test test-bmv2 test-stress test-compiled test-reference demo experiments bench bench-hdl fil lint lab lab-pair fuzz-bmv2 docker docker-test p4-bmv2 docker-test-inside clean
 
 all: test
 
@@ -147,6 +147,13 @@ experiments: setup
 
 bench: setup
 	$(PY) -m bench
+
+# Random programs on p4c + BMv2 simple_switch and on p4sim, outputs compared (tests/fuzz/;
+# root, toolchain on PATH). FUZZ_COUNT=3000 is the size measured for issue 32.
+FUZZ_COUNT ?= 200
+FUZZ_SEED ?= 7
+fuzz-bmv2: setup
+	$(PY) -m tests.fuzz --seed $(FUZZ_SEED) --count $(FUZZ_COUNT) --out build/fuzz
 
 bench-hdl: setup
 	$(PY) -m bench hdl

@@ -78,6 +78,7 @@ class TableInfo(Annotated):
     default_params: tuple[int, ...] = ()
     const_default_action: bool = False
     const_entries: bool = False  # `const entries` => read-only table
+    initial_entries: bool = False  # `entries` or `const entries` with at least one entry
     size: int = 1024
     direct_counter: str | None = None  # name of the direct_counter bound to it
     direct_meter: str | None = None
@@ -162,6 +163,9 @@ class ProgramModel:
     # objects of externs that have no field above, by the module's `model_field`
     # (p4sim.externs; P4Info lists them under `externs`)
     externs: dict[str, dict[str, Annotated]] = field(default_factory=dict)
+    # an extern function (mark_to_drop, hash, clone...) is called in a control: p4c's
+    # P4Info then has a (possibly empty) type_info, as an extern instance does
+    calls_extern_function: bool = False
 
 
 # ---------------------------------------------------------------- errors

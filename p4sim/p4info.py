@@ -214,7 +214,18 @@ def p4info_from_model(model: ProgramModel) -> p4info_pb2.P4Info:
             ext.p4info(p4info, info, pre, alloc.get)
     for h in _sorted(model.controller_headers):
         _controller_header(p4info.controller_packet_metadata.add(), h, pre)
+    if _touches_type_info(model, externs):
+        p4info.type_info.SetInParent()
     return p4info
+
+
+def _touches_type_info(model: ProgramModel, externs: list) -> bool:
+    """p4c 1.2.5.16 writes `type_info {}` (empty or not) once anything asks for it: a table,
+    an action parameter, a controller header, an extern instance or an extern function
+    called in a control (control-plane/p4RuntimeSerializer.cpp: addTable, addAction,
+    addControllerHeader, analyzeControl; p4RuntimeArchStandard: addExternInstance)."""
+    return bool(model.tables or any(a.params for a in model.actions.values()) or model.controller_headers
+                or any(ext.objects(model) for ext in externs) or model.calls_extern_function)
 
 
 def _sorted(objs: dict[str, Annotated]) -> list:
@@ -256,7 +267,9 @@ def _table(msg: p4info_pb2.Table, t: TableInfo, model: ProgramModel, alloc: IdAl
         for param, value in zip(action.params if action else (), t.default_params, strict=False):
             arg = msg.initial_default_action.arguments.add()
             arg.param_id = param.id
-            arg.value = _bytes(value)
+            # p4c 1.2.5.16 writes these at the parameter's width in bytes (other values
+            # elsewhere in P4Runtime are the shortest string)
+            arg.value = value.to_bytes((param.bitwidth + 7) // 8, "big")
     if t.implementation is not None:  # p4c addTableProperties: the profile's id
         msg.implementation_id = alloc.get("ACTION_PROFILE", t.implementation)
     if t.direct_counter is not None:
@@ -264,9 +277,10 @@ def _table(msg: p4info_pb2.Table, t: TableInfo, model: ProgramModel, alloc: IdAl
     if t.direct_meter is not None:
         msg.direct_resource_ids.append(alloc.get("DIRECT_METER", t.direct_meter))
     msg.size = t.size
-    if t.const_entries:
-        msg.is_const_table = True
-        msg.has_initial_entries = True
+    # p4c getConstTable (the `const entries` property, even empty) and
+    # getHasInitialEntries (`entries` or `const entries` with at least one entry)
+    msg.is_const_table = t.const_entries
+    msg.has_initial_entries = t.initial_entries
 
 
 def _find(objs: dict, name: str):

@@ -415,6 +415,8 @@ class CallChecker:
                     # P4_16 spec (packet_in.lookahead): T must have a fixed width
                     raise err(f"lookahead needs a fixed-width type; {t.show()} has a varbit field", c)
                 return Val(t)
+            if isinstance(t, TStruct) and t.kind == "struct" and _fixed_bits_struct(t):
+                return Val(t)  # p4c: any fixed-width type (issue1768-bmv2: a struct of bit<N>)
             if not isinstance(t, TBits):
                 raise unsupported(f"lookahead of {t.show()}", c)
             return Val(t)
@@ -424,3 +426,10 @@ class CallChecker:
         if m == "length":
             return Val(TBits(32))
         raise err(f"packet_in has no method {m}", c)
+
+
+def _fixed_bits_struct(t: TStruct) -> bool:
+    """A struct whose fields are bit<N>, int<N>, bool or such structs (nothing varbit, no header)."""
+    return all(isinstance(ft, (TBits, TBool)) or
+               (isinstance(ft, TStruct) and ft.kind == "struct" and _fixed_bits_struct(ft))
+               for _, ft in t.fields)

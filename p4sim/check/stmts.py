@@ -21,6 +21,10 @@ def plain_path(e: ast.Expression) -> bool:
     return isinstance(x, ast.Name)
 
 
+def _varbit_place(e: ast.Node) -> bool:
+    return isinstance(e, ast.Name) or plain_path(e)  # type: ignore[arg-type]
+
+
 class StmtChecker:
     """Mixin of `p4sim.check.Checker`: statements.
 
@@ -181,8 +185,9 @@ class StmtChecker:
         rv = self.coerce(rv, lt, node)
         if isinstance(lt, TVarbit):
             # a varbit value is its bits and their current width: both move together
-            if not (isinstance(lhs, ast.Member) and isinstance(rhs, ast.Expression) and plain_path(rhs)):
-                raise unsupported("assigning a varbit other than field to field", node)
+            # a field or a local variable, both ways (p4c sample issue447-5-bmv2)
+            if not (_varbit_place(lhs) and isinstance(rhs, ast.Expression) and _varbit_place(rhs)):
+                raise unsupported("assigning a varbit other than a field or variable", node)
             if not (isinstance(rv.type, TVarbit) and rv.type.width == lt.width):
                 raise err(f"cannot assign {rv.type.show()} to {lt.show()}", node)
 

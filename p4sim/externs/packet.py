@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from p4sim.check.types import VOID, TBits, TStack, TStruct, width_of
+from p4sim.check.types import VOID, TBits, TBool, TStack, TStruct, width_of
 from p4sim.frontend import ast
 from p4sim.frontend.errors import bug
 from p4sim.lower.codegen import HDR_OBJ, V, fld
@@ -112,7 +112,7 @@ def lookahead(cc: Any, c: Any, scope: Any, fn: Any) -> Any:
     """`pkt.lookahead<T>()` of a fixed-width header or bit<W>: read without advancing."""
     t = cc.resolve_type(c.type_args[0], scope)
     tmp = fn.tmp("la")
-    if isinstance(t, TStruct):  # a header
+    if isinstance(t, TStruct) and t.kind == "header":
         cc.gen_class(t)
         fn.emit(f"{tmp} = {t.pycls}()")
         fn.emit(f"{tmp}._ex(buf, off)")
@@ -122,8 +122,33 @@ def lookahead(cc: Any, c: Any, scope: Any, fn: Any) -> Any:
     fn.emit(f"if off + {nb} > len(buf): raise ParserError(1)")
     shift = nb * 8 - w
     code = f"(int.from_bytes(buf[off:off + {nb}], 'big')" + (f" >> {shift})" if shift else ")")
-    fn.emit(f"{tmp} = {code}")
+    if not isinstance(t, TStruct):
+        fn.emit(f"{tmp} = {code}")
+        return V(tmp, t)
+    # a struct of bit<N>/bool (check allows no other): its fields in order, the first the
+    # most significant, as p4c's BMv2 back end reads it (one lookahead of the whole width)
+    cc.gen_class(t)
+    bits = fn.tmp("lab")
+    fn.emit(f"{bits} = {code}")
+    fn.emit(f"{tmp} = {t.pycls}()")
+    shift = w
+    for path, ft in _leaves(t, tmp):
+        fw = width_of(ft)
+        shift -= fw
+        val = f"(({bits} >> {shift}) & {(1 << fw) - 1})"
+        fn.emit(f"{path} = {'bool' + val if isinstance(ft, TBool) else val}")
     return V(tmp, t)
+
+
+def _leaves(t: TStruct, code: str) -> list:
+    """(attribute path, type) of every scalar field of a struct, nested structs flattened in order."""
+    out: list = []
+    for name, ft in t.fields:
+        if isinstance(ft, TStruct):
+            out.extend(_leaves(ft, f"{code}.{fld(name)}"))
+        else:
+            out.append((f"{code}.{fld(name)}", ft))
+    return out
 
 
 def emit(cc: Any, v: Any, fn: Any) -> None:

@@ -305,8 +305,6 @@ class DeclLowering:
     def _compile_control(self, d: ast.ControlDecl, prefix: str, ctor_args: list[ast.Argument],
                          top: bool, arg_scope: Env | None) -> str:
         fname = "C_" + self.uid(prefix)
-        if top:
-            self.top_control = prefix
         lines: list[str] = []
         fn = _Fn(lines, 1, self.tmp_counter)
         scope = Env(self.genv)
@@ -521,7 +519,7 @@ class DeclLowering:
             default_params=tuple(default_args.get(p, 0) for p, _ in
                                  next(a for a in actions if a.name == default_name).params),
             const_default_action=const_default, const_entries=bool(ep is not None and ep.is_const),
-            size=size, direct_counter=dc, direct_meter=dm,
+            initial_entries=bool(entries), size=size, direct_counter=dc, direct_meter=dm,
             implementation=impl.name if impl is not None else None)
         self.model.tables[name] = info
         # the runtime installs the const entries when it loads the program; a bad one is
@@ -569,15 +567,9 @@ class DeclLowering:
         """The control-plane name of an action as used in the current top-level control.
 
         p4c (frontends/p4/localizeActions.cpp) copies a global action into each control
-        that uses it; TagGlobalActions gives it `@name(".a")` unless it has an @name, so a
-        global action with a relative `@name("n")` is then named `<Control>.n` by
-        HierarchicalNames (one P4Info action per control using it)."""
-        d = asym.decl
-        if self.global_scope(asym) and isinstance(d, ast.Annotated) and self.top_control:
-            a = d.annotation("name")
-            n = a.string_value() if a is not None else None
-            if n and not n.startswith("."):
-                return f"{self.top_control}.{n}"
+        that uses it. p4c 1.2.4.0 then named a global action with a relative `@name("n")`
+        `<Control>.n` (one P4Info action per control); since p4c #4975 (1.2.5.x, followed
+        here) the copy keeps the global name `n` (sample issue-4969-bmv2)."""
         return asym.value
 
     def register_action(self, asym: Sym, adecl: ast.ActionDecl) -> None:

@@ -138,9 +138,11 @@ class ExprLowering:
         """Inline an action or function body; returns the Python var holding a function's result."""
         d = asym.decl
         assert isinstance(d, (ast.ActionDecl, ast.FunctionDecl))
-        if not from_table and asym.kind == "action" and not self.global_scope(asym):
+        if not from_table and asym.kind == "action" and not self.global_scope(asym) and not fn.in_action:
             # a control's own action called directly stays a declaration of the control
-            # after p4c's front end (only its call is inlined), so P4Info lists it
+            # after p4c's front end (only its call is inlined), so P4Info lists it; one
+            # called only from another action's body is not listed (p4c's InlineActions
+            # inlines it there and RemoveAllUnusedDeclarations then drops it)
             self.register_action(asym, d)  # type: ignore[arg-type]
             self.action_users.setdefault(self.action_cp_name(asym), set()).add(None)
         dscope = self.body_env(asym)
@@ -184,7 +186,10 @@ class ExprLowering:
         fn.in_parser = False if isinstance(d, ast.ActionDecl) else fn.in_parser
         fn.loops = []  # break/continue/return inside the body belong to the body
         start = len(fn.lines)
+        is_action = isinstance(d, ast.ActionDecl)
+        fn.in_action += is_action
         self.block(d.body, inner, fn)
+        fn.in_action -= is_action
         if len(fn.lines) == start:
             fn.emit("pass")
         fn.in_parser, fn.loops = saved_parser, saved_loops
@@ -408,6 +413,8 @@ class ExprLowering:
         ext = registry.function(sym.name)
         if ext is None:
             raise bug(f"extern function {sym.name}", c)
+        if not fn.in_parser:
+            self.model.calls_extern_function = True
         return ext.call(self, sym.name, argv, c, scope, fn)
 
     def extern_method(self, obj: V, t: TExtern, m: str, argv: list[ast.Expression], c: ast.MethodCall,

@@ -25,6 +25,17 @@ def sx(v: int, w: int) -> int:
     return v - (1 << w) if (v >> (w - 1)) & 1 else v
 
 
+class VarbitBox:
+    """A local varbit variable: its bits `f_v` and their current width `wf_v`, moved together
+    (the same pair of attributes a header's varbit field has)."""
+
+    __slots__ = ("f_v", "wf_v")
+
+    def __init__(self) -> None:
+        self.f_v = 0
+        self.wf_v = 0
+
+
 class Stack:
     """A header stack: `a` the elements, `n` the next index (P4's nextIndex)."""
 

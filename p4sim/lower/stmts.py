@@ -224,6 +224,15 @@ class StmtLowering:
         declared with its default value and initialised only when the guards hold."""
         t = self.resolve_type(s.type, scope)
         py = "v_" + self.uid(s.name)
+        if isinstance(t, TVarbit):
+            # a box, so that the bits and their width move together as a field's do
+            fn.emit(f"{py} = VarbitBox()")
+            scope.add(Sym("var", s.name, s, t, py=py + ".f_v"))
+            if s.init is not None:
+                v = self.expr(s.init, scope, fn)
+                fn.emit(f"{py}.f_v = {v.code}")
+                fn.emit(f"{py}.wf_v = {vbw(v.code)}")
+            return
         if s.init is not None and not guards:
             v = self.expr(s.init, scope, fn)
             fn.emit(f"{py} = {self.copy_code(self.convert(v, t))}")

@@ -95,6 +95,7 @@ class _Fn:
         self.n = 0
         self.once_stack: list[V | None] = []  # return-value var (and type) of the inlined body
         self.in_parser = False
+        self.in_action = 0  # depth of action bodies being inlined
         self.packet: str | None = None  # Python name of the packet_in/out param
         self.packet_kind = ""
         self.sm: str | None = None  # Python expr of standard_metadata, when in scope

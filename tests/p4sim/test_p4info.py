@@ -80,7 +80,7 @@ def model() -> ProgramModel:
             size=512, direct_counter="MyIngress.fwd_counter", direct_meter="MyIngress.fwd_meter"),
         "MyEgress.t": TableInfo("MyEgress.t", actions=(ActionRef("MyEgress.mark"),),
                                 default_action="MyEgress.mark", const_default_action=True,
-                                const_entries=True, annotations=("@my_tag",)),
+                                const_entries=True, initial_entries=True, annotations=("@my_tag",)),
     }
     m.counters = {"MyIngress.port_pkts": CounterInfo("MyIngress.port_pkts", unit="packets_and_bytes",
                                                      size=64)}
@@ -188,7 +188,8 @@ def test_table_contents():
                                            ref_id(0x15, "MyIngress.fwd_meter")]
     ida = t.initial_default_action
     assert ida.action_id == ref_id(1, "MyIngress.fwd")
-    assert [(a.param_id, a.value) for a in ida.arguments] == [(1, b"\x03"), (2, b"\x0a\x0b")]
+    # at the parameter's width in bytes, as p4c 1.2.5.16 writes them (1.2.4.0: b"\x03")
+    assert [(a.param_id, a.value) for a in ida.arguments] == [(1, b"\x00\x03"), (2, b"\x00\x00\x00\x00\x0a\x0b")]
     e = by_name(info.tables, "MyEgress.t")
     assert e.is_const_table and e.has_initial_entries and e.size == 1024
     assert e.const_default_action_id == 0x01000077

@@ -88,9 +88,9 @@ V1Switch(P(), V(), ig_instance, eg_instance, C(), D()) main;
 
 def test_sub_control_instances_and_global_actions(tmp_path):
     """Each instance of a sub-control has its own objects under `<Control>.<instance>`
-    (an @name on the instance replaces its name; `.x` makes it global); a global action with
-    a relative @name becomes one action per control using it; a global action without
-    @name keeps its global name."""
+    (an @name on the instance replaces its name; `.x` makes it global); a global action
+    keeps its global name, with or without a relative @name (p4c 1.2.5.16, checked with
+    p4c-bm2-ss on this program; p4c 1.2.4.0 named the first `Ing.fwd` and `E.fwd`)."""
     tables, actions = _p4info(tmp_path, """
 @name("fwd") action forward(bit<9> port) { }
 action plain_global() { }
@@ -113,7 +113,7 @@ control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
 V1Switch(P(), V(), Ing(), E(), C(), D()) main;
 """)
     assert set(tables) == {"Ing.t", "Ing.s1.st", "Ing.second.st", "top.st", "E.et"}
-    assert set(actions) == {"Ing.fwd", "E.fwd", "plain_global", "Ing.s1.mark", "Ing.second.mark",
+    assert set(actions) == {"fwd", "plain_global", "Ing.s1.mark", "Ing.second.mark",
                             "top.mark", "NoAction"}
     for name, uid in actions.items():
         assert uid == ref_id(ACTION, name), name
@@ -133,13 +133,62 @@ control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
     action never_used() { hd.h.b = 4; }
     table unused_t { key = { hd.h.a: exact; } actions = { only_in_unused; shared; } }
     table used_t { key = { hd.h.a: exact; } actions = { shared; } }
-    apply { used_t.apply(); called(); }
+    action inner() { hd.h.b = 5; }
+    action outer() { inner(); }
+    apply { used_t.apply(); called(); outer(); }
 }
 control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
 V1Switch(P(), V(), Ing(), E(), C(), D()) main;
 """)
     assert set(tables) == {"Ing.used_t"}
-    assert set(actions) == {"Ing.shared", "Ing.called", "NoAction"}
+    # `inner` is called only from another action: p4c's InlineActions inlines it there and
+    # it is then unused (p4c 1.2.5.16 samples crc32-bmv2, issue232-bmv2)
+    assert set(actions) == {"Ing.shared", "Ing.called", "Ing.outer", "NoAction"}
+
+
+def _info(tmp_path: Path, body: str):
+    src = tmp_path / "prog.p4"
+    src.write_text(PRELUDE + body + """
+control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+V1Switch(P(), V(), Ing(), E(), C(), D()) main;
+""")
+    return build_p4info(load_program(str(src)).model)
+
+
+def test_type_info_is_written_once_something_asks_for_it(tmp_path):
+    """p4c 1.2.5.16 writes an empty `type_info {}` when a table, an action parameter, a
+    controller header, an extern instance or an extern function called in a control asks for
+    it (p4RuntimeSerializer.cpp), and none otherwise (samples arith-bmv2, empty-bmv2)."""
+    bare = _info(tmp_path, "control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm)"
+                           " { apply { hd.h.a = 1; } }")
+    assert not bare.HasField("type_info")
+    called = _info(tmp_path, "control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm)"
+                             " { apply { mark_to_drop(sm); } }")
+    assert called.HasField("type_info") and called.type_info.ByteSize() == 0
+    param = _info(tmp_path, "control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm)"
+                            " { action a(bit<8> v) { hd.h.a = v; } apply { a(3); } }")
+    assert param.HasField("type_info")
+
+
+def test_initial_entries_and_default_action_arguments(tmp_path):
+    """p4c 1.2.5.16: has_initial_entries when `entries` or `const entries` holds an entry,
+    is_const_table for `const entries` even when empty (getHasInitialEntries, getConstTable);
+    initial_default_action arguments at the parameter's width in bytes (default_action-bmv2:
+    "\\000\\000\\000\\n" for bit<32> 10)."""
+    info = _info(tmp_path, """
+control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    action a(bit<32> v) { hd.h.a = (bit<8>)v; }
+    table init_t { key = { hd.h.a: exact; } actions = { a; } default_action = a(10);
+                   entries = { 1 : a(2); } }
+    table const_empty { key = { hd.h.b: exact; } actions = { a; } const entries = { } }
+    table plain { key = { hd.h.b: exact; } actions = { a; } }
+    apply { init_t.apply(); const_empty.apply(); plain.apply(); }
+}""")
+    t = {x.preamble.name: x for x in info.tables}
+    assert (t["Ing.init_t"].has_initial_entries, t["Ing.init_t"].is_const_table) == (True, False)
+    assert (t["Ing.const_empty"].has_initial_entries, t["Ing.const_empty"].is_const_table) == (False, True)
+    assert (t["Ing.plain"].has_initial_entries, t["Ing.plain"].is_const_table) == (False, False)
+    assert [a.value for a in t["Ing.init_t"].initial_default_action.arguments] == [b"\x00\x00\x00\n"]
 
 
 def test_table_without_default_action_refers_to_noaction_defaultonly(tmp_path):

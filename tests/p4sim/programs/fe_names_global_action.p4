@@ -1,4 +1,4 @@
-// global actions in a control's table: without @name it keeps its global name; a relative @name gets the control's prefix (p4c LocalizeActions + HierarchicalNames)
+// global actions in a control's table keep their global name, with or without a relative @name (p4c 1.2.5.16 LocalizeActions; 1.2.4.0 prefixed the control)
 #include <core.p4>
 #include <v1model.p4>
 header h_t { bit<8> a; bit<8> b; }
