@@ -146,11 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_check(args) -> int:
     from controller.config import ConfigError, check, load_yaml, parse_config
+    from controller.inputs import InputError
 
     try:
         data = load_yaml(args.config)
-    except FileNotFoundError:
-        sys.stderr.write(f"rocelab: {args.config}: no such file\n")
+    except InputError as exc:  # not a readable file (missing, a directory, a FIFO, too big)
+        sys.stderr.write(f"rocelab: {exc}\n")
         return EXIT_USAGE
     except ConfigError as exc:
         findings_json = [{"level": "error", "key": exc.key, "message": exc.message}]
@@ -328,6 +329,7 @@ def cmd_packet_in(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     from controller.config import ConfigError
+    from controller.inputs import InputError
     from controller.targets import TargetError
     from controller.targets.config import ConfigError as TargetConfigError
 
@@ -351,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     except TargetConfigError as exc:
         sys.stderr.write(f"rocelab: {exc}\n")
         return EXIT_USAGE
-    except (_Usage, FileNotFoundError, ConfigError, TargetError) as exc:
+    except (_Usage, InputError, FileNotFoundError, ConfigError, TargetError) as exc:
         code = f" ({exc.code})" if isinstance(exc, TargetError) else ""
         sys.stderr.write(f"rocelab: {exc}{code}\n")
         return EXIT_FAIL if isinstance(exc, ConfigError | TargetError) else EXIT_USAGE

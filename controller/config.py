@@ -44,6 +44,7 @@ from typing import Any
 
 import yaml
 
+from controller.inputs import parse_yaml, read_text, yaml_error_where
 from controller.targets.base import (
     CloneSession,
     DefaultAction,
@@ -114,28 +115,45 @@ class Size:
         return f"{int(self.value)} pkts" if self.packets else f"{int(self.value)} B"
 
 
+# Bounds that keep the buffer arithmetic finite: far beyond any switch, far below overflow.
+MAX_SIZE_BYTES = 10**12
+MAX_SIZE_PACKETS = 10**9
+MAX_SPEED_BPS = 10e12  # 10 Tb/s
+MAX_CABLE_M = 1e9  # 5 s of propagation: controller.fabric turns emulated link delays into cable
+
+
+def _finite(value: float, key: str, what: str, hi: float, shown: Any) -> float:
+    """`value` if finite and in [0, hi]; .inf, .nan and 5,000-digit numbers are errors here."""
+    if not math.isfinite(value) or not 0 <= value <= hi:
+        raise ConfigError(key, f"expected {what} in 0..{hi:g}, got {str(shown)[:40]!r}")
+    return value
+
+
 def parse_size(value: Any, key: str) -> Size:
-    if isinstance(value, bool):
-        raise ConfigError(key, f"expected a size like 5KB or '40 pkts', got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ConfigError(key, f"expected a size like 5KB or '40 pkts', got {str(value)[:40]!r}")
     if isinstance(value, int | float):
-        return Size(float(value))
-    m = _SIZE.match(str(value))
+        return Size(_finite(float(value), key, "a size in bytes", MAX_SIZE_BYTES, value))
+    m = _SIZE.match(value)
     if not m:
-        raise ConfigError(key, f"expected a size like 5KB, 200KiB or '40 pkts', got {value!r}")
+        raise ConfigError(key, f"expected a size like 5KB, 200KiB or '40 pkts', got {value[:40]!r}")
     unit = (m.group(2) or "").lower() or None
     if unit and unit.startswith("p"):
-        return Size(float(m.group(1)), True)
-    return Size(float(m.group(1)) * _SIZE_UNITS[unit])
+        return Size(_finite(float(m.group(1)), key, "a number of packets", MAX_SIZE_PACKETS, value), True)
+    return Size(_finite(float(m.group(1)) * _SIZE_UNITS[unit], key, "a size in bytes",
+                        MAX_SIZE_BYTES, value))
 
 
 def parse_speed(value: Any, key: str) -> float:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    m = _SPEED.match(str(value))
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ConfigError(key, f"expected a speed like 10G, 25G or 100Gbps, got {str(value)[:40]!r}")
+    if isinstance(value, int | float):
+        return _finite(float(value), key, "a speed in b/s", MAX_SPEED_BPS, value)
+    m = _SPEED.match(value)
     if not m:
-        raise ConfigError(key, f"expected a speed like 10G, 25G or 100Gbps, got {value!r}")
+        raise ConfigError(key, f"expected a speed like 10G, 25G or 100Gbps, got {value[:40]!r}")
     mult = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2).lower()]
-    return float(m.group(1)) * mult
+    return _finite(float(m.group(1)) * mult, key, "a speed in b/s", MAX_SPEED_BPS, value)
 
 
 def fmt_bytes(n: float) -> str:
@@ -318,12 +336,12 @@ def parse_config(data: dict, path: str = "<config>") -> tuple[Config, list[Confi
         if "speed" in spec:
             pc.speed = c.run(parse_speed, spec["speed"], f"{key}.speed") or pc.speed
         pc.mtu = c.run(_int, spec.get("mtu", cfg.mtu), f"{key}.mtu", 576, 9216) or cfg.mtu
-        try:
-            pc.cable_m = float(spec.get("cable_m", 2.0))
-            if pc.cable_m < 0:
-                raise ValueError
-        except (TypeError, ValueError):
-            c.errors.append(ConfigError(f"{key}.cable_m", "expected a length in metres >= 0"))
+        cable = spec.get("cable_m", 2.0)
+        if isinstance(cable, int | float) and not isinstance(cable, bool) \
+                and math.isfinite(cable) and 0 <= cable <= MAX_CABLE_M:
+            pc.cable_m = float(cable)
+        else:
+            c.errors.append(ConfigError(f"{key}.cable_m", f"expected a length in metres, 0..{MAX_CABLE_M:g}"))
         pc.mac = c.run(_mac, spec.get("mac", f"02:00:00:00:ff:{pn & 0xFF:02x}"), f"{key}.mac") or ""
         cfg.ports[pn] = pc
     for name, spec in (c.run(_map, data.get("hosts"), "hosts") or {}).items():
@@ -420,15 +438,15 @@ def parse_config(data: dict, path: str = "<config>") -> tuple[Config, list[Confi
 
 
 def load_yaml(path: str | Path) -> dict:
-    """Parse a YAML file; syntax errors become ConfigError with file:line:column."""
-    text = Path(path).read_text()
+    """Read (bounded: controller.inputs) and parse a YAML file. A path that is not a readable
+    file raises InputError; syntax errors and the loader's limits (aliases, nesting, huge
+    integers) become ConfigError with file:line:column."""
+    text = read_text(path)
     try:
-        data = yaml.safe_load(text)
+        data = parse_yaml(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(where, f"YAML syntax: {problem}") from None
+        where, problem = yaml_error_where(exc, path)
+        raise ConfigError(where, problem) from None
     return data if data is not None else {}
 
 
@@ -586,7 +604,7 @@ def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Fi
             continue
         if f.get("kind") not in ("every_nth", "psn"):
             err(f"{key}.kind", f"must be every_nth or psn, got {f.get('kind')!r}")
-        if f.get("host") not in cfg.hosts:
+        if not isinstance(f.get("host"), str) or f["host"] not in cfg.hosts:
             err(f"{key}.host", f"no host named {f.get('host')!r}")
         if f.get("kind") == "every_nth" and not (isinstance(f.get("n"), int) and f["n"] >= 1):
             err(f"{key}.n", "must be an integer >= 1")
@@ -595,11 +613,16 @@ def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Fi
         if not isinstance(m, dict) or "port" not in m or "session" not in m:
             err(key, "needs session and port")
             continue
-        if m["port"] in {h.port for h in cfg.hosts.values()}:
+        if not isinstance(m["port"], int) or isinstance(m["port"], bool) or not 0 <= m["port"] <= 510:
+            err(f"{key}.port", f"expected a port number 0..510, got {str(m['port'])[:40]!r}")
+        elif m["port"] in {h.port for h in cfg.hosts.values()}:
             err(f"{key}.port", f"port {m['port']} has a host on it: mirror to a free port")
         match = m.get("match", {}) or {}
+        if not isinstance(match, dict):
+            err(f"{key}.match", "expected a mapping")
+            continue
         for k in ("src", "dst"):
-            if k in match and match[k] not in cfg.hosts:
+            if k in match and (not isinstance(match[k], str) or match[k] not in cfg.hosts):
                 err(f"{key}.match.{k}", f"no host named {match[k]!r}")
         if "qpn" in match and not (isinstance(match["qpn"], int) and 0 < match["qpn"] < 1 << 24):
             err(f"{key}.match.qpn", f"must be a 24-bit QP number, got {match['qpn']!r}")
@@ -613,7 +636,7 @@ def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Fi
         except (ValueError, AttributeError):
             err(f"{key}.prefix", f"not an IP prefix: {r.get('prefix') if isinstance(r, dict) else r!r}")
             continue
-        if r.get("port") not in cfg.ports:
+        if not isinstance(r.get("port"), int) or r["port"] not in cfg.ports:
             err(f"{key}.port", f"port {r.get('port')} is not in ports")
     return out
 

@@ -27,6 +27,7 @@ import yaml
 from controller.config import ConfigError, parse_speed
 from controller.fabric.topology import Topology
 from controller.hosts.dcqcn import DcqcnParams
+from controller.inputs import InputError, parse_yaml, read_text, yaml_error_where
 
 TOPOLOGY_DIR = Path(__file__).resolve().parent / "topologies"
 MAX_FILE_BYTES = 1 << 20
@@ -215,15 +216,12 @@ def load_lab(path: str | Path) -> LabSpec:
     if not p.suffix and not p.exists():
         p = TOPOLOGY_DIR / f"{path}.yaml"
     try:
-        if p.stat().st_size > MAX_FILE_BYTES:
-            raise LabFileError(f"{p}: larger than {MAX_FILE_BYTES} bytes")
-        text = p.read_text()
-    except OSError as e:
-        raise LabFileError(f"{p}: cannot read ({e.strerror})") from None
-    try:
-        data = yaml.safe_load(text)
+        data = parse_yaml(read_text(p, MAX_FILE_BYTES))
+    except InputError as e:
+        raise LabFileError(str(e)) from None
     except yaml.YAMLError as e:
-        raise LabFileError(f"{p}: not YAML ({str(e).splitlines()[0]})") from None
+        where, problem = yaml_error_where(e, p)
+        raise LabFileError(f"{where}: not YAML ({problem})") from None
     return parse_lab(data, str(p))
 
 

@@ -274,9 +274,11 @@ def key_lines(text: str) -> dict[str, int]:
     """Dotted key path -> 1-based line of its value in the YAML text (best effort)."""
     import yaml
 
+    from controller.inputs import compose_yaml
+
     out: dict[str, int] = {}
     try:
-        root = yaml.compose(text)
+        root = compose_yaml(text)
     except yaml.YAMLError:
         return out
 
