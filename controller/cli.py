@@ -145,11 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_check(args) -> int:
-    from controller.config import ConfigError, check, load_yaml, parse_config
+    from controller.config import ConfigError, check, load_yaml_lines, parse_config
     from controller.inputs import InputError
 
     try:
-        data = load_yaml(args.config)
+        data, lines = load_yaml_lines(args.config)
     except InputError as exc:  # not a readable file (missing, a directory, a FIFO, too big)
         sys.stderr.write(f"rocelab: {exc}\n")
         return EXIT_USAGE
@@ -160,13 +160,16 @@ def cmd_check(args) -> int:
         else:
             print(f"ERROR {exc.key}: {exc.message}")
         return EXIT_FAIL
-    cfg, errors = parse_config(data, args.config)
+    cfg, errors = parse_config(data, args.config, lines)
     findings = check(cfg, errors)
+    for f in findings:  # the cross-field findings say where their key is too
+        if not f.where and f.key in lines:
+            f.where = f"{args.config}:{lines[f.key]}"
     bad = [f for f in findings if f.level == "error"]
     if args.json:
         print(json.dumps({"ok": not bad, "findings": [
-            {"level": f.level, "key": f.key, "message": f.message, "arithmetic": f.arithmetic}
-            for f in findings]}, indent=2))
+            {"level": f.level, "key": f.key, "message": f.message, "arithmetic": f.arithmetic,
+             "where": f.where} for f in findings]}, indent=2))
     else:
         for f in findings:
             if f.level == "error" or args.verbose or f.arithmetic:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import fields
-from typing import Any
 
 from controller.config import ConfigError, parse_size, parse_speed
 from controller.hosts.dcqcn import DcqcnParams
@@ -272,27 +271,6 @@ def _validate_fabric(sc: dict, v: _V, duration_us: float | None) -> None:
 
 def key_lines(text: str) -> dict[str, int]:
     """Dotted key path -> 1-based line of its value in the YAML text (best effort)."""
-    import yaml
+    from controller.schemas import key_lines as lines
 
-    from controller.inputs import compose_yaml
-
-    out: dict[str, int] = {}
-    try:
-        root = compose_yaml(text)
-    except yaml.YAMLError:
-        return out
-
-    def walk(node: Any, path: str) -> None:
-        if isinstance(node, yaml.MappingNode):
-            for k, val in node.value:
-                p = f"{path}.{k.value}" if path else str(k.value)
-                out[p] = val.start_mark.line + 1
-                walk(val, p)
-        elif isinstance(node, yaml.SequenceNode):
-            for i, val in enumerate(node.value):
-                p = f"{path}[{i}]"
-                out[p] = val.start_mark.line + 1
-                walk(val, p)
-
-    walk(root, "")
-    return out
+    return lines(text)
