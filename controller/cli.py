@@ -8,6 +8,7 @@
     rocelab experiment list|NAME|all [--out DIR] [--json]   the RoCE primer's claims, measured
     rocelab packet-out --port N HEX [target options]  PacketOut through the program's header
     rocelab packet-in [--timeout S] [target options]  print PacketIns
+    rocelab schema switch|scenario|fabric|lab         JSON Schema of a file kind (for editors)
 
 Target options: --target KIND (default p4sim, in this process; `rocelab apply -h` lists the
 kinds, one module each in controller/targets/kinds/), --grpc-addr HOST:PORT, --device-id N
@@ -26,6 +27,7 @@ import time
 from pathlib import Path
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+SCHEMA_KINDS = ("switch", "scenario", "fabric", "lab")  # controller.schemas.kinds()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -138,6 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     pi = sub.add_parser("packet-in", help="print PacketIns")
     pi.add_argument("--timeout", type=float, default=1.0)
     _target_args(pi)
+    sc = sub.add_parser("schema", help="JSON Schema of a file kind (YAML language server, editors)")
+    sc.add_argument("kind", choices=SCHEMA_KINDS)
     from controller.fabric.sweep import add_parser as add_sweep_parser
 
     add_sweep_parser(sub)
@@ -305,6 +309,13 @@ def cmd_experiment(args) -> int:
     return EXIT_OK
 
 
+def cmd_schema(args) -> int:
+    from controller.schemas import json_schema
+
+    print(json.dumps(json_schema(args.kind), indent=2))
+    return EXIT_OK
+
+
 def cmd_packet_out(args) -> int:
     try:
         frame = bytes.fromhex(args.hex.replace(":", "").replace(" ", ""))
@@ -350,7 +361,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return cmd_sweep(args)
     fn = {"check": cmd_check, "apply": cmd_apply, "counters": cmd_counters, "run": cmd_run,
-          "list": cmd_list, "experiment": cmd_experiment, "packet-out": cmd_packet_out, "packet-in": cmd_packet_in}[args.cmd]
+          "list": cmd_list, "experiment": cmd_experiment, "packet-out": cmd_packet_out, "packet-in": cmd_packet_in,
+          "schema": cmd_schema}[args.cmd]
     try:
         return fn(args)
     except TargetConfigError as exc:

@@ -81,3 +81,21 @@ def parse_speed(value: Any, key: str) -> float:
         raise ConfigError(key, f"expected a speed like 10G, 25G or 100Gbps, got {value[:40]!r}")
     mult = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2).lower()]
     return _finite(float(m.group(1)) * mult, key, "a speed in b/s", MAX_SPEED_BPS, value)
+
+
+_TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ns|us|ms|s)?\s*$")
+_TIME_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000, None: 1_000_000_000}
+MAX_TIME_S = 3600.0
+
+
+def parse_time_ns(value: Any, key: str) -> int:
+    """A time in ns from 500us, 1ms, 3s or a bare number of seconds (finite, <= MAX_TIME_S)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ConfigError(key, f"expected a time like 500us, 1ms or 3s, got {str(value)[:40]!r}")
+    if isinstance(value, int | float):
+        return round(_finite(float(value), key, "a time in s", MAX_TIME_S, value) * 1e9)
+    m = _TIME.match(value)
+    if not m:
+        raise ConfigError(key, f"expected a time like 500us, 1ms or 3s, got {value[:40]!r}")
+    ns = float(m.group(1)) * _TIME_NS[m.group(2)]
+    return round(_finite(ns, key, "a time in ns", MAX_TIME_S * 1e9, value))

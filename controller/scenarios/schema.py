@@ -105,6 +105,15 @@ def validate(sc: dict, lines: dict[str, int] | None = None, duration_us: float |
     """Raise ScenarioError for the first bad key of a loaded scenario (and of the command
     line's --duration-us); returns nothing when all is well."""
     v = _V(sc.get("_path", "<scenario>"), lines or {})
+    # types, ranges and units: the typed schema (controller/schemas/files.py); then the rules
+    # that need the whole file, below
+    from controller.schemas import kinds
+    from controller.schemas import validate as typed
+
+    _, errors = typed(kinds()["fabric" if "fabric" in sc else "scenario"],
+                      {k: x for k, x in sc.items() if k != "_path"})
+    if errors:
+        v.fail(errors[0].key, errors[0].message)
     if "fabric" in sc:
         _validate_fabric(sc, v, duration_us)
         return

@@ -124,10 +124,9 @@ class MirrorSpec(Strict):
     priority: Int(0, 0xFFFF) = 1
 
 
-class SwitchConfig(Strict):
-    """A switch config file (rocelab check / apply)."""
+class SwitchPolicy(Strict):
+    """A switch config without its ports (a lab file's `policy:`: the fabric gives them)."""
 
-    model_config = ConfigDict(title="rocelab switch config")
     name: str | None = None
     description: str | None = None
     program: str | None = None
@@ -145,6 +144,12 @@ class SwitchConfig(Strict):
     cnp: CnpSpec = CnpSpec()
     faults: list[FaultSpec] = []
     mirror: list[MirrorSpec] = []
+
+
+class SwitchConfig(SwitchPolicy):
+    """A switch config file (rocelab check / apply)."""
+
+    model_config = ConfigDict(title="rocelab switch config")
 
     @field_validator("ports")
     @classmethod

@@ -21,6 +21,7 @@ from controller.units import (
     Size,
     parse_size,
     parse_speed,
+    parse_time_ns,
 )
 
 
@@ -44,6 +45,9 @@ def _int0(value: Any) -> Any:
 
 
 def _finite_number(value: Any) -> Any:
+    """A number as YAML writes one: not a bool, not a string, not .inf or .nan."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"expected a number, got {str(value)[:40]!r}")
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"expected a finite number, got {value!r}")
     return value
@@ -76,13 +80,18 @@ _SPEED_SCHEMA = {"anyOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": 
                            {"type": "string", "pattern": r"^\s*[0-9]*\.?[0-9]+\s*[kKmMgGtT]?(bps|b/s|b)?\s*$"}],
                  "description": "bits per second (10G, 25G, 100Gbps, 4M)"}
 
+TimeField = Annotated[int, BeforeValidator(_unit(parse_time_ns)), WithJsonSchema({
+    "anyOf": [{"type": "number", "minimum": 0},
+              {"type": "string", "pattern": r"^\s*[0-9]*\.?[0-9]+\s*(ns|us|ms|s)?\s*$"}],
+    "description": "500us, 1ms, 3s (a bare number: seconds)"})]
 SizeField = Annotated[Size, BeforeValidator(_unit(parse_size)), WithJsonSchema(_SIZE_SCHEMA)]
 SpeedField = Annotated[float, BeforeValidator(_unit(parse_speed)), WithJsonSchema(_SPEED_SCHEMA)]
 Mac = Annotated[str, BeforeValidator(_mac),
                 WithJsonSchema({"type": "string", "pattern": "^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"})]
 IpAddr = Annotated[str, BeforeValidator(_ip), WithJsonSchema({"type": "string", "format": "ip-address"})]
 IpPrefix = Annotated[str, BeforeValidator(_prefix), WithJsonSchema({"type": "string", "description": "10.9.0.0/16"})]
-Metres = Annotated[float, BeforeValidator(_finite_number), Field(ge=0, le=MAX_CABLE_M, allow_inf_nan=False)]
+# (constraints before the validator: after it, pydantic's JSON Schema shows them as "ge"/"le")
+Metres = Annotated[float, Field(ge=0, le=MAX_CABLE_M, allow_inf_nan=False), BeforeValidator(_finite_number)]
 def _probability(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
         raise ValueError(f"must be in (0, 1], got {str(value)[:40]!r}")
@@ -95,7 +104,7 @@ Probability = Annotated[float, BeforeValidator(_probability),
 
 def Int(lo: int, hi: int) -> Any:  # noqa: N802 (a type, read as one)
     """An integer in lo..hi (bools are not integers; "0x101" is)."""
-    return Annotated[StrictInt, BeforeValidator(_int0), Field(ge=lo, le=hi)]
+    return Annotated[StrictInt, Field(ge=lo, le=hi), BeforeValidator(_int0)]
 
 
 Port = Int(0, 510)
