@@ -9,6 +9,7 @@
     rocelab packet-out --port N HEX [target options]  PacketOut through the program's header
     rocelab packet-in [--timeout S] [target options]  print PacketIns
     rocelab stf FILE.stf... [--strict] [target options]  p4c's STF tests on any target
+    rocelab schema switch|scenario|fabric|lab         JSON Schema of a file kind (for editors)
 
 Target options: --target KIND (default p4sim, in this process; `rocelab apply -h` lists the
 kinds, one module each in controller/targets/kinds/), --grpc-addr HOST:PORT, --device-id N
@@ -27,6 +28,7 @@ import time
 from pathlib import Path
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+SCHEMA_KINDS = ("switch", "scenario", "fabric", "lab")  # controller.schemas.kinds()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -148,6 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--strict", action="store_true",
                     help="check every port and refuse unknown commands (p4c: named ports only)")
     _target_args(st)
+    sc = sub.add_parser("schema", help="JSON Schema of a file kind (YAML language server, editors)")
+    sc.add_argument("kind", choices=SCHEMA_KINDS)
     from controller.fabric.sweep import add_parser as add_sweep_parser
 
     add_sweep_parser(sub)
@@ -155,12 +159,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_check(args) -> int:
-    from controller.config import ConfigError, check, load_yaml, parse_config
+    from controller.config import ConfigError, check, load_yaml_lines, parse_config
+    from controller.inputs import InputError
 
     try:
-        data = load_yaml(args.config)
-    except FileNotFoundError:
-        sys.stderr.write(f"rocelab: {args.config}: no such file\n")
+        data, lines = load_yaml_lines(args.config)
+    except InputError as exc:  # not a readable file (missing, a directory, a FIFO, too big)
+        sys.stderr.write(f"rocelab: {exc}\n")
         return EXIT_USAGE
     except ConfigError as exc:
         findings_json = [{"level": "error", "key": exc.key, "message": exc.message}]
@@ -169,13 +174,16 @@ def cmd_check(args) -> int:
         else:
             print(f"ERROR {exc.key}: {exc.message}")
         return EXIT_FAIL
-    cfg, errors = parse_config(data, args.config)
+    cfg, errors = parse_config(data, args.config, lines)
     findings = check(cfg, errors)
+    for f in findings:  # the cross-field findings say where their key is too
+        if not f.where and f.key in lines:
+            f.where = f"{args.config}:{lines[f.key]}"
     bad = [f for f in findings if f.level == "error"]
     if args.json:
         print(json.dumps({"ok": not bad, "findings": [
-            {"level": f.level, "key": f.key, "message": f.message, "arithmetic": f.arithmetic}
-            for f in findings]}, indent=2))
+            {"level": f.level, "key": f.key, "message": f.message, "arithmetic": f.arithmetic,
+             "where": f.where} for f in findings]}, indent=2))
     else:
         for f in findings:
             if f.level == "error" or args.verbose or f.arithmetic:
@@ -312,6 +320,13 @@ def cmd_experiment(args) -> int:
     return EXIT_OK
 
 
+def cmd_schema(args) -> int:
+    from controller.schemas import json_schema
+
+    print(json.dumps(json_schema(args.kind), indent=2))
+    return EXIT_OK
+
+
 def cmd_packet_out(args) -> int:
     try:
         frame = bytes.fromhex(args.hex.replace(":", "").replace(" ", ""))
@@ -345,6 +360,7 @@ def cmd_stf(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     from controller.config import ConfigError
+    from controller.inputs import InputError
     from controller.targets import TargetError
     from controller.targets.config import ConfigError as TargetConfigError
     from controller.targets.p4sim import use_profile
@@ -369,13 +385,14 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_sweep(args)
     fn = {"check": cmd_check, "apply": cmd_apply, "counters": cmd_counters, "run": cmd_run,
           "list": cmd_list, "experiment": cmd_experiment, "packet-out": cmd_packet_out, "packet-in": cmd_packet_in,
-          "stf": cmd_stf}[args.cmd]
+          "stf": cmd_stf,
+          "schema": cmd_schema}[args.cmd]
     try:
         return fn(args)
     except TargetConfigError as exc:
         sys.stderr.write(f"rocelab: {exc}\n")
         return EXIT_USAGE
-    except (_Usage, FileNotFoundError, ConfigError, TargetError) as exc:
+    except (_Usage, InputError, FileNotFoundError, ConfigError, TargetError) as exc:
         code = f" ({exc.code})" if isinstance(exc, TargetError) else ""
         sys.stderr.write(f"rocelab: {exc}{code}\n")
         return EXIT_FAIL if isinstance(exc, ConfigError | TargetError) else EXIT_USAGE

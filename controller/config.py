@@ -37,13 +37,12 @@ from __future__ import annotations
 
 import ipaddress
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import yaml
 
+from controller.inputs import parse_yaml, read_text, yaml_error_where
 from controller.targets.base import (
     CloneSession,
     DefaultAction,
@@ -81,61 +80,16 @@ def default_response_bits(speed_bps: float) -> int:
     return math.ceil(RESPONSE_BITS_BY_SPEED[400e9] * speed_bps / 400e9)
 
 # -------------------------------------------------------------------- units
+# (controller/units.py; imported here, where the rest of the project has always found them)
+from controller.units import (  # noqa: E402
+    MAX_CABLE_M,
+    ConfigError,
+    Size,
+    parse_size,
+    parse_speed,
+)
 
-_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(b|kb|mb|gb|kib|mib|gib|pkts?|packets?)?\s*$", re.I)
-_SPEED = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kmgt]?)(bps|b/s|b)?\s*$", re.I)
-_SIZE_UNITS = {None: 1, "b": 1, "kb": 1000, "mb": 10**6, "gb": 10**9, "kib": 1024,
-               "mib": 1024**2, "gib": 1024**3}
-
-
-class ConfigError(ValueError):
-    """A problem with one key of the config: `key` is its dotted path."""
-
-    def __init__(self, key: str, message: str):
-        super().__init__(f"{key}: {message}")
-        self.key = key
-        self.message = message
-
-
-@dataclass(frozen=True)
-class Size:
-    """A size in bytes or in packets (as written)."""
-
-    value: float
-    packets: bool = False
-
-    def to_packets(self, frame_bytes: int) -> int:
-        return int(self.value) if self.packets else math.ceil(self.value / frame_bytes)
-
-    def to_bytes(self, frame_bytes: int) -> int:
-        return int(self.value * frame_bytes) if self.packets else int(self.value)
-
-    def __str__(self) -> str:
-        return f"{int(self.value)} pkts" if self.packets else f"{int(self.value)} B"
-
-
-def parse_size(value: Any, key: str) -> Size:
-    if isinstance(value, bool):
-        raise ConfigError(key, f"expected a size like 5KB or '40 pkts', got {value!r}")
-    if isinstance(value, int | float):
-        return Size(float(value))
-    m = _SIZE.match(str(value))
-    if not m:
-        raise ConfigError(key, f"expected a size like 5KB, 200KiB or '40 pkts', got {value!r}")
-    unit = (m.group(2) or "").lower() or None
-    if unit and unit.startswith("p"):
-        return Size(float(m.group(1)), True)
-    return Size(float(m.group(1)) * _SIZE_UNITS[unit])
-
-
-def parse_speed(value: Any, key: str) -> float:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    m = _SPEED.match(str(value))
-    if not m:
-        raise ConfigError(key, f"expected a speed like 10G, 25G or 100Gbps, got {value!r}")
-    mult = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2).lower()]
-    return float(m.group(1)) * mult
+__all__ = ["MAX_CABLE_M", "ConfigError", "Size", "parse_size", "parse_speed"]
 
 
 def fmt_bytes(n: float) -> str:
@@ -235,206 +189,78 @@ class Config:
 
 # -------------------------------------------------------------------- parsing
 
-_TOP_KEYS = {"mtu", "roce_mtu", "router_mac", "ports", "hosts", "routing", "routes", "classes",
-             "ecn", "pfc", "buffer", "cnp", "faults", "mirror", "program", "name",
-             "description"}
-_MAC = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
 
+def parse_config(data: dict, path: str = "<config>",
+                 lines: dict[str, int] | None = None) -> tuple[Config, list[ConfigError]]:
+    """Build a Config from parsed YAML through the schema (controller/schemas/switch.py);
+    every problem found is returned (not just the first), and the Config holds what is left
+    once the bad keys are taken out, so `check` still does its arithmetic on the rest.
+    `lines` (key path -> line) puts `path:line:` before the keys it knows."""
+    from controller.schemas import validate
+    from controller.schemas.switch import SwitchConfig
 
-def _int(value: Any, key: str, lo: int | None = None, hi: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, str):
-            try:
-                value = int(value, 0)
-            except ValueError:
-                raise ConfigError(key, f"expected an integer, got {value!r}") from None
-        else:
-            raise ConfigError(key, f"expected an integer, got {value!r}")
-    if lo is not None and value < lo or hi is not None and value > hi:
-        raise ConfigError(key, f"{value} outside {lo}..{hi}")
-    return value
-
-
-def _mac(value: Any, key: str) -> str:
-    if not isinstance(value, str) or not _MAC.match(value):
-        raise ConfigError(key, f"expected a MAC address like 02:00:00:00:00:01, got {value!r}")
-    return value.lower()
-
-
-def _map(value: Any, key: str) -> dict:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ConfigError(key, f"expected a mapping, got {type(value).__name__}")
-    return value
-
-
-def _list(value: Any, key: str) -> list:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ConfigError(key, f"expected a list, got {type(value).__name__}")
-    return value
-
-
-class _Collector:
-    def __init__(self) -> None:
-        self.errors: list[ConfigError] = []
-
-    def run(self, fn, *args):
-        try:
-            return fn(*args)
-        except ConfigError as exc:
-            self.errors.append(exc)
-            return None
-
-
-def parse_config(data: dict, path: str = "<config>") -> tuple[Config, list[ConfigError]]:
-    """Build a Config from parsed YAML; every problem found is returned (not just the first)."""
-    c = _Collector()
     cfg = Config(path=path, raw=data)
     if not isinstance(data, dict):
         return cfg, [ConfigError("<top>", "the config must be a YAML mapping")]
-    for k in data:
-        if k not in _TOP_KEYS:
-            c.errors.append(ConfigError(str(k), f"unknown key (known: {', '.join(sorted(_TOP_KEYS))})"))
-    cfg.mtu = c.run(_int, data.get("mtu", 1500), "mtu", 576, 9216) or 1500
-    cfg.roce_mtu = c.run(_int, data.get("roce_mtu", 1024), "roce_mtu", 256, 4096) or 1024
-    if "router_mac" in data:
-        cfg.router_mac = c.run(_mac, data["router_mac"], "router_mac") or cfg.router_mac
-    ports = c.run(_map, data.get("ports"), "ports") or {}
-    if not ports:
-        c.errors.append(ConfigError("ports", "at least one port is required"))
-    for p, spec in ports.items():
-        key = f"ports.{p}"
-        pn = c.run(_int, p, key, 0, 510)
-        if pn is None:
-            continue
-        spec = c.run(_map, spec, key) or {}
-        pc = PortCfg(pn)
-        for k in spec:
-            if k not in ("speed", "mtu", "cable_m", "mac"):
-                c.errors.append(ConfigError(f"{key}.{k}", "unknown key (speed, mtu, cable_m, mac)"))
-        if "speed" in spec:
-            pc.speed = c.run(parse_speed, spec["speed"], f"{key}.speed") or pc.speed
-        pc.mtu = c.run(_int, spec.get("mtu", cfg.mtu), f"{key}.mtu", 576, 9216) or cfg.mtu
-        try:
-            pc.cable_m = float(spec.get("cable_m", 2.0))
-            if pc.cable_m < 0:
-                raise ValueError
-        except (TypeError, ValueError):
-            c.errors.append(ConfigError(f"{key}.cable_m", "expected a length in metres >= 0"))
-        pc.mac = c.run(_mac, spec.get("mac", f"02:00:00:00:ff:{pn & 0xFF:02x}"), f"{key}.mac") or ""
-        cfg.ports[pn] = pc
-    for name, spec in (c.run(_map, data.get("hosts"), "hosts") or {}).items():
-        key = f"hosts.{name}"
-        spec = c.run(_map, spec, key) or {}
-        for k in ("port", "mac", "ip"):
-            if k not in spec:
-                c.errors.append(ConfigError(f"{key}.{k}", "required"))
-        port = c.run(_int, spec.get("port", -1), f"{key}.port", 0, 510)
-        mac = c.run(_mac, spec.get("mac", "00:00:00:00:00:00"), f"{key}.mac")
-        ip = str(spec.get("ip", "0.0.0.0"))
-        try:
-            ipaddress.ip_address(ip)
-        except ValueError:
-            c.errors.append(ConfigError(f"{key}.ip", f"not an IP address: {ip!r}"))
-        qps = []
-        for i, q in enumerate(c.run(_list, spec.get("qps"), f"{key}.qps") or []):
-            qk = f"{key}.qps[{i}]"
-            q = c.run(_map, q, qk) or {}
-            qpn = c.run(_int, q.get("qpn", -1), f"{qk}.qpn", 1, 0xFFFFFF)
-            pq = c.run(_int, q.get("peer_qpn", -1), f"{qk}.peer_qpn", 1, 0xFFFFFF)
-            if qpn is not None and pq is not None:
-                qps.append(QpCfg(qpn, str(q.get("peer", "")), pq))
-        if port is not None and mac:
-            cfg.hosts[str(name)] = HostCfg(str(name), port, mac, ip, qps)
-    cfg.routing = str(data.get("routing", "l3"))
-    if cfg.routing not in ("l2", "l3"):
-        c.errors.append(ConfigError("routing", f"must be l2 or l3, got {cfg.routing!r}"))
-    cfg.routes = c.run(_list, data.get("routes"), "routes") or []
-    classes = c.run(_map, data.get("classes"), "classes") or {}
-    for d, tc in (c.run(_map, classes.get("dscp"), "classes.dscp") or {}).items():
-        dv = c.run(_int, d, f"classes.dscp.{d}", 0, 63)
-        tv = c.run(_int, tc, f"classes.dscp.{d}", 0, 7)
-        if dv is not None and tv is not None:
-            cfg.dscp_to_tc[dv] = tv
-    for p, tc in (c.run(_map, classes.get("pcp"), "classes.pcp") or {}).items():
-        pv = c.run(_int, p, f"classes.pcp.{p}", 0, 7)
-        tv = c.run(_int, tc, f"classes.pcp.{p}", 0, 7)
-        if pv is not None and tv is not None:
-            cfg.pcp_to_tc[pv] = tv
-    ecn = c.run(_map, data.get("ecn"), "ecn") or {}
-    for pname, prof in (c.run(_map, ecn.get("profiles"), "ecn.profiles") or {}).items():
-        key = f"ecn.profiles.{pname}"
-        prof = c.run(_map, prof, key) or {}
-        kmin = c.run(parse_size, prof.get("kmin", "5KB"), f"{key}.kmin")
-        kmax = c.run(parse_size, prof.get("kmax", "200KB"), f"{key}.kmax")
-        try:
-            pmax = float(prof.get("pmax", 0.01))
-        except (TypeError, ValueError):
-            pmax = -1.0
-        if not 0 < pmax <= 1:
-            c.errors.append(ConfigError(f"{key}.pmax", f"must be in (0, 1], got {prof.get('pmax')!r}"))
-        if kmin and kmax:
-            cfg.ecn_profiles[str(pname)] = EcnProfile(str(pname), kmin, kmax, pmax,
-                                                      bool(prof.get("drop_non_ect", False)))
-    for i, a in enumerate(c.run(_list, ecn.get("apply"), "ecn.apply") or []):
-        key = f"ecn.apply[{i}]"
-        a = c.run(_map, a, key) or {}
-        ports_sel = a.get("ports", "all")
-        plist = sorted(cfg.ports) if ports_sel == "all" else [
-            c.run(_int, p, f"{key}.ports", 0, 510) for p in _list(ports_sel, f"{key}.ports")]
-        tc = c.run(_int, a.get("class", -1), f"{key}.class", 0, 7)
-        prof = str(a.get("profile", ""))
-        if prof not in cfg.ecn_profiles and not any(e.key.startswith(f"ecn.profiles.{prof}") for e in c.errors):
-            c.errors.append(ConfigError(f"{key}.profile", f"no ECN profile named {prof!r}"))
-        if tc is not None:
-            cfg.ecn_apply.append(([p for p in plist if p is not None], tc, prof))
-    pfc = c.run(_map, data.get("pfc"), "pfc") or {}
-    if pfc:
-        pc = PfcCfg()
-        pc.classes = [c.run(_int, x, "pfc.classes", 0, 7) for x in _list(pfc.get("classes", []), "pfc.classes")]
-        pc.classes = [x for x in pc.classes if x is not None]
-        pc.xoff = c.run(parse_size, pfc.get("xoff", "40 pkts"), "pfc.xoff") or pc.xoff
-        pc.xon = c.run(parse_size, pfc.get("xon", "20 pkts"), "pfc.xon") or pc.xon
-        pc.quanta = c.run(_int, pfc.get("quanta", 0xFFFF), "pfc.quanta", 1, 0xFFFF) or 0xFFFF
-        pc.refresh_us = c.run(_int, pfc.get("refresh_us", 100), "pfc.refresh_us", 1, 10**7) or 100
-        if "headroom" in pfc:
-            pc.headroom = c.run(parse_size, pfc["headroom"], "pfc.headroom")
-        if "response_bits" in pfc:
-            pc.response_bits = c.run(_int, pfc["response_bits"], "pfc.response_bits", 0, 10**7)
-        cfg.pfc = pc
-    buf = c.run(_map, data.get("buffer"), "buffer") or {}
-    cfg.buffer_packets = c.run(_int, buf.get("packets", 1024), "buffer.packets", 1, 10**7) or 1024
-    cnp = c.run(_map, data.get("cnp"), "cnp") or {}
-    cfg.cnp_mode = str(cnp.get("mode", "host"))
-    if cfg.cnp_mode not in ("host", "switch"):
-        c.errors.append(ConfigError("cnp.mode", f"must be host or switch, got {cfg.cnp_mode!r}"))
-    cfg.cnp_class = c.run(_int, cnp.get("class", 6), "cnp.class", 0, 7) or 0
-    cfg.cnp_dscp = c.run(_int, cnp.get("dscp", 48), "cnp.dscp", 0, 63) or 0
-    cfg.cnp_interval_us = c.run(_int, cnp.get("interval_us", 50), "cnp.interval_us", 0, 10**6) or 0
-    cfg.faults = c.run(_list, data.get("faults"), "faults") or []
-    cfg.mirror = c.run(_list, data.get("mirror"), "mirror") or []
-    return cfg, c.errors
+    model, errors = validate(SwitchConfig, data, path, lines)
+    if model is None:
+        return cfg, errors
+    m: SwitchConfig = model  # type: ignore[assignment]
+    cfg.mtu, cfg.roce_mtu, cfg.router_mac = m.mtu, m.roce_mtu, m.router_mac
+    for pn, p in m.ports.items():
+        cfg.ports[pn] = PortCfg(pn, p.speed, p.mtu if p.mtu is not None else m.mtu, p.cable_m,
+                                p.mac or f"02:00:00:00:ff:{pn & 0xFF:02x}")
+    for name, h in m.hosts.items():
+        cfg.hosts[name] = HostCfg(name, h.port, h.mac, h.ip,
+                                  [QpCfg(q.qpn, q.peer, q.peer_qpn) for q in h.qps])
+    cfg.routing = m.routing
+    cfg.routes = [r.model_dump() for r in m.routes]
+    cfg.dscp_to_tc, cfg.pcp_to_tc = dict(m.classes.dscp), dict(m.classes.pcp)
+    for name, prof in m.ecn.profiles.items():
+        cfg.ecn_profiles[name] = EcnProfile(name, prof.kmin, prof.kmax, prof.pmax, prof.drop_non_ect)
+    for i, a in enumerate(m.ecn.apply):
+        if a.profile not in cfg.ecn_profiles and not any(
+                e.key.endswith(f"ecn.profiles.{a.profile}") or f"ecn.profiles.{a.profile}." in e.key
+                for e in errors):
+            errors.append(ConfigError(f"ecn.apply[{i}].profile", f"no ECN profile named {a.profile!r}"))
+        cfg.ecn_apply.append((sorted(cfg.ports) if a.ports == "all" else list(a.ports), a.class_,
+                              a.profile))
+    if m.pfc is not None:
+        cfg.pfc = PfcCfg(list(m.pfc.classes), m.pfc.xoff, m.pfc.xon, m.pfc.quanta,
+                         m.pfc.refresh_us, m.pfc.headroom, m.pfc.response_bits)
+    cfg.buffer_packets = m.buffer.packets
+    cfg.cnp_mode, cfg.cnp_class = m.cnp.mode, m.cnp.class_
+    cfg.cnp_dscp, cfg.cnp_interval_us = m.cnp.dscp, m.cnp.interval_us
+    cfg.faults = [f.model_dump(exclude_none=True) for f in m.faults]
+    cfg.mirror = [{**x.model_dump(exclude={"match"}),
+                   "match": x.match.model_dump(exclude_none=True)} for x in m.mirror]
+    return cfg, errors
 
 
 def load_yaml(path: str | Path) -> dict:
-    """Parse a YAML file; syntax errors become ConfigError with file:line:column."""
-    text = Path(path).read_text()
+    """Read (bounded: controller.inputs) and parse a YAML file. A path that is not a readable
+    file raises InputError; syntax errors and the loader's limits (aliases, nesting, huge
+    integers) become ConfigError with file:line:column."""
+    return load_yaml_lines(path)[0]
+
+
+def load_yaml_lines(path: str | Path) -> tuple[dict, dict[str, int]]:
+    """load_yaml, and each key path's line (for errors that say where)."""
+    from controller.schemas import key_lines
+
+    text = read_text(path)
     try:
-        data = yaml.safe_load(text)
+        data = parse_yaml(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(where, f"YAML syntax: {problem}") from None
-    return data if data is not None else {}
+        where, problem = yaml_error_where(exc, path)
+        raise ConfigError(where, problem) from None
+    return (data if data is not None else {}), key_lines(text)
 
 
 def load_config(path: str | Path) -> Config:
     """Load and parse; raises the first ConfigError (use `check` to see them all)."""
-    cfg, errors = parse_config(load_yaml(path), str(path))
+    data, lines = load_yaml_lines(path)
+    cfg, errors = parse_config(data, str(path), lines)
     if errors:
         raise errors[0]
     return cfg
@@ -449,9 +275,12 @@ class Finding:
     key: str
     message: str
     arithmetic: list[str] = field(default_factory=list)
+    where: str = ""  # path:line of the key, when the file's text was at hand
 
     def __str__(self) -> str:
         head = f"{self.level.upper():5} {self.key}: {self.message}"
+        if self.where:
+            head += f"  ({self.where})"
         return "\n".join([head] + [f"        {line}" for line in self.arithmetic])
 
 
@@ -486,7 +315,7 @@ def headroom_needed(speed_bps: float, cable_m: float, mtu: int,
 
 def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Finding]:
     """Every error (and the arithmetic behind the buffer checks)."""
-    out = [Finding("error", e.key, e.message) for e in parse_errors or []]
+    out = [Finding("error", e.key, e.message, where=getattr(e, "where", "")) for e in parse_errors or []]
 
     def err(key: str, msg: str, arith: list[str] | None = None) -> None:
         out.append(Finding("error", key, msg, arith or []))
@@ -554,6 +383,8 @@ def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Fi
             for tc in pfc.classes:
                 key = f"pfc.headroom (port {port}, class {tc})"
                 if pfc.headroom is None:
+                    if any(e.key == "pfc.headroom" for e in parse_errors or []):
+                        continue  # given but refused: said once, above
                     err(key, "no pfc.headroom given: set it to at least "
                         f"{fmt_bytes(need)}", lines)
                     continue
@@ -586,7 +417,7 @@ def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Fi
             continue
         if f.get("kind") not in ("every_nth", "psn"):
             err(f"{key}.kind", f"must be every_nth or psn, got {f.get('kind')!r}")
-        if f.get("host") not in cfg.hosts:
+        if not isinstance(f.get("host"), str) or f["host"] not in cfg.hosts:
             err(f"{key}.host", f"no host named {f.get('host')!r}")
         if f.get("kind") == "every_nth" and not (isinstance(f.get("n"), int) and f["n"] >= 1):
             err(f"{key}.n", "must be an integer >= 1")
@@ -595,11 +426,16 @@ def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Fi
         if not isinstance(m, dict) or "port" not in m or "session" not in m:
             err(key, "needs session and port")
             continue
-        if m["port"] in {h.port for h in cfg.hosts.values()}:
+        if not isinstance(m["port"], int) or isinstance(m["port"], bool) or not 0 <= m["port"] <= 510:
+            err(f"{key}.port", f"expected a port number 0..510, got {str(m['port'])[:40]!r}")
+        elif m["port"] in {h.port for h in cfg.hosts.values()}:
             err(f"{key}.port", f"port {m['port']} has a host on it: mirror to a free port")
         match = m.get("match", {}) or {}
+        if not isinstance(match, dict):
+            err(f"{key}.match", "expected a mapping")
+            continue
         for k in ("src", "dst"):
-            if k in match and match[k] not in cfg.hosts:
+            if k in match and (not isinstance(match[k], str) or match[k] not in cfg.hosts):
                 err(f"{key}.match.{k}", f"no host named {match[k]!r}")
         if "qpn" in match and not (isinstance(match["qpn"], int) and 0 < match["qpn"] < 1 << 24):
             err(f"{key}.match.qpn", f"must be a 24-bit QP number, got {match['qpn']!r}")
@@ -613,7 +449,7 @@ def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Fi
         except (ValueError, AttributeError):
             err(f"{key}.prefix", f"not an IP prefix: {r.get('prefix') if isinstance(r, dict) else r!r}")
             continue
-        if r.get("port") not in cfg.ports:
+        if not isinstance(r.get("port"), int) or r["port"] not in cfg.ports:
             err(f"{key}.port", f"port {r.get('port')} is not in ports")
     return out
 

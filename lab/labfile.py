@@ -27,13 +27,13 @@ import yaml
 from controller.config import ConfigError, parse_speed
 from controller.fabric.topology import Topology
 from controller.hosts.dcqcn import DcqcnParams
+from controller.inputs import InputError, parse_yaml, read_text, yaml_error_where
+from controller.units import parse_time_ns
 
 TOPOLOGY_DIR = Path(__file__).resolve().parent / "topologies"
 MAX_FILE_BYTES = 1 << 20
 MAX_NODES = 32  # a lab is processes and namespaces on one machine
 MAX_DURATION_S = 600.0
-_TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ns|us|ms|s)?\s*$")
-_TIME_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000, None: 1_000_000_000}
 _TOP_KEYS = {"name", "description", "switches", "hosts", "links", "flows", "duration",
              "policy", "dcqcn"}
 # lab-file key -> DcqcnParams field, and how to read its value
@@ -72,15 +72,6 @@ class LabSpec:
         return int((self.policy.get("cnp") or {}).get("interval_us", 50)) * 1000
 
 
-def parse_time_ns(value: Any, key: str) -> int:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return round(float(value) * 1e9)  # a bare number is seconds
-    m = _TIME.match(str(value))
-    if not m:
-        raise ConfigError(key, f"expected a time like 500us, 1ms or 3s, got {value!r}")
-    return round(float(m.group(1)) * _TIME_NS[m.group(2)])
-
-
 def _size_bytes(value: Any, key: str) -> int:
     from controller.config import parse_size
 
@@ -109,8 +100,17 @@ def _seq(value: Any, key: str) -> list:
     return value
 
 
-def parse_lab(data: Any, path: str = "<lab>") -> LabSpec:
-    """A LabSpec from parsed YAML; the first problem raises LabFileError naming its key."""
+def parse_lab(data: Any, path: str = "<lab>", lines: dict[str, int] | None = None) -> LabSpec:
+    """A LabSpec from parsed YAML; the first problem raises LabFileError naming its key (and
+    its line, given `lines`). Types, ranges and units: the typed schema
+    (controller/schemas/files.py); the references between keys: below."""
+    from controller.schemas import kinds, validate
+
+    if isinstance(data, dict):
+        _, errors = validate(kinds()["lab"], data, path, lines)
+        if errors:
+            e = errors[0]
+            raise LabFileError(f"{e.where or path}: {e.key}: {e.message}")
     try:
         return _parse(data, path)
     except (ConfigError, ValueError, KeyError, TypeError) as e:
@@ -214,17 +214,17 @@ def load_lab(path: str | Path) -> LabSpec:
     p = Path(path)
     if not p.suffix and not p.exists():
         p = TOPOLOGY_DIR / f"{path}.yaml"
+    from controller.schemas import key_lines
+
     try:
-        if p.stat().st_size > MAX_FILE_BYTES:
-            raise LabFileError(f"{p}: larger than {MAX_FILE_BYTES} bytes")
-        text = p.read_text()
-    except OSError as e:
-        raise LabFileError(f"{p}: cannot read ({e.strerror})") from None
-    try:
-        data = yaml.safe_load(text)
+        text = read_text(p, MAX_FILE_BYTES)
+        data = parse_yaml(text)
+    except InputError as e:
+        raise LabFileError(str(e)) from None
     except yaml.YAMLError as e:
-        raise LabFileError(f"{p}: not YAML ({str(e).splitlines()[0]})") from None
-    return parse_lab(data, str(p))
+        where, problem = yaml_error_where(e, p)
+        raise LabFileError(f"{where}: not YAML ({problem})") from None
+    return parse_lab(data, str(p), key_lines(text))
 
 
 def lab_names() -> list[str]:

@@ -52,6 +52,7 @@ from controller.config import (
     parse_speed,
 )
 from controller.hosts.dcqcn import DcqcnParams
+from controller.inputs import read_text
 from controller.targets.base import Target
 
 from . import schema
@@ -93,7 +94,7 @@ def _read(p: Path, depth: int = 0) -> tuple[dict, dict[str, int]]:
     data = load_yaml(p)  # YAML errors carry file:line:column
     if not isinstance(data, dict):
         raise schema.ScenarioError(str(p), "a scenario must be a YAML mapping")
-    lines = schema.key_lines(p.read_text())
+    lines = schema.key_lines(read_text(p))  # bounded as load_yaml's read
     base = data.get("extends")
     if base is not None:
         # only shipped scenarios by name: `extends` never reads an arbitrary file

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import fields
-from typing import Any
 
 from controller.config import ConfigError, parse_size, parse_speed
 from controller.hosts.dcqcn import DcqcnParams
@@ -104,7 +103,16 @@ def validate(sc: dict, lines: dict[str, int] | None = None, duration_us: float |
     """Raise ScenarioError for the first bad key of a loaded scenario (and of the command
     line's --duration-us); returns nothing when all is well."""
     v = Validator(sc.get("_path", "<scenario>"), lines or {})
+    # types, ranges and units: the typed schema (controller/schemas/files.py); then the rules
+    # that need the whole file, below (or the kind's own, for another kind of file)
+    from controller.schemas import kinds
+    from controller.schemas import validate as typed
+
     kind = kind_of(sc)
+    _, errors = typed(kinds()["fabric" if kind is not None else "scenario"],
+                      {k: x for k, x in sc.items() if k != "_path"})
+    if errors:
+        v.fail(errors[0].key, errors[0].message)
     if kind is not None:  # another kind of file (controller.fabric's): its own keys
         kind.validate(sc, v, duration_us)
         return
@@ -230,25 +238,6 @@ def expectations(sc: dict, v: Validator, scope: str) -> None:
 
 def key_lines(text: str) -> dict[str, int]:
     """Dotted key path -> 1-based line of its value in the YAML text (best effort)."""
-    import yaml
+    from controller.schemas import key_lines as lines
 
-    out: dict[str, int] = {}
-    try:
-        root = yaml.compose(text)
-    except yaml.YAMLError:
-        return out
-
-    def walk(node: Any, path: str) -> None:
-        if isinstance(node, yaml.MappingNode):
-            for k, val in node.value:
-                p = f"{path}.{k.value}" if path else str(k.value)
-                out[p] = val.start_mark.line + 1
-                walk(val, p)
-        elif isinstance(node, yaml.SequenceNode):
-            for i, val in enumerate(node.value):
-                p = f"{path}[{i}]"
-                out[p] = val.start_mark.line + 1
-                walk(val, p)
-
-    walk(root, "")
-    return out
+    return lines(text)

@@ -1,0 +1,193 @@
+"""The schemas of the other files a user writes: a scenario (controller/scenarios/*.yaml),
+a fabric scenario (the same directory, with `fabric:`), a lab file (lab/topologies/).
+
+Types, ranges and units are here; what needs the whole file (a flow's hosts exist in the
+switch block, message <= bytes, the number of samples, a run's parameters belong to its
+fabric scenario) stays with each loader (controller/scenarios/schema.py, lab/labfile.py),
+which runs after this. A scenario that `extends` another is validated once merged."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, ConfigDict, Field, StringConstraints, create_model
+
+from controller.hosts.dcqcn import DcqcnParams
+
+from .switch import Strict, SwitchConfig, SwitchPolicy
+from .types import (
+    Flag,
+    Int,
+    Port,
+    Qpn,
+    SizeField,
+    SpeedField,
+    TimeField,
+    TrafficClass,
+    _finite_number,
+)
+
+MAX_DURATION_US = 200_000
+Text = Annotated[str, StringConstraints(min_length=1)]
+
+
+def Number(lo: float, hi: float, lo_open: bool = False) -> Any:  # noqa: N802 (a type)
+    bound = {"gt": lo} if lo_open else {"ge": lo}
+    return Annotated[float, Field(le=hi, allow_inf_nan=False, strict=False, **bound),
+                     BeforeValidator(_finite_number)]
+
+
+def _expect_model(scope: str) -> type[Strict]:
+    """`expect:` / `expect_fail:`: one optional key per registered check of this scope."""
+    from controller.scenarios.checks import CHECKS
+
+    types = {"true": Literal[True], "fraction": Number(0, 1, lo_open=True),
+             "count": Int(1, 10**9)}
+    spec = {k: (types.get(c.kind, Number(0, 10**6, lo_open=True)) | None,
+                Field(None, description=c.title))
+            for k, c in sorted(CHECKS.items()) if c.scope == scope}
+    return create_model(f"Expect_{scope}", __base__=Strict, **spec)
+
+
+def _dcqcn_model() -> type[Strict]:
+    spec = {f.name: ((Int(0, 10**15) if f.type in (int, "int") else Number(0, 1e15)) | None, None)
+            for f in fields(DcqcnParams)}
+    return create_model("DcqcnKnobs", __base__=Strict, **spec)
+
+
+class LinkSpec(Strict):
+    speed: SpeedField = 10e9
+    prop_ns: Int(1, 10**8) = 1000
+
+
+class NicSpec(Strict):
+    window: Int(1, 65536) = 256
+    timeout_us: Number(1, 10**6) = 1000
+    ack_every: Int(1, 65536) = 16
+    rp: Flag = True
+    np: Flag = True
+    dscp: Int(0, 63) = 26
+    priority: TrafficClass = 3
+
+
+class FlowSpec(Strict):
+    src: Text
+    dst: Text
+    op: Annotated[str, StringConstraints(pattern="(?i)^(write|send|read)$")] = "WRITE"
+    bytes: SizeField = "1GB"
+    message: SizeField = "1MB"
+    start_us: Number(0, MAX_DURATION_US) = 0
+    name: Text | None = None
+    qpn: Qpn | None = None
+    peer_qpn: Qpn | None = None
+
+
+class WatchSpec(Strict):
+    port: Int(0, 511) | None = None
+    class_: TrafficClass = Field(3, alias="class")
+
+
+class SweepSpec(Strict):
+    drop_rate: list[Number(0, 0.5)] = Field([], max_length=16)
+
+
+class CaptureSpec(Strict):
+    ports: list[Int(0, 511)] = []
+    snaplen: Int(0, 65535) = 0
+    cpu: Flag = True
+
+
+class ScenarioFile(Strict):
+    """A scenario: RoCEv2 hosts and one switch in virtual time (rocelab run NAME|FILE)."""
+
+    model_config = ConfigDict(title="rocelab scenario")
+    name: Text | None = None
+    title: Text | None = None
+    extends: Text | None = None
+    duration_us: Number(0, MAX_DURATION_US, lo_open=True) = 2000
+    warmup_us: Number(0, MAX_DURATION_US) = 0
+    seed: Int(0, 2**32 - 1) = 1
+    sample_us: Number(1, MAX_DURATION_US) = 5
+    link: LinkSpec = LinkSpec()
+    nic: NicSpec = NicSpec()
+    dcqcn: _dcqcn_model() | None = None  # type: ignore[valid-type]
+    switch: SwitchConfig
+    flows: list[FlowSpec] = Field(min_length=1, max_length=64)
+    watch: WatchSpec = WatchSpec()
+    sweep: SweepSpec = SweepSpec()
+    expect: _expect_model("switch") | None = None  # type: ignore[valid-type]
+    expect_fail: _expect_model("switch") | None = None  # type: ignore[valid-type]
+    capture: CaptureSpec = CaptureSpec()
+
+
+RunLabel = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+
+
+class FabricSpec(Strict):
+    scenario: Literal["spreading", "deadlock", "spray", "storm"]
+    runs: dict[RunLabel, dict[str, Int(0, 10**6)] | None] = Field(min_length=1, max_length=8)
+
+
+class FabricScenarioFile(Strict):
+    """A fabric scenario: labelled runs of one of controller.fabric's multi-switch scenarios."""
+
+    model_config = ConfigDict(title="rocelab fabric scenario")
+    name: Text | None = None
+    title: Text | None = None
+    extends: Text | None = None
+    seed: Int(0, 2**31 - 1) = 0
+    fabric: FabricSpec
+    expect: _expect_model("fabric") | None = None  # type: ignore[valid-type]
+    expect_fail: _expect_model("fabric") | None = None  # type: ignore[valid-type]
+
+
+Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,7}$")]
+End = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,7}:[0-9]+$")]
+
+
+class LabHost(Strict):
+    switch: Name
+    port: Port
+    rate: SpeedField = "10M"
+    delay: TimeField = "100us"
+
+
+class LabLink(Strict):
+    a: End
+    b: End
+    rate: SpeedField = "10M"
+    delay: TimeField = "100us"
+
+
+class LabFlow(Strict):
+    src: Name
+    dst: Name
+
+
+class LabDcqcn(Strict):
+    g: Number(0, 1, lo_open=True) | None = None
+    alpha_timer: TimeField | None = None
+    rate_timer: TimeField | None = None
+    byte_counter: SizeField | None = None
+    fast_recovery_steps: Int(1, 10**6) | None = None
+    rate_ai: SpeedField | None = None
+    rate_hai: SpeedField | None = None
+    alpha_init: Number(0, 1) | None = None
+    min_rate: SpeedField | None = None
+    rate_reduce_interval: TimeField | None = None
+
+
+class LabFile(Strict):
+    """A congested lab: switches, hosts, links, flows, a policy and DCQCN knobs (make lab)."""
+
+    model_config = ConfigDict(title="rocelab lab file")
+    name: str | None = None
+    description: str | None = None
+    switches: list[Name] = Field(min_length=1, max_length=32)
+    hosts: dict[Name, LabHost] = Field(min_length=1, max_length=32)
+    links: list[LabLink] = []
+    flows: list[LabFlow] = []
+    duration: TimeField = "3s"
+    policy: SwitchPolicy = SwitchPolicy()
+    dcqcn: LabDcqcn = LabDcqcn()
