@@ -12,7 +12,7 @@ PYTEST_ARGS ?= -n 2  # two workers: the machines here have 2 cores
 # ccache: the Verilator builds share their runtime objects (hdl/tb/run_sim.py).
 APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet g++ perl python3-venv python3-dev pkg-config libgrpc++-dev ccache
 
-.PHONY: all setup test test-compiled test-native demo experiments bench bench-hdl fil lint lab lab-pair docker docker-test p4-bmv2 docker-test-inside clean
+.PHONY: all setup test test-compiled test-native demo experiments bench bench-hdl fil lint lab lab-pair docker-base docker docker-test p4-bmv2 docker-test-inside clean
 
 all: test
 
@@ -94,11 +94,29 @@ lab: setup
 lab-pair: setup
 	$(PY) -m lab.run --target p4sim
 
+# Docker (docker/README in the README's Docker section). Each target runs through
+# docker/engine.sh: the running engine, or (as root) dockerd started for the command and
+# stopped after it by its PID. No bridge: builds and switches use the host's network, the
+# suite a network namespace of its own (--network none), so no private range is routed.
+DOCKER_IMAGE ?= rocelab:latest
+LOCAL_BASE   ?= rocelab-base:bookworm
+DOCKER_BASE  ?=
+BMV2_PREFIX  ?= $(or $(ROCELAB_BMV2_PREFIX),../shared/refp4)
+# What the lab and the suite need inside: namespaces, veths, AF_PACKET, sysctls. Not
+# --privileged: it also asks for capabilities a sandboxed host may not have (sys_resource).
+DOCKER_LAB_CAPS := --cap-add NET_ADMIN --cap-add NET_RAW --cap-add SYS_ADMIN \
+  --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+  --security-opt systempaths=unconfined
+
+docker-base:
+	docker/engine.sh docker/make-base.sh $(BMV2_PREFIX) $(LOCAL_BASE)
+
 docker:
-	docker build -f docker/Dockerfile -t rocelab:latest .
+	docker/engine.sh docker/build.sh $(DOCKER_IMAGE) $(LOCAL_BASE) $(DOCKER_BASE)
 
 docker-test:
-	docker run --rm --privileged --user root rocelab:latest make -C /rocelab docker-test-inside
+	docker/engine.sh docker run --rm $(DOCKER_LAB_CAPS) --network none --user root \
+	  $(DOCKER_IMAGE) make docker-test-inside
 
 # Inside the image (docker/Dockerfile): compile the program with p4c for BMv2, then run
 # the suite with every `target` test on simple_switch_grpc.
@@ -108,8 +126,12 @@ p4-bmv2:
 	p4c-bm2-ss --arch v1model -o $(P4_BUILD)/roce_switch.json \
 	  --p4runtime-files $(P4_BUILD)/roce_switch.p4info.txt p4src/roce_switch.p4
 
+# The BMv2 tier: tests/targets and tests/roce_versions on simple_switch_grpc, the lab pair
+# and the congested lab (its --check: marks, CNPs, rate cuts).
 docker-test-inside: p4-bmv2
-	$(PY) -m pytest --target bmv2 --p4-artifacts $(P4_BUILD) $(PYTEST_ARGS)
+	$(PY) -m pytest --target bmv2 --p4-artifacts $(P4_BUILD) $(PYTEST_ARGS) \
+	  tests/targets tests/roce_versions tests/lab/test_lab.py::test_lab_pair_on_bmv2
+	$(PY) -m lab.congested two_switch --check --target bmv2 --p4-artifacts $(P4_BUILD)
 
 clean:
 	rm -rf $(VENV) $(SHELL_VENV) out build hdl/tb/sim_build* .pytest_cache
