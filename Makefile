@@ -12,7 +12,7 @@ PYTEST_ARGS ?= -n 2  # two workers: the machines here have 2 cores
 # ccache: the Verilator builds share their runtime objects (hdl/tb/run_sim.py).
 APT_PACKAGES := iverilog tshark iproute2 tcpdump mininet g++ perl python3-venv python3-dev pkg-config libgrpc++-dev ccache
 
-.PHONY: all setup test test-compiled test-native demo experiments bench bench-hdl fil lint lab lab-pair docker-base docker docker-test p4-bmv2 docker-test-inside clean
+.PHONY: all setup test test-compiled test-native demo experiments bench bench-hdl fil lint lab lab-pair docker-base docker docker-test docker-compose-check p4-bmv2 docker-test-inside clean
 
 all: test
 
@@ -113,6 +113,12 @@ docker-base:
 
 docker:
 	docker/engine.sh docker/build.sh $(DOCKER_IMAGE) $(LOCAL_BASE) $(DOCKER_BASE)
+
+# The compose switches from the host: tests/targets over P4Runtime on 127.0.0.1 (root).
+docker-compose-check: setup
+	docker/engine.sh docker/check_compose.sh switch-p4sim p4sim-grpc
+	$(MAKE) p4-bmv2
+	docker/engine.sh docker/check_compose.sh switch-bmv2 bmv2 --p4-artifacts $(P4_BUILD)
 
 docker-test:
 	docker/engine.sh docker run --rm $(DOCKER_LAB_CAPS) --network none --user root \
