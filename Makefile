@@ -28,7 +28,7 @@ BMV2_APT_PACKAGES := libgrpc++1.51 libprotobuf32 libabsl20220623 libboost-iostre
 	libboost-program-options1.74.0 libgmp10 libnanomsg5 libpcap0.8 libthrift-0.17.0 \
 	libjsoncpp25 libxxhash0
 
-.PHONY: all setup test test-bmv2 test-stress test-compiled test-reference demo experiments bench bench-hdl fil lint lab lab-pair fuzz-bmv2 docker docker-test p4-bmv2 docker-test-inside clean
+.PHONY: all setup test test-bmv2 test-stress test-compiled test-reference demo experiments bench bench-hdl fil lint lab lab-pair fuzz-bmv2 docker-base docker docker-test docker-compose-check p4-bmv2 docker-test-inside clean
 
 all: test
 
@@ -177,11 +177,36 @@ lab: setup
 lab-pair: setup
 	$(PY) -m lab.run --target p4sim
 
+# Docker (docker/README in the README's Docker section). Each target runs through
+# docker/engine.sh: the running engine, or (as root) dockerd started for the command and
+# stopped after it by its PID. No bridge: builds and switches use the host's network, the
+# suite a network namespace of its own (--network none), so no private range is routed.
+DOCKER_IMAGE ?= rocelab:latest
+LOCAL_BASE   ?= rocelab-base:bookworm
+DOCKER_BASE  ?=
+# the p4c/BMv2 prefix laid into the local base (BMV2_PREFIX above, else ../shared/refp4)
+DOCKER_BMV2_PREFIX ?= $(or $(BMV2_PREFIX),../shared/refp4)
+# What the lab and the suite need inside: namespaces, veths, AF_PACKET, sysctls. Not
+# --privileged: it also asks for capabilities a sandboxed host may not have (sys_resource).
+DOCKER_LAB_CAPS := --cap-add NET_ADMIN --cap-add NET_RAW --cap-add SYS_ADMIN \
+  --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+  --security-opt systempaths=unconfined
+
+docker-base:
+	docker/engine.sh docker/make-base.sh $(DOCKER_BMV2_PREFIX) $(LOCAL_BASE)
+
 docker:
-	docker build -f docker/Dockerfile -t rocelab:latest .
+	docker/engine.sh docker/build.sh $(DOCKER_IMAGE) $(LOCAL_BASE) $(DOCKER_BASE)
+
+# The compose switches from the host: tests/targets over P4Runtime on 127.0.0.1 (root).
+docker-compose-check: setup
+	docker/engine.sh docker/check_compose.sh switch-p4sim p4sim-grpc
+	$(MAKE) p4-bmv2
+	docker/engine.sh docker/check_compose.sh switch-bmv2 bmv2 --p4-artifacts $(P4_BUILD)
 
 docker-test:
-	docker run --rm --privileged --user root rocelab:latest make -C /rocelab docker-test-inside
+	docker/engine.sh docker run --rm $(DOCKER_LAB_CAPS) --network none --user root \
+	  $(DOCKER_IMAGE) make docker-test-inside
 
 # p4src/roce_switch.p4 compiled by p4c (p4c-bm2-ss --arch v1model, P4Info as .txtpb, or .txt
 # for a p4c older than 1.2.5) into build/p4, only when missing or stale (a .p4 file in p4src/
@@ -191,8 +216,12 @@ p4-bmv2: setup
 
 # Inside the image (docker/Dockerfile): the suite with every `target` test on simple_switch_grpc.
 
+# The BMv2 tier: tests/targets and tests/roce_versions on simple_switch_grpc, the lab pair
+# and the congested lab (its --check: marks, CNPs, rate cuts).
 docker-test-inside: p4-bmv2
-	$(PY) -m pytest --target bmv2 --p4-artifacts $(P4_BUILD) $(PYTEST_ARGS)
+	$(PY) -m pytest --target bmv2 --p4-artifacts $(P4_BUILD) $(PYTEST_ARGS) \
+	  tests/targets tests/roce_versions tests/lab/test_lab.py::test_lab_pair_on_bmv2
+	$(PY) -m lab.congested two_switch --check --target bmv2 --p4-artifacts $(P4_BUILD)
 
 clean:
 	rm -rf $(VENV) $(SHELL_VENV) out build hdl/tb/sim_build* .pytest_cache

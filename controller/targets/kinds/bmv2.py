@@ -128,7 +128,10 @@ def start_bmv2_docker(image: str, ports: Mapping[int, str] | None = None, *,
     thrift = free_port()
     argv = bmv2_argv(ports or {}, addr, device_id, cpu_port, thrift)
     container = client.containers.run(
+        # root in the container: the capabilities added apply to root only (the image's
+        # default user, rocelab, gets none), and AF_PACKET on the veths needs NET_RAW.
         image, argv, detach=True, network_mode="host", cap_add=["NET_ADMIN", "NET_RAW"],
+        user="root",
         name=f"rocelab-bmv2-{os.getpid()}-{addr.rsplit(':', 1)[-1]}",
         labels={"org.rocelab.owner-pid": str(os.getpid())})
     return ready(SwitchProcess(f"{KIND.name} (docker {image})", addr, device_id, argv,
