@@ -139,6 +139,9 @@ reg [23:0] tx_qpn;
 reg [31:0] tx_ip;
 reg [47:0] tx_mac;
 reg [15:0] tx_sport;
+reg [47:0] tx_smac;  // the global fields too: a cfg write never changes a CNP in flight
+reg [31:0] tx_sip;
+reg [5:0]  tx_dscp;
 reg [BW-1:0] beat;
 
 // The CNP's header, bytes 0..69 (byte j at bits [8j+7:8j], the AXI lane order), from its
@@ -218,7 +221,7 @@ endfunction
 localparam [31:0] ICRC0 = icrc_of(cnp_hdr(48'd0, 48'd0, 6'd0, {VB{1'b0}}));
 localparam [32*VB-1:0] ICRC_ROWS = icrc_rows(0);
 
-wire [VB-1:0] tx_v = {local_ip, tx_ip, tx_sport, tx_qpn};
+wire [VB-1:0] tx_v = {tx_sip, tx_ip, tx_sport, tx_qpn};
 wire [31:0]   icrc;
 genvar gj;
 generate
@@ -229,7 +232,7 @@ endgenerate
 
 // The frame, padded to whole beats; the ICRC on the wire least significant byte first.
 wire [NBEATS*DATA_WIDTH-1:0] frame = {{(NBEATS*DATA_WIDTH - 8*FRAME_BYTES){1'b0}}, icrc,
-                                      cnp_hdr(tx_mac, local_mac, cnp_dscp, tx_v)};
+                                      cnp_hdr(tx_mac, tx_smac, tx_dscp, tx_v)};
 
 localparam integer LAST_BEAT = NBEATS - 1;
 wire last_beat = ({{(32-BW){1'b0}}, beat} == LAST_BEAT);
@@ -309,6 +312,9 @@ always @(posedge clk) begin
         tx_ip <= pend_ip;
         tx_mac <= pend_mac;
         tx_sport <= pend_sport;
+        tx_smac <= local_mac;
+        tx_sip <= local_ip;
+        tx_dscp <= cnp_dscp;
     end
 
     if (rst) begin
@@ -328,6 +334,9 @@ always @(posedge clk) begin
         tx_ip <= 32'd0;
         tx_mac <= 48'd0;
         tx_sport <= 16'd0;
+        tx_smac <= 48'd0;
+        tx_sip <= 32'd0;
+        tx_dscp <= 6'd0;
         stat_ce <= 32'd0;
         stat_cnp <= 32'd0;
         for (s = 0; s < SLOTS; s = s + 1) begin
