@@ -28,7 +28,7 @@ BMV2_APT_PACKAGES := libgrpc++1.51 libprotobuf32 libabsl20220623 libboost-iostre
 	libboost-program-options1.74.0 libgmp10 libnanomsg5 libpcap0.8 libthrift-0.17.0 \
 	libjsoncpp25 libxxhash0
 
-.PHONY: all setup test test-bmv2 test-stress test-compiled test-reference demo experiments bench bench-hdl fil lint lab lab-pair fuzz-bmv2 docker-base docker docker-test docker-compose-check p4-bmv2 docker-test-inside clean
+.PHONY: all setup test test-bmv2 test-stress test-compiled test-reference demo experiments bench bench-hdl fil lint synth lab lab-pair fuzz-bmv2 docker-base docker docker-test docker-compose-check p4-bmv2 docker-test-inside clean
 
 all: test
 
@@ -157,6 +157,14 @@ fuzz-bmv2: setup
 
 bench-hdl: setup
 	$(PY) -m bench hdl
+	$(PY) hdl/synth/synth.py --resources --fmax $(SYNTH_FMAX) --out build/synth
+
+# Every module of hdl/rtl/ at every DATA_WIDTH through yosys (hdl/synth/synth.py): latch,
+# loop, multiple-driver and undriven checks, ECP5 and Xilinx 7 resource counts. `make
+# bench-hdl` adds nextpnr-ecp5's Fmax (ECP5-85, speed 8) at the SYNTH_FMAX widths.
+SYNTH_FMAX ?= 64
+synth: setup
+	$(PY) hdl/synth/synth.py --resources --out build/synth
 
 # FPGA-in-the-loop: the incast with h3's NIC receive path in RTL (Verilator, DATA_WIDTH 64),
 # next to the same run with the Python NP; reports in out/fil/.
@@ -164,10 +172,14 @@ FIL_US ?= 2000
 fil: setup
 	$(PY) -m controller.fil --scenario incast-dcqcn --sim verilator --width 64 --duration-us $(FIL_US) --out out/fil
 
+HDL_RTL := $(wildcard hdl/rtl/*.v)
+
+# Every module alone at its defaults, then at each DATA_WIDTH.
 lint: setup
 	$(VENV)/bin/ruff check .
-	for w in 64 128 256 512; do $(VENV)/bin/verilator-cli --lint-only -Wall -Ihdl/rtl -GDATA_WIDTH=$$w hdl/rtl/roce_parser.v --top-module roce_parser || exit 1; done
-	for w in 64 128 256 512; do $(VENV)/bin/verilator-cli --lint-only -Wall -GDATA_WIDTH=$$w hdl/rtl/roce_parser.v hdl/rtl/roce_np.v hdl/rtl/roce_rx.v --top-module roce_rx || exit 1; done
+	for top in roce_parser roce_np roce_rx; do $(VENV)/bin/verilator-cli --lint-only -Wall $(HDL_RTL) --top-module $$top || exit 1; done
+	for w in 64 128 256 512; do for top in roce_parser roce_np roce_rx; do \
+	  $(VENV)/bin/verilator-cli --lint-only -Wall -GDATA_WIDTH=$$w $(HDL_RTL) --top-module $$top || exit 1; done; done
 
 # The congested 2-switch lab (lab/topologies/two_switch.yaml): ECN marks, CNPs, DCQCN cuts, PFC.
 lab: setup

@@ -17,7 +17,7 @@ import run_sim  # noqa: E402  (hdl/tb is not a package: it lives beside the test
 
 RTL = [ROOT / "hdl" / "rtl" / n for n in ("roce_parser.v", "roce_np.v", "roce_rx.v")]
 NP_TB = TB_DIR / "roce_np"
-FAULTS = ("ROCE_NP_FAULT_INTERVAL", "ROCE_NP_FAULT_QP")
+FAULTS = ("ROCE_NP_FAULT_INTERVAL", "ROCE_NP_FAULT_QP", "ROCE_NP_FAULT_REUSE")
 LOOP_MODULE = "controller.fil.cocotb_loop"
 
 

@@ -24,7 +24,13 @@
  * +3 next-hop MAC[47:32], +4 next-hop MAC[31:0], +5 UDP source port.
  *
  * Test-only faults (defines, used only by tests/hdl to prove the checks can fail):
- * ROCE_NP_FAULT_INTERVAL halves the interval, ROCE_NP_FAULT_QP sends to the local QP.
+ * ROCE_NP_FAULT_INTERVAL halves the interval, ROCE_NP_FAULT_QP sends to the local QP,
+ * ROCE_NP_FAULT_REUSE lets a rewritten slot keep the previous flow's rate-limit state.
+ *
+ * Slot reuse: writing a slot's word +0 starts a new flow there: its rate-limit state is
+ * cleared, also when a record of the old flow is taken in the same cycle (the write wins),
+ * and a CNP already decided for the old flow keeps the old flow's context (it is copied
+ * when the CNP is decided, not when it is sent).
  */
 
 `resetall
@@ -120,7 +126,10 @@ wire [31:0] since = now - slot_last[hit_slot];
 wire allow = !slot_sent[hit_slot] || since >= eff_interval;
 
 reg          pend_valid;
-reg [SW-1:0] pend_slot;
+reg [23:0]   pend_qpn;   // the decided CNP's context, copied from its slot
+reg [31:0]   pend_ip;
+reg [47:0]   pend_mac;
+reg [15:0]   pend_sport;
 reg          tx_busy;
 assign rec_ready = !pend_valid;
 wire take = rec_valid && rec_ready;
@@ -130,73 +139,100 @@ reg [23:0] tx_qpn;
 reg [31:0] tx_ip;
 reg [47:0] tx_mac;
 reg [15:0] tx_sport;
+reg [47:0] tx_smac;  // the global fields too: a cfg write never changes a CNP in flight
+reg [31:0] tx_sip;
+reg [5:0]  tx_dscp;
 reg [BW-1:0] beat;
 
-// Frame bytes, byte j at bits [8j+7:8j] (the AXI lane order); padded to whole beats.
-reg [NBEATS*DATA_WIDTH-1:0] frame;
-reg [7:0]  hdr [0:FRAME_BYTES-1];
-reg [31:0] crc;
-reg [19:0] sum;
-reg [15:0] csum;
-integer    j, b;
+// The CNP's header, bytes 0..69 (byte j at bits [8j+7:8j], the AXI lane order), from its
+// variable fields; v = {local IPv4, peer IPv4, UDP source port, DestQP} (VB bits).
+localparam integer HDR_BYTES = FRAME_BYTES - 4;
+localparam integer VB = 32 + 32 + 16 + 24;
 
-function [31:0] crc_byte(input [31:0] c_in, input [7:0] d);
+function [8*HDR_BYTES-1:0] cnp_hdr(input [47:0] dmac, input [47:0] smac, input [5:0] dscp,
+                                   input [VB-1:0] v);
     integer k;
-    reg [31:0] c;
+    reg [19:0] sum;
     begin
-        c = c_in;
-        for (k = 0; k < 8; k = k + 1)
-            c = (c[0] ^ d[k]) ? ((c >> 1) ^ 32'hEDB88320) : (c >> 1);
-        crc_byte = c;
+        cnp_hdr = {8*HDR_BYTES{1'b0}};
+        for (k = 0; k < 6; k = k + 1) begin
+            cnp_hdr[8*k +: 8] = dmac[47 - 8*k -: 8];
+            cnp_hdr[8*(6 + k) +: 8] = smac[47 - 8*k -: 8];
+        end
+        cnp_hdr[8*12 +: 16] = 16'h0008;  // EtherType 0x0800
+        // IPv4: version 4, IHL 5, DSCP, ECN 0, total 60, id 0, DF, TTL 64, UDP
+        cnp_hdr[8*14 +: 8] = 8'h45; cnp_hdr[8*15 +: 8] = {dscp, 2'b00};
+        cnp_hdr[8*17 +: 8] = 8'd60;
+        cnp_hdr[8*20 +: 8] = 8'h40; cnp_hdr[8*22 +: 8] = 8'd64; cnp_hdr[8*23 +: 8] = 8'd17;
+        for (k = 0; k < 4; k = k + 1) begin
+            cnp_hdr[8*(26 + k) +: 8] = v[VB - 1 - 8*k -: 8];   // source: the local IP
+            cnp_hdr[8*(30 + k) +: 8] = v[VB - 33 - 8*k -: 8];  // destination: the peer
+        end
+        sum = 20'd0;
+        for (k = 14; k < 34; k = k + 2)
+            sum = sum + {4'd0, cnp_hdr[8*k +: 8], cnp_hdr[8*(k + 1) +: 8]};
+        sum = {4'd0, sum[15:0]} + {16'd0, sum[19:16]};
+        sum = {4'd0, sum[15:0]} + {16'd0, sum[19:16]};
+        cnp_hdr[8*24 +: 8] = ~sum[15:8]; cnp_hdr[8*25 +: 8] = ~sum[7:0];
+        // UDP: source port, 4791, length 40, checksum 0
+        cnp_hdr[8*34 +: 8] = v[39:32]; cnp_hdr[8*35 +: 8] = v[31:24];
+        cnp_hdr[8*36 +: 8] = 8'h12; cnp_hdr[8*37 +: 8] = 8'hB7; cnp_hdr[8*39 +: 8] = 8'd40;
+        // BTH: CNP, pkey 0xFFFF, BECN, DestQP; PSN 0; then 16 reserved bytes (zero)
+        cnp_hdr[8*42 +: 8] = 8'h81; cnp_hdr[8*44 +: 16] = 16'hFFFF; cnp_hdr[8*46 +: 8] = 8'h40;
+        cnp_hdr[8*47 +: 8] = v[23:16]; cnp_hdr[8*48 +: 8] = v[15:8]; cnp_hdr[8*49 +: 8] = v[7:0];
     end
 endfunction
 
-always @* begin
-    for (j = 0; j < FRAME_BYTES; j = j + 1)
-        hdr[j] = 8'h00;
-    // Ethernet
-    for (j = 0; j < 6; j = j + 1) begin
-        hdr[j]     = tx_mac[47 - 8*j -: 8];
-        hdr[6 + j] = local_mac[47 - 8*j -: 8];
+// ICRC (IBA A17): CRC-32 over 8 x 0xFF, the IP header with TOS, TTL and checksum as ones,
+// UDP with its checksum as ones, BTH with byte 4 as ones, the reserved bytes.
+function [31:0] icrc_of(input [8*HDR_BYTES-1:0] h);
+    integer k, t;
+    reg [31:0] c;
+    reg [7:0] d;
+    begin
+        c = 32'hFFFFFFFF;
+        for (k = 6; k < HDR_BYTES; k = k + 1) begin
+            d = (k < 14 || k == 15 || k == 22 || k == 24 || k == 25 || k == 40 || k == 41
+                 || k == 46) ? 8'hFF : h[8*k +: 8];
+            for (t = 0; t < 8; t = t + 1)
+                c = (c[0] ^ d[t]) ? ((c >> 1) ^ 32'hEDB88320) : (c >> 1);
+        end
+        icrc_of = ~c;
     end
-    hdr[12] = 8'h08; hdr[13] = 8'h00;
-    // IPv4: version 4, IHL 5, DSCP, ECN 0, total 60, id 0, DF, TTL 64, UDP
-    hdr[14] = 8'h45; hdr[15] = {cnp_dscp, 2'b00};
-    hdr[16] = 8'h00; hdr[17] = 8'd60;
-    hdr[20] = 8'h40; hdr[22] = 8'd64; hdr[23] = 8'd17;
-    for (j = 0; j < 4; j = j + 1) begin
-        hdr[26 + j] = local_ip[31 - 8*j -: 8];
-        hdr[30 + j] = tx_ip[31 - 8*j -: 8];
+endfunction
+
+// The ICRC is affine in v (the masked bytes hide the DSCP, the MACs and the checksum):
+// ICRC0 for v = 0, and per output bit j the v bits that flip it (row j at [j*VB +: VB]),
+// so the hardware is 32 parity trees over VB bits, not a byte-serial CRC chain.
+function [32*VB-1:0] icrc_rows(input integer unused);
+    integer vi, bj;
+    reg [31:0] col;
+    begin
+        icrc_rows = {32*VB{1'b0}};
+        for (vi = 0; vi < VB; vi = vi + 1) begin
+            col = icrc_of(cnp_hdr(48'd0, 48'd0, 6'd0, {{(VB-1){1'b0}}, 1'b1} << vi))
+                  ^ icrc_of(cnp_hdr(48'd0, 48'd0, 6'd0, {VB{1'b0}}));
+            for (bj = 0; bj < 32; bj = bj + 1)
+                icrc_rows[bj*VB + vi] = col[bj] & (unused == 0);
+        end
     end
-    sum = 20'd0;
-    for (j = 14; j < 34; j = j + 2)
-        sum = sum + {4'd0, hdr[j], hdr[j + 1]};
-    sum = {4'd0, sum[15:0]} + {16'd0, sum[19:16]};
-    sum = {4'd0, sum[15:0]} + {16'd0, sum[19:16]};
-    csum = ~sum[15:0];
-    hdr[24] = csum[15:8]; hdr[25] = csum[7:0];
-    // UDP: source port, 4791, length 40, checksum 0
-    hdr[34] = tx_sport[15:8]; hdr[35] = tx_sport[7:0];
-    hdr[36] = 8'h12; hdr[37] = 8'hB7;
-    hdr[39] = 8'd40;
-    // BTH: CNP, pkey 0xFFFF, BECN, DestQP; PSN 0; then 16 reserved bytes (zero)
-    hdr[42] = 8'h81; hdr[44] = 8'hFF; hdr[45] = 8'hFF; hdr[46] = 8'h40;
-    hdr[47] = tx_qpn[23:16]; hdr[48] = tx_qpn[15:8]; hdr[49] = tx_qpn[7:0];
-    // ICRC (IBA A17): CRC-32 over 8 x 0xFF, the IP header with TOS, TTL and checksum as
-    // ones, UDP with its checksum as ones, BTH with byte 4 as ones, the reserved bytes
-    crc = 32'hFFFFFFFF;
-    for (j = 0; j < 8; j = j + 1)
-        crc = crc_byte(crc, 8'hFF);
-    for (j = 14; j < 70; j = j + 1)
-        crc = crc_byte(crc, (j == 15 || j == 22 || j == 24 || j == 25 || j == 40 || j == 41
-                             || j == 46) ? 8'hFF : hdr[j]);
-    crc = ~crc;
-    // on the wire least significant byte first
-    hdr[70] = crc[7:0]; hdr[71] = crc[15:8]; hdr[72] = crc[23:16]; hdr[73] = crc[31:24];
-    frame = {NBEATS*DATA_WIDTH{1'b0}};
-    for (b = 0; b < FRAME_BYTES; b = b + 1)
-        frame[8*b +: 8] = hdr[b];
-end
+endfunction
+
+localparam [31:0] ICRC0 = icrc_of(cnp_hdr(48'd0, 48'd0, 6'd0, {VB{1'b0}}));
+localparam [32*VB-1:0] ICRC_ROWS = icrc_rows(0);
+
+wire [VB-1:0] tx_v = {tx_sip, tx_ip, tx_sport, tx_qpn};
+wire [31:0]   icrc;
+genvar gj;
+generate
+    for (gj = 0; gj < 32; gj = gj + 1) begin : g_icrc
+        assign icrc[gj] = ICRC0[gj] ^ (^(tx_v & ICRC_ROWS[gj*VB +: VB]));
+    end
+endgenerate
+
+// The frame, padded to whole beats; the ICRC on the wire least significant byte first.
+wire [NBEATS*DATA_WIDTH-1:0] frame = {{(NBEATS*DATA_WIDTH - 8*FRAME_BYTES){1'b0}}, icrc,
+                                      cnp_hdr(tx_mac, tx_smac, tx_dscp, tx_v)};
 
 localparam integer LAST_BEAT = NBEATS - 1;
 wire last_beat = ({{(32-BW){1'b0}}, beat} == LAST_BEAT);
@@ -210,6 +246,25 @@ assign m_axis_tlast  = tx_busy && last_beat;
 integer s;
 always @(posedge clk) begin
     now <= now + 32'd1;
+    if (take && ce_data && hit) begin
+        stat_ce <= stat_ce + 32'd1;
+        if (allow) begin
+            slot_sent[hit_slot] <= 1'b1;
+            slot_last[hit_slot] <= now;
+            pend_valid <= 1'b1;
+`ifdef ROCE_NP_FAULT_QP
+            pend_qpn <= slot_lqpn[hit_slot];
+`else
+            pend_qpn <= slot_pqpn[hit_slot];
+`endif
+            pend_ip <= slot_pip[hit_slot];
+            pend_mac <= slot_pmac[hit_slot];
+            pend_sport <= slot_sport[hit_slot];
+            stat_cnp <= stat_cnp + 32'd1;
+        end
+    end
+
+    // after the record: a slot rewritten in this cycle starts clean
     if (cfg_we) begin
         case (cfg_addr)
             8'h00: interval <= cfg_wdata;
@@ -225,7 +280,9 @@ always @(posedge clk) begin
                     3'd0: begin
                         slot_valid[s] <= cfg_wdata[31];
                         slot_lqpn[s] <= cfg_wdata[23:0];
+`ifndef ROCE_NP_FAULT_REUSE
                         slot_sent[s] <= 1'b0;  // a new context starts a new flow
+`endif
                     end
                     3'd1: slot_pqpn[s] <= cfg_wdata[23:0];
                     3'd2: slot_pip[s] <= cfg_wdata;
@@ -235,17 +292,6 @@ always @(posedge clk) begin
                     default: ;
                 endcase
             end
-        end
-    end
-
-    if (take && ce_data && hit) begin
-        stat_ce <= stat_ce + 32'd1;
-        if (allow) begin
-            slot_sent[hit_slot] <= 1'b1;
-            slot_last[hit_slot] <= now;
-            pend_valid <= 1'b1;
-            pend_slot <= hit_slot;
-            stat_cnp <= stat_cnp + 32'd1;
         end
     end
 
@@ -262,14 +308,13 @@ always @(posedge clk) begin
         tx_busy <= 1'b1;
         beat <= {BW{1'b0}};
         pend_valid <= 1'b0;
-`ifdef ROCE_NP_FAULT_QP
-        tx_qpn <= slot_lqpn[pend_slot];
-`else
-        tx_qpn <= slot_pqpn[pend_slot];
-`endif
-        tx_ip <= slot_pip[pend_slot];
-        tx_mac <= slot_pmac[pend_slot];
-        tx_sport <= slot_sport[pend_slot];
+        tx_qpn <= pend_qpn;
+        tx_ip <= pend_ip;
+        tx_mac <= pend_mac;
+        tx_sport <= pend_sport;
+        tx_smac <= local_mac;
+        tx_sip <= local_ip;
+        tx_dscp <= cnp_dscp;
     end
 
     if (rst) begin
@@ -279,13 +324,19 @@ always @(posedge clk) begin
         local_ip <= 32'd0;
         cnp_dscp <= 6'd0;
         pend_valid <= 1'b0;
-        pend_slot <= {SW{1'b0}};
+        pend_qpn <= 24'd0;
+        pend_ip <= 32'd0;
+        pend_mac <= 48'd0;
+        pend_sport <= 16'd0;
         tx_busy <= 1'b0;
         beat <= {BW{1'b0}};
         tx_qpn <= 24'd0;
         tx_ip <= 32'd0;
         tx_mac <= 48'd0;
         tx_sport <= 16'd0;
+        tx_smac <= 48'd0;
+        tx_sip <= 32'd0;
+        tx_dscp <= 6'd0;
         stat_ce <= 32'd0;
         stat_cnp <= 32'd0;
         for (s = 0; s < SLOTS; s = s + 1) begin

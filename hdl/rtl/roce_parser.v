@@ -492,6 +492,7 @@ always @* begin
     t16 = 16'd0;
     t32 = 32'd0;
     icrc_check = 1'b0;
+    w = 0;  // assigned on every path: synthesis would infer a latch otherwise
 
     // Ethernet and one VLAN tag
     if (n < 24'd14) begin

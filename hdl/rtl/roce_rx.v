@@ -6,8 +6,9 @@
  * res_valid/res_ready/res_data show the record handshake (a monitor's tap: the
  * co-simulation cross-checks every record). The NP is connected by the parser's named
  * res_<field> ports only, so fields added to the record leave this file alone (hence the
- * PINMISSING waiver on the parser instance); RECORD_BITS is passed from
- * controller/packets/fields.py by the runner and the lint test.
+ * PINMISSING waiver on the parser instance). RECORD_BITS defaults to the parser's record
+ * width; tests/hdl/test_record_width.py fails when the two (or controller/packets/fields.py)
+ * drift, and the lint of this module alone at its defaults flags a mis-sized port.
  */
 
 `resetall
@@ -17,7 +18,7 @@
 module roce_rx #(
     parameter DATA_WIDTH = 64,
     parameter KEEP_WIDTH = DATA_WIDTH / 8,
-    parameter RECORD_BITS = 877,
+    parameter RECORD_BITS = 1167,  // = roce_parser's RECORD_BITS (tests/hdl/test_record_width.py)
     parameter SLOTS = 4
 ) (
     input  wire                   clk,

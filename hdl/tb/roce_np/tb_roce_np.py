@@ -18,11 +18,11 @@ import cocotb
 from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiStreamFrame
 
-from controller.fil.np_regs import NpConfig, QpContext
+from controller.fil.np_regs import SLOT_BASE, SLOT_STRIDE, NpConfig, QpContext
 from controller.fil.rtl import RtlNic
 from controller.hosts.dcqcn import NotificationPoint
 from controller.packets import decode
-from controller.packets.build import cnp_frame, roce_frame
+from controller.packets.build import cnp_frame, ip_to_int, roce_frame
 
 SEED = int(os.environ.get("RL_SEED", "4791"))
 N_FRAMES = int(os.environ.get("RL_NP_FRAMES", "32"))
@@ -151,3 +151,58 @@ async def test_backpressure(dut) -> None:
     await rate_case(dut, "backpressure", 40, 0.0, 0.6, 0.3, (0, 300))
 
 
+
+
+def slot_writes(slot: int, q: QpContext) -> list[tuple[int, int]]:
+    """Rewrite one slot as a driver reusing it for another flow would (NpConfig's order)."""
+    one = NpConfig(LOCAL_MAC, LOCAL_IP, CNP_DSCP, 0, (q,)).writes()
+    base = SLOT_BASE + SLOT_STRIDE * slot
+    return [(a - SLOT_BASE + base, v) for a, v in one if a >= SLOT_BASE]
+
+
+async def until(tb: RtlNic, cond, limit: int = 20000) -> None:
+    for _ in range(limit):
+        if cond():
+            return
+        await RisingEdge(tb.dut.clk)
+    raise AssertionError("timed out waiting on the DUT")
+
+
+@cocotb.test()
+async def test_slot_reuse(dut) -> None:
+    """A slot rewritten for another flow starts clean (issue 36's reuse boundary): with an
+    interval far longer than the test, (1) a CNP decided for the old flow and still waiting
+    behind a stalled CNP leaves with the old flow's context, (2) the new flow's first CE
+    frame gets a CNP at once, as the Python NP gives a flow it never saw, (3) the old flow,
+    no longer in the table, gets none. Each is what controller.hosts.dcqcn.NotificationPoint
+    answers for the same records, with the slot's flow as its key."""
+    a, b = QPS
+    c = QpContext(0x2A0, 0x1A0, "10.0.0.7", ROUTER_MAC, 0xC789)
+    tb = await start(dut, 1 << 30)
+    tb.cnp_sink.pause = True  # CNP for a stalls in flight; b's is decided and waits
+    for i, q in enumerate((a, b)):
+        await tb.source.send(AxiStreamFrame(data(q, i)))
+    await until(tb, lambda: len(tb.pending.records) == 2)
+    await tb.configure(slot_writes(1, c))  # slot 1: b -> c, while b's CNP waits
+    tb.cnp_sink.pause = False
+    await until(tb, lambda: len(tb.pending.to_wire) == 2)
+    frames = [data(c, 3), data(b, 4), data(c, 5)]
+    for f in frames:
+        await tb.source.send(AxiStreamFrame(f))
+    await until(tb, lambda: len(tb.pending.records) == 5 and tb.dut.cnp_axis_tvalid.value == 0)
+    for _ in range(200):
+        await RisingEdge(tb.dut.clk)
+    model = NotificationPoint(1 << 30)
+    table = {0: a, 1: b}
+    want = []
+    for n, (cycle, _t, rec) in enumerate(tb.pending.records):
+        if n == 2:
+            table[1] = c
+        q = next((q for q in table.values()
+                  if (q.local_qpn, ip_to_int(q.peer_ip)) == (rec.bth_dqpn, rec.ip_src)), None)
+        if q is not None and rec.ecn_ce and model.on_ce((rec.ip_src, rec.bth_dqpn), cycle):
+            want.append(expected_cnp(q))
+    cnps = [f for _, f in tb.pending.to_wire]
+    names = {expected_cnp(q): n for n, q in (("a", a), ("b", b), ("c", c))}
+    assert [names.get(f, f.hex()) for f in cnps] == [names[w] for w in want] == ["a", "b", "c"], (
+        f"slot reuse: CNPs {[names.get(f, f.hex()) for f in cnps]}, want a, b, c")
