@@ -22,8 +22,12 @@ _ERROR = re.compile(r"^(Error|Invalid|\*\*\* Unknown syntax)", re.MULTILINE)
 
 
 class Bmv2Cli:
-    def __init__(self, thrift_port: int, exe: str = "simple_switch_CLI", timeout_s: float = 30.0):
+    def __init__(self, thrift_port: int, exe: str | None = None, timeout_s: float = 30.0):
         self.timeout_s = timeout_s
+        if exe is None:  # the toolchain's (PATH or ROCELAB_BMV2_PREFIX)
+            from .toolchain import toolchain
+
+            exe = str(toolchain().simple_switch_cli or "simple_switch_CLI")
         try:
             self.proc = subprocess.Popen(
                 [exe, "--thrift-port", str(thrift_port)], stdin=subprocess.PIPE,

@@ -20,7 +20,6 @@ import io
 import os
 import re
 import select
-import shutil
 import socket
 import subprocess
 import sys
@@ -28,6 +27,7 @@ import threading
 import time
 from pathlib import Path
 
+from controller.targets.toolchain import toolchain
 from p4rtproto.afpacket import packet_socket, recv_frame
 
 from .gen import PORTS, Case
@@ -43,12 +43,16 @@ class ToolchainMissing(RuntimeError):
 
 
 def tools() -> tuple[str, str, str]:
-    """p4c-bm2-ss, simple_switch and simple_switch_CLI from PATH (or say what is missing)."""
-    found = [shutil.which(t) for t in ("p4c-bm2-ss", "simple_switch", "simple_switch_CLI")]
-    missing = [t for t, f in zip(("p4c-bm2-ss", "simple_switch", "simple_switch_CLI"), found, strict=True) if not f]
-    if missing:
-        raise ToolchainMissing(f"not on PATH: {', '.join(missing)}")
-    return found[0], found[1], found[2]  # type: ignore[return-value]
+    """p4c-bm2-ss, simple_switch and simple_switch_CLI from the project's toolchain (PATH or
+    ROCELAB_BMV2_PREFIX: controller/targets/toolchain.py), or say what is missing."""
+    tc = toolchain()
+    problem = tc.bmv2_problem() or tc.p4c_problem()
+    if problem:
+        raise ToolchainMissing(problem)
+    switch = tc.simple_switch_grpc.parent / "simple_switch"  # type: ignore[union-attr]
+    if not switch.is_file():
+        raise ToolchainMissing(f"no simple_switch beside {tc.simple_switch_grpc}")
+    return str(tc.p4c), str(switch), str(tc.simple_switch_cli)
 
 
 def _cli_modules(cli: str):
@@ -67,11 +71,8 @@ def _cli_modules(cli: str):
 
 def compile_p4(p4c: str, source: Path, out_json: Path) -> str | None:
     """Compile with real p4c; None when it compiles, else its first error line."""
-    include = Path(p4c).resolve().parent.parent / "share" / "p4c" / "p4include"
     argv = [p4c, "--arch", "v1model", "-o", str(out_json), str(source)]
-    if include.is_dir():
-        argv[1:1] = ["-I", str(include)]
-    res = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=toolchain().p4c_env())
     if res.returncode == 0:
         return None
     errs = [ln for ln in res.stderr.splitlines() if "error" in ln] or res.stderr.splitlines()[-1:]

@@ -17,8 +17,6 @@ the differential and an STF that requires virtual time all fail (or are refused)
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -28,6 +26,7 @@ from controller.packets.vectors import load
 from controller.stf import Observed, StfSession, Unsupported, stf_ports
 from controller.targets.config import TargetConfig, artifacts_program
 from controller.targets.program import from_p4
+from controller.targets.toolchain import ensure_artifacts, toolchain
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "p4src" / "roce_switch.p4"
@@ -45,22 +44,18 @@ def _needs_root() -> None:
 
 def _bmv2_artifacts(tmp: Path, target_config: TargetConfig) -> Path:
     """P4Info + BMv2 JSON of roce_switch.p4 from real p4c: --p4-artifacts / ROCELAB_P4_ARTIFACTS
-    when given, else compiled here; skipped (one line) without BMv2 or p4c."""
-    missing = [t for t in ("simple_switch_grpc", "simple_switch_CLI") if shutil.which(t) is None]
+    when given, else compiled here (controller/targets/toolchain.py: PATH or
+    ROCELAB_BMV2_PREFIX); skipped (one line) without BMv2 or p4c."""
+    tc = toolchain()
     given = target_config.options.get("p4_artifacts")
-    if not given and shutil.which("p4c-bm2-ss") is None:
-        missing.append("p4c-bm2-ss (or --p4-artifacts DIR)")
-    if missing:
-        pytest.skip(f"needs BMv2 and p4c: {', '.join(missing)} not on PATH")
+    problem = tc.bmv2_problem() or (None if given else tc.p4c_problem())
+    if problem:
+        if tc.configured:  # a prefix was given: one that cannot run is a failure, not a skip
+            pytest.fail(f"needs BMv2 and p4c: {problem}")
+        pytest.skip(f"needs BMv2 and p4c: {problem}")
     if given:
         return Path(given)
-    out = tmp / "p4"
-    out.mkdir()
-    r = subprocess.run(["p4c-bm2-ss", "--arch", "v1model", "-o", str(out / "roce_switch.json"),
-                        "--p4runtime-files", str(out / "roce_switch.p4info.txtpb"), str(PROGRAM)],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, f"p4c-bm2-ss failed on {PROGRAM}:\n{r.stderr[-2000:]}"
-    return out
+    return ensure_artifacts(PROGRAM, tmp / "p4", tc)
 
 
 @pytest.fixture(scope="module")
