@@ -19,11 +19,13 @@ cdef class cannot be defined in a function), the functions in the factory.
 from __future__ import annotations
 
 import ast
+import hashlib
 import io
 import os
 import textwrap
 import threading
 import tokenize
+from collections import OrderedDict
 
 from p4sim.lower import CompiledProgram
 
@@ -100,16 +102,35 @@ def typed_source(program: CompiledProgram, injected: list[str]) -> str:
     return "\n".join(out) + "\n"
 
 
+# Made sources by (reference Python, injected names): every Switch of one program binds the
+# same source, and making it (ast parse/unparse of the typed module) costs ~0.3 s a switch,
+# which a fabric or an experiment building dozens of switches paid each time. Bounded.
+_SOURCES: OrderedDict[tuple[str, tuple[str, ...]], str] = OrderedDict()
+_SOURCES_MAX = 32
+
+
+def _cached_source(program: CompiledProgram, injected: list[str]) -> str:
+    key = (hashlib.sha256(program.python.encode()).hexdigest(), tuple(injected))
+    # one source made at a time: CPython 3.11's ast.parse, run in two threads at once (a
+    # sweep's threaded workers building switches), fails with "AST constructor recursion
+    # depth mismatch" (tests/fabric/test_sweep.py met it)
+    with _SOURCE_LOCK:
+        source = _SOURCES.get(key)
+        if source is None:
+            source = _SOURCES[key] = typed_source(program, injected)
+            if len(_SOURCES) > _SOURCES_MAX:
+                _SOURCES.popitem(last=False)
+        else:
+            _SOURCES.move_to_end(key)
+    return source
+
+
 def bind(program: CompiledProgram, ns: dict, wait: bool = True) -> None:
     """Fill `ns` (already holding the runtime's objects) with the compiled definitions;
     `wait=False`: a module not built yet is built in the background (CompileUnavailable now)."""
     injected = sorted(k for k in ns if not k.startswith("__"))
     base = os.path.splitext(os.path.basename(program.model.source))[0]
     stem = "p4_" + "".join(c if c.isalnum() else "_" for c in base)[:40]
-    # one source made at a time: CPython 3.11's ast.parse, run in two threads at once (a
-    # sweep's threaded workers building switches), fails with "AST constructor recursion
-    # depth mismatch" (tests/fabric/test_sweep.py met it)
-    with _SOURCE_LOCK:
-        source = typed_source(program, injected)
+    source = _cached_source(program, injected)
     mod = build_module(source, stem, wait=wait)
     ns.update(getattr(mod, BIND)(ns))
