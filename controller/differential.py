@@ -30,7 +30,7 @@ def _short(name: str) -> str:
     return name.rsplit(".", 1)[-1]
 
 
-def compare(a: Observed, b: Observed, names: tuple[str, str] = ("p4sim", "bmv2"),
+def compare(a: Observed, b: Observed, names: tuple[str, str] = ("first", "second"),
             clock_registers: Iterable[str] = CLOCK_REGISTERS) -> list[str]:
     """Every difference between two runs, one line each (empty: the same)."""
     out: list[str] = []

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from controller.config import ConfigError
+from controller.units import ConfigError
 
 ENTRY_POINT_GROUP = "rocelab.scenario_kinds"
 

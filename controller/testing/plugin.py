@@ -40,6 +40,12 @@ from .config import DEFAULT_PORTS, RATE_LIMITED_BPS, RATE_LIMITED_PORT, RATE_LIM
 VIRTUAL_TIME_REASON = "needs virtual time (in-process p4sim only)"
 
 
+# Taken out of the environment when the plugin loads, so that a pytest a test starts in a
+# subprocess (and in another directory) never writes over this run's counts.
+_SUMMARY_PATH = (os.path.abspath(os.environ.pop("ROCELAB_PYTEST_SUMMARY"))
+                 if os.environ.get("ROCELAB_PYTEST_SUMMARY") else None)
+
+
 def _env(name: str, default: str | None = None) -> str | None:
     """Every option can also come from the environment: ROCELAB_TARGET, ROCELAB_GRPC_ADDR,
     ROCELAB_DEVICE_ID, ROCELAB_PORT_MAP, ROCELAB_P4_PROGRAM and each kind's own
@@ -88,7 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     """With ROCELAB_PYTEST_SUMMARY=FILE: this run's counts, as its closing line shows them,
     for `make test`'s one closing line over its runs (controller.testing.summary)."""
-    path = os.environ.get("ROCELAB_PYTEST_SUMMARY")
+    path = _SUMMARY_PATH
     if not path or hasattr(config, "workerinput"):  # xdist workers: the controller counts
         return
     import json

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from p4sim.compiled import build
+from p4sim.compiled import program as program_mod
 from p4sim.lower import load_program
 from p4sim.runtime.switch import Switch
 
@@ -29,10 +30,13 @@ def compiled_cache(tmp_path_factory, monkeypatch):
 
 
 def quick_build(monkeypatch) -> None:
-    """Build at -O0 for the rest of this test: for negative controls, whose planted module
-    is built once and thrown away (gcc -O0 takes about a fifth of -O2's time on these
-    files). The flags are part of the cache key, so no -O2 build is ever replaced."""
+    """Build at -O0 and make every source anew for the rest of this test: for negative
+    controls, whose planted module is built once and thrown away (gcc -O0 takes about a
+    fifth of -O2's time on these files). The flags are part of the cache key, so no -O2 build is ever replaced."""
     monkeypatch.setattr(build, "CFLAGS", tuple("-O0" if f == "-O2" else f for f in build.CFLAGS))
+    # and the made source is made anew (a planted maker is called, not a cached source)
+    monkeypatch.setattr(program_mod, "_SOURCES", type(program_mod._SOURCES)())
+    monkeypatch.setattr(program_mod, "_SOURCES_MAX", 0)
 
 
 def outputs(prog: Path, frames: Iterable[bytes], backend: str, monkeypatch) -> list[tuple[int, bytes]]:

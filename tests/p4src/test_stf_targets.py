@@ -25,7 +25,7 @@ from controller.differential import Recorder, compare, replay, vectors_stf
 from controller.packets.vectors import load
 from controller.stf import Observed, StfSession, Unsupported, stf_ports
 from controller.targets.config import TargetConfig, artifacts_program
-from controller.targets.program import from_p4
+from controller.targets.registry import from_p4
 from controller.targets.toolchain import ensure_artifacts, toolchain
 
 ROOT = Path(__file__).resolve().parents[2]
