@@ -18,6 +18,14 @@ from p4sim.server.wire import _error_of
 class ReadService:
     """The Read RPC of P4RuntimeServer (its state lives in the server)."""
 
+    READ_CHUNK_BYTES = 256 << 10  # one ReadResponse; the switch lock is held while it is built
+
+    # an upper bound of one counter cell in a ReadResponse: entity tag + length (3), the
+    # Entity's counter_entry tag + length (2), counter_id (1 + 5), index (2 + 1 + 10), data
+    # (2 + 2 * (1 + 10)): chunks of READ_CHUNK_BYTES // 48 cells stay within the bound
+    _COUNTER_CELL_MAX_BYTES = 48
+    _ZERO_CELL = (0, 0)
+
     def Read(self, request: Any, context: grpc.ServicerContext) -> Iterator[bytes]:
         """Entities are streamed in ReadResponses of about READ_CHUNK_BYTES, each built
         under the lock and serialized after it. The lock is taken per chunk, not for

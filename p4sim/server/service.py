@@ -12,8 +12,10 @@ UNIMPLEMENTED); a Write batch with failures answers UNKNOWN with one `p4.v1.Erro
 update in the `google.rpc.Status` details (trailer `grpc-status-details-bin`). Nothing a
 client sends stops the server: unexpected exceptions become INTERNAL.
 
-The service is cut along its RPCs; P4RuntimeServer (here: its state, lifecycle, clock,
-Capabilities and the pipeline config RPCs) is made of:
+The service is cut along its RPCs; P4RuntimeServer (here: its state, lifecycle and
+Capabilities) is made of:
+- clock.py: frames in and the switch's time (Clock);
+- pipeline_config.py: Set/GetForwardingPipelineConfig (PipelineConfigService);
 - arbitration.py: arbitration and roles (Arbitration);
 - write.py: Write, planning and applying (WriteService; its fast path: fastwrite.py);
 - read.py: Read (ReadService);
@@ -36,44 +38,40 @@ from typing import Any
 import grpc
 
 from p4rtproto import p4info_pb2, p4runtime_pb2, p4runtime_pb2_grpc
-from p4rtproto.errors import RequestError, invalid
+from p4rtproto.errors import RequestError
 from p4sim import profile
-from p4sim.model import P4SimError, TableEntry
-from p4sim.p4info import p4info_from_model
 from p4sim.runtime.ports import PortSet
 from p4sim.server import fastwrite
 from p4sim.server.arbitration import Arbitration, _Role
+from p4sim.server.clock import Clock
 from p4sim.server.packet_io import PacketIO
 from p4sim.server.pipeline import (
     Pipeline,
-    compile_device_config,
     compile_program,
     make_device_config,
     make_pipeline,
 )
+from p4sim.server.pipeline_config import PipelineConfigService
 from p4sim.server.read import ReadService
 from p4sim.server.sandbox import Limits
 from p4sim.server.stream import StreamService
 from p4sim.server.wire import (
-    _error_of,
     _lenient,
     _lenient_raw,
     _Raw,
     _reject_malformed,
     _status_code,
 )
-from p4sim.server.write import WriteService, _replicas
+from p4sim.server.write import WriteService
 
 log = logging.getLogger("p4sim.server")
 
 API_VERSION = "1.4.1"
 FRONTENDS = ("grpc", "native")
 MAX_MESSAGE_BYTES = 64 << 20
-_SFP = p4runtime_pb2.SetForwardingPipelineConfigRequest
-_GFP = p4runtime_pb2.GetForwardingPipelineConfigRequest
 
 
-class P4RuntimeServer(Arbitration, WriteService, ReadService, StreamService, PacketIO,
+class P4RuntimeServer(Arbitration, Clock, PipelineConfigService, WriteService, ReadService, StreamService, PacketIO,
                       p4runtime_pb2_grpc.P4RuntimeServicer):
     """A P4Runtime server for one p4sim device.
 
@@ -252,101 +250,7 @@ class P4RuntimeServer(Arbitration, WriteService, ReadService, StreamService, Pac
         with self._lock:
             self._install(pipeline)
 
-    # ------------------------------------------------------------ packets and time
-
-    def _wall_ns(self) -> int:
-        return time.monotonic_ns() - self._wall_start
-
-    def inject(self, port: int, frame: bytes) -> None:
-        """A frame arrives on `port` (from an interface, an in-process port, or PacketOut)."""
-        with self._lock:
-            p = self.pipeline
-            if p is None:
-                return  # no program: BMv2 drops too
-            sw = p.switch
-            if self.clock == "wall":
-                self._catch_up(sw)
-                sw.send(port, frame)
-                sw.advance(0)
-                if self._tick_idle:
-                    self._wake_ticker(sw)
-            else:
-                sw.send(port, frame)
-                sw.run_until_idle()
-            outs = sw.receive()
-        self._emit(outs)
-
-    def inject_many(self, port: int, frames: list[bytes]) -> None:
-        """Frames that arrived together on `port`, in order: as `inject` of each, with the
-        lock taken and (wall clock) the clock caught up once for the batch; the frames
-        were all waiting already, so they enter at one instant. A frame the switch refuses
-        is logged and the rest of the batch goes on, as with one `inject` per frame."""
-        if self.clock != "wall":
-            for frame in frames:
-                try:
-                    self.inject(port, frame)
-                except Exception:
-                    log.exception("port %d: processing a received frame failed", port)
-            return
-        with self._lock:
-            p = self.pipeline
-            if p is None:
-                return
-            sw = p.switch
-            self._catch_up(sw)
-            send = sw.send
-            for frame in frames:
-                try:
-                    send(port, frame)
-                except Exception:
-                    log.exception("port %d: processing a received frame failed", port)
-            sw.advance(0)
-            if self._tick_idle:
-                self._wake_ticker(sw)
-            outs = sw.receive()
-        self._emit(outs)
-
-    def _catch_up(self, sw: Any) -> None:
-        target = self._wall_ns()
-        now = sw.now()
-        if target > now:
-            sw.advance(target - now)
-
-    def _tick_loop(self) -> None:
-        """Wall clock: every tick_s, time moves on and what the traffic manager released
-        leaves. While the traffic manager holds nothing, nothing can fall due before the
-        next packet arrives (and each arrival catches the clock up itself), so the thread
-        then waits IDLE_TICK_S, or until an arrival leaves something queued (_wake_ticker):
-        1,000 wake-ups a second cost the forwarding path a whole GIL hand-over each."""
-        wake, wait = self._tick_wake, self.tick_s
-        while not self._stop.is_set():
-            if wake.wait(wait):
-                wake.clear()
-            if self._stop.is_set():
-                return
-            try:
-                with self._lock:
-                    idle = True
-                    outs: list = []
-                    if self.pipeline is not None:
-                        sw = self.pipeline.switch
-                        self._catch_up(sw)
-                        outs = sw.receive()
-                        idle = _tm_idle(sw)
-                    self._tick_idle = idle
-                self._emit(outs)
-                wait = IDLE_TICK_S if idle else self.tick_s
-            except Exception:
-                log.exception("clock tick failed")
-                wait = self.tick_s
-
-    def _wake_ticker(self, sw: Any) -> None:
-        """Under the lock, after packets went in: the clock thread, if it waits the long
-        idle wait, ticks again when the traffic manager now holds something."""
-        if not _tm_idle(sw):
-            self._tick_idle = False
-            self._tick_wake.set()
-
+    # ------------------------------------------------------------ pipeline
 
     def _install(self, pipeline: Pipeline) -> None:
         old = self.pipeline
@@ -388,157 +292,6 @@ class P4RuntimeServer(Arbitration, WriteService, ReadService, StreamService, Pac
     def Capabilities(self, request: Any, context: grpc.ServicerContext) -> Any:
         return p4runtime_pb2.CapabilitiesResponse(p4runtime_api_version=API_VERSION)
 
-    def SetForwardingPipelineConfig(self, request: Any, context: grpc.ServicerContext) -> Any:
-        try:
-            self._set_pipeline(request, lambda: self._stop.is_set() or not context.is_active())
-        except Exception as exc:
-            self._abort(context, _error_of(exc))
-        return p4runtime_pb2.SetForwardingPipelineConfigResponse()
-
-    def _set_pipeline(self, request: Any, cancelled: Callable[[], bool] = lambda: False) -> None:
-        with self._lock:
-            self._check_device(request.device_id)
-            self._check_primary(request)
-            action = request.action
-        if action == _SFP.UNSPECIFIED:
-            raise invalid("SetForwardingPipelineConfig: action is UNSPECIFIED")
-        if action == _SFP.COMMIT:
-            with self._lock:
-                if self._saved is None:
-                    raise RequestError("FAILED_PRECONDITION", "COMMIT without a config saved by VERIFY_AND_SAVE")
-                saved, self._saved = self._saved, None
-                self._install(saved)
-            return
-        if action not in (_SFP.VERIFY, _SFP.VERIFY_AND_SAVE, _SFP.VERIFY_AND_COMMIT, _SFP.RECONCILE_AND_COMMIT):
-            raise invalid(f"SetForwardingPipelineConfig: unknown action {action}")
-        if not request.HasField("config"):
-            raise invalid("SetForwardingPipelineConfig: config is missing")
-        cfg = request.config
-        # compile outside the lock: packets keep flowing through the old pipeline meanwhile
-        if not self._compiles.acquire(blocking=False):
-            raise RequestError("RESOURCE_EXHAUSTED", "another SetForwardingPipelineConfig is compiling")
-        try:
-            same = self._installed_same(action, bytes(cfg.p4_device_config))
-            if same is not None:
-                # the program already running, pushed again (to start from a clean state, as
-                # STF runs and test fixtures do): a fresh switch of the same compiled program,
-                # without compiling it twice more (it holds no state; the switch does)
-                compiled, workdir = same.compiled, same.workdir
-                our_p4info = p4info_from_model(compiled.model)
-            else:
-                compiled, our_p4info, workdir = compile_device_config(cfg.p4_device_config, self.limits,
-                                                                      cancelled)
-        finally:
-            self._compiles.release()
-        cookie = cfg.cookie.cookie if cfg.HasField("cookie") else None
-        try:
-            pipeline = make_pipeline(compiled, our_p4info, cfg.p4info, bytes(cfg.p4_device_config), cookie,
-                                     self._switch_factory, workdir)
-        except BaseException:
-            if same is None:  # the installed pipeline's files stay its own
-                workdir.cleanup()
-            raise
-        if action == _SFP.VERIFY:
-            workdir.cleanup()
-            return
-        with self._lock:
-            if action == _SFP.VERIFY_AND_SAVE:
-                if self._saved is not None and self._saved.workdir is not None:
-                    self._saved.workdir.cleanup()
-                self._saved = pipeline
-                return
-            if action == _SFP.RECONCILE_AND_COMMIT and self.pipeline is not None:
-                self._reconcile(self.pipeline, pipeline)
-            self._saved = None
-            if same is not None and self.pipeline is same:
-                same.workdir = None  # the new pipeline owns the compiled program's files now
-            elif same is not None:  # replaced meanwhile: compile after all
-                raise RequestError("ABORTED", "the pipeline changed during this push; push again")
-            self._install(pipeline)
-
-    def _installed_same(self, action: Any, device_config: bytes) -> Pipeline | None:
-        """The installed pipeline when a commit pushes exactly its device config again."""
-        if action not in (_SFP.VERIFY_AND_COMMIT, _SFP.RECONCILE_AND_COMMIT):
-            return None
-        with self._lock:
-            p = self.pipeline
-        return p if p is not None and p.device_config == device_config else None
-
-    def _reconcile(self, old: Pipeline, new: Pipeline) -> None:
-        """Carry the forwarding state into the new pipeline; refuse if it does not fit."""
-        sw_old, sw_new = old.switch, new.switch
-        try:
-            for tname in old.maps.table_ids:
-                if tname not in new.maps.table_ids:
-                    if sw_old.table_entries(tname):
-                        raise invalid(f"RECONCILE_AND_COMMIT: table {tname} has entries but is not in the new program")
-                    continue
-                if old.compiled.model.tables[tname].const_entries:
-                    continue
-                for e in sw_old.table_entries(tname):
-                    sw_new.table_add(TableEntry(e.table, dict(e.match), e.action, dict(e.params), e.priority))
-                action, params = sw_old.table_default(tname)
-                if action and not new.compiled.model.tables[tname].const_default_action:
-                    sw_new.table_set_default(tname, action, params)
-            for gid, g in old.mc_groups.items():
-                sw_new.mc_group_set(gid, _replicas(g))
-            for sid, s in old.clone_sessions.items():
-                sw_new.clone_session_set(sid, _replicas(s), s.packet_length_bytes)
-        except P4SimError as exc:
-            raise invalid(f"RECONCILE_AND_COMMIT: the forwarding state does not fit the new program: {exc}") from None
-        new.entry_metadata.update(old.entry_metadata)
-        new.mc_groups.update(old.mc_groups)
-        new.clone_sessions.update(old.clone_sessions)
-        new.digest_configs.update({k: v for k, v in old.digest_configs.items() if k in new.maps.digests})
-
-    def GetForwardingPipelineConfig(self, request: Any, context: grpc.ServicerContext) -> Any:
-        try:
-            with self._lock:
-                self._check_device(request.device_id)
-                p = self._need_pipeline()
-                cfg = p4runtime_pb2.ForwardingPipelineConfig()
-                rt = request.response_type
-                if rt in (_GFP.ALL, _GFP.P4INFO_AND_COOKIE):
-                    cfg.p4info.CopyFrom(p.p4info)
-                if rt in (_GFP.ALL, _GFP.DEVICE_CONFIG_AND_COOKIE):
-                    cfg.p4_device_config = p.device_config
-                if p.cookie is not None:
-                    cfg.cookie.cookie = p.cookie
-                return p4runtime_pb2.GetForwardingPipelineConfigResponse(config=cfg)
-        except Exception as exc:
-            self._abort(context, _error_of(exc))
-
-    # -- Write
-
-
-    GC_PAUSE_UPDATES = 64
-
-
-    # Entity oneof name -> (its write handler, its read handler); extern entities
-    # (counters, meters, registers, digests...) are served by their module in p4sim.externs
-    _ENTITY_HANDLERS = {
-        "table_entry": ("_write_table_entry", "_read_tables"),
-        "packet_replication_engine_entry": ("_write_pre", "_read_pre"),
-    }
-
-
-    # -- Read
-
-    READ_CHUNK_BYTES = 256 << 10  # one ReadResponse; the switch lock is held while it is built
-
-
-    # an upper bound of one counter cell in a ReadResponse: entity tag + length (3), the
-    # Entity's counter_entry tag + length (2), counter_id (1 + 5), index (2 + 1 + 10), data
-    # (2 + 2 * (1 + 10)): chunks of READ_CHUNK_BYTES // 48 cells stay within the bound
-    _COUNTER_CELL_MAX_BYTES = 48
-    _ZERO_CELL = (0, 0)
-
-
-    # -- StreamChannel
-
-
-IDLE_TICK_S = 0.1  # the clock thread's wait while the traffic manager holds nothing
-
 
 def profile_frontend() -> str:
     """The front end the profile asks for: native (grpc++) when fast and it builds here,
@@ -563,13 +316,6 @@ def _native_unavailable() -> str:
     except native.NativeUnavailable as exc:
         return str(exc)
     return ""
-
-
-def _tm_idle(sw: Any) -> bool:
-    """Whether the switch's traffic manager holds no packet (so no tick can release one);
-    False for a switch without that question (it is ticked every tick_s, as before)."""
-    idle = getattr(getattr(sw, "tm", None), "idle", None)
-    return bool(idle()) if idle is not None else False
 
 
 def p4info_text(p4info: p4info_pb2.P4Info) -> str:

@@ -34,6 +34,15 @@ _replicas = codec.replicas
 class WriteService:
     """The Write RPC of P4RuntimeServer (its state lives in the server)."""
 
+    GC_PAUSE_UPDATES = 64
+
+    # Entity oneof name -> (its write handler, its read handler); extern entities
+    # (counters, meters, registers, digests...) are served by their module in p4sim.externs
+    _ENTITY_HANDLERS = {
+        "table_entry": ("_write_table_entry", "_read_tables"),
+        "packet_replication_engine_entry": ("_write_pre", "_read_pre"),
+    }
+
     def _plan_write(self, data: bytes) -> Any:
         """`WriteScanner.plan` of a request's bytes, or None (parse it whole): run by the
         deserializer, outside the lock (it reads the learned shapes only)."""

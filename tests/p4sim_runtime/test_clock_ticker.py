@@ -13,7 +13,7 @@ from p4rt_helpers import CPU_PORT, L2_PROGRAM
 from p4sim.model import Exact, TableEntry
 from p4sim.runtime.ports import PortSet
 from p4sim.server import P4RuntimeServer
-from p4sim.server import service as service_mod
+from p4sim.server import clock as clock_mod
 
 FRAME = bytes.fromhex("000000000002000000000001") + b"\x88\xb5" + bytes(50)
 
@@ -78,11 +78,11 @@ def test_an_idle_clock_waits_and_an_arrival_that_queues_wakes_it(monkeypatch, ba
         after = len(ticks) - n
     finally:
         srv.stop(grace=0)
-    assert idle_ticks <= 0.5 / service_mod.IDLE_TICK_S + 2, f"{idle_ticks} ticks in 0.5 s of idling"
+    assert idle_ticks <= 0.5 / clock_mod.IDLE_TICK_S + 2, f"{idle_ticks} ticks in 0.5 s of idling"
     assert woken, "packets were left queued and the clock thread was not woken"
     assert drain < 1.0
     # 20 packets at 1,000/s: ~19 ms of queue, ticked every tick_s; then idle again
-    assert after <= 0.3 / service_mod.IDLE_TICK_S + 2
+    assert after <= 0.3 / clock_mod.IDLE_TICK_S + 2
 
 
 def test_negative_control_an_arrival_that_does_not_wake_the_clock(monkeypatch):
@@ -99,4 +99,4 @@ def test_a_switch_without_a_traffic_manager_is_ticked_every_tick_s():
     class Bare:
         pass
 
-    assert service_mod._tm_idle(Bare()) is False
+    assert clock_mod._tm_idle(Bare()) is False

@@ -417,7 +417,7 @@ def test_the_running_program_pushed_again_is_not_compiled_again(l2, monkeypatch)
     """A commit of the device config already installed starts a fresh switch of the same
     compiled program (STF runs and fixtures push to reset state): entries gone, nothing
     compiled; any other config still compiles (here: refused by the planted compiler)."""
-    import p4sim.server.service as service
+    import p4sim.server.pipeline_config as pipeline_config
 
     c, n = l2
     c.write(upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward",
@@ -426,7 +426,7 @@ def test_the_running_program_pushed_again_is_not_compiled_again(l2, monkeypatch)
     def no_compile(*a, **k):
         raise AssertionError("compiled again")
 
-    monkeypatch.setattr(service, "compile_device_config", no_compile)
+    monkeypatch.setattr(pipeline_config, "compile_device_config", no_compile)
     config = make_device_config(L2_PROGRAM)
     c.set_pipeline(config, action=SFP.VERIFY_AND_COMMIT)
     assert read_table(c, n[ING + "l2_fwd"]) == []
