@@ -1,9 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
 """The compiled write path (Cython): `Rec` and the bulk single-exact-key insert/delete of
-p4sim/runtime/tables.py, and the run -> values step of p4sim/server/fastwrite.py.
+p4sim/runtime/tables.py, and the run -> values step of p4sim/server/fastwrite/builders.py.
 
 Built and selected by p4sim/runtime/compiled_write.py. The pure-Python code in tables.py
-and fastwrite.py is the reference: every function here leaves exactly the state and
+and fastwrite/ is the reference: every function here leaves exactly the state and
 returns exactly the result of its namesake there (tests/p4sim_runtime/test_compiled_write.py
 runs the differential Write tests against this module and against planted slips in it).
 
@@ -361,7 +361,7 @@ cdef inline object _uint(object b, int width):
 
 
 def exact1_values(list rows, Py_ssize_t kslot, int kwidth, Py_ssize_t pslot, int pwidth):
-    """fastwrite's bulk_exact1 decoding: (keys, argument tuples) of a run's rows (value
+    """fastwrite/builders.py's bulk_exact1 decoding: (keys, argument tuples) of a run's rows (value
     bytes in slot order), or None when a value does not fit its width; `pslot` < 0: an
     action without parameters (every argument tuple is ())."""
     cdef Py_ssize_t n = len(rows), j
@@ -389,7 +389,7 @@ def exact1_values(list rows, Py_ssize_t kslot, int kwidth, Py_ssize_t pslot, int
 
 
 def column_run(data, Py_ssize_t r0, Py_ssize_t stride, Py_ssize_t kmax, checks):
-    """fastwrite._column_run: how many consecutive records of `stride` bytes from data[r0]
+    """fastwrite/scan.py _column_run: how many consecutive records of `stride` bytes from data[r0]
     (at most kmax) hold every (offset, one byte) of `checks`; a byte past the end of `data`
     holds nothing. It stops at the first record that fails: the work is the run found plus
     one record, never the rest of the request. Checks at consecutive offsets (an Update's

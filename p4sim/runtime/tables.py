@@ -13,7 +13,7 @@ counter and meter state. Lookups return a `Rec` or None (miss).
 
 Writes: `add`/`modify`/`delete` check an entry then commit it. A caller that has already
 made the value-independent checks against this table (P4Runtime's Write fast path,
-p4sim/server/fastwrite.py) calls `insert_checked`/`modify_checked`/`delete_checked`
+p4sim/server/fastwrite/builders.py) calls `insert_checked`/`modify_checked`/`delete_checked`
 with the canonical key, and keeps only the checks that depend on the table's state;
 the errors are the same exceptions with the same messages. Such an entry keeps no
 `TableEntry` (`Rec.entry` is None): `entry_of` builds it when it is first read, the

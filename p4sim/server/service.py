@@ -17,7 +17,7 @@ Capabilities) is made of:
 - clock.py: frames in and the switch's time (Clock);
 - pipeline_config.py: Set/GetForwardingPipelineConfig (PipelineConfigService);
 - arbitration.py: arbitration and roles (Arbitration);
-- write.py: Write, planning and applying (WriteService; its fast path: fastwrite.py);
+- write.py: Write, planning and applying (WriteService; its fast path: fastwrite/);
 - read.py: Read (ReadService);
 - stream.py: StreamChannel, one loop per front end (StreamService);
 - packet_io.py: PacketOut, PacketIn and digests (PacketIO);
@@ -138,7 +138,7 @@ class P4RuntimeServer(Arbitration, Clock, PipelineConfigService, WriteService, R
         self.port: int | None = None
         self.packet_in_count = 0
         self.packet_out_count = 0
-        # Write's fast path (fastwrite.py); False: every update decoded from the message
+        # Write's fast path (fastwrite/); False: every update decoded from the message
         # (the reference the fast path's tests compare with)
         self.fast_write = fast_write
         self._scanner = fastwrite.WriteScanner()

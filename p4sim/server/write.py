@@ -1,5 +1,5 @@
 """The Write RPC: planning (a batch's updates cut into runs of one shape by the fast path,
-fastwrite.py, or decoded one by one) and applying them to the switch's tables, action
+fastwrite/, or decoded one by one) and applying them to the switch's tables, action
 profiles and packet replication engine, with one p4.v1.Error per update on failure."""
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ class WriteService:
               plan: tuple | None = None) -> Any:
         """`data`: the bytes `request` was parsed from, when the transport has them:
         plain table-entry updates are then decoded from the bytes by shape
-        (fastwrite.py), the rest from the message; both give the same PlainEntry to the
+        (fastwrite/), the rest from the message; both give the same PlainEntry to the
         same checks, and a learned shape is bound to the pipeline's own decoder.
         `plan`: (items, n) when every update was cut by shape (`_plan_write`); `request`
         then has the other fields only."""
@@ -181,7 +181,7 @@ class WriteService:
         return failed
 
     def _write_shaped(self, p: Pipeline, shape: Any, build: Any, vals: Any) -> None:
-        """One update decoded by shape (fastwrite.py): stored by its bound builder, or
+        """One update decoded by shape (fastwrite/): stored by its bound builder, or
         through the reference checks (not a bound shape, or a value refused: they say why)."""
         built = build(vals) if build is not None else None
         if built is None:

@@ -25,7 +25,7 @@ from p4sim.externs.meter import MeterState
 from p4sim.model import ActionRef, KeyField, TableInfo
 from p4sim.runtime import compiled_write, tables
 from p4sim.runtime.tables import REC_FIELDS, ActionSpec, PyRec, Table
-from p4sim.server import fastwrite
+from p4sim.server.fastwrite import builders, scan, shapes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -167,12 +167,12 @@ def _handle_differences(m) -> list[str]:
 def _values_ref(rows, kslot, kwidth, pslot, pwidth):
     """fastwrite's bulk_exact1 decoding, as its pure-Python branch does it."""
     vs = [int.from_bytes(r[kslot], "big") for r in rows]
-    if not fastwrite._fits(vs, kwidth):
+    if not builders._fits(vs, kwidth):
         return None
     if pslot < 0:
         return vs, [()] * len(vs)
     ps = [int.from_bytes(r[pslot], "big") for r in rows]
-    if not fastwrite._fits(ps, pwidth):
+    if not builders._fits(ps, pwidth):
         return None
     return vs, [(a,) for a in ps]
 
@@ -230,7 +230,7 @@ def _decode_differences(m, seed: int = 6) -> list[str]:
         r0 = rnd.randrange(3)
         checks = tuple((o, rec[o:o + 1]) for o in sorted(rnd.sample(range(stride), rnd.randrange(1, min(stride, 64) + 1))))
         kmax = rnd.randrange(0, 14)
-        want, got = fastwrite._column_run_py(data, r0, stride, kmax, checks), m.column_run(data, r0, stride, kmax, checks)
+        want, got = scan._column_run_py(data, r0, stride, kmax, checks), m.column_run(data, r0, stride, kmax, checks)
         if want != got:
             out.append(f"column_run {data!r} {r0} {stride} {kmax} {checks}: {got} != {want}")
     return out
@@ -287,7 +287,7 @@ def test_the_profile_selects_the_write_path(monkeypatch, capsys) -> None:
     if expect is not None:
         assert (tables.COMPILED is not None) == (expect == "compiled")
     assert tables.Rec is (tables.COMPILED.Rec if tables.COMPILED is not None else PyRec)
-    assert type(action_profile.NO_ACTION) is tables.Rec and fastwrite._compiled is tables.COMPILED
+    assert type(action_profile.NO_ACTION) is tables.Rec and all(m._compiled is tables.COMPILED for m in (scan, shapes, builders))
     for value, want in [(None, "compiled"), ("reference", "python"), ("fast", "compiled"), ("Reference", "python")]:
         if value is None:
             monkeypatch.delenv("P4SIM_PROFILE", raising=False)

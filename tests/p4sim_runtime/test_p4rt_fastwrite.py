@@ -1,4 +1,4 @@
-"""Write's fast path (p4sim/server/fastwrite.py) against the reference path.
+"""Write's fast path (p4sim/server/fastwrite/) against the reference path.
 
 Two servers run l2_cpu.p4, one with the fast path, one without (`fast_write=False`).
 The same generated WriteRequests (valid and hostile: wrong ids, bad bitwidths, empty
@@ -25,6 +25,8 @@ from p4rt_helpers import L2_PROGRAM, PROGRAMS, Names, RawClient, find
 from p4rtproto import p4runtime_pb2
 from p4sim.runtime.tables import Table
 from p4sim.server import P4RuntimeServer, fastwrite, make_device_config
+from p4sim.server.fastwrite import builders, scan
+from p4sim.server.fastwrite import shapes as shapes_mod
 
 U = p4runtime_pb2.Update
 TABLES = ("l2_fwd", "smac", "acl", "classify", "dst_prefix")
@@ -711,7 +713,7 @@ def _lax_end_spans(data, others=None):
 def test_planted_cut_by_shape_bug_is_caught(pair, monkeypatch, where, bug) -> None:
     _own_scanner(monkeypatch, pair)
     _learn_top_shapes(pair)
-    owner = fastwrite.WriteScanner if where == "plan" else fastwrite
+    owner = fastwrite.WriteScanner if where == "plan" else shapes_mod
     monkeypatch.setattr(_plan_without_fields, "__wrapped__", fastwrite.WriteScanner.plan, raising=False)
     monkeypatch.setattr(bug, "__wrapped__", getattr(owner, where), raising=False)
     monkeypatch.setattr(owner, where, bug)
@@ -824,12 +826,12 @@ def test_planted_lax_run_is_caught(kinds_pair, monkeypatch, plant) -> None:
     takes any Update of the same length (another update type, table or action) as the
     shape's, and a bulk that lets a value one bit too wide in, must both be caught."""
     if plant == "lax run":  # only the tag and length bytes checked
-        monkeypatch.setattr(fastwrite, "_run_checks", lambda head, fixed: tuple((j, head[j:j + 1]) for j in range(len(head))))
+        monkeypatch.setattr(shapes_mod, "_run_checks", lambda head, fixed: tuple((j, head[j:j + 1]) for j in range(len(head))))
     else:
-        monkeypatch.setattr(fastwrite, "_fits", lambda vs, width: True)
-        if fastwrite._compiled is not None:  # the compiled write path decodes the values itself, in place
+        monkeypatch.setattr(builders, "_fits", lambda vs, width: True)
+        if builders._compiled is not None:  # the compiled write path decodes the values itself, in place
             # (only the in-place decoder planted: caught, so runs really take it)
-            monkeypatch.setattr(fastwrite._compiled, "exact1_run_values", _lax_exact1_run_values)
+            monkeypatch.setattr(builders._compiled, "exact1_run_values", _lax_exact1_run_values)
     _own_scanner(monkeypatch, kinds_pair)  # shapes made with the plant
     assert _differences(kinds_pair, seed=24, requests=70, gen_class=RunGen) != []
 
@@ -1051,13 +1053,13 @@ def test_shape_pattern_checks_every_fixed_byte_and_cuts_values_in_slot_order() -
     metacharacters included), each value exactly its length, values given in the slot
     order even when the slots are not in offset order."""
     fixed = ((0, b"\n."), (4, b"*\x00"), (8, b"$"))
-    rx, groups = fastwrite._pattern(fixed, ((6, 2), (2, 2)))
+    rx, groups = shapes_mod._pattern(fixed, ((6, 2), (2, 2)))
     assert groups == (2, 1)
     m = rx.fullmatch(b"\n.\nx*\x00()$")
     assert m is not None and [m.group(k) for k in groups] == [b"()", b"\nx"]
     for bad in (b"\n-\nx*\x00()$", b"\n.\nx*\x01()$", b"\n.\nx*\x00()", b"\n.\nx*\x00()$$", b"\n.\nxx*\x00()$"):
         assert rx.fullmatch(bad) is None, bad
-    rx, groups = fastwrite._pattern(fixed, ((2, 2), (6, 2)))
+    rx, groups = shapes_mod._pattern(fixed, ((2, 2), (6, 2)))
     assert groups is None and rx.fullmatch(b"\n.ab*\x00cd$").groups() == (b"ab", b"cd")
 
 
@@ -1092,7 +1094,8 @@ def test_run_checks_cost_the_runs_found_not_the_rest_of_the_request(monkeypatch)
     at a window growing with the run, never at every record to the end (quadratic: 10^12
     byte steps for a 64 MiB request). Control: the check is made, the work counted. (The
     Python checker; the compiled write path's C loop stops at the first record that fails.)"""
-    monkeypatch.setattr(fastwrite, "_compiled", None)
+    monkeypatch.setattr(scan, "_compiled", None)
+    monkeypatch.setattr(shapes_mod, "_compiled", None)
     a = U(type=U.DELETE)
     a.entity.table_entry.table_id = 1
     b = U(type=U.DELETE)
@@ -1171,8 +1174,8 @@ def test_update_spans_of_runs_equal_upbs_updates(monkeypatch) -> None:
 
     def lax(data: bytes, i: int, ln: int) -> int:
         stride = ln + 2
-        return fastwrite._lead(data[i:i + (len(data) - i) // stride * stride:stride], b"\x22")
-    monkeypatch.setattr(fastwrite, "_same_length_run", lax)
+        return scan._lead(data[i:i + (len(data) - i) // stride * stride:stride], b"\x22")
+    monkeypatch.setattr(scan, "_same_length_run", lax)
     assert _spans_mismatches(5) > 10
 
 
