@@ -97,10 +97,11 @@ def test_requests_read_while_react_handles_earlier_ones_wait_behind_them() -> No
 def test_negative_control_a_read_that_reacts_while_react_still_handles_earlier_ones() -> None:
     from p4sim.server.native import build
 
-    source = build.SOURCE.read_text(encoding="utf-8")
+    sources = build.sources()
     old = "react = ok && st_->react_fn != nullptr && !st_->reacting;"
-    assert source.count(old) == 1
-    planted = build.load_variant(source.replace(old, "react = ok && st_->react_fn != nullptr;"))
+    assert sources["transport.h"].count(old) == 1
+    planted = build.load_variant({**sources, "transport.h": sources["transport.h"].replace(
+        old, "react = ok && st_->react_fn != nullptr;")})
     got = _late_requests_order(planted)
     assert sorted(got) == sorted([b"slow-%d" % i for i in range(10)] + [b"late-%d" % i for i in range(5)])
     assert got.index(b"late-0") < got.index(b"slow-9")  # answered ahead of earlier requests

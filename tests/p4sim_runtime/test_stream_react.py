@@ -32,13 +32,15 @@ from p4sim.server import wire as wire_mod
 from p4sim.server.native import build
 
 pytestmark = NATIVE
-SOURCE = build.SOURCE.read_text(encoding="utf-8")
+SOURCES = build.sources()
 
 
 def _plant(monkeypatch, old: str, new: str) -> None:
-    """Serve this test's native servers with frontend.cc where `old` became `new`."""
-    assert SOURCE.count(old) == 1, old
-    monkeypatch.setattr(build, "_loaded", build.load_variant(SOURCE.replace(old, new)))
+    """Serve this test's native servers with the front end's sources where `old` became `new`."""
+    where = [name for name, text in SOURCES.items() if old in text]
+    assert len(where) == 1 and SOURCES[where[0]].count(old) == 1, old
+    planted = {**SOURCES, where[0]: SOURCES[where[0]].replace(old, new)}
+    monkeypatch.setattr(build, "_loaded", build.load_variant(planted))
 
 
 class _Client:
