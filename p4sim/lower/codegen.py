@@ -233,11 +233,21 @@ class Compiler(DeclLowering, StmtLowering, ExprLowering):
             # (every header of every packet) a bare object allocation; writes go to the
             # instance dict, reads of untouched fields find the class default
             c.append(f"    _p4fields = {tuple(slots)!r}")
+            # a struct field (p4c's bvec-hdr-bmv2) is an object per header, copied with it
+            nested = [fld(f) for f, ft in t.fields if isinstance(ft, TStruct)]
             for line in init:
-                c.append("    " + line.replace("self.", "", 1))
+                if line.split(" = ")[0][5:] not in nested:
+                    c.append("    " + line.replace("self.", "", 1))
+            if nested:
+                c.append("    def __init__(self):")
+                for fname, ft in t.fields:
+                    if isinstance(ft, TStruct):
+                        c.append(f"        self.{fld(fname)} = {self.default_value(ft)}")
             c.append("    def copy(self):")
             c.append(f"        o = {t.pycls}.__new__({t.pycls})")
             c.append("        o.__dict__.update(self.__dict__)")
+            for a in nested:
+                c.append(f"        o.{a} = self.{a}.copy()")
             c.append("        return o")
             self.gen_header_io(t)
             c.append("")
@@ -332,7 +342,7 @@ class Compiler(DeclLowering, StmtLowering, ExprLowering):
         except to split sub-byte fields out of their chunk.
         """
         c = self.classes
-        fields = [(fld(f), ft) for f, ft in t.fields]  # (attribute, type)
+        fields = _leaves(t)  # (attribute path, type); a struct field's leaves in order
         if width_of(t) % 8:
             # p4c's BMv2 back end pads such a header to whole bytes with a trailing field:
             # the pad bits are read with the header and written back with it
@@ -545,3 +555,15 @@ class Compiler(DeclLowering, StmtLowering, ExprLowering):
                 name=self.cp_name("", t.decl), id=self.ann_id(t.decl),
                 annotations=self.annotations_text(t.decl), kind=kind, fields=fields)
             self.gen_class(t)
+
+
+def _leaves(t: TStruct, prefix: str = "") -> list[tuple[str, Type]]:
+    """(attribute path, type) of a header's scalar fields, a struct field's leaves in its
+    place, first field most significant (p4c midend/flattenHeaders.cpp, FlattenHeaders)."""
+    out: list[tuple[str, Type]] = []
+    for name, ft in t.fields:
+        if isinstance(ft, TStruct):
+            out.extend(_leaves(ft, f"{prefix}{fld(name)}."))
+        else:
+            out.append((prefix + fld(name), ft))
+    return out
