@@ -546,9 +546,11 @@ class Compiler(DeclLowering, StmtLowering, ExprLowering):
             if a is None:
                 continue
             kind = a.string_value() or ""
-            fids = self.field_ids([t.annotations.get(f, []) for f, _ in t.fields], t.decl)
+            # a struct field's leaves, named by their path (p4c sample issue3329-bmv2: `b.b`)
+            leaves = _named_leaves(t)
+            fids = self.field_ids([a for _, _, a in leaves], t.decl)
             fields = tuple(ControllerHeaderField(f, width_of(ft), fid)
-                           for (f, ft), fid in zip(t.fields, fids, strict=True))
+                           for (f, ft, _), fid in zip(leaves, fids, strict=True))
             # p4c's symbol is the header type (its control-plane name gives the id); the
             # P4Info preamble is then named after the annotation's value (see p4info.py)
             self.model.controller_headers[kind] = ControllerHeaderInfo(
@@ -566,4 +568,15 @@ def _leaves(t: TStruct, prefix: str = "") -> list[tuple[str, Type]]:
             out.extend(_leaves(ft, f"{prefix}{fld(name)}."))
         else:
             out.append((prefix + fld(name), ft))
+    return out
+
+
+def _named_leaves(t: TStruct, prefix: str = "") -> list[tuple[str, Type, list]]:
+    """(dotted name, type, annotations) of a header's scalar fields, as _leaves orders them."""
+    out: list[tuple[str, Type, list]] = []
+    for name, ft in t.fields:
+        if isinstance(ft, TStruct):
+            out.extend(_named_leaves(ft, f"{prefix}{name}."))
+        else:
+            out.append((prefix + name, ft, t.annotations.get(name, [])))
     return out
