@@ -2,7 +2,7 @@
 when a toolchain is found): every p4src STF through `controller.stf` (what
 `rocelab stf --target bmv2` runs) on simple_switch_grpc with roce_switch.p4 compiled by real
 p4c, and the differential p4sim == BMv2 over the same inputs: each STF, the shared vectors
-as one STF, and headline scenarios recorded at the switch's ingress and replayed. Frames per
+as one STF, and headline scenarios (incast-dcqcn, incast-pfc) recorded at the switch's ingress and replayed. Frames per
 port (bytes, order), then every counter and register cell are compared
 (controller/differential.py; timestamp registers by which cells are set).
 
@@ -59,12 +59,20 @@ def test_differential_vectors(p4sim_grpc, bmv2, tmp_path) -> None:
     assert diffs == [], "\n".join(diffs[:20])
 
 
-def test_differential_incast_replay(p4sim_grpc, bmv2) -> None:
-    """The first 500 us of incast-dcqcn (in-process p4sim, virtual time): the writes and
-    the frames at the switch's ingress recorded, then replayed one by one on both switches.
-    Queues stay empty in the replay (a frame every 3 ms), so marking is not compared here:
-    queue-dependent behaviour is compared by the STFs that pin the depth on both targets
-    (ecn_thresholds and ecn_non_ect through debug_qdepth, pfc_* through pfc_qdepth)."""
+# headline scenarios recorded for 500 us (> 300 frames at the switch's ingress each)
+REPLAYED = ["incast-dcqcn", "incast-pfc"]
+
+
+@pytest.mark.parametrize("name", REPLAYED)
+def test_differential_scenario_replay(p4sim_grpc, bmv2, name: str) -> None:
+    """The first 500 us of a headline scenario (in-process p4sim, virtual time): the writes
+    (routes, classes, ECN/PFC/CNP configuration, the mirror session) and the frames at the
+    switch's ingress recorded, then replayed one by one on both switches; frames compared
+    on every port (the mirror copies on port 9 too), then counters and registers.
+    Queues stay empty in the replay (a frame every 3 ms), so marking and PFC generation are
+    not compared here: queue-dependent behaviour is compared by the STFs that pin the depth
+    on both targets (ecn_thresholds and ecn_non_ect through debug_qdepth, pfc_* through
+    pfc_qdepth)."""
     from controller.scenarios.scenario import load_scenario, run_scenario
     from controller.targets.p4sim import P4SimTarget
 
@@ -74,11 +82,12 @@ def test_differential_incast_replay(p4sim_grpc, bmv2) -> None:
         recs.append(Recorder(P4SimTarget(PROGRAM, seed=seed)))
         return recs[-1]
 
-    run_scenario(load_scenario("incast-dcqcn"), factory, 1, 500, progress=False)
+    run_scenario(load_scenario(name), factory, 1, 500, progress=False)
     (rec,) = recs
     assert len(rec.frames) > 300 and {p for p, _ in rec.frames} == {1, 2, 3}
     a = replay(p4sim_grpc, rec.writes, rec.frames)
     b = replay(bmv2, rec.writes, rec.frames)
     assert sum(map(len, a.frames.values())) > 300
+    assert a.frames.get(9), "the mirror session's copies did not come out: not compared"
     diffs = compare(a, b, ("p4sim-grpc", "bmv2"))
     assert diffs == [], "\n".join(diffs[:20])
