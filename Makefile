@@ -90,12 +90,14 @@ test: setup
 	$(PY) -m controller.testing.summary $(SUMMARY_DIR)/*.json || rc=1; \
 	exit $$rc
 
-# The BMv2 tier: the data-plane suites, both labs and p4c on the program, on the real
+# The BMv2 tier: the data-plane suites, both labs, p4c on the program, every p4src STF through
+# the STF runner with the differential p4sim == BMv2, and the fixed-seed fuzz batch, on the real
 # simple_switch_grpc and p4c-bm2-ss, when controller/targets/toolchain.py finds them (PATH or
 # BMV2_PREFIX / ROCELAB_BMV2_PREFIX); otherwise one line says why it is skipped. A prefix
 # given that cannot run fails. tests/targets' target-independent modules ran in the p4sim run.
 BMV2_TIER := tests/targets tests/roce_versions tests/p4src/test_p4c.py \
-	tests/lab/test_lab.py::test_lab_pair_on_bmv2 tests/lab/test_congested.py::test_two_switch_lab_congests_on_bmv2
+	tests/lab/test_lab.py::test_lab_pair_on_bmv2 tests/lab/test_congested.py::test_two_switch_lab_congests_on_bmv2 \
+	tests/p4src/test_stf_bmv2.py tests/fuzz/test_fuzz.py::test_fixed_seed_batch_agrees
 BMV2_TIER_IGNORE := --ignore=tests/targets/test_plugin.py --ignore=tests/targets/test_registry.py \
 	--ignore=tests/targets/test_toolchain.py
 BMV2_PYTEST_ARGS ?= -n 2
@@ -228,11 +230,16 @@ p4-bmv2: setup
 
 # Inside the image (docker/Dockerfile): the suite with every `target` test on simple_switch_grpc.
 
-# The BMv2 tier: tests/targets and tests/roce_versions on simple_switch_grpc, the lab pair
+# The BMv2 tier: tests/targets and tests/roce_versions on simple_switch_grpc, the lab pair,
+# every p4src STF through the STF runner on BMv2 with the differential (test_stf_bmv2.py)
 # and the congested lab (its --check: marks, CNPs, rate cuts).
-docker-test-inside: p4-bmv2
+# No `setup` here: the image was set up when built (its .venv; not .venv-p4rtshell, which
+# no test of this run uses).
+docker-test-inside:
+	$(PY) -m controller.targets.toolchain p4c --out $(P4_BUILD)
 	$(PY) -m pytest --target bmv2 --p4-artifacts $(P4_BUILD) $(PYTEST_ARGS) \
-	  tests/targets tests/roce_versions tests/lab/test_lab.py::test_lab_pair_on_bmv2
+	  tests/targets tests/roce_versions tests/lab/test_lab.py::test_lab_pair_on_bmv2 \
+	  tests/p4src/test_stf_bmv2.py
 	$(PY) -m lab.congested two_switch --check --target bmv2 --p4-artifacts $(P4_BUILD)
 
 clean:

@@ -54,7 +54,7 @@ def key_text(e: ast.Expression) -> str:
     if isinstance(e, ast.Slice):
         return f"{key_text(e.expr)}[{key_text(e.hi)}:{key_text(e.lo)}]"
     if isinstance(e, ast.IntLiteral):
-        return e.text or str(e.value)
+        return _literal_text(e)
     if (isinstance(e, ast.MethodCall) and not e.args and isinstance(e.callee, ast.Member)
             and e.callee.member == "isValid"):
         return f"{key_text(e.callee.expr)}.$valid$"  # as p4c names validity keys
@@ -69,6 +69,27 @@ def key_text(e: ast.Expression) -> str:
     if isinstance(e, ast.Cast):
         return key_text(e.expr)  # p4c names a cast key after its operand
     raise unsupported("this table key expression form (give it an @name)", e)
+
+
+def param_cp_name(p: ast.Parameter) -> str:
+    """An action parameter's control-plane name: its `@name` if it has one (p4c sample
+    name_annotations_to_p4info-bmv2; p4c's BMv2 JSON names the runtime data so too)."""
+    a = p.annotation("name")
+    return a.string_value() if a is not None and a.string_value() else p.name
+
+
+def _literal_text(e: ast.IntLiteral) -> str:
+    """An integer as p4c prints it (lib/stringify.cpp, Util::toString): the width prefix if
+    written, the base's prefix, lowercase digits without leading zeros (0x0101 -> 0x101)."""
+    text = e.text.lower().replace("_", "")
+    width = ""
+    if e.width is not None:  # 8w0x0f, 16s3: the digits follow the first w or s
+        width = f"{e.width}{'s' if e.signed else 'w'}"
+        text = text[text.index(width[-1]) + 1:]
+    base = {"0x": "x", "0b": "b", "0o": "o"}.get(text[:2])
+    if base is None:
+        return f"{width}{e.value}"
+    return f"{width}0{base}{format(e.value, base)}"
 
 
 def body_key(sym: Sym) -> tuple[int, int]:
@@ -454,7 +475,7 @@ class BlockChecker:
                 pt = self.resolve_type(p.type, asym.scope or scope)
                 if not width_of(pt):
                     raise unsupported(f"action parameter of type {pt.show()}", p)
-                params.append((p.name, width_of(pt)))
+                params.append((param_cp_name(p), width_of(pt)))
             if nbound:
                 # arguments bound in `actions = { a(x); }`: checked like a call's
                 vals = [self.bound_value(a_, p_, asym, scope, ctx)

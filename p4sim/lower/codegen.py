@@ -233,11 +233,21 @@ class Compiler(DeclLowering, StmtLowering, ExprLowering):
             # (every header of every packet) a bare object allocation; writes go to the
             # instance dict, reads of untouched fields find the class default
             c.append(f"    _p4fields = {tuple(slots)!r}")
+            # a struct field (p4c's bvec-hdr-bmv2) is an object per header, copied with it
+            nested = [fld(f) for f, ft in t.fields if isinstance(ft, TStruct)]
             for line in init:
-                c.append("    " + line.replace("self.", "", 1))
+                if line.split(" = ")[0][5:] not in nested:
+                    c.append("    " + line.replace("self.", "", 1))
+            if nested:
+                c.append("    def __init__(self):")
+                for fname, ft in t.fields:
+                    if isinstance(ft, TStruct):
+                        c.append(f"        self.{fld(fname)} = {self.default_value(ft)}")
             c.append("    def copy(self):")
             c.append(f"        o = {t.pycls}.__new__({t.pycls})")
             c.append("        o.__dict__.update(self.__dict__)")
+            for a in nested:
+                c.append(f"        o.{a} = self.{a}.copy()")
             c.append("        return o")
             self.gen_header_io(t)
             c.append("")
@@ -332,7 +342,7 @@ class Compiler(DeclLowering, StmtLowering, ExprLowering):
         except to split sub-byte fields out of their chunk.
         """
         c = self.classes
-        fields = [(fld(f), ft) for f, ft in t.fields]  # (attribute, type)
+        fields = _leaves(t)  # (attribute path, type); a struct field's leaves in order
         if width_of(t) % 8:
             # p4c's BMv2 back end pads such a header to whole bytes with a trailing field:
             # the pad bits are read with the header and written back with it
@@ -536,12 +546,37 @@ class Compiler(DeclLowering, StmtLowering, ExprLowering):
             if a is None:
                 continue
             kind = a.string_value() or ""
-            fids = self.field_ids([t.annotations.get(f, []) for f, _ in t.fields], t.decl)
+            # a struct field's leaves, named by their path (p4c sample issue3329-bmv2: `b.b`)
+            leaves = _named_leaves(t)
+            fids = self.field_ids([a for _, _, a in leaves], t.decl)
             fields = tuple(ControllerHeaderField(f, width_of(ft), fid)
-                           for (f, ft), fid in zip(t.fields, fids, strict=True))
+                           for (f, ft, _), fid in zip(leaves, fids, strict=True))
             # p4c's symbol is the header type (its control-plane name gives the id); the
             # P4Info preamble is then named after the annotation's value (see p4info.py)
             self.model.controller_headers[kind] = ControllerHeaderInfo(
                 name=self.cp_name("", t.decl), id=self.ann_id(t.decl),
                 annotations=self.annotations_text(t.decl), kind=kind, fields=fields)
             self.gen_class(t)
+
+
+def _leaves(t: TStruct, prefix: str = "") -> list[tuple[str, Type]]:
+    """(attribute path, type) of a header's scalar fields, a struct field's leaves in its
+    place, first field most significant (p4c midend/flattenHeaders.cpp, FlattenHeaders)."""
+    out: list[tuple[str, Type]] = []
+    for name, ft in t.fields:
+        if isinstance(ft, TStruct):
+            out.extend(_leaves(ft, f"{prefix}{fld(name)}."))
+        else:
+            out.append((prefix + fld(name), ft))
+    return out
+
+
+def _named_leaves(t: TStruct, prefix: str = "") -> list[tuple[str, Type, list]]:
+    """(dotted name, type, annotations) of a header's scalar fields, as _leaves orders them."""
+    out: list[tuple[str, Type, list]] = []
+    for name, ft in t.fields:
+        if isinstance(ft, TStruct):
+            out.extend(_named_leaves(ft, f"{prefix}{name}."))
+        else:
+            out.append((prefix + name, ft, t.annotations.get(name, [])))
+    return out

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from p4sim import externs as registry
-from p4sim.check.blocks import key_text
+from p4sim.check.blocks import key_text, param_cp_name
 from p4sim.check.names import Sym
 from p4sim.check.types import (
     TError,
@@ -448,7 +448,7 @@ class DeclLowering:
             for p in adecl.params[nbound:]:
                 pt = self.resolve_type(p.type, asym.scope or scope)
                 pw = width_of(pt)
-                params.append((p.name, pw))
+                params.append((param_cp_name(p), pw))
             sc = "TABLE_AND_DEFAULT"
             if ar.has_annotation("tableonly"):
                 sc = "TABLE_ONLY"
@@ -580,7 +580,7 @@ class DeclLowering:
         cp = [p for p in adecl.params if not p.direction]  # p4c drops the directional ones
         for p, pid in zip(cp, self.field_ids(cp, adecl), strict=True):
             pt = self.resolve_type(p.type, asym.scope or self.g)
-            params.append(Param(p.name, width_of(pt), pid))
+            params.append(Param(param_cp_name(p), width_of(pt), pid))
         self.model.actions[aname] = ActionInfo(name=aname, id=self.ann_id(adecl),
                                                annotations=self.annotations_text(adecl),
                                                params=tuple(params))

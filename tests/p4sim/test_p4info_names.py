@@ -340,3 +340,29 @@ V1Switch(P(), V(), Ing(), E(), C(), D()) main;
     (cpm,) = info.controller_packet_metadata
     assert (cpm.preamble.id, cpm.preamble.name, cpm.preamble.alias) == (81826293, "packet_in", "packet_in")
     assert cpm.preamble.id == ref_id(0x04, "packet_in_header_t")
+
+
+def test_param_name_annotation_and_key_constants_as_p4c_prints_them(tmp_path):
+    """`@name` on an action parameter names it in P4Info and for table writes (p4c sample
+    name_annotations_to_p4info-bmv2: BMv2 JSON's runtime_data too); a key's integer constant
+    is printed as p4c's Util::toString prints it: width prefix kept, no leading zeros
+    (sample match-on-exprs2-bmv2: `0x010101010101` -> `0x10101010101`)."""
+    src = tmp_path / "prog.p4"
+    src.write_text(PRELUDE + """
+control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
+    action fwd(@name("orange") bit<9> port, bit<8> v) { sm.egress_spec = port; hd.h.b = v; }
+    table t {
+        key = { hd.h.a & 0x0F : exact; hd.h.b & 8w0x07 : ternary; hd.h.a & 0b0011 : exact; }
+        actions = { fwd; }
+    }
+    apply { t.apply(); }
+}
+control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+V1Switch(P(), V(), Ing(), E(), C(), D()) main;
+""")
+    info = build_p4info(load_program(str(src)).model)
+    (table,) = info.tables
+    assert [k.name for k in table.match_fields] == ["hd.h.a & 0xf", "hd.h.b & 8w0x7",
+                                                    "hd.h.a & 0b11"]
+    (fwd,) = [a for a in info.actions if a.preamble.name == "Ing.fwd"]
+    assert [(p.id, p.name) for p in fwd.params] == [(1, "orange"), (2, "v")]
