@@ -255,9 +255,9 @@ class Fabric:
         heap, seq, now = self._heap, self._seq, self._now
         tx_filter = self.tx_filter
         push = heapq.heappush
-        for sw in self._names:  # in the targets' order: events at one instant keep their order
-            if sw not in touched:
-                continue
+        # in the targets' order: events at one instant keep their order (sorting the few
+        # touched switches, not scanning all of them: a 128-host fat-tree has 80)
+        for sw in (sorted(touched, key=self._index.__getitem__) if len(touched) > 1 else touched):
             self._set_due(sw)
             wires = self._out_wires[sw]
             for out in self._sws[sw].receive():
