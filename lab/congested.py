@@ -411,6 +411,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         spec.duration_s = args.duration
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    if args.target == "p4sim":  # which p4sim pieces the switch processes run (they inherit it)
+        from controller.targets.p4sim import profile_line
+
+        print(f"lab.congested: {profile_line()}", file=sys.stderr)
     backend = args.backend
     if backend != "netns":
         from .mininet_lab import mininet_unavailable

@@ -78,7 +78,9 @@ class Fabric:
                  seed: int = 0, dcqcn: DcqcnParams | None = None, nic: dict | None = None):
         self.topo = topo
         self._now = 0
-        self._heap: list[tuple[int, int, Callable[[], None]]] = []
+        # (time, seq, fn, args): fn(*args) then; a frame's delivery is (host.receive,
+        # (frame,)) or (_to_switch, (sw, port, frame)): no closure made per frame
+        self._heap: list[tuple[int, int, Callable, tuple]] = []
         self._seq = itertools.count()
         self.rx_filter: Callable[[str, int, bytes], bytes | None] | None = None
         # (switch, port, frame) -> False to discard a frame leaving a switch port
@@ -123,8 +125,9 @@ class Fabric:
             self._wires[(h.switch, h.port)] = _Wire("host", link.delay_ns, host=host)
 
             def transmit(frame: bytes, t_end: int, _sw=h.switch, _p=h.port,
-                         _d=link.delay_ns) -> None:
-                self.at(t_end + _d, lambda: self._to_switch(_sw, _p, frame))
+                         _d=link.delay_ns) -> None:  # (t_end >= now: at()'s clamp is moot)
+                heapq.heappush(self._heap, (t_end + _d, next(self._seq), self._to_switch,
+                                            (_sw, _p, frame)))
 
             host.transmit = transmit
         for lk in topo.links:
@@ -137,6 +140,14 @@ class Fabric:
         self._names = list(self.targets)
         self._index = {sw: i for i, sw in enumerate(self._names)}
         self._tms = {sw: tgt.switch.tm for sw, tgt in self.targets.items()}
+        # the p4sim switches themselves, called directly per frame (P4SimTarget's send,
+        # advance, receive and now only wrap them: an error class, a copy to bytes)
+        self._sws = {sw: tgt.switch for sw, tgt in self.targets.items()}
+        # per switch: port -> (prop_ns, host) or (prop_ns, None, peer switch, its port)
+        self._out_wires: dict[str, dict[int, tuple]] = {sw: {} for sw in self._names}
+        for (sw, port), w in self._wires.items():
+            self._out_wires[sw][port] = ((w.prop_ns, w.host) if w.kind == "host"
+                                         else (w.prop_ns, None, w.switch, w.port))
         self._touched: set[str] = set()  # switches that may have output to deliver
         self._due: dict[str, int | None] = {}  # each switch's next departure
         self._dueheap: list[tuple[int, int]] = []  # (next departure, switch index), lazy
@@ -146,7 +157,8 @@ class Fabric:
         return self._now
 
     def at(self, t_ns: int, fn: Callable[[], None]) -> None:
-        heapq.heappush(self._heap, (max(t_ns, self._now), next(self._seq), fn))
+        heapq.heappush(self._heap, (t_ns if t_ns > self._now else self._now, next(self._seq),
+                                    fn, ()))
 
     def every(self, period_ns: int, fn: Callable[[], None], start_ns: int | None = None) -> None:
         """Call fn every period_ns of virtual time (samplers, the watchdog's poll)."""
@@ -228,11 +240,11 @@ class Fabric:
 
     def send_raw(self, sw: str, port: int, frame: bytes) -> None:
         """A frame into switch `sw`'s port now, past the port layer (the watchdog's XON)."""
-        tgt = self.targets[sw]
-        dt = self._now - tgt.now()
+        s = self._sws[sw]
+        dt = self._now - s.now()
         if dt > 0:  # an idle switch is not advanced every step (run): catch it up first
-            tgt.advance(dt)
-        tgt.send(port, frame)
+            s.advance(dt)
+        s.send(port, frame)
         self._touched.add(sw)
 
     def _deliver(self) -> None:
@@ -240,25 +252,30 @@ class Fabric:
         if not touched:
             return
         self._touched = set()
-        for sw in self._names:  # in the targets' order: events at one instant keep their order
-            if sw not in touched:
-                continue
-            tgt = self.targets[sw]
+        heap, seq, now = self._heap, self._seq, self._now
+        tx_filter = self.tx_filter
+        push = heapq.heappush
+        # in the targets' order: events at one instant keep their order (sorting the few
+        # touched switches, not scanning all of them: a 128-host fat-tree has 80)
+        for sw in (sorted(touched, key=self._index.__getitem__) if len(touched) > 1 else touched):
             self._set_due(sw)
-            for out in tgt.receive():
-                w = self._wires.get((sw, out.port))
+            wires = self._out_wires[sw]
+            for out in self._sws[sw].receive():
+                w = wires.get(out.port)
                 if w is None:
                     self.unattached += 1
                     continue
-                t = out.time_ns + w.prop_ns
+                t = out.time_ns + w[0]
                 data = out.data
-                if self.tx_filter is not None and not self.tx_filter(sw, out.port, data):
+                if tx_filter is not None and not tx_filter(sw, out.port, data):
                     continue
-                if w.kind == "host":
+                if t < now:  # (at()'s clamp)
+                    t = now
+                if w[1] is not None:
                     self.frames_to_hosts += 1
-                    self.at(t, lambda h=w.host, d=data: h.receive(d))
+                    push(heap, (t, next(seq), w[1].receive, (data,)))
                 else:
-                    self.at(t, lambda s=w.switch, p=w.port, d=data: self._to_switch(s, p, d))
+                    push(heap, (t, next(seq), self._to_switch, (w[2], w[3], data)))
 
     # -- the loop
     def _set_due(self, sw: str) -> None:
@@ -282,6 +299,8 @@ class Fabric:
         for sw in names:  # whatever was done to the switches between runs
             self._set_due(sw)
         due = self._due
+        sws = self._sws
+        heappop = heapq.heappop
         while True:
             t_next = heap[0][0] if heap else until_ns
             step_to = min(t_next, self._now + look, until_ns)
@@ -291,17 +310,21 @@ class Fabric:
                 if due[sw] != nd:  # stale: the switch moved on since
                     continue
                 due[sw] = None  # _deliver notes its next one
-                tgt = self.targets[sw]
-                dt = step_to - tgt.now()
+                s = sws[sw]
+                dt = step_to - s.now()
                 if dt > 0:
-                    tgt.advance(dt)
+                    s.advance(dt)
                 self._touched.add(sw)
-            self._now = max(self._now, step_to)
-            self._deliver()
-            while heap and heap[0][0] <= self._now:
-                _, _, fn = heapq.heappop(heap)
-                fn()
-            self._deliver()  # what the events made the switches emit at once
+            if step_to > self._now:
+                self._now = step_to
+            now = self._now
+            if self._touched:
+                self._deliver()
+            while heap and heap[0][0] <= now:
+                _, _, fn, args = heappop(heap)
+                fn(*args)
+            if self._touched:
+                self._deliver()  # what the events made the switches emit at once
             if self._now >= until_ns:
                 for tgt in self.targets.values():  # every switch's clock at the fabric's
                     dt = self._now - tgt.now()

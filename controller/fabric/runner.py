@@ -220,6 +220,9 @@ def cmd_run_fabric(args, sc: dict) -> int:
     if args.seed is not None and not lo <= args.seed <= hi:
         sys.stderr.write(f"rocelab: --seed {args.seed}: a fabric run's seed is {lo}..{hi}\n")
         return 2
+    from controller.targets.p4sim import profile_line
+
+    sys.stderr.write(f"rocelab: {profile_line()}\n")  # which p4sim every switch runs
     res = run_fabric_scenario(sc, args.seed, args.duration_us, progress=not args.no_progress)
     files = write_outputs(res, args.out) if args.out else []
     if args.json:

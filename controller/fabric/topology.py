@@ -148,6 +148,37 @@ def leaf_spine(spines: int = 2, leaves: int = 4, hosts_per_leaf: int = 4,
     return t
 
 
+def fat_tree(k: int = 4, bps: float = DEFAULT_BPS, delay_ns: int = DEFAULT_DELAY_NS) -> Topology:
+    """A k-ary fat-tree (Al-Fares et al., SIGCOMM 2008): k pods of k/2 edge switches
+    e<pod>_<i> and k/2 aggregation switches a<pod>_<j>, (k/2)^2 core switches c<j>_<m>,
+    k^3/4 hosts h<pod>_<i>_<n>. Edge ports 1..k/2 face hosts, k/2+1+j aggregation j;
+    aggregation ports 1+i face edge i, k/2+1+m core c<j>_<m>; core port 1+pod faces pod."""
+    if k < 2 or k % 2:
+        raise ValueError("fat_tree: k must be even and >= 2")
+    half = k // 2
+    if k * k + half * half > 250:
+        raise ValueError("fat_tree: too many switches for the addressing plan (k <= 14)")
+    t = Topology(f"fattree-k{k}")
+    for p in range(k):
+        for i in range(half):
+            t.add_switch(f"e{p}_{i}")
+        for j in range(half):
+            t.add_switch(f"a{p}_{j}")
+    for j in range(half):
+        for m in range(half):
+            t.add_switch(f"c{j}_{m}")
+    for p in range(k):
+        for i in range(half):
+            for n in range(half):
+                t.add_host(f"h{p}_{i}_{n}", f"e{p}_{i}", n + 1, bps, delay_ns)
+            for j in range(half):
+                t.connect(f"e{p}_{i}", half + 1 + j, f"a{p}_{j}", i + 1, bps, delay_ns)
+        for j in range(half):
+            for m in range(half):
+                t.connect(f"a{p}_{j}", half + 1 + m, f"c{j}_{m}", p + 1, bps, delay_ns)
+    return t
+
+
 def ring(switches: int = 4, hosts_per_switch: int = 1, bps: float = DEFAULT_BPS,
          delay_ns: int = DEFAULT_DELAY_NS) -> Topology:
     """A ring of switches r0..r(N-1); port H+1 goes clockwise (to r(i+1)), port H+2

@@ -21,7 +21,7 @@ from typing import Protocol
 
 from controller.packets import Decoded, decode
 from controller.packets import constants as C
-from controller.packets.build import cnp_frame, roce_frame
+from controller.packets.build import PsnTemplate, cnp_frame, psn_template
 
 from .dcqcn import DcqcnParams, NotificationPoint, ReactionPoint
 from .rc import (
@@ -139,6 +139,7 @@ class Host:
         self.qps: dict[int, QueuePair] = {}
         self.rps: dict[int, ReactionPoint] = {}
         self.peers: dict[int, tuple[str, str]] = {}  # qpn -> (peer ip, peer mac)
+        self._templates: dict[tuple, PsnTemplate] = {}  # frame() by all but the PSN
         self.np = NotificationPoint(self.dcqcn.cnp_interval_ns)
         self.transmit: Callable[[bytes, int], None] = lambda frame, t_end: None
         self.stats = HostStats()
@@ -172,6 +173,7 @@ class Host:
                        priority=s.data_priority if priority is None else priority)
         self.qps[qpn] = qp
         self.peers[qpn] = (peer_ip, s.gateway_mac or peer_mac)
+        self._templates.clear()  # (a QP of this number again: its frames change)
         self.rps[qpn] = ReactionPoint(s.link_bps, self.dcqcn, self.clock.now())
         self._next_tx[qpn] = 0
         return qp
@@ -213,6 +215,21 @@ class Host:
     def frame(self, qpn: int, pdu: Pdu, **over: object) -> bytes:
         """The frame this host sends for `pdu` on QP `qpn`; `over` replaces RoceSpec fields
         (a test's expectation of the frame after a router: MACs, TTL)."""
+        if over:
+            return self._frame_template(qpn, pdu, over).frame(pdu.psn)
+        s = self.spec
+        # a message's packets differ only in PSN: one template per everything else
+        key = (qpn, pdu.opcode, pdu.dqpn, pdu.payload_len, pdu.ackreq, pdu.reth, pdu.aeth,
+               pdu.imm, pdu.atomic, pdu.atomic_ack, s.dscp, s.pcp, s.vlan, s.roce_version,
+               s.sport_entropy)
+        t = self._templates.get(key)
+        if t is None:
+            if len(self._templates) >= 256:  # ACKs (a new MSN each) would fill it: bounded
+                self._templates.clear()
+            t = self._templates[key] = self._frame_template(qpn, pdu, {})
+        return t.frame(pdu.psn)
+
+    def _frame_template(self, qpn: int, pdu: Pdu, over: dict) -> PsnTemplate:
         s = self.spec
         ip, mac = self.peers[qpn]
         va, rkey, dlen = pdu.reth or (0, 0, None)
@@ -226,7 +243,7 @@ class Host:
             sport=self.sport(qpn), version=s.roce_version, imm=pdu.imm or 0, swap=swap,
             compare=compare, orig=pdu.atomic_ack or 0)
         kw.update(over)
-        return roce_frame(s.ip, ip, pdu.opcode, pdu.dqpn, pdu.psn, bytes(pdu.payload_len), **kw)
+        return psn_template(s.ip, ip, pdu.opcode, pdu.dqpn, bytes(pdu.payload_len), **kw)
 
     def sport(self, qpn: int) -> int:
         """The UDP source port of a QP's frames (RoCEv2 flow entropy)."""

@@ -226,6 +226,40 @@ def spec_frame(s: RoceSpec) -> bytes:
     return pad_frame(_eth(s.eth_dst, s.eth_src, et, s.vlan, s.pcp) + pkt)
 
 
+class PsnTemplate:
+    """A frame spec_frame built, to send again with another PSN: only the PSN's three BTH
+    bytes and the ICRC change (no Ethernet, IP or UDP field depends on the PSN), so a NIC
+    sending a message's packets patches those instead of packing every header again."""
+
+    __slots__ = ("head", "mid", "tail", "l3", "v1")
+
+    def __init__(self, frame: bytes, s: RoceSpec):
+        l2 = 18 if s.vlan is not None else 14
+        v6 = s.version == 1 or s.ipv6
+        if v6:  # the GRH or IPv6 header: 40 bytes + its payload length
+            end = l2 + 40 + ((frame[l2 + 4] << 8) | frame[l2 + 5])
+        else:
+            end = l2 + ((frame[l2 + 2] << 8) | frame[l2 + 3])
+        psn = l2 + (40 if v6 else 20) + (0 if s.version == 1 else 8) + 9
+        self.head, self.mid, self.tail = frame[:psn], frame[psn + 3:end - 4], frame[end:]
+        self.l3 = l2
+        self.v1 = s.version == 1
+
+    def frame(self, psn: int) -> bytes:
+        """spec_frame of the same spec with this PSN (24 bits)."""
+        pkt = self.head + psn.to_bytes(3, "big") + self.mid
+        ip = pkt[self.l3:]
+        icrc = icrc_v1(ip) if self.v1 else icrc_v2(ip)
+        return pkt + pack_icrc(icrc) + self.tail
+
+
+def psn_template(src: str, dst: str, opcode: int | str, dqpn: int, payload: bytes = b"",
+                 **kw: object) -> PsnTemplate:
+    """roce_frame's arguments but the PSN: a template to stamp PSNs into."""
+    s = RoceSpec(src, dst, opcode, dqpn, 0, payload, **kw)  # type: ignore[arg-type]
+    return PsnTemplate(spec_frame(s), s)
+
+
 def _eth(dst: str, src: str, et: int, vlan: int | None, pcp: int) -> bytes:
     hdr = mac_to_int(dst).to_bytes(6, "big") + mac_to_int(src).to_bytes(6, "big")
     if vlan is not None:

@@ -5,6 +5,7 @@ One test per family, so the memoised runs a control shares with its scenario run
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -51,7 +52,10 @@ def test_rocelab_run_reports_the_watchdog_counters(tmp_path, capsys):
     and telemetry_watchdog.json its pfcwd_* counters next to the switch's own; the runs
     without a watchdog show none. And a control whose check passes is a failure."""
     assert main(["run", "fabric-storm", "--out", str(tmp_path), "--no-progress"]) == 0
-    text = capsys.readouterr().out
+    cap = capsys.readouterr()
+    text = cap.out
+    # which p4sim the switches run, as a one-switch run says it (issue 34)
+    assert re.search(r"^rocelab: p4sim profile (fast|reference)", cap.err, re.M), cap.err
     assert "PFC watchdog per queue:" in text
     tel = json.loads((tmp_path / "telemetry_watchdog.json").read_text())
     hit = [(sw, r) for sw, js in tel.items() for r in js["per_port_class"] if r["pfcwd_detected"]]
