@@ -73,7 +73,7 @@ from bench import PERF_CONFIG, REFERENCE_CONFIG, perf_config_available, side_by_
 from p4rtproto import p4runtime_pb2
 
 # `python -m bench --smoke`: this section's smallest size (tests/bench runs it)
-SMOKE = ["--rtt-n", "150", "--no-perf-config"]
+SMOKE = ["--rtt-n", "150", "--no-perf-config", "--no-bmv2"]
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB_CONFIG = ROOT / "controller" / "examples" / "lab.yaml"
