@@ -27,7 +27,19 @@ is printed next to a baseline measured in the same run, and as a ratio to it:
   read the request, no Python thread woken per message: the shape of p4sim's native
   StreamChannel).
 
+Side by side with BMv2 (issue 34): when the real toolchain is found (PATH or
+ROCELAB_BMV2_PREFIX, controller/targets/toolchain.py; `make bench` passes BMV2_PREFIX), each
+trial starts, in turn (rotated per trial), p4sim-switch on the fast profile, BMv2's
+performance build and its default build (`--no-bmv2-default`: not), pushes roce_switch.p4
+to each with rocelab apply (BMv2: p4c-bm2-ss's P4Info and JSON, build/p4) and measures them
+with the same client; a table then gives every row as a ratio to the perf build of the same
+trial (bench/side_by_side.py). Without the toolchain one line says why the BMv2 columns are
+absent and the section runs as below (`--no-bmv2`: the same with the toolchain).
+
 Commands (from the repository root; `.venv/bin/python -m bench p4runtime --help`):
+
+    # side by side with BMv2's perf and default builds, 3 trials alternated
+    ROCELAB_BMV2_PREFIX=../shared/refp4 .venv/bin/python -m bench p4runtime --trials 3
 
     # p4sim-switch, 3 trials alternated with the echo baselines; where the native front end
     # builds, each trial runs p4sim-switch on the reference profile and on the fast one
@@ -678,6 +690,8 @@ def run(argv: list[str]) -> None:
                     help="alternate p4sim-switch with itself in its performance configuration ("
                          + " ".join(f"{k}={v}" for k, v in PERF_CONFIG.items()) + ") in the same run"
                          " (default: when p4sim-switch runs here without --against and it builds)")
+    ap.add_argument("--bmv2-default", action=argparse.BooleanOptionalAction, default=True,
+                    help="with BMv2: its default build too, as an extra column (default: yes)")
     ap.add_argument("--bmv2", action=argparse.BooleanOptionalAction, default=None,
                     help="alternate p4sim-switch with BMv2's perf and default builds (started here) and print"
                          " every row as a ratio to the perf build (default: when the toolchain is found and"
@@ -728,7 +742,7 @@ def run(argv: list[str]) -> None:
     if bmv2 is not None:
         sides: list[tuple[Callable[[], Switch], list[str], Path | None]] = [
             (lambda: start_p4sim(None, args.device_id, dict(PERF_CONFIG)), [], None)]
-        for label, exe in bmv2.builds():
+        for label, exe in bmv2.builds()[:None if args.bmv2_default else 1]:
             sides.append((lambda label=label, exe=exe: start_bmv2(exe, label, args.device_id),
                           list(bmv2.apply_args), None))
     elif args.grpc_addr:

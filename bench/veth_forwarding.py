@@ -9,19 +9,27 @@ the switch delivered on port 2 (pps over the steady part of the step, and the lo
 drained), and the switch's CPU per delivered frame. Targets: issue 19's 1.5x BMv2's
 performance build (25.6k / 31.7k pps: 38.4k / 47.6k pps).
 
-The sender is C-speed: `sendmmsg(2)` through ctypes on an AF_PACKET socket, frames built
-once, paced in batches, so it can offer more than any of these switches can take (its
-achieved rate is printed: when it falls short of the asked rate the step says so).
-Delivered and arrived frames are the kernel's own veth counters (nothing in Python reads
-the delivered frames during a step). Before the sweep a few frames are captured on h2 and
-checked (routed: h2's MAC, TTL 63, UDP 4791, payload intact), and their digest printed, so
-two switches' runs can be compared for what they forward, not only how fast.
+The sender is C: bench/sender.c (built at first use) paces `sendmmsg(2)` batches on an
+AF_PACKET socket from a thread of its own, frames built once; it offers several times what
+these switches forward (a Python pacing loop topped out near 60k pps, below p4sim's peak).
+Each step prints what it offered (frames the kernel took), what was delivered, the loss and
+the CPU per frame of the switch and of the sender; the rates rise until two steps in a row
+lose over 10% without delivering more (past the peak).
 
 Same-run baseline: a reflector with no switch (on by default; `--no-baseline` skips it): one Python
 process moving frames port 1 -> port 2 with a plain `recv`/`send` per frame on the same
 veths (what per-frame socket I/O in Python costs on this machine, whatever the tree).
 
+Side by side with BMv2 (issue 34): with the real toolchain found (PATH or
+ROCELAB_BMV2_PREFIX), each trial runs p4sim-switch (fast profile), BMv2's performance build
+and its default build (`--no-bmv2-default`: not) on the same veths, rotated per trial, and
+a table gives each peak as a ratio to the perf build's in the same trial
+(bench/side_by_side.py); without it one line says why those columns are absent.
+
 Commands (root; from the repository root):
+
+    # side by side with BMv2's builds, 2 trials alternated
+    ROCELAB_BMV2_PREFIX=../shared/refp4 .venv/bin/python -m bench veth_forwarding --trials 2
 
     # p4sim-switch (this tree), and the same in its performance configuration (bench.PERF_CONFIG,
     # where it builds; --no-perf-config: not); then an A/B with another checkout's, alternated per trial
@@ -516,6 +524,8 @@ def run(argv: list[str]) -> None:
                     help="alternate p4sim-switch with itself in its performance configuration ("
                          + " ".join(f"{k}={v}" for k, v in PERF_CONFIG.items()) + ") in the same run"
                          " (default: when p4sim-switch runs here without --against and it builds)")
+    ap.add_argument("--bmv2-default", action=argparse.BooleanOptionalAction, default=True,
+                    help="with BMv2: its default build too, as an extra column (default: yes)")
     ap.add_argument("--bmv2", action=argparse.BooleanOptionalAction, default=None,
                     help="alternate p4sim-switch with BMv2's perf and default builds (started here) and print"
                          " each peak as a ratio to the perf build (default: when the toolchain is found and"
@@ -564,7 +574,7 @@ def run(argv: list[str]) -> None:
     baseline: dict[int, list[Sweep]] = {}
     by_trial: list[dict[str, dict[str, float]]] = []
     notes: dict[tuple[str, str], tuple[float, str]] = {}
-    exes = dict(bmv2.builds()) if bmv2 is not None else {}
+    exes = dict(bmv2.builds()[:None if args.bmv2_default else 1]) if bmv2 is not None else {}
     try:
         for trial in range(args.trials):
             duts: list[tuple[str, Path | None]] = [("a", None)]
