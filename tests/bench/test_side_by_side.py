@@ -49,6 +49,9 @@ def test_sweep_stops_only_past_the_peak():
     assert not past_peak(rising + [_step(80_000, 30_500, 0.6)])  # one lossy flat step: not yet
     flat = rising + [_step(80_000, 30_500, 0.6), _step(120_000, 29_000, 0.75)]
     assert past_peak(flat)  # two lossy steps with nothing gained over the best before them
+    growing_again = [_step(10_000, 10_000, 0), _step(20_000, 20_000, 0), _step(40_000, 40_000, 0),
+                     _step(60_000, 40_500, 0.33), _step(80_000, 60_000, 0.25)]
+    assert not past_peak(growing_again)  # the last step delivered more: keep rising
     assert not past_peak(rising[:2] + [_step(40_000, 40_000, 0.0), _step(80_000, 41_000, 0.5)])
 
 
