@@ -69,21 +69,23 @@ def start(exe: Path, addr: str, interfaces: Sequence[str] = (), device_id: int =
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
 
-def wait_ready(addr: str, proc: subprocess.Popen, label: str, timeout: float = 60.0) -> None:
+def wait_ready(addr: str, proc: subprocess.Popen | None, label: str, timeout: float = 60.0) -> None:
+    """Until the switch's gRPC server answers; RuntimeError if it exits or never does (killed then)."""
     import grpc
 
     deadline = time.monotonic() + timeout
     with grpc.insecure_channel(addr) as ch:
         while time.monotonic() < deadline:
-            if proc.poll() is not None:
+            if proc is not None and proc.poll() is not None:
                 raise RuntimeError(f"{label} exited while starting (status {proc.returncode})")
             try:
                 grpc.channel_ready_future(ch).result(timeout=0.5)
                 return
             except grpc.FutureTimeoutError:
                 pass
-    proc.kill()
-    proc.wait()
+    if proc is not None:
+        proc.kill()
+        proc.wait()
     raise RuntimeError(f"{label} did not answer on {addr} within {timeout:.0f} s")
 
 

@@ -214,20 +214,12 @@ def _free_addr() -> str:
 
 
 def _wait_grpc(dut: Dut, timeout: float = 60.0) -> Dut:
-    import grpc
-
-    deadline = time.monotonic() + timeout
-    with grpc.insecure_channel(dut.addr or "") as ch:
-        while time.monotonic() < deadline:
-            if dut.proc is not None and dut.proc.poll() is not None:
-                raise RuntimeError(f"{dut.label} exited while starting (status {dut.proc.returncode})")
-            try:
-                grpc.channel_ready_future(ch).result(timeout=0.5)
-                return dut
-            except grpc.FutureTimeoutError:
-                pass
-    dut.stop()
-    raise RuntimeError(f"{dut.label} did not answer on {dut.addr} within {timeout:.0f} s")
+    try:
+        side_by_side.wait_ready(dut.addr or "", dut.proc, dut.label, timeout)
+    except BaseException:
+        dut.stop(keep_log=True)
+        raise
+    return dut
 
 
 LOG_DIR = Path(tempfile.gettempdir()) / "rocelab-veth-bench"
