@@ -27,7 +27,19 @@ is printed next to a baseline measured in the same run, and as a ratio to it:
   read the request, no Python thread woken per message: the shape of p4sim's native
   StreamChannel).
 
+Side by side with BMv2 (issue 34): when the real toolchain is found (PATH or
+ROCELAB_BMV2_PREFIX, controller/targets/toolchain.py; `make bench` passes BMV2_PREFIX), each
+trial starts, in turn (rotated per trial), p4sim-switch on the fast profile, BMv2's
+performance build and its default build (`--no-bmv2-default`: not), pushes roce_switch.p4
+to each with rocelab apply (BMv2: p4c-bm2-ss's P4Info and JSON, build/p4) and measures them
+with the same client; a table then gives every row as a ratio to the perf build of the same
+trial (bench/side_by_side.py). Without the toolchain one line says why the BMv2 columns are
+absent and the section runs as below (`--no-bmv2`: the same with the toolchain).
+
 Commands (from the repository root; `.venv/bin/python -m bench p4runtime --help`):
+
+    # side by side with BMv2's perf and default builds, 3 trials alternated
+    ROCELAB_BMV2_PREFIX=../shared/refp4 .venv/bin/python -m bench p4runtime --trials 3
 
     # p4sim-switch, 3 trials alternated with the echo baselines; where the native front end
     # builds, each trial runs p4sim-switch on the reference profile and on the fast one
@@ -69,11 +81,11 @@ from pathlib import Path
 
 import grpc
 
-from bench import PERF_CONFIG, REFERENCE_CONFIG, perf_config_available
+from bench import PERF_CONFIG, REFERENCE_CONFIG, perf_config_available, side_by_side
 from p4rtproto import p4runtime_pb2
 
 # `python -m bench --smoke`: this section's smallest size (tests/bench runs it)
-SMOKE = ["--rtt-n", "150", "--no-perf-config"]
+SMOKE = ["--rtt-n", "150", "--no-perf-config", "--no-bmv2"]
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB_CONFIG = ROOT / "controller" / "examples" / "lab.yaml"
@@ -461,6 +473,28 @@ class Echo:
         self.proc.wait()
 
 
+def start_bmv2(exe: Path, label: str, device_id: int = 0) -> Switch:
+    """BMv2's simple_switch_grpc `exe` (no interfaces: PacketOut to the CPU port loops back)."""
+    from controller.targets.switches import free_port
+
+    addr = f"127.0.0.1:{free_port()}"
+    proc = side_by_side.start(exe, addr, device_id=device_id)
+    side_by_side.wait_ready(addr, proc, label)
+    return Switch(addr, device_id, proc, proc.pid, label)
+
+
+# the side-by-side table's rows (bench.side_by_side)
+TABLE_ROWS = [
+    side_by_side.Row(f"table INSERT, {ENTRIES:,} in {BATCH}s", "insert", "/s", cpu_key="insert_cpu"),
+    side_by_side.Row("table DELETE", "delete", "/s", cpu_key="delete_cpu"),
+    side_by_side.Row("PacketOut->PacketIn, 1 in flight", "rtt1", "/s", cpu_key="rtt1_cpu"),
+    side_by_side.Row(f"PacketOut->PacketIn, {WINDOW} in flight", "rtt32", "/s", cpu_key="rtt32_cpu"),
+    side_by_side.Row(f"  switch CPU per round trip at {WINDOW} in flight (us)", "rtt32_cpu", "us", higher_better=False),
+    side_by_side.Row("counters, every cell (rocelab counters)", "counters_ms", "ms", higher_better=False),
+    side_by_side.Row("counters, the Read as raw bytes", "counters_raw_ms", "ms", higher_better=False),
+]
+
+
 # ------------------------------------------------------------ one trial
 
 
@@ -656,6 +690,12 @@ def run(argv: list[str]) -> None:
                     help="alternate p4sim-switch with itself in its performance configuration ("
                          + " ".join(f"{k}={v}" for k, v in PERF_CONFIG.items()) + ") in the same run"
                          " (default: when p4sim-switch runs here without --against and it builds)")
+    ap.add_argument("--bmv2-default", action=argparse.BooleanOptionalAction, default=True,
+                    help="with BMv2: its default build too, as an extra column (default: yes)")
+    ap.add_argument("--bmv2", action=argparse.BooleanOptionalAction, default=None,
+                    help="alternate p4sim-switch with BMv2's perf and default builds (started here) and print"
+                         " every row as a ratio to the perf build (default: when the toolchain is found and"
+                         " neither --grpc-addr nor --against is given)")
     ap.add_argument("--trials", type=int, default=1)
     ap.add_argument("--rtt-n", type=int, default=6000, help="round trips at 32 in flight per trial")
     first_opt = next((i for i, a in enumerate(argv) if a.startswith("-")), len(argv))
@@ -667,6 +707,20 @@ def run(argv: list[str]) -> None:
     if bad:
         ap.error(f"--against-env takes NAME=VALUE, not {bad[0]!r}")
     against_env = dict(e.split("=", 1) for e in args.against_env)
+    bmv2 = None
+    if args.bmv2 is not False:
+        if args.grpc_addr or args.against or args.perf_config:
+            if args.bmv2:
+                ap.error("--bmv2 starts its own switches: not with --grpc-addr, --against or --perf-config")
+        else:
+            bmv2, why = side_by_side.find()
+            if bmv2 is None:
+                if args.bmv2:
+                    raise RuntimeError(f"--bmv2: {why}")
+                print(f"BMv2 columns absent: {why}")
+    if bmv2 is not None:
+        print(f"side by side with BMv2: {bmv2.describe}")
+        args.perf_config = False
     if args.perf_config is None:
         args.perf_config = not args.grpc_addr and not args.against and perf_config_available()
     if args.perf_config:
@@ -674,43 +728,59 @@ def run(argv: list[str]) -> None:
             ap.error("--perf-config runs this tree's p4sim-switch: not with --grpc-addr or --against")
         args.against, against_env = ROOT, dict(PERF_CONFIG)
     base_env = dict(REFERENCE_CONFIG) if args.perf_config else None  # this side: the reference profile
-    if args.native_echo is None:
+    if args.native_echo is None:  # the native ceilings: not in the side-by-side run (its time goes to the switches)
         from p4sim.server.native import unavailable_reason
 
-        args.native_echo = not unavailable_reason()
-    echo, aio = Echo(), Echo(_AIO_ECHO_SERVER)
+        args.native_echo = bmv2 is None and not unavailable_reason()
+    echo, aio = Echo(), (Echo(_AIO_ECHO_SERVER) if bmv2 is None else None)
     native = Echo(_ECHO_SERVER, "native") if args.native_echo else None
     cxx = Echo(_ECHO_SERVER, "cxx") if args.native_echo else None
     react = Echo(_ECHO_SERVER, "react") if args.native_echo else None
     results: dict[str, list[Trial]] = {}
+    by_trial: list[dict[str, dict[str, float]]] = []
+    # what each trial runs, in turn: (start it, rocelab apply's extra options, the tree)
+    if bmv2 is not None:
+        sides: list[tuple[Callable[[], Switch], list[str], Path | None]] = [
+            (lambda: start_p4sim(None, args.device_id, dict(PERF_CONFIG)), [], None)]
+        for label, exe in bmv2.builds()[:None if args.bmv2_default else 1]:
+            sides.append((lambda label=label, exe=exe: start_bmv2(exe, label, args.device_id),
+                          list(bmv2.apply_args), None))
+    elif args.grpc_addr:
+        sides = [(lambda: Switch(args.grpc_addr, args.device_id, pid=args.server_pid,
+                                 label=f"switch at {args.grpc_addr}"), extra, None)]
+    else:
+        sides = [(lambda: start_p4sim(None, args.device_id, base_env), extra, None)]
+        if args.against:
+            tree = args.against.resolve()
+            sides.append((lambda: start_p4sim(tree, args.device_id, against_env), extra, tree))
     try:
         for trial in range(args.trials):
-            trees: list[Path | None] = [None] + ([args.against.resolve()] if args.against else [])
-            if trial % 2:  # A B, B A, ...: whichever runs first in a trial is not always the same side
-                trees.reverse()
-            for tree in trees:
-                if args.grpc_addr:
-                    sw = Switch(args.grpc_addr, args.device_id, pid=args.server_pid, label=f"switch at {args.grpc_addr}")
-                else:
-                    sw = start_p4sim(tree, args.device_id, against_env if tree is not None else base_env)
+            k = trial % len(sides)  # A B C, B C A, ...: no side always runs first
+            by_trial.append({})
+            for start, apply_extra, tree in sides[k:] + sides[:k]:
+                sw = start()
                 try:
                     if not args.no_push or not args.grpc_addr:
-                        apply_lab(sw, extra, tree)
+                        apply_lab(sw, apply_extra, tree)
                     tr = measure(sw, echo, args.election_id, args.rtt_n, aio, native, cxx, react)
                 finally:
                     sw.stop()
                 results.setdefault(tr.label, []).append(tr)
+                by_trial[-1][tr.label] = tr.fig
                 if args.grpc_addr:
                     args.election_id += 2  # the server keeps the highest id it has seen
     finally:
         echo.close()
-        aio.close()
+        if aio is not None:
+            aio.close()
         for e in (native, cxx, react):
             if e is not None:
                 e.close()
     for trials in results.values():
         report(trials)
-    if len(results) == 2:
+    if bmv2 is not None:
+        side_by_side.table(TABLE_ROWS, by_trial, list(results))
+    elif len(results) == 2:
         _ratios(*results.values())
 
 

@@ -9,19 +9,27 @@ the switch delivered on port 2 (pps over the steady part of the step, and the lo
 drained), and the switch's CPU per delivered frame. Targets: issue 19's 1.5x BMv2's
 performance build (25.6k / 31.7k pps: 38.4k / 47.6k pps).
 
-The sender is C-speed: `sendmmsg(2)` through ctypes on an AF_PACKET socket, frames built
-once, paced in batches, so it can offer more than any of these switches can take (its
-achieved rate is printed: when it falls short of the asked rate the step says so).
-Delivered and arrived frames are the kernel's own veth counters (nothing in Python reads
-the delivered frames during a step). Before the sweep a few frames are captured on h2 and
-checked (routed: h2's MAC, TTL 63, UDP 4791, payload intact), and their digest printed, so
-two switches' runs can be compared for what they forward, not only how fast.
+The sender is C: bench/sender.c (built at first use) paces `sendmmsg(2)` batches on an
+AF_PACKET socket from a thread of its own, frames built once; it offers several times what
+these switches forward (a Python pacing loop topped out near 60k pps, below p4sim's peak).
+Each step prints what it offered (frames the kernel took), what was delivered, the loss and
+the CPU per frame of the switch and of the sender; the rates rise until two steps in a row
+lose over 10% without delivering more (past the peak).
 
 Same-run baseline: a reflector with no switch (on by default; `--no-baseline` skips it): one Python
 process moving frames port 1 -> port 2 with a plain `recv`/`send` per frame on the same
 veths (what per-frame socket I/O in Python costs on this machine, whatever the tree).
 
+Side by side with BMv2 (issue 34): with the real toolchain found (PATH or
+ROCELAB_BMV2_PREFIX), each trial runs p4sim-switch (fast profile), BMv2's performance build
+and its default build (`--no-bmv2-default`: not) on the same veths, rotated per trial, and
+a table gives each peak as a ratio to the perf build's in the same trial
+(bench/side_by_side.py); without it one line says why those columns are absent.
+
 Commands (root; from the repository root):
+
+    # side by side with BMv2's builds, 2 trials alternated
+    ROCELAB_BMV2_PREFIX=../shared/refp4 .venv/bin/python -m bench veth_forwarding --trials 2
 
     # p4sim-switch (this tree), and the same in its performance configuration (bench.PERF_CONFIG,
     # where it builds; --no-perf-config: not); then an A/B with another checkout's, alternated per trial
@@ -43,7 +51,6 @@ Commands (root; from the repository root):
 from __future__ import annotations
 
 import argparse
-import ctypes
 import hashlib
 import os
 import shlex
@@ -55,16 +62,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench import PERF_CONFIG, REFERENCE_CONFIG, perf_config_available
+from bench import PERF_CONFIG, REFERENCE_CONFIG, perf_config_available, side_by_side
+from bench.sender import Sender
 
-SMOKE = ["--rates", "5000,20000", "--step-s", "0.4", "--trials", "1", "--no-perf-config"]
+SMOKE = ["--rates", "5000,20000", "--step-s", "0.4", "--trials", "1", "--no-perf-config", "--no-bmv2"]
 
 ROOT = Path(__file__).resolve().parent.parent
 BMV2_PERF = {64: 25_600, 1024: 31_700}  # issue 19: BMv2 1.15.5 performance build, 40k pps offered
 MARGIN = 1.5
-RATES = (10_000, 20_000, 30_000, 40_000, 50_000, 60_000, 80_000)
+RATES = (10_000, 20_000, 40_000, 60_000, 80_000, 120_000, 160_000, 240_000, 320_000)  # until past the peak
 PAYLOADS = (64, 1024)
-BATCH = 32  # frames per sendmmsg
 RING = 64  # distinct frames (PSNs) cycled by the sender
 CHECK_FRAMES = 8
 # lab.yaml: h1 on port 1, h2 on port 2, routed through the router MAC; class 0 = DSCP 0
@@ -84,74 +91,6 @@ def frames(payload_len: int, n: int = RING) -> list[bytes]:
     return [roce_frame(H1[1], H2[1], "WRITE_ONLY", DQPN, psn, body, eth_src=H1[0], eth_dst=ROUTER_MAC,
                        dscp=0, sport=0xC000 + psn) for psn in range(n)]
 
-
-class _Iovec(ctypes.Structure):
-    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
-
-
-class _Msghdr(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32), ("iov", ctypes.POINTER(_Iovec)),
-                ("iovlen", ctypes.c_size_t), ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
-                ("flags", ctypes.c_int)]
-
-
-class _Mmsghdr(ctypes.Structure):
-    _fields_ = [("hdr", _Msghdr), ("len", ctypes.c_uint)]
-
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.sendmmsg.argtypes = [ctypes.c_int, ctypes.POINTER(_Mmsghdr), ctypes.c_uint, ctypes.c_int]
-_libc.sendmmsg.restype = ctypes.c_int
-MSG_DONTWAIT = 0x40
-
-
-class Sender:
-    """Frames out of one AF_PACKET socket with sendmmsg(2): RING frames built once, sent in
-    batches of BATCH from a ring of message headers (ctypes releases the GIL in the call)."""
-
-    def __init__(self, sock: socket.socket, ring: list[bytes]) -> None:
-        self.sock = sock
-        n = len(ring) + BATCH  # a batch may start anywhere in the ring: no wrap inside a call
-        self._bufs = [ctypes.create_string_buffer(ring[i % len(ring)], len(ring[i % len(ring)])) for i in range(n)]
-        self._iov = (_Iovec * n)(*[_Iovec(ctypes.cast(b, ctypes.c_void_p), len(b)) for b in self._bufs])
-        self._msgs = (_Mmsghdr * n)()
-        for i in range(n):
-            self._msgs[i].hdr.iov = ctypes.pointer(self._iov[i])
-            self._msgs[i].hdr.iovlen = 1
-        self.ring = len(ring)
-        self.sent = 0
-        self.refused = 0  # ENOBUFS/EAGAIN: the interface's queue was full
-
-    def send(self, k: int) -> int:
-        start = self.sent % self.ring
-        got = _libc.sendmmsg(self.sock.fileno(), ctypes.byref(self._msgs[start]), k, MSG_DONTWAIT)
-        if got < 0:
-            self.refused += k
-            return 0
-        self.sent += got
-        self.refused += k - got
-        return got
-
-    def paced(self, rate: float, seconds: float, marks: dict[float, callable] | None = None) -> float:
-        """Offer `rate` frames/s for `seconds`; `marks`: {elapsed: callback} run on the way.
-        Returns the achieved offered rate (frames the kernel took / seconds)."""
-        pending = sorted((marks or {}).items())
-        base = self.sent
-        t0 = time.perf_counter()
-        while True:
-            el = time.perf_counter() - t0
-            while pending and el >= pending[0][0]:
-                pending.pop(0)[1]()
-            if el >= seconds:
-                break
-            due = int(rate * el) - (self.sent - base)
-            if due <= 0:
-                time.sleep(min(0.0002, max(0.0, (1 - due) / rate)))
-                continue
-            self.send(min(due, BATCH))
-        for _, cb in pending:
-            cb()
-        return (self.sent - base) / (time.perf_counter() - t0)
 
 
 # ------------------------------------------------------------ counters and processes
@@ -275,20 +214,12 @@ def _free_addr() -> str:
 
 
 def _wait_grpc(dut: Dut, timeout: float = 60.0) -> Dut:
-    import grpc
-
-    deadline = time.monotonic() + timeout
-    with grpc.insecure_channel(dut.addr or "") as ch:
-        while time.monotonic() < deadline:
-            if dut.proc is not None and dut.proc.poll() is not None:
-                raise RuntimeError(f"{dut.label} exited while starting (status {dut.proc.returncode})")
-            try:
-                grpc.channel_ready_future(ch).result(timeout=0.5)
-                return dut
-            except grpc.FutureTimeoutError:
-                pass
-    dut.stop()
-    raise RuntimeError(f"{dut.label} did not answer on {dut.addr} within {timeout:.0f} s")
+    try:
+        side_by_side.wait_ready(dut.addr or "", dut.proc, dut.label, timeout)
+    except BaseException:
+        dut.stop(keep_log=True)
+        raise
+    return dut
 
 
 LOG_DIR = Path(tempfile.gettempdir()) / "rocelab-veth-bench"
@@ -321,6 +252,13 @@ def start_command(lab: Lab, template: str) -> Dut:
     argv = shlex.split(template.format(port1=lab.port1, port2=lab.port2, addr=addr))
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     return _wait_grpc(Dut(Path(argv[0]).name, proc, proc.pid, addr))
+
+
+def start_bmv2(lab: Lab, exe: Path, label: str) -> Dut:
+    """BMv2's simple_switch_grpc `exe` on the lab's two ports."""
+    addr = _free_addr()
+    proc = side_by_side.start(exe, addr, [f"1@{lab.port1}", f"2@{lab.port2}"])
+    return _wait_grpc(Dut(label, proc, proc.pid, addr))
 
 
 REFLECTOR = """
@@ -362,6 +300,7 @@ class Step:
     delivered: float  # frames/s out of the receiver's interface, same window
     loss: float  # of the step's frames, once the switch drained
     cpu_us: float  # the switch's CPU per delivered frame (0: no pid)
+    sender_us: float = 0.0  # the sending thread's CPU per frame sent (its syscalls and veth's receive path)
 
 
 @dataclass
@@ -469,6 +408,7 @@ def sweep(lab: Lab, dut: Dut, payload: int, rates: list[int], step_s: float) -> 
                 marks[tag + "d"] = ctr.read(lab.recv[1], "rx_packets")
                 marks[tag + "c"] = cpu_s(dut.pid)
                 marks[tag + "s"] = sender.sent
+                marks[tag + "x"] = sender.cpu_s
 
             sample("a")
             sender.paced(rate, step_s * 0.75)
@@ -484,12 +424,24 @@ def sweep(lab: Lab, dut: Dut, payload: int, rates: list[int], step_s: float) -> 
             delivered = (marks["bd"] - marks["ad"]) / dt
             total_sent, total_got = sender.sent - sent0, last - d0
             cpu = (marks["bc"] - marks["ac"]) / max(1, marks["bd"] - marks["ad"]) * 1e6
-            res.steps.append(Step(rate, (marks["bs"] - marks["as"]) / dt, delivered,
-                                  max(0.0, 1 - total_got / max(1, total_sent)), cpu if dut.pid else 0.0))
+            sent = marks["bs"] - marks["as"]
+            res.steps.append(Step(rate, sent / dt, delivered, max(0.0, 1 - total_got / max(1, total_sent)),
+                                  cpu if dut.pid else 0.0, (marks["bx"] - marks["ax"]) / max(1, sent) * 1e6))
+            if past_peak(res.steps):
+                break
     finally:
         ctr.close()
         sock.close()
     return res
+
+
+def past_peak(steps: list[Step]) -> bool:
+    """Stop rising: the last two steps each lost over 10% and delivered no more than 5%
+    above the best before them (the switch is saturated: higher rates only add loss)."""
+    if len(steps) < 3:
+        return False
+    best_before = max(st.delivered for st in steps[:-2])
+    return all(st.loss > 0.1 and st.delivered <= 1.05 * best_before for st in steps[-2:])
 
 
 # ------------------------------------------------------------ report
@@ -508,6 +460,7 @@ def report(sweeps: list[Sweep], baseline: dict[int, list[Sweep]]) -> None:
         print(f"{label}, {payload} B payload (frames checked, digest {best.check}):")
         for st in best.steps:
             cpu = f"; {st.cpu_us:.1f} us switch CPU/frame" if st.cpu_us else ""
+            cpu += f"; sender {st.sender_us:.2f} us CPU/frame" if st.sender_us else ""
             short = "" if st.offered >= 0.95 * st.rate else " (the sender fell short)"
             print(f"  offered {st.rate:>7,} pps: sent {st.offered:>9,.0f} pps{short}, delivered {st.delivered:>9,.0f} pps"
                   f" (loss {st.loss:.1%}{cpu})")
@@ -563,6 +516,12 @@ def run(argv: list[str]) -> None:
                     help="alternate p4sim-switch with itself in its performance configuration ("
                          + " ".join(f"{k}={v}" for k, v in PERF_CONFIG.items()) + ") in the same run"
                          " (default: when p4sim-switch runs here without --against and it builds)")
+    ap.add_argument("--bmv2-default", action=argparse.BooleanOptionalAction, default=True,
+                    help="with BMv2: its default build too, as an extra column (default: yes)")
+    ap.add_argument("--bmv2", action=argparse.BooleanOptionalAction, default=None,
+                    help="alternate p4sim-switch with BMv2's perf and default builds (started here) and print"
+                         " each peak as a ratio to the perf build (default: when the toolchain is found and"
+                         " none of --grpc-addr, --switch-cmd, --against is given)")
     first_opt = next((i for i, a in enumerate(argv) if a.startswith("-")), len(argv))
     args, _ = ap.parse_known_args(argv[first_opt:])
     rates = [int(r) for r in args.rates.split(",")]
@@ -576,6 +535,20 @@ def run(argv: list[str]) -> None:
         return
     extra = ["--p4info", args.p4info, "--bmv2-json", args.bmv2_json] if args.p4info else []
     against_env = dict(e.split("=", 1) for e in args.against_env)
+    bmv2 = None
+    if args.bmv2 is not False:
+        if args.grpc_addr or args.switch_cmd or args.against or args.perf_config:
+            if args.bmv2:
+                ap.error("--bmv2 starts its own switches: not with --grpc-addr, --switch-cmd, --against or --perf-config")
+        else:
+            bmv2, why = side_by_side.find()
+            if bmv2 is None:
+                if args.bmv2:
+                    raise RuntimeError(f"--bmv2: {why}")
+                print(f"BMv2 columns absent: {why}")
+    if bmv2 is not None:
+        print(f"side by side with BMv2: {bmv2.describe}")
+        args.perf_config = False
     if args.perf_config is None:
         args.perf_config = not (args.grpc_addr or args.switch_cmd or args.against) and perf_config_available()
     if args.perf_config:
@@ -583,24 +556,33 @@ def run(argv: list[str]) -> None:
             ap.error("--perf-config runs this tree's p4sim-switch: not with --grpc-addr, --switch-cmd or --against")
         args.against, against_env = ROOT, dict(PERF_CONFIG)
     base_env = dict(REFERENCE_CONFIG) if args.perf_config else {}  # this side: the reference profile
+    if bmv2 is not None:
+        base_env = dict(PERF_CONFIG)
     load = os.getloadavg()
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; "
           f"{args.step_s} s per rate step")
     lab = (Lab(_split_if(args.send_if), _split_if(args.recv_if)) if args.grpc_addr else Lab.make())
     sweeps: list[Sweep] = []
     baseline: dict[int, list[Sweep]] = {}
+    by_trial: list[dict[str, dict[str, float]]] = []
+    notes: dict[tuple[str, str], tuple[float, str]] = {}
+    exes = dict(bmv2.builds()[:None if args.bmv2_default else 1]) if bmv2 is not None else {}
     try:
         for trial in range(args.trials):
             duts: list[tuple[str, Path | None]] = [("a", None)]
             if args.against:
                 duts.append(("b", args.against.resolve()))
-                if trial % 2:  # A B, B A, ...: neither side always runs first
-                    duts.reverse()
+            duts += [(label, None) for label in exes]
+            k = trial % len(duts)  # A B C, B C A, ...: no side always runs first
+            duts = duts[k:] + duts[:k]
             if not args.no_baseline and not args.grpc_addr:
                 duts.append(("reflector", None))
+            by_trial.append({})
             for kind, tree in duts:
                 if kind == "reflector":
                     dut = start_reflector(lab)
+                elif kind in exes:
+                    dut = start_bmv2(lab, exes[kind], kind)
                 elif args.grpc_addr:
                     dut = Dut(f"switch at {args.grpc_addr}", pid=args.server_pid, addr=args.grpc_addr,
                               device_id=args.device_id)
@@ -611,10 +593,17 @@ def run(argv: list[str]) -> None:
                 failed = True
                 try:
                     if kind != "reflector" and not (args.grpc_addr and args.no_push):
-                        configure(dut, extra if kind == "a" else [], tree)
+                        configure(dut, list(bmv2.apply_args) if kind in exes else extra if kind == "a" else [], tree)
                     for payload in payloads:
                         s = sweep(lab, dut, payload, rates, args.step_s)
                         (baseline.setdefault(payload, []) if kind == "reflector" else sweeps).append(s)
+                        pk = s.peak
+                        by_trial[-1].setdefault(s.label, {}).update({f"fwd{payload}": pk.delivered,
+                                                                     f"fwd{payload}_cpu": pk.cpu_us})
+                        best = notes.get((s.label, f"fwd{payload}"))
+                        if best is None or pk.delivered > best[0]:  # the best peak's offered load and loss
+                            notes[(s.label, f"fwd{payload}")] = (
+                                pk.delivered, f"; best at {pk.offered:,.0f} offered, loss {pk.loss:.1%}")
                     failed = False
                 finally:
                     if not args.grpc_addr or kind == "reflector":
@@ -623,6 +612,11 @@ def run(argv: list[str]) -> None:
         lab.close()
     report(sweeps, baseline)
     _ab(sweeps)
+    if bmv2 is not None:
+        rows = [side_by_side.Row(f"forwarding over veth, {p:,} B payload, peak", f"fwd{p}", "pps", cpu_key=f"fwd{p}_cpu")
+                for p in payloads]
+        side_by_side.table(rows, by_trial, list(dict.fromkeys(s.label for s in sweeps)),
+                           {k: text for k, (_, text) in notes.items()})
     load = os.getloadavg()
     print(f"load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
 

@@ -245,6 +245,7 @@ def cmd_run(args) -> int:
     except (ConfigError, FileNotFoundError) as exc:
         raise _Usage(str(exc)) from None
     kind = kind_of(sc)
+    sys.stderr.write(f"rocelab: {profile_line()}\n")  # which p4sim runs (fast, or the reference)
     if kind is not None:  # another kind of file (a fabric's, controller/fabric/runner.py)
         return kind.cmd_run(args, sc)
     program = Path(args.program) if args.program else DEFAULT_PROGRAM
@@ -253,7 +254,6 @@ def cmd_run(args) -> int:
     def factory(s: int) -> P4SimTarget:
         return P4SimTarget(program, seed=s)
 
-    sys.stderr.write(f"rocelab: {profile_line()}\n")  # which p4sim runs (fast, or the reference)
     res = run_scenario(sc, factory, seed, args.duration_us, progress=not args.no_progress)
     files = write_outputs(res, args.out) if args.out else []
     if args.json:

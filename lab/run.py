@@ -117,6 +117,15 @@ def print_counters(table: dict[str, dict[int, tuple[int, int]]], ports: list[int
         print(f"{port:>4} " + "".join(f"{table[n][port][0]:>11}" for n in names))
 
 
+def switch_profile(log: str) -> str:
+    """The profile p4sim-switch's start line names (`profile fast (compiled backend, ...)`),
+    or "" for a switch that names none (BMv2, hardware)."""
+    for line in log.splitlines():
+        if "serving P4Runtime" in line and "profile " in line:
+            return line[line.index("profile "):].rstrip(")") + ")"
+    return ""
+
+
 def run(args: argparse.Namespace) -> int:
     if not is_root():
         print("lab.run: needs root (network namespaces, veth pairs, AF_PACKET)", file=sys.stderr)
@@ -147,6 +156,14 @@ def run(args: argparse.Namespace) -> int:
         switch = lab.start_switch(cfg)
         print(f"lab: {topology.description} on {lab.backend}; switch {switch.kind} "
               f"(gRPC {switch.grpc_addr}, ports {lab.ports}) up in {time.monotonic() - t0:.1f} s")
+        started = ""
+        for _ in range(20):  # the start line follows the server's first answer by a moment
+            started = switch_profile(switch.log_tail(50))
+            if started or not kind.name.startswith("p4sim"):
+                break
+            time.sleep(0.1)
+        if started:  # which p4sim pieces run (fast, or the reference), as `make demo` says it
+            print(f"lab: switch runs {started}")
         target = kind.open(cfg, program, switch)
         target.write(l2_entries(topology))
         print(f"controller: pushed {program.name}, installed {len(topology.hosts)} L2 entries")

@@ -44,7 +44,8 @@ EXPECT: dict[str, list[str]] = {
                   rf"PacketOut->PacketIn, 32 in flight: {NUM}/s = \d+% of the echo \({NUM}/s\)",
                   rf"rocelab counters \({NUM} cells, {NUM} MB\): {NUM} ms"],
     "veth_forwarding": [rf"p4sim-switch, {n} B payload \(frames checked, digest [0-9a-f]{{12}}\):" for n in (64, 1024)]
-                       + [rf"offered +{NUM} pps: sent +{NUM} pps.*, delivered +{NUM} pps \(loss {NUM}%; {NUM} us switch CPU/frame\)",
+                       + [rf"offered +{NUM} pps: sent +{NUM} pps.*, delivered +{NUM} pps \(loss {NUM}%; {NUM} us switch CPU/frame;"
+                          rf" sender {NUM} us CPU/frame\)",
                           rf"peak: {NUM} pps delivered at {NUM} offered = {NUM}x BMv2 perf build \({NUM} pps\) .*"
                           rf"reflector \(no switch, same run\): {NUM} pps"],
     "scenario": [rf"incast-dcqcn, 0\.5 ms virtual at 10 Gb/s: {NUM} s wall",
