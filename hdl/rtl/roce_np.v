@@ -285,16 +285,44 @@ endfunction
 
 // The ICRC is affine in v (the masked bytes hide the DSCP and the checksum): ICRC0 for
 // v = 0, and per output bit b the v bits that flip it (row b at [b*VB +: VB]), so the
-// hardware is 32 parity trees per family, not a byte-serial CRC chain.
+// hardware is 32 parity trees per family, not a byte-serial CRC chain. A data bit at
+// stream bit n (of N, LSB first) flips the state by the polynomial, which the N-1-n later
+// steps carry on as a zero-data CRC: one backward pass gives every bit's column (cheap to
+// elaborate: a CRC per column made yosys spend minutes here).
+localparam integer NSTREAM = 8 * (8 + L3B);
 function [32*VB-1:0] icrc_rows(input v6);
-    integer vi, bj;
-    reg [31:0] col, base;
-    begin  // every bit is set below
-        base = icrc_of(v6, cnp_l3(v6, 6'd0, {VB{1'b0}}));
-        for (vi = 0; vi < VB; vi = vi + 1) begin
-            col = icrc_of(v6, cnp_l3(v6, 6'd0, {{(VB-1){1'b0}}, 1'b1} << vi)) ^ base;
-            for (bj = 0; bj < 32; bj = bj + 1)
-                icrc_rows[bj*VB + vi] = col[bj];
+    integer n, k, f, t, u, nbits;
+    reg [31:0] g;
+    reg [32*NSTREAM-1:0] hh;  // the column of stream bit n at [32n +: 32]
+    begin  // every bit of icrc_rows is set below
+        u = v6 ? 40 : 20;
+        nbits = 8 * (8 + u + 36);
+        g = 32'hEDB88320;
+        for (n = NSTREAM - 1; n >= 0; n = n - 1) begin
+            if (n < nbits) begin
+                hh[32*n +: 32] = g;
+                g = g[0] ? ((g >> 1) ^ 32'hEDB88320) : (g >> 1);
+            end
+        end
+        for (f = 0; f < VB; f = f + 1)
+            for (t = 0; t < 32; t = t + 1)
+                icrc_rows[t*VB + f] = 1'b0;
+        // v bit (hi - 7 + t) is bit t of l3 byte k: stream bit 8 * (8 + k) + t
+        for (t = 0; t < 8; t = t + 1) begin
+            for (f = 0; f < (v6 ? 16 : 4); f = f + 1) begin
+                k = (v6 ? 8 : 12) + f;
+                for (n = 0; n < 32; n = n + 1)
+                    icrc_rows[n*VB + (v6 ? VB - 1 : VB - 97) - 8*f - 7 + t] = hh[32*(8*(8 + k) + t) + n];
+                k = (v6 ? 24 : 16) + f;
+                for (n = 0; n < 32; n = n + 1)
+                    icrc_rows[n*VB + (v6 ? VB - 129 : VB - 225) - 8*f - 7 + t] = hh[32*(8*(8 + k) + t) + n];
+            end
+            for (f = 0; f < 2; f = f + 1)
+                for (n = 0; n < 32; n = n + 1)
+                    icrc_rows[n*VB + 39 - 8*f - 7 + t] = hh[32*(8*(8 + u + f) + t) + n];
+            for (f = 0; f < 3; f = f + 1)
+                for (n = 0; n < 32; n = n + 1)
+                    icrc_rows[n*VB + 23 - 8*f - 7 + t] = hh[32*(8*(8 + u + 13 + f) + t) + n];
         end
     end
 endfunction
