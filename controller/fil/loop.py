@@ -151,7 +151,7 @@ class FilLoop:
         interval = math.ceil(h.dcqcn.cnp_interval_ns * 1000 / self.port.clock_ps)
         qps = tuple(QpContext(qpn, qp.dqpn, *h.peers[qpn], _sport(qpn))
                     for qpn, qp in h.qps.items())
-        self.cfg = NpConfig(h.spec.mac, h.spec.ip, h.spec.cnp_dscp, interval, qps)
+        self.cfg = NpConfig(h.spec.mac, h.spec.ip, h.spec.cnp_dscp, interval, qps, h.spec.cnp_pcp)
         self.model = NotificationPoint(interval)
         self._flows = {(_ip_int(q.peer_ip), q.local_qpn): q for q in qps}
         self._until = eng.now()
@@ -221,7 +221,7 @@ class FilLoop:
         self.stats.records_checked += 1
         self.stats.p4_checked += p4 is not None
         ok = (rec.is_roce and not rec.is_cnp and rec.ecn_ce and rec.roce_version == 2
-              and rec.ip_version == 4 and not (rec.err_truncated or rec.err_ip_csum
+              and rec.ip_version in (4, 6) and not (rec.err_truncated or rec.err_ip_csum
                                                or rec.err_icrc or rec.err_unsupported))
         q = self._flows.get((rec.ip_src, rec.bth_dqpn)) if ok else None
         if q is None:

@@ -15,6 +15,7 @@ its last beat.
 from __future__ import annotations
 
 import logging
+import random
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -157,11 +158,15 @@ class RtlPort(_RxDut):
     """roce_rx as the loop's port, driven by one coroutine that runs per clock cycle only
     while something is in flight and sleeps (the simulator alone toggles the clock) until
     the next frame is due: a Python resume per cycle is the co-simulation's main cost.
-    Outputs are always ready (the host's DMA and the MAC's CNP queue take a beat per
-    cycle); backpressure is the NP testbench's business (RtlNic, cocotbext-axi). Per
-    active cycle: one tdata write, three reads (s_axis_tready, res_valid, cnp_axis_tvalid)."""
+    Outputs: with `ready` 1 always ready (the host's DMA and the MAC's CNP queue take a
+    beat per cycle); below 1, both outputs' tready is high with that probability in each
+    active cycle, from random.Random(`seed`) (stalls as verilog-ethernet's testbenches
+    make them; repeatable). Per active cycle: one tdata write, three reads
+    (s_axis_tready, res_valid, cnp_axis_tvalid), and with stalls two tready writes."""
 
-    def __init__(self, dut, clock_ps: int = CLOCK_PS) -> None:
+    def __init__(self, dut, clock_ps: int = CLOCK_PS, ready: float = 1.0, seed: int = 0) -> None:
+        self.ready = ready
+        self._rng = random.Random(seed)
         self.dut = dut
         self.clock_ps = clock_ps
         self.width = len(dut.s_axis_tdata)
@@ -196,6 +201,9 @@ class RtlPort(_RxDut):
                                                     dut.s_axis_tready)
         c_valid, c_data, c_keep, c_last = (dut.cnp_axis_tvalid, dut.cnp_axis_tdata,
                                            dut.cnp_axis_tkeep, dut.cnp_axis_tlast)
+        m_ready, c_ready = dut.m_axis_tready, dut.cnp_axis_tready
+        stall = self.ready < 1.0
+        c_ready_now = 1  # the cnp_axis_tready the flops sample at the next edge
         r_valid, r_ready, r_data = dut.res_valid, dut.res_ready, dut.res_data
         full = (1 << self.nbytes) - 1
         beats: deque[tuple[int, int, int]] = deque()
@@ -233,6 +241,7 @@ class RtlPort(_RxDut):
             await edge
             self.cycles_active += 1
             linger -= 1
+            c_sampled = c_ready_now
             # values read at the edge are the ones the flops sampled
             if beat is not None and s_ready.value == 1:
                 if beat[2]:
@@ -250,12 +259,20 @@ class RtlPort(_RxDut):
                 beat = next_beat()
                 if beat is not None:
                     s_valid.value = 1
+            if r_valid.value == 1:  # a record waiting on a stalled NP: keep stepping
+                linger = max(linger, 2)
             if r_valid.value == 1 and r_ready.value == 1:
                 rec = Decoded.from_int(r_data.value.to_unsigned())
                 cycle = (int(get_sim_time("ps")) - self.s0) // self.clock_ps
                 self.pending.records.append((cycle, self.virtual_ns(), rec))
                 linger = 24
+            if stall:  # this cycle's tready on both outputs
+                m_ready.value = int(self._rng.random() < self.ready)
+                c_ready_now = int(self._rng.random() < self.ready)
+                c_ready.value = c_ready_now
             if c_valid.value == 1:
+                linger = max(linger, 2)
+            if c_valid.value == 1 and c_sampled == 1:
                 nb = bin(c_keep.value.to_unsigned()).count("1")
                 cnp += c_data.value.to_unsigned().to_bytes(self.nbytes, "little")[:nb]
                 linger = max(linger, 2)

@@ -17,7 +17,8 @@ import run_sim  # noqa: E402  (hdl/tb is not a package: it lives beside the test
 
 RTL = [ROOT / "hdl" / "rtl" / n for n in ("roce_parser.v", "roce_np.v", "roce_rx.v")]
 NP_TB = TB_DIR / "roce_np"
-FAULTS = ("ROCE_NP_FAULT_INTERVAL", "ROCE_NP_FAULT_QP", "ROCE_NP_FAULT_REUSE")
+FAULTS = ("ROCE_NP_FAULT_INTERVAL", "ROCE_NP_FAULT_QP", "ROCE_NP_FAULT_REUSE",
+          "ROCE_NP_FAULT_NH6", "ROCE_NP_FAULT_PCP")
 LOOP_MODULE = "controller.fil.cocotb_loop"
 
 
@@ -42,8 +43,11 @@ def failure_text(result: run_sim.SimRun, work: Path) -> str:
 
 def run_fil(scenario: str, work: Path, *, sim: str = "verilator", width: int = 64,
             duration_us: float | None = None, seed: int | None = None, host: str = "h3",
-            fault: str | None = None) -> dict:
-    """The scenario with `host`'s NIC receive path in RTL. Returns the loop's result dict
+            fault: str | None = None, ready: float = 1.0, ipv6: bool = False,
+            vlan: int | None = None, clock_ps: int | None = None) -> dict:
+    """The scenario with `host`'s NIC receive path in RTL (`ready` < 1: random tready on
+    its outputs; `ipv6`: the hosts' addresses in IPv6; `vlan`: every host tags its
+    frames). Returns the loop's result dict
     (run: RunResult or None, stats: FilStats, error: first mismatch or None, wall_s, ...)
     plus `sim_run` (build/run times, cocotb pass/fail)."""
     env = {"RL_FIL_SCENARIO": scenario, "RL_FIL_HOST": host, "RL_FIL_OUT": str(work)}
@@ -51,6 +55,14 @@ def run_fil(scenario: str, work: Path, *, sim: str = "verilator", width: int = 6
         env["RL_FIL_DURATION_US"] = f"{duration_us:g}"
     if seed is not None:
         env["RL_FIL_SEED"] = str(seed)
+    if ready < 1.0:
+        env["RL_FIL_READY"] = f"{ready:g}"
+    if ipv6:
+        env["RL_FIL_IPV6"] = "1"
+    if clock_ps is not None:
+        env["RL_FIL_CLOCK_PS"] = str(clock_ps)
+    if vlan is not None:
+        env["RL_FIL_VLAN"] = str(vlan)
     res = run_rx(sim, width, work, LOOP_MODULE, fault=fault, env=env)
     pick = work / "result.pickle"
     if not pick.exists():

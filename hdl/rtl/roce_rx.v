@@ -55,6 +55,8 @@ module roce_rx #(
 );
 
 wire [1:0]   roce_version;
+wire         vlan_valid;
+wire [11:0]  vlan_vid;
 wire [3:0]   ip_version;
 wire [127:0] ip_src;
 wire [23:0]  bth_dqpn;
@@ -69,7 +71,8 @@ roce_parser #(.DATA_WIDTH(DATA_WIDTH)) parser (
     .m_axis_tdata(m_axis_tdata), .m_axis_tkeep(m_axis_tkeep), .m_axis_tvalid(m_axis_tvalid),
     .m_axis_tready(m_axis_tready), .m_axis_tlast(m_axis_tlast),
     .res_valid(res_valid), .res_ready(res_ready), .res_data(res_data),
-    .res_roce_version(roce_version), .res_ip_version(ip_version), .res_ip_src(ip_src),
+    .res_roce_version(roce_version), .res_vlan_valid(vlan_valid), .res_vlan_vid(vlan_vid),
+    .res_ip_version(ip_version), .res_ip_src(ip_src),
     .res_bth_dqpn(bth_dqpn), .res_is_roce(is_roce), .res_is_cnp(is_cnp), .res_ecn_ce(ecn_ce),
     .res_err_truncated(err_truncated), .res_err_ip_csum(err_ip_csum),
     .res_err_icrc(err_icrc), .res_err_unsupported(err_unsupported)
@@ -79,7 +82,8 @@ roce_parser #(.DATA_WIDTH(DATA_WIDTH)) parser (
 roce_np #(.DATA_WIDTH(DATA_WIDTH), .SLOTS(SLOTS)) np (
     .clk(clk), .rst(rst),
     .rec_valid(res_valid), .rec_ready(res_ready),
-    .rec_roce_version(roce_version), .rec_ip_version(ip_version), .rec_ip_src(ip_src),
+    .rec_roce_version(roce_version), .rec_vlan_valid(vlan_valid), .rec_vlan_vid(vlan_vid),
+    .rec_ip_version(ip_version), .rec_ip_src(ip_src),
     .rec_bth_dqpn(bth_dqpn), .rec_is_roce(is_roce), .rec_is_cnp(is_cnp), .rec_ecn_ce(ecn_ce),
     .rec_err_truncated(err_truncated), .rec_err_ip_csum(err_ip_csum),
     .rec_err_icrc(err_icrc), .rec_err_unsupported(err_unsupported),

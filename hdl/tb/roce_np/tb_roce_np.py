@@ -28,23 +28,32 @@ SEED = int(os.environ.get("RL_SEED", "4791"))
 N_FRAMES = int(os.environ.get("RL_NP_FRAMES", "32"))
 
 LOCAL_MAC, LOCAL_IP, ROUTER_MAC, CNP_DSCP = "02:00:00:00:00:03", "10.0.0.3", "02:00:00:00:00:fe", 48
+LOCAL_IP6, CNP_PCP = "fd00::3", 6
 QPS = (QpContext(0x200, 0x100, "10.0.0.1", ROUTER_MAC, 0xC123),
        QpContext(0x201, 0x101, "10.0.0.2", ROUTER_MAC, 0xC456))
+QPS6 = (QpContext(0x202, 0x102, "fd00::1", ROUTER_MAC, 0xC222),
+        QpContext(0x203, 0x103, "fd00::2", ROUTER_MAC, 0xC333))
 
 
-def config(interval_cycles: int) -> NpConfig:
-    return NpConfig(LOCAL_MAC, LOCAL_IP, CNP_DSCP, interval_cycles, QPS)
+def config(interval_cycles: int, qps: tuple[QpContext, ...] = QPS) -> NpConfig:
+    return NpConfig(LOCAL_MAC, LOCAL_IP, CNP_DSCP, interval_cycles, qps, CNP_PCP, LOCAL_IP6)
+
+
+def _local(q: QpContext) -> str:
+    return LOCAL_IP6 if ":" in q.peer_ip else LOCAL_IP
 
 
 def data(q: QpContext, psn: int, ce: bool = True, payload: int = 64, **kw: object) -> bytes:
     kw.setdefault("ecn", 3 if ce else 2)
-    return roce_frame(q.peer_ip, LOCAL_IP, "WRITE_MIDDLE", q.local_qpn, psn,
+    return roce_frame(q.peer_ip, _local(q), "WRITE_MIDDLE", q.local_qpn, psn,
                       bytes(payload), eth_src=ROUTER_MAC, eth_dst=LOCAL_MAC, **kw)
 
 
-def expected_cnp(q: QpContext) -> bytes:
-    return cnp_frame(LOCAL_IP, q.peer_ip, q.peer_qpn, eth_src=LOCAL_MAC, eth_dst=q.peer_mac,
-                     dscp=CNP_DSCP, sport=q.sport)
+def expected_cnp(q: QpContext, vlan: int | None = None) -> bytes:
+    """The CNP the switch program and the Python host send for a data frame of flow `q`
+    (tagged with `vlan`, or untagged): same family, same VID, the CNP PCP and DSCP."""
+    return cnp_frame(_local(q), q.peer_ip, q.peer_qpn, eth_src=LOCAL_MAC, eth_dst=q.peer_mac,
+                     dscp=CNP_DSCP, sport=q.sport, vlan=vlan, pcp=CNP_PCP if vlan is not None else 0)
 
 
 def pauses(rng: random.Random, p: float) -> Iterator[int]:
@@ -52,10 +61,10 @@ def pauses(rng: random.Random, p: float) -> Iterator[int]:
         yield int(rng.random() < p)
 
 
-async def start(dut, interval_cycles: int) -> RtlNic:
+async def start(dut, interval_cycles: int, qps: tuple[QpContext, ...] = QPS) -> RtlNic:
     tb = RtlNic(dut)
     await tb.reset()
-    await tb.configure(config(interval_cycles).writes())
+    await tb.configure(config(interval_cycles, qps).writes())
     return tb
 
 
@@ -104,7 +113,8 @@ async def test_cnp_frames(dut) -> None:
 async def rate_case(dut, what: str, interval: int, idle: float, cnp_bp: float, host_bp: float,
                     payload: tuple[int, int]) -> None:
     rng = random.Random(SEED + interval)
-    tb = await start(dut, interval)
+    qps = QPS + QPS6
+    tb = await start(dut, interval, qps)
     if idle:
         tb.source.set_pause_generator(pauses(rng, idle))
     if cnp_bp:
@@ -113,21 +123,43 @@ async def rate_case(dut, what: str, interval: int, idle: float, cnp_bp: float, h
         tb.sink.set_pause_generator(pauses(rng, host_bp))
     frames, flows = [], []
     for i in range(N_FRAMES):
-        q = rng.choice(QPS)
+        q = rng.choice(qps)
         ce = rng.random() < 0.8
-        frames.append(data(q, i, ce=ce, payload=rng.randrange(*payload)))
+        tag = {"vlan": rng.randrange(1, 4095), "pcp": rng.randrange(8)} if rng.random() < 0.5 else {}
+        frames.append(data(q, i, ce=ce, payload=rng.randrange(*payload), **tag))
         flows.append(q)
     cnps = await run(tb, frames, what)
     # the oracle: the Python NP on the cycles the NP took each record
     model = NotificationPoint(interval)
-    by_qpn = {q.local_qpn: q for q in QPS}
+    by_qpn = {q.local_qpn: q for q in qps}
     want = []
     for cycle, _t, rec in tb.pending.records:
         if rec.ecn_ce and model.on_ce((rec.ip_src, rec.bth_dqpn), cycle):
-            want.append(expected_cnp(by_qpn[rec.bth_dqpn]))
+            want.append(expected_cnp(by_qpn[rec.bth_dqpn], rec.vlan_vid if rec.vlan_valid else None))
     assert cnps == want, (f"{what}: {len(cnps)} CNPs, the model wants {len(want)} "
                           f"(seed {SEED}, interval {interval} cycles)")
     return model
+
+
+@cocotb.test()
+async def test_families(dut) -> None:
+    """IPv6 and 802.1Q-tagged CE data (interval 0): each CNP in the data frame's family,
+    with its VID and the CNP PCP, equal byte for byte to the packet library's (the Python
+    host's and the switch program's CNP); no CNP across families (an IPv6 frame from an
+    address whose slot is IPv4, and the other way round)."""
+    a, b = QPS
+    c, d = QPS6
+    tb = await start(dut, 0, (a, c, d))
+    tag = {"vlan": 0x123, "pcp": 3}
+    frames = [data(c, 1), data(a, 2, **tag), data(d, 3, **tag), data(c, 4, ce=False, **tag),
+              roce_frame("::ffff:10.0.0.1", LOCAL_IP6, "WRITE_MIDDLE", a.local_qpn, 5,
+                         bytes(64), ecn=3),
+              data(b, 6), data(c, 7, vlan=4095, pcp=0)]
+    cnps = await run(tb, frames, "families")
+    want = [expected_cnp(c), expected_cnp(a, 0x123), expected_cnp(d, 0x123),
+            expected_cnp(c, 4095)]
+    assert cnps == want, ("CNPs:\n" + "\n".join(x.hex() for x in cnps)
+                          + "\nwant\n" + "\n".join(x.hex() for x in want))
 
 
 @cocotb.test()
