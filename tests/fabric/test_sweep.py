@@ -46,7 +46,7 @@ def test_dask_two_workers_equals_serial(tmp_path):
     grid = sweep.parse_sets("deadlock", ["flows=3,4", "duration_us=150"])
     pts = sweep.points("deadlock", grid)
     serial = sweep.run_serial("deadlock", pts)
-    on_dask = sweep.run_dask("deadlock", pts, workers=2, processes=False, progress=False)
+    on_dask = sweep.run_dask("deadlock", pts, workers=2, processes=False)
     assert on_dask == serial
     # the two points really differ (a sweep that returned one row twice would not)
     assert serial[0]["deadlocked"] == 0 and serial[1]["deadlocked"] == 1
