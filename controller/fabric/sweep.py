@@ -41,37 +41,62 @@ class SweepError(ValueError):
     pass
 
 
-def _value(text: str, key: str, lo: int, hi: int) -> int:
+def _value(text: str, key: str) -> int:
     try:
-        v = int(text)
+        return int(text)
     except ValueError:
         raise SweepError(f"--set {key}: {text!r} is not a number (an integer)") from None
-    if not lo <= v <= hi:
-        raise SweepError(f"--set {key}: {v} is out of range {lo}..{hi}")
-    return v
 
 
-def parse_sets(scenario: str, sets: list[str]) -> dict[str, list[int]]:
-    """['key=v1,v2', ...] -> {key: [v1, v2]}, checked against the scenario's parameters."""
-    from .scenarios import SCENARIOS
+def _checked(spec: dict, source: str = "", lines: dict[str, int] | None = None):
+    """The typed grid (controller.schemas.files.SweepGridFile), or its first error as one
+    SweepError line naming the key (and file:line)."""
+    from controller.schemas import validate
+    from controller.schemas.files import SweepGridFile
 
-    sc = SCENARIOS.get(scenario)
-    if sc is None:
-        raise SweepError(f"no fabric scenario {scenario!r} (known: {', '.join(SCENARIOS)})")
-    out: dict[str, list[int]] = {}
+    model, errors = validate(SweepGridFile, spec, source, lines)
+    if errors or model is None:
+        raise SweepError(str(errors[0]) if errors else f"{source or 'grid'}: not a sweep grid")
+    return model
+
+
+def parse_sets(scenario: str, sets: list[str], grid: dict | None = None) -> dict[str, list[int]]:
+    """['key=v1,v2', ...] -> {key: [v1, v2]} over `grid` (a grid file's), checked by the
+    sweep grid schema against the scenario's parameters."""
+    if scenario not in SCENARIO_NAMES:
+        raise SweepError(f"no fabric scenario {scenario!r} (known: {', '.join(SCENARIO_NAMES)})")
+    out: dict[str, list[int]] = dict(grid or {})
+    given: set[str] = set()
     for s in sets:
         key, eq, vals = s.partition("=")
         key = key.strip()
         if not eq or not key or not vals.strip():
             raise SweepError(f"--set {s!r}: expected KEY=V1,V2,...")
-        if key not in sc.params:
-            raise SweepError(f"--set {key}: {scenario} has no parameter {key!r} "
-                             f"(it has {', '.join(sc.params)})")
-        if key in out:
+        if key in given:
             raise SweepError(f"--set {key} given twice")
-        lo, hi = sc.bounds(key)
-        out[key] = [_value(v.strip(), key, lo, hi) for v in vals.split(",")]
-    return out
+        given.add(key)
+        out[key] = [_value(v.strip(), key) for v in vals.split(",")]
+    try:
+        return dict(_checked({"scenario": scenario, "grid": out}).grid)
+    except SweepError as exc:
+        raise SweepError(f"--set {exc}") from None
+
+
+def load_grid(path: str) -> tuple[str, dict[str, list[int]], str | None, str | None]:
+    """A sweep grid file: (scenario, grid, metric, x), bounded and typed like every input."""
+    import yaml
+
+    from controller.inputs import parse_yaml, read_text, yaml_error_where
+    from controller.schemas import key_lines
+
+    text = read_text(path)
+    try:
+        data = parse_yaml(text)
+    except yaml.YAMLError as exc:
+        where, what = yaml_error_where(exc, path)
+        raise SweepError(f"{where}: {what}") from None
+    model = _checked(data, path, key_lines(text))
+    return model.scenario, dict(model.grid), model.metric, model.x
 
 
 def points(scenario: str, grid: dict[str, list[int]]) -> list[dict]:
@@ -270,7 +295,15 @@ def cmd_sweep(args) -> int:
     input, 128 + the signal's number when interrupted (the journal keeps the points done)."""
     out = Path(args.out)
     try:
-        grid = parse_sets(args.scenario, args.set or [])
+        metric, x = args.metric, args.x
+        if args.grid:
+            scenario, grid, metric0, x0 = load_grid(args.grid)
+            if args.scenario and args.scenario != scenario:
+                raise SweepError(f"{args.grid} sweeps {scenario}, not {args.scenario}")
+            args.scenario, metric, x = scenario, metric or metric0, x or x0
+        elif not args.scenario:
+            raise SweepError("name a fabric scenario or give --grid FILE")
+        grid = parse_sets(args.scenario, args.set or [], grid if args.grid else None)
         pts = points(args.scenario, grid)
         if args.workers < 1:
             raise SweepError("--workers must be >= 1")
@@ -295,13 +328,13 @@ def cmd_sweep(args) -> int:
             write_csv(rows, out / "sweep.csv")
             write_parquet(rows, out / "sweep.parquet")
             files = [out / "sweep.csv", out / "sweep.parquet"]
-            if args.metric:
-                x = args.x or (next(iter(grid)) if grid else None)
+            if metric:
+                x = x or (next(iter(grid)) if grid else None)
                 if x is None:
                     raise SweepError("--metric needs a swept parameter (--set) or --x")
-                plot(rows, x, args.metric, out / f"{args.metric}_vs_{x}.png", list(grid))
-                files.append(out / f"{args.metric}_vs_{x}.png")
-    except Interrupted as exc:
+                plot(rows, x, metric, out / f"{metric}_vs_{x}.png", list(grid))
+                files.append(out / f"{metric}_vs_{x}.png")
+    except Interrupted as exc:  # (only raised once the points are known)
         keys = {point_key(args.scenario, p) for p in pts}
         kept = len(keys & set(Journal(out / JOURNAL).load()))
         lead = "\n" if sys.stderr.isatty() else ""  # after the progress bar's line
@@ -319,7 +352,9 @@ def cmd_sweep(args) -> int:
 
 def add_parser(sub) -> None:
     s = sub.add_parser("sweep", help="run a fabric scenario over a parameter grid on Dask")
-    s.add_argument("scenario", help=f"fabric scenario: {', '.join(SCENARIO_NAMES)}")
+    s.add_argument("scenario", nargs="?", help=f"fabric scenario: {', '.join(SCENARIO_NAMES)}")
+    s.add_argument("--grid", metavar="FILE",
+                   help="a sweep grid file (`rocelab schema sweep`); --set adds or replaces keys")
     s.add_argument("--set", action="append", metavar="KEY=V1,V2", help="values of a parameter")
     s.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler")
     s.add_argument("--workers", type=int, default=2, help="local cluster workers (default 2)")
