@@ -117,7 +117,8 @@ test-bmv2: setup
 # timing it does not control fails here first. The hogs are this recipe's own children.
 STRESS_TESTS ?= tests/p4sim_runtime/test_port_ring.py tests/p4sim_runtime/test_stream_react_hostile.py \
 	tests/p4sim_runtime/test_clock_ticker.py tests/p4sim_runtime/test_p4rt_hostile_session.py \
-	tests/p4sim_runtime/test_stream_handoff.py tests/p4sim_runtime/test_port_batches.py
+	tests/p4sim_runtime/test_stream_handoff.py tests/p4sim_runtime/test_port_batches.py \
+	tests/fabric/test_sweep_faults.py
 STRESS_RUNS ?= 3
 test-stress: setup
 	@hogs=""; for i in $$(seq $$(nproc)); do $(PY) -c 'while True: pass' & hogs="$$hogs $$!"; done; \

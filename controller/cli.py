@@ -9,7 +9,7 @@
     rocelab packet-out --port N HEX [target options]  PacketOut through the program's header
     rocelab packet-in [--timeout S] [target options]  print PacketIns
     rocelab stf FILE.stf... [--strict] [target options]  p4c's STF tests on any target
-    rocelab schema switch|scenario|fabric|lab         JSON Schema of a file kind (for editors)
+    rocelab schema switch|scenario|fabric|lab|sweep   JSON Schema of a file kind (for editors)
 
 Target options: --target KIND (default p4sim, in this process; `rocelab apply -h` lists the
 kinds, one module each in controller/targets/kinds/), --grpc-addr HOST:PORT, --device-id N
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
-SCHEMA_KINDS = ("switch", "scenario", "fabric", "lab")  # controller.schemas.kinds()
+SCHEMA_KINDS = ("switch", "scenario", "fabric", "lab", "sweep")  # controller.schemas.kinds()
 
 
 class _Parser(argparse.ArgumentParser):

@@ -8,13 +8,29 @@ into the product's order before they are written.
 
 from __future__ import annotations
 
-import csv
+import contextlib
 import itertools
+import signal
 import sys
 import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .params import PARAMS
+from .sweep_store import (
+    JOURNAL,
+    Journal,
+    normalise,
+    point_key,
+    remove_stale_temporaries,
+    write_csv,
+    write_parquet,
+)
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 MAX_POINTS = 10_000
 # the names of .scenarios.SCENARIOS (from .params, so `rocelab --help` need not import them)
@@ -25,37 +41,62 @@ class SweepError(ValueError):
     pass
 
 
-def _value(text: str, key: str, lo: int, hi: int) -> int:
+def _value(text: str, key: str) -> int:
     try:
-        v = int(text)
+        return int(text)
     except ValueError:
         raise SweepError(f"--set {key}: {text!r} is not a number (an integer)") from None
-    if not lo <= v <= hi:
-        raise SweepError(f"--set {key}: {v} is out of range {lo}..{hi}")
-    return v
 
 
-def parse_sets(scenario: str, sets: list[str]) -> dict[str, list[int]]:
-    """['key=v1,v2', ...] -> {key: [v1, v2]}, checked against the scenario's parameters."""
-    from .scenarios import SCENARIOS
+def _checked(spec: dict, source: str = "", lines: dict[str, int] | None = None):
+    """The typed grid (controller.schemas.files.SweepGridFile), or its first error as one
+    SweepError line naming the key (and file:line)."""
+    from controller.schemas import validate
+    from controller.schemas.files import SweepGridFile
 
-    sc = SCENARIOS.get(scenario)
-    if sc is None:
-        raise SweepError(f"no fabric scenario {scenario!r} (known: {', '.join(SCENARIOS)})")
-    out: dict[str, list[int]] = {}
+    model, errors = validate(SweepGridFile, spec, source, lines)
+    if errors or model is None:
+        raise SweepError(str(errors[0]) if errors else f"{source or 'grid'}: not a sweep grid")
+    return model
+
+
+def parse_sets(scenario: str, sets: list[str], grid: dict | None = None) -> dict[str, list[int]]:
+    """['key=v1,v2', ...] -> {key: [v1, v2]} over `grid` (a grid file's), checked by the
+    sweep grid schema against the scenario's parameters."""
+    if scenario not in SCENARIO_NAMES:
+        raise SweepError(f"no fabric scenario {scenario!r} (known: {', '.join(SCENARIO_NAMES)})")
+    out: dict[str, list[int]] = dict(grid or {})
+    given: set[str] = set()
     for s in sets:
         key, eq, vals = s.partition("=")
         key = key.strip()
         if not eq or not key or not vals.strip():
             raise SweepError(f"--set {s!r}: expected KEY=V1,V2,...")
-        if key not in sc.params:
-            raise SweepError(f"--set {key}: {scenario} has no parameter {key!r} "
-                             f"(it has {', '.join(sc.params)})")
-        if key in out:
+        if key in given:
             raise SweepError(f"--set {key} given twice")
-        lo, hi = sc.bounds(key)
-        out[key] = [_value(v.strip(), key, lo, hi) for v in vals.split(",")]
-    return out
+        given.add(key)
+        out[key] = [_value(v.strip(), key) for v in vals.split(",")]
+    try:
+        return dict(_checked({"scenario": scenario, "grid": out}).grid)
+    except SweepError as exc:
+        raise SweepError(f"--set {exc}") from None
+
+
+def load_grid(path: str) -> tuple[str, dict[str, list[int]], str | None, str | None]:
+    """A sweep grid file: (scenario, grid, metric, x), bounded and typed like every input."""
+    import yaml
+
+    from controller.inputs import parse_yaml, read_text, yaml_error_where
+    from controller.schemas import key_lines
+
+    text = read_text(path)
+    try:
+        data = parse_yaml(text)
+    except yaml.YAMLError as exc:
+        where, what = yaml_error_where(exc, path)
+        raise SweepError(f"{where}: {what}") from None
+    model = _checked(data, path, key_lines(text))
+    return model.scenario, dict(model.grid), model.metric, model.x
 
 
 def points(scenario: str, grid: dict[str, list[int]]) -> list[dict]:
@@ -104,72 +145,121 @@ class Bar:
         sys.stderr.flush()
 
 
-def run_dask(scenario: str, pts: list[dict], scheduler: str | None = None, workers: int = 2,
-             processes: bool = True, progress: bool = True) -> list[dict]:
-    """Run the points on a Dask cluster; rows come back in the points' order."""
-    from distributed import Client, LocalCluster, as_completed
+# Dask's scheduler runs a task again on another worker when the worker running it dies
+# (killed, out of memory), at most this many times before the sweep fails with KilledWorker
+# (`distributed.scheduler.allowed-failures`, Dask's default, set here so the guarantee is ours)
+ALLOWED_FAILURES = 3
 
-    cluster = None
-    if scheduler is None:
-        import logging
 
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                               dashboard_address=None, silence_logs=logging.ERROR)
-        client = Client(cluster)
-    else:
+@contextmanager
+def dask_client(scheduler: str | None = None, workers: int = 2, processes: bool = True,
+                allowed_failures: int = ALLOWED_FAILURES) -> Iterator[Client]:
+    """A client of a LocalCluster of single-thread workers, or of an existing scheduler (which
+    keeps its own allowed-failures)."""
+    import logging
+
+    import dask
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None:
         client = Client(scheduler, timeout="10s")
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    with dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures,
+                          "distributed.worker.preload": ["controller.fabric.sweep_worker"]}):
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
+                               dashboard_address=None, silence_logs=logging.CRITICAL)
     try:
-        futs = [client.submit(run_point, scenario, p, pure=False) for p in pts]
-        index = {f.key: i for i, f in enumerate(futs)}
-        rows: list[dict | None] = [None] * len(pts)
-        bar = Bar(len(pts), progress and sys.stderr.isatty())
-        for fut in as_completed(futs):
-            rows[index[fut.key]] = fut.result()
-            bar.step()
-        return [r for r in rows if r is not None]
+        with Client(cluster) as client:
+            yield client
     finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        cluster.close()
 
 
-def _columns(rows: list[dict]) -> list[str]:
-    keys: list[str] = []
-    for r in rows:
-        keys += [k for k in r if k not in keys]
-    return keys
+def iter_dask(client: Client, scenario: str, pts: list[dict],
+              fn: Callable[[str, dict], dict] = run_point) -> Iterator[tuple[int, dict]]:
+    """(index in pts, row) as each point completes; the tasks not done are cancelled when
+    the caller stops early (an interrupt)."""
+    from distributed import as_completed
+
+    futs = [client.submit(fn, scenario, p, pure=False) for p in pts]
+    index = {f.key: i for i, f in enumerate(futs)}
+    try:
+        for fut in as_completed(futs):
+            yield index[fut.key], fut.result()
+    finally:
+        with contextlib.suppress(Exception):
+            client.cancel(futs)
 
 
-def normalise(rows: list[dict]) -> list[dict]:
-    """One type per column, so the CSV and the Parquet file hold the same values: a column
-    of ints and floats (a metric that is -1 when absent, a time otherwise) becomes floats;
-    a missing cell is None."""
-    keys = _columns(rows)
-    floats = {k for k in keys
-              if any(isinstance(r.get(k), float) for r in rows)
-              and all(isinstance(r.get(k), int | float | None) and not isinstance(r.get(k), bool)
-                      for r in rows)}
-    return [{k: (float(r[k]) if k in floats and r.get(k) is not None else r.get(k)) for k in keys}
-            for r in rows]
+def run_dask(scenario: str, pts: list[dict], scheduler: str | None = None, workers: int = 2,
+             processes: bool = True) -> list[dict]:
+    """Run the points on a Dask cluster; rows come back in the points' order."""
+    rows: list[dict] = [{}] * len(pts)
+    with dask_client(scheduler, workers, processes) as client:
+        for i, row in iter_dask(client, scenario, pts):
+            rows[i] = row
+    return rows
 
 
-def write_csv(rows: list[dict], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=_columns(rows))
-        w.writeheader()
-        w.writerows(rows)
+def run_sweep(scenario: str, pts: list[dict], out: Path,
+              compute: Callable[[list[dict]], Iterable[tuple[int, dict]]],
+              resume: bool = False, progress: bool = False) -> tuple[list[dict], int]:
+    """(every point's row in the points' order, how many were computed now). Each row is
+    appended to the journal in `out` as it arrives; with `resume` the points already in the
+    journal are not computed again. A point is kept once (by point_key) whatever `compute`
+    returns."""
+    journal = Journal(out / JOURNAL)
+    keys = [point_key(scenario, p) for p in pts]
+    done = {k: r for k, r in journal.load().items() if k in set(keys)} if resume else {}
+    if not resume:
+        journal.reset()
+    todo = [i for i, k in enumerate(keys) if k not in done]
+    bar = Bar(len(pts), progress)
+    bar.done = len(pts) - len(todo)
+    computed = 0
+    try:
+        for j, row in compute([pts[i] for i in todo]):
+            key = keys[todo[j]]
+            if key not in done:
+                journal.append(key, row)
+                done[key] = row
+                computed += 1
+            bar.step()
+    finally:
+        journal.close()
+    return [done[k] for k in keys], computed
 
 
-def write_parquet(rows: list[dict], path: Path) -> None:
-    """The same table as write_csv, typed (int64, float64, string), through pyarrow."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM during a sweep (a BaseException: Dask's `except Exception` must not
+    swallow it)."""
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    keys = _columns(rows)
-    table = pa.table({k: [r.get(k) for r in rows] for k in keys})
-    pq.write_table(table, path)
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """SIGINT and SIGTERM raise Interrupted; the second and later are ignored while the
+    sweep closes its cluster and journal (a second Ctrl-C must not leave workers behind)."""
+    sigs = (signal.SIGINT, signal.SIGTERM)
+
+    def stop(signum: int, frame: object) -> None:
+        for s in sigs:
+            signal.signal(s, signal.SIG_IGN)
+        raise Interrupted(signum)
+
+    old = {s: signal.signal(s, stop) for s in sigs}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 def plot(rows: list[dict], x: str, metric: str, path: Path, swept: list[str]) -> None:
@@ -201,27 +291,57 @@ def plot(rows: list[dict], x: str, metric: str, path: Path, swept: list[str]) ->
 
 
 def cmd_sweep(args) -> int:
-    """The `rocelab sweep` subcommand (controller/cli.py registers it)."""
+    """The `rocelab sweep` subcommand (controller/cli.py registers it). Exit 0 done, 2 bad
+    input, 128 + the signal's number when interrupted (the journal keeps the points done)."""
+    out = Path(args.out)
     try:
-        grid = parse_sets(args.scenario, args.set or [])
+        metric, x = args.metric, args.x
+        if args.grid:
+            scenario, grid, metric0, x0 = load_grid(args.grid)
+            if args.scenario and args.scenario != scenario:
+                raise SweepError(f"{args.grid} sweeps {scenario}, not {args.scenario}")
+            args.scenario, metric, x = scenario, metric or metric0, x or x0
+        elif not args.scenario:
+            raise SweepError("name a fabric scenario or give --grid FILE")
+        grid = parse_sets(args.scenario, args.set or [], grid if args.grid else None)
         pts = points(args.scenario, grid)
         if args.workers < 1:
             raise SweepError("--workers must be >= 1")
-        if args.serial:
-            rows = run_serial(args.scenario, pts)
-        else:
-            rows = run_dask(args.scenario, pts, args.scheduler, args.workers)
-        out = Path(args.out)
-        rows = normalise(rows)
-        write_csv(rows, out / "sweep.csv")
-        write_parquet(rows, out / "sweep.parquet")
-        files = [out / "sweep.csv", out / "sweep.parquet"]
-        if args.metric:
-            x = args.x or (next(iter(grid)) if grid else None)
-            if x is None:
-                raise SweepError("--metric needs a swept parameter (--set) or --x")
-            plot(rows, x, args.metric, out / f"{args.metric}_vs_{x}.png", list(grid))
-            files.append(out / f"{args.metric}_vs_{x}.png")
+        if out.exists() and not out.is_dir():
+            raise SweepError(f"--out {out}: not a directory")
+        remove_stale_temporaries(out)
+        with interruptible():
+            if args.serial:
+                def compute(todo: list[dict]) -> Iterator[tuple[int, dict]]:
+                    return ((i, run_point(args.scenario, p)) for i, p in enumerate(todo))
+                rows, computed = run_sweep(args.scenario, pts, out, compute, args.resume)
+            else:
+                with dask_client(args.scheduler, args.workers) as client:
+                    rows, computed = run_sweep(
+                        args.scenario, pts, out,
+                        lambda todo: iter_dask(client, args.scenario, todo), args.resume,
+                        progress=sys.stderr.isatty())
+            if args.resume:
+                sys.stderr.write(f"rocelab sweep: {len(pts) - computed} of {len(pts)} points "
+                                 f"from the journal, {computed} computed\n")
+            rows = normalise(rows)
+            write_csv(rows, out / "sweep.csv")
+            write_parquet(rows, out / "sweep.parquet")
+            files = [out / "sweep.csv", out / "sweep.parquet"]
+            if metric:
+                x = x or (next(iter(grid)) if grid else None)
+                if x is None:
+                    raise SweepError("--metric needs a swept parameter (--set) or --x")
+                plot(rows, x, metric, out / f"{metric}_vs_{x}.png", list(grid))
+                files.append(out / f"{metric}_vs_{x}.png")
+    except Interrupted as exc:  # (only raised once the points are known)
+        keys = {point_key(args.scenario, p) for p in pts}
+        kept = len(keys & set(Journal(out / JOURNAL).load()))
+        lead = "\n" if sys.stderr.isatty() else ""  # after the progress bar's line
+        sys.stderr.write(f"{lead}rocelab sweep: interrupted ({signal.Signals(exc.signum).name}): "
+                         f"{kept} of {len(keys)} points kept in {out / JOURNAL}; "
+                         f"run again with --resume to compute the rest\n")
+        return 128 + exc.signum
     except (SweepError, ValueError, OSError) as exc:
         sys.stderr.write(f"rocelab sweep: {exc}\n")
         return 2
@@ -232,12 +352,16 @@ def cmd_sweep(args) -> int:
 
 def add_parser(sub) -> None:
     s = sub.add_parser("sweep", help="run a fabric scenario over a parameter grid on Dask")
-    s.add_argument("scenario", help=f"fabric scenario: {', '.join(SCENARIO_NAMES)}")
+    s.add_argument("scenario", nargs="?", help=f"fabric scenario: {', '.join(SCENARIO_NAMES)}")
+    s.add_argument("--grid", metavar="FILE",
+                   help="a sweep grid file (`rocelab schema sweep`); --set adds or replaces keys")
     s.add_argument("--set", action="append", metavar="KEY=V1,V2", help="values of a parameter")
     s.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler")
     s.add_argument("--workers", type=int, default=2, help="local cluster workers (default 2)")
     s.add_argument("--serial", action="store_true", help="no Dask: run the points here")
     s.add_argument("--out", default="out/sweep",
-                   help="directory for sweep.csv, sweep.parquet and plots")
+                   help="directory for sweep.csv, sweep.parquet, plots and the journal")
+    s.add_argument("--resume", action="store_true",
+                   help="keep the points in --out's journal (an interrupted sweep), compute the rest")
     s.add_argument("--metric", help="plot this metric ...")
     s.add_argument("--x", help="... against this parameter (default: the first --set)")

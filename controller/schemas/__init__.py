@@ -2,7 +2,7 @@
 in one place, JSON Schema for editors (`rocelab schema KIND`), and errors that name the key
 path (and the file's line, when the text is at hand).
 
-    KINDS                 kind name -> model (switch, lab, scenario, fabric)
+    KINDS                 kind name -> model (switch, lab, scenario, fabric, sweep)
     validate(model, data) -> (typed model or None, [ConfigError]) -- every error, and the
                              model of what is left once the bad keys are taken out, so the
                              cross-field checks still run on the rest
@@ -20,11 +20,11 @@ from controller.units import ConfigError
 
 
 def kinds() -> dict[str, type[BaseModel]]:
-    from .files import FabricScenarioFile, LabFile, ScenarioFile
+    from .files import FabricScenarioFile, LabFile, ScenarioFile, SweepGridFile
     from .switch import SwitchConfig
 
     return {"switch": SwitchConfig, "scenario": ScenarioFile, "fabric": FabricScenarioFile,
-            "lab": LabFile}
+            "lab": LabFile, "sweep": SweepGridFile}
 
 
 def json_schema(kind: str) -> dict:

@@ -1,5 +1,6 @@
 """The schemas of the other files a user writes: a scenario (controller/scenarios/*.yaml),
-a fabric scenario (the same directory, with `fabric:`), a lab file (lab/topologies/).
+a fabric scenario (the same directory, with `fabric:`), a lab file (lab/topologies/), a
+sweep grid (`rocelab sweep --grid`, controller/examples/sweep_deadlock.yaml).
 
 Types, ranges and units are here; what needs the whole file (a flow's hosts exist in the
 switch block, message <= bytes, the number of samples, a run's parameters belong to its
@@ -11,7 +12,15 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, ConfigDict, Field, StringConstraints, create_model
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    create_model,
+    field_validator,
+)
 
 from controller.hosts.dcqcn import DcqcnParams
 
@@ -40,7 +49,9 @@ def Number(lo: float, hi: float, lo_open: bool = False) -> Any:  # noqa: N802 (a
 
 def _expect_model(scope: str) -> type[Strict]:
     """`expect:` / `expect_fail:`: one optional key per registered check of this scope."""
-    from controller.scenarios.checks import CHECKS
+    from controller.scenarios.checks import registered
+
+    CHECKS = registered()  # noqa: N806 (the kinds load theirs: fabric_* checks)
 
     types = {"true": Literal[True], "fraction": Number(0, 1, lo_open=True),
              "count": Int(1, 10**9)}
@@ -124,8 +135,11 @@ class ScenarioFile(Strict):
 RunLabel = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
 
+FabricName = Literal["spreading", "deadlock", "spray", "storm"]  # controller.fabric.params.PARAMS
+
+
 class FabricSpec(Strict):
-    scenario: Literal["spreading", "deadlock", "spray", "storm"]
+    scenario: FabricName
     runs: dict[RunLabel, dict[str, Int(0, 10**6)] | None] = Field(min_length=1, max_length=8)
 
 
@@ -191,3 +205,46 @@ class LabFile(Strict):
     duration: TimeField = "3s"
     policy: SwitchPolicy = SwitchPolicy()
     dcqcn: LabDcqcn = LabDcqcn()
+
+
+GridValues = Annotated[list[Int(0, 2**31 - 1)], Field(min_length=1, max_length=100)]
+
+
+class SweepGridFile(Strict):
+    """A sweep grid: a fabric scenario and the values of its parameters (rocelab sweep --grid)."""
+
+    model_config = ConfigDict(title="rocelab sweep grid")
+    scenario: FabricName
+    grid: dict[str, GridValues] = Field({}, max_length=8)
+    metric: Text | None = None
+    x: Text | None = None
+
+    @field_validator("grid")
+    @classmethod
+    def _known_parameters_in_range(cls, grid: dict, info: ValidationInfo) -> dict:
+        """What needs the scenario: its parameter names and each one's bounds."""
+        from controller.fabric.params import PARAMS, bounds  # (loaded lazily: a cycle)
+
+        scenario = info.data.get("scenario")
+        params = PARAMS.get(scenario or "", {})
+        for key, values in grid.items():
+            if key not in params:
+                raise ValueError(f"{key}: {scenario} has no parameter {key!r} "
+                                 f"(it has {', '.join(params)})")
+            lo, hi = bounds(key)
+            bad = [v for v in values if not lo <= v <= hi]
+            if bad:
+                raise ValueError(f"{key}: {bad[0]} is out of range {lo}..{hi}")
+            if len(set(values)) != len(values):
+                raise ValueError(f"{key}: a value given twice (a point is run once)")
+        return grid
+
+    @field_validator("x")
+    @classmethod
+    def _x_is_a_parameter(cls, x: str | None, info: ValidationInfo) -> str | None:
+        from controller.fabric.params import PARAMS
+
+        scenario = info.data.get("scenario")
+        if x is not None and scenario in PARAMS and x not in PARAMS[scenario]:
+            raise ValueError(f"{scenario} has no parameter {x!r}")
+        return x

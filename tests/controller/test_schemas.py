@@ -29,6 +29,8 @@ def _schema(kind: str, capsys) -> dict:
 def _shipped() -> list[tuple[str, str, dict]]:
     out = [("switch", "controller/examples/lab.yaml", load_yaml(ROOT / "controller/examples/lab.yaml"))]
     out += [("lab", str(p.relative_to(ROOT)), load_yaml(p)) for p in sorted((ROOT / "lab/topologies").glob("*.yaml"))]
+    out += [("sweep", str(p.relative_to(ROOT)), load_yaml(p))
+            for p in sorted((ROOT / "controller/examples").glob("sweep_*.yaml"))]
     for name in list_scenarios():  # as the loader sees it: `extends` merged
         sc = load_scenario(name)
         sc.pop("_path")
@@ -104,7 +106,7 @@ def _wrong(allowed: set[str]):
     raise AssertionError(f"no wrong type for {allowed}")
 
 
-@pytest.mark.parametrize("kind", ["switch", "lab", "scenario", "fabric"])
+@pytest.mark.parametrize("kind", ["switch", "lab", "scenario", "fabric", "sweep"])
 def test_a_wrong_type_at_every_key_is_refused_naming_the_key(capsys, kind):
     schema = _schema(kind, capsys)
     kind_, name, doc = next(s for s in _shipped() if s[0] == kind)
@@ -121,4 +123,4 @@ def test_a_wrong_type_at_every_key_is_refused_naming_the_key(capsys, kind):
         assert any(e.key == want or e.key.startswith(want + ".") or e.key.startswith(want + "[")
                    for e in errors), (name, want, value, [str(e) for e in errors])
         n += 1
-    assert n >= 10, n
+    assert n >= (4 if kind == "sweep" else 10), n  # a sweep grid has four keys

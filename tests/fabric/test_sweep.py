@@ -27,7 +27,7 @@ def test_parse_sets_and_product_order():
 @pytest.mark.parametrize("sets, msg", [
     (["flows"], "expected KEY=V1"), (["nope=1"], "no parameter 'nope'"),
     (["flows=x"], "not a number"), (["flows=1", "flows=2"], "twice"),
-    (["flows=1.5"], "not a number"), (["duration_us=-5"], "out of range"),
+    (["flows=1.5"], "not a number"), (["duration_us=-5"], "greater than or equal to 0"),
     (["flows=9"], "out of range"), (["watchdog=3"], "out of range"),
     (["seed=" + ",".join(["1"] * 101), "detect_us=" + ",".join(["10"] * 101)], "at most"),
 ])
@@ -46,7 +46,7 @@ def test_dask_two_workers_equals_serial(tmp_path):
     grid = sweep.parse_sets("deadlock", ["flows=3,4", "duration_us=150"])
     pts = sweep.points("deadlock", grid)
     serial = sweep.run_serial("deadlock", pts)
-    on_dask = sweep.run_dask("deadlock", pts, workers=2, processes=False, progress=False)
+    on_dask = sweep.run_dask("deadlock", pts, workers=2, processes=False)
     assert on_dask == serial
     # the two points really differ (a sweep that returned one row twice would not)
     assert serial[0]["deadlocked"] == 0 and serial[1]["deadlocked"] == 1
@@ -94,3 +94,22 @@ def test_parquet_equals_csv_with_mixed_and_missing_cells(tmp_path):
     types = {f.name: str(f.type) for f in pq.read_schema(tmp_path / "s.parquet")}
     assert types == {"flows": "int64", "t_us": "double", "cycle": "string", "gbps": "double",
                      "extra": "int64"}
+
+
+def test_grid_file_is_typed_and_set_adds_to_it(tmp_path, capsys):
+    example = str(sweep.Path(__file__).resolve().parents[2] / "controller/examples/sweep_deadlock.yaml")
+    scenario, grid, metric, x = sweep.load_grid(example)
+    assert (scenario, metric, x) == ("deadlock", "goodput_gbps", "flows")
+    assert grid == {"flows": [3, 4], "watchdog": [0, 1], "duration_us": [400]}
+    assert sweep.parse_sets(scenario, ["watchdog=2"], grid)["watchdog"] == [2]
+    for text, words in (("scenario: deadlock\ngrid: {flows: [3, 9]}\n", ":2: grid: flows: 9 is out of range 1..4"),
+                        ("scenario: deadlock\ngrid: {nope: [1]}\n", "has no parameter 'nope'"),
+                        ("scenario: deadlock\ngrid: {flows: [3, 3]}\n", "given twice"),
+                        ("scenario: deadlock\ngrid: {flows: [.inf]}\n", "grid.flows[0]"),
+                        ("scenario: mars\n", "scenario"), ("grid: [1\n", "YAML syntax")):
+        f = tmp_path / "g.yaml"
+        f.write_text(text)
+        assert main(["sweep", "--grid", str(f), "--serial", "--out", str(tmp_path / "never")]) == 2
+        err = capsys.readouterr().err
+        assert words in err and err.count("\n") == 1 and "Traceback" not in err, (text, err)
+    assert not (tmp_path / "never").exists()
