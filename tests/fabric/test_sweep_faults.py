@@ -202,8 +202,10 @@ def test_a_kill_mid_write_leaves_the_earlier_file_whole(tmp_path, kind):
     (write_csv if kind == "csv" else write_parquet)(earlier, path)
     before = path.read_bytes()
     limit = 64 * 1024  # the full table is ~1.2 MB as CSV, ~250 KB as Parquet
-    assert _killed_mid_write(kind, path, limit) == -signal.SIGXFSZ
+    # killed by a signal (SIGXFSZ at the limit; under load a writer thread may die by SIGABRT
+    # first): what matters is that no cleanup ran and the earlier file is whole
+    assert _killed_mid_write(kind, path, limit) < 0
     assert path.read_bytes() == before
     # negative control: a writer straight into the file leaves half of one
-    assert _killed_mid_write(f"planted-{kind}", path, limit) == -signal.SIGXFSZ
-    assert path.stat().st_size == limit
+    assert _killed_mid_write(f"planted-{kind}", path, limit) < 0
+    assert 0 < path.stat().st_size <= limit and path.read_bytes() != before
