@@ -216,7 +216,11 @@ class TargetStfRunner:
             meta, payload = self._split_cpu(frame)
             self.t.packet_out(payload, meta)
         else:
-            self.t.send(port, frame)
+            try:
+                self.t.send(port, frame)
+            except OSError as e:  # a wire refuses what no Ethernet carries (< 14 bytes: EINVAL)
+                raise StfError(f"packet on port {port}: a {len(frame)}-byte frame cannot be sent "
+                               f"on this target's wire: {e.strerror or e}") from None
         self.result.packets_sent += 1
         self.pump(self.gap_s)
 

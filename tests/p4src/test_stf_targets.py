@@ -53,6 +53,17 @@ def test_virtual_time_stf_is_refused_with_its_reason(p4sim_grpc, tmp_path) -> No
         p4sim_grpc.run(p)
 
 
+def test_a_frame_no_wire_carries_is_one_error_not_a_traceback(p4sim_grpc, tmp_path) -> None:
+    """p4c's samples send 6-byte frames; AF_PACKET refuses them (EINVAL): an StfError naming
+    the port and the size (what `rocelab stf` prints as one line, exit 2)."""
+    from controller.stf import StfError
+
+    p = tmp_path / "short.stf"
+    p.write_text("packet 1 000000000000\n")
+    with pytest.raises(StfError, match="port 1: a 6-byte frame cannot be sent"):
+        p4sim_grpc.run(p)
+
+
 def test_the_differential_sees_a_difference() -> None:
     """compare() is not blind: one byte, one missing frame, one counter, one register."""
     a = Observed({2: [b"\x01\x02", b"\x03"]}, {"c": [(1, 64)]}, {"r": [5], "pfc_last_sent": [7]})
