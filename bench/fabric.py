@@ -209,7 +209,7 @@ def run(argv: list[str]) -> None:
         p["duration_us"] = 200
     for workers in ((1,) if n_points else (1, 2)):
         t0 = time.perf_counter()
-        sweep.run_dask("deadlock", pts, workers=workers, processes=True, progress=False)
+        sweep.run_dask("deadlock", pts, workers=workers, processes=True)
         wall = time.perf_counter() - t0
         print(f"sweep of {len(pts)} deadlock points (200 us each) on {workers} local worker "
               f"process(es): {wall:.1f} s wall incl. cluster start, {len(pts) / wall:.2f} points/s")

@@ -245,9 +245,9 @@ def cmd_run(args) -> int:
     except (ConfigError, FileNotFoundError) as exc:
         raise _Usage(str(exc)) from None
     kind = kind_of(sc)
+    if kind is not None:  # another kind of file (a fabric's, controller/fabric/runner.py: it
+        return kind.cmd_run(args, sc)  # prints the profile line once its options are checked)
     sys.stderr.write(f"rocelab: {profile_line()}\n")  # which p4sim runs (fast, or the reference)
-    if kind is not None:  # another kind of file (a fabric's, controller/fabric/runner.py)
-        return kind.cmd_run(args, sc)
     program = Path(args.program) if args.program else DEFAULT_PROGRAM
     seed = int(sc.get("seed", 1) if args.seed is None else args.seed)
 

@@ -411,8 +411,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         spec.duration_s = args.duration
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    if args.target == "p4sim":  # which p4sim pieces the switch processes run (they inherit it)
-        from controller.targets.p4sim import profile_line
+    if registry.get(args.target).in_process:  # the embedded kind: its switch processes run
+        from controller.targets.p4sim import profile_line  # p4sim (they inherit the profile)
 
         print(f"lab.congested: {profile_line()}", file=sys.stderr)
     backend = args.backend
