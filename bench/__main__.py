@@ -9,8 +9,9 @@ only the named sections; options after them go to the sections.
 figures in their usual shape, not worth reading, in well under 30 s for all sections.
 tests/bench runs it, so a section that breaks when an API moves turns the suite red.
 
-`python -m bench --help` (or `-h`, before any section name) prints this help and the
-sections, and runs nothing; after a section name the option goes to that section.
+`python -m bench --help` (or `-h`) prints this help and the sections;
+`python -m bench SECTION... --help` prints those sections' help (their options where
+they take argparse's, else their docstring). Neither runs anything.
 """
 
 from __future__ import annotations
@@ -35,6 +36,22 @@ def usage() -> str:
     return "\n".join(lines)
 
 
+def wants_help(opts: list[str]) -> bool:
+    """The sections' options ask for help (argparse's own would exit inside a section's
+    run(), and a section without argparse would ignore it and run)."""
+    return "-h" in opts or "--help" in opts
+
+
+def section_help(name: str) -> str:
+    """A section's help, nothing run: its parser's help when it has one (`parser()`; the
+    module is imported, which only defines things), else its docstring (read, not imported)."""
+    path = Path(__file__).with_name(f"{name}.py")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    if any(isinstance(n, ast.FunctionDef) and n.name == "parser" for n in tree.body):
+        return importlib.import_module(f"bench.{name}").parser().format_help()
+    return f"python -m bench {name}\n\n{ast.get_docstring(tree) or '(no help)'}\n"
+
+
 def main(argv: list[str]) -> int:
     # section names come first; from the first option on, the arguments are the sections'
     # own (`python -m bench p4runtime --trials 3`)
@@ -43,6 +60,13 @@ def main(argv: list[str]) -> int:
     opts = argv[first_opt:]
     if first_opt == 0 and opts and opts[0] in ("-h", "--help"):
         print(usage())
+        return 0
+    if wants_help(opts):  # a section's own help: it must not run
+        unknown = [n for n in names if n not in SECTIONS]
+        if unknown:
+            print(f"bench: unknown section {unknown[0]!r}; known: {', '.join(SECTIONS)}", file=sys.stderr)
+            return 2
+        print("\n".join(section_help(name) for name in names))
         return 0
     smoke = "--smoke" in opts
     opts = [a for a in opts if a != "--smoke"]

@@ -670,7 +670,12 @@ def _ratios(a: list[Trial], b: list[Trial]) -> None:
             print(f"  {key}: {statistics.median(rs):.2f}x  [{min(rs):.2f}-{max(rs):.2f}]")
 
 
-def run(argv: list[str]) -> None:
+# the options that name or start this section's own switch: not with --bmv2
+CONFLICTS = ("--grpc-addr", "--against", "--perf-config")
+
+
+def parser() -> argparse.ArgumentParser:
+    """This section's options (`python -m bench SECTION --help` prints them; nothing runs)."""
     ap = argparse.ArgumentParser(prog="python -m bench p4runtime", description=__doc__.split("\n\n")[0])
     ap.add_argument("--grpc-addr", metavar="HOST:PORT", help="bench this switch (default: start p4sim-switch here)")
     ap.add_argument("--device-id", type=int, default=0)
@@ -690,14 +695,14 @@ def run(argv: list[str]) -> None:
                     help="alternate p4sim-switch with itself in its performance configuration ("
                          + " ".join(f"{k}={v}" for k, v in PERF_CONFIG.items()) + ") in the same run"
                          " (default: when p4sim-switch runs here without --against and it builds)")
-    ap.add_argument("--bmv2-default", action=argparse.BooleanOptionalAction, default=True,
-                    help="with BMv2: its default build too, as an extra column (default: yes)")
-    ap.add_argument("--bmv2", action=argparse.BooleanOptionalAction, default=None,
-                    help="alternate p4sim-switch with BMv2's perf and default builds (started here) and print"
-                         " every row as a ratio to the perf build (default: when the toolchain is found and"
-                         " neither --grpc-addr nor --against is given)")
+    side_by_side.add_options(ap, "every row", CONFLICTS)
     ap.add_argument("--trials", type=int, default=1)
     ap.add_argument("--rtt-n", type=int, default=6000, help="round trips at 32 in flight per trial")
+    return ap
+
+
+def run(argv: list[str]) -> None:
+    ap = parser()
     first_opt = next((i for i, a in enumerate(argv) if a.startswith("-")), len(argv))
     args, _ = ap.parse_known_args(argv[first_opt:])  # other sections' options are theirs
     extra = ["--p4info", args.p4info, "--bmv2-json", args.bmv2_json] if args.p4info else []
@@ -707,19 +712,9 @@ def run(argv: list[str]) -> None:
     if bad:
         ap.error(f"--against-env takes NAME=VALUE, not {bad[0]!r}")
     against_env = dict(e.split("=", 1) for e in args.against_env)
-    bmv2 = None
-    if args.bmv2 is not False:
-        if args.grpc_addr or args.against or args.perf_config:
-            if args.bmv2:
-                ap.error("--bmv2 starts its own switches: not with --grpc-addr, --against or --perf-config")
-        else:
-            bmv2, why = side_by_side.find()
-            if bmv2 is None:
-                if args.bmv2:
-                    raise RuntimeError(f"--bmv2: {why}")
-                print(f"BMv2 columns absent: {why}")
+    given = (args.grpc_addr, args.against, args.perf_config)  # CONFLICTS' values
+    bmv2 = side_by_side.choose(ap, args.bmv2, dict(zip(CONFLICTS, given, strict=True)))
     if bmv2 is not None:
-        print(f"side by side with BMv2: {bmv2.describe}")
         args.perf_config = False
     if args.perf_config is None:
         args.perf_config = not args.grpc_addr and not args.against and perf_config_available()

@@ -11,6 +11,7 @@ each row as a ratio to the perf build measured in the same trial (median over tr
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -57,6 +58,37 @@ def find() -> tuple[Bmv2 | None, str]:
     return Bmv2(tc.perf_simple_switch_grpc, tc.simple_switch_grpc,
                 ("--p4info", str(p4info), "--bmv2-json", str(bmv2_json)),
                 f"{tc.describe()}; {tc.p4c_version()}"), ""
+
+
+def add_options(ap: argparse.ArgumentParser, each: str, conflicts: Sequence[str]) -> None:
+    """--bmv2 and --bmv2-default on a section's parser. `each`: what is printed as a ratio
+    to the perf build; `conflicts`: the section's options that name or start its own switch."""
+    ap.add_argument("--bmv2-default", action=argparse.BooleanOptionalAction, default=True,
+                    help="with BMv2: its default build too, as an extra column (default: yes)")
+    ap.add_argument("--bmv2", action=argparse.BooleanOptionalAction, default=None,
+                    help=f"alternate p4sim-switch with BMv2's perf and default builds (started here) and print {each}"
+                         f" as a ratio to the perf build (default: when the toolchain is found and none of"
+                         f" {', '.join(conflicts)} is given)")
+
+
+def choose(ap: argparse.ArgumentParser, want: bool | None, given: dict[str, object]) -> Bmv2 | None:
+    """The --bmv2 option (`want`; None: when found) answered: BMv2 to run side by side, or
+    None (with one line saying why when it was not refused). `given`: the section's
+    conflicting options and their values; --bmv2 with any of them set is a usage error."""
+    if want is False:
+        return None
+    if any(given.values()):
+        if want:
+            ap.error(f"--bmv2 starts its own switches: not with {', '.join(given)}")
+        return None
+    bmv2, why = find()
+    if bmv2 is None:
+        if want:
+            raise RuntimeError(f"--bmv2: {why}")
+        print(f"BMv2 columns absent: {why}")
+        return None
+    print(f"side by side with BMv2: {bmv2.describe}")
+    return bmv2
 
 
 def start(exe: Path, addr: str, interfaces: Sequence[str] = (), device_id: int = 0) -> subprocess.Popen:

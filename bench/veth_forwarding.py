@@ -493,7 +493,12 @@ def _ab(sweeps: list[Sweep]) -> None:
             print(f"  {payload} B: pps {min(rs):.2f}-{max(rs):.2f}x" + (f", CPU/frame {min(cs):.2f}-{max(cs):.2f}x" if cs else ""))
 
 
-def run(argv: list[str]) -> None:
+# the options that name or start this section's own switch: not with --bmv2
+CONFLICTS = ("--grpc-addr", "--switch-cmd", "--against", "--perf-config")
+
+
+def parser() -> argparse.ArgumentParser:
+    """This section's options (`python -m bench SECTION --help` prints them; nothing runs)."""
     ap = argparse.ArgumentParser(prog="python -m bench veth_forwarding", description=__doc__.split("\n\n")[0])
     ap.add_argument("--rates", default=",".join(map(str, RATES)), help="offered pps per step, comma-separated")
     ap.add_argument("--payloads", default=",".join(map(str, PAYLOADS)), help="payload bytes, comma-separated")
@@ -516,12 +521,12 @@ def run(argv: list[str]) -> None:
                     help="alternate p4sim-switch with itself in its performance configuration ("
                          + " ".join(f"{k}={v}" for k, v in PERF_CONFIG.items()) + ") in the same run"
                          " (default: when p4sim-switch runs here without --against and it builds)")
-    ap.add_argument("--bmv2-default", action=argparse.BooleanOptionalAction, default=True,
-                    help="with BMv2: its default build too, as an extra column (default: yes)")
-    ap.add_argument("--bmv2", action=argparse.BooleanOptionalAction, default=None,
-                    help="alternate p4sim-switch with BMv2's perf and default builds (started here) and print"
-                         " each peak as a ratio to the perf build (default: when the toolchain is found and"
-                         " none of --grpc-addr, --switch-cmd, --against is given)")
+    side_by_side.add_options(ap, "each peak", CONFLICTS)
+    return ap
+
+
+def run(argv: list[str]) -> None:
+    ap = parser()
     first_opt = next((i for i, a in enumerate(argv) if a.startswith("-")), len(argv))
     args, _ = ap.parse_known_args(argv[first_opt:])
     rates = [int(r) for r in args.rates.split(",")]
@@ -535,19 +540,9 @@ def run(argv: list[str]) -> None:
         return
     extra = ["--p4info", args.p4info, "--bmv2-json", args.bmv2_json] if args.p4info else []
     against_env = dict(e.split("=", 1) for e in args.against_env)
-    bmv2 = None
-    if args.bmv2 is not False:
-        if args.grpc_addr or args.switch_cmd or args.against or args.perf_config:
-            if args.bmv2:
-                ap.error("--bmv2 starts its own switches: not with --grpc-addr, --switch-cmd, --against or --perf-config")
-        else:
-            bmv2, why = side_by_side.find()
-            if bmv2 is None:
-                if args.bmv2:
-                    raise RuntimeError(f"--bmv2: {why}")
-                print(f"BMv2 columns absent: {why}")
+    given = (args.grpc_addr, args.switch_cmd, args.against, args.perf_config)  # CONFLICTS' values
+    bmv2 = side_by_side.choose(ap, args.bmv2, dict(zip(CONFLICTS, given, strict=True)))
     if bmv2 is not None:
-        print(f"side by side with BMv2: {bmv2.describe}")
         args.perf_config = False
     if args.perf_config is None:
         args.perf_config = not (args.grpc_addr or args.switch_cmd or args.against) and perf_config_available()

@@ -111,3 +111,49 @@ def test_help_prints_usage_and_runs_nothing(flag, monkeypatch, capsys):
     assert "usage: python -m bench" in out and "== bench" not in out
     for name in SECTIONS:
         assert re.search(rf"^  {name} +\S", out, re.MULTILINE), name
+
+
+def _refuse_to_run(monkeypatch) -> list[str]:
+    """Every section's run() replaced by one that records its name and fails."""
+    ran: list[str] = []
+    for name in SECTIONS:
+        def refuse(argv, name=name):
+            ran.append(name)
+            raise AssertionError(f"--help ran bench {name}")
+
+        monkeypatch.setattr(importlib.import_module(f"bench.{name}"), "run", refuse)
+    return ran
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_section_help_prints_its_help_and_runs_nothing(flag, monkeypatch, capsys):
+    """`python -m bench SECTION --help`: argparse's help inside run() would exit the whole
+    bench, and a section without argparse ignored the flag and ran."""
+    import bench.__main__ as main_mod
+
+    ran = _refuse_to_run(monkeypatch)
+    for name in SECTIONS:
+        assert main_mod.main([name, flag]) == 0
+        out = capsys.readouterr().out
+        assert f"python -m bench {name}" in out and "== bench" not in out, out
+    assert main_mod.main(["p4runtime", "veth_forwarding", flag]) == 0
+    out = capsys.readouterr().out
+    assert out.count("usage: python -m bench") == 2 and "--bmv2" in out and "--rtt-n" in out
+    assert main_mod.main(["nosuch", flag]) == 2
+    assert ran == []
+
+
+def test_negative_control_help_not_seen_runs_the_section(monkeypatch, capsys):
+    import bench.__main__ as main_mod
+
+    ran = _refuse_to_run(monkeypatch)
+    monkeypatch.setattr(main_mod, "wants_help", lambda opts: False)  # planted: the flag is not looked at
+    assert main_mod.main(["packets", "--help"]) == 1
+    assert ran == ["packets"] and "== bench packets" in capsys.readouterr().out
+
+
+def test_section_help_from_the_command_line():
+    res = subprocess.run([sys.executable, "-m", "bench", "p4runtime", "--help"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("usage: python -m bench p4runtime") and "== bench" not in res.stdout

@@ -71,3 +71,35 @@ def test_p4runtime_side_by_side_with_bmv2():
                 "PacketOut->PacketIn, 32 in flight", "counters, every cell"):
         assert re.search(rf"^\| {re.escape(row)}[^|]* \| [\d,.]+(/s| ms).* \| {ratio}", out, re.MULTILINE), (
             f"no side-by-side row {row!r} in:\n{out}")
+
+
+def _parser():
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="bench x")
+    side_by_side.add_options(ap, "every row", ("--grpc-addr", "--against"))
+    return ap
+
+
+def test_bmv2_option_with_a_switch_of_its_own_is_a_usage_error(monkeypatch, capsys):
+    def never():
+        raise AssertionError("find() called: the conflict was not seen")
+
+    monkeypatch.setattr(side_by_side, "find", never)
+    ap = _parser()
+    assert "none of --grpc-addr, --against is given" in " ".join(ap.format_help().split())
+    with pytest.raises(SystemExit) as exc:
+        side_by_side.choose(ap, True, {"--grpc-addr": "h:1", "--against": None})
+    assert exc.value.code == 2
+    assert "--bmv2 starts its own switches: not with --grpc-addr, --against" in capsys.readouterr().err
+    assert side_by_side.choose(ap, None, {"--grpc-addr": "h:1", "--against": None}) is None  # default: quietly off
+    assert side_by_side.choose(ap, False, {"--grpc-addr": None, "--against": None}) is None
+
+
+def test_bmv2_option_without_a_toolchain(monkeypatch, capsys):
+    monkeypatch.setattr(side_by_side, "find", lambda: (None, "no BMv2 toolchain (test)"))
+    ap = _parser()
+    assert side_by_side.choose(ap, None, {"--grpc-addr": None}) is None
+    assert "BMv2 columns absent: no BMv2 toolchain (test)" in capsys.readouterr().out
+    with pytest.raises(RuntimeError, match=r"^--bmv2: no BMv2 toolchain \(test\)$"):
+        side_by_side.choose(ap, True, {"--grpc-addr": None})

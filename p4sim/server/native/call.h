@@ -76,7 +76,8 @@ PyObject* call_write(PyObject* self, PyObject* arg) {
   Py_buffer view;
   if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) != 0) return nullptr;
   CallState& st = state_of(self);
-  bool ok = false, start = false;
+  bool ok = false;
+  CallState::Write start = CallState::Write::none;
   grpc::Slice slice(view.buf, static_cast<size_t>(view.len));
   PyBuffer_Release(&view);
   Py_BEGIN_ALLOW_THREADS;
@@ -90,7 +91,7 @@ PyObject* call_write(PyObject* self, PyObject* arg) {
       start = st.claim_write();
     }
   }
-  if (start) st.reactor->StartWrite(&st.wbuf);  // writing: the reactor stays alive
+  start_write(st, start);  // writing: the reactor stays alive
   Py_END_ALLOW_THREADS;
   return PyBool_FromLong(ok);
 }
@@ -150,9 +151,10 @@ PyObject* take_impl(PyObject* self, bool wait) {
       for (;;) {
         // responses pushed outside a reaction (nobody's deliver() will) are started here
         st.take_cv.wait(g, [&] { return ready() || st.can_write(); });
-        if (!st.claim_write()) break;
+        CallState::Write w = st.claim_write();
+        if (w == CallState::Write::none) break;
         g.unlock();
-        st.reactor->StartWrite(&st.wbuf);
+        start_write(st, w);
         g.lock();
       }
       grab();
@@ -215,29 +217,29 @@ PyObject* call_write_many(PyObject* self, PyObject* arg) {
   auto over = [&] { return st.finish_wanted || st.finished || st.cancelled || st.broken || st.done; };
   size_t next = 0;
   bool ok = true;
-  // queue what fits; true when a write must be started (outside the mutex)
-  auto queue_some = [&]() -> bool {
+  // queue what fits; the write to start (outside the mutex)
+  auto queue_some = [&]() -> CallState::Write {
     while (next < slices.size() && st.out.size() < kWriteWindow) st.queue(slices[next++], 0);
     return st.claim_write();
   };
-  bool start = false;
+  CallState::Write start = CallState::Write::none;
   {
     std::lock_guard<std::mutex> g(st.mu);  // the common case: room for all, no wait
     if (over()) ok = false;
     else start = queue_some();
   }
-  if (start || (ok && next < slices.size())) {
+  if (start != CallState::Write::none || (ok && next < slices.size())) {
     Py_BEGIN_ALLOW_THREADS;  // gRPC may write inline: not with the GIL held
-    if (start) st.reactor->StartWrite(&st.wbuf);  // writing: the reactor stays alive
+    start_write(st, start);  // writing: the reactor stays alive
     while (ok && next < slices.size()) {
-      start = false;
+      start = CallState::Write::none;
       {
         std::unique_lock<std::mutex> g(st.mu);
         st.cv.wait(g, [&] { return over() || st.out.size() < kWriteWindow; });
         if (over()) ok = false;
         else start = queue_some();
       }
-      if (start) st.reactor->StartWrite(&st.wbuf);
+      start_write(st, start);
     }
     Py_END_ALLOW_THREADS;
   }
@@ -322,7 +324,8 @@ PyObject* call_finish(PyObject* self, PyObject* args) {
   Py_DECREF(seq);
   CallState& st = state_of(self);
   grpc::Status status(static_cast<grpc::StatusCode>(code), std::string(message, message_len));
-  bool fin = false, start = false;
+  bool fin = false;
+  CallState::Write start = CallState::Write::none;
   Py_BEGIN_ALLOW_THREADS;
   {
     std::lock_guard<std::mutex> g(st.mu);
@@ -334,7 +337,7 @@ PyObject* call_finish(PyObject* self, PyObject* args) {
       fin = st.take_finish();
     }
   }
-  if (start) st.reactor->StartWrite(&st.wbuf);
+  start_write(st, start);
   if (fin) st.reactor->Finish(st.status);
   Py_END_ALLOW_THREADS;
   Py_RETURN_NONE;
@@ -387,6 +390,13 @@ PyObject* call_get_queued(PyObject* self, void*) {
   return PyLong_FromSize_t(st.out.size());
 }
 
+// writes started corked (the stream cork's test)
+PyObject* call_get_corked(PyObject* self, void*) {
+  CallState& st = state_of(self);
+  std::lock_guard<std::mutex> g(st.mu);
+  return PyLong_FromUnsignedLongLong(st.corked);
+}
+
 // ((key, value), ...): keys ending in -bin have bytes values, others str (as grpc-python)
 PyObject* call_get_metadata(PyObject* self, void*) {
   const auto& md = state_of(self).metadata;
@@ -432,6 +442,7 @@ PyGetSetDef call_getset[] = {
     {"id", call_get_id, nullptr, nullptr, nullptr},
     {"buffered", call_get_buffered, nullptr, nullptr, nullptr},
     {"queued", call_get_queued, nullptr, nullptr, nullptr},
+    {"corked", call_get_corked, nullptr, nullptr, nullptr},
     {"metadata", call_get_metadata, nullptr, nullptr, nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 

@@ -68,6 +68,8 @@ struct CallState {
   // client does not keep up, so a reacting call's next read waits, as for a full window
   bool refused = false;
   bool reading = false, read_closed = false, writing = false, broken = false;
+  bool wrote = false;  // a write was started (the initial metadata went with it)
+  uint64_t corked = 0;  // writes started corked (the cork's test)
   int starting = 0;  // Start* calls in progress outside the mutex
   bool finish_wanted = false, finished = false, cancelled = false, done = false;
   grpc::Status status;
@@ -93,15 +95,25 @@ struct CallState {
     return !writing && !out.empty() && !cancelled && !broken && !done && !finished && reactor != nullptr;
   }
 
-  // with mu held: hand the next queued response to gRPC when no write runs; true when the
-  // caller must now StartWrite(&wbuf) (after unlocking; `writing` keeps the reactor alive)
-  bool claim_write() {
-    if (!can_write()) return false;
+  // with mu held: hand the next queued response to gRPC when no write runs. The answer says
+  // what the caller must do after unlocking (start_write(), transport.h; `writing` keeps the
+  // reactor alive): nothing, write and flush, or write corked. Corked (grpc++'s buffer hint)
+  // when more responses wait behind this one: their writes follow at once and the last one,
+  // never corked, sends them all in one sendmsg instead of one each. Never the call's first
+  // write: it carries the initial metadata, and a corked batch with them never completes
+  // (grpc/grpc#12975, #34231).
+  enum class Write { none, flush, cork };
+  Write claim_write() {
+    if (!can_write()) return Write::none;
     wbuf = std::move(out.front().buf);
     out_kind[out.front().kind]--;
     out.pop_front();
     writing = true;
-    return true;
+    bool first = !wrote;
+    wrote = true;
+    if (out.empty() || first) return Write::flush;
+    corked++;
+    return Write::cork;
   }
 
   void wake() {
