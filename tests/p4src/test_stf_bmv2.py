@@ -25,6 +25,8 @@ pytestmark = pytest.mark.only_target("bmv2")
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "p4src" / "roce_switch.p4"
 STFS = sorted((ROOT / "p4src" / "tests").glob("*.stf"))
+# p4c's sample bvec-hdr-bmv2 in p4sim's corpus: frames of 11 bytes, shorter than a wire carries
+SHORT_FRAMES_STF = ROOT / "tests" / "p4sim" / "programs" / "header_struct_field.stf"
 VECTOR_IN, VECTOR_OUT = 1, 2
 # CNPs stay in class 0 as in tests/targets/test_vectors_dataplane.py
 VECTOR_CNP = "set_cnp_config(cnp_tc:0, np_enable:0, interval_us:50, cnp_dscp:48)"
@@ -41,6 +43,27 @@ def test_stf_on_bmv2_and_same_as_p4sim(bmv2, p4sim_grpc, stf: Path) -> None:
     assert a.observation.frames, "nothing came out: nothing was compared"
     diffs = compare(a.observation, b.observation, ("p4sim-grpc", "bmv2"))
     assert diffs == [], "p4sim-grpc and BMv2 differ:\n" + "\n".join(diffs[:20])
+
+
+def test_the_sample_with_short_frames_is_not_run_on_bmv2(bmv2_toolchain, rocelab_stf,
+                                                         tmp_path) -> None:
+    """`rocelab stf --target bmv2` (p4c compiling the program) with p4c's bvec-hdr-bmv2 as
+    p4sim's corpus has it: one NOT RUN line, exit 0; with 14-byte frames it runs and passes
+    on BMv2 (the negative control)."""
+    stf = SHORT_FRAMES_STF
+    r = rocelab_stf(stf, "--target", "bmv2")
+    assert (r.returncode, r.stderr) == (0, ""), r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        f"NOT RUN: {stf}: line 3: a frame of 11 bytes on port 0: a wire carries >= 14 bytes "
+        "(an Ethernet header; p4c's runner uses pcap files, and padding would change what the "
+        "program parses): in-process p4sim only",
+        "0 passed, 0 failed, 1 not run (--target bmv2)"]
+    (tmp_path / "h.p4").write_bytes(stf.with_suffix(".p4").read_bytes())
+    frame = "0315333310 4400444420 EEEEEEEE"  # 14 bytes: headers changed by the table, payload
+    (tmp_path / "h.stf").write_text(f"packet 0 {frame}\nexpect 3 03F6333310 0315333311 EEEEEEEE$\n")
+    r = rocelab_stf(tmp_path / "h.stf", "--target", "bmv2", "--strict")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[-1] == "1 passed, 0 failed, 0 not run (--target bmv2)"
 
 
 def _wire_vectors():
