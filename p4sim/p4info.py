@@ -223,9 +223,11 @@ def _touches_type_info(model: ProgramModel, externs: list) -> bool:
     """p4c 1.2.5.16 writes `type_info {}` (empty or not) once anything asks for it: a table,
     an action parameter, a controller header, an extern instance or an extern function
     called in a control (control-plane/p4RuntimeSerializer.cpp: addTable, addAction,
-    addControllerHeader, analyzeControl; p4RuntimeArchStandard: addExternInstance)."""
+    addControllerHeader, analyzeControl; p4RuntimeArchStandard: addExternInstance); a value
+    set does not (addValueSet)."""
     return bool(model.tables or any(a.params for a in model.actions.values()) or model.controller_headers
-                or any(ext.objects(model) for ext in externs) or model.calls_extern_function)
+                or any(ext.objects(model) for ext in externs if ext.touches_type_info)
+                or model.calls_extern_function)
 
 
 def _sorted(objs: dict[str, Annotated]) -> list:

@@ -143,7 +143,7 @@ class ExprLowering:
             # after p4c's front end (only its call is inlined), so P4Info lists it; one
             # called only from another action's body is not listed (p4c's InlineActions
             # inlines it there and RemoveAllUnusedDeclarations then drops it)
-            self.register_action(asym, d)  # type: ignore[arg-type]
+            self.register_action(asym, d, called=True)  # type: ignore[arg-type]
             self.action_users.setdefault(self.action_cp_name(asym), set()).add(None)
         dscope = self.body_env(asym)
         inner = Env(dscope)
