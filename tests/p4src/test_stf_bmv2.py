@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.differential import Recorder, compare, replay, vectors_stf
+from controller.differential import Recorder, compare, record, replay, vectors_stf
 from controller.packets.vectors import load
 
 pytestmark = pytest.mark.only_target("bmv2")
@@ -33,7 +33,7 @@ VECTOR_CNP = "set_cnp_config(cnp_tc:0, np_enable:0, interval_us:50, cnp_dscp:48)
 
 
 @pytest.mark.parametrize("stf", STFS, ids=[p.stem for p in STFS])
-def test_stf_on_bmv2_and_same_as_p4sim(bmv2, p4sim_grpc, stf: Path) -> None:
+def test_stf_on_bmv2_and_same_as_p4sim(bmv2, p4sim_grpc, stf: Path, request) -> None:
     """The STF passes on BMv2, and BMv2 and p4sim-grpc left the same frames, counters and
     registers (one test, so that xdist keeps both runs of a file on one worker)."""
     b = bmv2.run(stf, strict=True)
@@ -42,6 +42,7 @@ def test_stf_on_bmv2_and_same_as_p4sim(bmv2, p4sim_grpc, stf: Path) -> None:
     a = p4sim_grpc.run(stf, strict=True)
     assert a.observation.frames, "nothing came out: nothing was compared"
     diffs = compare(a.observation, b.observation, ("p4sim-grpc", "bmv2"))
+    record(request.node, a.observation, b.observation, diffs)
     assert diffs == [], "p4sim-grpc and BMv2 differ:\n" + "\n".join(diffs[:20])
 
 
@@ -72,13 +73,14 @@ def _wire_vectors():
             and not (v.frame[12:14] == b"\x81\x00" and len(v.frame) < 18)]
 
 
-def test_differential_vectors(p4sim_grpc, bmv2, tmp_path) -> None:
+def test_differential_vectors(p4sim_grpc, bmv2, tmp_path, request) -> None:
     text = vectors_stf(_wire_vectors(), VECTOR_IN, VECTOR_OUT, VECTOR_CNP)
     path = tmp_path / "vectors.stf"
     a = p4sim_grpc.run(path, strict=False, text=text)
     b = bmv2.run(path, strict=False, text=text)
     assert len(a.observation.frames.get(VECTOR_OUT, [])) > 50, a.observation.frames.keys()
     diffs = compare(a.observation, b.observation, ("p4sim-grpc", "bmv2"))
+    record(request.node, a.observation, b.observation, diffs)
     assert diffs == [], "\n".join(diffs[:20])
 
 
@@ -87,7 +89,7 @@ REPLAYED = ["incast-dcqcn", "incast-pfc"]
 
 
 @pytest.mark.parametrize("name", REPLAYED)
-def test_differential_scenario_replay(p4sim_grpc, bmv2, name: str) -> None:
+def test_differential_scenario_replay(p4sim_grpc, bmv2, name: str, request) -> None:
     """The first 500 us of a headline scenario (in-process p4sim, virtual time): the writes
     (routes, classes, ECN/PFC/CNP configuration, the mirror session) and the frames at the
     switch's ingress recorded, then replayed one by one on both switches; frames compared
@@ -113,4 +115,5 @@ def test_differential_scenario_replay(p4sim_grpc, bmv2, name: str) -> None:
     assert sum(map(len, a.frames.values())) > 300
     assert a.frames.get(9), "the mirror session's copies did not come out: not compared"
     diffs = compare(a, b, ("p4sim-grpc", "bmv2"))
+    record(request.node, a, b, diffs)
     assert diffs == [], "\n".join(diffs[:20])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.differential import compare
+from controller.differential import compare, record, summary_line
 from controller.stf import Observed, Unsupported
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,3 +108,18 @@ def test_the_differential_sees_a_difference() -> None:
               Observed(a.frames, a.counters, {"r": [6], "pfc_last_sent": [7]}),
               Observed(a.frames, a.counters, {"r": [5], "pfc_last_sent": [0]})):
         assert len(compare(a, b)) == 1, b
+
+
+def test_the_differential_line_counts_what_was_compared_and_each_difference() -> None:
+    """The tier's closing differential line adds up what each comparison left on its test
+    report: a planted difference (one byte of one frame) counts as one."""
+    from types import SimpleNamespace
+
+    a = Observed({2: [b"\x01\x02", b"\x03"], 3: [b"\x04"]}, {"c": [(1, 64), (0, 0)]}, {"r": [5]})
+    b = Observed({2: [b"\x01\x02", b"\x04"], 3: [b"\x04"]}, a.counters, a.registers)
+    node = SimpleNamespace(user_properties=[])
+    record(node, a, a, compare(a, a))
+    record(node, a, b, compare(a, b))
+    runs = [v for _, v in node.user_properties]
+    assert summary_line(runs) == ("differential p4sim == BMv2: 2 runs, 6 frames and 6 "
+                                  "counter/register cells compared, 1 unexplained differences")
