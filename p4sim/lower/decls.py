@@ -552,7 +552,10 @@ class DeclLowering:
             ext = registry.lookup(v.callee.name)
             if ext is None or ext.table_property != "implementation":
                 raise bug("implementation = must construct an action_profile or action_selector", v)
-            cp = self.cp_name(prefix, inst) if ip.annotation("name") is not None else "implementation"
+            # p4c's HierarchicalNames prefixes declarations, not table properties: an @name
+            # on the property names the profile as written (samples action_profile-bmv2,
+            # issue297-bmv2: `ap`, not `<Control>.ap`)
+            cp = self.cp_name("", inst) if ip.annotation("name") is not None else "implementation"
             spec = ext.instantiate(self, inst, None, scope, cp)
             assert spec is not None
             spec.py = "X_" + self.uid(f"{d.name}_impl")

@@ -48,6 +48,12 @@ def test_corpus_p4info_equals_p4c(tc, tmp_path, shard: int) -> None:
     assert sum(o.status == "equal" for o in outcomes) >= len(outcomes) * 3 // 4
 
 
+def test_roce_switch_p4info_equals_p4c(tc, tmp_path) -> None:
+    """The project's program, whole messages (test_p4c.py checks names and ids)."""
+    o = compare_program(Path(__file__).parents[2] / "p4src" / "roce_switch.p4", tc, tmp_path)
+    assert o.status == "equal", "\n".join(o.lines)
+
+
 def test_a_planted_difference_is_seen() -> None:
     ours = p4sim_p4info(Path(__file__).parents[1] / "p4sim" / "programs" / "action_params.p4")
     planted = canonical(ours)
