@@ -47,8 +47,10 @@ _SCOPE = {
     "TABLE_ONLY": (p4info_pb2.ActionRef.TABLE_ONLY, "@tableonly"),
     "DEFAULT_ONLY": (p4info_pb2.ActionRef.DEFAULT_ONLY, "@defaultonly"),
 }
-# Annotations that P4Info expresses by other means.
-_SKIP_ANNOTATIONS = ("@name", "@id", "@tableonly", "@defaultonly", "@controller_header")
+# Annotations that P4Info expresses by other means (p4c's addAnnotations,
+# control-plane/p4RuntimeArchHandler.h, drops only @name and @id there: an action's own
+# @tableonly / @defaultonly stay in its preamble; p4rtproto's sample fastwrite_kinds).
+_SKIP_ANNOTATIONS = ("@name", "@id", "@controller_header")
 
 
 class P4InfoError(P4SimError):
