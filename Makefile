@@ -90,14 +90,16 @@ test: setup
 	$(PY) -m controller.testing.summary $(SUMMARY_DIR)/*.json || rc=1; \
 	exit $$rc
 
-# The BMv2 tier: the data-plane suites, both labs, p4c on the program, every p4src STF through
+# The BMv2 tier: the data-plane suites, both labs, p4c on the program (and p4sim's P4Info equal
+# to p4c's on p4sim's corpus: tests/p4info_p4c), every p4src STF through
 # the STF runner with the differential p4sim == BMv2, and the fixed-seed fuzz batch, on the real
 # simple_switch_grpc and p4c-bm2-ss, when controller/targets/toolchain.py finds them (PATH or
 # BMV2_PREFIX / ROCELAB_BMV2_PREFIX); otherwise one line says why it is skipped. A prefix
 # given that cannot run fails. tests/targets' target-independent modules ran in the p4sim run.
 BMV2_TIER := tests/targets tests/roce_versions tests/p4src/test_p4c.py \
 	tests/lab/test_lab.py::test_lab_pair_on_bmv2 tests/lab/test_congested.py::test_two_switch_lab_congests_on_bmv2 \
-	tests/p4src/test_stf_bmv2.py tests/fuzz/test_fuzz.py::test_fixed_seed_batch_agrees
+	tests/p4src/test_stf_bmv2.py tests/fuzz/test_fuzz.py::test_fixed_seed_batch_agrees \
+	tests/p4info_p4c
 BMV2_TIER_IGNORE := --ignore=tests/targets/test_plugin.py --ignore=tests/targets/test_registry.py \
 	--ignore=tests/targets/test_toolchain.py
 BMV2_PYTEST_ARGS ?= -n 2

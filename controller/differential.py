@@ -50,6 +50,37 @@ def compare(a: Observed, b: Observed, names: tuple[str, str] = ("first", "second
     return out
 
 
+def extent(a: Observed, b: Observed) -> tuple[int, int]:
+    """(frames, cells) a comparison of `a` and `b` looked at: frames per port (the longer
+    side), counter and register cells (the union of the names, the longer side)."""
+    frames = sum(max(len(a.frames.get(p, [])), len(b.frames.get(p, [])))
+                 for p in set(a.frames) | set(b.frames))
+    cells = 0
+    for x, y in ((a.counters, b.counters), (a.registers, b.registers)):
+        cells += sum(max(len(x.get(n, [])), len(y.get(n, []))) for n in set(x) | set(y))
+    return frames, cells
+
+
+# The user property each differential run leaves on its test report (xdist sends it to the
+# controller), added up in one line at the end of the run (controller/testing/plugin.py).
+PROPERTY = "differential"
+
+
+def record(node, a: Observed, b: Observed, diffs: list[str]) -> None:
+    """Leave this comparison's size and its differences on the pytest item `node`."""
+    frames, cells = extent(a, b)
+    node.user_properties.append((PROPERTY, {"frames": frames, "cells": cells,
+                                            "differences": len(diffs)}))
+
+
+def summary_line(runs: list[dict]) -> str:
+    frames = sum(r["frames"] for r in runs)
+    cells = sum(r["cells"] for r in runs)
+    diffs = sum(r["differences"] for r in runs)
+    return (f"differential p4sim == BMv2: {len(runs)} runs, {frames} frames and {cells} "
+            f"counter/register cells compared, {diffs} unexplained differences")
+
+
 def _frame_diff(x: bytes | None, y: bytes | None, na: str, nb: str) -> str:
     """Where two frames part, with 16 bytes from there (whole frames can be 4 KB)."""
     if x is None or y is None:

@@ -47,8 +47,10 @@ _SCOPE = {
     "TABLE_ONLY": (p4info_pb2.ActionRef.TABLE_ONLY, "@tableonly"),
     "DEFAULT_ONLY": (p4info_pb2.ActionRef.DEFAULT_ONLY, "@defaultonly"),
 }
-# Annotations that P4Info expresses by other means.
-_SKIP_ANNOTATIONS = ("@name", "@id", "@tableonly", "@defaultonly", "@controller_header")
+# Annotations that P4Info expresses by other means (p4c's addAnnotations,
+# control-plane/p4RuntimeArchHandler.h, drops only @name and @id there: an action's own
+# @tableonly / @defaultonly stay in its preamble; p4rtproto's sample fastwrite_kinds).
+_SKIP_ANNOTATIONS = ("@name", "@id", "@controller_header")
 
 
 class P4InfoError(P4SimError):
@@ -223,9 +225,11 @@ def _touches_type_info(model: ProgramModel, externs: list) -> bool:
     """p4c 1.2.5.16 writes `type_info {}` (empty or not) once anything asks for it: a table,
     an action parameter, a controller header, an extern instance or an extern function
     called in a control (control-plane/p4RuntimeSerializer.cpp: addTable, addAction,
-    addControllerHeader, analyzeControl; p4RuntimeArchStandard: addExternInstance)."""
+    addControllerHeader, analyzeControl; p4RuntimeArchStandard: addExternInstance); a value
+    set does not (addValueSet)."""
     return bool(model.tables or any(a.params for a in model.actions.values()) or model.controller_headers
-                or any(ext.objects(model) for ext in externs) or model.calls_extern_function)
+                or any(ext.objects(model) for ext in externs if ext.touches_type_info)
+                or model.calls_extern_function)
 
 
 def _sorted(objs: dict[str, Annotated]) -> list:

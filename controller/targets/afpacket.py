@@ -19,6 +19,10 @@ class AfPacketPorts:
     """One packet socket per switch port: `ports` maps a port to an interface, `netns` (per
     port, optional) to the namespace it lives in. Needs root."""
 
+    # Linux refuses to send a frame shorter than the link's header on a SOCK_RAW packet socket
+    # (net/packet/af_packet.c `packet_snd` -> `dev_validate_header`: EINVAL), 14 on Ethernet.
+    MIN_FRAME = 14
+
     def __init__(self, ports: Mapping[int, str], netns: Mapping[int, str | None] | None = None):
         self.socks: dict[int, socket.socket] = {}
         self.by_fd: dict[int, int] = {}

@@ -87,6 +87,9 @@ class Target(ABC):
 
     name: str = "target"
     virtual_time: bool = False  # True: time moves only through advance()
+    # The shortest frame `send` can put on a port (None: any length). A wire refuses a frame
+    # shorter than an Ethernet header; STFs with such frames are refused up front (controller.stf).
+    min_frame: int | None = None
 
     @abstractmethod
     def push(self, program: Program) -> None:

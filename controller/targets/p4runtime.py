@@ -165,6 +165,11 @@ class P4RuntimeTarget(Target):
         return self._info().names()
 
     # -- packets
+    @property
+    def min_frame(self) -> int | None:  # type: ignore[override]
+        # ports on wires (AF_PACKET); a PacketOut carries any length
+        return AfPacketPorts.MIN_FRAME if self.ports is not None else None
+
     def send(self, port: int, frame: bytes) -> None:
         if self.ports is not None:
             self.ports.send(port, frame)

@@ -319,7 +319,9 @@ def compile_p4(program: Path, out_dir: Path, tc: Toolchain | None = None) -> Com
         argv = [str(tc.p4c), "--arch", "v1model", "-o", str(bmv2_json),
                 "--p4runtime-files", str(info), str(program)]
         try:
-            r = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=tc.p4c_env())
+            # errors="replace": p4c's excerpt of a source line may cut a UTF-8 character
+            r = subprocess.run(argv, capture_output=True, text=True, errors="replace",
+                               timeout=600, env=tc.p4c_env())
         except (OSError, subprocess.TimeoutExpired) as e:
             raise ConfigError(f"{P4C} {program}: {e}") from None
         text = r.stdout + r.stderr

@@ -93,7 +93,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     """With ROCELAB_PYTEST_SUMMARY=FILE: this run's counts, as its closing line shows them,
-    for `make test`'s one closing line over its runs (controller.testing.summary)."""
+    for `make test`'s one closing line over its runs (controller.testing.summary). When
+    differential runs (p4sim == BMv2) took place: one line adding them up."""
+    _differential_line(terminalreporter, config)
     path = _SUMMARY_PATH
     if not path or hasattr(config, "workerinput"):  # xdist workers: the controller counts
         return
@@ -109,6 +111,18 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     seconds = time.time() - start.time if start is not None else 0.0
     Path(path).write_text(json.dumps({"counts": counts, "seconds": round(seconds, 2),
                                       "exitstatus": int(exitstatus)}))
+
+
+def _differential_line(terminalreporter, config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):  # xdist workers: their reports reach the controller
+        return
+    from controller.differential import PROPERTY, summary_line
+
+    runs = [value for reports in terminalreporter.stats.values() for r in reports
+            if getattr(r, "when", None) == "call"
+            for name, value in getattr(r, "user_properties", ()) if name == PROPERTY]
+    if runs:
+        terminalreporter.write_line(summary_line(runs))
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -56,8 +56,12 @@ class _Profiles(Extern):
         else:
             algo, size = "", cc.const_eval(d.args[0].value, scope)
         mgs = _max_group_size(d)
+        # p4c's ActionProfileTraits addActionProfile (control-plane/p4RuntimeArchStandard.h)
+        # leaves these out of the preamble: max_group_size is a field of its own
+        shown = tuple(a for a in cc.annotations_text(d) if not a.startswith(
+            ("@max_group_size", "@selector_size_semantics", "@max_member_weight")))
         infos(cc.model)[name] = ActionProfileInfo(
-            name=name, id=cc.ann_id(d), annotations=cc.annotations_text(d), size=size,
+            name=name, id=cc.ann_id(d), annotations=shown, size=size,
             with_selector=self.selector, algo=algo, max_group_size=mgs)
         return ExternSpec("", self.name, name, size=size, params={"algo": algo, "max_group_size": mgs,
                                                                   "selector": self.selector})

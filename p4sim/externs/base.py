@@ -32,6 +32,8 @@ class Extern:
     functions: ClassVar[tuple[str, ...]] = ()  # extern functions this module lowers
     model_field: ClassVar[str] = ""  # ProgramModel dict of its control-plane objects
     p4info_prefix: ClassVar[str] = ""  # P4Ids.Prefix name of its P4Info ids (COUNTER, ...)
+    # does an instance make p4c write `type_info` (p4info.py `_touches_type_info`)?
+    touches_type_info: ClassVar[bool] = True
     entities: ClassVar[tuple[str, ...]] = ()  # P4Runtime Entity oneofs it reads and writes
     table_property: ClassVar[str] = ""  # table property naming an instance (direct resources)
 

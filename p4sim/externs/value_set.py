@@ -58,6 +58,9 @@ def _meta(p: Any, vsid: int) -> Any:
 class ValueSet(Extern):
     model_field = "value_sets"
     p4info_prefix = "VALUE_SET"
+    # p4c's P4RuntimeAnalyzer::addValueSet (control-plane/p4RuntimeSerializer.cpp) fills the
+    # value set's match fields itself and asks nothing of type_info
+    touches_type_info = False
     entities = ("value_set_entry",)
 
     def setup(self, sw: Any, program: Any, ns: dict) -> None:

@@ -552,7 +552,10 @@ class DeclLowering:
             ext = registry.lookup(v.callee.name)
             if ext is None or ext.table_property != "implementation":
                 raise bug("implementation = must construct an action_profile or action_selector", v)
-            cp = self.cp_name(prefix, inst) if ip.annotation("name") is not None else "implementation"
+            # p4c's HierarchicalNames prefixes declarations, not table properties: an @name
+            # on the property names the profile as written (samples action_profile-bmv2,
+            # issue297-bmv2: `ap`, not `<Control>.ap`)
+            cp = self.cp_name("", inst) if ip.annotation("name") is not None else "implementation"
             spec = ext.instantiate(self, inst, None, scope, cp)
             assert spec is not None
             spec.py = "X_" + self.uid(f"{d.name}_impl")
@@ -572,12 +575,17 @@ class DeclLowering:
         here) the copy keeps the global name `n` (sample issue-4969-bmv2)."""
         return asym.value
 
-    def register_action(self, asym: Sym, adecl: ast.ActionDecl) -> None:
+    def register_action(self, asym: Sym, adecl: ast.ActionDecl, called: bool = False) -> None:
+        """`called`: the action is called directly (not from a table); p4c's front end then
+        removes all its parameters (frontends/p4/removeParameters.cpp
+        `FindActionParameters::postorder(MethodCallExpression)`: "remove all parameters"),
+        so P4Info lists it without any."""
         aname = self.action_cp_name(asym)
         if aname in self.model.actions:
             return
         params = []
-        cp = [p for p in adecl.params if not p.direction]  # p4c drops the directional ones
+        # p4c drops the directional ones; a direct call binds all of them
+        cp = [] if called else [p for p in adecl.params if not p.direction]
         for p, pid in zip(cp, self.field_ids(cp, adecl), strict=True):
             pt = self.resolve_type(p.type, asym.scope or self.g)
             params.append(Param(param_cp_name(p), width_of(pt), pid))

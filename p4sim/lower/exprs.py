@@ -138,12 +138,14 @@ class ExprLowering:
         """Inline an action or function body; returns the Python var holding a function's result."""
         d = asym.decl
         assert isinstance(d, (ast.ActionDecl, ast.FunctionDecl))
-        if not from_table and asym.kind == "action" and not self.global_scope(asym) and not fn.in_action:
-            # a control's own action called directly stays a declaration of the control
-            # after p4c's front end (only its call is inlined), so P4Info lists it; one
+        if not from_table and asym.kind == "action" and not fn.in_action:
+            # an action called directly from a control stays a declaration after p4c's front
+            # end (only its call is inlined), so P4Info lists it: a control's own, and a
+            # top-level one under its global name (p4c localizes it keeping that name,
+            # frontends/p4/localizeActions.cpp; sample issue1937-1-bmv2); one
             # called only from another action's body is not listed (p4c's InlineActions
             # inlines it there and RemoveAllUnusedDeclarations then drops it)
-            self.register_action(asym, d)  # type: ignore[arg-type]
+            self.register_action(asym, d, called=True)  # type: ignore[arg-type]
             self.action_users.setdefault(self.action_cp_name(asym), set()).add(None)
         dscope = self.body_env(asym)
         inner = Env(dscope)

@@ -165,9 +165,18 @@ def test_type_info_is_written_once_something_asks_for_it(tmp_path):
     called = _info(tmp_path, "control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm)"
                              " { apply { mark_to_drop(sm); } }")
     assert called.HasField("type_info") and called.type_info.ByteSize() == 0
+    # an action parameter asks for it, but a directly called action has none left: p4c's
+    # front end binds them all at the call (removeParameters.cpp; p4c-bm2-ss 1.2.5.16 lists
+    # `Ing.a` without params and writes no type_info for this program)
+    called = _info(tmp_path, "control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm)"
+                             " { action a(bit<8> v) { hd.h.a = v; } apply { a(3); } }")
+    assert not called.HasField("type_info")
+    assert [(a.preamble.name, len(a.params)) for a in called.actions] == [("Ing.a", 0)]
     param = _info(tmp_path, "control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm)"
-                            " { action a(bit<8> v) { hd.h.a = v; } apply { a(3); } }")
+                            " { action a(bit<8> v) { hd.h.a = v; }"
+                            " table t { actions = { a; } } apply { t.apply(); } }")
     assert param.HasField("type_info")
+    assert [len(a.params) for a in param.actions if a.preamble.name == "Ing.a"] == [1]
 
 
 def test_initial_entries_and_default_action_arguments(tmp_path):

@@ -158,8 +158,8 @@ def test_shared_profile_one_member_two_tables(rig):
     rig.write(rig.member("I.ap", 1, "I.mark", utype=U.MODIFY, r=0x22))  # both tables see it
     assert rig.send(0x90) == (4, 0x22)
     assert rig.send(0xC1, c=0xC100) == (4, 0x22)
-    # the in-place profile of t_c is its own
-    rig.write(rig.member("I.inplace", 1, "I.mark", r=0x33))
+    # the in-place profile of t_c is its own; p4c names it as its @name says (no prefix)
+    rig.write(rig.member("inplace", 1, "I.mark", r=0x33))
     rig.write(rig.entry("I.t_c", 0x44, member=1))
     assert rig.send(0, d=0x44) == (4, 0x33)
 

@@ -5,6 +5,9 @@ with roce_switch.p4 compiled by real p4c (tests/p4src/test_stf_bmv2.py, the BMv2
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -57,3 +60,27 @@ def bmv2(tmp_path_factory, target_config):
     with StfSession(TargetConfig(kind="bmv2", device_id=0), artifacts_program(art), PORTS,
                     log_dir=tmp_path_factory.mktemp("bmv2-logs")) as s:
         yield s
+
+
+@pytest.fixture
+def rocelab_stf() -> Callable[..., subprocess.CompletedProcess]:
+    """`rocelab stf ARGS...` as a user runs it (a process: its stdout, stderr, exit code);
+    each run starts its own switch on veth pairs."""
+    _needs_root()
+
+    def run(*args: str | Path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "controller.cli", "stf", *map(str, args)],
+                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+    return run
+
+
+@pytest.fixture
+def bmv2_toolchain() -> None:
+    """Skip (one line) without BMv2 and p4c, fail when a prefix was given that cannot run."""
+    tc = toolchain()
+    problem = tc.bmv2_problem() or tc.p4c_problem()
+    if problem:
+        if tc.configured:
+            pytest.fail(f"needs BMv2 and p4c: {problem}")
+        pytest.skip(f"needs BMv2 and p4c: {problem}")

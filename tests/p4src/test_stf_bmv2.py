@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.differential import Recorder, compare, replay, vectors_stf
+from controller.differential import Recorder, compare, record, replay, vectors_stf
 from controller.packets.vectors import load
 
 pytestmark = pytest.mark.only_target("bmv2")
@@ -25,13 +25,15 @@ pytestmark = pytest.mark.only_target("bmv2")
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "p4src" / "roce_switch.p4"
 STFS = sorted((ROOT / "p4src" / "tests").glob("*.stf"))
+# p4c's sample bvec-hdr-bmv2 in p4sim's corpus: frames of 11 bytes, shorter than a wire carries
+SHORT_FRAMES_STF = ROOT / "tests" / "p4sim" / "programs" / "header_struct_field.stf"
 VECTOR_IN, VECTOR_OUT = 1, 2
 # CNPs stay in class 0 as in tests/targets/test_vectors_dataplane.py
 VECTOR_CNP = "set_cnp_config(cnp_tc:0, np_enable:0, interval_us:50, cnp_dscp:48)"
 
 
 @pytest.mark.parametrize("stf", STFS, ids=[p.stem for p in STFS])
-def test_stf_on_bmv2_and_same_as_p4sim(bmv2, p4sim_grpc, stf: Path) -> None:
+def test_stf_on_bmv2_and_same_as_p4sim(bmv2, p4sim_grpc, stf: Path, request) -> None:
     """The STF passes on BMv2, and BMv2 and p4sim-grpc left the same frames, counters and
     registers (one test, so that xdist keeps both runs of a file on one worker)."""
     b = bmv2.run(stf, strict=True)
@@ -40,7 +42,29 @@ def test_stf_on_bmv2_and_same_as_p4sim(bmv2, p4sim_grpc, stf: Path) -> None:
     a = p4sim_grpc.run(stf, strict=True)
     assert a.observation.frames, "nothing came out: nothing was compared"
     diffs = compare(a.observation, b.observation, ("p4sim-grpc", "bmv2"))
+    record(request.node, a.observation, b.observation, diffs)
     assert diffs == [], "p4sim-grpc and BMv2 differ:\n" + "\n".join(diffs[:20])
+
+
+def test_the_sample_with_short_frames_is_not_run_on_bmv2(bmv2_toolchain, rocelab_stf,
+                                                         tmp_path) -> None:
+    """`rocelab stf --target bmv2` (p4c compiling the program) with p4c's bvec-hdr-bmv2 as
+    p4sim's corpus has it: one NOT RUN line, exit 0; with 14-byte frames it runs and passes
+    on BMv2 (the negative control)."""
+    stf = SHORT_FRAMES_STF
+    r = rocelab_stf(stf, "--target", "bmv2")
+    assert (r.returncode, r.stderr) == (0, ""), r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        f"NOT RUN: {stf}: line 3: a frame of 11 bytes on port 0: a wire carries >= 14 bytes "
+        "(an Ethernet header; p4c's runner uses pcap files, and padding would change what the "
+        "program parses): in-process p4sim only",
+        "0 passed, 0 failed, 1 not run (--target bmv2)"]
+    (tmp_path / "h.p4").write_bytes(stf.with_suffix(".p4").read_bytes())
+    frame = "0315333310 4400444420 EEEEEEEE"  # 14 bytes: headers changed by the table, payload
+    (tmp_path / "h.stf").write_text(f"packet 0 {frame}\nexpect 3 03F6333310 0315333311 EEEEEEEE$\n")
+    r = rocelab_stf(tmp_path / "h.stf", "--target", "bmv2", "--strict")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[-1] == "1 passed, 0 failed, 0 not run (--target bmv2)"
 
 
 def _wire_vectors():
@@ -49,13 +73,14 @@ def _wire_vectors():
             and not (v.frame[12:14] == b"\x81\x00" and len(v.frame) < 18)]
 
 
-def test_differential_vectors(p4sim_grpc, bmv2, tmp_path) -> None:
+def test_differential_vectors(p4sim_grpc, bmv2, tmp_path, request) -> None:
     text = vectors_stf(_wire_vectors(), VECTOR_IN, VECTOR_OUT, VECTOR_CNP)
     path = tmp_path / "vectors.stf"
     a = p4sim_grpc.run(path, strict=False, text=text)
     b = bmv2.run(path, strict=False, text=text)
     assert len(a.observation.frames.get(VECTOR_OUT, [])) > 50, a.observation.frames.keys()
     diffs = compare(a.observation, b.observation, ("p4sim-grpc", "bmv2"))
+    record(request.node, a.observation, b.observation, diffs)
     assert diffs == [], "\n".join(diffs[:20])
 
 
@@ -64,7 +89,7 @@ REPLAYED = ["incast-dcqcn", "incast-pfc"]
 
 
 @pytest.mark.parametrize("name", REPLAYED)
-def test_differential_scenario_replay(p4sim_grpc, bmv2, name: str) -> None:
+def test_differential_scenario_replay(p4sim_grpc, bmv2, name: str, request) -> None:
     """The first 500 us of a headline scenario (in-process p4sim, virtual time): the writes
     (routes, classes, ECN/PFC/CNP configuration, the mirror session) and the frames at the
     switch's ingress recorded, then replayed one by one on both switches; frames compared
@@ -90,4 +115,5 @@ def test_differential_scenario_replay(p4sim_grpc, bmv2, name: str) -> None:
     assert sum(map(len, a.frames.values())) > 300
     assert a.frames.get(9), "the mirror session's copies did not come out: not compared"
     diffs = compare(a, b, ("p4sim-grpc", "bmv2"))
+    record(request.node, a, b, diffs)
     assert diffs == [], "\n".join(diffs[:20])

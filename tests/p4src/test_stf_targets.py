@@ -13,10 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from controller.differential import compare
+from controller.differential import compare, record, summary_line
 from controller.stf import Observed, Unsupported
 
-STFS = sorted((Path(__file__).resolve().parents[2] / "p4src" / "tests").glob("*.stf"))
+ROOT = Path(__file__).resolve().parents[2]
+STFS = sorted((ROOT / "p4src" / "tests").glob("*.stf"))
+# p4c's sample bvec-hdr-bmv2 in p4sim's corpus: frames of 11 bytes, shorter than a wire carries
+SHORT_FRAMES_STF = ROOT / "tests" / "p4sim" / "programs" / "header_struct_field.stf"
 
 
 @pytest.mark.parametrize("stf", STFS, ids=[p.stem for p in STFS])
@@ -53,15 +56,44 @@ def test_virtual_time_stf_is_refused_with_its_reason(p4sim_grpc, tmp_path) -> No
         p4sim_grpc.run(p)
 
 
-def test_a_frame_no_wire_carries_is_one_error_not_a_traceback(p4sim_grpc, tmp_path) -> None:
-    """p4c's samples send 6-byte frames; AF_PACKET refuses them (EINVAL): an StfError naming
-    the port and the size (what `rocelab stf` prints as one line, exit 2)."""
-    from controller.stf import StfError
+def test_a_frame_shorter_than_a_wire_carries_is_refused_up_front(p4sim_grpc, tmp_path) -> None:
+    """AF_PACKET refuses a frame shorter than an Ethernet header (EINVAL): the whole STF is
+    refused before anything is written or sent (Unsupported, with line, size and port);
+    14 bytes go through (the boundary), and so does any length on the CPU port (a PacketOut)."""
+    from controller.stf import Unsupported
 
-    p = tmp_path / "short.stf"
-    p.write_text("packet 1 000000000000\n")
-    with pytest.raises(StfError, match="port 1: a 6-byte frame cannot be sent"):
-        p4sim_grpc.run(p)
+    short = tmp_path / "short.stf"
+    short.write_text("packet 1 " + "00" * 14 + "\npacket 1 " + "00" * 13 + "\n")
+    with pytest.raises(Unsupported, match=r"line 2: a frame of 13 bytes on port 1: a wire carries "
+                                          r">= 14 bytes .*in-process p4sim only"):
+        p4sim_grpc.run(short)
+    fits = tmp_path / "fits.stf"
+    fits.write_text("packet 1 " + "00" * 14 + "\n")
+    r = p4sim_grpc.run(fits)
+    assert r.result.ok and r.result.packets_sent == 1, r.result.report()
+
+
+def test_the_sample_with_short_frames_is_one_not_run_line(rocelab_stf, tmp_path) -> None:
+    """`rocelab stf` on p4sim-grpc with p4c's bvec-hdr-bmv2 (in p4sim's corpus as
+    header_struct_field: 11-byte frames): one NOT RUN line with its reason, exit 0 as for
+    an STF that requires virtual time; in-process p4sim runs it; the same program with
+    14-byte frames runs on p4sim-grpc (the negative control)."""
+    stf = SHORT_FRAMES_STF
+    r = rocelab_stf(stf, "--target", "p4sim-grpc")
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert r.stdout.splitlines() == [
+        f"NOT RUN: {stf}: line 3: a frame of 11 bytes on port 0: a wire carries >= 14 bytes "
+        "(an Ethernet header; p4c's runner uses pcap files, and padding would change what the "
+        "program parses): in-process p4sim only",
+        "0 passed, 0 failed, 1 not run (--target p4sim-grpc)"]
+    r = rocelab_stf(stf, "--target", "p4sim")
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
+    (tmp_path / "h.p4").write_bytes(stf.with_suffix(".p4").read_bytes())
+    frame = "01B31234AA 09005678BB EEEEEEEE"  # 14 bytes: the headers, 4 bytes of payload
+    (tmp_path / "h.stf").write_text(f"packet 0 {frame}\nexpect 1 {frame}$\n")
+    r = rocelab_stf(tmp_path / "h.stf", "--target", "p4sim-grpc", "--strict")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[-1] == "1 passed, 0 failed, 0 not run (--target p4sim-grpc)"
 
 
 def test_the_differential_sees_a_difference() -> None:
@@ -76,3 +108,18 @@ def test_the_differential_sees_a_difference() -> None:
               Observed(a.frames, a.counters, {"r": [6], "pfc_last_sent": [7]}),
               Observed(a.frames, a.counters, {"r": [5], "pfc_last_sent": [0]})):
         assert len(compare(a, b)) == 1, b
+
+
+def test_the_differential_line_counts_what_was_compared_and_each_difference() -> None:
+    """The tier's closing differential line adds up what each comparison left on its test
+    report: a planted difference (one byte of one frame) counts as one."""
+    from types import SimpleNamespace
+
+    a = Observed({2: [b"\x01\x02", b"\x03"], 3: [b"\x04"]}, {"c": [(1, 64), (0, 0)]}, {"r": [5]})
+    b = Observed({2: [b"\x01\x02", b"\x04"], 3: [b"\x04"]}, a.counters, a.registers)
+    node = SimpleNamespace(user_properties=[])
+    record(node, a, a, compare(a, a))
+    record(node, a, b, compare(a, b))
+    runs = [v for _, v in node.user_properties]
+    assert summary_line(runs) == ("differential p4sim == BMv2: 2 runs, 6 frames and 6 "
+                                  "counter/register cells compared, 1 unexplained differences")
