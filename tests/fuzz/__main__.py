@@ -1,6 +1,6 @@
 """`python -m tests.fuzz`: random programs on p4c + BMv2 and on p4sim, outputs compared.
 
-    python -m tests.fuzz [--seed S] [--count N] [--out DIR] [--first K]
+    python -m tests.fuzz [--seed S] [--count N] [--out DIR] [--first K] [--profile reference|fast]
 
 Program i of a batch is `gen.generate(S * 1_000_003 + i)`. Needs root (veth pairs) and
 p4c-bm2-ss, simple_switch and simple_switch_CLI on PATH. Each disagreement is written to
@@ -83,7 +83,8 @@ def load_case(directory: Path) -> Case:
     return case
 
 
-def run_batch(seed: int, count: int, out: Path | None, first: int = 0, log=print) -> Summary:
+def run_batch(seed: int, count: int, out: Path | None, first: int = 0, log=print,
+              profile: str = "reference") -> Summary:
     from controller.targets.netns import NetnsSet, name
 
     from . import bmv2, p4sim_run
@@ -117,7 +118,7 @@ def run_batch(seed: int, count: int, out: Path | None, first: int = 0, log=print
                     _save(out, case, [f"BMv2 error: {e}"])
                     continue
                 try:
-                    got = p4sim_run.run(case, src)
+                    got = p4sim_run.run(case, src, profile)
                 except Exception as e:
                     diff = [f"p4sim fails where p4c+BMv2 run: {type(e).__name__}: {str(e).splitlines()[0][:200]}"]
                 else:
@@ -154,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--count", type=int, default=20)
     ap.add_argument("--first", type=int, default=0, help="index of the first program (to resume a batch)")
     ap.add_argument("--out", type=Path, default=Path("build/fuzz"), help="where disagreements are written")
+    ap.add_argument("--profile", choices=("reference", "fast"), default="reference",
+                    help="p4sim's profile (default reference: see p4sim_run.DEFAULT_PROFILE)")
     args = ap.parse_args(argv)
     if args.count < 1:
         print("fuzz: --count must be at least 1", file=sys.stderr)
@@ -168,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     except ToolchainMissing as e:
         print(f"fuzz: no BMv2 toolchain: {e}", file=sys.stderr)
         return 2
-    summary = run_batch(args.seed, args.count, args.out, args.first, log=lambda m: print(m, flush=True))
+    summary = run_batch(args.seed, args.count, args.out, args.first, log=lambda m: print(m, flush=True),
+                        profile=args.profile)
     print(summary.report())
     return 0 if not summary.disagreements and not summary.errors else 1
 

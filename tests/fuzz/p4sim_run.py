@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
 from pathlib import Path
 
 from p4rtproto.entities import Exact, Lpm, TableEntry
@@ -13,9 +15,33 @@ from p4sim.runtime.switch import Switch
 from .gen import Case
 from .outcome import Outcome
 
+# Each random program runs once, with a handful of packets: the fast profile's C build of a
+# new program (~10 s here) would be nearly all of its cost, while the reference profile is
+# what p4sim's semantics are defined by (compiled == reference is the corpus differential's
+# job, tests/p4sim). `python -m tests.fuzz --profile fast` runs the compiled backend instead.
+DEFAULT_PROFILE = "reference"
 
-def run(case: Case, source: Path) -> Outcome:
-    sw = Switch(load_program(str(source)))
+
+@contextmanager
+def _profile(name: str):
+    """P4SIM_PROFILE for the switch built inside (read when its pipeline is instantiated),
+    restored after: the batch may run inside a pytest worker whose other tests use the default."""
+    from p4sim.profile import ENV
+
+    before = os.environ.get(ENV)
+    os.environ[ENV] = name
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = before
+
+
+def run(case: Case, source: Path, profile: str = DEFAULT_PROFILE) -> Outcome:
+    with _profile(profile):
+        sw = Switch(load_program(str(source)))
     for session, port in case.clone_sessions.items():
         sw.clone_session_set(session, [(port, 0)])
     for e in case.entries:

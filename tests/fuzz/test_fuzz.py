@@ -45,3 +45,22 @@ def test_fixed_seed_batch_agrees(tmp_path):
     assert s.programs == 20 and s.agreed + s.rejected_by_p4c + len(s.errors) == 20, s.report()
     assert not s.disagreements, s.report()
     assert s.agreed >= 18, s.report()
+
+
+
+def test_the_batch_runs_p4sim_in_the_reference_profile_and_restores_the_setting(monkeypatch, tmp_path):
+    """The batch's p4sim switches run the reference profile by default (a C build per random
+    program would be nearly all its cost), and the process's own setting comes back after:
+    the batch runs inside a tier worker whose later tests use the default."""
+    from p4sim.profile import ENV
+    from p4sim.runtime.switch import Switch
+    from tests.fuzz import p4sim_run
+
+    monkeypatch.setenv(ENV, "fast")
+    src = tmp_path / "program.p4"
+    src.write_text(generate(5).source)
+    with p4sim_run._profile(p4sim_run.DEFAULT_PROFILE):
+        sw = Switch(str(src))
+    assert p4sim_run.DEFAULT_PROFILE == "reference"
+    assert sw._ns["__p4sim_backend__"] == "python"  # a no-op _profile would build C here
+    assert os.environ[ENV] == "fast"  # restored
