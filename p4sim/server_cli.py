@@ -268,7 +268,12 @@ def _run(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.print_device_config:
         from p4sim.server.pipeline import make_device_config
 
-        sys.stdout.buffer.write(make_device_config(args.print_device_config))
+        try:
+            config = make_device_config(args.print_device_config)
+        except cliargs.InputError as exc:  # a walk past its bounds, an unreadable P4 file
+            print(f"p4sim-switch: {cliargs.one_line(str(exc))}", file=sys.stderr)
+            return 2
+        sys.stdout.buffer.write(config)
         return 0
     if args.version:
         try:
@@ -362,6 +367,10 @@ def _run(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.program:
         try:
             server.load_program(args.program)
+        except cliargs.InputError as exc:  # the program's directory past the walk's bounds
+            print(f"p4sim-switch: {cliargs.one_line(str(exc))}", file=sys.stderr)
+            ports.close()
+            return 2
         except RequestError as exc:
             print(f"p4sim-switch: {exc.message}", file=sys.stderr)
             ports.close()

@@ -411,3 +411,33 @@ def test_process_hostile_numbers() -> None:
         ["p4sim.cli", "stf", str(L2), str(STF), "--cpu-port", "inf"],
     ):
         _one_line_2(_run(argv))
+
+
+def test_device_config_walk_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """make_device_config walks the program's directory (a program in /tmp or / must not read
+    the whole tree): links not followed, a FIFO named x.h skipped (reading it would block),
+    depth, entries, files and bytes bounded, each bound one InputError line."""
+    from p4sim.cliargs import InputError
+    from p4sim.server import pipeline
+    from p4sim.server.pipeline import make_device_config, parse_device_config
+
+    prog = tmp_path / "prog.p4"
+    prog.write_text(L2.read_text())
+    os.mkfifo(tmp_path / "x.h")
+    deep = tmp_path.joinpath(*[f"d{i}" for i in range(pipeline.BUNDLE_MAX_DEPTH + 1)])
+    deep.mkdir(parents=True)
+    (deep / "deep.p4h").write_text("// too deep\n")
+    (tmp_path / "d0" / "near.p4h").write_text("// near\n")
+    (tmp_path / "loop").symlink_to(tmp_path)  # followed, it would walk round to the bounds
+    main, files = parse_device_config(make_device_config(prog))
+    assert main == "prog.p4" and set(files) == {"prog.p4", "d0/near.p4h"}, set(files)
+    for name, bound in (
+        ("BUNDLE_MAX_FILES", 1),
+        ("BUNDLE_MAX_ENTRIES", 3),
+        ("BUNDLE_MAX_BYTES", 100),
+    ):
+        with monkeypatch.context() as m:
+            m.setattr(pipeline, name, bound)
+            with pytest.raises(InputError) as exc:
+                make_device_config(prog)
+            assert "\n" not in str(exc.value) and str(tmp_path) in str(exc.value), (name, exc.value)
