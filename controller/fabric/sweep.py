@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from p4sim import cliargs
 
-from .params import PARAMS
+from .params import METRICS, PARAMS, is_column
 from .sweep_store import (
     JOURNAL,
     Journal,
@@ -322,6 +322,10 @@ def cmd_sweep(args) -> int:
             raise SweepError("name a fabric scenario or give --grid FILE")
         grid = parse_sets(args.scenario, args.set or [], grid if args.grid else None)
         pts = points(args.scenario, grid)
+        for opt, name in (("--metric", metric), ("--x", x)):  # before any point runs
+            if name and not is_column(args.scenario, name):
+                raise SweepError(f"{opt} {name}: not a parameter or metric of {args.scenario}"
+                                 f" (metrics: {', '.join(METRICS[args.scenario])})")
         if args.workers < 1:
             raise SweepError("--workers must be >= 1")
         if out.exists() and not out.is_dir():
