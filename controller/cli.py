@@ -26,28 +26,28 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
+
+from p4sim import cliargs
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 SCHEMA_KINDS = ("switch", "scenario", "fabric", "lab", "sweep")  # controller.schemas.kinds()
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # usage errors: one line on stderr, exit 2
-        sys.stderr.write(f"rocelab: {message}\n")
+# the bounds of the files a command reads (p4sim.cliargs reads each once while parsing)
+MAX_CONFIG_BYTES = 1 << 20  # as controller.inputs.MAX_BYTES
+MAX_PROGRAM_BYTES = 4 << 20  # as p4sim.cli
+MAX_ARTIFACT_BYTES = 64 << 20  # a BMv2 JSON of a large program is a few MB
+MAX_STF_BYTES = 16 << 20
+MAX_FRAME_HEX = 2 * 16384  # a jumbo frame and then some
+
+
+class _Parser(cliargs.Parser):
+    """Usage errors: one line on stderr, `rocelab: ...`, exit 2 (p4sim.cliargs.Parser)."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"rocelab: {cliargs.one_line(message)}\n")
         raise SystemExit(EXIT_USAGE)
-
-
-def _int_in(lo: int, hi: int, what: str):
-    from controller.targets.registry import int_in
-
-    return int_in(lo, hi, what)
-
-
-def _grpc_addr(text: str) -> str:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT with a port in 1..65535, not {text!r}")
-    return text
 
 
 def _port_map(text: str) -> dict:
@@ -69,13 +69,16 @@ def _target_args(p: argparse.ArgumentParser) -> None:
 
     g = p.add_argument_group("target", "kinds: " + registry.choices_help())
     g.add_argument("--target", default="p4sim", choices=registry.names())
-    g.add_argument("--grpc-addr", type=_grpc_addr, default=None, help="P4Runtime server HOST:PORT")
-    g.add_argument("--device-id", type=registry.int_in(0, (1 << 64) - 1, "--device-id"), default=0,
+    g.add_argument("--grpc-addr", type=cliargs.address(1, 65535, "--grpc-addr"), default=None, help="P4Runtime server HOST:PORT")
+    g.add_argument("--device-id", type=cliargs.int_range(0, (1 << 64) - 1, "--device-id"), default=0,
                    help="P4Runtime device id (default 0, as p4sim-switch and simple_switch_grpc)")
-    g.add_argument("--program", default=None, help="P4 source (default p4src/roce_switch.p4)")
-    g.add_argument("--p4info", default=None, help="P4Info (text or binary) compiled by p4c")
-    g.add_argument("--bmv2-json", default=None, help="BMv2 JSON compiled by p4c")
-    g.add_argument("--port-map", type=_port_map, default=None,
+    g.add_argument("--program", type=cliargs.input_file(MAX_PROGRAM_BYTES, what="--program"),
+                   default=None, help="P4 source (default p4src/roce_switch.p4)")
+    g.add_argument("--p4info", type=cliargs.input_file(MAX_ARTIFACT_BYTES, text_file=False, what="--p4info"),
+                   default=None, help="P4Info (text or binary) compiled by p4c")
+    g.add_argument("--bmv2-json", type=cliargs.input_file(MAX_ARTIFACT_BYTES, what="--bmv2-json"),
+                   default=None, help="BMv2 JSON compiled by p4c")
+    g.add_argument("--port-map", type=cliargs.pattern(_port_map, "--port-map", 4096), default=None,
                    help="switch port to interface: 1=veth1,2=ns1/veth2")
     g.add_argument("--no-push", action="store_true", help="keep the pipeline already installed")
     registry.add_options(g.add_argument, "cli")
@@ -111,41 +114,44 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="rocelab", description="RoCEv2 data-plane testbed: configs, targets, scenarios")
     sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
     c = sub.add_parser("check", help="validate a switch config")
-    c.add_argument("config")
+    config = cliargs.input_file(MAX_CONFIG_BYTES, what="config")
+    c.add_argument("config", type=config)
     c.add_argument("--json", action="store_true")
     c.add_argument("-v", "--verbose", action="store_true", help="also show what passed")
     a = sub.add_parser("apply", help="program a target from a config")
-    a.add_argument("config")
+    a.add_argument("config", type=config)
     _target_args(a)
     k = sub.add_parser("counters", help="telemetry per port and class")
-    k.add_argument("--config", default=None, help="apply this config first")
+    k.add_argument("--config", type=config, default=None, help="apply this config first")
     k.add_argument("--json", action="store_true")
     _target_args(k)
     p.add_argument("--profile", choices=("fast", "reference"), default=None,
                    help="p4sim's configuration: fast (default: compiled) or reference (pure Python);"
                         " default from env P4SIM_PROFILE (p4sim.profile)")
     r = sub.add_parser("run", help="run a scenario in virtual time on p4sim")
-    r.add_argument("scenario")
-    r.add_argument("--out", default=None, help="directory for plots, pcap and summary")
-    r.add_argument("--seed", type=int, default=None)
-    r.add_argument("--duration-us", type=float, default=None)
-    r.add_argument("--program", default=None)
+    r.add_argument("scenario", type=cliargs.name_or_file(MAX_CONFIG_BYTES, "scenario"))
+    r.add_argument("--out", type=cliargs.output_dir("--out"), default=None,
+                   help="directory for plots, pcap and summary")
+    r.add_argument("--seed", type=cliargs.int_range(0, 2**32 - 1, "--seed"), default=None)
+    r.add_argument("--duration-us", type=cliargs.float_range(0, 1e9, "--duration-us", lo_open=True),
+                   default=None)
+    r.add_argument("--program", type=cliargs.input_file(MAX_PROGRAM_BYTES, what="--program"), default=None)
     r.add_argument("--json", action="store_true")
     r.add_argument("--no-progress", action="store_true")
     sub.add_parser("list", help="list the scenarios")
     e = sub.add_parser("experiment", help="run the RoCE primer's experiments (virtual time)")
-    e.add_argument("name", help="an experiment, 'all', or 'list'")
-    e.add_argument("--out", default=None, help="directory for each experiment's JSON and plot")
+    e.add_argument("name", type=cliargs.text("experiment", 64), help="an experiment, 'all', or 'list'")
+    e.add_argument("--out", type=cliargs.output_dir("--out"), default=None, help="directory for each experiment's JSON and plot")
     e.add_argument("--json", action="store_true")
     po = sub.add_parser("packet-out", help="send a frame through PacketOut")
-    po.add_argument("--port", type=_int_in(0, 511, "--port"), required=True)
-    po.add_argument("hex")
+    po.add_argument("--port", type=cliargs.int_range(0, 511, "--port"), required=True)
+    po.add_argument("hex", type=cliargs.pattern(_frame_hex, "HEX", MAX_FRAME_HEX))
     _target_args(po)
     pi = sub.add_parser("packet-in", help="print PacketIns")
-    pi.add_argument("--timeout", type=float, default=1.0)
+    pi.add_argument("--timeout", type=cliargs.duration(0, 3600, "--timeout"), default=1.0)
     _target_args(pi)
     st = sub.add_parser("stf", help="run p4c STF tests (the .p4 beside them) on a target")
-    st.add_argument("stf", nargs="+", help="STF files (program: --program, else NAME.p4 beside "
+    st.add_argument("stf", nargs="+", type=cliargs.input_file(MAX_STF_BYTES, what="STF file"), help="STF files (program: --program, else NAME.p4 beside "
                     "the file, else the one .p4 in the folder above)")
     st.add_argument("--strict", action="store_true",
                     help="check every port and refuse unknown commands (p4c: named ports only)")
@@ -327,11 +333,18 @@ def cmd_schema(args) -> int:
     return EXIT_OK
 
 
-def cmd_packet_out(args) -> int:
+def _frame_hex(text: str) -> bytes:
     try:
-        frame = bytes.fromhex(args.hex.replace(":", "").replace(" ", ""))
+        frame = bytes.fromhex(text.replace(":", "").replace(" ", ""))
     except ValueError:
-        raise _Usage("HEX must be the frame in hexadecimal") from None
+        raise argparse.ArgumentTypeError("must be the frame in hexadecimal") from None
+    if not frame:
+        raise argparse.ArgumentTypeError("an empty frame")
+    return frame
+
+
+def cmd_packet_out(args) -> int:
+    frame = args.hex  # bytes (_frame_hex)
     with _open(args) as target:
         target.packet_out(frame, {"egress_port": args.port})
         if target.virtual_time:
@@ -370,9 +383,11 @@ def main(argv: list[str] | None = None) -> int:
     except TargetConfigError as exc:
         sys.stderr.write(f"rocelab: {exc}\n")
         return EXIT_USAGE
-    args = parser.parse_args(argv)
+    args = cliargs.parse_argv(parser, argv)  # every option and file checked, before anything runs
+    if isinstance(args, int):
+        return args
     if not args.cmd:
-        parser.print_help(sys.stderr)
+        sys.stderr.write("rocelab: a command is required (rocelab -h lists them)\n")
         return EXIT_USAGE
     try:
         use_profile(args.profile)
@@ -390,11 +405,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return fn(args)
     except TargetConfigError as exc:
-        sys.stderr.write(f"rocelab: {exc}\n")
+        sys.stderr.write(f"rocelab: {cliargs.one_line(str(exc), 2000)}\n")
         return EXIT_USAGE
     except (_Usage, InputError, FileNotFoundError, ConfigError, TargetError) as exc:
         code = f" ({exc.code})" if isinstance(exc, TargetError) else ""
-        sys.stderr.write(f"rocelab: {exc}{code}\n")
+        sys.stderr.write(f"rocelab: {cliargs.one_line(str(exc), 2000)}{code}\n")
         return EXIT_FAIL if isinstance(exc, ConfigError | TargetError) else EXIT_USAGE
     except KeyboardInterrupt:
         return 130

@@ -19,58 +19,24 @@ Non-finite floats (.inf, .nan) load as floats: the schemas refuse them at their 
 
 from __future__ import annotations
 
-import errno
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from p4sim.cliargs import InputError, read_text_input
+
+__all__ = ["InputError", "MAX_BYTES", "compose_yaml", "parse_yaml", "read_text", "yaml_error_where"]
 
 MAX_BYTES = 1 << 20  # 1 MiB: the largest shipped file is a few KB
 MAX_DEPTH = 32
 MAX_INT_DIGITS = 40
 
 
-class InputError(ValueError):
-    """A path that cannot be read as an input file; str() is one line naming it."""
-
-
 def read_text(path: str | Path, max_bytes: int = MAX_BYTES) -> str:
-    """The UTF-8 text of a readable regular file of at most `max_bytes` bytes."""
-    p = str(path)
-    try:
-        # O_NONBLOCK: opening a FIFO with no writer returns at once (then refused below)
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        why = "no such file" if exc.errno == errno.ENOENT else (exc.strerror or str(exc)).lower()
-        raise InputError(f"{p}: cannot read ({why})") from None
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise InputError(f"{p}: is a directory, not a file")
-        if not stat.S_ISREG(st.st_mode):
-            raise InputError(f"{p}: not a regular file")
-        if st.st_size > max_bytes:
-            raise InputError(f"{p}: {st.st_size} bytes, larger than the {max_bytes} accepted")
-        os.set_blocking(fd, True)
-        chunks, total = [], 0
-        while total <= max_bytes:  # /proc files say size 0: the cap holds on what is read
-            chunk = os.read(fd, min(1 << 16, max_bytes + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        if total > max_bytes:
-            raise InputError(f"{p}: larger than the {max_bytes} bytes accepted")
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read ({(exc.strerror or str(exc)).lower()})") from None
-    finally:
-        os.close(fd)
-    try:
-        return b"".join(chunks).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{p}: not UTF-8 text (byte {exc.start})") from None
+    """The UTF-8 text of a readable regular file of at most `max_bytes` bytes
+    (p4sim.cliargs.read_text_input: the command lines' input files are read the same way)."""
+    return read_text_input(path, max_bytes)
 
 
 class _BoundedLoader(yaml.SafeLoader):

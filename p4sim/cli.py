@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from p4sim import profile
+from p4sim import cliargs, profile
 from p4sim.frontend.errors import P4SourceError
 from p4sim.profile import SettingError
 
@@ -36,14 +36,9 @@ def cmd_stf(args) -> int:
     from p4sim.runtime.switch import Switch
     from p4sim.stf import StfError, StfRunner
 
+    text = cliargs.read_text_input(args.stf, MAX_STF_BYTES)  # InputError: one line in main
     prog = _load(args)
     sw = Switch(prog, cpu_port=args.cpu_port)
-    try:
-        with open(args.stf, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        print(f"p4sim: {e}", file=sys.stderr)
-        return 2
     try:
         res = StfRunner(sw, args.stf, strict=args.strict).run_text(text)
     except StfError as e:
@@ -162,42 +157,51 @@ def _stf_epilog() -> str:
     return "extern commands (besides add, setdefault, packet, expect, wait, mc_*):\n" + "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="p4sim", description="p4sim: a P4_16 v1model target (pure-Python reference,"
-                                 " compiled fast path)")
+MAX_PROGRAM_BYTES = 4 << 20  # the largest P4 source here is ~60 KB; p4c's samples under 1 MB
+MAX_STF_BYTES = 16 << 20
+
+
+def build_parser() -> cliargs.Parser:
+    ap = cliargs.Parser(prog="p4sim", description="p4sim: a P4_16 v1model target (pure-Python reference,"
+                        " compiled fast path)")
     ap.add_argument("--version", action="store_true", help="print the version and the pieces that run, then exit")
     ap.add_argument("--profile", choices=profile.PROFILES, default=None,
                     help="fast (default: compiled backend and write path) or reference (pure Python);"
                          " default from env P4SIM_PROFILE")
     sub = ap.add_subparsers(dest="cmd")
+    program = cliargs.input_file(MAX_PROGRAM_BYTES, what="program")
     s = sub.add_parser("stf", help="run an STF test against a program", epilog=_stf_epilog(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    s.add_argument("program")
-    s.add_argument("stf")
-    s.add_argument("--cpu-port", type=int, default=None)
+    s.add_argument("program", type=program)
+    s.add_argument("stf", type=cliargs.input_file(MAX_STF_BYTES, what="STF file"))
+    s.add_argument("--cpu-port", type=cliargs.int_range(0, 511, "--cpu-port"), default=None)
     s.add_argument("--strict", action="store_true",
                    help="also fail on packets at ports the test never names, and on unknown "
                         "commands (default: p4c's runner, which ignores both)")
     c = sub.add_parser("compile", help="show a compiler stage")
-    c.add_argument("program")
+    c.add_argument("program", type=program)
     c.add_argument("--emit", choices=("ast", "ir", "python"), default="python",
                    help="ast: the parse tree; ir: the checked program; python: the generated code")
     i = sub.add_parser("p4info", help="write the program's P4Info")
-    i.add_argument("program")
-    i.add_argument("-o", "--output")
+    i.add_argument("program", type=program)
+    i.add_argument("-o", "--output", type=cliargs.output_file("-o"))
     i.add_argument("--format", choices=("text", "binary", "json"), default="text")
     for p in (s, c, i):
-        p.add_argument("-I", "--include", action="append", default=[], metavar="DIR")
-    try:
-        args = ap.parse_args(argv)
-    except SystemExit as e:
-        return int(e.code or 0) and 2
+        p.add_argument("-I", "--include", type=cliargs.input_dir("-I"), action="append", default=[], metavar="DIR")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    args = cliargs.parse_argv(ap, argv)  # every input checked here, before any compile
+    if isinstance(args, int):
+        return args
     try:
         if args.profile:
             profile.choose(args.profile)
         profile.selected()
     except SettingError as e:
-        print(f"p4sim: {e}", file=sys.stderr)
+        print(f"p4sim: {cliargs.one_line(str(e))}", file=sys.stderr)
         return 2
     if args.version:
         from p4sim.server_cli import version
@@ -205,16 +209,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"p4sim {version()}: {profile.describe(*profile.pieces())}")
         return 0
     if args.cmd is None:
-        ap.print_usage(sys.stderr)
-        print("p4sim: error: a command is required (stf, compile, p4info)", file=sys.stderr)
+        print("p4sim: a command is required (stf, compile, p4info; p4sim -h)", file=sys.stderr)
         return 2
     try:
         return {"stf": cmd_stf, "compile": cmd_compile, "p4info": cmd_p4info}[args.cmd](args)
     except P4SourceError as e:
         print(e.headline(), file=sys.stderr)
         return 1
-    except (FileNotFoundError, SettingError) as e:
-        print(f"p4sim: {e}", file=sys.stderr)
+    except (cliargs.InputError, FileNotFoundError, SettingError) as e:
+        print(f"p4sim: {cliargs.one_line(str(e))}", file=sys.stderr)
         return 2
 
 

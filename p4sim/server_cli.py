@@ -37,62 +37,69 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from p4sim import profile
+from p4sim import cliargs, profile
 from p4sim.profile import PROFILES
 
 
 def _interface(text: str) -> tuple[int, str]:
     port, sep, name = text.partition("@")
-    if not sep or not port.isdigit() or not name:
+    if not sep or not port.isdigit() or not name or len(port) > 3:
         raise argparse.ArgumentTypeError(f"expected PORT@IFNAME, e.g. 1@veth1, not {text!r}")
     if int(port) > 511:
         raise argparse.ArgumentTypeError(f"port {port}: v1model ports are 0..511")
+    if len(name) > 15 or "/" in name or any(c.isspace() for c in name):  # IFNAMSIZ - 1
+        raise argparse.ArgumentTypeError(f"{name!r}: not a Linux interface name (at most 15 characters)")
     return int(port), name
-
-
-def _int_in(lo: int, hi: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text, 0)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"{value} is not in {lo}..{hi}")
-        return value
-    return parse
-
-
-def _listen_addr(text: str) -> str:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or int(port) > 65535:
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT (port 0..65535), not {text!r}")
-    return text
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]", "::1")
 
 
 _SUFFIX = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+MAX_RATE = 10e12  # 10 Tb/s: above any port
 
 
 def _rate(text: str) -> float:
-    """A bit rate: 10G, 25g, 100M, 1.5e9."""
+    """A bit rate: 10G, 25g, 100M, 1.5e9 (finite, > 0, at most MAX_RATE)."""
     t = text.strip().lower().removesuffix("bps").removesuffix("b/s")
     unit = t[-1:] if t[-1:] in "kmgt" else ""
+    number = t[: len(t) - len(unit)]
     try:
-        value = float(t[: len(t) - len(unit)]) * _SUFFIX[unit]
+        if not number or len(number) > cliargs.MAX_NUMBER_CHARS:
+            raise ValueError(number)
+        value = float(number) * _SUFFIX[unit]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a bit rate: {text!r} (e.g. 10G, 100M)") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("a rate must be > 0")
+        raise argparse.ArgumentTypeError(f"not a bit rate: {cliargs.one_line(text, 60)!r} (e.g. 10G, 100M)") from None
+    if not 0 < value <= MAX_RATE:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"a rate must be > 0 and at most 10T, not {text[:40]!r}")
     return value
 
 
 def _port_rate(text: str) -> tuple[int, float]:
     port, sep, rate = text.partition("=")
-    if not sep or not port.isdigit():
-        raise argparse.ArgumentTypeError(f"expected PORT=RATE, e.g. 1=10G, not {text!r}")
+    if not sep or not port.isdigit() or len(port) > 3 or int(port) > 511:
+        raise argparse.ArgumentTypeError(f"expected PORT=RATE with a port in 0..511, e.g. 1=10G, not {text!r}")
     return int(port), _rate(rate)
+
+
+def probe_listen(addr: str) -> str | None:
+    """Why `addr` (HOST:PORT) cannot be listened on, or None: bound once and closed, so a
+    wrong host or a taken port is said before a program is compiled (gRPC would say it after)."""
+    import socket
+
+    host, port = cliargs.split_address(addr)
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as exc:
+        return f"cannot resolve {host}: {exc}"
+    family, kind, proto, _, sockaddr = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC does
+        try:
+            sock.bind(sockaddr)
+        except OSError as exc:
+            return f"cannot listen on {addr}: {exc.strerror or exc}"
+    return None
 
 
 EXIT_WITH_MAX = 8  # pids in P4SIM_EXIT_WITH (a pytest run inside a pytest run adds one each)
@@ -153,28 +160,34 @@ def parent_watch(env: Mapping[str, str]) -> ParentWatch | None:
     return ParentWatch([int(p) for p in parts])
 
 
+MAX_PROGRAM_BYTES = 4 << 20  # as p4sim.cli
+MAX_PEM_BYTES = 1 << 20
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="p4sim-switch", description="p4sim P4Runtime switch (a drop-in for simple_switch_grpc)")
-    ap.add_argument("program", nargs="?", help="P4_16 v1model program to load at start")
+    pem = cliargs.input_file(MAX_PEM_BYTES, what="PEM file")
+    rate = cliargs.BoundedType("float", _rate, "rate")  # a number with a unit: a float's hostile inputs
+    ap = cliargs.Parser(prog="p4sim-switch", description="p4sim P4Runtime switch (a drop-in for simple_switch_grpc)")
+    ap.add_argument("program", nargs="?", type=cliargs.input_file(MAX_PROGRAM_BYTES, what="program"), help="P4_16 v1model program to load at start")
     ap.add_argument("--no-p4", action="store_true", help="start without a program; wait for a controller")
-    ap.add_argument("--device-id", type=_int_in(0, (1 << 64) - 1), default=0,
+    ap.add_argument("--device-id", type=cliargs.int_range(0, (1 << 64) - 1, "--device-id"), default=0,
                     help="P4Runtime device id (default 0, as simple_switch_grpc)")
-    ap.add_argument("-i", "--interface", type=_interface, action="append", default=[], metavar="PORT@IFNAME",
+    ap.add_argument("-i", "--interface", type=cliargs.pattern(_interface, "-i"), action="append", default=[], metavar="PORT@IFNAME",
                     help="attach a Linux interface as a switch port (repeatable)")
-    ap.add_argument("--grpc-server-addr", type=_listen_addr, default="127.0.0.1:9559",
+    ap.add_argument("--grpc-server-addr", type=cliargs.address(0, 65535, "--grpc-server-addr"), default="127.0.0.1:9559",
                     help="listen address (default 127.0.0.1:9559: loopback only; any client that"
                          " reaches the port can become primary, so expose it with TLS)")
     ap.add_argument("--grpc-server-ssl", action="store_true", help="serve TLS (as simple_switch_grpc)")
-    ap.add_argument("--grpc-server-cert", metavar="PEM", help="server certificate (with --grpc-server-ssl)")
-    ap.add_argument("--grpc-server-key", metavar="PEM", help="server private key (with --grpc-server-ssl)")
-    ap.add_argument("--grpc-server-cacert", metavar="PEM", help="CA that client certificates must chain to")
+    ap.add_argument("--grpc-server-cert", type=pem, metavar="PEM", help="server certificate (with --grpc-server-ssl)")
+    ap.add_argument("--grpc-server-key", type=pem, metavar="PEM", help="server private key (with --grpc-server-ssl)")
+    ap.add_argument("--grpc-server-cacert", type=pem, metavar="PEM", help="CA that client certificates must chain to")
     ap.add_argument("--grpc-server-with-client-auth", action="store_true",
                     help="require a client certificate signed by --grpc-server-cacert (mutual TLS)")
-    ap.add_argument("--compile-timeout", type=float, default=20.0, metavar="S",
+    ap.add_argument("--compile-timeout", type=cliargs.duration(0, 3600, "--compile-timeout"), default=20.0, metavar="S",
                     help="a pushed program must compile within S seconds (default 20)")
-    ap.add_argument("--compile-memory", type=_int_in(64, 1 << 20), default=1024, metavar="MB",
+    ap.add_argument("--compile-memory", type=cliargs.int_range(64, 1 << 20, "--compile-memory"), default=1024, metavar="MB",
                     help="memory limit of the compile of a pushed program (default 1024 MB)")
-    ap.add_argument("--max-streams", type=_int_in(1, 1024), default=16, metavar="N",
+    ap.add_argument("--max-streams", type=cliargs.int_range(1, 1024, "--max-streams"), default=16, metavar="N",
                     help="StreamChannels served at a time; more get RESOURCE_EXHAUSTED (default 16)")
     ap.add_argument("--profile", choices=PROFILES, default=None,
                     help="fast (default: compiled backend and write path, native front end) or"
@@ -183,25 +196,25 @@ def build_parser() -> argparse.ArgumentParser:
                     help="gRPC front end: native (grpc++) or grpc (grpc-python, the reference);"
                          " default: the profile's")
     ap.add_argument("--version", action="store_true", help="print the version and the pieces that run, then exit")
-    ap.add_argument("--cpu-port", type=_int_in(1, 511), default=None,
+    ap.add_argument("--cpu-port", type=cliargs.int_range(1, 511, "--cpu-port"), default=None,
                     help="port number for PacketIn/PacketOut, 1..511 (default: none)")
-    ap.add_argument("--pcap", metavar="DIR", help="write port<N>_in.pcap / port<N>_out.pcap in DIR")
+    ap.add_argument("--pcap", type=cliargs.output_dir("--pcap"), metavar="DIR", help="write port<N>_in.pcap / port<N>_out.pcap in DIR")
     ap.add_argument("--log-console", action="store_true", help="log to the console")
     ap.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     ap.add_argument("--clock", default="auto", choices=["auto", "virtual", "wall"],
                     help="time base: wall with interfaces, else virtual (default auto)")
-    ap.add_argument("--queue-depth", type=int, default=64, help="packets per priority queue (default 64, as BMv2)")
-    ap.add_argument("--priority-queues", type=int, default=8, choices=range(1, 9), metavar="N",
+    ap.add_argument("--queue-depth", type=cliargs.int_range(1, 1 << 20, "--queue-depth"), default=64, help="packets per priority queue (default 64, as BMv2)")
+    ap.add_argument("--priority-queues", type=cliargs.int_range(1, 8, "--priority-queues"), default=8, metavar="N",
                     help="priority queues per port, 1..8; a packet with priority >= N is dropped"
                          " (default 8; BMv2's default is 1)")
     ap.add_argument("--scheduler", default="strict", choices=["strict", "wrr"], help="egress scheduler")
-    ap.add_argument("--line-rate", type=_rate, metavar="RATE",
+    ap.add_argument("--line-rate", type=rate, metavar="RATE",
                     help="egress line rate of every port, e.g. 10G (default: unlimited, as BMv2)")
-    ap.add_argument("--port-rate", type=_port_rate, action="append", default=[], metavar="PORT=RATE",
+    ap.add_argument("--port-rate", type=cliargs.pattern(_port_rate, "--port-rate"), action="append", default=[], metavar="PORT=RATE",
                     help="egress line rate of one port, e.g. 3=25G (repeatable)")
     ap.add_argument("--priority-order", default="high_first", choices=["high_first", "low_first"],
                     help="strict priority: serve priority 7 first (default, as BMv2) or 0 first")
-    ap.add_argument("--print-device-config", metavar="PROGRAM", help="write PROGRAM's device config to stdout and exit")
+    ap.add_argument("--print-device-config", type=cliargs.input_file(MAX_PROGRAM_BYTES, what="program"), metavar="PROGRAM", help="write PROGRAM's device config to stdout and exit")
     return ap
 
 
@@ -209,8 +222,7 @@ def _server_credentials(args: argparse.Namespace, frontend: str) -> Any:
     import grpc
 
     def read(path: str) -> bytes:
-        with open(path, "rb") as f:
-            return f.read()
+        return cliargs.read_input(path, MAX_PEM_BYTES)
 
     ca = read(args.grpc_server_cacert) if args.grpc_server_cacert else None
     if frontend == "native":
@@ -243,12 +255,25 @@ def _backend(server: Any) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
-    args = ap.parse_args(argv)
+    args = cliargs.parse_argv(ap, argv)  # every option and file checked here, before any compile
+    if isinstance(args, int):
+        return args
+    try:
+        return _run(ap, args)
+    except SystemExit as exc:  # ap.error: its one line is written
+        return exc.code if isinstance(exc.code, int) else 2
 
+
+def _run(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.print_device_config:
         from p4sim.server.pipeline import make_device_config
 
-        sys.stdout.buffer.write(make_device_config(args.print_device_config))
+        try:
+            config = make_device_config(args.print_device_config)
+        except cliargs.InputError as exc:  # a walk past its bounds, an unreadable P4 file
+            print(f"p4sim-switch: {cliargs.one_line(str(exc))}", file=sys.stderr)
+            return 2
+        sys.stdout.buffer.write(config)
         return 0
     if args.version:
         try:
@@ -272,8 +297,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("certificate flags need --grpc-server-ssl")
     if args.grpc_server_with_client_auth and not args.grpc_server_cacert:
         ap.error("--grpc-server-with-client-auth needs --grpc-server-cacert")
-    if args.compile_timeout <= 0:
-        ap.error("--compile-timeout must be > 0")
+    if (why := probe_listen(args.grpc_server_addr)) is not None:  # before the compile below
+        ap.error(why)
     try:
         watch = parent_watch(os.environ)
     except ValueError as exc:
@@ -302,8 +327,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.grpc_server_ssl:
         try:
             credentials = _server_credentials(args, frontend)
-        except OSError as exc:
-            print(f"p4sim-switch: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
+        except cliargs.InputError as exc:
+            print(f"p4sim-switch: {exc}", file=sys.stderr)
             return 1
 
     handler: logging.Handler = logging.StreamHandler(sys.stderr) if args.log_console else logging.NullHandler()
@@ -342,6 +367,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.program:
         try:
             server.load_program(args.program)
+        except cliargs.InputError as exc:  # the program's directory past the walk's bounds
+            print(f"p4sim-switch: {cliargs.one_line(str(exc))}", file=sys.stderr)
+            ports.close()
+            return 2
         except RequestError as exc:
             print(f"p4sim-switch: {exc.message}", file=sys.stderr)
             ports.close()

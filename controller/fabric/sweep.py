@@ -18,7 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .params import PARAMS
+from p4sim import cliargs
+
+from .params import METRICS, PARAMS, is_column
 from .sweep_store import (
     JOURNAL,
     Journal,
@@ -149,6 +151,19 @@ class Bar:
 # (killed, out of memory), at most this many times before the sweep fails with KilledWorker
 # (`distributed.scheduler.allowed-failures`, Dask's default, set here so the guarantee is ours)
 ALLOWED_FAILURES = 3
+
+
+def scheduler_unreachable(address: str, timeout_s: float = 1.0) -> str | None:
+    """Why nothing answers a TCP connection at the scheduler's HOST:PORT within `timeout_s`,
+    or None (then Dask's own handshake follows)."""
+    import socket
+
+    host, port = cliargs.split_address(address.split("://", 1)[-1])
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return None
+    except (OSError, UnicodeError) as exc:
+        return f"--scheduler {address}: nothing answers ({exc.strerror or exc})"
 
 
 @contextmanager
@@ -295,6 +310,8 @@ def cmd_sweep(args) -> int:
     input, 128 + the signal's number when interrupted (the journal keeps the points done)."""
     out = Path(args.out)
     try:
+        if args.scheduler and not args.serial and (why := scheduler_unreachable(args.scheduler)):
+            raise SweepError(why)  # first: Client() would wait out its 10 s timeout
         metric, x = args.metric, args.x
         if args.grid:
             scenario, grid, metric0, x0 = load_grid(args.grid)
@@ -305,6 +322,10 @@ def cmd_sweep(args) -> int:
             raise SweepError("name a fabric scenario or give --grid FILE")
         grid = parse_sets(args.scenario, args.set or [], grid if args.grid else None)
         pts = points(args.scenario, grid)
+        for opt, name in (("--metric", metric), ("--x", x)):  # before any point runs
+            if name and not is_column(args.scenario, name):
+                raise SweepError(f"{opt} {name}: not a parameter or metric of {args.scenario}"
+                                 f" (metrics: {', '.join(METRICS[args.scenario])})")
         if args.workers < 1:
             raise SweepError("--workers must be >= 1")
         if out.exists() and not out.is_dir():
@@ -352,16 +373,17 @@ def cmd_sweep(args) -> int:
 
 def add_parser(sub) -> None:
     s = sub.add_parser("sweep", help="run a fabric scenario over a parameter grid on Dask")
-    s.add_argument("scenario", nargs="?", help=f"fabric scenario: {', '.join(SCENARIO_NAMES)}")
-    s.add_argument("--grid", metavar="FILE",
+    s.add_argument("scenario", nargs="?", type=cliargs.text("scenario", 64), help=f"fabric scenario: {', '.join(SCENARIO_NAMES)}")
+    s.add_argument("--grid", metavar="FILE", type=cliargs.input_file(1 << 20, what="--grid"),
                    help="a sweep grid file (`rocelab schema sweep`); --set adds or replaces keys")
-    s.add_argument("--set", action="append", metavar="KEY=V1,V2", help="values of a parameter")
-    s.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler")
-    s.add_argument("--workers", type=int, default=2, help="local cluster workers (default 2)")
+    s.add_argument("--set", action="append", type=cliargs.text("--set", 4096), metavar="KEY=V1,V2", help="values of a parameter")
+    s.add_argument("--scheduler", metavar="ADDRESS",
+                   type=cliargs.address(1, 65535, "--scheduler", schemes=("tcp", "tls")), help="an existing Dask scheduler")
+    s.add_argument("--workers", type=cliargs.int_range(1, 256, "--workers"), default=2, help="local cluster workers (default 2)")
     s.add_argument("--serial", action="store_true", help="no Dask: run the points here")
-    s.add_argument("--out", default="out/sweep",
+    s.add_argument("--out", default="out/sweep", type=cliargs.output_dir("--out"),
                    help="directory for sweep.csv, sweep.parquet, plots and the journal")
     s.add_argument("--resume", action="store_true",
                    help="keep the points in --out's journal (an interrupted sweep), compute the rest")
-    s.add_argument("--metric", help="plot this metric ...")
-    s.add_argument("--x", help="... against this parameter (default: the first --set)")
+    s.add_argument("--metric", type=cliargs.text("--metric", 128), help="plot this metric ...")
+    s.add_argument("--x", type=cliargs.text("--x", 128), help="... against this parameter (default: the first --set)")

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from p4sim import cliargs
+
 from .base import Program
 from .config import DEFAULT_KIND, ConfigError, TargetConfig
 from .program import DEFAULT_PROGRAM
@@ -239,28 +241,13 @@ def check(cfg: TargetConfig, explicit: Iterable[str] = (), context: str = "cli")
 
 
 def int_in(lo: int, hi: int, what: str) -> Callable[[str], int]:
-    """argparse type: an integer in lo..hi (out of range is a usage error, not a traceback later)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text, 0)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be an integer, not {text!r}") from None
-        if not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"{what} must be in {lo}..{hi}, not {value}")
-        return value
-    return parse
+    """argparse type: an integer in lo..hi (p4sim.cliargs.int_range: length-bounded, one line)."""
+    return cliargs.int_range(lo, hi, what)
 
 
-def positive_float(what: str) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be a number, not {text!r}") from None
-        if not value > 0:  # also refuses nan
-            raise argparse.ArgumentTypeError(f"{what} must be > 0, not {text}")
-        return value
-    return parse
+def positive_float(what: str, hi: float = 1e9) -> Callable[[str], float]:
+    """argparse type: a finite number in (0, hi] (nan, inf and 5000 digits refused)."""
+    return cliargs.float_range(0, hi, what, lo_open=True)
 
 
 def all_options() -> dict[str, Option]:

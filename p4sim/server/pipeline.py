@@ -38,6 +38,7 @@ from typing import Any
 from p4rtproto import p4info_pb2, p4runtime_pb2
 from p4rtproto.errors import RequestError, invalid
 from p4rtproto.schema import Schema, check_p4info_matches
+from p4sim.cliargs import InputError, read_text_input
 from p4sim.server.sandbox import (
     CompileError,
     Limits,
@@ -50,15 +51,47 @@ FORMAT = "p4sim-source/1"
 P4_SUFFIXES = (".p4", ".p4h", ".p4i", ".h")
 
 
+# Bounds of the walk of a program's directory: a program in / or in /tmp must not read the
+# whole tree (nor a FIFO named x.h there: each file is read through p4sim.cliargs).
+BUNDLE_MAX_DEPTH = 8
+BUNDLE_MAX_ENTRIES = 20_000  # directory entries looked at
+BUNDLE_MAX_FILES = 1_000  # P4 files taken
+BUNDLE_MAX_BYTES = 16 << 20  # their total size
+
+
 def make_device_config(program: str | os.PathLike[str]) -> bytes:
-    """The p4sim-source/1 bundle of a program on disk (its directory's P4 files)."""
+    """The p4sim-source/1 bundle of a program on disk (its directory's P4 files, walked to
+    BUNDLE_MAX_DEPTH without following links). cliargs.InputError (one line) when the program
+    is no readable file or the walk passes a bound."""
     main = Path(program)
     root = main.parent
-    files: dict[str, str] = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and (path.suffix in P4_SUFFIXES or path == main):
-            files[path.relative_to(root).as_posix()] = path.read_text()
-    return json.dumps({"format": FORMAT, "main": main.name, "files": files}).encode()
+    files = {main.name: read_text_input(main, BUNDLE_MAX_BYTES)}
+    total, seen = len(files[main.name]), 0
+    stack = [(root, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue  # an unreadable subdirectory holds none of the program's files
+        for entry in entries:
+            seen += 1
+            if seen > BUNDLE_MAX_ENTRIES:
+                raise InputError(f"{root}: more than {BUNDLE_MAX_ENTRIES} entries under the program's"
+                                 " directory (put the program in a directory of its own)")
+            path = Path(entry.path)
+            if entry.is_dir(follow_symlinks=False):
+                if depth + 1 < BUNDLE_MAX_DEPTH:
+                    stack.append((path, depth + 1))
+                continue
+            rel = path.relative_to(root).as_posix()
+            if path.suffix not in P4_SUFFIXES or rel in files or not entry.is_file():
+                continue
+            if len(files) >= BUNDLE_MAX_FILES:
+                raise InputError(f"{root}: more than {BUNDLE_MAX_FILES} P4 files under the program's directory")
+            files[rel] = read_text_input(path, BUNDLE_MAX_BYTES - total)
+            total += len(files[rel])
+    return json.dumps({"format": FORMAT, "main": main.name, "files": dict(sorted(files.items()))}).encode()
 
 
 def parse_device_config(data: bytes) -> tuple[str, dict[str, str]]:

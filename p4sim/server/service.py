@@ -242,11 +242,12 @@ class P4RuntimeServer(Arbitration, Clock, PipelineConfigService, WriteService, R
 
     def load_program(self, path: str) -> None:
         """Compile and commit a program from disk (what `p4sim-switch PROGRAM.p4` does)."""
+        device_config = make_device_config(path)  # bounded walk first (InputError): no compile wasted
         compiled, p4info = compile_program(path)
         # at start-up the first build is waited for (the start line then says what runs)
         factory = functools.partial(self._default_switch, wait=True) if self._switch_factory == self._default_switch \
             else self._switch_factory
-        pipeline = make_pipeline(compiled, p4info, None, make_device_config(path), None, factory, None)
+        pipeline = make_pipeline(compiled, p4info, None, device_config, None, factory, None)
         with self._lock:
             self._install(pipeline)
 

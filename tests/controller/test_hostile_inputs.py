@@ -115,7 +115,7 @@ def test_fifo_and_alias_bomb_as_processes(tmp_path):
     bomb = tmp_path / "bomb.yaml"
     bomb.write_text(BILLION_LAUGHS)
     r = _rocelab(["check", str(tmp_path / "fifo")], preexec_fn=_limited)
-    assert r.returncode == 2 and r.stderr == f"rocelab: {tmp_path / 'fifo'}: not a regular file\n", r
+    assert r.returncode == 2 and r.stderr == f"rocelab: argument config: {tmp_path / 'fifo'}: not a regular file\n", r
     r = _rocelab(["check", str(bomb)], preexec_fn=_limited)
     assert r.returncode == 1 and "aliases" in r.stdout and r.stderr == "", r
 
@@ -129,4 +129,4 @@ def test_unreadable_file_is_one_line(tmp_path, capsys):
     path = "/proc/sys/vm/drop_caches" if os.geteuid() == 0 else str(f)
     assert main(["check", path]) == 2
     err = capsys.readouterr().err
-    assert err == f"rocelab: {path}: cannot read (permission denied)\n", err
+    assert err == f"rocelab: argument config: {path}: cannot read (permission denied)\n", err

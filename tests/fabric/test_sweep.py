@@ -113,3 +113,34 @@ def test_grid_file_is_typed_and_set_adds_to_it(tmp_path, capsys):
         err = capsys.readouterr().err
         assert words in err and err.count("\n") == 1 and "Traceback" not in err, (text, err)
     assert not (tmp_path / "never").exists()
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_declared_metrics_are_what_a_run_returns(name):
+    """params.METRICS (what --metric is checked against before a sweep) against a real run
+    at the shortest duration: every key returned matches one pattern, every pattern is used."""
+    import re
+
+    from controller.fabric.params import METRICS, bounds
+
+    row = SCENARIOS[name].run(duration_us=bounds("duration_us")[0])
+    patterns = METRICS[name]
+    assert all(any(re.fullmatch(p, k) for p in patterns) for k in row), sorted(row)
+    assert all(any(re.fullmatch(p, k) for k in row) for p in patterns), patterns
+
+
+@pytest.mark.parametrize("opt", ["--metric", "--x"])
+def test_unknown_metric_fails_before_any_point(opt, tmp_path, capsys):
+    """A typo in --metric or --x: one line, exit 2, and nothing computed (no journal, no
+    output directory): the check runs before the points (it used to fail at the plot)."""
+    out = tmp_path / "out"
+    argv = ["sweep", "spray", "--serial", "--set", "flows=1", "--out", str(out), opt, "nope"]
+    if opt == "--x":
+        argv += ["--metric", "goodput_gbps"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{opt} nope: not a parameter or metric of spray" in err, err
+    assert not out.exists()
+    assert main(["sweep", "spray", "--serial", "--set", "flows=1", "--out", str(out),
+                 "--metric", "innocent0_gbps"]) == 2  # storm's metric, not spray's
+    capsys.readouterr()

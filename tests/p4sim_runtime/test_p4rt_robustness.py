@@ -92,7 +92,8 @@ def test_cli_usage_and_device_config() -> None:
     assert r.stdout == make_device_config(L2_PROGRAM)
     bad = subprocess.run(cli + [str(L2_PROGRAM.with_name("missing.p4")), "--grpc-server-addr", "127.0.0.1:0"],
                          capture_output=True, text=True, timeout=30)
-    assert bad.returncode == 1 and "missing.p4" in bad.stderr
+    # refused while parsing, before any compile: one line, bad usage
+    assert bad.returncode == 2 and "missing.p4" in bad.stderr and len(bad.stderr.splitlines()) == 1
 
 
 @pytest.mark.parametrize("action", [p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT])

@@ -6,21 +6,26 @@ from __future__ import annotations
 
 from controller.targets.base import Program
 from controller.targets.config import ConfigError, TargetConfig, artifacts_program
-from controller.targets.registry import Option, TargetKind, int_in, positive_float
+from controller.targets.registry import Option, TargetKind, int_in
+from p4sim import cliargs
+
+PEM = cliargs.input_file(1 << 20, what="PEM file")
 
 GRPC_OPTIONS = (
     Option("--election-id", "P4Runtime election id (default 1)",
            type=int_in(1, (1 << 128) - 1, "--election-id"), default=1),
     Option("--connect-timeout", "give up on an unreachable server after S seconds (default 5)",
-           type=positive_float("--connect-timeout"), default=5.0, metavar="S"),
+           type=cliargs.duration(0, 3600, "--connect-timeout"), default=5.0, metavar="S"),
     Option("--grpc-ssl", "TLS to the server (simple_switch_grpc --grpc-server-ssl)",
            action="store_true", default=False),
-    Option("--grpc-ca", "CA that signed the server's certificate", metavar="PEM"),
-    Option("--grpc-cert", "our certificate, for mutual TLS", metavar="PEM"),
-    Option("--grpc-key", "our private key, for mutual TLS", metavar="PEM"),
+    Option("--grpc-ca", "CA that signed the server's certificate", metavar="PEM", type=PEM),
+    Option("--grpc-cert", "our certificate, for mutual TLS", metavar="PEM", type=PEM),
+    Option("--grpc-key", "our private key, for mutual TLS", metavar="PEM", type=PEM),
 )
+# a directory, or none yet: the bmv2 kind compiles into it when it is missing or stale
 P4_ARTIFACTS = Option("--p4-artifacts",
-                      "directory with P4Info and BMv2 JSON compiled elsewhere (p4c)")
+                      "directory with P4Info and BMv2 JSON compiled elsewhere (p4c)",
+                      type=cliargs.output_dir("--p4-artifacts"))
 
 
 def credentials(cfg: TargetConfig):
