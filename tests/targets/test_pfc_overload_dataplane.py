@@ -3,20 +3,28 @@ once it is below XON, nothing after it (issue 17).
 
 The plugin slows one port down (`target_rate_limit`: 100 frames of 1250 bytes per second,
 on the in-process p4sim, p4sim-switch and BMv2 alike). The test sends a burst of class-3
-RoCEv2 WRITEs into it from another port, in batches of back-to-back frames, and ignores the pause frames (like
-a Linux host on a veth), so the queue (64 packets, p4sim's and BMv2's default) fills and
-tail-drops packets the program had admitted.
+RoCEv2 WRITEs into it from another port, in batches of back-to-back frames, and ignores the
+pause frames (like a Linux host on a veth), so the queue (64 packets, p4sim's and BMv2's
+default) fills and tail-drops packets the program had admitted.
 
 Nothing here depends on how fast the test itself runs (the wall clock on BMv2, a loaded
-machine): the burst is queued within a few departures (each batch waits only for the
-switch to count the last one in), and the test waits on events, never on time windows. It waits for the XON; then sends a marker frame, which the
-FIFO queue hands out only after every data frame before it, so once the marker is out the
-queue is known to be empty; then for as many PFC frames as the switch's own pfc_tx counter
-says it sent. A deadline only bounds a wait for something that never comes.
+machine); it waits on events, never on time windows. A batch goes once the switch's roce_rx
+counter has the last one in (a veth and BMv2's capture lose part of a larger burst). After
+the burst it waits for an XON, then sends a marker frame: the FIFO queue hands it out after
+every data frame queued before it, so once it is out the queue is empty; then for as many
+PFC frames as the switch's own pfc_tx counter says it sent. A deadline only bounds a wait
+for something that never comes.
+
+A switch whose ingress stalls between two batches for longer than the queue takes to drain
+(~0.2 s; seen on BMv2 with two suites running) really does drain below XON and XON: then it
+pauses again on the next batch. So the pause frames are checked as episodes, XOFF and
+refreshes then one XON each, one more than there were such stalls; the last XON, the one
+the marker measures, exactly; and a steady burst is one episode.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from controller.packets import decode
@@ -34,6 +42,7 @@ TC = 3
 SENT = 120  # frames in the burst; the queue holds 64
 BATCH = 24  # frames sent back to back
 MARKER = 10_000  # PSN of the frames sent after the burst
+MARKERS = 4  # markers sent at most, one after each XON
 FRAME_BYTES = 1230  # + 20 bytes of preamble, SFD and gap: 1250 on the wire
 MS = 1_000_000
 WAIT_NS = 60_000 * MS  # a bound on each wait (the drain itself takes about 0.7 s)
@@ -141,50 +150,58 @@ def test_overload_pauses_until_the_queue_drains(target, target_ports, target_rat
             target.send(src, _frame(i))
         sent = batch.stop
         w.until(lambda n=sent: _count(target, "roce_rx", src) >= n, f"{sent} frames counted in")
-    # The XON: the queue that paused the sender fell below XON at a departure (the marker
-    # below is sent only after it, so it cannot be the ingress path's late XON).
-    w.until(lambda: 0 in w.pfc, "no XON after the burst")
-    at_xon = len(w.data)
-    # The marker leaves after every data frame queued before it: then the queue is empty.
-    target.send(src, _frame(MARKER))
-    w.until(lambda: MARKER in w.data, "the marker never left the slow port")
+    # Barrier: an XON last, then a marker behind it. A marker the full queue drops is
+    # admitted above XOFF first, so it brings a new pause frame: then wait for the next XON.
+    markers: list[int] = []
+    for _ in range(MARKERS):
+        w.until(lambda: bool(w.pfc) and w.pfc[-1] == 0, "no XON after the burst")
+        at_xon, k = len(w.data), len(w.pfc)
+        markers.append(MARKER + len(markers))
+        target.send(src, _frame(markers[-1]))
+        w.until(lambda k=k: markers[-1] in w.data or len(w.pfc) > k, "the marker never left")
+        if markers[-1] in w.data:
+            break
+    else:  # a queue at rest takes a frame without a pause frame, unless its depth leaked
+        raise AssertionError(
+            f"{MARKERS} markers sent after an XON each brought PFC frames: {w.pfc}"
+        )
     # Every PFC frame the switch counted has arrived (they leave another port).
     w.until(lambda: len(w.pfc) >= _count(target, "pfc_tx", src), "PFC frames the switch counted")
-    psns = w.data[:-1]
+    psns = [p for p in w.data if p < MARKER]
 
-    assert w.data[-1] == MARKER and MARKER not in psns, "the marker left last"
+    assert w.data[-1] == markers[-1], "the marker left last"
     assert psns == sorted(psns), "one FIFO queue: frames leave in order"
     assert psns[: XOFF + 1] == list(range(XOFF + 1)), "nothing dropped before the queue filled"
     # the switch's own counters: every frame in counted, every frame out seen here, and the
     # traffic manager tail-dropped what the program had admitted
-    assert _count(target, "roce_rx", src) == SENT + 1
+    assert _count(target, "roce_rx", src) == SENT + len(markers)
     assert _count(target, "roce_tx", slow) == len(w.data), "a frame the switch sent was not seen"
-    assert len(psns) <= SENT - 10, (
-        f"{SENT - len(psns)} tail drops: the overload did not overflow the queue"
-    )
+    assert len(psns) <= SENT - 10, f"{SENT - len(psns)} tail drops: the overload did not overflow"
     assert _count(target, "pfc_tx", src) == len(w.pfc), f"PFC frames seen {w.pfc}"
 
-    # XOFF first; refreshes while paused (the drain of ~60 packets lasts about 0.6 s, the
-    # refresh interval 50 ms); one XON, last.
-    assert w.pfc and w.pfc[0] == QUANTA, (
-        f"first PFC frame is not the XOFF: {w.pfc} (other {w.other[:5]})"
+    # Pause episodes: XOFF, refreshes (the last drain, of ~50 packets, lasts about 0.5 s,
+    # the refresh interval is 50 ms), one XON; never an XON first or two in a row. Each one
+    # after the first needs a drain below XON between batches: at most one per batch.
+    shape = "".join("X" if q == QUANTA else "N" if q == 0 else "?" for q in w.pfc)
+    assert re.fullmatch(r"(X+N)+", shape), (
+        f"pause frames out of order: {w.pfc} (other {w.other[:5]})"
     )
-    assert w.pfc.count(0) == 1 and w.pfc[-1] == 0, f"expected one XON, last: {w.pfc}"
-    assert all(q == QUANTA for q in w.pfc[:-1])
-    assert len(w.pfc) >= 3, f"no refresh while the queue drained: {w.pfc}"
-    # The XON leaves at the departure that leaves fewer than XON packets queued: at most XON
-    # data frames come out after it (XON - 1, or XON where the frame that left with it is
-    # still being serialised at the slow rate when the XON is out of the fast port).
-    behind = len(psns) - at_xon
-    assert 0 <= behind <= XON, f"XON with {behind} data frames still to come (XON threshold {XON})"
+    episodes = shape.split("N")[:-1]
+    assert len(episodes) <= SENT // BATCH, (
+        f"{len(episodes)} pause episodes: XON while deep? {w.pfc}"
+    )
+    assert len(episodes[-1]) >= 2, f"no refresh while the queue drained: {w.pfc}"
+    # The last XON leaves at the departure that leaves fewer than XON packets queued: at most
+    # XON data frames come out after it (XON - 1, or XON where the frame that left with it
+    # is still being serialised at the slow rate when the XON is out of the fast port).
+    behind = len([p for p in w.data[at_xon:] if p < MARKER])
+    assert behind <= XON, f"XON with {behind} data frames still to come (XON threshold {XON})"
 
     # After the XON, a trickle the port can serve, one frame in the queue at a time: no PFC
     # frame (a leaked occupancy would XOFF or refresh on one of them).
     n_pfc = _count(target, "pfc_tx", src)
     for i in range(8):
-        target.send(src, _frame(MARKER + 1 + i))
-        w.until(lambda i=i: MARKER + 1 + i in w.data, f"trickle frame {i}")
-    assert _count(target, "pfc_tx", src) == n_pfc, (
-        f"PFC frames after the queue drained: {w.pfc[len(w.pfc) - 1 :]}"
-    )
-    assert w.pfc.count(0) == 1 and len(w.pfc) == n_pfc
+        target.send(src, _frame(2 * MARKER + i))
+        w.until(lambda i=i: 2 * MARKER + i in w.data, f"trickle frame {i}")
+    assert _count(target, "pfc_tx", src) == n_pfc, f"PFC frames after the drain: {w.pfc[n_pfc:]}"
+    assert len(w.pfc) == n_pfc
