@@ -619,14 +619,21 @@ class Switch:
         if dt_ns < 0:
             raise P4SimError("time only moves forward")
         target = self._now + int(dt_ns)
+        tm = self.tm
         while True:
-            nd = self.tm.next_departure()
+            nd = tm.next_departure()
             if nd is None or nd > target:
                 break
             self._now = max(self._now, nd)
             self._service(self._now)
         self._now = target
-        self._service(self._now)
+        if type(tm) is TrafficManager and not tm._departed:
+            # _service(target) when nothing left by target (the loop's exit) and nothing
+            # departed at an enqueue: its dequeue only moves the clock (TrafficManager.dequeue)
+            if target > tm._now:
+                tm._now = target
+            return
+        self._service(target)
 
     def run_until_idle(self) -> None:
         guard = 0
