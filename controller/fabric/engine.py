@@ -236,7 +236,13 @@ class Fabric:
                 return
             frame = f2
         self.frames_to_switches += 1
-        self.send_raw(sw, port, frame)
+        # send_raw, inlined (once per frame)
+        s = self._sws[sw]
+        dt = self._now - s.now()
+        if dt > 0:
+            s.advance(dt)
+        s.send(port, frame)
+        self._touched.add(sw)
 
     def send_raw(self, sw: str, port: int, frame: bytes) -> None:
         """A frame into switch `sw`'s port now, past the port layer (the watchdog's XON)."""
@@ -257,8 +263,13 @@ class Fabric:
         push = heapq.heappush
         # in the targets' order: events at one instant keep their order (sorting the few
         # touched switches, not scanning all of them: a 128-host fat-tree has 80)
-        for sw in (sorted(touched, key=self._index.__getitem__) if len(touched) > 1 else touched):
-            self._set_due(sw)
+        tms, due, dueheap, index = self._tms, self._due, self._dueheap, self._index
+        for sw in (sorted(touched, key=index.__getitem__) if len(touched) > 1 else touched):
+            # _set_due, inlined (once per touched switch per step)
+            nd = tms[sw].next_departure()
+            due[sw] = nd
+            if nd is not None:
+                push(dueheap, (nd, index[sw]))
             wires = self._out_wires[sw]
             for out in self._sws[sw].receive():
                 w = wires.get(out.port)

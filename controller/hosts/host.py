@@ -22,6 +22,7 @@ from typing import Protocol
 from controller.packets import Decoded, decode
 from controller.packets import constants as C
 from controller.packets.build import PsnTemplate, cnp_frame, psn_template
+from controller.packets.decode import rocev2_fast
 
 from .dcqcn import DcqcnParams, NotificationPoint, ReactionPoint
 from .rc import (
@@ -404,6 +405,16 @@ class Host:
     def receive(self, frame: bytes) -> None:
         now = self.clock.now()
         self.stats.rx_frames += 1
+        # most frames are good RoCEv2 data/ACKs for one of our QPs: read them in one pass
+        # (rocev2_fast gives what decode + pdu_of give; anything else takes decode below)
+        fast = rocev2_fast(frame)
+        if fast is not None:
+            qp = self.qps.get(fast[2])
+            if qp is not None:
+                if self.spec.nic_mirror:
+                    self.tcpdump.add(now, "rx", frame, True)
+                self._take(qp, Pdu(*fast[1:]), fast[0], now)
+                return
         rec = decode(frame)
         if rec.is_pfc or rec.is_pause:
             self._on_pause(rec, now)
@@ -428,10 +439,13 @@ class Host:
                     # the new, lower rate applies from the next packet on
                     self._arm_rp(qp.qpn)
             return
-        pdu = pdu_of(frame, rec)
+        self._take(qp, pdu_of(frame, rec), rec.ip_src, now)
+
+    def _take(self, qp: QueuePair, pdu: Pdu, ip_src: int, now: int) -> None:
+        """A good RoCE frame (not a CNP) for `qp`: the NP, then the RC state machines."""
         if pdu.ce:
             self.stats.ce_received += 1
-            if self.spec.np_enabled and self.np.on_ce((rec.ip_src, rec.bth_dqpn), now):
+            if self.spec.np_enabled and self.np.on_ce((ip_src, pdu.dqpn), now):
                 self.stats.cnps_sent += 1
                 self._cnp_q.append(self._cnp(qp))
         if pdu.opcode in REQUEST_OPCODES:

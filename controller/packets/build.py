@@ -231,7 +231,7 @@ class PsnTemplate:
     bytes and the ICRC change (no Ethernet, IP or UDP field depends on the PSN), so a NIC
     sending a message's packets patches those instead of packing every header again."""
 
-    __slots__ = ("head", "mid", "tail", "l3", "v1")
+    __slots__ = ("head", "mid", "tail", "crc0")
 
     def __init__(self, frame: bytes, s: RoceSpec):
         l2 = 18 if s.vlan is not None else 14
@@ -242,15 +242,16 @@ class PsnTemplate:
             end = l2 + ((frame[l2 + 2] << 8) | frame[l2 + 3])
         psn = l2 + (40 if v6 else 20) + (0 if s.version == 1 else 8) + 9
         self.head, self.mid, self.tail = frame[:psn], frame[psn + 3:end - 4], frame[end:]
-        self.l3 = l2
-        self.v1 = s.version == 1
+        # the ICRC is one CRC32 stream and the bytes up to the PSN never change: its state
+        # there (icrc_v2/v1 of that prefix, which reaches past the masked BTH byte 4), then
+        # zlib.crc32(rest, state) == the ICRC of prefix + rest
+        self.crc0 = (icrc_v1 if s.version == 1 else icrc_v2)(frame[l2:psn])
 
     def frame(self, psn: int) -> bytes:
         """spec_frame of the same spec with this PSN (24 bits)."""
-        pkt = self.head + psn.to_bytes(3, "big") + self.mid
-        ip = pkt[self.l3:]
-        icrc = icrc_v1(ip) if self.v1 else icrc_v2(ip)
-        return pkt + pack_icrc(icrc) + self.tail
+        p = psn.to_bytes(3, "big")
+        icrc = zlib.crc32(self.mid, zlib.crc32(p, self.crc0))
+        return b"".join((self.head, p, self.mid, icrc.to_bytes(4, "little"), self.tail))
 
 
 def psn_template(src: str, dst: str, opcode: int | str, dqpn: int, payload: bytes = b"",

@@ -38,7 +38,7 @@ from p4sim.runtime import tables as tables_mod
 from p4sim.runtime.instance import instantiate, load_program, used_externs
 from p4sim.runtime.pre import PRE
 from p4sim.runtime.tables import Table
-from p4sim.runtime.tm import TrafficManager, _PortState
+from p4sim.runtime.tm import _STALE, TrafficManager, _PortState
 
 __all__ = ["Switch", "P4View", "resolve_name", "load_program", "DROP_PORT"]
 
@@ -499,6 +499,12 @@ class Switch:
     def _service(self, t: int) -> None:
         """Run egress for every packet the traffic manager releases by time t."""
         tm = self.tm
+        if type(tm) is TrafficManager and not tm._departed and t <= tm._now:
+            # TrafficManager.dequeue(t) step for step when its clock is at t already and
+            # its cached next start is later (or nothing is queued): it releases nothing
+            best = tm._best
+            if best is None or (best is not _STALE and best[0] > t):
+                return
         while True:
             seq = self._enq_seq
             qps = tm.dequeue(t)
@@ -619,14 +625,21 @@ class Switch:
         if dt_ns < 0:
             raise P4SimError("time only moves forward")
         target = self._now + int(dt_ns)
+        tm = self.tm
         while True:
-            nd = self.tm.next_departure()
+            nd = tm.next_departure()
             if nd is None or nd > target:
                 break
             self._now = max(self._now, nd)
             self._service(self._now)
         self._now = target
-        self._service(self._now)
+        if type(tm) is TrafficManager and not tm._departed:
+            # _service(target) when nothing left by target (the loop's exit) and nothing
+            # departed at an enqueue: its dequeue only moves the clock (TrafficManager.dequeue)
+            if target > tm._now:
+                tm._now = target
+            return
+        self._service(target)
 
     def run_until_idle(self) -> None:
         guard = 0

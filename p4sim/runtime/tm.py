@@ -309,7 +309,9 @@ class TrafficManager:
 
     def next_departure(self) -> int | None:
         """Earliest time at which some queued packet can leave, or None when all are empty."""
-        best = self._earliest()
+        best = self._best  # _earliest's cache, read here first (a call saved per hit)
+        if best is _STALE:
+            best = self._earliest()
         if best is None:
             return None
         return best[0] if best[0] >= self._now else self._now
@@ -488,7 +490,9 @@ class TrafficManager:
         if now_ns > self._now:
             self._now = now_ns
         while True:
-            best = self._earliest()
+            best = self._best  # (as in next_departure)
+            if best is _STALE:
+                best = self._earliest()
             if best is None or best[0] > now_ns:
                 return
             best_t, best_port = best

@@ -94,3 +94,21 @@ def test_same_inputs_same_outputs_to_the_nanosecond(compiled) -> None:
 
     first = run()
     assert len(first) > 200 and first == run()
+
+
+def test_frame_to_an_idle_port_leaves_at_once_while_another_queues() -> None:
+    """A frame for an idle port leaves in `send` itself even while another port has a
+    queue (the TM's enqueue fast path puts it in its departed list, which send's service
+    must drain then, not at the switch's next advance: Switch._service's early exit)."""
+    from p4sim.runtime.switch import load_program
+
+    sw = Switch(load_program(str(Path(__file__).parent / "programs" / "two_ports.p4")),
+                tm=TrafficManager())
+    sw.tm.set_port_rate(3, bits_per_s=10e9)
+    for k in range(3):  # port 3: one on the wire, two queued
+        sw.send(1, DST + k.to_bytes(6, "big") + (0x0830).to_bytes(2, "big") + bytes(60))
+    first = sw.receive()
+    assert [o.port for o in first] == [3] and sw.tm.depth(3, 0) == 2
+    sw.send(2, DST + bytes(6) + (0x0840).to_bytes(2, "big") + bytes(60))
+    out = sw.receive()
+    assert [(o.port, o.time_ns) for o in out] == [(4, 0)], out
