@@ -116,9 +116,18 @@ module roce_parser #(
     output wire res_err_ip_csum,
     output wire res_err_icrc,
     output wire res_err_unsupported
+`ifdef FORMAL
+    ,
+    output wire [1:0] dbg_inflight  // records in P1/P2 (hdl/formal/roce_parser_props.sv)
+`endif
 );
 
 localparam RECORD_BITS = 1167;
+// Cycles from a frame's last beat accepted to its record on res_valid (res_ready high).
+// Documents the pipeline below; hdl/formal/roce_parser_props.sv proves it (a_latency).
+/* verilator lint_off UNUSEDPARAM */
+localparam RECORD_LATENCY = 3;
+/* verilator lint_on UNUSEDPARAM */
 localparam integer BYTES = DATA_WIDTH / 8;
 localparam LOGB = $clog2(BYTES);
 localparam HDR_BYTES = 106;
@@ -215,7 +224,14 @@ reg  [31:0]       crc_q;
 reg               crc_done_q;
 reg  [RECORD_BITS-1:0] rec_q;
 
-wire stall = s_axis_tvalid && s_axis_tlast && res_valid && !res_ready;
+// The record pipeline's stage handshakes (P1 -> P2 -> P3 = rec_q/res_valid, below).
+reg  v1, v2;  // P1, P2 hold a record in progress
+wire rdy3 = !res_valid || res_ready;
+wire rdy2 = !v2 || rdy3;
+wire rdy1 = !v1 || rdy2;
+
+// A last beat waits until P1 can take its record.
+wire stall = s_axis_tvalid && s_axis_tlast && !rdy1;
 wire beat = s_axis_tvalid && s_axis_tready;
 
 assign s_axis_tready = m_axis_tready && !stall;
@@ -335,7 +351,7 @@ wire        crc_done_next = crc_done_q || crc_last;
 wire        icrc_good = crc_done_next && crc_next == RESIDUE;
 
 // ---------------------------------------------------------------------------------------
-// The record, computed for the beat being accepted (used on its last beat).
+// The record's fields (P3's input, below).
 
 reg [47:0] p_eth_dst;
 reg [47:0] p_eth_src;
@@ -401,22 +417,118 @@ reg p_err_unsupported;
 
 wire [POS_W-1:0] n = pos_q + {{(POS_W-LOGB-1){1'b0}}, popcount(s_axis_tkeep)};
 
-reg              go;        // still parsing
-reg [POS_W-1:0]  off;       // start of the current header
-reg [POS_W-1:0]  end_;      // the end the IP length field gives
-reg [POS_W-1:0]  lim;       // min(n, end_)
+// ---------------------------------------------------------------------------------------
+// The record pipeline: RECORD_LATENCY registered stages after the last beat.
+// P1 (q1_*, loaded with the last beat): the header bytes with the VLAN tag stripped
+//    (normalised: every later offset is a constant; the tag's TCI is kept aside), the
+//    frame length and the ICRC verdict.
+// P2 (q2_*): the L4 and BTH windows selected by the L3 kind, the lengths left after the
+//    BTH start, the IPv4 checksum as two partial sums.
+// P3 (rec_q, res_valid): the record. Each stage loads when it is empty or the next one
+//    takes its content (stall logic per stage: P1 still loads while P2/P3 hold a record).
+
+localparam NN = 104;  // normalised header bytes used (untagged deepest: 102)
+
+reg  [NN*8-1:0]   q1_hdr;
+reg  [POS_W-1:0]  q1_n;
+reg               q1_tagged;
+reg  [15:0]       q1_tci;
+reg               q1_icrc;
+
+// P1 input: normalise the merged header (bytes from 12 on move up by 4 when tagged).
+wire [NN*8-1:0] hdr_norm;
+genvar nbi;
+generate
+    for (nbi = 0; nbi < NN; nbi = nbi + 1) begin : g_norm
+        if (nbi < 12) begin : g_eth
+            assign hdr_norm[nbi*8 +: 8] = hb[nbi];
+        end else begin : g_shift
+            assign hdr_norm[nbi*8 +: 8] = is_tagged ? hb[nbi + 4] : hb[nbi];
+        end
+    end
+endgenerate
+
+`define L(o) q1_hdr[(o)*8 +: 8]
+`define LBE16(o) {`L(o), `L((o) + 1)}
+
+// P2 input, from P1. Normalised offsets: L3 at 14; UDP at 34 (IPv4) or 54 (IPv6);
+// BTH at 42 (IPv4), 62 (IPv6) or 54 (GRH).
+wire [15:0] p1_et = `LBE16(12);
+wire        p1_v4 = p1_et == 16'h0800;
+wire        p1_v6 = p1_et == 16'h86DD;
+wire        p1_grh = p1_et == 16'h8915;
+wire        p1_mac = p1_et == 16'h8808;
+wire [7:0]  p1_tag4 = q1_tagged ? 8'd4 : 8'd0;
+wire [7:0]  p1_boff = p1_v4 ? 8'd42 : p1_v6 ? 8'd62 : 8'd54;
+wire [15:0] p1_l3len = p1_v4 ? `LBE16(16) : `LBE16(18);  // IPv4 total / IPv6 payload length
+// The IP end (normalised) is 14 + total length or 54 + payload length.
+wire [POS_W:0] p1_end = {9'd0, p1_l3len} + (p1_v4 ? 25'd14 : 25'd54) + {17'd0, p1_tag4};
+wire signed [POS_W+1:0] p1_nb = $signed({2'b00, q1_n}) - $signed({18'd0, p1_boff + p1_tag4});
+wire signed [POS_W+1:0] p1_eb = $signed({10'd0, p1_l3len})
+                              - $signed(p1_v4 ? 26'd28 : p1_v6 ? 26'd8 : 26'd0);
+// IPv4 checksum: two partial sums of five words each.
+reg  [18:0] p1_csa, p1_csb;
+integer     cw;
+always @* begin
+    p1_csa = 19'd0;
+    p1_csb = 19'd0;
+    for (cw = 0; cw < 5; cw = cw + 1) begin
+        p1_csa = p1_csa + {3'd0, q1_hdr[(14 + 2*cw)*8 +: 8], q1_hdr[(15 + 2*cw)*8 +: 8]};
+        p1_csb = p1_csb + {3'd0, q1_hdr[(24 + 2*cw)*8 +: 8], q1_hdr[(25 + 2*cw)*8 +: 8]};
+    end
+end
+
+reg  [54*8-1:0]          q2_lo;   // normalised bytes 0..53: Ethernet and L3
+reg  [4*8-1:0]           q2_udp;  // the UDP ports
+// Reserved BTH bits and the TCI's DEI are not part of the record.
+/* verilator lint_off UNUSEDSIGNAL */
+reg  [40*8-1:0]          q2_bth;  // BTH and its extended headers
+reg  [15:0]              q2_tci;
+/* verilator lint_on UNUSEDSIGNAL */
+reg  [POS_W-1:0]         q2_n;
+reg                      q2_tagged;
+reg                      q2_icrc;
+reg                      q2_v4, q2_v6, q2_grh, q2_mac;
+reg  signed [POS_W+1:0]  q2_nb;   // frame bytes after the BTH start
+reg  signed [POS_W+1:0]  q2_eb;   // IP bytes after the BTH start
+reg                      q2_e_gt_n;
+reg  [18:0]              q2_csa, q2_csb;
+
+`undef L
+`undef LBE16
+`define L(o) q2_lo[(o)*8 +: 8]
+`define LBE16(o) {`L(o), `L((o) + 1)}
+`define LBE32(o) {`L(o), `L((o) + 1), `L((o) + 2), `L((o) + 3)}
+`define U(o) q2_udp[(o)*8 +: 8]
+`define T(o) q2_bth[(o)*8 +: 8]
+`define TBE32(o) {`T(o), `T((o) + 1), `T((o) + 2), `T((o) + 3)}
+
+// P3 input, from P2: the record. Same decisions, in the same order, as the packet
+// library's decoder (controller/packets): every offset is a constant here.
+wire [19:0] csum = {1'b0, q2_csa} + {1'b0, q2_csb};
+// The ones' complement sum is 0xFFFF iff the plain sum is a non-zero multiple of 0xFFFF
+// (10 words: at most 10 times).
+reg         csum_ok;
+integer     ck;
+always @* begin
+    csum_ok = 1'b0;
+    for (ck = 1; ck <= 10; ck = ck + 1)
+        if (csum == ck[19:0] * 20'hFFFF)
+            csum_ok = 1'b1;
+end
+wire [7:0]  tag4 = q2_tagged ? 8'd4 : 8'd0;
+// The frame (normalised) is shorter than c bytes.
+`define NLT(c) (q2_n < (c) + {16'd0, tag4})
+// min(frame, IP end) is short of k bytes after the BTH start.
+`define LT(k) (q2_nb < (k) || q2_eb < (k))
+
+reg              go;
+reg              end_set;
 reg [15:0]       etype;
 reg [7:0]        tc;
 reg [7:0]        opc;
-reg [16:0]       csum;
-// Scratch words for splitting header bytes into fields; reserved bits stay unread.
-/* verilator lint_off UNUSEDSIGNAL */
-reg [7:0]        t8;
-reg [15:0]       t16;
-reg [31:0]       t32;
-/* verilator lint_on UNUSEDSIGNAL */
+reg [5:0]        icrc_at;   // the ICRC's offset after the BTH start
 reg              icrc_check;
-integer          w;
 
 always @* begin
     p_eth_dst = 0;
@@ -481,37 +593,28 @@ always @* begin
     p_err_icrc = 0;
     p_err_unsupported = 0;
     go = 1'b1;
-    off = 24'd14;
-    end_ = 24'd0;
-    lim = 24'd0;
-    etype = 16'd0;
+    end_set = 1'b0;
+    etype = `LBE16(12);
     tc = 8'd0;
     opc = 8'd0;
-    csum = 17'd0;
-    t8 = 8'd0;
-    t16 = 16'd0;
-    t32 = 32'd0;
+    icrc_at = 6'd12;
     icrc_check = 1'b0;
-    w = 0;  // assigned on every path: synthesis would infer a latch otherwise
 
-    // Ethernet and one VLAN tag
-    if (n < 24'd14) begin
+    // Ethernet and one VLAN tag (stripped in P1: etype is the inner one)
+    if (q2_n < 24'd14) begin
         p_err_truncated = 1'b1;
         go = 1'b0;
     end else begin
-        p_eth_dst = {`BE16(8'd0), `BE32(8'd2)};
-        p_eth_src = {`BE16(8'd6), `BE32(8'd8)};
-        etype = `BE16(8'd12);
-        if (etype == 16'h8100) begin
-            if (n < 24'd18) begin
+        p_eth_dst = {`LBE16(0), `LBE32(2)};
+        p_eth_src = {`LBE16(6), `LBE32(8)};
+        if (q2_tagged) begin
+            if (q2_n < 24'd18) begin
                 p_err_truncated = 1'b1;
                 go = 1'b0;
             end else begin
                 p_vlan_valid = 1'b1;
-                t16 = `BE16(8'd14);
-                {p_vlan_pcp, t8[0], p_vlan_vid} = t16;
-                etype = `BE16(8'd16);
-                off = 24'd18;
+                p_vlan_pcp = q2_tci[15:13];
+                p_vlan_vid = q2_tci[11:0];
             end
         end
     end
@@ -519,120 +622,102 @@ always @* begin
         p_ethertype = etype;
 
     // IPv4
-    if (go && etype == 16'h0800) begin
-        if (n < off + 24'd20) begin
+    if (go && q2_v4) begin
+        if (`NLT(24'd34)) begin
             p_err_truncated = 1'b1;
             go = 1'b0;
         end else begin
-            t8 = `B(off[7:0]);
-            p_ip_version = t8[7:4];
+            p_ip_version = q2_lo[14*8+4 +: 4];
             if (p_ip_version != 4'd4) begin
                 p_err_unsupported = 1'b1;
                 go = 1'b0;
             end
         end
         if (go) begin
-            tc = `B(off[7:0] + 8'd1);
+            tc = `L(15);
             p_dscp = tc[7:2];
             p_ecn = tc[1:0];
-            p_ttl = `B(off[7:0] + 8'd8);
-            p_ip_src = {96'd0, `BE32(off[7:0] + 8'd12)};
-            p_ip_dst = {96'd0, `BE32(off[7:0] + 8'd16)};
-            if (`B(off[7:0]) != 8'h45) begin  // version 4 known: IHL != 5
+            p_ttl = `L(22);
+            p_ip_src = {96'd0, `LBE32(26)};
+            p_ip_dst = {96'd0, `LBE32(30)};
+            if (`L(14) != 8'h45) begin  // version 4 known: IHL != 5
                 p_err_unsupported = 1'b1;
                 go = 1'b0;
             end
         end
         if (go) begin
-            csum = 17'd0;
-            for (w = 0; w < 10; w = w + 1) begin
-                csum = {1'b0, csum[15:0]} + {1'b0, `BE16(off[7:0] + {w[6:0], 1'b0})} + {16'd0, csum[16]};
-            end
-            csum = {1'b0, csum[15:0]} + {16'd0, csum[16]};
-            if (csum[15:0] != 16'hFFFF)
+            if (!csum_ok)
                 p_err_ip_csum = 1'b1;
-            if (`BE16(off[7:0] + 8'd2) < 16'd20) begin
+            if (`LBE16(16) < 16'd20) begin
                 p_err_truncated = 1'b1;
                 go = 1'b0;
             end
-            end_ = off + {8'd0, `BE16(off[7:0] + 8'd2)};
-            if (`B(off[7:0] + 8'd9) == 8'd17)
-                off = off + 24'd20;
-            else
+            end_set = 1'b1;
+            if (`L(23) != 8'd17)
                 go = 1'b0;  // the end check below still runs
         end
     end
 
     // IPv6 and GRH share the first 40 bytes
-    if (go && (etype == 16'h86DD || etype == 16'h8915)) begin
-        if (n < off + 24'd40) begin
+    if (go && (q2_v6 || q2_grh)) begin
+        if (`NLT(24'd54)) begin
             p_err_truncated = 1'b1;
             go = 1'b0;
         end else begin
-            t8 = `B(off[7:0]);
-            p_ip_version = t8[7:4];
-            if (etype == 16'h86DD && p_ip_version != 4'd6) begin
+            p_ip_version = q2_lo[14*8+4 +: 4];
+            if (q2_v6 && p_ip_version != 4'd6) begin
                 p_err_unsupported = 1'b1;
                 go = 1'b0;
             end
         end
         if (go) begin
-            tc = {`B(off[7:0]) << 4} | {`B(off[7:0] + 8'd1) >> 4};
+            tc = {`L(14) << 4} | {`L(15) >> 4};
             p_dscp = tc[7:2];
             p_ecn = tc[1:0];
-            p_ttl = `B(off[7:0] + 8'd7);
-            p_ip_src = {`BE32(off[7:0] + 8'd8), `BE32(off[7:0] + 8'd12), `BE32(off[7:0] + 8'd16),
-                        `BE32(off[7:0] + 8'd20)};
-            p_ip_dst = {`BE32(off[7:0] + 8'd24), `BE32(off[7:0] + 8'd28), `BE32(off[7:0] + 8'd32),
-                        `BE32(off[7:0] + 8'd36)};
-            end_ = off + 24'd40 + {8'd0, `BE16(off[7:0] + 8'd4)};
-            if (etype == 16'h86DD && `B(off[7:0] + 8'd6) == 8'd17) begin
-                off = off + 24'd40;
-            end else if (etype == 16'h8915 && `B(off[7:0] + 8'd6) == 8'h1B) begin
+            p_ttl = `L(21);
+            p_ip_src = {`LBE32(22), `LBE32(26), `LBE32(30), `LBE32(34)};
+            p_ip_dst = {`LBE32(38), `LBE32(42), `LBE32(46), `LBE32(50)};
+            end_set = 1'b1;
+            if (q2_v6 && `L(20) == 8'd17) begin
+            end else if (q2_grh && `L(20) == 8'h1B)
                 p_roce_version = 2'd1;
-                off = off + 24'd40;
-            end else
+            else
                 go = 1'b0;
         end
     end
-    lim = n < end_ ? n : end_;
     p_ecn_ce = p_ecn == 2'd3;
 
-    // UDP
-    if (go && etype != 16'h8915 && (etype == 16'h0800 || etype == 16'h86DD)) begin
-        if (lim < off + 24'd8) begin
+    // UDP (ends where the BTH starts)
+    if (go && (q2_v4 || q2_v6)) begin
+        if (`LT(0)) begin
             p_err_truncated = 1'b1;
             go = 1'b0;
         end else begin
-            p_udp_sport = `BE16(off[7:0]);
-            p_udp_dport = `BE16(off[7:0] + 8'd2);
-            if (p_udp_dport == 16'd4791) begin
+            p_udp_sport = {`U(0), `U(1)};
+            p_udp_dport = {`U(2), `U(3)};
+            if (p_udp_dport == 16'd4791)
                 p_roce_version = 2'd2;
-                off = off + 24'd8;
-            end else
+            else
                 go = 1'b0;
         end
     end
 
-    // BTH and extended headers
+    // BTH and extended headers, offsets from the BTH start
     if (go && p_roce_version != 2'd0) begin
-        if (lim < off + 24'd12) begin
+        if (`LT(12)) begin
             p_err_truncated = 1'b1;
             go = 1'b0;
         end else begin
-            opc = `B(off[7:0]);
+            opc = `T(0);
             p_bth_opcode = opc;
-            {p_bth_se, p_bth_m, p_bth_pad, p_bth_tver} = `B(off[7:0] + 8'd1);
-            p_bth_pkey = `BE16(off[7:0] + 8'd2);
-            t32 = `BE32(off[7:0] + 8'd4);
-            {p_bth_fecn, p_bth_becn} = t32[31:30];
-            p_bth_dqpn = t32[23:0];
-            t32 = `BE32(off[7:0] + 8'd8);
-            p_bth_ackreq = t32[31];
-            p_bth_psn = t32[23:0];
+            {p_bth_se, p_bth_m, p_bth_pad, p_bth_tver} = `T(1);
+            p_bth_pkey = {`T(2), `T(3)};
+            {p_bth_fecn, p_bth_becn} = q2_bth[4*8+6 +: 2];
+            p_bth_dqpn = {`T(5), `T(6), `T(7)};
+            p_bth_ackreq = q2_bth[8*8+7];
+            p_bth_psn = {`T(9), `T(10), `T(11)};
             p_is_roce = 1'b1;
             p_is_cnp = opc == 8'h81;
-            off = off + 24'd12;
             if (p_bth_tver != 4'd0) begin
                 p_err_unsupported = 1'b1;
                 go = 1'b0;
@@ -640,69 +725,69 @@ always @* begin
         end
         // RETH: WRITE FIRST, WRITE ONLY, WRITE ONLY with imm, READ REQUEST
         if (go && (opc == 8'h06 || opc == 8'h0A || opc == 8'h0B || opc == 8'h0C)) begin
-            if (lim < off + 24'd16) begin
+            if (`LT(28)) begin
                 p_err_truncated = 1'b1;
                 go = 1'b0;
             end else begin
                 p_reth_valid = 1'b1;
-                p_reth_va = {`BE32(off[7:0]), `BE32(off[7:0] + 8'd4)};
-                p_reth_rkey = `BE32(off[7:0] + 8'd8);
-                p_reth_dlen = `BE32(off[7:0] + 8'd12);
-                off = off + 24'd16;
+                p_reth_va = {`TBE32(12), `TBE32(16)};
+                p_reth_rkey = `TBE32(20);
+                p_reth_dlen = `TBE32(24);
+                icrc_at = 6'd28;
             end
         end
         if (go && (opc == 8'h03 || opc == 8'h05 || opc == 8'h09 || opc == 8'h0B)) begin
-            if (lim < off + 24'd4) begin
+            if (opc == 8'h0B ? `LT(32) : `LT(16)) begin
                 p_err_truncated = 1'b1;
                 go = 1'b0;
             end else begin
                 p_immdt_valid = 1'b1;
-                p_immdt = `BE32(off[7:0]);
-                off = off + 24'd4;
+                p_immdt = opc == 8'h0B ? `TBE32(28) : `TBE32(12);
+                icrc_at = opc == 8'h0B ? 6'd32 : 6'd16;
             end
         end else if (go && (opc == 8'h0D || opc == 8'h0F || opc == 8'h10 || opc == 8'h11
                             || opc == 8'h12))
         begin
-            if (lim < off + 24'd4) begin
+            if (`LT(16)) begin
                 p_err_truncated = 1'b1;
                 go = 1'b0;
             end else begin
                 p_aeth_valid = 1'b1;
-                {p_aeth_syndrome, p_aeth_msn} = `BE32(off[7:0]);
-                off = off + 24'd4;
+                {p_aeth_syndrome, p_aeth_msn} = `TBE32(12);
+                icrc_at = 6'd16;
             end
             // AtomicAckETH after the AETH of an ATOMIC ACKNOWLEDGE
             if (go && opc == 8'h12) begin
-                if (lim < off + 24'd8) begin
+                if (`LT(24)) begin
                     p_err_truncated = 1'b1;
                     go = 1'b0;
                 end else begin
                     p_atomicack_valid = 1'b1;
-                    p_atomicack_orig = {`BE32(off[7:0]), `BE32(off[7:0] + 8'd4)};
-                    off = off + 24'd8;
+                    p_atomicack_orig = {`TBE32(16), `TBE32(20)};
+                    icrc_at = 6'd24;
                 end
             end
         end else if (go && (opc == 8'h13 || opc == 8'h14)) begin  // CMP_SWAP, FETCH_ADD
-            if (lim < off + 24'd28) begin
+            if (`LT(40)) begin
                 p_err_truncated = 1'b1;
                 go = 1'b0;
             end else begin
                 p_atomic_valid = 1'b1;
-                p_atomic_va = {`BE32(off[7:0]), `BE32(off[7:0] + 8'd4)};
-                p_atomic_rkey = `BE32(off[7:0] + 8'd8);
-                p_atomic_swap = {`BE32(off[7:0] + 8'd12), `BE32(off[7:0] + 8'd16)};
-                p_atomic_cmp = {`BE32(off[7:0] + 8'd20), `BE32(off[7:0] + 8'd24)};
-                off = off + 24'd28;
+                p_atomic_va = {`TBE32(12), `TBE32(16)};
+                p_atomic_rkey = `TBE32(20);
+                p_atomic_swap = {`TBE32(24), `TBE32(28)};
+                p_atomic_cmp = {`TBE32(32), `TBE32(36)};
+                icrc_at = 6'd40;
             end
         end else if (go && opc == 8'h81) begin
-            if (lim < off + 24'd16) begin
+            if (`LT(28)) begin
                 p_err_truncated = 1'b1;
                 go = 1'b0;
             end else
-                off = off + 24'd16;
+                icrc_at = 6'd28;
         end
         // the ICRC
-        if (go && lim < off + 24'd4) begin
+        if (go && `LT($signed({20'd0, icrc_at} + 26'd4))) begin
             p_err_truncated = 1'b1;
             go = 1'b0;
         end
@@ -710,43 +795,51 @@ always @* begin
     end
 
     // A packet whose headers are done must reach the end its IP length gives.
-    if (!p_err_truncated && end_ != 24'd0 && end_ > n) begin
+    if (!p_err_truncated && end_set && q2_e_gt_n) begin
         p_err_truncated = 1'b1;
         icrc_check = 1'b0;
     end
-    if (icrc_check && !icrc_good)
+    if (icrc_check && !q2_icrc)
         p_err_icrc = 1'b1;
 
     // MAC control: PFC and PAUSE
-    if (go && etype == 16'h8808) begin
-        if (n < off + 24'd2)
+    if (go && q2_mac) begin
+        if (`NLT(24'd16))
             p_err_truncated = 1'b1;
-        else if (`BE16(off[7:0]) == 16'h0101) begin
-            if (n < off + 24'd20)
+        else if (`LBE16(14) == 16'h0101) begin
+            if (`NLT(24'd34))
                 p_err_truncated = 1'b1;
             else begin
                 p_is_pfc = 1'b1;
-                p_pfc_cev = `B(off[7:0] + 8'd3);
-                p_pfc_quanta0 = `BE16(off[7:0] + 8'd4);
-                p_pfc_quanta1 = `BE16(off[7:0] + 8'd6);
-                p_pfc_quanta2 = `BE16(off[7:0] + 8'd8);
-                p_pfc_quanta3 = `BE16(off[7:0] + 8'd10);
-                p_pfc_quanta4 = `BE16(off[7:0] + 8'd12);
-                p_pfc_quanta5 = `BE16(off[7:0] + 8'd14);
-                p_pfc_quanta6 = `BE16(off[7:0] + 8'd16);
-                p_pfc_quanta7 = `BE16(off[7:0] + 8'd18);
+                p_pfc_cev = `L(17);
+                p_pfc_quanta0 = `LBE16(18);
+                p_pfc_quanta1 = `LBE16(20);
+                p_pfc_quanta2 = `LBE16(22);
+                p_pfc_quanta3 = `LBE16(24);
+                p_pfc_quanta4 = `LBE16(26);
+                p_pfc_quanta5 = `LBE16(28);
+                p_pfc_quanta6 = `LBE16(30);
+                p_pfc_quanta7 = `LBE16(32);
             end
-        end else if (`BE16(off[7:0]) == 16'h0001) begin
-            if (n < off + 24'd4)
+        end else if (`LBE16(14) == 16'h0001) begin
+            if (`NLT(24'd18))
                 p_err_truncated = 1'b1;
             else begin
                 p_is_pause = 1'b1;
-                p_pause_time = `BE16(off[7:0] + 8'd2);
+                p_pause_time = `LBE16(16);
             end
         end
     end
 end
 
+`undef L
+`undef LBE16
+`undef LBE32
+`undef U
+`undef T
+`undef TBE32
+`undef NLT
+`undef LT
 wire [RECORD_BITS-1:0] rec_next = {p_eth_dst, p_eth_src, p_vlan_valid, p_vlan_pcp, p_vlan_vid, p_ethertype, p_roce_version, p_ip_version, p_ip_src, p_ip_dst, p_dscp, p_ecn, p_ttl, p_udp_sport, p_udp_dport, p_bth_opcode, p_bth_se, p_bth_m, p_bth_pad, p_bth_tver, p_bth_pkey, p_bth_fecn, p_bth_becn, p_bth_dqpn, p_bth_ackreq, p_bth_psn, p_reth_valid, p_reth_va, p_reth_rkey, p_reth_dlen, p_aeth_valid, p_aeth_syndrome, p_aeth_msn, p_immdt_valid, p_immdt, p_atomic_valid, p_atomic_va, p_atomic_rkey, p_atomic_swap, p_atomic_cmp, p_atomicack_valid, p_atomicack_orig, p_is_roce, p_is_cnp, p_ecn_ce, p_is_pfc, p_pfc_cev, p_pfc_quanta0, p_pfc_quanta1, p_pfc_quanta2, p_pfc_quanta3, p_pfc_quanta4, p_pfc_quanta5, p_pfc_quanta6, p_pfc_quanta7, p_is_pause, p_pause_time, p_err_truncated, p_err_ip_csum, p_err_icrc, p_err_unsupported};
 
 // ---------------------------------------------------------------------------------------
@@ -763,7 +856,6 @@ always @(posedge clk) begin
             beat_q <= {BEAT_W{1'b0}};
             crc_q <= 32'd0;
             crc_done_q <= 1'b0;
-            rec_q <= rec_next;
         end else begin
             if (pos_q < POS_MAX)
                 pos_q <= pos_q + BYTES_P;
@@ -773,21 +865,62 @@ always @(posedge clk) begin
             crc_done_q <= crc_done_next;
         end
     end
+
+    // P1: loaded with a last beat (accepted only when P1 is free: rdy1)
+    if (beat && s_axis_tlast) begin
+        q1_hdr <= hdr_norm;
+        q1_n <= n;
+        q1_tagged <= is_tagged;
+        q1_tci <= `BE16(8'd14);
+        q1_icrc <= icrc_good;
+    end
+    // P2
+    if (rdy2 && v1) begin
+        q2_lo <= q1_hdr[54*8-1:0];
+        q2_udp <= p1_v4 ? q1_hdr[34*8 +: 32] : q1_hdr[54*8 +: 32];
+        q2_bth <= p1_v4 ? q1_hdr[42*8 +: 320] : p1_v6 ? q1_hdr[62*8 +: 320] : q1_hdr[54*8 +: 320];
+        q2_n <= q1_n;
+        q2_tagged <= q1_tagged;
+        q2_tci <= q1_tci;
+        q2_icrc <= q1_icrc;
+        q2_v4 <= p1_v4;
+        q2_v6 <= p1_v6;
+        q2_grh <= p1_grh;
+        q2_mac <= p1_mac;
+        q2_nb <= p1_nb;
+        q2_eb <= p1_eb;
+        q2_e_gt_n <= p1_end > {1'b0, q1_n};
+        q2_csa <= p1_csa;
+        q2_csb <= p1_csb;
+    end
+    // P3: the record
+    if (rdy3 && v2)
+        rec_q <= rec_next;
+
     if (beat && s_axis_tlast)
-        res_valid <= 1'b1;
-    else if (res_ready)
-        res_valid <= 1'b0;
+        v1 <= 1'b1;
+    else if (rdy2)
+        v1 <= 1'b0;
+    if (rdy2)
+        v2 <= v1;
+    if (rdy3)
+        res_valid <= v2;
 
     if (rst) begin
         pos_q <= {POS_W{1'b0}};
         beat_q <= {BEAT_W{1'b0}};
         crc_q <= 32'd0;
         crc_done_q <= 1'b0;
+        v1 <= 1'b0;
+        v2 <= 1'b0;
         res_valid <= 1'b0;
     end
 end
 
 assign res_data = rec_q;
+`ifdef FORMAL
+assign dbg_inflight = {1'b0, v1} + {1'b0, v2};
+`endif
 assign res_eth_dst = rec_q[1166:1119];
 assign res_eth_src = rec_q[1118:1071];
 assign res_vlan_valid = rec_q[1070];
