@@ -49,11 +49,12 @@ class Target:
 # 16); the NP's CNP is 74 bytes = 10 beats after reset, two cfg writes, the record and the
 # decision (c_cnp_out: step 15).
 TARGETS = {
-    "roce_parser": Target("roce_parser_props", ("roce_parser.v",), depth=20, induction=2, keep_going=True, planted={
+    "roce_parser": Target("roce_parser_props", ("roce_parser.v",), depth=20, induction=4, keep_going=True, planted={
         "tvalid_dropped_under_stall": (1, "a_tvalid_held"),
         "tdata_changed_under_stall": (2, "a_stable"),
         "second_record": (3, "a_one_record"),
         "beat_out_without_frame_in": (4, "a_out_is_in"),
+        "record_late": (5, "a_latency"),
     }),
     # NP: the BMC proof's step 8 alone takes > 60 s of yices (the CNP header function on both
     # sides of a_stable, presumably): not closed; its covers and planted bugs take ~10-25 s.
@@ -89,7 +90,8 @@ def models(name: str) -> Path:
     t = TARGETS[name]
     files = [RTL / f for f in t.rtl] + [HERE / f"{t.wrapper}.sv"]
     plants = [0] + sorted(p for p, _ in t.planted.values())
-    steps = [f"read_verilog -sv {f}" for f in t.rtl] + [f"read_verilog -formal -sv {t.wrapper}.sv",
+    # FORMAL: the RTL's debug ports for its wrapper (roce_parser's dbg_inflight)
+    steps = [f"read_verilog -DFORMAL -sv {f}" for f in t.rtl] + [f"read_verilog -formal -sv {t.wrapper}.sv",
                                                         "design -save read"]
     for p in plants:  # the DUT keeps its default parameters: elaborated once, at read
         steps += ["design -load read", f"hierarchy -check -top {t.wrapper} -chparam PLANT {p}",
