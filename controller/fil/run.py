@@ -18,7 +18,9 @@ import run_sim  # noqa: E402  (hdl/tb is not a package: it lives beside the test
 RTL = [ROOT / "hdl" / "rtl" / n for n in ("roce_parser.v", "roce_np.v", "roce_rx.v")]
 NP_TB = TB_DIR / "roce_np"
 FAULTS = ("ROCE_NP_FAULT_INTERVAL", "ROCE_NP_FAULT_QP", "ROCE_NP_FAULT_REUSE",
-          "ROCE_NP_FAULT_NH6", "ROCE_NP_FAULT_PCP")
+          "ROCE_NP_FAULT_NH6", "ROCE_NP_FAULT_PCP",
+          # roce_parser's test-only builds: a longer record latency, a lost, a doubled record
+          "ROCE_PARSER_SLOW_RECORD", "ROCE_PARSER_FAULT_LOSE", "ROCE_PARSER_FAULT_DOUBLE")
 LOOP_MODULE = "controller.fil.cocotb_loop"
 
 
@@ -26,7 +28,7 @@ def run_rx(sim: str, width: int, work: Path, test_module: str, *, fault: str | N
            env: dict[str, str] | None = None, testcase: str | None = None) -> run_sim.SimRun:
     """One simulation of roce_rx; `fault` builds the deliberately broken NP (own build)."""
     if fault is not None and fault not in FAULTS:
-        raise ValueError(f"unknown NP fault {fault!r} (one of {', '.join(FAULTS)})")
+        raise ValueError(f"unknown RTL fault {fault!r} (one of {', '.join(FAULTS)})")
     return run_sim.run(
         sim, width, work, testcase=testcase, env=env, sources=RTL, toplevel="roce_rx",
         test_module=test_module, parameters={"RECORD_BITS": RECORD_BITS},

@@ -226,8 +226,9 @@ reg  [RECORD_BITS-1:0] rec_q;
 
 // The record pipeline's stage handshakes (P1 -> P2 -> P3 = rec_q/res_valid, below).
 reg  v1, v2;  // P1, P2 hold a record in progress
+wire p2_out;  // P2's record may move on (always, but in a test-only slow build)
 wire rdy3 = !res_valid || res_ready;
-wire rdy2 = !v2 || rdy3;
+wire rdy2 = !v2 || (rdy3 && p2_out);
 wire rdy1 = !v1 || rdy2;
 
 // A last beat waits until P1 can take its record.
@@ -843,6 +844,50 @@ end
 wire [RECORD_BITS-1:0] rec_next = {p_eth_dst, p_eth_src, p_vlan_valid, p_vlan_pcp, p_vlan_vid, p_ethertype, p_roce_version, p_ip_version, p_ip_src, p_ip_dst, p_dscp, p_ecn, p_ttl, p_udp_sport, p_udp_dport, p_bth_opcode, p_bth_se, p_bth_m, p_bth_pad, p_bth_tver, p_bth_pkey, p_bth_fecn, p_bth_becn, p_bth_dqpn, p_bth_ackreq, p_bth_psn, p_reth_valid, p_reth_va, p_reth_rkey, p_reth_dlen, p_aeth_valid, p_aeth_syndrome, p_aeth_msn, p_immdt_valid, p_immdt, p_atomic_valid, p_atomic_va, p_atomic_rkey, p_atomic_swap, p_atomic_cmp, p_atomicack_valid, p_atomicack_orig, p_is_roce, p_is_cnp, p_ecn_ce, p_is_pfc, p_pfc_cev, p_pfc_quanta0, p_pfc_quanta1, p_pfc_quanta2, p_pfc_quanta3, p_pfc_quanta4, p_pfc_quanta5, p_pfc_quanta6, p_pfc_quanta7, p_is_pause, p_pause_time, p_err_truncated, p_err_ip_csum, p_err_icrc, p_err_unsupported};
 
 // ---------------------------------------------------------------------------------------
+// Test-only builds for controller/fil's record pairing (tests/hdl/test_fil_loop.py), off
+// unless defined: ROCE_PARSER_SLOW_RECORD holds each record 16 more cycles in P2 (a longer
+// latency), ROCE_PARSER_FAULT_LOSE never offers every 8th record, ROCE_PARSER_FAULT_DOUBLE
+// offers every 8th record once more after it was taken (if no record follows it at once).
+`ifdef ROCE_PARSER_SLOW_RECORD
+reg [4:0] age2_q;
+always @(posedge clk)
+    age2_q <= (rst || (rdy2 && v1)) ? 5'd0 : (v2 && age2_q != 5'd16) ? age2_q + 5'd1 : age2_q;
+assign p2_out = age2_q == 5'd16;
+`else
+assign p2_out = 1'b1;
+`endif
+`ifdef ROCE_PARSER_FAULT_LOSE
+`define ROCE_PARSER_COUNT
+`endif
+`ifdef ROCE_PARSER_FAULT_DOUBLE
+`define ROCE_PARSER_COUNT
+`endif
+`ifdef ROCE_PARSER_COUNT
+reg [2:0] nrec_q;  // records loaded into P3, modulo 8
+reg       again_q;
+always @(posedge clk) begin
+    if (rdy3 && v2 && p2_out)
+        nrec_q <= nrec_q + 3'd1;
+    again_q <= fault_again || (again_q && !(res_valid && res_ready));
+    if (rst) begin
+        nrec_q <= 3'd0;
+        again_q <= 1'b0;
+    end
+end
+`undef ROCE_PARSER_COUNT
+`endif
+`ifdef ROCE_PARSER_FAULT_LOSE
+wire fault_lose = nrec_q == 3'd7;
+`else
+wire fault_lose = 1'b0;
+`endif
+`ifdef ROCE_PARSER_FAULT_DOUBLE
+wire fault_again = res_valid && res_ready && nrec_q == 3'd0 && !again_q && !(v2 && p2_out);
+`else
+wire fault_again = 1'b0;
+`endif
+
+// ---------------------------------------------------------------------------------------
 // State.
 
 integer hs;
@@ -894,7 +939,7 @@ always @(posedge clk) begin
         q2_csb <= p1_csb;
     end
     // P3: the record
-    if (rdy3 && v2)
+    if (rdy3 && v2 && p2_out)
         rec_q <= rec_next;
 
     if (beat && s_axis_tlast)
@@ -904,7 +949,9 @@ always @(posedge clk) begin
     if (rdy2)
         v2 <= v1;
     if (rdy3)
-        res_valid <= v2;
+        res_valid <= v2 && p2_out && !fault_lose;
+    if (fault_again)
+        res_valid <= 1'b1;
 
     if (rst) begin
         pos_q <= {POS_W{1'b0}};
