@@ -193,6 +193,17 @@ function [1024*(LOGB+1)-1:0] crc_adv_matrices(input integer unused);
     end
 endfunction
 
+// One advance matrix per byte count 1..BYTES (used up to 16 bytes per beat).
+function [1024*BYTES-1:0] crc_adv_counts(input integer unused);
+    integer k;
+    begin
+        crc_adv_counts = 0;
+        if (BYTES <= 16)
+            for (k = 1; k <= BYTES; k = k + 1)
+                crc_adv_counts[(k-1)*1024 +: 1024] = crc_adv_matrix(k + unused);
+    end
+endfunction
+
 localparam [32*DATA_WIDTH-1:0] CRC_D = crc_data_matrix(0);
 localparam [1024*(LOGB+1)-1:0] CRC_ADV = crc_adv_matrices(0);
 
@@ -218,10 +229,12 @@ endfunction
 // Data path and beat bookkeeping.
 
 reg  [HB*8-1:0]   hdr_q;
+// Known from power-up (an FPGA's flop init): the ICRC's C1 reads beats of hdr_q the first
+// frame has not written yet (their bytes cannot matter, but X would reach the CRC state).
+initial hdr_q = {(HB*8){1'b0}};
 reg  [POS_W-1:0]  pos_q;   // byte offset of the current beat
 reg  [BEAT_W-1:0] beat_q;  // beat index, saturating at NHB
 reg  [31:0]       crc_q;
-reg               crc_done_q;
 reg  [RECORD_BITS-1:0] rec_q;
 
 // The record pipeline's stage handshakes (P1 -> P2 -> P3 = rec_q/res_valid, below).
@@ -269,25 +282,51 @@ endgenerate
 `define BE32(o) {hb[(o)], hb[(o) + 8'd1], hb[(o) + 8'd2], hb[(o) + 8'd3]}
 
 // ---------------------------------------------------------------------------------------
-// ICRC stream.
+// ICRC stream: two stages behind the input, so no path runs from s_axis to the CRC.
+// C1 (d1_*: the beat accepted last cycle): its position in the frame against the IP end
+//    (read from hdr_q, which now holds that beat), the variant bytes substituted and the
+//    ICRC's last bytes moved to the top of the word -> d2_*.
+// C2 (d2_*): the CRC state advanced; on a frame's last beat the verdict (ICRC good) is
+//    queued for the record (res_err_icrc), which meets it at the output.
 
 localparam [1:0] K_OTHER = 2'd0, K_V4 = 2'd1, K_V6 = 2'd2, K_GRH = 2'd3;
 
-wire             is_tagged = `BE16(8'd12) == 16'h8100;
-wire [POS_W-1:0] ipst = is_tagged ? 24'd18 : 24'd14;
-wire [15:0]      et = is_tagged ? `BE16(8'd16) : `BE16(8'd12);
+wire             is_tagged = `BE16(8'd12) == 16'h8100;  // P1's normalisation (this beat)
+
+reg                  d1_v, d1_last;
+reg [DATA_WIDTH-1:0] d1_data;
+reg [POS_W-1:0]      d1_pos;
+reg                  done1_q;  // the ICRC ended in an earlier beat of this frame
+
+// The kept header bytes (beats up to d1's)
+wire [7:0] hq [0:255];
+genvar hqi;
+generate
+    for (hqi = 0; hqi < 256; hqi = hqi + 1) begin : g_hq
+        if (hqi < HB) begin : g_kept
+            assign hq[hqi] = hdr_q[hqi*8 +: 8];
+        end else begin : g_none
+            assign hq[hqi] = 8'd0;
+        end
+    end
+endgenerate
+`define QBE16(o) {hq[(o)], hq[(o) + 8'd1]}
+
+wire             c_tagged = `QBE16(8'd12) == 16'h8100;
+wire [POS_W-1:0] ipst = c_tagged ? 24'd18 : 24'd14;
+wire [15:0]      et = c_tagged ? `QBE16(8'd16) : `QBE16(8'd12);
 wire [1:0]       kind = et == 16'h0800 ? K_V4 : et == 16'h86DD ? K_V6
                       : et == 16'h8915 ? K_GRH : K_OTHER;
 // The IP end is final once the beat holding the length field has arrived.
 wire [POS_W-1:0] len_pos = ipst + (kind == K_V4 ? 24'd3 : 24'd5);
-wire             len_known = kind != K_OTHER && len_pos < pos_q + BYTES_P;
-wire [POS_W-1:0] ip_end = ipst + (kind == K_V4 ? {8'd0, `BE16(ipst[7:0] + 8'd2)}
-                                               : 24'd40 + {8'd0, `BE16(ipst[7:0] + 8'd4)});
-wire             crc_last = !crc_done_q && len_known && ip_end <= pos_q + BYTES_P;
+wire             len_known = kind != K_OTHER && len_pos < d1_pos + BYTES_P;
+wire [POS_W-1:0] ip_end = ipst + (kind == K_V4 ? {8'd0, `QBE16(ipst[7:0] + 8'd2)}
+                                               : 24'd40 + {8'd0, `QBE16(ipst[7:0] + 8'd4)});
+wire             crc_last = !done1_q && len_known && ip_end <= d1_pos + BYTES_P;
 // Valid bytes in the ICRC's last beat (0 if a bogus length ends it in an earlier beat:
 // such a packet never gets its ICRC checked).
-// pos_q is a multiple of BYTES, so the low bits give ip_end - pos_q (1..BYTES).
-wire [LOGB:0]    crc_end_off = ip_end[LOGB:0] - pos_q[LOGB:0];
+// d1_pos is a multiple of BYTES, so the low bits give ip_end - d1_pos (1..BYTES).
+wire [LOGB:0]    crc_end_off = ip_end[LOGB:0] - d1_pos[LOGB:0];
 wire [LOGB:0]    crc_nbytes = crc_last ? crc_end_off : BYTES_N;
 
 // The beat with the pseudo-LRH and the variant fields substituted.
@@ -296,9 +335,9 @@ reg [POS_W-1:0]      g, r;
 integer              cb;
 always @* begin
     for (cb = 0; cb < BYTES; cb = cb + 1) begin
-        g = pos_q + cb[POS_W-1:0];
+        g = d1_pos + cb[POS_W-1:0];
         r = g - ipst;
-        crc_word[cb*8 +: 8] = s_axis_tdata[cb*8 +: 8];
+        crc_word[cb*8 +: 8] = d1_data[cb*8 +: 8];
         if (g + 24'd4 < ipst)
             crc_word[cb*8 +: 8] = 8'h00;
         else if (g < ipst)
@@ -310,7 +349,7 @@ always @* begin
         end else if (kind == K_V6 || kind == K_GRH) begin
             // traffic class + flow label, hop limit, (v6) UDP checksum, BTH byte 4
             if (r == 0)
-                crc_word[cb*8 +: 8] = s_axis_tdata[cb*8 +: 8] | 8'h0F;
+                crc_word[cb*8 +: 8] = d1_data[cb*8 +: 8] | 8'h0F;
             else if (r == 1 || r == 2 || r == 3 || r == 7)
                 crc_word[cb*8 +: 8] = 8'hFF;
             else if (kind == K_V6 && (r == 46 || r == 47 || r == 52))
@@ -326,15 +365,33 @@ wire [DATA_WIDTH-1:0] crc_keep = crc_nbytes >= BYTES_N ? {DATA_WIDTH{1'b1}}
                                : ~({DATA_WIDTH{1'b1}} << {crc_nbytes, 3'b000});
 wire [DATA_WIDTH-1:0] crc_aligned = (crc_word & crc_keep) << {BYTES_N - crc_nbytes, 3'b000};
 
-// Advance the state over crc_nbytes zero bytes: one constant matrix per bit of the count.
+reg                  d2_v, d2_last, d2_clast;
+reg [DATA_WIDTH-1:0] d2_aligned;
+reg [LOGB:0]         d2_nb;     // bytes to feed (0: the ICRC already ended)
+reg                  done2_q;   // the ICRC ended in an earlier beat of this frame
+
+// C2: advance the state over d2_nb zero bytes. Up to 16 bytes per beat: one constant
+// matrix per count, selected (one XOR level deep); wider: one matrix per bit of the count.
 reg [31:0] crc_adv;
 integer    ak;
-always @* begin
-    crc_adv = crc_q;
-    for (ak = 0; ak <= LOGB; ak = ak + 1)
-        if (crc_nbytes[ak])
-            crc_adv = mat_mul(CRC_ADV[ak*1024 +: 1024], crc_adv);
-end
+generate
+    if (BYTES <= 16) begin : g_adv_sel
+        localparam [1024*BYTES-1:0] ADV_N = crc_adv_counts(0);
+        always @* begin
+            crc_adv = crc_q;
+            for (ak = 1; ak <= BYTES; ak = ak + 1)
+                if (d2_nb == ak[LOGB:0])
+                    crc_adv = mat_mul(ADV_N[(ak-1)*1024 +: 1024], crc_q);
+        end
+    end else begin : g_adv_bits
+        always @* begin
+            crc_adv = crc_q;
+            for (ak = 0; ak <= LOGB; ak = ak + 1)
+                if (d2_nb[ak])
+                    crc_adv = mat_mul(CRC_ADV[ak*1024 +: 1024], crc_adv);
+        end
+    end
+endgenerate
 
 // The word's own contribution (from a zero state): one parity per state bit. Continuous
 // assigns, not a function loop: Icarus evaluates these as native vector operations.
@@ -343,13 +400,26 @@ genvar cj;
 generate
     for (cj = 0; cj < 32; cj = cj + 1) begin : g_crc
         localparam [DATA_WIDTH-1:0] ROW = CRC_D[cj*DATA_WIDTH +: DATA_WIDTH];
-        assign crc_of_word[cj] = ^(crc_aligned & ROW);
+        assign crc_of_word[cj] = ^(d2_aligned & ROW);
     end
 endgenerate
 
-wire [31:0] crc_next = crc_done_q ? crc_q : crc_adv ^ crc_of_word;
-wire        crc_done_next = crc_done_q || crc_last;
-wire        icrc_good = crc_done_next && crc_next == RESIDUE;
+wire [31:0] crc_next = d2_nb == {(LOGB+1){1'b0}} ? crc_q : crc_adv ^ crc_of_word;
+wire        icrc_good = (done2_q || d2_clast) && crc_next == RESIDUE;
+
+// The verdicts of frames whose record is still in the pipeline, oldest first (one per
+// frame, in frame order: at most one per record stage).
+reg [3:0] vq_q;
+reg [2:0] vq_n;
+wire      vq_push = d2_v && d2_last;
+wire      vq_pop = res_valid && res_ready;
+wire [1:0] vq_at = vq_n[1:0] - {1'b0, vq_pop};
+reg  [3:0] vq_next;
+always @* begin
+    vq_next = vq_pop ? vq_q >> 1 : vq_q;
+    if (vq_push)
+        vq_next[vq_at] = icrc_good;
+end
 
 // ---------------------------------------------------------------------------------------
 // The record's fields (P3's input, below).
@@ -434,7 +504,6 @@ reg  [NN*8-1:0]   q1_hdr;
 reg  [POS_W-1:0]  q1_n;
 reg               q1_tagged;
 reg  [15:0]       q1_tci;
-reg               q1_icrc;
 
 // P1 input: normalise the merged header (bytes from 12 on move up by 4 when tagged).
 wire [NN*8-1:0] hdr_norm;
@@ -488,7 +557,6 @@ reg  [15:0]              q2_tci;
 /* verilator lint_on UNUSEDSIGNAL */
 reg  [POS_W-1:0]         q2_n;
 reg                      q2_tagged;
-reg                      q2_icrc;
 reg                      q2_v4, q2_v6, q2_grh, q2_mac;
 reg  signed [POS_W+1:0]  q2_nb;   // frame bytes after the BTH start
 reg  signed [POS_W+1:0]  q2_eb;   // IP bytes after the BTH start
@@ -800,8 +868,8 @@ always @* begin
         p_err_truncated = 1'b1;
         icrc_check = 1'b0;
     end
-    if (icrc_check && !q2_icrc)
-        p_err_icrc = 1'b1;
+    // the ICRC to check: its verdict joins the record at the output (vq_q)
+    p_err_icrc = icrc_check;
 
     // MAC control: PFC and PAUSE
     if (go && q2_mac) begin
@@ -899,17 +967,36 @@ always @(posedge clk) begin
         if (s_axis_tlast) begin
             pos_q <= {POS_W{1'b0}};
             beat_q <= {BEAT_W{1'b0}};
-            crc_q <= 32'd0;
-            crc_done_q <= 1'b0;
         end else begin
             if (pos_q < POS_MAX)
                 pos_q <= pos_q + BYTES_P;
             if (beat_q < NHB[BEAT_W-1:0])
                 beat_q <= beat_q + 1'b1;
-            crc_q <= crc_next;
-            crc_done_q <= crc_done_next;
         end
     end
+
+    // ICRC C1, C2 and the verdict queue
+    d1_v <= beat;
+    if (beat) begin
+        d1_data <= s_axis_tdata;
+        d1_pos <= pos_q;
+        d1_last <= s_axis_tlast;
+    end
+    if (d1_v)
+        done1_q <= !d1_last && (done1_q || crc_last);
+    d2_v <= d1_v;
+    if (d1_v) begin
+        d2_aligned <= crc_aligned;
+        d2_nb <= done1_q ? {(LOGB+1){1'b0}} : crc_nbytes;
+        d2_clast <= crc_last;
+        d2_last <= d1_last;
+    end
+    if (d2_v) begin
+        crc_q <= d2_last ? 32'd0 : crc_next;
+        done2_q <= !d2_last && (done2_q || d2_clast);
+    end
+    vq_q <= vq_next;
+    vq_n <= vq_n + {2'd0, vq_push} - {2'd0, vq_pop};
 
     // P1: loaded with a last beat (accepted only when P1 is free: rdy1)
     if (beat && s_axis_tlast) begin
@@ -917,7 +1004,6 @@ always @(posedge clk) begin
         q1_n <= n;
         q1_tagged <= is_tagged;
         q1_tci <= `BE16(8'd14);
-        q1_icrc <= icrc_good;
     end
     // P2
     if (rdy2 && v1) begin
@@ -927,7 +1013,6 @@ always @(posedge clk) begin
         q2_n <= q1_n;
         q2_tagged <= q1_tagged;
         q2_tci <= q1_tci;
-        q2_icrc <= q1_icrc;
         q2_v4 <= p1_v4;
         q2_v6 <= p1_v6;
         q2_grh <= p1_grh;
@@ -957,14 +1042,20 @@ always @(posedge clk) begin
         pos_q <= {POS_W{1'b0}};
         beat_q <= {BEAT_W{1'b0}};
         crc_q <= 32'd0;
-        crc_done_q <= 1'b0;
+        d1_v <= 1'b0;
+        d2_v <= 1'b0;
+        done1_q <= 1'b0;
+        done2_q <= 1'b0;
+        vq_n <= 3'd0;
         v1 <= 1'b0;
         v2 <= 1'b0;
         res_valid <= 1'b0;
     end
 end
 
-assign res_data = rec_q;
+// err_icrc: the record's "ICRC checked" bit and the frame's verdict (the queue's head)
+wire err_icrc = rec_q[1] && !vq_q[0];
+assign res_data = {rec_q[RECORD_BITS-1:2], err_icrc, rec_q[0]};
 `ifdef FORMAL
 assign dbg_inflight = {1'b0, v1} + {1'b0, v2};
 `endif
@@ -1027,12 +1118,13 @@ assign res_is_pause = rec_q[20];
 assign res_pause_time = rec_q[19:4];
 assign res_err_truncated = rec_q[3];
 assign res_err_ip_csum = rec_q[2];
-assign res_err_icrc = rec_q[1];
+assign res_err_icrc = err_icrc;
 assign res_err_unsupported = rec_q[0];
 
 `undef B
 `undef BE16
 `undef BE32
+`undef QBE16
 
 endmodule
 
