@@ -52,8 +52,8 @@ def explanation(stats: FilStats, width: int, clock_ps: int, frame_bytes: int,
     beats = -(-frame_bytes // (width // 8))
     return (
         "Why the CNPs differ (same scenario, seed and switch; only h3's receive path differs):\n"
-        f"- The RTL NP decides on the parser's record, which leaves one cycle after the frame's "
-        f"last beat; the MAC hands the RTL a frame once it is fully received and the 64-bit "
+        f"- The RTL NP decides on the parser's record, which leaves 3 cycles after the frame's "
+        f"last beat (roce_parser's RECORD_LATENCY); the MAC hands the RTL a frame once it is fully received and the 64-bit "
         f"datapath streams it in {beats} cycles of {clock_ps / 1e3:g} ns "
         f"({beats * clock_ps / 1e3:.0f} ns for a {frame_bytes} B frame). The Python NP "
         "answers at the arrival instant. A CNP then needs a few cycles more "

@@ -3,26 +3,33 @@
  *
  * Every frame on s_axis leaves on m_axis unchanged (same beats, same cycle: the data path
  * is combinational, so the parser adds no latency and no bubbles). Alongside, one
- * parse-result record per frame leaves on the res_valid/res_ready interface, one cycle
- * after the frame's last beat. The record follows docs/parsed-record.md field for field;
+ * parse-result record per frame leaves on the res_valid/res_ready interface,
+ * RECORD_LATENCY (3) cycles after the frame's last beat was accepted (res_ready high; a
+ * stalled res_ready delays it). The record follows docs/parsed-record.md field for field;
  * its ports mirror controller/packets/fields.py FIELDS in order, and res_data is the same
  * record packed first-field-most-significant (Decoded.to_int() layout).
  *
- * How it works
+ * How it works (staged for timing: issue 37; ~21.5 MHz at 64 bits when the record was one
+ * combinational function of the buffered bytes and the position)
  * - The first HDR_BYTES bytes of a frame (the deepest header, tagged IPv6 + UDP + BTH +
- *   AtomicETH, ends at byte 106) are kept in hdr_q. On the last beat the record is
- *   computed from hdr_q merged with the beat being accepted, and the frame length.
- * - The ICRC runs as a stream, DATA_WIDTH bits per cycle, from byte 0: bytes before the
- *   pseudo-LRH are forced to 0 (a zero CRC state stays zero over zero bytes), the 4 bytes
- *   before the IP header/GRH to 0xFF (the CRC32 initial value: with the 8 bytes 0xFF of
- *   the pseudo-LRH, 00 00 00 00 FF FF FF FF from a zero state equals FF x 8 from the
- *   0xFFFFFFFF initial state), variant header bytes to 0xFF. It stops after the ICRC
- *   itself (the end the IP length gives); a CRC over data followed by its own CRC leaves
- *   the fixed residue 0xDEBB20E3, so no ICRC bytes are extracted. The last (partial) beat
- *   is moved to the top of the word so zeros lead it, and the CRC state is advanced
- *   separately by the number of valid bytes (CRC linearity).
- * - Backpressure: the data path stalls only on a last beat while a previous record is
- *   still waiting on res_ready. With res_ready high the parser never stalls.
+ *   AtomicETH, ends at byte 106) are kept in hdr_q. With the last beat, P1 takes them
+ *   (merged with that beat) with the VLAN tag stripped, so every later offset is a
+ *   constant, and the frame length. P2 selects the UDP/BTH windows by the L3 kind and
+ *   registers the lengths left after the BTH start and the IPv4 checksum's partial sums;
+ *   P3 (rec_q) is the record. Each stage loads when empty or when the next one takes its
+ *   content: P1 still loads while P2/P3 hold.
+ * - The ICRC runs as a stream, DATA_WIDTH bits per cycle, from byte 0, two stages behind
+ *   the input (C1, C2 below): bytes before the pseudo-LRH are forced to 0 (a zero CRC
+ *   state stays zero over zero bytes), the 4 bytes before the IP header/GRH to 0xFF (the
+ *   CRC32 initial value: with the 8 bytes 0xFF of the pseudo-LRH, 00 00 00 00 FF FF FF FF
+ *   from a zero state equals FF x 8 from the 0xFFFFFFFF initial state), variant header
+ *   bytes to 0xFF. It stops after the ICRC itself (the end the IP length gives); a CRC
+ *   over data followed by its own CRC leaves the fixed residue 0xDEBB20E3, so no ICRC
+ *   bytes are extracted. The last (partial) beat is moved to the top of the word so zeros
+ *   lead it, and the CRC state is advanced separately by the number of valid bytes (CRC
+ *   linearity). Each frame's verdict is queued and meets its record at the output.
+ * - Backpressure: the data path stalls only on a last beat while P1 is full and cannot
+ *   move on (res_ready low with the pipeline full). With res_ready high it never stalls.
  *
  * Assumptions: tkeep is all ones except on the last beat, where it is contiguous from
  * byte 0 (packed AXI4-Stream, as verilog-ethernet MACs emit). Frame lengths are counted

@@ -133,7 +133,8 @@ class TB:
         for i, frame in enumerate(frames):
             rx = await self.recv(frame)
             assert bytes(rx.tdata) == frame, f"{what}[{i}]: output frame differs from input"
-        # The record leaves one cycle after the last beat (more under res_ready pauses).
+        # The record leaves 3 cycles after the last beat (RECORD_LATENCY; more under
+        # res_ready pauses).
         for _ in range(2000):
             if len(self.results.queue) >= len(frames):
                 break
