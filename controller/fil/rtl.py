@@ -182,10 +182,17 @@ class RtlPort(_RxDut):
         self.width = len(dut.s_axis_tdata)
         self.nbytes = self.width // 8
         Clock(dut.clk, clock_ps, unit="ps").start()
-        for name, v in (("cfg_we", 0), ("cfg_addr", 0), ("cfg_wdata", 0), ("s_axis_tvalid", 0),
-                        ("s_axis_tdata", 0), ("s_axis_tkeep", (1 << self.nbytes) - 1),
-                        ("s_axis_tlast", 0),
-                        ("m_axis_tready", 1), ("cnp_axis_tready", 1)):
+        for name, v in (
+            ("cfg_we", 0),
+            ("cfg_addr", 0),
+            ("cfg_wdata", 0),
+            ("s_axis_tvalid", 0),
+            ("s_axis_tdata", 0),
+            ("s_axis_tkeep", (1 << self.nbytes) - 1),
+            ("s_axis_tlast", 0),
+            ("m_axis_tready", 1),
+            ("cnp_axis_tready", 1),
+        ):
             getattr(dut, name).value = v
         self.pending = Exchange()
         self.frames_in = 0
@@ -199,19 +206,28 @@ class RtlPort(_RxDut):
         n = self.nbytes
         out = []
         for off in range(0, len(frame), n):
-            chunk = frame[off:off + n]
-            out.append((int.from_bytes(chunk, "little"), (1 << len(chunk)) - 1,
-                        int(off + n >= len(frame))))
+            chunk = frame[off : off + n]
+            out.append(
+                (int.from_bytes(chunk, "little"), (1 << len(chunk)) - 1, int(off + n >= len(frame)))
+            )
         return out
 
     async def _pump(self) -> None:
         dut = self.dut
         edge = RisingEdge(dut.clk)
-        s_valid, s_data, s_keep, s_last, s_ready = (dut.s_axis_tvalid, dut.s_axis_tdata,
-                                                    dut.s_axis_tkeep, dut.s_axis_tlast,
-                                                    dut.s_axis_tready)
-        c_valid, c_data, c_keep, c_last = (dut.cnp_axis_tvalid, dut.cnp_axis_tdata,
-                                           dut.cnp_axis_tkeep, dut.cnp_axis_tlast)
+        s_valid, s_data, s_keep, s_last, s_ready = (
+            dut.s_axis_tvalid,
+            dut.s_axis_tdata,
+            dut.s_axis_tkeep,
+            dut.s_axis_tlast,
+            dut.s_axis_tready,
+        )
+        c_valid, c_data, c_keep, c_last = (
+            dut.cnp_axis_tvalid,
+            dut.cnp_axis_tdata,
+            dut.cnp_axis_tkeep,
+            dut.cnp_axis_tlast,
+        )
         m_ready, c_ready = dut.m_axis_tready, dut.cnp_axis_tready
         stall = self.ready < 1.0
         c_ready_now = 1  # the cnp_axis_tready the flops sample at the next edge
@@ -281,19 +297,25 @@ class RtlPort(_RxDut):
             rv = r_valid.value == 1
             if rv and r_ready.value == 1:
                 if not inflight:
-                    self._error = (f"RTL record of frame {paired} offered twice (at "
-                                   f"{self.virtual_ns()} ns, no frame in flight)")
+                    self._error = (
+                        f"RTL record of frame {paired} offered twice (at "
+                        f"{self.virtual_ns()} ns, no frame in flight)"
+                    )
                     return
                 rec = Decoded.from_int(r_data.value.to_unsigned())
                 k = inflight[0][0]
                 if rec != decode(sent[k]):  # name a doubled or lost record (else: the loop's check)
                     if paired in sent and rec == decode(sent[paired]):
-                        self._error = (f"RTL record of frame {paired} offered twice (at "
-                                       f"{self.virtual_ns()} ns, frame {k} in flight)")
+                        self._error = (
+                            f"RTL record of frame {paired} offered twice (at "
+                            f"{self.virtual_ns()} ns, frame {k} in flight)"
+                        )
                         return
                     if len(inflight) > 1 and rec == decode(sent[inflight[1][0]]):
-                        self._error = (f"RTL record of frame {k} lost: the next record is "
-                                       f"frame {inflight[1][0]}'s (at {self.virtual_ns()} ns)")
+                        self._error = (
+                            f"RTL record of frame {k} lost: the next record is "
+                            f"frame {inflight[1][0]}'s (at {self.virtual_ns()} ns)"
+                        )
                         return
                 inflight.popleft()
                 sent.pop(paired, None)
@@ -304,9 +326,11 @@ class RtlPort(_RxDut):
             elif inflight and not rv:  # the oldest frame's record is not waiting at the output
                 inflight[0][1] += 1
                 if inflight[0][1] > RECORD_DEADLINE:
-                    self._error = (f"RTL record of frame {inflight[0][0]} lost: none "
-                                   f"{RECORD_DEADLINE} cycles after its last beat "
-                                   f"(at {self.virtual_ns()} ns)")
+                    self._error = (
+                        f"RTL record of frame {inflight[0][0]} lost: none "
+                        f"{RECORD_DEADLINE} cycles after its last beat "
+                        f"(at {self.virtual_ns()} ns)"
+                    )
                     return
             if stall:  # this cycle's tready on both outputs
                 m_ready.value = int(self._rng.random() < self.ready)
