@@ -540,9 +540,22 @@ wire [7:0]  p1_boff = p1_v4 ? 8'd42 : p1_v6 ? 8'd62 : 8'd54;
 wire [15:0] p1_l3len = p1_v4 ? `LBE16(16) : `LBE16(18);  // IPv4 total / IPv6 payload length
 // The IP end (normalised) is 14 + total length or 54 + payload length.
 wire [POS_W:0] p1_end = {9'd0, p1_l3len} + (p1_v4 ? 25'd14 : 25'd54) + {17'd0, p1_tag4};
-wire signed [POS_W+1:0] p1_nb = $signed({2'b00, q1_n}) - $signed({18'd0, p1_boff + p1_tag4});
-wire signed [POS_W+1:0] p1_eb = $signed({10'd0, p1_l3len})
-                              - $signed(p1_v4 ? 26'd28 : p1_v6 ? 26'd8 : 26'd0);
+// The length checks as flags, so P3 decides on registered booleans:
+// p1_lt[i]: min(frame, IP end) is short of 4*i bytes after the BTH start (i = 0..11);
+// frame < c + tag for the fixed-offset checks.
+wire [7:0]  p1_eoff = p1_v4 ? 8'd28 : p1_v6 ? 8'd8 : 8'd0;  // IP end - BTH start - l3len
+wire [11:0] p1_lt;
+genvar lti;
+generate
+    for (lti = 0; lti < 12; lti = lti + 1) begin : g_lt
+        localparam [7:0] K = 4 * lti;
+        assign p1_lt[lti] = q1_n < {16'd0, p1_boff + p1_tag4 + K}
+                         || p1_l3len < {8'd0, p1_eoff + K};
+    end
+endgenerate
+wire [5:0] p1_nlt = {q1_n < 24'd14, q1_n < 24'd18,
+                     q1_n < 24'd16 + {16'd0, p1_tag4}, q1_n < 24'd18 + {16'd0, p1_tag4},
+                     q1_n < 24'd34 + {16'd0, p1_tag4}, q1_n < 24'd54 + {16'd0, p1_tag4}};
 // IPv4 checksum: two partial sums of five words each.
 reg  [18:0] p1_csa, p1_csb;
 integer     cw;
@@ -562,11 +575,10 @@ reg  [4*8-1:0]           q2_udp;  // the UDP ports
 reg  [40*8-1:0]          q2_bth;  // BTH and its extended headers
 reg  [15:0]              q2_tci;
 /* verilator lint_on UNUSEDSIGNAL */
-reg  [POS_W-1:0]         q2_n;
 reg                      q2_tagged;
 reg                      q2_v4, q2_v6, q2_grh, q2_mac;
-reg  signed [POS_W+1:0]  q2_nb;   // frame bytes after the BTH start
-reg  signed [POS_W+1:0]  q2_eb;   // IP bytes after the BTH start
+reg  [11:0]              q2_lt;   // p1_lt
+reg  [5:0]               q2_nlt;  // p1_nlt: raw < 14, < 18; normalised < 16, 18, 34, 54
 reg                      q2_e_gt_n;
 reg  [18:0]              q2_csa, q2_csb;
 
@@ -592,18 +604,20 @@ always @* begin
         if (csum == ck[19:0] * 20'hFFFF)
             csum_ok = 1'b1;
 end
-wire [7:0]  tag4 = q2_tagged ? 8'd4 : 8'd0;
 // The frame (normalised) is shorter than c bytes.
-`define NLT(c) (q2_n < (c) + {16'd0, tag4})
+`define NLT16 q2_nlt[3]
+`define NLT18 q2_nlt[2]
+`define NLT34 q2_nlt[1]
+`define NLT54 q2_nlt[0]
 // min(frame, IP end) is short of k bytes after the BTH start.
-`define LT(k) (q2_nb < (k) || q2_eb < (k))
+`define LT(k) q2_lt[(k) / 4]
 
 reg              go;
 reg              end_set;
 reg [15:0]       etype;
 reg [7:0]        tc;
 reg [7:0]        opc;
-reg [5:0]        icrc_at;   // the ICRC's offset after the BTH start
+reg [3:0]        icrc_w;    // the ICRC's offset after the BTH start, in 4-byte words
 reg              icrc_check;
 
 always @* begin
@@ -673,18 +687,18 @@ always @* begin
     etype = `LBE16(12);
     tc = 8'd0;
     opc = 8'd0;
-    icrc_at = 6'd12;
+    icrc_w = 4'd3;
     icrc_check = 1'b0;
 
     // Ethernet and one VLAN tag (stripped in P1: etype is the inner one)
-    if (q2_n < 24'd14) begin
+    if (q2_nlt[5]) begin
         p_err_truncated = 1'b1;
         go = 1'b0;
     end else begin
         p_eth_dst = {`LBE16(0), `LBE32(2)};
         p_eth_src = {`LBE16(6), `LBE32(8)};
         if (q2_tagged) begin
-            if (q2_n < 24'd18) begin
+            if (q2_nlt[4]) begin
                 p_err_truncated = 1'b1;
                 go = 1'b0;
             end else begin
@@ -699,7 +713,7 @@ always @* begin
 
     // IPv4
     if (go && q2_v4) begin
-        if (`NLT(24'd34)) begin
+        if (`NLT34) begin
             p_err_truncated = 1'b1;
             go = 1'b0;
         end else begin
@@ -736,7 +750,7 @@ always @* begin
 
     // IPv6 and GRH share the first 40 bytes
     if (go && (q2_v6 || q2_grh)) begin
-        if (`NLT(24'd54)) begin
+        if (`NLT54) begin
             p_err_truncated = 1'b1;
             go = 1'b0;
         end else begin
@@ -809,7 +823,7 @@ always @* begin
                 p_reth_va = {`TBE32(12), `TBE32(16)};
                 p_reth_rkey = `TBE32(20);
                 p_reth_dlen = `TBE32(24);
-                icrc_at = 6'd28;
+                icrc_w = 4'd7;
             end
         end
         if (go && (opc == 8'h03 || opc == 8'h05 || opc == 8'h09 || opc == 8'h0B)) begin
@@ -819,7 +833,7 @@ always @* begin
             end else begin
                 p_immdt_valid = 1'b1;
                 p_immdt = opc == 8'h0B ? `TBE32(28) : `TBE32(12);
-                icrc_at = opc == 8'h0B ? 6'd32 : 6'd16;
+                icrc_w = opc == 8'h0B ? 4'd8 : 4'd4;
             end
         end else if (go && (opc == 8'h0D || opc == 8'h0F || opc == 8'h10 || opc == 8'h11
                             || opc == 8'h12))
@@ -830,7 +844,7 @@ always @* begin
             end else begin
                 p_aeth_valid = 1'b1;
                 {p_aeth_syndrome, p_aeth_msn} = `TBE32(12);
-                icrc_at = 6'd16;
+                icrc_w = 4'd4;
             end
             // AtomicAckETH after the AETH of an ATOMIC ACKNOWLEDGE
             if (go && opc == 8'h12) begin
@@ -840,7 +854,7 @@ always @* begin
                 end else begin
                     p_atomicack_valid = 1'b1;
                     p_atomicack_orig = {`TBE32(16), `TBE32(20)};
-                    icrc_at = 6'd24;
+                    icrc_w = 4'd6;
                 end
             end
         end else if (go && (opc == 8'h13 || opc == 8'h14)) begin  // CMP_SWAP, FETCH_ADD
@@ -853,17 +867,17 @@ always @* begin
                 p_atomic_rkey = `TBE32(20);
                 p_atomic_swap = {`TBE32(24), `TBE32(28)};
                 p_atomic_cmp = {`TBE32(32), `TBE32(36)};
-                icrc_at = 6'd40;
+                icrc_w = 4'd10;
             end
         end else if (go && opc == 8'h81) begin
             if (`LT(28)) begin
                 p_err_truncated = 1'b1;
                 go = 1'b0;
             end else
-                icrc_at = 6'd28;
+                icrc_w = 4'd7;
         end
         // the ICRC
-        if (go && `LT($signed({20'd0, icrc_at} + 26'd4))) begin
+        if (go && q2_lt[icrc_w + 4'd1]) begin
             p_err_truncated = 1'b1;
             go = 1'b0;
         end
@@ -880,10 +894,10 @@ always @* begin
 
     // MAC control: PFC and PAUSE
     if (go && q2_mac) begin
-        if (`NLT(24'd16))
+        if (`NLT16)
             p_err_truncated = 1'b1;
         else if (`LBE16(14) == 16'h0101) begin
-            if (`NLT(24'd34))
+            if (`NLT34)
                 p_err_truncated = 1'b1;
             else begin
                 p_is_pfc = 1'b1;
@@ -898,7 +912,7 @@ always @* begin
                 p_pfc_quanta7 = `LBE16(32);
             end
         end else if (`LBE16(14) == 16'h0001) begin
-            if (`NLT(24'd18))
+            if (`NLT18)
                 p_err_truncated = 1'b1;
             else begin
                 p_is_pause = 1'b1;
@@ -914,7 +928,10 @@ end
 `undef U
 `undef T
 `undef TBE32
-`undef NLT
+`undef NLT16
+`undef NLT18
+`undef NLT34
+`undef NLT54
 `undef LT
 wire [RECORD_BITS-1:0] rec_next = {p_eth_dst, p_eth_src, p_vlan_valid, p_vlan_pcp, p_vlan_vid, p_ethertype, p_roce_version, p_ip_version, p_ip_src, p_ip_dst, p_dscp, p_ecn, p_ttl, p_udp_sport, p_udp_dport, p_bth_opcode, p_bth_se, p_bth_m, p_bth_pad, p_bth_tver, p_bth_pkey, p_bth_fecn, p_bth_becn, p_bth_dqpn, p_bth_ackreq, p_bth_psn, p_reth_valid, p_reth_va, p_reth_rkey, p_reth_dlen, p_aeth_valid, p_aeth_syndrome, p_aeth_msn, p_immdt_valid, p_immdt, p_atomic_valid, p_atomic_va, p_atomic_rkey, p_atomic_swap, p_atomic_cmp, p_atomicack_valid, p_atomicack_orig, p_is_roce, p_is_cnp, p_ecn_ce, p_is_pfc, p_pfc_cev, p_pfc_quanta0, p_pfc_quanta1, p_pfc_quanta2, p_pfc_quanta3, p_pfc_quanta4, p_pfc_quanta5, p_pfc_quanta6, p_pfc_quanta7, p_is_pause, p_pause_time, p_err_truncated, p_err_ip_csum, p_err_icrc, p_err_unsupported};
 
@@ -1017,15 +1034,14 @@ always @(posedge clk) begin
         q2_lo <= q1_hdr[54*8-1:0];
         q2_udp <= p1_v4 ? q1_hdr[34*8 +: 32] : q1_hdr[54*8 +: 32];
         q2_bth <= p1_v4 ? q1_hdr[42*8 +: 320] : p1_v6 ? q1_hdr[62*8 +: 320] : q1_hdr[54*8 +: 320];
-        q2_n <= q1_n;
         q2_tagged <= q1_tagged;
         q2_tci <= q1_tci;
         q2_v4 <= p1_v4;
         q2_v6 <= p1_v6;
         q2_grh <= p1_grh;
         q2_mac <= p1_mac;
-        q2_nb <= p1_nb;
-        q2_eb <= p1_eb;
+        q2_lt <= p1_lt;
+        q2_nlt <= p1_nlt;
         q2_e_gt_n <= p1_end > {1'b0, q1_n};
         q2_csa <= p1_csa;
         q2_csb <= p1_csb;
