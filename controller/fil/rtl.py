@@ -26,9 +26,15 @@ from cocotb.triggers import Event, RisingEdge, Timer
 from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
 
-from controller.packets import Decoded
+from controller.packets import Decoded, decode
+
+from .loop import FilMismatch
 
 CLOCK_PS = 6400  # 156.25 MHz
+# A frame's record must leave the parser within this many cycles after its last beat, not
+# counting cycles its record waits on a stalled res_ready: far above roce_parser's
+# RECORD_LATENCY (3), so any latency below it pairs; a record later than this is lost.
+RECORD_DEADLINE = 64
 
 
 @dataclass
@@ -162,7 +168,11 @@ class RtlPort(_RxDut):
     beat per cycle); below 1, both outputs' tready is high with that probability in each
     active cycle, from random.Random(`seed`) (stalls as verilog-ethernet's testbenches
     make them; repeatable). Per active cycle: one tdata write, three reads
-    (s_axis_tready, res_valid, cnp_axis_tvalid), and with stalls two tready writes."""
+    (s_axis_tready, res_valid, cnp_axis_tvalid), and with stalls two tready writes.
+    Records: the parser emits them in frame order some cycles after each frame's last beat
+    (its pipeline); the pump keeps stepping while a frame's record is in flight and pairs
+    records with frames in order. A record with no frame in flight (doubled) or none
+    within RECORD_DEADLINE cycles (lost) stops the loop with one FilMismatch."""
 
     def __init__(self, dut, clock_ps: int = CLOCK_PS, ready: float = 1.0, seed: int = 0) -> None:
         self.ready = ready
@@ -172,35 +182,52 @@ class RtlPort(_RxDut):
         self.width = len(dut.s_axis_tdata)
         self.nbytes = self.width // 8
         Clock(dut.clk, clock_ps, unit="ps").start()
-        for name, v in (("cfg_we", 0), ("cfg_addr", 0), ("cfg_wdata", 0), ("s_axis_tvalid", 0),
-                        ("s_axis_tdata", 0), ("s_axis_tkeep", (1 << self.nbytes) - 1),
-                        ("s_axis_tlast", 0),
-                        ("m_axis_tready", 1), ("cnp_axis_tready", 1)):
+        for name, v in (
+            ("cfg_we", 0),
+            ("cfg_addr", 0),
+            ("cfg_wdata", 0),
+            ("s_axis_tvalid", 0),
+            ("s_axis_tdata", 0),
+            ("s_axis_tkeep", (1 << self.nbytes) - 1),
+            ("s_axis_tlast", 0),
+            ("m_axis_tready", 1),
+            ("cnp_axis_tready", 1),
+        ):
             getattr(dut, name).value = v
         self.pending = Exchange()
         self.frames_in = 0
         self.cycles_active = 0
         self._sched: deque[tuple[int, bytes]] = deque()  # (simulator ps, frame)
         self._wake = Event()
+        self._error: str | None = None  # why the pump stopped (a lost or doubled record)
         cocotb.start_soon(self._pump())
 
     def _beats(self, frame: bytes) -> list[tuple[int, int, int]]:
         n = self.nbytes
         out = []
         for off in range(0, len(frame), n):
-            chunk = frame[off:off + n]
-            out.append((int.from_bytes(chunk, "little"), (1 << len(chunk)) - 1,
-                        int(off + n >= len(frame))))
+            chunk = frame[off : off + n]
+            out.append(
+                (int.from_bytes(chunk, "little"), (1 << len(chunk)) - 1, int(off + n >= len(frame)))
+            )
         return out
 
     async def _pump(self) -> None:
         dut = self.dut
         edge = RisingEdge(dut.clk)
-        s_valid, s_data, s_keep, s_last, s_ready = (dut.s_axis_tvalid, dut.s_axis_tdata,
-                                                    dut.s_axis_tkeep, dut.s_axis_tlast,
-                                                    dut.s_axis_tready)
-        c_valid, c_data, c_keep, c_last = (dut.cnp_axis_tvalid, dut.cnp_axis_tdata,
-                                           dut.cnp_axis_tkeep, dut.cnp_axis_tlast)
+        s_valid, s_data, s_keep, s_last, s_ready = (
+            dut.s_axis_tvalid,
+            dut.s_axis_tdata,
+            dut.s_axis_tkeep,
+            dut.s_axis_tlast,
+            dut.s_axis_tready,
+        )
+        c_valid, c_data, c_keep, c_last = (
+            dut.cnp_axis_tvalid,
+            dut.cnp_axis_tdata,
+            dut.cnp_axis_tkeep,
+            dut.cnp_axis_tlast,
+        )
         m_ready, c_ready = dut.m_axis_tready, dut.cnp_axis_tready
         stall = self.ready < 1.0
         c_ready_now = 1  # the cnp_axis_tready the flops sample at the next edge
@@ -211,6 +238,11 @@ class RtlPort(_RxDut):
         cnp = bytearray()
         beat: tuple[int, int, int] | None = None  # the beat on s_axis now
         linger = 0  # cycles to keep stepping after the last activity (record -> CNP)
+        # frames whose last beat the parser took and whose record is not out yet, oldest
+        # first: [frame index, cycles since its last beat not spent waiting on res_ready]
+        inflight: deque[list[int]] = deque()
+        sent: dict[int, bytes] = {}  # the frames in flight and the one paired last, by index
+        paired = -1  # index of the frame the last record was paired with
 
         def next_beat() -> tuple[int, int, int] | None:
             nonlocal frame
@@ -228,7 +260,7 @@ class RtlPort(_RxDut):
             return b
 
         while True:
-            if beat is None and linger <= 0:
+            if beat is None and linger <= 0 and not inflight:
                 if not self._sched:
                     self._wake.clear()
                     await self._wake.wait()
@@ -251,7 +283,8 @@ class RtlPort(_RxDut):
                     # beat leaves m_axis
                     self.pending.to_host.append((self.virtual_ns(), frame))
                     s_keep.value, s_last.value = full, 0
-                    linger = 4
+                    inflight.append([self.frames_in - 1, 0])
+                    sent[self.frames_in - 1] = frame
                 beat = next_beat()
                 if beat is None:
                     s_valid.value = 0
@@ -261,11 +294,44 @@ class RtlPort(_RxDut):
                     s_valid.value = 1
             if r_valid.value == 1:  # a record waiting on a stalled NP: keep stepping
                 linger = max(linger, 2)
-            if r_valid.value == 1 and r_ready.value == 1:
+            rv = r_valid.value == 1
+            if rv and r_ready.value == 1:
+                if not inflight:
+                    self._error = (
+                        f"RTL record of frame {paired} offered twice (at "
+                        f"{self.virtual_ns()} ns, no frame in flight)"
+                    )
+                    return
                 rec = Decoded.from_int(r_data.value.to_unsigned())
+                k = inflight[0][0]
+                if rec != decode(sent[k]):  # name a doubled or lost record (else: the loop's check)
+                    if paired in sent and rec == decode(sent[paired]):
+                        self._error = (
+                            f"RTL record of frame {paired} offered twice (at "
+                            f"{self.virtual_ns()} ns, frame {k} in flight)"
+                        )
+                        return
+                    if len(inflight) > 1 and rec == decode(sent[inflight[1][0]]):
+                        self._error = (
+                            f"RTL record of frame {k} lost: the next record is "
+                            f"frame {inflight[1][0]}'s (at {self.virtual_ns()} ns)"
+                        )
+                        return
+                inflight.popleft()
+                sent.pop(paired, None)
+                paired = k
                 cycle = (int(get_sim_time("ps")) - self.s0) // self.clock_ps
                 self.pending.records.append((cycle, self.virtual_ns(), rec))
                 linger = 24
+            elif inflight and not rv:  # the oldest frame's record is not waiting at the output
+                inflight[0][1] += 1
+                if inflight[0][1] > RECORD_DEADLINE:
+                    self._error = (
+                        f"RTL record of frame {inflight[0][0]} lost: none "
+                        f"{RECORD_DEADLINE} cycles after its last beat "
+                        f"(at {self.virtual_ns()} ns)"
+                    )
+                    return
             if stall:  # this cycle's tready on both outputs
                 m_ready.value = int(self._rng.random() < self.ready)
                 c_ready_now = int(self._rng.random() < self.ready)
@@ -286,4 +352,6 @@ class RtlPort(_RxDut):
         if inputs:
             self._wake.set()
         await self._until(until_ns)
+        if self._error is not None:
+            raise FilMismatch(self._error)
         return self._take(self.pending)

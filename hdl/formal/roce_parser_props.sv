@@ -3,14 +3,17 @@
 // (assumed); the outputs must too (asserted); each frame gives exactly one record.
 // res_data is not observed, so the record's logic (and the ICRC) is pruned: these
 // properties are about the handshakes, which do not depend on it. The record's contents
-// are the cocotb testbench's job.
+// are the cocotb testbench's job. The record leaves RECORD_LATENCY (3) cycles after its
+// frame's last beat (a_latency); dbg_inflight (a debug port under `ifdef FORMAL) counts
+// the records inside the pipeline's stages P1/P2.
 //
 // PLANT (tests/hdl/test_formal.py): 0 = the DUT as is; otherwise a shim between the DUT's
 // outputs and the checked ports plants one protocol bug that a property must catch.
 `default_nettype none
 
 module roce_parser_props #(
-    parameter PLANT = 0  // 1 tvalid drop, 2 tdata change, 3 second record, 4 beat out of nothing
+    parameter PLANT = 0  // 1 tvalid drop, 2 tdata change, 3 second record, 4 beat out of nothing,
+                         // 5 record a cycle late
 ) (
     input wire        clk,
     input wire        rst,
@@ -23,10 +26,12 @@ module roce_parser_props #(
 );
 
 localparam [7:0] HDR_BEATS = 8'd14;  // the deepest header, 106 bytes, in 8-byte beats
+localparam LAT = 3;                  // roce_parser's RECORD_LATENCY
 
 wire        s_axis_tready, dut_m_tvalid, dut_m_tlast, dut_res_valid;
 wire [63:0] dut_m_tdata;
 wire [7:0]  dut_m_tkeep;
+wire [1:0]  inflight;
 
 /* verilator lint_off PINMISSING */
 roce_parser dut (  // default parameters: DATA_WIDTH 64
@@ -35,7 +40,7 @@ roce_parser dut (  // default parameters: DATA_WIDTH 64
     .s_axis_tready(s_axis_tready), .s_axis_tlast(s_axis_tlast),
     .m_axis_tdata(dut_m_tdata), .m_axis_tkeep(dut_m_tkeep), .m_axis_tvalid(dut_m_tvalid),
     .m_axis_tready(m_axis_tready), .m_axis_tlast(dut_m_tlast),
-    .res_valid(dut_res_valid), .res_ready(res_ready)
+    .res_valid(dut_res_valid), .res_ready(res_ready), .dbg_inflight(inflight)
 );
 /* verilator lint_on PINMISSING */
 
@@ -43,16 +48,19 @@ roce_parser dut (  // default parameters: DATA_WIDTH 64
 reg stalled_q = 1'b0;  // the checked m_axis port was valid and not ready last cycle
 reg again_q = 1'b0;    // PLANT 3: the record offered once more after it was taken
 reg ghost_q = 1'b0;    // PLANT 4: a beat after an idle cycle, with no beat in
+reg late_q = 1'b0;     // PLANT 5: the record was valid last cycle too (hidden in its first)
 wire        m_axis_tvalid = (PLANT == 1) ? dut_m_tvalid && !(stalled_q && !m_axis_tready)
                           : (PLANT == 4) ? dut_m_tvalid || ghost_q : dut_m_tvalid;
 wire [63:0] m_axis_tdata  = (PLANT == 2) ? dut_m_tdata ^ {63'd0, stalled_q} : dut_m_tdata;
 wire [7:0]  m_axis_tkeep  = dut_m_tkeep;
 wire        m_axis_tlast  = dut_m_tlast;
-wire        res_valid     = (PLANT == 3) ? dut_res_valid || again_q : dut_res_valid;
+wire        res_valid     = (PLANT == 3) ? dut_res_valid || again_q
+                          : (PLANT == 5) ? dut_res_valid && late_q : dut_res_valid;
 always @(posedge clk) begin
     stalled_q <= dut_m_tvalid && !m_axis_tready;
     again_q <= dut_res_valid && res_ready && !again_q;
     ghost_q <= !s_axis_tvalid && !ghost_q;
+    late_q <= dut_res_valid && !(late_q && res_ready);
 end
 
 // ---- assumptions: reset first, then the upstream source obeys AXI4-Stream
@@ -89,6 +97,15 @@ always @(posedge clk) begin
     end
 end
 
+wire [7:0] pending = frames - records;  // modulo 256, as the counters wrap
+
+// took[k]: a last beat was accepted k+1 cycles ago and res_ready was high in every cycle
+// since (the pipeline never held): its record must be out exactly LAT cycles after it.
+reg [LAT-1:0] took = {LAT{1'b0}};
+always @(posedge clk)
+    took <= rst ? {LAT{1'b0}}
+                : {took[LAT-2:0] & {(LAT-1){res_ready}}, s_axis_tvalid && s_axis_tready && s_axis_tlast};
+
 // ---- assertions
 always @(posedge clk) if (past_ok && !rst) begin
     // m_axis: tvalid held until tready; tdata/tkeep/tlast stable while stalled
@@ -108,10 +125,15 @@ always @* if (past_ok && !rst) begin
                          && (!m_axis_tvalid || (s_axis_tvalid && m_axis_tdata == s_axis_tdata
                                                 && m_axis_tkeep == s_axis_tkeep
                                                 && m_axis_tlast == s_axis_tlast)));
-    // one record per frame: every finished frame's record is waiting or taken, never two
-    a_one_record: assert (frames == records + {7'd0, res_valid});
-    // a waiting record is never overwritten: no last beat is taken while it waits
-    a_record_kept: assert (!(res_valid && !res_ready && s_axis_tvalid && s_axis_tready && s_axis_tlast));
+    // one record per frame: every finished frame's record is in the pipeline, waiting or
+    // taken, never two
+    a_one_record: assert (frames == records + {6'd0, inflight} + {7'd0, res_valid});
+    // no record is overwritten: at most one per stage (P1, P2, the output)
+    a_record_kept: assert (pending <= LAT[7:0]);
+    // the latency: LAT cycles after the last beat (res_ready high since) its record is out,
+    // and one cycle earlier it was still inside the pipeline
+    a_latency: assert (!took[LAT-1] || res_valid);
+    a_not_early: assert (!took[LAT-2] || inflight != 2'd0);
 end
 
 // ---- reachability: each assertion's premise happens
@@ -120,6 +142,8 @@ always @(posedge clk) if (past_ok && !rst) begin
     c_stall_record: cover ($past(res_valid && !res_ready) && s_axis_tvalid && s_axis_tlast && !s_axis_tready);
     c_two_records: cover (records == 8'd2);
     c_long_frame: cover (res_valid && res_ready && last_len >= HDR_BEATS);  // >= 106 bytes
+    c_latency: cover (took[LAT-1] && res_valid && frames == 8'd2);
+    c_pipeline_full: cover (inflight == 2'd2 && res_valid && !res_ready);
 end
 
 endmodule

@@ -106,8 +106,9 @@ class TB:
     def set_idle(self, gen: Iterator[int] | None) -> None:
         self.source.set_pause_generator(gen)
 
-    def set_backpressure(self, gen: Iterator[int] | None, res_gen: Iterator[int] | None = None
-                         ) -> None:
+    def set_backpressure(
+        self, gen: Iterator[int] | None, res_gen: Iterator[int] | None = None
+    ) -> None:
         self.sink.set_pause_generator(gen)
         self.results.pause = res_gen
 
@@ -124,8 +125,9 @@ class TB:
         limit_ns = 10 * 1000 * (4 + len(frame) // self.bytes)  # 1000x the frame's cycles
         return await with_timeout(self.sink.recv(), limit_ns, "ns")
 
-    async def run_frames(self, frames: list[bytes], what: str,
-                         expected: list[Decoded] | None = None) -> None:
+    async def run_frames(
+        self, frames: list[bytes], what: str, expected: list[Decoded] | None = None
+    ) -> None:
         """Send frames, check every output frame byte for byte and every record against
         `expected` (default: the packet library's decoder)."""
         for frame in frames:
@@ -133,13 +135,15 @@ class TB:
         for i, frame in enumerate(frames):
             rx = await self.recv(frame)
             assert bytes(rx.tdata) == frame, f"{what}[{i}]: output frame differs from input"
-        # The record leaves one cycle after the last beat (more under res_ready pauses).
+        # The record leaves 3 cycles after the last beat (RECORD_LATENCY; more under
+        # res_ready pauses).
         for _ in range(2000):
             if len(self.results.queue) >= len(frames):
                 break
             await RisingEdge(self.dut.clk)
         assert len(self.results.queue) == len(frames), (
-            f"{what}: {len(self.results.queue)} records for {len(frames)} frames")
+            f"{what}: {len(self.results.queue)} records for {len(frames)} frames"
+        )
         for i, (frame, res) in enumerate(zip(frames, self.results.queue, strict=True)):
             want = expected[i] if expected is not None else decode(frame)
             if res.record != want:
@@ -147,7 +151,8 @@ class TB:
                 diff = {k: (hex(got[k]), hex(exp[k])) for k in exp if got[k] != exp[k]}
                 raise AssertionError(
                     f"{what}[{i}] (seed {SEED}, {len(frame)} bytes {frame[:64].hex()}...): "
-                    f"fields differ (rtl, expected): {diff}")
+                    f"fields differ (rtl, expected): {diff}"
+                )
             if res.ports is not None:
                 assert res.ports == want.as_dict(), f"{what}[{i}]: named res_* ports differ"
         self.results.queue.clear()
@@ -159,8 +164,9 @@ def random_gen(rng: random.Random, p: float) -> Iterator[int]:
         yield int(rng.random() < p)
 
 
-def random_spec(rng: random.Random, opcode: int | None = None, family: int | None = None
-                ) -> RoceSpec:
+def random_spec(
+    rng: random.Random, opcode: int | None = None, family: int | None = None
+) -> RoceSpec:
     """family: 0 RoCEv2/IPv4, 1 RoCEv2/IPv6, 2 RoCEv1 (GRH); None picks at random."""
     family = rng.randrange(3) if family is None else family
     version = 1 if family == 2 else 2
@@ -174,15 +180,33 @@ def random_spec(rng: random.Random, opcode: int | None = None, family: int | Non
     # Mostly small payloads, some up to MAX_PAYLOAD: covers every tail alignment cheaply.
     size = rng.randrange(0, 65) if rng.random() < 0.7 else rng.randrange(0, MAX_PAYLOAD + 1)
     return RoceSpec(
-        src=src, dst=dst, opcode=rng.choice(OPCODES) if opcode is None else opcode, dqpn=rng.randrange(1 << 24),
-        psn=rng.randrange(1 << 24), payload=rng.randbytes(size),
-        vlan=rng.randrange(4096) if rng.random() < 0.4 else None, pcp=rng.randrange(8),
-        dscp=rng.randrange(64), ecn=rng.randrange(4), ttl=rng.randrange(256),
-        sport=rng.randrange(0xC000, 0x10000), pkey=rng.randrange(1 << 16),
-        se=rng.randrange(2), m=rng.randrange(2), fecn=rng.randrange(2), becn=rng.randrange(2),
-        ackreq=rng.randrange(2), va=rng.randrange(1 << 64), rkey=rng.randrange(1 << 32),
-        imm=rng.randrange(1 << 32), syndrome=rng.randrange(256), msn=rng.randrange(1 << 24),
-        version=version, ip_id=rng.randrange(1 << 16), flow_label=rng.randrange(1 << 20))
+        src=src,
+        dst=dst,
+        opcode=rng.choice(OPCODES) if opcode is None else opcode,
+        dqpn=rng.randrange(1 << 24),
+        psn=rng.randrange(1 << 24),
+        payload=rng.randbytes(size),
+        vlan=rng.randrange(4096) if rng.random() < 0.4 else None,
+        pcp=rng.randrange(8),
+        dscp=rng.randrange(64),
+        ecn=rng.randrange(4),
+        ttl=rng.randrange(256),
+        sport=rng.randrange(0xC000, 0x10000),
+        pkey=rng.randrange(1 << 16),
+        se=rng.randrange(2),
+        m=rng.randrange(2),
+        fecn=rng.randrange(2),
+        becn=rng.randrange(2),
+        ackreq=rng.randrange(2),
+        va=rng.randrange(1 << 64),
+        rkey=rng.randrange(1 << 32),
+        imm=rng.randrange(1 << 32),
+        syndrome=rng.randrange(256),
+        msn=rng.randrange(1 << 24),
+        version=version,
+        ip_id=rng.randrange(1 << 16),
+        flow_label=rng.randrange(1 << 20),
+    )
 
 
 def random_valid_frames(rng: random.Random, n: int) -> list[bytes]:
@@ -197,7 +221,7 @@ def random_valid_frames(rng: random.Random, n: int) -> list[bytes]:
 
 def _set16(b: bytearray, off: int, value: int) -> None:
     if off + 2 <= len(b):
-        b[off:off + 2] = value.to_bytes(2, "big")
+        b[off : off + 2] = value.to_bytes(2, "big")
 
 
 def malformed_frame(rng: random.Random) -> bytes:
@@ -206,9 +230,9 @@ def malformed_frame(rng: random.Random) -> bytes:
     l3 = 18 if base[12:14] == b"\x81\x00" else 14
     kind = rng.randrange(10)
     if kind == 0:  # cut anywhere, including inside the Ethernet header
-        return bytes(base[:rng.randrange(1, len(base) + 1)])
+        return bytes(base[: rng.randrange(1, len(base) + 1)])
     if kind == 1:  # cut inside the headers
-        return bytes(base[:rng.randrange(1, min(len(base), 110) + 1)])
+        return bytes(base[: rng.randrange(1, min(len(base), 110) + 1)])
     if kind == 2:  # flip bits in one header byte
         i = rng.randrange(min(len(base), 100))
         base[i] ^= 1 << rng.randrange(8)
@@ -218,14 +242,28 @@ def malformed_frame(rng: random.Random) -> bytes:
         base[i] ^= rng.randrange(1, 256)
         return bytes(base)
     if kind == 4:  # IP length field says something else
-        pos = l3 + 2 if base[l3] >> 4 == 4 and base[l3 - 2:l3] == b"\x08\x00" else l3 + 4
-        _set16(base, pos, rng.choice((0, 1, 19, 20, 40, rng.randrange(1 << 16),
-                                      int.from_bytes(base[pos:pos + 2], "big") - 4)) & 0xFFFF)
+        pos = l3 + 2 if base[l3] >> 4 == 4 and base[l3 - 2 : l3] == b"\x08\x00" else l3 + 4
+        _set16(
+            base,
+            pos,
+            rng.choice(
+                (
+                    0,
+                    1,
+                    19,
+                    20,
+                    40,
+                    rng.randrange(1 << 16),
+                    int.from_bytes(base[pos : pos + 2], "big") - 4,
+                )
+            )
+            & 0xFFFF,
+        )
         return bytes(base)
     if kind == 5:  # trailing garbage after the IP end (treated as padding)
         return bytes(base) + rng.randbytes(rng.randrange(1, 80))
     if kind == 6:  # BTH transport version, IPv4 options or version nibble
-        if base[l3 - 2:l3] == b"\x08\x00":
+        if base[l3 - 2 : l3] == b"\x08\x00":
             base[l3] = rng.choice((0x46, 0x55, 0x65, 0x4F))
         else:
             base[l3] = (rng.randrange(16) << 4) | (base[l3] & 0x0F)
@@ -236,9 +274,12 @@ def malformed_frame(rng: random.Random) -> bytes:
     if kind == 8:  # pure noise
         return rng.randbytes(rng.randrange(1, 200))
     # PFC / PAUSE, possibly cut short
-    f = pfc_frame("02:00:00:00:00:09", [rng.randrange(1 << 16) for _ in range(8)]) \
-        if rng.random() < 0.5 else pause_frame("02:00:00:00:00:09", rng.randrange(1 << 16))
-    return f[:rng.randrange(1, len(f) + 1)]
+    f = (
+        pfc_frame("02:00:00:00:00:09", [rng.randrange(1 << 16) for _ in range(8)])
+        if rng.random() < 0.5
+        else pause_frame("02:00:00:00:00:09", rng.randrange(1 << 16))
+    )
+    return f[: rng.randrange(1, len(f) + 1)]
 
 
 # ------------------------------------------------------------------------------ tests
@@ -310,8 +351,14 @@ async def test_back_to_back(dut) -> None:
     # From the first accepted beat to the last: no bubble allowed anywhere.
     beats = tb.beats
     cycles = tb.last_beat - tb.first_beat + 1
-    tb.log.info("THROUGHPUT width=%d frames=%d beats=%d cycles=%d ideal=%d",
-                tb.width, len(frames), beats, cycles, ideal)
+    tb.log.info(
+        "THROUGHPUT width=%d frames=%d beats=%d cycles=%d ideal=%d",
+        tb.width,
+        len(frames),
+        beats,
+        cycles,
+        ideal,
+    )
     assert beats == ideal, f"{beats} beats for {ideal} ideal"
     assert cycles == ideal, f"{cycles} cycles for {ideal} beats: bubbles between frames"
     for _ in range(5):

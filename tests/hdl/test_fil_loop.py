@@ -59,14 +59,21 @@ def test_fil_incast_verilator_repeatable(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("fault", "duration_us", "names"), [
-    ("ROCE_NP_FAULT_QP", 25, "bth_dqpn"),
-    ("ROCE_NP_FAULT_INTERVAL", 70, "the NP model sends no CNP here")])
-def test_fil_broken_np_stops_the_run(fault: str, duration_us: int, names: str,
-                                     tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("fault", "duration_us", "names"),
+    [
+        ("ROCE_NP_FAULT_QP", 25, "bth_dqpn"),
+        ("ROCE_NP_FAULT_INTERVAL", 70, "the NP model sends no CNP here"),
+    ],
+)
+def test_fil_broken_np_stops_the_run(
+    fault: str, duration_us: int, names: str, tmp_path: Path
+) -> None:
     _need("icarus")
     out = run_fil("incast-dcqcn", tmp_path, sim="icarus", duration_us=duration_us, fault=fault)
-    assert out["error"] is not None and "CNP" in out["error"] and names in out["error"], out["error"]
+    assert out["error"] is not None and "CNP" in out["error"] and names in out["error"], out[
+        "error"
+    ]
     assert out["sim_run"].failed, "the cocotb test must fail on a mismatch"
 
 
@@ -86,8 +93,18 @@ def test_p4_parsed_fields_of_a_roce_frame() -> None:
     """p4sim's compiled parser on a frame gives the record's header fields (an
     independent parser: the P4 program's)."""
     sw = P4SimTarget(DEFAULT_PROGRAM, seed=1)._sw()
-    f = roce_frame("10.0.0.1", "10.0.0.3", "WRITE_FIRST", 0x200, 9, bytes(64), ecn=3, va=0x1234,
-                   rkey=77, dlen=4096)
+    f = roce_frame(
+        "10.0.0.1",
+        "10.0.0.3",
+        "WRITE_FIRST",
+        0x200,
+        9,
+        bytes(64),
+        ecn=3,
+        va=0x1234,
+        rkey=77,
+        dlen=4096,
+    )
     got = p4_parsed(sw, f)
     want = decode(f).as_dict()
     assert {"eth_dst", "ip_src", "ecn", "udp_sport", "bth_dqpn", "bth_psn", "reth_va"} <= set(got)
@@ -101,8 +118,16 @@ def test_fil_incast_icarus_ipv6_vlan_backpressure(tmp_path: Path) -> None:
     still keeps up with the saturated 10 Gb/s link): every CNP equals the Python host's, frame for
     frame, for exactly the CE frames the Python NP answers; the loop closes."""
     _need("icarus")
-    out = run_fil("incast-dcqcn", tmp_path, sim="icarus", duration_us=60, ready=0.6, ipv6=True,
-                  vlan=100, clock_ps=3200)
+    out = run_fil(
+        "incast-dcqcn",
+        tmp_path,
+        sim="icarus",
+        duration_us=60,
+        ready=0.6,
+        ipv6=True,
+        vlan=100,
+        clock_ps=3200,
+    )
     _closed_loop(out)
 
 
@@ -113,7 +138,53 @@ def test_fil_broken_np_ipv6_vlan(fault: str, names: str, tmp_path: Path) -> None
     first CNP (ROCE_NP_FAULT_NH6 stops it too; the NP testbench's negative controls
     catch both at a fraction of the cost)."""
     _need("icarus")
-    out = run_fil("incast-dcqcn", tmp_path, sim="icarus", duration_us=25, ready=0.6, ipv6=True,
-                  vlan=100, clock_ps=3200, fault=fault)
+    out = run_fil(
+        "incast-dcqcn",
+        tmp_path,
+        sim="icarus",
+        duration_us=25,
+        ready=0.6,
+        ipv6=True,
+        vlan=100,
+        clock_ps=3200,
+        fault=fault,
+    )
     assert out["error"] is not None and names in out["error"], out["error"]
     assert out["sim_run"].failed, "the cocotb test must fail on a mismatch"
+
+
+def _pairs_in_order(out: dict) -> None:
+    assert out["error"] is None, out["error"]
+    st = out["stats"]
+    assert st.mismatches == 0
+    # every frame but the last few (handed to the loop within its sync window of the end,
+    # or still in the parser) has its record checked
+    assert st.records_checked >= st.frames_in - 3 and st.records_checked > 20, st
+    assert st.p4_checked == st.records_checked
+
+
+@pytest.mark.slow
+def test_fil_records_pair_in_order_at_a_longer_latency(tmp_path: Path) -> None:
+    """roce_parser built with ROCE_PARSER_SLOW_RECORD (each record 16 cycles later: latency
+    19, records of several frames in flight at once): RtlPort still pairs every record
+    with its frame, in order, and the loop runs clean."""
+    _need("icarus")
+    out = run_fil(
+        "incast-dcqcn", tmp_path, sim="icarus", duration_us=25, fault="ROCE_PARSER_SLOW_RECORD"
+    )
+    _pairs_in_order(out)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("fault", "names"),
+    [("ROCE_PARSER_FAULT_LOSE", "lost"), ("ROCE_PARSER_FAULT_DOUBLE", "offered twice")],
+)
+def test_fil_lost_or_doubled_record_stops_the_run(fault: str, names: str, tmp_path: Path) -> None:
+    """Negative controls: a parser that loses every 8th record, or offers one twice, stops
+    the loop with one line naming the record (RtlPort's pairing), not a field diff."""
+    _need("icarus")
+    out = run_fil("incast-dcqcn", tmp_path, sim="icarus", duration_us=25, fault=fault)
+    assert out["error"] is not None and names in out["error"], out["error"]
+    assert "RTL record of frame" in out["error"] and "\n" not in out["error"], out["error"]
+    assert out["sim_run"].failed, "the cocotb test must fail on a lost or doubled record"
