@@ -33,7 +33,7 @@ from controller.scenarios import schema
 from controller.scenarios.checks import judge
 from controller.scenarios.kinds import ScenarioKind
 from controller.scenarios.results import ScenarioResult
-from controller.scenarios.schema import Validator, expectations
+from controller.scenarios.schema import Validator, typed_value
 from controller.text_table import table
 
 from .checks import KEY  # the fabric checks, registered with this kind
@@ -41,8 +41,6 @@ from .params import PARAMS, bounds
 
 MAX_MEMO = 64  # memoised runs per process (a run's telemetry is some 100 KB)
 # the keys of a fabric scenario file: a fabric scenario of controller.fabric and its labelled runs
-TOP = {"name", "title", "extends", "seed", "fabric", "expect", "expect_fail", "_path"}
-MAX_RUNS = 8
 
 
 @dataclass
@@ -97,43 +95,25 @@ def run_params(sc: dict, seed: int | None = None,
 
 
 def validate_file(sc: dict, v: Validator, duration_us: float | None) -> None:
-    """fabric: {scenario: NAME, runs: {LABEL: {PARAM: int, ...}, ...}}: the scenario one of
-    controller.fabric's, each run's parameters among its own and within their bounds (the
-    same table a sweep checks against)."""
-    for k in sc:
-        if k not in TOP:
-            v.fail(str(k), f"unknown key in a fabric scenario (known: "
-                           f"{', '.join(sorted(TOP - {'_path'}))})")
-    for k in ("name", "title"):
-        if k in sc:
-            v.text(sc, k, "")
-    lo, hi = bounds("seed")
-    v.num(sc, "seed", "", 0, lo, hi, integer=True)
+    """fabric: {scenario: NAME, runs: {LABEL: {PARAM: int, ...}, ...}}: keys, types and the
+    scenario's name are the typed schema's (controller/schemas/files.py, already checked);
+    here what needs the scenario: each run's parameters among its own and within their
+    bounds (the table a sweep checks against), and at least one check."""
+    from controller.schemas.types import Int
+
     if duration_us is not None:
-        lo, hi = bounds("duration_us")
-        v.num({"--duration-us": duration_us}, "--duration-us", "", lo, lo, hi, integer=True)
-    fab = v.mapping(sc, "fabric", "", {"scenario", "runs"})
-    name = v.text(fab, "scenario", "fabric.")
-    if name not in PARAMS:
-        v.fail("fabric.scenario", f"{name!r} is not a fabric scenario (known: {', '.join(PARAMS)})")
-    runs = fab.get("runs")
-    if not isinstance(runs, dict) or not 1 <= len(runs) <= MAX_RUNS:
-        v.fail("fabric.runs", f"expected a mapping of 1..{MAX_RUNS} labelled runs, got {runs!r}")
-    for label, params in runs.items():
-        p = f"fabric.runs.{label}"
-        if not isinstance(label, str) or not label.isidentifier():
-            v.fail(p, "a run label is a name (letters, digits, _)")
-        if params is None:
-            params = runs[label] = {}
-        if not isinstance(params, dict):
-            v.fail(p, f"expected a mapping of parameters, got {params!r}")
-        v.keys(params, p + ".", set(PARAMS[name]))
-        for key in params:
+        typed_value(v, "--duration-us", Int(*bounds("duration_us")), duration_us)
+    name = sc["fabric"]["scenario"]
+    for label, params in sc["fabric"]["runs"].items():
+        for key, value in (params or {}).items():
+            p = f"fabric.runs.{label}.{key}"
+            if key not in PARAMS[name]:
+                v.fail(p, f"unknown key (known: {', '.join(sorted(PARAMS[name]))})")
             lo, hi = bounds(key)
-            v.num(params, key, p + ".", 0, lo, hi, integer=True)
+            if not lo <= value <= hi:
+                v.fail(p, f"{value} is out of range [{lo}, {hi}]")
     if not sc.get("expect") and not sc.get("expect_fail"):
         v.fail("expect", "a fabric scenario names at least one check (expect: or expect_fail:)")
-    expectations(sc, v, KEY)
 
 
 def run_fabric_scenario(sc: dict, seed: int | None = None, duration_us: float | None = None,

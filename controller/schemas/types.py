@@ -85,7 +85,32 @@ TimeField = Annotated[int, BeforeValidator(_unit(parse_time_ns)), WithJsonSchema
               {"type": "string", "pattern": r"^\s*[0-9]*\.?[0-9]+\s*(ns|us|ms|s)?\s*$"}],
     "description": "500us, 1ms, 3s (a bare number: seconds)"})]
 SizeField = Annotated[Size, BeforeValidator(_unit(parse_size)), WithJsonSchema(_SIZE_SCHEMA)]
+
+
+def _positive(size: Size) -> Size:
+    if size.value <= 0:
+        raise ValueError(f"must be a positive size, got {size}")
+    return size
+
+
+# a flow's bytes and message: 0 would post nothing (or loop forever)
+PositiveSize = Annotated[Size, BeforeValidator(_positive), BeforeValidator(_unit(parse_size)),
+                         WithJsonSchema({**_SIZE_SCHEMA, "anyOf": [
+                             {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_SIZE_BYTES},
+                             _SIZE_SCHEMA["anyOf"][1]]})]
 SpeedField = Annotated[float, BeforeValidator(_unit(parse_speed)), WithJsonSchema(_SPEED_SCHEMA)]
+MIN_LINK_BPS, MAX_LINK_BPS = 1e6, 1.6e12
+
+
+def _link_speed(bps: float) -> float:
+    if not MIN_LINK_BPS <= bps <= MAX_LINK_BPS:
+        raise ValueError(f"{bps:g} b/s is not a link speed in [1 Mb/s, 1.6 Tb/s]")
+    return bps
+
+
+# a scenario's link: what a NIC port runs at (1 Mb/s .. 1.6 Tb/s)
+LinkSpeed = Annotated[float, BeforeValidator(_link_speed), BeforeValidator(_unit(parse_speed)),
+                      WithJsonSchema(_SPEED_SCHEMA)]
 Mac = Annotated[str, BeforeValidator(_mac),
                 WithJsonSchema({"type": "string", "pattern": "^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"})]
 IpAddr = Annotated[str, BeforeValidator(_ip), WithJsonSchema({"type": "string", "format": "ip-address"})]
@@ -100,6 +125,13 @@ def _probability(value: Any) -> Any:
 
 Probability = Annotated[float, BeforeValidator(_probability),
                         WithJsonSchema({"type": "number", "exclusiveMinimum": 0, "maximum": 1})]
+
+
+def Number(lo: float, hi: float, lo_open: bool = False) -> Any:  # noqa: N802 (a type)
+    """A finite number in [lo, hi] (or (lo, hi]); not a bool, not a string."""
+    bound = {"gt": lo} if lo_open else {"ge": lo}
+    return Annotated[float, Field(le=hi, allow_inf_nan=False, strict=False, **bound),
+                     BeforeValidator(_finite_number)]
 
 
 def Int(lo: int, hi: int) -> Any:  # noqa: N802 (a type, read as one)
