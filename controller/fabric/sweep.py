@@ -185,8 +185,12 @@ def dask_client(scheduler: str | None = None, workers: int = 2, processes: bool 
         return
     with dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures,
                           "distributed.worker.preload": ["controller.fabric.sweep_worker"]}):
+        # no dashboard; the scheduler's HTTP server (health routes) on a free port: on its
+        # default, 8787, a second cluster on the machine (another sweep, a parallel test)
+        # printed distributed's multi-line "Port 8787 is already in use" warning
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                               dashboard_address=None, silence_logs=logging.CRITICAL)
+                               dashboard_address=None, silence_logs=logging.CRITICAL,
+                               scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
     try:
         with Client(cluster) as client:
             yield client
