@@ -65,7 +65,9 @@ class BoundedType:
     ) -> None:
         self.kind = kind
         self._parse = parse
-        self.__name__ = name  # the option it is made for (argparse's "invalid NAME value": never reached)
+        self.__name__ = (
+            name  # the option it is made for (argparse's "invalid NAME value": never reached)
+        )
         self.text_file = text_file
 
     def __call__(self, text: str) -> Any:
@@ -186,9 +188,7 @@ def address(
         try:
             _host, port = split_address(rest)
         except ValueError:
-            _fail(
-                f"expected HOST:PORT with a port in {port_lo}..{port_hi}, not {_show(text)}"
-            )
+            _fail(f"expected HOST:PORT with a port in {port_lo}..{port_hi}, not {_show(text)}")
         if not port_lo <= port <= port_hi:
             _fail(f"port {port} is not in {port_lo}..{port_hi}")
         return text
