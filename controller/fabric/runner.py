@@ -75,8 +75,9 @@ def run_point(name: str, params: dict[str, int]) -> tuple[dict, dict, float]:
     return out
 
 
-def run_params(sc: dict, seed: int | None = None,
-               duration_us: float | None = None) -> dict[str, dict[str, int]]:
+def run_params(
+    sc: dict, seed: int | None = None, duration_us: float | None = None
+) -> dict[str, dict[str, int]]:
     """label -> the full parameters of that run: the scenario's defaults, the file's `seed`,
     the run's own values, then the command line's --seed / --duration-us."""
     fab = sc["fabric"]
@@ -116,8 +117,9 @@ def validate_file(sc: dict, v: Validator, duration_us: float | None) -> None:
         v.fail("expect", "a fabric scenario names at least one check (expect: or expect_fail:)")
 
 
-def run_fabric_scenario(sc: dict, seed: int | None = None, duration_us: float | None = None,
-                        progress: bool = True):
+def run_fabric_scenario(
+    sc: dict, seed: int | None = None, duration_us: float | None = None, progress: bool = True
+):
     schema.validate(sc, duration_us=duration_us)
     name = sc["fabric"]["scenario"]
     runs = []
@@ -144,42 +146,76 @@ def watchdog_rows(run: FabricRun) -> list[list[str]]:
     for sw, js in sorted(run.telemetry.items()):
         for r in js.get("per_port_class", []):
             if any(r.get(f"pfcwd_{k}", 0) for k in ("detected", "restored", "ignored", "dropped")):
-                rows.append([sw, str(r["port"]), str(r["class"]), str(r["pfcwd_detected"]),
-                             str(r["pfcwd_restored"]), str(r["pfcwd_ignored"]),
-                             str(r["pfcwd_dropped"])])
+                rows.append(
+                    [
+                        sw,
+                        str(r["port"]),
+                        str(r["class"]),
+                        str(r["pfcwd_detected"]),
+                        str(r["pfcwd_restored"]),
+                        str(r["pfcwd_ignored"]),
+                        str(r["pfcwd_dropped"]),
+                    ]
+                )
     return rows
 
 
 def summary_text(res) -> str:
     sc = res.scenario
     fab = sc["fabric"]
-    out = [f"scenario {sc['name']}: {sc.get('title', '')}".rstrip(": "),
-           f"fabric scenario {fab['scenario']}, {len(res.runs)} run(s)"]
+    out = [
+        f"scenario {sc['name']}: {sc.get('title', '')}".rstrip(": "),
+        f"fabric scenario {fab['scenario']}, {len(res.runs)} run(s)",
+    ]
     defaults = PARAMS[fab["scenario"]]
     for run in res.runs:
         changed = {k: v for k, v in run.params.items() if defaults.get(k) != v}
         out.append("")
-        out.append(f"run {run.label}  ({', '.join(f'{k}={v}' for k, v in changed.items()) or 'defaults'}; "
-                   f"seed {run.seed}; {run.params['duration_us']} us virtual; {run.wall_s:.1f} s wall)")
+        out.append(
+            f"run {run.label}  ({', '.join(f'{k}={v}' for k, v in changed.items()) or 'defaults'}; "
+            f"seed {run.seed}; {run.params['duration_us']} us virtual; {run.wall_s:.1f} s wall)"
+        )
         out.append("  " + ", ".join(f"{k} {_fmt(v)}" for k, v in run.metrics.items()))
         wd = watchdog_rows(run)
         if wd:
             out.append("  PFC watchdog per queue:")
-            out.append(table(wd, ["switch", "port", "class", "detected", "restored",
-                                  "ignored pauses", "dropped"]))
+            out.append(
+                table(
+                    wd,
+                    [
+                        "switch",
+                        "port",
+                        "class",
+                        "detected",
+                        "restored",
+                        "ignored pauses",
+                        "dropped",
+                    ],
+                )
+            )
     out.append("")
-    out.append(table([[v.name, "PASS" if v.ok else "FAIL", v.detail] for v in res.verdicts],
-                     ["check", "result", "detail"]))
+    out.append(
+        table(
+            [[v.name, "PASS" if v.ok else "FAIL", v.detail] for v in res.verdicts],
+            ["check", "result", "detail"],
+        )
+    )
     return "\n".join(out)
 
 
 def write_outputs(res, outdir: str | Path) -> list[Path]:
     d = Path(outdir)
     d.mkdir(parents=True, exist_ok=True)
-    summary = {"scenario": res.scenario["name"], "fabric": res.scenario["fabric"]["scenario"],
-               "ok": res.ok, "verdicts": [v.__dict__ for v in res.verdicts],
-               "runs": [{"label": r.label, "params": r.params, "metrics": r.metrics,
-                         "wall_s": r.wall_s} for r in res.runs]}
+    summary = {
+        "scenario": res.scenario["name"],
+        "fabric": res.scenario["fabric"]["scenario"],
+        "ok": res.ok,
+        "verdicts": [v.__dict__ for v in res.verdicts],
+        "runs": [
+            {"label": r.label, "params": r.params, "metrics": r.metrics, "wall_s": r.wall_s}
+            for r in res.runs
+        ],
+    }
     files = [d / "summary.json"]
     files[0].write_text(json.dumps(summary, indent=2))
     for r in res.runs:
@@ -194,7 +230,9 @@ def cmd_run_fabric(args, sc: dict) -> int:
     import shlex
 
     if args.program:
-        sys.stderr.write("rocelab: --program: a fabric scenario runs roce_switch.p4 on every switch\n")
+        sys.stderr.write(
+            "rocelab: --program: a fabric scenario runs roce_switch.p4 on every switch\n"
+        )
         return 2
     lo, hi = bounds("seed")
     if args.seed is not None and not lo <= args.seed <= hi:
@@ -206,8 +244,13 @@ def cmd_run_fabric(args, sc: dict) -> int:
     res = run_fabric_scenario(sc, args.seed, args.duration_us, progress=not args.no_progress)
     files = write_outputs(res, args.out) if args.out else []
     if args.json:
-        print((Path(args.out) / "summary.json").read_text() if args.out else json.dumps(
-            {"ok": res.ok, "verdicts": [v.__dict__ for v in res.verdicts]}, indent=2))
+        print(
+            (Path(args.out) / "summary.json").read_text()
+            if args.out
+            else json.dumps(
+                {"ok": res.ok, "verdicts": [v.__dict__ for v in res.verdicts]}, indent=2
+            )
+        )
     else:
         print(summary_text(res))
         if files:
@@ -221,8 +264,10 @@ def cmd_run_fabric(args, sc: dict) -> int:
         if args.duration_us is not None:
             cmd += ["--duration-us", f"{args.duration_us:g}"]
         seeds = sorted({r.seed for r in res.runs})
-        sys.stderr.write(f"rocelab: scenario {sc['name']} FAILED (seeds {seeds}); reproduce "
-                         f"with: {shlex.join(cmd)}\n")
+        sys.stderr.write(
+            f"rocelab: scenario {sc['name']} FAILED (seeds {seeds}); reproduce "
+            f"with: {shlex.join(cmd)}\n"
+        )
         return 1
     return 0
 

@@ -52,7 +52,9 @@ def typed_value(v: Validator, key: str, kind: Any, value: Any) -> Any:
         v.fail(key, _message(exc.errors(include_url=False)[0]))
 
 
-def validate(sc: dict, lines: dict[str, int] | None = None, duration_us: float | None = None) -> None:
+def validate(
+    sc: dict, lines: dict[str, int] | None = None, duration_us: float | None = None
+) -> None:
     """Raise ScenarioError for the first bad key of a loaded scenario (and of the command
     line's --duration-us); returns nothing when all is well."""
     v = Validator(sc.get("_path", "<scenario>"), lines or {})
@@ -63,8 +65,10 @@ def validate(sc: dict, lines: dict[str, int] | None = None, duration_us: float |
     from controller.schemas.files import RunDuration, ScenarioFile
 
     kind = kind_of(sc)
-    m, errors = typed(kinds()["fabric" if kind is not None else "scenario"],
-                      {k: x for k, x in sc.items() if k != "_path"})
+    m, errors = typed(
+        kinds()["fabric" if kind is not None else "scenario"],
+        {k: x for k, x in sc.items() if k != "_path"},
+    )
     if errors:
         v.fail(errors[0].key, errors[0].message)
     if kind is not None:  # another kind of file (controller.fabric's): its own rules
@@ -75,8 +79,11 @@ def validate(sc: dict, lines: dict[str, int] | None = None, duration_us: float |
     if duration_us is not None:
         dur = typed_value(v, "--duration-us", RunDuration, duration_us)
     if dur / m.sample_us > MAX_SAMPLES:
-        v.fail("sample_us", f"{dur:g} us / {m.sample_us:g} us = {dur / m.sample_us:.0f} samples "
-                            f"(at most {MAX_SAMPLES})")
+        v.fail(
+            "sample_us",
+            f"{dur:g} us / {m.sample_us:g} us = {dur / m.sample_us:.0f} samples "
+            f"(at most {MAX_SAMPLES})",
+        )
     if m.nic.ack_every > m.nic.window:
         v.fail("nic.ack_every", f"{m.nic.ack_every} is more than nic.window ({m.nic.window})")
     if m.dcqcn is not None:
@@ -91,16 +98,21 @@ def validate(sc: dict, lines: dict[str, int] | None = None, duration_us: float |
         for end in ("src", "dst"):
             name = getattr(f, end)
             if name not in hosts:
-                v.fail(f"{p}{end}", f"unknown host {name!r} "
-                                    f"(switch.hosts: {', '.join(map(str, hosts)) or 'none'})")
+                v.fail(
+                    f"{p}{end}",
+                    f"unknown host {name!r} (switch.hosts: {', '.join(map(str, hosts)) or 'none'})",
+                )
         if f.src == f.dst:
             v.fail(f"{p}dst", "a flow needs two different hosts")
         total, msg = f.bytes.to_bytes(frame), f.message.to_bytes(frame)
         if msg > total:
             v.fail(f"{p}message", f"message {msg} B is larger than the flow's {total} B")
         if math.ceil(total / msg) > MAX_MESSAGES:
-            v.fail(f"{p}message", f"{total} B in {msg} B messages is {math.ceil(total / msg)} "
-                                  f"messages (at most {MAX_MESSAGES})")
+            v.fail(
+                f"{p}message",
+                f"{total} B in {msg} B messages is {math.ceil(total / msg)} "
+                f"messages (at most {MAX_MESSAGES})",
+            )
         if f.start_us > dur:
             v.fail(f"{p}start_us", f"{f.start_us:g} us is after the run's end ({dur:g} us)")
     if m.watch.port is not None and ports and m.watch.port not in ports:

@@ -49,17 +49,23 @@ def _expect_model(scope: str) -> type[Strict]:
 
     CHECKS = registered()  # noqa: N806 (the kinds load theirs: fabric_* checks)
 
-    types = {"true": Literal[True], "fraction": Number(0, 1, lo_open=True),
-             "count": Int(1, 10**9)}
-    spec = {k: (types.get(c.kind, Number(0, 10**6, lo_open=True)) | None,
-                Field(None, description=c.title))
-            for k, c in sorted(CHECKS.items()) if c.scope == scope}
+    types = {"true": Literal[True], "fraction": Number(0, 1, lo_open=True), "count": Int(1, 10**9)}
+    spec = {
+        k: (
+            types.get(c.kind, Number(0, 10**6, lo_open=True)) | None,
+            Field(None, description=c.title),
+        )
+        for k, c in sorted(CHECKS.items())
+        if c.scope == scope
+    }
     return create_model(f"Expect_{scope}", __base__=Strict, **spec)
 
 
 def _dcqcn_model() -> type[Strict]:
-    spec = {f.name: ((Int(0, 10**15) if f.type in (int, "int") else Number(0, 1e15)) | None, None)
-            for f in fields(DcqcnParams)}
+    spec = {
+        f.name: ((Int(0, 10**15) if f.type in (int, "int") else Number(0, 1e15)) | None, None)
+        for f in fields(DcqcnParams)
+    }
     return create_model("DcqcnKnobs", __base__=Strict, **spec)
 
 
@@ -225,8 +231,9 @@ class SweepGridFile(Strict):
         params = PARAMS.get(scenario or "", {})
         for key, values in grid.items():
             if key not in params:
-                raise ValueError(f"{key}: {scenario} has no parameter {key!r} "
-                                 f"(it has {', '.join(params)})")
+                raise ValueError(
+                    f"{key}: {scenario} has no parameter {key!r} (it has {', '.join(params)})"
+                )
             lo, hi = bounds(key)
             bad = [v for v in values if not lo <= v <= hi]
             if bad:

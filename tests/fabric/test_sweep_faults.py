@@ -50,7 +50,9 @@ def cluster(reference_profile: None) -> Iterator[Client]:
     """One real LocalCluster (two worker processes, each under a nanny that restarts it when
     killed) for the kill tests: starting one and warming its workers is most of a test's
     time. Each test sets the scheduler's allowed-failures itself."""
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers need not import tests/
+    cloudpickle.register_pickle_by_value(
+        sys.modules[__name__]
+    )  # the workers need not import tests/
     with sweep.dask_client(workers=2) as client:
         yield client
 
@@ -146,10 +148,26 @@ def test_torn_journal_line_is_dropped_and_cut_before_the_next(tmp_path):
 def _rocelab_sweep(out: Path, *extra: str) -> subprocess.Popen:
     seeds = ",".join(str(s) for s in range(8))
     return subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", "sweep", "storm", "--set", f"seed={seeds}",
-         "--set", "duration_us=100", "--out", str(out), *extra],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True)  # its own process group: a Ctrl-C reaches it and its workers only
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "sweep",
+            "storm",
+            "--set",
+            f"seed={seeds}",
+            "--set",
+            "duration_us=100",
+            "--out",
+            str(out),
+            *extra,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )  # its own process group: a Ctrl-C reaches it and its workers only
 
 
 def _journal_lines(out: Path) -> int:
@@ -196,16 +214,18 @@ def test_interrupted_sweep_keeps_its_points_and_resume_computes_only_the_rest(tm
     kept = Journal(out / JOURNAL).load()
     assert len(kept) >= 2 and f"{len(kept)} of 8 points kept" in err
     assert not (out / "sweep.csv").exists()
-    r = subprocess.run([*p.args, "--serial", "--resume"], cwd=ROOT, capture_output=True, text=True,
-                       timeout=300)
+    r = subprocess.run(
+        [*p.args, "--serial", "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0, r.stderr
     assert f"{len(kept)} of 8 points from the journal, {8 - len(kept)} computed" in r.stderr
     # each point computed once over both runs: a resume that recomputed would add lines
     lines = (out / JOURNAL).read_text().splitlines()
     assert len(lines) == 8
     assert sorted(json.loads(ln)["key"] for ln in lines) == sorted(
-        point_key("storm", p) for p in sweep.points("storm", {"seed": list(range(8)),
-                                                              "duration_us": [100]}))
+        point_key("storm", p)
+        for p in sweep.points("storm", {"seed": list(range(8)), "duration_us": [100]})
+    )
     csv_seeds = [ln.split(",")[3] for ln in (out / "sweep.csv").read_text().splitlines()[1:]]
     assert csv_seeds == [str(s) for s in range(8)]
 
@@ -240,8 +260,14 @@ def _killed_mid_write(kind: str, path: Path, limit: int) -> int:
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    r = subprocess.run([sys.executable, "-c", _CHILD, kind, str(path)], cwd=ROOT,
-                       preexec_fn=cap, capture_output=True, timeout=120)
+
+    r = subprocess.run(
+        [sys.executable, "-c", _CHILD, kind, str(path)],
+        cwd=ROOT,
+        preexec_fn=cap,
+        capture_output=True,
+        timeout=120,
+    )
     return r.returncode
 
 
