@@ -55,7 +55,8 @@ class Parser(argparse.ArgumentParser):
 
 
 class BoundedType:
-    """An argparse `type`: `parse(text)` or ArgumentTypeError with a one-line reason.
+    """An argparse `type`: `parse(text)` or ArgumentTypeError with a one-line reason. The
+    reason does not name the option: argparse puts `argument NAME: ` before it.
     `kind` says what it takes (int, float, duration, address, text, input_file, input_dir,
     output_file, output_dir, pattern)."""
 
@@ -64,7 +65,9 @@ class BoundedType:
     ) -> None:
         self.kind = kind
         self._parse = parse
-        self.__name__ = name  # argparse names the type in "invalid NAME value" (never reached)
+        self.__name__ = (
+            name  # the option it is made for (argparse's "invalid NAME value": never reached)
+        )
         self.text_file = text_file
 
     def __call__(self, text: str) -> Any:
@@ -82,22 +85,22 @@ def _show(text: str) -> str:
     return repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"
 
 
-def _printable(text: str, what: str) -> str:
+def _printable(text: str) -> str:
     if not text:
-        _fail(f"{what}: empty")
+        _fail("empty")
     if len(text) > MAX_TEXT:
-        _fail(f"{what}: {len(text)} characters (at most {MAX_TEXT})")
+        _fail(f"{len(text)} characters (at most {MAX_TEXT})")
     if not text.isprintable():
-        _fail(f"{what}: control or non-printable characters in {_show(text)}")
+        _fail(f"control or non-printable characters in {_show(text)}")
     return text
 
 
-def _number_text(text: str, what: str) -> str:
+def _number_text(text: str) -> str:
     t = text.strip()
     if not t:
-        _fail(f"{what}: empty, expected a number")
+        _fail("empty, expected a number")
     if len(t) > MAX_NUMBER_CHARS:
-        _fail(f"{what}: a number of {len(t)} characters (at most {MAX_NUMBER_CHARS})")
+        _fail(f"a number of {len(t)} characters (at most {MAX_NUMBER_CHARS})")
     return t
 
 
@@ -105,34 +108,34 @@ def int_range(lo: int, hi: int, what: str = "value") -> BoundedType:
     """An integer in lo..hi (decimal, or 0x/0o/0b)."""
 
     def parse(text: str) -> int:
-        t = _number_text(text, what)
+        t = _number_text(text)
         try:
             value = int(t, 0)
         except ValueError:
-            _fail(f"{what} must be an integer, not {_show(text)}")
+            _fail(f"must be an integer, not {_show(text)}")
         if not lo <= value <= hi:
-            _fail(f"{what} must be in {lo}..{hi}, not {value}")
+            _fail(f"must be in {lo}..{hi}, not {value}")
         return value
 
-    return BoundedType("int", parse, "int")
+    return BoundedType("int", parse, what)
 
 
 def float_range(lo: float, hi: float, what: str = "value", *, lo_open: bool = False) -> BoundedType:
     """A finite float in [lo, hi] (or (lo, hi] with lo_open): nan and inf are refused."""
 
     def parse(text: str) -> float:
-        t = _number_text(text, what)
+        t = _number_text(text)
         try:
             value = float(t)
         except ValueError:
-            _fail(f"{what} must be a number, not {_show(text)}")
+            _fail(f"must be a number, not {_show(text)}")
         if not math.isfinite(value):
-            _fail(f"{what} must be a finite number, not {_show(text)}")
+            _fail(f"must be a finite number, not {_show(text)}")
         if value < lo or value > hi or (lo_open and value == lo):
-            _fail(f"{what} must be in {'(' if lo_open else '['}{lo:g}, {hi:g}], not {value:g}")
+            _fail(f"must be in {'(' if lo_open else '['}{lo:g}, {hi:g}], not {value:g}")
         return value
 
-    return BoundedType("float", parse, "float")
+    return BoundedType("float", parse, what)
 
 
 _DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "": 1.0, "m": 60.0}
@@ -144,19 +147,19 @@ def duration(lo: float, hi: float, what: str = "duration") -> BoundedType:
     is meant: a zero timeout is no timeout)."""
 
     def parse(text: str) -> float:
-        t = _number_text(text, what)
+        t = _number_text(text)
         m = _DURATION.match(t)
         try:
             value = float(m.group(1)) * _DURATION_UNITS[m.group(2)] if m else float("nan")
         except ValueError:
             value = float("nan")
         if not math.isfinite(value):
-            _fail(f"{what} must be a finite duration (e.g. 5, 1.5s, 200ms), not {_show(text)}")
+            _fail(f"must be a finite duration (e.g. 5, 1.5s, 200ms), not {_show(text)}")
         if not lo < value <= hi:
-            _fail(f"{what} must be in ({lo:g}, {hi:g}] seconds, not {_show(text)}")
+            _fail(f"must be in ({lo:g}, {hi:g}] seconds, not {_show(text)}")
         return value
 
-    return BoundedType("duration", parse, "duration")
+    return BoundedType("duration", parse, what)
 
 
 def split_address(text: str) -> tuple[str, int]:
@@ -178,33 +181,31 @@ def address(
     the text is returned as given."""
 
     def parse(text: str) -> str:
-        _printable(text, what)
+        _printable(text)
         rest = text
         for scheme in schemes:
             rest = rest.removeprefix(f"{scheme}://")
         try:
             _host, port = split_address(rest)
         except ValueError:
-            _fail(
-                f"{what}: expected HOST:PORT with a port in {port_lo}..{port_hi}, not {_show(text)}"
-            )
+            _fail(f"expected HOST:PORT with a port in {port_lo}..{port_hi}, not {_show(text)}")
         if not port_lo <= port <= port_hi:
-            _fail(f"{what}: port {port} is not in {port_lo}..{port_hi}")
+            _fail(f"port {port} is not in {port_lo}..{port_hi}")
         return text
 
-    return BoundedType("address", parse, "address")
+    return BoundedType("address", parse, what)
 
 
 def text(what: str = "value", max_len: int = 256) -> BoundedType:
     """Non-empty printable text of at most `max_len` characters (a name, a key)."""
 
     def parse(value: str) -> str:
-        _printable(value, what)
+        _printable(value)
         if len(value) > max_len:
-            _fail(f"{what}: {len(value)} characters (at most {max_len})")
+            _fail(f"{len(value)} characters (at most {max_len})")
         return value
 
-    return BoundedType("text", parse, "text")
+    return BoundedType("text", parse, what)
 
 
 def pattern(parse: Callable[[str], Any], what: str, max_len: int = 256) -> BoundedType:
@@ -212,15 +213,15 @@ def pattern(parse: Callable[[str], Any], what: str, max_len: int = 256) -> Bound
     with its own reason): PORT@IFNAME, PORT=RATE, KEY=V1,V2, a hex frame."""
 
     def run(value: str) -> Any:
-        _printable(value, what)
+        _printable(value)
         if len(value) > max_len:
-            _fail(f"{what}: {len(value)} characters (at most {max_len})")
+            _fail(f"{len(value)} characters (at most {max_len})")
         try:
             return parse(value)
         except ValueError as exc:
-            _fail(f"{what}: {exc}")
+            _fail(str(exc))
 
-    return BoundedType("pattern", run, "pattern")
+    return BoundedType("pattern", run, what)
 
 
 def _describe_oserror(exc: OSError) -> str:
@@ -295,21 +296,21 @@ def input_file(
     read once here, so a bad file is refused before anything runs; the path is returned."""
 
     def parse(value: str) -> str:
-        _printable(value, what)
+        _printable(value)
         try:
             (read_text_input if text_file else read_input)(value, max_bytes)
         except InputError as exc:
             _fail(str(exc))
         return value
 
-    return BoundedType("input_file", parse, "input_file", text_file=text_file)
+    return BoundedType("input_file", parse, what, text_file=text_file)
 
 
 def input_dir(what: str = "directory") -> BoundedType:
     """A path to an existing directory."""
 
     def parse(value: str) -> str:
-        _printable(value, what)
+        _printable(value)
         try:
             st = os.stat(value)
         except OSError as exc:
@@ -318,14 +319,14 @@ def input_dir(what: str = "directory") -> BoundedType:
             _fail(f"{value}: not a directory")
         return value
 
-    return BoundedType("input_dir", parse, "input_dir")
+    return BoundedType("input_dir", parse, what)
 
 
 def output_file(what: str = "output file") -> BoundedType:
     """A path to write: a regular file or none yet, in an existing directory."""
 
     def parse(value: str) -> str:
-        _printable(value, what)
+        _printable(value)
         try:
             st = os.stat(value)
         except FileNotFoundError:
@@ -341,14 +342,14 @@ def output_file(what: str = "output file") -> BoundedType:
             _fail(f"{value}: not a regular file")
         return value
 
-    return BoundedType("output_file", parse, "output_file")
+    return BoundedType("output_file", parse, what)
 
 
 def output_dir(what: str = "output directory") -> BoundedType:
     """A directory to write into: an existing one or none yet (made when written)."""
 
     def parse(value: str) -> str:
-        _printable(value, what)
+        _printable(value)
         try:
             st = os.stat(value)
         except FileNotFoundError:
@@ -359,7 +360,7 @@ def output_dir(what: str = "output directory") -> BoundedType:
             _fail(f"{value}: exists and is not a directory")
         return value
 
-    return BoundedType("output_dir", parse, "output_dir")
+    return BoundedType("output_dir", parse, what)
 
 
 def parse_argv(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace | int:
@@ -376,11 +377,11 @@ def name_or_file(max_bytes: int = DEFAULT_MAX_BYTES, what: str = "name or file")
     as_file = input_file(max_bytes, what=what)
 
     def parse(value: str) -> str:
-        _printable(value, what)
+        _printable(value)
         if "/" in value or value.endswith((".yaml", ".yml")) or os.path.lexists(value):
             return as_file(value)
         if len(value) > 128:
-            _fail(f"{what}: a name of {len(value)} characters (at most 128)")
+            _fail(f"a name of {len(value)} characters (at most 128)")
         return value
 
-    return BoundedType("name_or_file", parse, "name_or_file")
+    return BoundedType("name_or_file", parse, what)

@@ -33,7 +33,7 @@ from controller.scenarios import schema
 from controller.scenarios.checks import judge
 from controller.scenarios.kinds import ScenarioKind
 from controller.scenarios.results import ScenarioResult
-from controller.scenarios.schema import Validator, expectations
+from controller.scenarios.schema import Validator, typed_value
 from controller.text_table import table
 
 from .checks import KEY  # the fabric checks, registered with this kind
@@ -41,8 +41,6 @@ from .params import PARAMS, bounds
 
 MAX_MEMO = 64  # memoised runs per process (a run's telemetry is some 100 KB)
 # the keys of a fabric scenario file: a fabric scenario of controller.fabric and its labelled runs
-TOP = {"name", "title", "extends", "seed", "fabric", "expect", "expect_fail", "_path"}
-MAX_RUNS = 8
 
 
 @dataclass
@@ -77,8 +75,9 @@ def run_point(name: str, params: dict[str, int]) -> tuple[dict, dict, float]:
     return out
 
 
-def run_params(sc: dict, seed: int | None = None,
-               duration_us: float | None = None) -> dict[str, dict[str, int]]:
+def run_params(
+    sc: dict, seed: int | None = None, duration_us: float | None = None
+) -> dict[str, dict[str, int]]:
     """label -> the full parameters of that run: the scenario's defaults, the file's `seed`,
     the run's own values, then the command line's --seed / --duration-us."""
     fab = sc["fabric"]
@@ -97,47 +96,30 @@ def run_params(sc: dict, seed: int | None = None,
 
 
 def validate_file(sc: dict, v: Validator, duration_us: float | None) -> None:
-    """fabric: {scenario: NAME, runs: {LABEL: {PARAM: int, ...}, ...}}: the scenario one of
-    controller.fabric's, each run's parameters among its own and within their bounds (the
-    same table a sweep checks against)."""
-    for k in sc:
-        if k not in TOP:
-            v.fail(str(k), f"unknown key in a fabric scenario (known: "
-                           f"{', '.join(sorted(TOP - {'_path'}))})")
-    for k in ("name", "title"):
-        if k in sc:
-            v.text(sc, k, "")
-    lo, hi = bounds("seed")
-    v.num(sc, "seed", "", 0, lo, hi, integer=True)
+    """fabric: {scenario: NAME, runs: {LABEL: {PARAM: int, ...}, ...}}: keys, types and the
+    scenario's name are the typed schema's (controller/schemas/files.py, already checked);
+    here what needs the scenario: each run's parameters among its own and within their
+    bounds (the table a sweep checks against), and at least one check."""
+    from controller.schemas.types import Int
+
     if duration_us is not None:
-        lo, hi = bounds("duration_us")
-        v.num({"--duration-us": duration_us}, "--duration-us", "", lo, lo, hi, integer=True)
-    fab = v.mapping(sc, "fabric", "", {"scenario", "runs"})
-    name = v.text(fab, "scenario", "fabric.")
-    if name not in PARAMS:
-        v.fail("fabric.scenario", f"{name!r} is not a fabric scenario (known: {', '.join(PARAMS)})")
-    runs = fab.get("runs")
-    if not isinstance(runs, dict) or not 1 <= len(runs) <= MAX_RUNS:
-        v.fail("fabric.runs", f"expected a mapping of 1..{MAX_RUNS} labelled runs, got {runs!r}")
-    for label, params in runs.items():
-        p = f"fabric.runs.{label}"
-        if not isinstance(label, str) or not label.isidentifier():
-            v.fail(p, "a run label is a name (letters, digits, _)")
-        if params is None:
-            params = runs[label] = {}
-        if not isinstance(params, dict):
-            v.fail(p, f"expected a mapping of parameters, got {params!r}")
-        v.keys(params, p + ".", set(PARAMS[name]))
-        for key in params:
+        typed_value(v, "--duration-us", Int(*bounds("duration_us")), duration_us)
+    name = sc["fabric"]["scenario"]
+    for label, params in sc["fabric"]["runs"].items():
+        for key, value in (params or {}).items():
+            p = f"fabric.runs.{label}.{key}"
+            if key not in PARAMS[name]:
+                v.fail(p, f"unknown key (known: {', '.join(sorted(PARAMS[name]))})")
             lo, hi = bounds(key)
-            v.num(params, key, p + ".", 0, lo, hi, integer=True)
+            if not lo <= value <= hi:
+                v.fail(p, f"{value} is out of range [{lo}, {hi}]")
     if not sc.get("expect") and not sc.get("expect_fail"):
         v.fail("expect", "a fabric scenario names at least one check (expect: or expect_fail:)")
-    expectations(sc, v, KEY)
 
 
-def run_fabric_scenario(sc: dict, seed: int | None = None, duration_us: float | None = None,
-                        progress: bool = True):
+def run_fabric_scenario(
+    sc: dict, seed: int | None = None, duration_us: float | None = None, progress: bool = True
+):
     schema.validate(sc, duration_us=duration_us)
     name = sc["fabric"]["scenario"]
     runs = []
@@ -164,42 +146,76 @@ def watchdog_rows(run: FabricRun) -> list[list[str]]:
     for sw, js in sorted(run.telemetry.items()):
         for r in js.get("per_port_class", []):
             if any(r.get(f"pfcwd_{k}", 0) for k in ("detected", "restored", "ignored", "dropped")):
-                rows.append([sw, str(r["port"]), str(r["class"]), str(r["pfcwd_detected"]),
-                             str(r["pfcwd_restored"]), str(r["pfcwd_ignored"]),
-                             str(r["pfcwd_dropped"])])
+                rows.append(
+                    [
+                        sw,
+                        str(r["port"]),
+                        str(r["class"]),
+                        str(r["pfcwd_detected"]),
+                        str(r["pfcwd_restored"]),
+                        str(r["pfcwd_ignored"]),
+                        str(r["pfcwd_dropped"]),
+                    ]
+                )
     return rows
 
 
 def summary_text(res) -> str:
     sc = res.scenario
     fab = sc["fabric"]
-    out = [f"scenario {sc['name']}: {sc.get('title', '')}".rstrip(": "),
-           f"fabric scenario {fab['scenario']}, {len(res.runs)} run(s)"]
+    out = [
+        f"scenario {sc['name']}: {sc.get('title', '')}".rstrip(": "),
+        f"fabric scenario {fab['scenario']}, {len(res.runs)} run(s)",
+    ]
     defaults = PARAMS[fab["scenario"]]
     for run in res.runs:
         changed = {k: v for k, v in run.params.items() if defaults.get(k) != v}
         out.append("")
-        out.append(f"run {run.label}  ({', '.join(f'{k}={v}' for k, v in changed.items()) or 'defaults'}; "
-                   f"seed {run.seed}; {run.params['duration_us']} us virtual; {run.wall_s:.1f} s wall)")
+        out.append(
+            f"run {run.label}  ({', '.join(f'{k}={v}' for k, v in changed.items()) or 'defaults'}; "
+            f"seed {run.seed}; {run.params['duration_us']} us virtual; {run.wall_s:.1f} s wall)"
+        )
         out.append("  " + ", ".join(f"{k} {_fmt(v)}" for k, v in run.metrics.items()))
         wd = watchdog_rows(run)
         if wd:
             out.append("  PFC watchdog per queue:")
-            out.append(table(wd, ["switch", "port", "class", "detected", "restored",
-                                  "ignored pauses", "dropped"]))
+            out.append(
+                table(
+                    wd,
+                    [
+                        "switch",
+                        "port",
+                        "class",
+                        "detected",
+                        "restored",
+                        "ignored pauses",
+                        "dropped",
+                    ],
+                )
+            )
     out.append("")
-    out.append(table([[v.name, "PASS" if v.ok else "FAIL", v.detail] for v in res.verdicts],
-                     ["check", "result", "detail"]))
+    out.append(
+        table(
+            [[v.name, "PASS" if v.ok else "FAIL", v.detail] for v in res.verdicts],
+            ["check", "result", "detail"],
+        )
+    )
     return "\n".join(out)
 
 
 def write_outputs(res, outdir: str | Path) -> list[Path]:
     d = Path(outdir)
     d.mkdir(parents=True, exist_ok=True)
-    summary = {"scenario": res.scenario["name"], "fabric": res.scenario["fabric"]["scenario"],
-               "ok": res.ok, "verdicts": [v.__dict__ for v in res.verdicts],
-               "runs": [{"label": r.label, "params": r.params, "metrics": r.metrics,
-                         "wall_s": r.wall_s} for r in res.runs]}
+    summary = {
+        "scenario": res.scenario["name"],
+        "fabric": res.scenario["fabric"]["scenario"],
+        "ok": res.ok,
+        "verdicts": [v.__dict__ for v in res.verdicts],
+        "runs": [
+            {"label": r.label, "params": r.params, "metrics": r.metrics, "wall_s": r.wall_s}
+            for r in res.runs
+        ],
+    }
     files = [d / "summary.json"]
     files[0].write_text(json.dumps(summary, indent=2))
     for r in res.runs:
@@ -214,7 +230,9 @@ def cmd_run_fabric(args, sc: dict) -> int:
     import shlex
 
     if args.program:
-        sys.stderr.write("rocelab: --program: a fabric scenario runs roce_switch.p4 on every switch\n")
+        sys.stderr.write(
+            "rocelab: --program: a fabric scenario runs roce_switch.p4 on every switch\n"
+        )
         return 2
     lo, hi = bounds("seed")
     if args.seed is not None and not lo <= args.seed <= hi:
@@ -226,8 +244,13 @@ def cmd_run_fabric(args, sc: dict) -> int:
     res = run_fabric_scenario(sc, args.seed, args.duration_us, progress=not args.no_progress)
     files = write_outputs(res, args.out) if args.out else []
     if args.json:
-        print((Path(args.out) / "summary.json").read_text() if args.out else json.dumps(
-            {"ok": res.ok, "verdicts": [v.__dict__ for v in res.verdicts]}, indent=2))
+        print(
+            (Path(args.out) / "summary.json").read_text()
+            if args.out
+            else json.dumps(
+                {"ok": res.ok, "verdicts": [v.__dict__ for v in res.verdicts]}, indent=2
+            )
+        )
     else:
         print(summary_text(res))
         if files:
@@ -241,8 +264,10 @@ def cmd_run_fabric(args, sc: dict) -> int:
         if args.duration_us is not None:
             cmd += ["--duration-us", f"{args.duration_us:g}"]
         seeds = sorted({r.seed for r in res.runs})
-        sys.stderr.write(f"rocelab: scenario {sc['name']} FAILED (seeds {seeds}); reproduce "
-                         f"with: {shlex.join(cmd)}\n")
+        sys.stderr.write(
+            f"rocelab: scenario {sc['name']} FAILED (seeds {seeds}); reproduce "
+            f"with: {shlex.join(cmd)}\n"
+        )
         return 1
     return 0
 

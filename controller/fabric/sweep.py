@@ -111,8 +111,10 @@ def points(scenario: str, grid: dict[str, list[int]]) -> list[dict]:
         n *= len(v)
     if n > MAX_POINTS:
         raise SweepError(f"{n} points: at most {MAX_POINTS} per sweep")
-    return [{**sc.params, **dict(zip(keys, combo, strict=True))}
-            for combo in itertools.product(*(grid[k] for k in keys))]
+    return [
+        {**sc.params, **dict(zip(keys, combo, strict=True))}
+        for combo in itertools.product(*(grid[k] for k in keys))
+    ]
 
 
 def run_point(scenario: str, params: dict) -> dict:
@@ -140,8 +142,10 @@ class Bar:
         if not self.enabled:
             return
         frac = self.done / self.total if self.total else 1.0
-        sys.stderr.write(f"\rsweep [{'#' * int(frac * 30):<30}] {self.done}/{self.total} "
-                         f"{time.perf_counter() - self.t0:.1f} s\x1b[K")
+        sys.stderr.write(
+            f"\rsweep [{'#' * int(frac * 30):<30}] {self.done}/{self.total} "
+            f"{time.perf_counter() - self.t0:.1f} s\x1b[K"
+        )
         if self.done == self.total:
             sys.stderr.write("\n")
         sys.stderr.flush()
@@ -167,8 +171,12 @@ def scheduler_unreachable(address: str, timeout_s: float = 1.0) -> str | None:
 
 
 @contextmanager
-def dask_client(scheduler: str | None = None, workers: int = 2, processes: bool = True,
-                allowed_failures: int = ALLOWED_FAILURES) -> Iterator[Client]:
+def dask_client(
+    scheduler: str | None = None,
+    workers: int = 2,
+    processes: bool = True,
+    allowed_failures: int = ALLOWED_FAILURES,
+) -> Iterator[Client]:
     """A client of a LocalCluster of single-thread workers, or of an existing scheduler (which
     keeps its own allowed-failures)."""
     import logging
@@ -183,10 +191,23 @@ def dask_client(scheduler: str | None = None, workers: int = 2, processes: bool 
         finally:
             client.close()
         return
-    with dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures,
-                          "distributed.worker.preload": ["controller.fabric.sweep_worker"]}):
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                               dashboard_address=None, silence_logs=logging.CRITICAL)
+    with dask.config.set(
+        {
+            "distributed.scheduler.allowed-failures": allowed_failures,
+            "distributed.worker.preload": ["controller.fabric.sweep_worker"],
+        }
+    ):
+        # no dashboard; the scheduler's HTTP server (health routes) on a free port: on its
+        # default, 8787, a second cluster on the machine (another sweep, a parallel test)
+        # printed distributed's multi-line "Port 8787 is already in use" warning
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=processes,
+            dashboard_address=None,
+            silence_logs=logging.CRITICAL,
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+        )
     try:
         with Client(cluster) as client:
             yield client
@@ -194,8 +215,9 @@ def dask_client(scheduler: str | None = None, workers: int = 2, processes: bool 
         cluster.close()
 
 
-def iter_dask(client: Client, scenario: str, pts: list[dict],
-              fn: Callable[[str, dict], dict] = run_point) -> Iterator[tuple[int, dict]]:
+def iter_dask(
+    client: Client, scenario: str, pts: list[dict], fn: Callable[[str, dict], dict] = run_point
+) -> Iterator[tuple[int, dict]]:
     """(index in pts, row) as each point completes; the tasks not done are cancelled when
     the caller stops early (an interrupt)."""
     from distributed import as_completed
@@ -210,8 +232,13 @@ def iter_dask(client: Client, scenario: str, pts: list[dict],
             client.cancel(futs)
 
 
-def run_dask(scenario: str, pts: list[dict], scheduler: str | None = None, workers: int = 2,
-             processes: bool = True) -> list[dict]:
+def run_dask(
+    scenario: str,
+    pts: list[dict],
+    scheduler: str | None = None,
+    workers: int = 2,
+    processes: bool = True,
+) -> list[dict]:
     """Run the points on a Dask cluster; rows come back in the points' order."""
     rows: list[dict] = [{}] * len(pts)
     with dask_client(scheduler, workers, processes) as client:
@@ -220,9 +247,14 @@ def run_dask(scenario: str, pts: list[dict], scheduler: str | None = None, worke
     return rows
 
 
-def run_sweep(scenario: str, pts: list[dict], out: Path,
-              compute: Callable[[list[dict]], Iterable[tuple[int, dict]]],
-              resume: bool = False, progress: bool = False) -> tuple[list[dict], int]:
+def run_sweep(
+    scenario: str,
+    pts: list[dict],
+    out: Path,
+    compute: Callable[[list[dict]], Iterable[tuple[int, dict]]],
+    resume: bool = False,
+    progress: bool = False,
+) -> tuple[list[dict], int]:
     """(every point's row in the points' order, how many were computed now). Each row is
     appended to the journal in `out` as it arrives; with `resume` the points already in the
     journal are not computed again. A point is kept once (by point_key) whatever `compute`
@@ -324,8 +356,10 @@ def cmd_sweep(args) -> int:
         pts = points(args.scenario, grid)
         for opt, name in (("--metric", metric), ("--x", x)):  # before any point runs
             if name and not is_column(args.scenario, name):
-                raise SweepError(f"{opt} {name}: not a parameter or metric of {args.scenario}"
-                                 f" (metrics: {', '.join(METRICS[args.scenario])})")
+                raise SweepError(
+                    f"{opt} {name}: not a parameter or metric of {args.scenario}"
+                    f" (metrics: {', '.join(METRICS[args.scenario])})"
+                )
         if args.workers < 1:
             raise SweepError("--workers must be >= 1")
         if out.exists() and not out.is_dir():
@@ -333,18 +367,26 @@ def cmd_sweep(args) -> int:
         remove_stale_temporaries(out)
         with interruptible():
             if args.serial:
+
                 def compute(todo: list[dict]) -> Iterator[tuple[int, dict]]:
                     return ((i, run_point(args.scenario, p)) for i, p in enumerate(todo))
+
                 rows, computed = run_sweep(args.scenario, pts, out, compute, args.resume)
             else:
                 with dask_client(args.scheduler, args.workers) as client:
                     rows, computed = run_sweep(
-                        args.scenario, pts, out,
-                        lambda todo: iter_dask(client, args.scenario, todo), args.resume,
-                        progress=sys.stderr.isatty())
+                        args.scenario,
+                        pts,
+                        out,
+                        lambda todo: iter_dask(client, args.scenario, todo),
+                        args.resume,
+                        progress=sys.stderr.isatty(),
+                    )
             if args.resume:
-                sys.stderr.write(f"rocelab sweep: {len(pts) - computed} of {len(pts)} points "
-                                 f"from the journal, {computed} computed\n")
+                sys.stderr.write(
+                    f"rocelab sweep: {len(pts) - computed} of {len(pts)} points "
+                    f"from the journal, {computed} computed\n"
+                )
             rows = normalise(rows)
             write_csv(rows, out / "sweep.csv")
             write_parquet(rows, out / "sweep.parquet")
@@ -359,9 +401,11 @@ def cmd_sweep(args) -> int:
         keys = {point_key(args.scenario, p) for p in pts}
         kept = len(keys & set(Journal(out / JOURNAL).load()))
         lead = "\n" if sys.stderr.isatty() else ""  # after the progress bar's line
-        sys.stderr.write(f"{lead}rocelab sweep: interrupted ({signal.Signals(exc.signum).name}): "
-                         f"{kept} of {len(keys)} points kept in {out / JOURNAL}; "
-                         f"run again with --resume to compute the rest\n")
+        sys.stderr.write(
+            f"{lead}rocelab sweep: interrupted ({signal.Signals(exc.signum).name}): "
+            f"{kept} of {len(keys)} points kept in {out / JOURNAL}; "
+            f"run again with --resume to compute the rest\n"
+        )
         return 128 + exc.signum
     except (SweepError, ValueError, OSError) as exc:
         sys.stderr.write(f"rocelab sweep: {exc}\n")
@@ -373,17 +417,52 @@ def cmd_sweep(args) -> int:
 
 def add_parser(sub) -> None:
     s = sub.add_parser("sweep", help="run a fabric scenario over a parameter grid on Dask")
-    s.add_argument("scenario", nargs="?", type=cliargs.text("scenario", 64), help=f"fabric scenario: {', '.join(SCENARIO_NAMES)}")
-    s.add_argument("--grid", metavar="FILE", type=cliargs.input_file(1 << 20, what="--grid"),
-                   help="a sweep grid file (`rocelab schema sweep`); --set adds or replaces keys")
-    s.add_argument("--set", action="append", type=cliargs.text("--set", 4096), metavar="KEY=V1,V2", help="values of a parameter")
-    s.add_argument("--scheduler", metavar="ADDRESS",
-                   type=cliargs.address(1, 65535, "--scheduler", schemes=("tcp", "tls")), help="an existing Dask scheduler")
-    s.add_argument("--workers", type=cliargs.int_range(1, 256, "--workers"), default=2, help="local cluster workers (default 2)")
+    s.add_argument(
+        "scenario",
+        nargs="?",
+        type=cliargs.text("scenario", 64),
+        help=f"fabric scenario: {', '.join(SCENARIO_NAMES)}",
+    )
+    s.add_argument(
+        "--grid",
+        metavar="FILE",
+        type=cliargs.input_file(1 << 20, what="--grid"),
+        help="a sweep grid file (`rocelab schema sweep`); --set adds or replaces keys",
+    )
+    s.add_argument(
+        "--set",
+        action="append",
+        type=cliargs.text("--set", 4096),
+        metavar="KEY=V1,V2",
+        help="values of a parameter",
+    )
+    s.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        type=cliargs.address(1, 65535, "--scheduler", schemes=("tcp", "tls")),
+        help="an existing Dask scheduler",
+    )
+    s.add_argument(
+        "--workers",
+        type=cliargs.int_range(1, 256, "--workers"),
+        default=2,
+        help="local cluster workers (default 2)",
+    )
     s.add_argument("--serial", action="store_true", help="no Dask: run the points here")
-    s.add_argument("--out", default="out/sweep", type=cliargs.output_dir("--out"),
-                   help="directory for sweep.csv, sweep.parquet, plots and the journal")
-    s.add_argument("--resume", action="store_true",
-                   help="keep the points in --out's journal (an interrupted sweep), compute the rest")
+    s.add_argument(
+        "--out",
+        default="out/sweep",
+        type=cliargs.output_dir("--out"),
+        help="directory for sweep.csv, sweep.parquet, plots and the journal",
+    )
+    s.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the points in --out's journal (an interrupted sweep), compute the rest",
+    )
     s.add_argument("--metric", type=cliargs.text("--metric", 128), help="plot this metric ...")
-    s.add_argument("--x", type=cliargs.text("--x", 128), help="... against this parameter (default: the first --set)")
+    s.add_argument(
+        "--x",
+        type=cliargs.text("--x", 128),
+        help="... against this parameter (default: the first --set)",
+    )

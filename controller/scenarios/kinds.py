@@ -27,9 +27,10 @@ ENTRY_POINT_GROUP = "rocelab.scenario_kinds"
 class ScenarioKind:
     """One kind of scenario file, marked by its top-level `key`.
 
-    validate(sc, v, duration_us): raise ScenarioError through `v` (schema.Validator) for the
-        first bad key of a loaded file, and check `expect:` with `schema.expectations(sc, v,
-        key)`; `duration_us` is the command line's override.
+    validate(sc, v, duration_us): raise ScenarioError through `v.fail` (schema.Validator)
+        for the first rule of a loaded file that needs the whole file (its keys' types and
+        ranges, `expect:` included, are the typed schema's, checked before); `duration_us`
+        is the command line's override (schema.typed_value checks it against a type).
     run(sc, seed, duration_us, progress): a ScenarioResult (runs and their verdicts).
     cmd_run(args, sc): `rocelab run` on a file of this kind (args: the run subcommand's);
         the exit code."""

@@ -10,10 +10,9 @@ which runs after this. A scenario that `extends` another is validated once merge
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import (
-    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
@@ -28,23 +27,20 @@ from .switch import Strict, SwitchConfig, SwitchPolicy
 from .types import (
     Flag,
     Int,
+    LinkSpeed,
+    Number,
     Port,
+    PositiveSize,
     Qpn,
     SizeField,
     SpeedField,
     TimeField,
     TrafficClass,
-    _finite_number,
 )
 
-MAX_DURATION_US = 200_000
+MAX_DURATION_US = 200_000  # 200 ms of virtual time (minutes of wall time): longer is a typo
 Text = Annotated[str, StringConstraints(min_length=1)]
-
-
-def Number(lo: float, hi: float, lo_open: bool = False) -> Any:  # noqa: N802 (a type)
-    bound = {"gt": lo} if lo_open else {"ge": lo}
-    return Annotated[float, Field(le=hi, allow_inf_nan=False, strict=False, **bound),
-                     BeforeValidator(_finite_number)]
+RunDuration = Number(0, MAX_DURATION_US, lo_open=True)  # also `rocelab run --duration-us`
 
 
 def _expect_model(scope: str) -> type[Strict]:
@@ -53,22 +49,28 @@ def _expect_model(scope: str) -> type[Strict]:
 
     CHECKS = registered()  # noqa: N806 (the kinds load theirs: fabric_* checks)
 
-    types = {"true": Literal[True], "fraction": Number(0, 1, lo_open=True),
-             "count": Int(1, 10**9)}
-    spec = {k: (types.get(c.kind, Number(0, 10**6, lo_open=True)) | None,
-                Field(None, description=c.title))
-            for k, c in sorted(CHECKS.items()) if c.scope == scope}
+    types = {"true": Literal[True], "fraction": Number(0, 1, lo_open=True), "count": Int(1, 10**9)}
+    spec = {
+        k: (
+            types.get(c.kind, Number(0, 10**6, lo_open=True)) | None,
+            Field(None, description=c.title),
+        )
+        for k, c in sorted(CHECKS.items())
+        if c.scope == scope
+    }
     return create_model(f"Expect_{scope}", __base__=Strict, **spec)
 
 
 def _dcqcn_model() -> type[Strict]:
-    spec = {f.name: ((Int(0, 10**15) if f.type in (int, "int") else Number(0, 1e15)) | None, None)
-            for f in fields(DcqcnParams)}
+    spec = {
+        f.name: ((Int(0, 10**15) if f.type in (int, "int") else Number(0, 1e15)) | None, None)
+        for f in fields(DcqcnParams)
+    }
     return create_model("DcqcnKnobs", __base__=Strict, **spec)
 
 
 class LinkSpec(Strict):
-    speed: SpeedField = 10e9
+    speed: LinkSpeed = 10e9
     prop_ns: Int(1, 10**8) = 1000
 
 
@@ -86,8 +88,8 @@ class FlowSpec(Strict):
     src: Text
     dst: Text
     op: Annotated[str, StringConstraints(pattern="(?i)^(write|send|read)$")] = "WRITE"
-    bytes: SizeField = "1GB"
-    message: SizeField = "1MB"
+    bytes: PositiveSize = "1GB"
+    message: PositiveSize = "1MB"
     start_us: Number(0, MAX_DURATION_US) = 0
     name: Text | None = None
     qpn: Qpn | None = None
@@ -100,7 +102,7 @@ class WatchSpec(Strict):
 
 
 class SweepSpec(Strict):
-    drop_rate: list[Number(0, 0.5)] = Field([], max_length=16)
+    drop_rate: Annotated[list[Number(0, 0.5)], Field(min_length=1, max_length=16)] | None = None
 
 
 class CaptureSpec(Strict):
@@ -116,7 +118,7 @@ class ScenarioFile(Strict):
     name: Text | None = None
     title: Text | None = None
     extends: Text | None = None
-    duration_us: Number(0, MAX_DURATION_US, lo_open=True) = 2000
+    duration_us: RunDuration = 2000
     warmup_us: Number(0, MAX_DURATION_US) = 0
     seed: Int(0, 2**32 - 1) = 1
     sample_us: Number(1, MAX_DURATION_US) = 5
@@ -229,8 +231,9 @@ class SweepGridFile(Strict):
         params = PARAMS.get(scenario or "", {})
         for key, values in grid.items():
             if key not in params:
-                raise ValueError(f"{key}: {scenario} has no parameter {key!r} "
-                                 f"(it has {', '.join(params)})")
+                raise ValueError(
+                    f"{key}: {scenario} has no parameter {key!r} (it has {', '.join(params)})"
+                )
             lo, hi = bounds(key)
             bad = [v for v in values if not lo <= v <= hi]
             if bad:

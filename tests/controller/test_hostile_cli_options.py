@@ -271,6 +271,8 @@ def refused(
     assert err.count("\n") == 1 and err.endswith("\n"), (argv[:6], err)
     assert "Traceback" not in err and out == "", (argv[:6], out, err)
     assert f"argument {name}:" in err, (argv[:6], name, err)  # refused by this argument, not later
+    # named once, by argparse: the reason after it does not repeat the name
+    assert not err.split(f"argument {name}:", 1)[1].lstrip().startswith(name), (argv[:6], err)
     return err
 
 

@@ -85,3 +85,29 @@ def test_counts_are_whole_numbers():
 def test_watched_port_must_be_a_switch_port():
     validate(sc_with(watch={"port": 9, "class": 3}))
     bad(sc_with(watch={"port": 5, "class": 3}), "watch.port")
+
+
+def test_link_speed_range():  # types.LinkSpeed: 1 Mb/s .. 1.6 Tb/s, units as the switch config
+    validate(sc_with(link={"speed": "1M"}))
+    validate(sc_with(link={"speed": "1.6T"}))
+    bad(sc_with(link={"speed": "999k"}), "link.speed")
+    bad(sc_with(link={"speed": "1.7T"}), "link.speed")
+
+
+def test_flow_sizes_are_positive():  # types.PositiveSize: 0 would post nothing
+    validate(sc_with(flows=[flow(bytes=1, message=1)]))
+    bad(sc_with(flows=[flow(bytes="0KB")]), "flows[0].bytes")
+    bad(sc_with(flows=[flow(message="0 pkts")]), "flows[0].message")
+
+
+def test_sweep_needs_a_point():
+    validate(sc_with(sweep={"drop_rate": [0.1]}))
+    bad(sc_with(sweep={"drop_rate": []}), "sweep.drop_rate")
+
+
+def test_duration_override_has_the_files_type():  # rocelab run --duration-us, typed as duration_us
+    validate(sc_with(flows=[flow()]), duration_us=200_000)
+    for value in (0, 200_001, float("nan"), "5", True):
+        with pytest.raises(ScenarioError) as exc:
+            validate(sc_with(flows=[flow()]), duration_us=value)
+        assert exc.value.key.endswith("--duration-us"), exc.value

@@ -6,14 +6,19 @@ a journal line), never a sleep."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import resource
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import cloudpickle
 import pytest
@@ -21,49 +26,82 @@ import pytest
 from controller.fabric import sweep
 from controller.fabric.sweep_store import JOURNAL, Journal, point_key
 
+if TYPE_CHECKING:
+    from distributed import Client
+
 ROOT = Path(__file__).resolve().parents[2]
 PTS = sweep.points("storm", {"seed": [0, 1, 2, 3], "duration_us": [100]})  # ~0.1 s a point
 
 
-def _gated(scenario: str, params: dict) -> dict:
+@pytest.fixture(scope="module", autouse=True)
+def reference_profile() -> Iterator[None]:
+    """Every process here (Dask workers, `rocelab sweep` and its workers) runs p4sim's
+    reference profile: what is under test is the sweep's fault handling, not the backend,
+    and the fast profile's first switch in a process costs ~2 s CPU (p4sim.compiled.program
+    typed_source, made once per process) against ~0.5 s: with a dozen processes started
+    here, most of this file's CPU time."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("P4SIM_PROFILE", "reference")
+        yield
+
+
+@pytest.fixture(scope="module")
+def cluster(reference_profile: None) -> Iterator[Client]:
+    """One real LocalCluster (two worker processes, each under a nanny that restarts it when
+    killed) for the kill tests: starting one and warming its workers is most of a test's
+    time. Each test sets the scheduler's allowed-failures itself."""
+    cloudpickle.register_pickle_by_value(
+        sys.modules[__name__]
+    )  # the workers need not import tests/
+    with sweep.dask_client(workers=2) as client:
+        yield client
+
+
+def _gated(tag: str, scenario: str, params: dict) -> dict:
     """A point (seed > 0) that says which worker process runs it, then waits for the test's
     Event: the test kills that process while it is inside the point."""
     from distributed import Event, Queue
 
     if params["seed"] != 0:
-        Queue("started").put(os.getpid())
-        Event("go").wait(120)
+        Queue(f"started-{tag}").put(os.getpid())
+        Event(f"go-{tag}").wait(120)
     return sweep.run_point(scenario, params)
 
 
-def _sweep_killing_a_worker(out: Path, allowed_failures: int) -> tuple[list[dict], int, int]:
+def _allow_failures(n: int, dask_scheduler: Any = None) -> None:
+    dask_scheduler.allowed_failures = n  # what distributed.scheduler.allowed-failures sets
+
+
+def _sweep_killing_a_worker(
+    client: Client, out: Path, allowed_failures: int, tag: str
+) -> tuple[list[dict], int, int]:
     from distributed import Event, Queue
 
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers need not import tests/
-    with sweep.dask_client(workers=2, allowed_failures=allowed_failures) as client:
-        started, go = Queue("started", client=client), Event("go", client=client)
-        pids = set(client.run(os.getpid).values())
-        killed: list[int] = []
+    client.run_on_scheduler(_allow_failures, allowed_failures)
+    client.wait_for_workers(2, timeout=120)  # a worker killed by the test before is back
+    started, go = Queue(f"started-{tag}", client=client), Event(f"go-{tag}", client=client)
+    pids = set(client.run(os.getpid).values())
+    killed: list[int] = []
 
-        def compute(todo: list[dict]):
-            points = sweep.iter_dask(client, "storm", todo, fn=_gated)
-            first = next(points)  # seed 0: the gated ones wait until it is done
-            victim = started.get(timeout=120)  # a worker inside a gated point
-            assert victim in pids
-            os.kill(victim, signal.SIGKILL)
-            killed.append(victim)
-            go.set()
-            yield first
-            yield from points
+    def compute(todo: list[dict]):
+        points = sweep.iter_dask(client, "storm", todo, fn=functools.partial(_gated, tag))
+        first = next(points)  # seed 0: the gated ones wait until it is done
+        victim = started.get(timeout=120)  # a worker inside a gated point
+        assert victim in pids
+        os.kill(victim, signal.SIGKILL)
+        killed.append(victim)
+        go.set()
+        yield first
+        yield from points
 
-        rows, computed = sweep.run_sweep("storm", PTS, out, compute)
-        assert killed and killed[0] not in set(client.run(os.getpid).values())
+    rows, computed = sweep.run_sweep("storm", PTS, out, compute)
+    assert killed and killed[0] not in set(client.run(os.getpid).values())
     return rows, computed, killed[0]
 
 
 @pytest.mark.slow
-def test_a_worker_killed_inside_a_point_every_point_once(tmp_path):
-    rows, computed, _ = _sweep_killing_a_worker(tmp_path, allowed_failures=3)
+def test_a_worker_killed_inside_a_point_every_point_once(tmp_path, cluster):
+    rows, computed, _ = _sweep_killing_a_worker(cluster, tmp_path, 3, "retry")
     assert computed == 4 and [r["seed"] for r in rows] == [0, 1, 2, 3]
     assert rows == sweep.run_serial("storm", PTS)  # the retried point's row is the real one
     lines = (tmp_path / JOURNAL).read_text().splitlines()
@@ -71,13 +109,13 @@ def test_a_worker_killed_inside_a_point_every_point_once(tmp_path):
 
 
 @pytest.mark.slow
-def test_negative_control_no_retries_loses_the_killed_point(tmp_path):
+def test_negative_control_no_retries_loses_the_killed_point(tmp_path, cluster):
     """With allowed-failures 0 the killed worker's point is not run again: the kill above
     really lands inside a point, and the retry is what saves it."""
     from distributed.scheduler import KilledWorker
 
     with pytest.raises(KilledWorker):
-        _sweep_killing_a_worker(tmp_path, allowed_failures=0)
+        _sweep_killing_a_worker(cluster, tmp_path, 0, "no-retry")
     assert len((tmp_path / JOURNAL).read_text().splitlines()) == 1  # seed 0 kept
 
 
@@ -110,10 +148,26 @@ def test_torn_journal_line_is_dropped_and_cut_before_the_next(tmp_path):
 def _rocelab_sweep(out: Path, *extra: str) -> subprocess.Popen:
     seeds = ",".join(str(s) for s in range(8))
     return subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", "sweep", "storm", "--set", f"seed={seeds}",
-         "--set", "duration_us=100", "--out", str(out), *extra],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True)  # its own process group: a Ctrl-C reaches it and its workers only
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "sweep",
+            "storm",
+            "--set",
+            f"seed={seeds}",
+            "--set",
+            "duration_us=100",
+            "--out",
+            str(out),
+            *extra,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )  # its own process group: a Ctrl-C reaches it and its workers only
 
 
 def _journal_lines(out: Path) -> int:
@@ -123,12 +177,17 @@ def _journal_lines(out: Path) -> int:
         return 0
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
-def test_interrupted_sweep_keeps_its_points_and_resume_computes_only_the_rest(tmp_path, how):
-    out = tmp_path / "sw"
-    # Ctrl-C on a Dask sweep (the workers get it too); SIGTERM on a serial one (cheaper)
-    p = _rocelab_sweep(out, *(["--workers", "1"] if how == "ctrl-c" else ["--serial"]))
+@contextlib.contextmanager
+def _port_taken(port: int) -> Iterator[None]:
+    """`port` held on 127.0.0.1 for the block (if something else holds it, it is taken too)."""
+    with socket.socket() as s:
+        with contextlib.suppress(OSError):
+            s.bind(("127.0.0.1", port))
+            s.listen()
+        yield
+
+
+def _interrupt_after_two_points(p: subprocess.Popen, out: Path, how: str) -> None:
     deadline = time.monotonic() + 120
     while _journal_lines(out) < 2:  # two points durably written
         assert p.poll() is None and time.monotonic() < deadline, p.poll()
@@ -137,6 +196,17 @@ def test_interrupted_sweep_keeps_its_points_and_resume_computes_only_the_rest(tm
         os.killpg(p.pid, signal.SIGINT)  # what a terminal does: the whole foreground group
     else:
         os.kill(p.pid, signal.SIGTERM)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_interrupted_sweep_keeps_its_points_and_resume_computes_only_the_rest(tmp_path, how):
+    out = tmp_path / "sw"
+    # Ctrl-C on a Dask sweep (the workers get it too); SIGTERM on a serial one (cheaper).
+    # Dask's default HTTP port taken, as by another cluster on the machine: still one line
+    with _port_taken(8787):
+        p = _rocelab_sweep(out, *(["--workers", "1"] if how == "ctrl-c" else ["--serial"]))
+        _interrupt_after_two_points(p, out, how)
     _, err = p.communicate(timeout=120)
     sig = signal.SIGINT if how == "ctrl-c" else signal.SIGTERM
     assert p.returncode == 128 + sig, err
@@ -144,16 +214,18 @@ def test_interrupted_sweep_keeps_its_points_and_resume_computes_only_the_rest(tm
     kept = Journal(out / JOURNAL).load()
     assert len(kept) >= 2 and f"{len(kept)} of 8 points kept" in err
     assert not (out / "sweep.csv").exists()
-    r = subprocess.run([*p.args, "--serial", "--resume"], cwd=ROOT, capture_output=True, text=True,
-                       timeout=300)
+    r = subprocess.run(
+        [*p.args, "--serial", "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0, r.stderr
     assert f"{len(kept)} of 8 points from the journal, {8 - len(kept)} computed" in r.stderr
     # each point computed once over both runs: a resume that recomputed would add lines
     lines = (out / JOURNAL).read_text().splitlines()
     assert len(lines) == 8
     assert sorted(json.loads(ln)["key"] for ln in lines) == sorted(
-        point_key("storm", p) for p in sweep.points("storm", {"seed": list(range(8)),
-                                                              "duration_us": [100]}))
+        point_key("storm", p)
+        for p in sweep.points("storm", {"seed": list(range(8)), "duration_us": [100]})
+    )
     csv_seeds = [ln.split(",")[3] for ln in (out / "sweep.csv").read_text().splitlines()[1:]]
     assert csv_seeds == [str(s) for s in range(8)]
 
@@ -188,8 +260,14 @@ def _killed_mid_write(kind: str, path: Path, limit: int) -> int:
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    r = subprocess.run([sys.executable, "-c", _CHILD, kind, str(path)], cwd=ROOT,
-                       preexec_fn=cap, capture_output=True, timeout=120)
+
+    r = subprocess.run(
+        [sys.executable, "-c", _CHILD, kind, str(path)],
+        cwd=ROOT,
+        preexec_fn=cap,
+        capture_output=True,
+        timeout=120,
+    )
     return r.returncode
 
 
