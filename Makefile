@@ -98,7 +98,7 @@ test: setup
 # given that cannot run fails. tests/targets' target-independent modules ran in the p4sim run.
 BMV2_TIER := tests/targets tests/roce_versions tests/p4src/test_p4c.py \
 	tests/lab/test_lab.py::test_lab_pair_on_bmv2 tests/lab/test_congested.py::test_two_switch_lab_congests_on_bmv2 \
-	tests/p4src/test_stf_bmv2.py tests/fuzz/test_fuzz.py::test_fixed_seed_batch_agrees \
+	tests/p4src/test_stf_bmv2.py tests/fuzz/test_fuzz.py::test_fixed_seed_batch_agrees tests/fuzz/test_fuzz.py::test_a_table_p4c_removed_gets_no_entries \
 	tests/p4info_p4c
 BMV2_TIER_IGNORE := --ignore=tests/targets/test_plugin.py --ignore=tests/targets/test_registry.py \
 	--ignore=tests/targets/test_toolchain.py

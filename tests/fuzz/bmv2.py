@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
 import select
@@ -67,6 +68,12 @@ def _cli_modules(cli: str):
     except ImportError as e:
         raise ToolchainMissing(f"BMv2's Python client (runtime_CLI, thrift) not importable beside {cli}: {e}") from e
     return runtime_CLI, sswitch_CLI
+
+
+def _tables(json_path: Path) -> set[str]:
+    """The tables in BMv2's JSON (names as simple_switch_CLI takes them)."""
+    doc = json.loads(json_path.read_text())
+    return {t["name"] for pipe in doc.get("pipelines", []) for t in pipe.get("tables", [])}
 
 
 def compile_p4(p4c: str, source: Path, out_json: Path) -> str | None:
@@ -193,7 +200,14 @@ class Bmv2Runner:
             with contextlib.redirect_stdout(out):
                 for session, eport in case.clone_sessions.items():
                     api.onecmd(f"mirroring_add {session} {eport}")
+                present = _tables(json_path)
                 for e in case.entries:
+                    if e.table not in present:
+                        # p4c removed the table: no path applies it (a condition folded to a
+                        # constant leaves its branch dead; the frontend's SimplifyControlFlow and
+                        # RemoveAllUnusedDeclarations drop it). p4sim never applies it either; if
+                        # p4c dropped one that is applied, the packets below disagree.
+                        continue
                     # (lpm keys here are whole bytes: gen.make_table says why)
                     keys = " ".join(f"{v}/{m}" if m is not None else str(v) for _, v, m in e.keys)
                     args = " ".join(str(v) for _, v in e.args)
