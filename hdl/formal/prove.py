@@ -77,7 +77,7 @@ TARGETS = {
     # NP: with the CNP bytes cut (the wrapper says why that is sound) and SLOTS 2, the model is
     # 166 KB and the covers (step 16 the deepest) and planted bugs take seconds; the BMC's
     # steps still grow ~7x each from step 9 (yices: step 10 ~100 s, step 11 ~7 min at load
-    # 10), so the proof runs to step 10: reset, a slot written, a CE record taken, decided,
+    # 10), so the proof runs 10 steps (0..9): reset, a slot written, a CE record taken, decided,
     # queued and the first CNP's first beats out under free tready (c_stall_out is reached at
     # step 7); a second decision for a flow, the rate limit's case, from step 6 on.
     "roce_np": Target(
