@@ -1,8 +1,9 @@
 """issue 37's formal proofs (hdl/formal/prove.py, `make formal`) at DATA_WIDTH 64: per wrapper
 the BMC proof, the k-induction where it closes, every cover reached, and each planted protocol
 bug (a shim on the DUT's outputs, the wrapper's PLANT parameter) failing with a counterexample
-that names the property it breaks. roce_np's BMC proof is not run (too slow: prove.py). yosys elaborates each wrapper once (cached in build/formal
-under a file lock, shared by xdist workers); every smtbmc run here takes about a second."""
+that names the property it breaks. yosys elaborates each wrapper once (cached in build/formal
+under a file lock, shared by xdist workers); most smtbmc runs here take seconds (roce_np's
+BMC and covers: see prove.py's TARGETS)."""
 
 from __future__ import annotations
 
@@ -14,26 +15,22 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "hdl" / "formal"))
 import prove  # noqa: E402
 
-CHECKS = [(name, mode) for name, t in sorted(prove.TARGETS.items())
-          for mode in ("cover", *(("bmc",) if t.proven else ()), *(("induction",) if t.induction else ()))]
-# hdl/formal/roce_np_props.sv still models the NP before its session-12 rework (slots 8 words
-# apart, an IPv4 peer, a decision seen one cycle after the take); against the reworked NP (the
-# lookup registered a stage ahead, 16-word slots with a 128-bit peer) its a_rate_limit fires on
-# a spurious "decision" first, so these two plants report that property, not theirs. Strict:
-# when the wrapper is brought up to date they pass and this list must go.
-_STALE_NP_WRAPPER = pytest.mark.xfail(
-    strict=True, reason="roce_np_props.sv models the pre-rework NP's decision timing and slot map (issue 37)")
-_STALE = {("roce_np", "tdata_changed_under_stall"), ("roce_np", "tvalid_dropped_under_stall")}
-PLANTED = [pytest.param(name, bug, marks=[_STALE_NP_WRAPPER] if (name, bug) in _STALE else [])
-           for name, t in sorted(prove.TARGETS.items()) for bug in sorted(t.planted)]
+CHECKS = [
+    (name, mode)
+    for name, t in sorted(prove.TARGETS.items())
+    for mode in ("cover", *(("bmc",) if t.proven else ()), *(("induction",) if t.induction else ()))
+]
+PLANTED = [(name, bug) for name, t in sorted(prove.TARGETS.items()) for bug in sorted(t.planted)]
 
 
 @pytest.mark.parametrize(("name", "mode"), CHECKS)
 def test_proof(name: str, mode: str) -> None:
     t = prove.TARGETS[name]
-    steps = t.induction if mode == "induction" else t.depth
+    steps = {"induction": t.induction, "bmc": t.bmc_depth or t.depth}.get(mode, t.depth)
     o = prove.smtbmc(prove.models(name) / "plant0.smt2", mode, steps)
-    assert o.passed, f"{name} {mode}: failed {o.failed_asserts} unreached {o.unreached}\n{o.log[-3000:]}"
+    assert o.passed, (
+        f"{name} {mode}: failed {o.failed_asserts} unreached {o.unreached}\n{o.log[-3000:]}"
+    )
     if mode == "cover":  # every cover statement of the wrapper, none left unreached
         wrapper = (prove.HERE / f"{t.wrapper}.sv").read_text()
         assert o.reached == sorted(set(prove.re.findall(r"(c_\w+): cover", wrapper))), o.reached
@@ -43,7 +40,14 @@ def test_proof(name: str, mode: str) -> None:
 def test_planted_bug_is_caught(name: str, bug: str, tmp_path: Path) -> None:
     t = prove.TARGETS[name]
     plant, prop = t.planted[bug]
-    o = prove.smtbmc(prove.models(name) / f"plant{plant}.smt2", "bmc", t.depth, trace=tmp_path / "trace.vcd",
-                     keep_going=t.keep_going)
-    assert not o.passed and prop in o.failed_asserts, f"{name} {bug}: {o.failed_asserts}\n{o.log[-2000:]}"
+    o = prove.smtbmc(
+        prove.models(name) / f"plant{plant}.smt2",
+        "bmc",
+        t.depth,
+        trace=tmp_path / "trace.vcd",
+        keep_going=t.keep_going,
+    )
+    assert not o.passed and prop in o.failed_asserts, (
+        f"{name} {bug}: {o.failed_asserts}\n{o.log[-2000:]}"
+    )
     assert (tmp_path / "trace.vcd").stat().st_size > 0  # the counterexample
