@@ -169,11 +169,14 @@ def code_digest() -> str:
 
 
 def index_key(program: CompiledProgram, injected: list[str], stem: str) -> str:
-    """Everything the made source and its module name depend on: the program's generated
-    Python (the reference lowering of the checked program), the injected names, the stem,
-    p4sim's code, and the toolchain parts of build.module_key."""
+    """Everything the made source and its module name depend on: the checked program itself
+    (its dataclass repr, every field but source spans: the typed emission lowers it again,
+    so the reference's generated Python alone is not taken as its stand-in; ~5 ms on
+    roce_switch.p4), that generated Python, the injected names, the stem, p4sim's code, and
+    the toolchain parts of build.module_key."""
     h = hashlib.sha256()
     for part in (
+        repr(program.program),
         program.python,
         "\0".join(injected),
         stem,
