@@ -94,25 +94,27 @@ def test_a_warm_process_loads_the_module_without_making_the_source(tmp_path):
         b"p4_checksum_ipv4_0123456789abcdef",
     ],
 )
-def test_a_damaged_index_entry_is_ignored_and_rewritten(entry, monkeypatch):
+def test_a_damaged_index_entry_is_ignored_and_rewritten(entry, tmp_path, monkeypatch):
     """Unreadable, malformed, another program's, or naming no built module: a miss."""
     monkeypatch.setenv("P4SIM_PROFILE", "fast")
     keys: list[str] = []
     real_key = program.index_key
     monkeypatch.setattr(program, "index_key", lambda *a: keys.append(real_key(*a)) or keys[-1])
     prog = load_program(str(PROG))
-    sw = Switch(prog)
+    sw = Switch(prog)  # built (once per run) in the shared cache and loaded in this process
     assert sw._ns["__p4sim_backend__"] == "compiled"
     good = next(m for m in program.build._loaded if m.startswith("p4_checksum_ipv4_"))
+    # the damaged entry in a cache of this test's own: the shared one's entry is what the
+    # warm-start test's processes read, possibly at this moment (xdist)
+    monkeypatch.setenv("P4SIM_CACHE_DIR", str(tmp_path))
     entry_path = Path(program._index_path(keys[0]))
-    assert entry_path.read_text().strip() == good
+    entry_path.parent.mkdir()
     entry_path.write_bytes(entry)
-    monkeypatch.setattr(
-        program, "_SOURCES", type(program._SOURCES)()
-    )  # this process made it: forget
+    # this process made the source above: forget it, so a miss shows as a source made
+    monkeypatch.setattr(program, "_SOURCES", type(program._SOURCES)())
     assert Switch(prog)._ns["__p4sim_backend__"] == "compiled"
     assert len(program._SOURCES) == 1  # the entry was not used: the source was made
-    assert entry_path.read_text().strip() == good  # and the entry rewritten
+    assert keys[-1] == keys[0] and entry_path.read_text().strip() == good  # and the entry rewritten
 
 
 def test_index_lookup_accepts_only_a_module_name_of_its_stem(tmp_path, monkeypatch):
