@@ -50,7 +50,9 @@ def _cython_version() -> str:
     try:
         import Cython
     except ImportError:
-        raise CompileUnavailable("Cython is not installed (pip install 'rocelab[compiled]')") from None
+        raise CompileUnavailable(
+            "Cython is not installed (pip install 'rocelab[compiled]')"
+        ) from None
     return Cython.__version__
 
 
@@ -72,10 +74,20 @@ def unavailable_reason() -> str:
     return ""
 
 
+def toolchain_parts(kind: str = ".py") -> tuple[str, ...]:
+    """What a module's key holds besides its source (the Cython version, Python ABI, flags)."""
+    return (
+        _cython_version(),
+        sys.implementation.cache_tag,
+        sysconfig.get_config_var("EXT_SUFFIX") or "",
+        " ".join(CFLAGS),
+        *([kind] if kind != ".py" else []),
+    )
+
+
 def module_key(source: str, kind: str = ".py") -> str:
     h = hashlib.sha256()
-    for part in (source, _cython_version(), sys.implementation.cache_tag,
-                 sysconfig.get_config_var("EXT_SUFFIX") or "", " ".join(CFLAGS), *([kind] if kind != ".py" else [])):
+    for part in (source, *toolchain_parts(kind)):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:16]
@@ -99,8 +111,10 @@ def build_module(source: str, stem: str, kind: str = ".py", wait: bool = True) -
     so = os.path.join(root, name + suffix)
     if not os.path.exists(so) and not wait:
         _build_in_background(source, name, root, so, kind)
-        raise CompileUnavailable(f"{stem}: its first build runs in the background (cached in {root});"
-                                 " this pipeline runs Python")
+        raise CompileUnavailable(
+            f"{stem}: its first build runs in the background (cached in {root});"
+            " this pipeline runs Python"
+        )
     if not os.path.exists(so):
         with building(root, name):  # one process builds a key; the others wait, then load it
             if not os.path.exists(so):
@@ -120,6 +134,24 @@ def build_module(source: str, stem: str, kind: str = ".py", wait: bool = True) -
     return mod
 
 
+def load_cached(name: str) -> ModuleType | None:
+    """The built module `name` if it is in this process or the cache and loads, else None
+    (the caller then makes its source and goes through build_module)."""
+    if name in _loaded:
+        return _loaded[name]
+    so = os.path.join(cache_dir(), name + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
+    if not os.path.exists(so):
+        return None
+    try:
+        mod = load_extension(name, so)
+    except ImportError:
+        return None  # damaged: build_module rebuilds it from the source
+    with contextlib.suppress(OSError):
+        os.utime(so)  # most recently used: pruned last
+    _loaded[name] = mod
+    return mod
+
+
 def _build_in_background(source: str, name: str, root: str, so: str, kind: str) -> None:
     def run() -> None:
         with contextlib.suppress(CompileUnavailable, OSError), building(root, name):
@@ -128,7 +160,9 @@ def _build_in_background(source: str, name: str, root: str, so: str, kind: str) 
 
     t = _background.get(name)
     if t is None or not t.is_alive():
-        t = _background[name] = threading.Thread(target=run, name=f"p4sim-build-{name}", daemon=True)
+        t = _background[name] = threading.Thread(
+            target=run, name=f"p4sim-build-{name}", daemon=True
+        )
         t.start()
 
 
@@ -163,13 +197,24 @@ def _build(source: str, name: str, root: str, so: str, kind: str = ".py") -> Non
         c = os.path.join(tmp, name + ".c")
         with open(py, "w", encoding="utf-8") as f:
             f.write(source)
-        steps = [[sys.executable, "-m", "cython", "-3", "--fast-fail", py, "-o", c],
-                 [cc, *CFLAGS, "-I" + sysconfig.get_paths()["include"], c, "-o", os.path.join(tmp, "m.so")]]
+        steps = [
+            [sys.executable, "-m", "cython", "-3", "--fast-fail", py, "-o", c],
+            [
+                cc,
+                *CFLAGS,
+                "-I" + sysconfig.get_paths()["include"],
+                c,
+                "-o",
+                os.path.join(tmp, "m.so"),
+            ],
+        ]
         for cmd in steps:
             try:
                 r = subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
             except subprocess.TimeoutExpired:
-                raise CompileUnavailable(f"{os.path.basename(cmd[0])} took over {BUILD_TIMEOUT_S} s") from None
+                raise CompileUnavailable(
+                    f"{os.path.basename(cmd[0])} took over {BUILD_TIMEOUT_S} s"
+                ) from None
             if r.returncode != 0:
                 last = (r.stderr.strip().splitlines() or ["(no output)"])[-1]
                 raise CompileUnavailable(f"building {name} failed: {last}")

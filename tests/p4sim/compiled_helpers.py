@@ -26,7 +26,9 @@ def compiled_cache(tmp_path_factory, monkeypatch):
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):  # basetemp is <run>/popen-gwN: share <run>
         root = root.parent
-    monkeypatch.setenv("P4SIM_CACHE_DIR", os.environ.get("P4SIM_CACHE_DIR") or str(root / "p4sim-compiled"))
+    monkeypatch.setenv(
+        "P4SIM_CACHE_DIR", os.environ.get("P4SIM_CACHE_DIR") or str(root / "p4sim-compiled")
+    )
 
 
 def quick_build(monkeypatch) -> None:
@@ -37,9 +39,14 @@ def quick_build(monkeypatch) -> None:
     # and the made source is made anew (a planted maker is called, not a cached source)
     monkeypatch.setattr(program_mod, "_SOURCES", type(program_mod._SOURCES)())
     monkeypatch.setattr(program_mod, "_SOURCES_MAX", 0)
+    # and not found through the warm-start index (keyed by p4sim's code on disk, which an
+    # in-memory plant leaves unchanged)
+    monkeypatch.setattr(program_mod, "INDEX", False)
 
 
-def outputs(prog: Path, frames: Iterable[bytes], backend: str, monkeypatch) -> list[tuple[int, bytes]]:
+def outputs(
+    prog: Path, frames: Iterable[bytes], backend: str, monkeypatch
+) -> list[tuple[int, bytes]]:
     """(port, bytes) of everything `prog` sends for `frames` on port 0, on `backend`."""
     monkeypatch.setenv("P4SIM_PROFILE", PROFILE_OF[backend])
     sw = Switch(load_program(str(prog)))
