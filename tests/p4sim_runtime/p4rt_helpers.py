@@ -17,12 +17,20 @@ L2_PROGRAM = PROGRAMS / "l2_cpu.p4"
 CPU_PORT = 255
 
 
+def channel(address: str) -> grpc.Channel:
+    """A client channel with its own connections. grpc shares connections between channels to
+    the same address by default (the global subchannel pool): a test's new channel could ride a
+    connection to an earlier test's server on a reused ephemeral port and be cancelled by that
+    server's shutdown (CI saw `GOAWAY ... Cancelling all calls` on a fresh stream)."""
+    return grpc.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)])
+
+
 class RawClient:
     """P4Runtime over plain grpc stubs, so tests see exactly what the server answers."""
 
     def __init__(self, address: str, device_id: int = 1) -> None:
         self.device_id = device_id
-        self.channel = grpc.insecure_channel(address)
+        self.channel = channel(address)
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
         self._out: queue.Queue[p4runtime_pb2.StreamMessageRequest | None] = queue.Queue()
         self.inbox: dict[str, queue.Queue] = {k: queue.Queue() for k in ("arbitration", "packet", "digest", "error", "closed")}
@@ -175,7 +183,7 @@ class LiveSwitch:
     def pipeline_installed(self) -> bool:
         """Whether the switch has a forwarding pipeline (asked over P4Runtime)."""
         req = p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=self.device_id)
-        with grpc.insecure_channel(self.addr) as ch:
+        with channel(self.addr) as ch:
             try:
                 p4runtime_pb2_grpc.P4RuntimeStub(ch).GetForwardingPipelineConfig(req, timeout=10)
             except grpc.RpcError as exc:

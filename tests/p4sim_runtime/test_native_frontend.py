@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 
 import grpc
+import p4rt_helpers
 import pytest
 from p4rt_helpers import CPU_PORT, L2_PROGRAM, Names, RawClient
 from test_p4rt_pipeline import MAC2, MAC3, U, frame, table_entry, upd
@@ -265,7 +266,7 @@ def test_concurrent_rpc_limit_and_coexistence_with_grpc_python() -> None:
     ref_port = ref.add_insecure_port("127.0.0.1:0")
     ref.start()
     try:
-        ch = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
+        ch = p4rt_helpers.channel(f"127.0.0.1:{srv.port}")
         call = ch.unary_unary("/t.T/H", request_serializer=None, response_deserializer=None)
         held = [call.future(b"ab", timeout=30) for _ in range(2)]
         # both held calls are inside the handler (not a sleep: under load they may take long)
@@ -281,7 +282,7 @@ def test_concurrent_rpc_limit_and_coexistence_with_grpc_python() -> None:
         while srv._server.active and time.monotonic() < deadline:
             time.sleep(0.01)
         assert call(b"xyz", timeout=5) == b"zyx"
-        rch = grpc.insecure_channel(f"127.0.0.1:{ref_port}")
+        rch = p4rt_helpers.channel(f"127.0.0.1:{ref_port}")
         assert rch.unary_unary("/t.T/H", request_serializer=None, response_deserializer=None)(b"12") == b"21"
         rch.close()
         ch.close()
@@ -335,7 +336,7 @@ def test_read_ahead_is_bounded_while_a_handler_does_not_read() -> None:
     srv = native.serve(handler, "127.0.0.1:0", 4 << 20, 2)
     limit = native.load().READ_AHEAD_BYTES
     try:
-        ch = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
+        ch = p4rt_helpers.channel(f"127.0.0.1:{srv.port}")
         call = ch.stream_unary("/t.T/U", request_serializer=None, response_deserializer=None)
         n, size = 24, 1 << 20
         fut = call.future(iter([bytes(size)] * n), timeout=30)

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import grpc
+import p4rt_helpers
 import pytest
 
 from p4sim.server import native
@@ -44,7 +45,7 @@ def _serve(fn: Callable[[bytes], list[bytes]], before: Callable[[], None] = lamb
             threading.Thread(target=serve, args=(call,), daemon=True).start()
 
     threading.Thread(target=accept, daemon=True).start()
-    return srv, grpc.insecure_channel(f"127.0.0.1:{srv.port}"), calls
+    return srv, p4rt_helpers.channel(f"127.0.0.1:{srv.port}"), calls
 
 
 def _stream(ch: grpc.Channel, reqs: Iterator[bytes], timeout: float = 30) -> object:

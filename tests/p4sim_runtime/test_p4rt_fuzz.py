@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 
 import grpc
+import p4rt_helpers
 import pytest
 from p4rt_helpers import L2_PROGRAM
 from test_p4rt_pipeline import MAC2, U, read_table, table_entry, upd, write_error
@@ -125,7 +126,7 @@ def test_fuzz_stream_channel(l2, server, connect) -> None:
     role.arbitration.device_id = 1
     role.arbitration.role.name = "a-role-name-of-some-length"
     role.arbitration.role.config.type_url = "type.googleapis.com/some.RoleConfig"
-    channel = grpc.insecure_channel(f"127.0.0.1:{server.port}")
+    channel = p4rt_helpers.channel(f"127.0.0.1:{server.port}")
     stream = channel.stream_stream("/p4.v1.P4Runtime/StreamChannel", request_serializer=None,
                                    response_deserializer=p4runtime_pb2.StreamMessageResponse.FromString)
     answered = 0

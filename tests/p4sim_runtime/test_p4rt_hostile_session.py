@@ -9,6 +9,7 @@ import queue
 import time
 
 import grpc
+import p4rt_helpers
 import pytest
 from p4rt_helpers import CPU_PORT, L2_PROGRAM, Names, RawClient
 from test_p4rt_pipeline import MAC2, MAC3, U, expect_codes, frame, table_entry, upd
@@ -48,7 +49,7 @@ def test_packet_in_queue_is_bounded_when_the_client_never_reads() -> None:
     srv.start("127.0.0.1:0")
     try:
         srv.load_program(str(L2_PROGRAM))
-        channel = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
+        channel = p4rt_helpers.channel(f"127.0.0.1:{srv.port}")
         stub = p4runtime_pb2_grpc.P4RuntimeStub(channel)
         out: queue.Queue = queue.Queue()
         arb = p4runtime_pb2.StreamMessageRequest()
@@ -125,7 +126,7 @@ def test_table_full_is_resource_exhausted(connect) -> None:
 
 
 def _raw_stream(server: P4RuntimeServer):
-    channel = grpc.insecure_channel(f"127.0.0.1:{server.port}")
+    channel = p4rt_helpers.channel(f"127.0.0.1:{server.port}")
     out: queue.Queue = queue.Queue()
     call = channel.stream_stream("/p4.v1.P4Runtime/StreamChannel", request_serializer=None,
                                  response_deserializer=p4runtime_pb2.StreamMessageResponse.FromString)(iter(out.get, None))

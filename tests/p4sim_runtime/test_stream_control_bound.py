@@ -11,6 +11,7 @@ import queue
 import time
 
 import grpc
+import p4rt_helpers
 import pytest
 from test_stream_handoff import PATHS, _arbitration, _server
 
@@ -52,7 +53,7 @@ def _flip(srv, flips: int, watcher) -> list[int]:
     the next (in step: how fast its server thread keeps up does not matter). Returns the
     election ids the watcher was told, in order."""
     told = []
-    channel = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
+    channel = p4rt_helpers.channel(f"127.0.0.1:{srv.port}")
     stub = p4runtime_pb2_grpc.P4RuntimeStub(channel)
     outs: list[queue.Queue] = [queue.Queue(), queue.Queue()]
     calls = [stub.StreamChannel(iter(q.get, None)) for q in outs]
@@ -74,7 +75,7 @@ def _flip(srv, flips: int, watcher) -> list[int]:
 
 
 def _watch(srv) -> tuple[grpc.Channel, queue.Queue, object]:
-    channel = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
+    channel = p4rt_helpers.channel(f"127.0.0.1:{srv.port}")
     out: queue.Queue = queue.Queue()
     out.put(_arbitration(1))
     call = p4runtime_pb2_grpc.P4RuntimeStub(channel).StreamChannel(iter(out.get, None))
@@ -108,7 +109,7 @@ def test_the_end_reaches_the_client_as_resource_exhausted(frontend: str, mode: s
     # with no room at all, the very first answer is the end: the loops carry it out
     monkeypatch.setattr(_Stream, "CONTROL_LIMIT", 0)
     srv, _ = _server(frontend, mode)
-    channel = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
+    channel = p4rt_helpers.channel(f"127.0.0.1:{srv.port}")
     out: queue.Queue = queue.Queue()
     out.put(_arbitration(1))
     call = p4runtime_pb2_grpc.P4RuntimeStub(channel).StreamChannel(iter(out.get, None))

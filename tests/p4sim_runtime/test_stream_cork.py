@@ -17,6 +17,7 @@ import queue
 import threading
 
 import grpc
+import p4rt_helpers
 import pytest
 from p4rt_helpers import CPU_PORT, L2_PROGRAM, Names
 from test_stream_handoff import NATIVE, PATHS, _arbitration
@@ -62,7 +63,7 @@ class _Primary:
     """The primary's StreamChannel: requests with put(), answers collected by a thread."""
 
     def __init__(self, srv: P4RuntimeServer) -> None:
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
+        self.channel = p4rt_helpers.channel(f"127.0.0.1:{srv.port}")
         self.out: queue.Queue = queue.Queue()
         self.got: queue.Queue = queue.Queue()
         self.call = p4runtime_pb2_grpc.P4RuntimeStub(self.channel).StreamChannel(

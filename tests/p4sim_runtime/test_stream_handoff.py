@@ -13,6 +13,7 @@ import threading
 import time
 
 import grpc
+import p4rt_helpers
 import pytest
 from p4rt_helpers import CPU_PORT, L2_PROGRAM, Names
 
@@ -54,7 +55,7 @@ def _flood_and_leave(srv: P4RuntimeServer, n: Names) -> tuple[list[threading.Thr
     stream threads left 3 s after the cancel, the PacketOuts handled before it, and the
     server's stream."""
     before = set(threading.enumerate())
-    channel = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
+    channel = p4rt_helpers.channel(f"127.0.0.1:{srv.port}")
     stub = p4runtime_pb2_grpc.P4RuntimeStub(channel)
     out: queue.Queue = queue.Queue()
     out.put(_arbitration(5))
@@ -85,7 +86,7 @@ def _flood_and_leave(srv: P4RuntimeServer, n: Names) -> tuple[list[threading.Thr
 
 def _served(srv: P4RuntimeServer, n: Names) -> bool:
     """A new controller (higher election id) gets a PacketIn for its PacketOut."""
-    channel = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
+    channel = p4rt_helpers.channel(f"127.0.0.1:{srv.port}")
     stub = p4runtime_pb2_grpc.P4RuntimeStub(channel)
     out: queue.Queue = queue.Queue()
     out.put(_arbitration(9))

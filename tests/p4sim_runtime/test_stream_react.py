@@ -20,6 +20,7 @@ import threading
 import time
 
 import grpc
+import p4rt_helpers
 import pytest
 import test_stream_handoff
 from p4rt_helpers import CPU_PORT
@@ -47,7 +48,7 @@ class _Client:
     """A StreamChannel whose answers a thread collects (`got`), requests sent with put()."""
 
     def __init__(self, srv: P4RuntimeServer, election: int = 5) -> None:
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
+        self.channel = p4rt_helpers.channel(f"127.0.0.1:{srv.port}")
         self.out: queue.Queue = queue.Queue()
         self.got: queue.Queue = queue.Queue()
         self.call = p4runtime_pb2_grpc.P4RuntimeStub(self.channel).StreamChannel(iter(self.out.get, None))
@@ -210,7 +211,7 @@ def _after_the_end(srv: P4RuntimeServer, n, monkeypatch) -> tuple[grpc.StatusCod
         return code_of(code)
 
     monkeypatch.setattr(stream_mod, "_status_code", slow_code)
-    channel = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
+    channel = p4rt_helpers.channel(f"127.0.0.1:{srv.port}")
     msgs = [_packet_out(n), _arbitration(7)] + [_packet_out(n)] * 300
     call = p4runtime_pb2_grpc.P4RuntimeStub(channel).StreamChannel(iter(msgs))
     try:
@@ -252,7 +253,7 @@ def _raising(srv: P4RuntimeServer, n, monkeypatch) -> tuple[grpc.StatusCode, str
     def boom(self, stream, data) -> None:
         raise RuntimeError("planted failure")
 
-    channel = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
+    channel = p4rt_helpers.channel(f"127.0.0.1:{srv.port}")
     try:
         with monkeypatch.context() as mp:
             mp.setattr(P4RuntimeServer, "_stream_request", boom)

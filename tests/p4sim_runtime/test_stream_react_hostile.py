@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import grpc
+import p4rt_helpers
 import pytest
 from p4rt_helpers import CPU_PORT, L2_PROGRAM, LiveSwitch, Names, RawClient
 from test_stream_handoff import NATIVE, PAYLOAD, _arbitration, _packet_out, _server
@@ -39,7 +40,7 @@ class _Raw:
     """A StreamChannel of raw bytes (no serializer: the client may send anything)."""
 
     def __init__(self, port: int, read: bool = True) -> None:
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        self.channel = p4rt_helpers.channel(f"127.0.0.1:{port}")
         self.out: queue.Queue = queue.Queue()
         self.got: queue.Queue = queue.Queue()
         self.call = self.channel.stream_stream("/p4.v1.P4Runtime/StreamChannel")(iter(self.out.get, None))
