@@ -64,6 +64,7 @@ TARGETS = {
             "second_record": (3, "a_one_record"),
             "beat_out_without_frame_in": (4, "a_out_is_in"),
             "record_late": (5, "a_latency"),
+            "record_early": (6, "a_not_early"),
         },
     ),
     # NP: the BMC proof's step 8 alone takes > 60 s of yices (the CNP header function on both

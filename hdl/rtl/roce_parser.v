@@ -125,7 +125,8 @@ module roce_parser #(
     output wire res_err_unsupported
 `ifdef FORMAL
     ,
-    output wire [1:0] dbg_inflight  // records in P1/P2 (hdl/formal/roce_parser_props.sv)
+    output wire [1:0] dbg_inflight,  // records in P1/P2 (hdl/formal/roce_parser_props.sv)
+    output wire       dbg_last       // P2 (the stage before the output) holds a record
 `endif
 );
 
@@ -1081,6 +1082,7 @@ wire err_icrc = rec_q[1] && !vq_q[0];
 assign res_data = {rec_q[RECORD_BITS-1:2], err_icrc, rec_q[0]};
 `ifdef FORMAL
 assign dbg_inflight = {1'b0, v1} + {1'b0, v2};
+assign dbg_last = v2;
 `endif
 assign res_eth_dst = rec_q[1166:1119];
 assign res_eth_src = rec_q[1118:1071];
