@@ -72,6 +72,7 @@ TARGETS = {
             "second_record": (3, "a_one_record"),
             "beat_out_without_frame_in": (4, "a_out_is_in"),
             "record_late": (5, "a_latency"),
+            "record_early": (6, "a_not_early"),
         },
     ),
     # NP: with the CNP bytes cut (the wrapper says why that is sound) and SLOTS 2, the model is

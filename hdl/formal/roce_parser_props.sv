@@ -13,7 +13,7 @@
 
 module roce_parser_props #(
     parameter PLANT = 0  // 1 tvalid drop, 2 tdata change, 3 second record, 4 beat out of nothing,
-                         // 5 record a cycle late
+                         // 5 record a cycle late, 6 record a cycle early
 ) (
     input wire        clk,
     input wire        rst,
@@ -31,7 +31,8 @@ localparam LAT = 3;                  // roce_parser's RECORD_LATENCY
 wire        s_axis_tready, dut_m_tvalid, dut_m_tlast, dut_res_valid;
 wire [63:0] dut_m_tdata;
 wire [7:0]  dut_m_tkeep;
-wire [1:0]  inflight;
+wire [1:0]  dut_inflight, inflight;
+wire        dut_last;  // P2, the stage before the output, holds a record
 
 /* verilator lint_off PINMISSING */
 roce_parser dut (  // default parameters: DATA_WIDTH 64
@@ -40,7 +41,8 @@ roce_parser dut (  // default parameters: DATA_WIDTH 64
     .s_axis_tready(s_axis_tready), .s_axis_tlast(s_axis_tlast),
     .m_axis_tdata(dut_m_tdata), .m_axis_tkeep(dut_m_tkeep), .m_axis_tvalid(dut_m_tvalid),
     .m_axis_tready(m_axis_tready), .m_axis_tlast(dut_m_tlast),
-    .res_valid(dut_res_valid), .res_ready(res_ready), .dbg_inflight(inflight)
+    .res_valid(dut_res_valid), .res_ready(res_ready), .dbg_inflight(dut_inflight),
+    .dbg_last(dut_last)
 );
 /* verilator lint_on PINMISSING */
 
@@ -54,8 +56,11 @@ wire        m_axis_tvalid = (PLANT == 1) ? dut_m_tvalid && !(stalled_q && !m_axi
 wire [63:0] m_axis_tdata  = (PLANT == 2) ? dut_m_tdata ^ {63'd0, stalled_q} : dut_m_tdata;
 wire [7:0]  m_axis_tkeep  = dut_m_tkeep;
 wire        m_axis_tlast  = dut_m_tlast;
+// PLANT 6: a pipeline one stage short: P2's record is offered (and counted as out) already
 wire        res_valid     = (PLANT == 3) ? dut_res_valid || again_q
-                          : (PLANT == 5) ? dut_res_valid && late_q : dut_res_valid;
+                          : (PLANT == 5) ? dut_res_valid && late_q
+                          : (PLANT == 6) ? dut_res_valid || dut_last : dut_res_valid;
+assign inflight = (PLANT == 6) ? dut_inflight - {1'b0, dut_last} : dut_inflight;
 always @(posedge clk) begin
     stalled_q <= dut_m_tvalid && !m_axis_tready;
     again_q <= dut_res_valid && res_ready && !again_q;

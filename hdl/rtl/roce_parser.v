@@ -125,7 +125,8 @@ module roce_parser #(
     output wire res_err_unsupported
 `ifdef FORMAL
     ,
-    output wire [1:0] dbg_inflight  // records in P1/P2 (hdl/formal/roce_parser_props.sv)
+    output wire [1:0] dbg_inflight,  // records in P1/P2 (hdl/formal/roce_parser_props.sv)
+    output wire       dbg_last       // P2 (the stage before the output) holds a record
 `endif
 );
 
@@ -289,79 +290,80 @@ endgenerate
 `define BE32(o) {hb[(o)], hb[(o) + 8'd1], hb[(o) + 8'd2], hb[(o) + 8'd3]}
 
 // ---------------------------------------------------------------------------------------
-// ICRC stream: two stages behind the input, so no path runs from s_axis to the CRC.
-// C1 (d1_*: the beat accepted last cycle): its position in the frame against the IP end
-//    (read from hdr_q, which now holds that beat), the variant bytes substituted and the
-//    ICRC's last bytes moved to the top of the word -> d2_*.
+// ICRC stream: two stages behind the input (C1, C2), so no path runs from s_axis to the CRC.
+// With each beat (C0) the frame's facts C1 needs are registered from hdr (the kept bytes
+// plus this beat: what hdr_q holds once the beat is in, which C1 read before): the VLAN
+// tag, the L3 kind, the IP end, whether the length field has arrived, and the beat index
+// (all the substituted bytes lie in the kept header, so each byte's rule is a function of
+// the index, the tag and the kind: a few LUT inputs, no position arithmetic in C1).
+// C1 (d1_*: the beat accepted last cycle): its end against the IP end, the variant bytes
+//    substituted and the ICRC's last bytes moved to the top of the word -> d2_*.
 // C2 (d2_*): the CRC state advanced; on a frame's last beat the verdict (ICRC good) is
 //    queued for the record (res_err_icrc), which meets it at the output.
 
 localparam [1:0] K_OTHER = 2'd0, K_V4 = 2'd1, K_V6 = 2'd2, K_GRH = 2'd3;
+localparam GW = 10;  // byte offsets within the kept header and one beat past it (< 1024)
 
-wire             is_tagged = `BE16(8'd12) == 16'h8100;  // P1's normalisation (this beat)
+wire             is_tagged = `BE16(8'd12) == 16'h8100;  // also P1's normalisation
+
+// C0: from hdr, registered into d1_* with the beat.
+wire [15:0]      c0_et = is_tagged ? `BE16(8'd16) : `BE16(8'd12);
+wire [1:0]       c0_kind = c0_et == 16'h0800 ? K_V4 : c0_et == 16'h86DD ? K_V6
+                         : c0_et == 16'h8915 ? K_GRH : K_OTHER;
+wire [15:0]      c0_len16 = c0_kind == K_V4 ? (is_tagged ? `BE16(8'd20) : `BE16(8'd16))
+                                            : (is_tagged ? `BE16(8'd22) : `BE16(8'd18));
+wire [POS_W-1:0] c0_ip_end = (is_tagged ? 24'd18 : 24'd14) + (c0_kind == K_V4 ? 24'd0 : 24'd40)
+                           + {8'd0, c0_len16};
+// The IP end is final once the beat holding the length field (its last byte at IP start
+// + 3 or + 5) has arrived: beat_q saturates at NHB, whose end is past any such byte.
+wire [GW-1:0]    c0_len_pos = (is_tagged ? 10'd18 : 10'd14) + (c0_kind == K_V4 ? 10'd3 : 10'd5);
+wire [GW-1:0]    c0_beat_end = ({{(GW-BEAT_W){1'b0}}, beat_q} + 10'd1) * BYTES[GW-1:0];
+wire             c0_len_known = c0_kind != K_OTHER && c0_len_pos < c0_beat_end;
 
 reg                  d1_v, d1_last;
 reg [DATA_WIDTH-1:0] d1_data;
-reg [POS_W-1:0]      d1_pos;
+reg [LOGB:0]         d1_pos_lo;  // the beat's position, low bits (a multiple of BYTES)
+reg [POS_W-1:0]      d1_pos_end; // the position just past the beat
+reg [BEAT_W-1:0]     d1_beat;    // the beat index, saturating at NHB
+reg                  d1_tagged, d1_len_known;
+reg [1:0]            d1_kind;
+reg [POS_W-1:0]      d1_ip_end;
 reg                  done1_q;  // the ICRC ended in an earlier beat of this frame
 
-// The kept header bytes (beats up to d1's)
-wire [7:0] hq [0:255];
-genvar hqi;
-generate
-    for (hqi = 0; hqi < 256; hqi = hqi + 1) begin : g_hq
-        if (hqi < HB) begin : g_kept
-            assign hq[hqi] = hdr_q[hqi*8 +: 8];
-        end else begin : g_none
-            assign hq[hqi] = 8'd0;
-        end
-    end
-endgenerate
-`define QBE16(o) {hq[(o)], hq[(o) + 8'd1]}
-
-wire             c_tagged = `QBE16(8'd12) == 16'h8100;
-wire [POS_W-1:0] ipst = c_tagged ? 24'd18 : 24'd14;
-wire [15:0]      et = c_tagged ? `QBE16(8'd16) : `QBE16(8'd12);
-wire [1:0]       kind = et == 16'h0800 ? K_V4 : et == 16'h86DD ? K_V6
-                      : et == 16'h8915 ? K_GRH : K_OTHER;
-// The IP end is final once the beat holding the length field has arrived.
-wire [POS_W-1:0] len_pos = ipst + (kind == K_V4 ? 24'd3 : 24'd5);
-wire             len_known = kind != K_OTHER && len_pos < d1_pos + BYTES_P;
-wire [POS_W-1:0] ip_end = ipst + (kind == K_V4 ? {8'd0, `QBE16(ipst[7:0] + 8'd2)}
-                                               : 24'd40 + {8'd0, `QBE16(ipst[7:0] + 8'd4)});
-wire             crc_last = !done1_q && len_known && ip_end <= d1_pos + BYTES_P;
+wire             crc_last = !done1_q && d1_len_known && d1_ip_end <= d1_pos_end;
 // Valid bytes in the ICRC's last beat (0 if a bogus length ends it in an earlier beat:
 // such a packet never gets its ICRC checked).
-// d1_pos is a multiple of BYTES, so the low bits give ip_end - d1_pos (1..BYTES).
-wire [LOGB:0]    crc_end_off = ip_end[LOGB:0] - d1_pos[LOGB:0];
+// The beat's position is a multiple of BYTES, so the low bits give ip_end - pos (1..BYTES).
+wire [LOGB:0]    crc_end_off = d1_ip_end[LOGB:0] - d1_pos_lo;
 wire [LOGB:0]    crc_nbytes = crc_last ? crc_end_off : BYTES_N;
 
 // The beat with the pseudo-LRH and the variant fields substituted.
 reg [DATA_WIDTH-1:0] crc_word;
-reg [POS_W-1:0]      g, r;
+reg [GW-1:0]         g, r, ipst;
 integer              cb;
 always @* begin
+    ipst = d1_tagged ? 10'd18 : 10'd14;
     for (cb = 0; cb < BYTES; cb = cb + 1) begin
-        g = d1_pos + cb[POS_W-1:0];
+        g = {{(GW-BEAT_W){1'b0}}, d1_beat} * BYTES[GW-1:0] + cb[GW-1:0];
         r = g - ipst;
         crc_word[cb*8 +: 8] = d1_data[cb*8 +: 8];
-        if (g + 24'd4 < ipst)
+        if (g + 10'd4 < ipst)
             crc_word[cb*8 +: 8] = 8'h00;
         else if (g < ipst)
             crc_word[cb*8 +: 8] = 8'hFF;
-        else if (kind == K_V4) begin
+        else if (d1_kind == K_V4) begin
             // TOS, TTL, header checksum, UDP checksum, BTH byte 4
             if (r == 1 || r == 8 || r == 10 || r == 11 || r == 26 || r == 27 || r == 32)
                 crc_word[cb*8 +: 8] = 8'hFF;
-        end else if (kind == K_V6 || kind == K_GRH) begin
+        end else if (d1_kind == K_V6 || d1_kind == K_GRH) begin
             // traffic class + flow label, hop limit, (v6) UDP checksum, BTH byte 4
             if (r == 0)
                 crc_word[cb*8 +: 8] = d1_data[cb*8 +: 8] | 8'h0F;
             else if (r == 1 || r == 2 || r == 3 || r == 7)
                 crc_word[cb*8 +: 8] = 8'hFF;
-            else if (kind == K_V6 && (r == 46 || r == 47 || r == 52))
+            else if (d1_kind == K_V6 && (r == 46 || r == 47 || r == 52))
                 crc_word[cb*8 +: 8] = 8'hFF;
-            else if (kind == K_GRH && r == 44)
+            else if (d1_kind == K_GRH && r == 44)
                 crc_word[cb*8 +: 8] = 8'hFF;
         end
     end
@@ -1003,8 +1005,14 @@ always @(posedge clk) begin
     d1_v <= beat;
     if (beat) begin
         d1_data <= s_axis_tdata;
-        d1_pos <= pos_q;
+        d1_pos_lo <= pos_q[LOGB:0];
+        d1_pos_end <= pos_q + BYTES_P;
+        d1_beat <= beat_q;
         d1_last <= s_axis_tlast;
+        d1_tagged <= is_tagged;
+        d1_kind <= c0_kind;
+        d1_ip_end <= c0_ip_end;
+        d1_len_known <= c0_len_known;
     end
     if (d1_v)
         done1_q <= !d1_last && (done1_q || crc_last);
@@ -1081,6 +1089,7 @@ wire err_icrc = rec_q[1] && !vq_q[0];
 assign res_data = {rec_q[RECORD_BITS-1:2], err_icrc, rec_q[0]};
 `ifdef FORMAL
 assign dbg_inflight = {1'b0, v1} + {1'b0, v2};
+assign dbg_last = v2;
 `endif
 assign res_eth_dst = rec_q[1166:1119];
 assign res_eth_src = rec_q[1118:1071];
@@ -1147,7 +1156,6 @@ assign res_err_unsupported = rec_q[0];
 `undef B
 `undef BE16
 `undef BE32
-`undef QBE16
 
 endmodule
 

@@ -176,6 +176,25 @@ def test_fil_records_pair_in_order_at_a_longer_latency(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_fil_records_pair_across_idle_gaps(tmp_path: Path) -> None:
+    """RtlPort keeps stepping while a record is in flight: at a 3.2 ns clock the frames
+    reach h3 with idle cycles between them, so after a frame's last beat nothing else (no
+    beat, no recent record or CNP) keeps the pump stepping, and at the slow build's latency
+    (19) each record leaves well after its frame. Without that rule the pump sleeps until
+    the next frame while the NP takes the record, and the first record is reported lost."""
+    _need("icarus")
+    out = run_fil(
+        "incast-dcqcn",
+        tmp_path,
+        sim="icarus",
+        duration_us=25,
+        fault="ROCE_PARSER_SLOW_RECORD",
+        clock_ps=3200,
+    )
+    _pairs_in_order(out)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("fault", "names"),
     [("ROCE_PARSER_FAULT_LOSE", "lost"), ("ROCE_PARSER_FAULT_DOUBLE", "offered twice")],
