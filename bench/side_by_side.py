@@ -94,7 +94,11 @@ def choose(ap: argparse.ArgumentParser, want: bool | None, given: dict[str, obje
 def start(exe: Path, addr: str, interfaces: Sequence[str] = (), device_id: int = 0) -> subprocess.Popen:
     """simple_switch_grpc `exe` (no program: rocelab apply pushes it), CPU port 255 as
     lab.yaml's; `interfaces`: `-i PORT@IFACE` pairs' text."""
-    argv = [str(exe), "--device-id", str(device_id), "--log-level", "off"]
+    from controller.targets.switches import free_port
+
+    # a Thrift port of its own: two BMv2s on the default 9090 (two runs at once) left the
+    # second without an answer on gRPC (a CI run saw "did not answer within 60 s")
+    argv = [str(exe), "--device-id", str(device_id), "--log-level", "off", "--thrift-port", str(free_port())]
     for spec in interfaces:
         argv += ["-i", spec]
     argv += ["--no-p4", "--", "--cpu-port", "255", "--grpc-server-addr", addr]

@@ -328,6 +328,9 @@ def case_l2() -> Stf:
     s.expect(2, ipv4_fragment())
     s.c("broadcast flooded through multicast group 1 = ports 1, 2, 3; not back to port 1")
     s.c("(multicast is outside PFC admission: XOFF 1 on port 1 class 0 sends nothing for it)")
+    s.c("wait: the frames above leave ingress before XOFF 1 applies (on a real-time target a")
+    s.c("loaded BMv2 admitted the fragment after the write: XOFF + XON on port 1)")
+    s.cmd("wait")
     s.add("pfc_thresholds", {"ingress_port": "1", "tc": "0"}, "set_pfc_thresholds",
           {"xoff": 1, "xon": 1, "quanta": 0xFFFF, "refresh_us": BIG_US})
     s.cmd(f"mirroring_add {PFC_SESSION_BASE + 1} 1")
