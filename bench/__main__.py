@@ -22,13 +22,30 @@ import sys
 import time
 from pathlib import Path
 
-SECTIONS = ["p4sim_pipeline", "table_growth", "p4runtime", "veth_forwarding", "scenario", "paper", "packets", "fabric", "hdl", "fil"]
+SECTIONS = [
+    "p4sim_pipeline",
+    "table_growth",
+    "p4runtime",
+    "veth_forwarding",
+    "scenario",
+    "paper",
+    "packets",
+    "fabric",
+    "hdl",
+    "fil",
+]
 
 
 def usage() -> str:
     """This module's help and one line per section (the first line of its docstring),
     read from the source without importing the section (nothing runs)."""
-    lines = [__doc__.strip(), "", "usage: python -m bench [SECTION...] [--smoke] [SECTION OPTIONS]", "", "sections:"]
+    lines = [
+        __doc__.strip(),
+        "",
+        "usage: python -m bench [SECTION...] [--smoke] [SECTION OPTIONS]",
+        "",
+        "sections:",
+    ]
     for name in SECTIONS:
         path = Path(__file__).with_name(f"{name}.py")
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
@@ -64,7 +81,10 @@ def main(argv: list[str]) -> int:
     if wants_help(opts):  # a section's own help: it must not run
         unknown = [n for n in names if n not in SECTIONS]
         if unknown:
-            print(f"bench: unknown section {unknown[0]!r}; known: {', '.join(SECTIONS)}", file=sys.stderr)
+            print(
+                f"bench: unknown section {unknown[0]!r}; known: {', '.join(SECTIONS)}",
+                file=sys.stderr,
+            )
             return 2
         print("\n".join(section_help(name) for name in names))
         return 0

@@ -45,8 +45,9 @@ def _fabric(hosts: int, fat_tree_k: int = 0):
     return fab
 
 
-def _fabric_run(hosts: int, count_calls: bool = False,
-                virtual_ns: int = VIRTUAL_NS) -> tuple[float, float, int, float]:
+def _fabric_run(
+    hosts: int, count_calls: bool = False, virtual_ns: int = VIRTUAL_NS
+) -> tuple[float, float, int, float]:
     fab = _fabric(hosts)
     f0 = fab.frames_to_switches
     if count_calls:  # Python function calls: a figure the machine's load does not change
@@ -69,10 +70,14 @@ def _fabric_run(hosts: int, count_calls: bool = False,
 # -- where the time goes, by stage
 STAGES = ("switch pipeline", "traffic manager", "host models", "event engine", "packet building")
 # the innermost frame whose file is one of these names the stage (first match wins)
-_STAGE_OF = (("p4sim/runtime/tm.py", "traffic manager"), ("p4sim/", "switch pipeline"),
-             ("controller/targets/p4sim.py", "switch pipeline"),
-             ("controller/packets/", "packet building"), ("controller/hosts/", "host models"),
-             ("controller/fabric/", "event engine"))
+_STAGE_OF = (
+    ("p4sim/runtime/tm.py", "traffic manager"),
+    ("p4sim/", "switch pipeline"),
+    ("controller/targets/p4sim.py", "switch pipeline"),
+    ("controller/packets/", "packet building"),
+    ("controller/hosts/", "host models"),
+    ("controller/fabric/", "event engine"),
+)
 
 
 class StageSampler:
@@ -98,7 +103,9 @@ class StageSampler:
             code = f.f_code
             for part, stage in _STAGE_OF:
                 if part in code.co_filename:
-                    if stage == "event engine" and ".send(" in linecache.getline(code.co_filename, f.f_lineno):
+                    if stage == "event engine" and ".send(" in linecache.getline(
+                        code.co_filename, f.f_lineno
+                    ):
                         return "switch pipeline"
                     return stage
             f = f.f_back
@@ -125,8 +132,9 @@ class StageSampler:
         return {st: self.samples.get(st, 0) / n for st in (*STAGES, "other")}
 
 
-def _stage_row(label: str, hosts: int, fat_tree_k: int, virtual_ns: int,
-               quick: bool = False) -> tuple[float, str]:
+def _stage_row(
+    label: str, hosts: int, fat_tree_k: int, virtual_ns: int, quick: bool = False
+) -> tuple[float, str]:
     """One timed run (wall, CPU per frame) and one sampled run of the same traffic (the
     split; `quick`: one run, timed while sampled); the row's text and its CPU us/frame."""
     fab = _fabric(hosts, fat_tree_k)
@@ -147,8 +155,10 @@ def _stage_row(label: str, hosts: int, fat_tree_k: int, virtual_ns: int,
     per = cpu / frames * 1e6
     split = sampler.split()
     stages = " ".join(f"{split[st] * per:7.1f}" for st in STAGES)
-    row = (f"{label:24} {len(fab.hosts):5} {len(fab.targets):4} {frames:7} {wall:6.2f} "
-           f"{wall / frames * 1e6:7.1f} {per:7.1f} | {stages} {split['other'] * per:6.1f}")
+    row = (
+        f"{label:24} {len(fab.hosts):5} {len(fab.targets):4} {frames:7} {wall:6.2f} "
+        f"{wall / frames * 1e6:7.1f} {per:7.1f} | {stages} {split['other'] * per:6.1f}"
+    )
     return per, row
 
 
@@ -156,22 +166,31 @@ def stage_table(quick: bool, virtual_ns: int) -> None:
     """16 hosts vs a fat-tree: per-frame cost and its split; linear when the ratio is ~1."""
     k = 4 if quick else 8
     ft_ns = virtual_ns if quick else virtual_ns * 2 // 5  # past the start-up transient
-    print(f"fabric stages (us/frame of CPU; {ft_ns / 1e3:g} us virtual on the fat-tree, "
-          f"{virtual_ns / 1e3:g} us at 16 hosts):")
-    print(f"{'fabric':24} {'hosts':>5} {'sw':>4} {'frames':>7} {'wall s':>6} {'us wall':>7} "
-          f"{'us CPU':>7} | " + " ".join(f"{st.split()[0][:7]:>7}" for st in STAGES) + "  other")
+    print(
+        f"fabric stages (us/frame of CPU; {ft_ns / 1e3:g} us virtual on the fat-tree, "
+        f"{virtual_ns / 1e3:g} us at 16 hosts):"
+    )
+    print(
+        f"{'fabric':24} {'hosts':>5} {'sw':>4} {'frames':>7} {'wall s':>6} {'us wall':>7} "
+        f"{'us CPU':>7} | " + " ".join(f"{st.split()[0][:7]:>7}" for st in STAGES) + "  other"
+    )
     per16, row = _stage_row("leaf-spine 2x4x4", 16, 0, virtual_ns, quick)
     print(row)
-    per_ft, row = _stage_row(f"fat-tree k={k}", k ** 3 // 4, k, ft_ns, quick)
+    per_ft, row = _stage_row(f"fat-tree k={k}", k**3 // 4, k, ft_ns, quick)
     print(row)
-    print(f"linearity: {per_ft / per16:.2f}x the 16-host CPU per frame at {k ** 3 // 4} hosts "
-          f"(1.00 = cost linear in frames); target <= 15 us/frame at 16 hosts: "
-          f"{'met' if per16 <= 15 else 'not met'} ({per16:.1f})")
+    print(
+        f"linearity: {per_ft / per16:.2f}x the 16-host CPU per frame at {k**3 // 4} hosts "
+        f"(1.00 = cost linear in frames); target <= 15 us/frame at 16 hosts: "
+        f"{'met' if per16 <= 15 else 'not met'} ({per16:.1f})"
+    )
 
 
 def run(argv: list[str]) -> None:
     quick = "--quick" in argv
-    virtual_ns, n_points = VIRTUAL_NS, 0  # --virtual-ns=N, --sweep-points=K: a smaller run (smoke test)
+    virtual_ns, n_points = (
+        VIRTUAL_NS,
+        0,
+    )  # --virtual-ns=N, --sweep-points=K: a smaller run (smoke test)
     for a in argv:
         if a.startswith("--virtual-ns="):
             virtual_ns = int(a.split("=", 1)[1])
@@ -188,18 +207,22 @@ def run(argv: list[str]) -> None:
         assert all(r[2] == frames for r in runs), "a fabric run is deterministic"
         w_per, c_per = wall / frames, cpu / frames
         base = base or (w_per, c_per)
-        print(f"{n:2} hosts, {virtual_ns / 1e6:g} ms virtual: {wall:6.2f} s wall, {cpu:6.2f} s CPU, "
-              f"{frames:7} frames, {frames / wall:8,.0f} frames/s wall; per frame "
-              f"{w_per * 1e6:6.1f} us wall ({w_per / base[0]:.2f}x the 2-host figure), "
-              f"{c_per * 1e6:6.1f} us CPU ({c_per / base[1]:.2f}x); {good:.1f} Gb/s delivered")
+        print(
+            f"{n:2} hosts, {virtual_ns / 1e6:g} ms virtual: {wall:6.2f} s wall, {cpu:6.2f} s CPU, "
+            f"{frames:7} frames, {frames / wall:8,.0f} frames/s wall; per frame "
+            f"{w_per * 1e6:6.1f} us wall ({w_per / base[0]:.2f}x the 2-host figure), "
+            f"{c_per * 1e6:6.1f} us CPU ({c_per / base[1]:.2f}x); {good:.1f} Gb/s delivered"
+        )
     stage_table(quick, virtual_ns)
     if "--calls" in argv:
         first = None
         for n in sizes:
             _w, calls, frames, _g = _fabric_run(n, count_calls=True, virtual_ns=virtual_ns)
             first = first or calls / frames
-            print(f"{n:2} hosts: {calls / frames:6.1f} Python calls per frame "
-                  f"({calls / frames / first:.2f}x the 2-host figure)")
+            print(
+                f"{n:2} hosts: {calls / frames:6.1f} Python calls per frame "
+                f"({calls / frames / first:.2f}x the 2-host figure)"
+            )
     from controller.fabric import sweep
 
     pts = sweep.points("deadlock", sweep.parse_sets("deadlock", ["flows=3,4", "watchdog=0,1"]))
@@ -207,9 +230,11 @@ def run(argv: list[str]) -> None:
         pts = pts[:n_points]
     for p in pts:
         p["duration_us"] = 200
-    for workers in ((1,) if n_points else (1, 2)):
+    for workers in (1,) if n_points else (1, 2):
         t0 = time.perf_counter()
         sweep.run_dask("deadlock", pts, workers=workers, processes=True)
         wall = time.perf_counter() - t0
-        print(f"sweep of {len(pts)} deadlock points (200 us each) on {workers} local worker "
-              f"process(es): {wall:.1f} s wall incl. cluster start, {len(pts) / wall:.2f} points/s")
+        print(
+            f"sweep of {len(pts)} deadlock points (200 us each) on {workers} local worker "
+            f"process(es): {wall:.1f} s wall incl. cluster start, {len(pts) / wall:.2f} points/s"
+        )

@@ -38,12 +38,16 @@ def run(argv: list[str]) -> None:
         if out["error"]:
             raise RuntimeError(f"{sim}: {out['error']}")
         st, wall, cpu = out["stats"], out["wall_s"], out["cpu_s"]
-        line = (f"fil {sim} DATA_WIDTH 64: {us:g} us virtual in {wall:.1f} s wall "
-                f"({cpu:.1f} s CPU): {us / wall:.1f} virtual us/s wall, {us / cpu:.1f} per CPU s; "
-                f"{st.frames_in / wall:.0f} frames/s through the RTL; {st.cnps} RTL CNPs, "
-                f"{st.mismatches} mismatches")
+        line = (
+            f"fil {sim} DATA_WIDTH 64: {us:g} us virtual in {wall:.1f} s wall "
+            f"({cpu:.1f} s CPU): {us / wall:.1f} virtual us/s wall, {us / cpu:.1f} per CPU s; "
+            f"{st.frames_in / wall:.0f} frames/s through the RTL; {st.cnps} RTL CNPs, "
+            f"{st.mismatches} mismatches"
+        )
         if sim == "verilator":
             per_ms = wall * 1000 / us
-            line += (f"; {per_ms:.1f} s wall per virtual ms (target < {TARGET_S_PER_MS:g} s: "
-                     f"{'met' if per_ms < TARGET_S_PER_MS else 'NOT met'})")
+            line += (
+                f"; {per_ms:.1f} s wall per virtual ms (target < {TARGET_S_PER_MS:g} s: "
+                f"{'met' if per_ms < TARGET_S_PER_MS else 'NOT met'})"
+            )
         print(line, flush=True)

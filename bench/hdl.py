@@ -41,10 +41,14 @@ def run(argv: list[str]) -> None:
     ap.add_argument("--seed", type=int, default=4791)
     args, _ = ap.parse_known_args(argv)
 
-    print(f"back-to-back: {args.frames} random RoCEv1/v2 frames (payload 0..4096 B) + "
-          f"{args.frames // 2} short frames + 1 PFC + 1 PAUSE, tvalid/tready always high")
-    print(f"{'sim':<10} {'width':>5} {'frames':>6} {'cycles':>8} {'ideal':>8} "
-          f"{'cyc/frame':>9} {'ideal/fr':>9} {'frames/s':>9} {'build s':>7}  result")
+    print(
+        f"back-to-back: {args.frames} random RoCEv1/v2 frames (payload 0..4096 B) + "
+        f"{args.frames // 2} short frames + 1 PFC + 1 PAUSE, tvalid/tready always high"
+    )
+    print(
+        f"{'sim':<10} {'width':>5} {'frames':>6} {'cycles':>8} {'ideal':>8} "
+        f"{'cyc/frame':>9} {'ideal/fr':>9} {'frames/s':>9} {'build s':>7}  result"
+    )
     bad: list[str] = []
     with tempfile.TemporaryDirectory(prefix="bench-hdl-") as tmp:
         for sim in args.sims.split(","):
@@ -54,12 +58,20 @@ def run(argv: list[str]) -> None:
                 continue
             for width in (int(w) for w in args.widths.split(",")):
                 work = Path(tmp) / f"{sim}-{width}"
-                res = run_sim.run(sim, width, work, testcase="test_back_to_back",
-                                  env={"RL_HDL_BENCH_FRAMES": str(args.frames)},
-                                  seed=args.seed)
+                res = run_sim.run(
+                    sim,
+                    width,
+                    work,
+                    testcase="test_back_to_back",
+                    env={"RL_HDL_BENCH_FRAMES": str(args.frames)},
+                    seed=args.seed,
+                )
                 log = (work / f"sim-{sim}-{width}.log").read_text(errors="replace")
-                m = re.search(r"THROUGHPUT width=\d+ frames=(\d+) beats=\d+ cycles=(\d+) "
-                              r"ideal=(\d+)", log)
+                m = re.search(
+                    r"THROUGHPUT width=\d+ frames=(\d+) beats=\d+ cycles=(\d+) "
+                    r"ideal=(\d+)",
+                    log,
+                )
                 if m is None or res.failed:
                     print(f"{sim:<10} {width:>5} FAILED: {'; '.join(res.failed) or 'no figure'}")
                     bad.append(f"{sim}/{width}")
@@ -69,9 +81,11 @@ def run(argv: list[str]) -> None:
                 verdict = "ok (no bubble)" if cycles == ideal else "SLOWER THAN IDEAL"
                 if cycles != ideal:
                     bad.append(f"{sim}/{width}")
-                print(f"{sim:<10} {width:>5} {frames:>6} {cycles:>8} {ideal:>8} "
-                      f"{cycles / frames:>9.2f} {ideal / frames:>9.2f} {frames / secs:>9.0f} "
-                      f"{res.build_s:>7.1f}  {verdict}")
+                print(
+                    f"{sim:<10} {width:>5} {frames:>6} {cycles:>8} {ideal:>8} "
+                    f"{cycles / frames:>9.2f} {ideal / frames:>9.2f} {frames / secs:>9.0f} "
+                    f"{res.build_s:>7.1f}  {verdict}"
+                )
     print("target: cycles == ideal at every width (one beat per cycle, no gap between frames)")
     if bad:  # make bench must not exit 0 on a failed or slow run
         raise RuntimeError(f"hdl bench failed or missed its target: {', '.join(bad)}")

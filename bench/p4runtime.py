@@ -130,7 +130,9 @@ class _Stream:
     """A raw-bytes bidirectional stream: one feeding generator, one reader thread (the
     same code drives the switch's StreamChannel and the echo)."""
 
-    def __init__(self, channel: grpc.Channel, method: str, keep: Callable[[bytes], bool] = lambda m: True) -> None:
+    def __init__(
+        self, channel: grpc.Channel, method: str, keep: Callable[[bytes], bool] = lambda m: True
+    ) -> None:
         self.out: queue.Queue = queue.Queue()
         self.back: queue.Queue = queue.Queue()
         self.other: queue.Queue = queue.Queue()
@@ -139,7 +141,9 @@ class _Stream:
             while (m := self.out.get()) is not None:
                 yield m
 
-        self.call = channel.stream_stream(method, request_serializer=None, response_deserializer=None)(requests())
+        self.call = channel.stream_stream(
+            method, request_serializer=None, response_deserializer=None
+        )(requests())
 
         def read() -> None:
             try:
@@ -253,8 +257,11 @@ threading.Thread(target=asyncio.run, args=(serve(),), daemon=True).start()
 time.sleep(600)
 """
 
-_OPTIONS = [("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20),
-            ("grpc.max_metadata_size", 1 << 20)]
+_OPTIONS = [
+    ("grpc.max_receive_message_length", 64 << 20),
+    ("grpc.max_send_message_length", 64 << 20),
+    ("grpc.max_metadata_size", 1 << 20),
+]
 
 
 # ------------------------------------------------------------ the switch
@@ -280,7 +287,9 @@ class Switch:
                 self.proc.wait()
 
 
-def start_p4sim(tree: Path | None = None, device_id: int = 0, env_extra: dict[str, str] | None = None) -> Switch:
+def start_p4sim(
+    tree: Path | None = None, device_id: int = 0, env_extra: dict[str, str] | None = None
+) -> Switch:
     """p4sim-switch in a fresh process, as a controller meets it; `tree`: another
     checkout's p4sim (for A/B runs), else this one; `env_extra`: its environment on top
     of ours (e.g. P4SIM_PROFILE=reference)."""
@@ -289,9 +298,22 @@ def start_p4sim(tree: Path | None = None, device_id: int = 0, env_extra: dict[st
         env["PYTHONPATH"] = str(tree) + os.pathsep + env.get("PYTHONPATH", "")
     env.update(env_extra or {})
     proc = subprocess.Popen(
-        [sys.executable, "-m", "p4sim.server_cli", "--no-p4", "--device-id", str(device_id), "--cpu-port", "255",
-         "--grpc-server-addr", "127.0.0.1:0"],
-        stderr=subprocess.PIPE, text=True, env=env, cwd=tree or ROOT,
+        [
+            sys.executable,
+            "-m",
+            "p4sim.server_cli",
+            "--no-p4",
+            "--device-id",
+            str(device_id),
+            "--cpu-port",
+            "255",
+            "--grpc-server-addr",
+            "127.0.0.1:0",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tree or ROOT,
     )
     assert proc.stderr is not None
     deadline = time.monotonic() + 60
@@ -299,7 +321,9 @@ def start_p4sim(tree: Path | None = None, device_id: int = 0, env_extra: dict[st
         line = proc.stderr.readline()
         m = re.search(r"serving P4Runtime on [\d.]+:(\d+)", line)
         if m:
-            threading.Thread(target=proc.stderr.read, daemon=True).start()  # never block its logging
+            threading.Thread(
+                target=proc.stderr.read, daemon=True
+            ).start()  # never block its logging
             label = "p4sim-switch" if tree is None else f"p4sim-switch@{tree}"
             label += "".join(f" {k}={v}" for k, v in (env_extra or {}).items())
             return Switch(f"127.0.0.1:{m.group(1)}", device_id, proc, proc.pid, label)
@@ -314,11 +338,29 @@ def apply_lab(sw: Switch, extra: list[str], tree: Path | None = None) -> None:
     env = dict(os.environ)
     if tree is not None:
         env["PYTHONPATH"] = str(tree) + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, "-m", "controller.cli", "apply", str(LAB_CONFIG), "--grpc-addr", sw.addr,
-                        "--device-id", str(sw.device_id), *extra], capture_output=True, text=True, env=env,
-                       cwd=tree or ROOT, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "apply",
+            str(LAB_CONFIG),
+            "--grpc-addr",
+            sw.addr,
+            "--device-id",
+            str(sw.device_id),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tree or ROOT,
+        timeout=300,
+    )
     if r.returncode != 0:
-        raise RuntimeError(f"rocelab apply failed: {(r.stderr or r.stdout).strip().splitlines()[-1:]}")
+        raise RuntimeError(
+            f"rocelab apply failed: {(r.stderr or r.stdout).strip().splitlines()[-1:]}"
+        )
 
 
 class Controller:
@@ -329,21 +371,33 @@ class Controller:
         self.election_id = election_id
         self.channel = grpc.insecure_channel(sw.addr, options=_OPTIONS)
         # PacketIn (field 2 of StreamMessageResponse) is told apart by its first byte
-        self.stream = _Stream(self.channel, "/p4.v1.P4Runtime/StreamChannel", keep=lambda m: m[:1] == b"\x12")
+        self.stream = _Stream(
+            self.channel, "/p4.v1.P4Runtime/StreamChannel", keep=lambda m: m[:1] == b"\x12"
+        )
         arb = p4runtime_pb2.StreamMessageRequest()
         arb.arbitration.device_id = sw.device_id
-        arb.arbitration.election_id.high, arb.arbitration.election_id.low = election_id >> 64, election_id & (2**64 - 1)
+        arb.arbitration.election_id.high, arb.arbitration.election_id.low = (
+            election_id >> 64,
+            election_id & (2**64 - 1),
+        )
         self.stream.out.put(arb.SerializeToString())
         got = p4runtime_pb2.StreamMessageResponse.FromString(self.stream.other.get(timeout=10))
         if got.arbitration.status.code != 0:
-            raise RuntimeError(f"not primary on {sw.addr}: {got.arbitration.status.message} "
-                               "(give a higher --election-id)")
-        get = self.channel.unary_unary("/p4.v1.P4Runtime/GetForwardingPipelineConfig",
-                                       request_serializer=p4runtime_pb2.GetForwardingPipelineConfigRequest.SerializeToString,
-                                       response_deserializer=p4runtime_pb2.GetForwardingPipelineConfigResponse.FromString)
-        self.p4info = get(p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=sw.device_id), timeout=30).config.p4info
-        self.write_raw = self.channel.unary_unary("/p4.v1.P4Runtime/Write", request_serializer=None,
-                                                  response_deserializer=None)
+            raise RuntimeError(
+                f"not primary on {sw.addr}: {got.arbitration.status.message} "
+                "(give a higher --election-id)"
+            )
+        get = self.channel.unary_unary(
+            "/p4.v1.P4Runtime/GetForwardingPipelineConfig",
+            request_serializer=p4runtime_pb2.GetForwardingPipelineConfigRequest.SerializeToString,
+            response_deserializer=p4runtime_pb2.GetForwardingPipelineConfigResponse.FromString,
+        )
+        self.p4info = get(
+            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=sw.device_id), timeout=30
+        ).config.p4info
+        self.write_raw = self.channel.unary_unary(
+            "/p4.v1.P4Runtime/Write", request_serializer=None, response_deserializer=None
+        )
 
     def _find(self, objs, suffix: str):
         for o in objs:
@@ -357,11 +411,16 @@ class Controller:
         blobs = []
         for start in range(0, ENTRIES, BATCH):
             w = p4runtime_pb2.WriteRequest(device_id=self.sw.device_id)
-            w.election_id.high, w.election_id.low = self.election_id >> 64, self.election_id & (2**64 - 1)
+            w.election_id.high, w.election_id.low = (
+                self.election_id >> 64,
+                self.election_id & (2**64 - 1),
+            )
             for i in range(start, start + BATCH):
                 te = w.updates.add(type=utype).entity.table_entry
                 te.table_id = t.preamble.id
-                te.match.add(field_id=t.match_fields[0].id).exact.value = (MAC_BASE + i).to_bytes(6, "big")
+                te.match.add(field_id=t.match_fields[0].id).exact.value = (MAC_BASE + i).to_bytes(
+                    6, "big"
+                )
                 if utype != p4runtime_pb2.Update.DELETE:
                     te.action.action.action_id = a.preamble.id
                     te.action.action.params.add(param_id=a.params[0].id, value=bytes([1 + i % 3]))
@@ -369,11 +428,15 @@ class Controller:
         return blobs
 
     def packet_out(self) -> bytes:
-        hdr = next(c for c in self.p4info.controller_packet_metadata if c.preamble.name == "packet_out")
+        hdr = next(
+            c for c in self.p4info.controller_packet_metadata if c.preamble.name == "packet_out"
+        )
         m = p4runtime_pb2.StreamMessageRequest()
         m.packet.payload = bytes.fromhex("02000000000102000000000208004500") + bytes(50)
         for f in hdr.metadata:  # every field: egress_port 255 (the CPU port), the rest 0
-            m.packet.metadata.add(metadata_id=f.id, value=b"\xff" if f.name == "egress_port" else b"\x00")
+            m.packet.metadata.add(
+                metadata_id=f.id, value=b"\xff" if f.name == "egress_port" else b"\x00"
+            )
         return m.SerializeToString()
 
     def close(self) -> None:
@@ -384,7 +447,9 @@ class Controller:
 SLICES = 8  # each figure and its baseline alternate this many times within a trial
 
 
-def _interleaved(runs: dict[str, Callable[[int], tuple[float, float]]], n: int) -> dict[str, tuple[float, float]]:
+def _interleaved(
+    runs: dict[str, Callable[[int], tuple[float, float]]], n: int
+) -> dict[str, tuple[float, float]]:
     """Run each of `runs` (n operations each) in SLICES slices, alternating between them,
     so that a load swing on a shared machine hits the figure and its baseline alike.
     Each run(k) does k operations and returns (seconds, server CPU seconds); the result
@@ -400,7 +465,9 @@ def _interleaved(runs: dict[str, Callable[[int], tuple[float, float]]], n: int) 
     return {k: (ops / dt, cpu / ops * 1e6) for k, (dt, cpu) in tot.items()}
 
 
-def _writes(write: Callable[[bytes], object], blobs: list[bytes], pid: int | None) -> tuple[float, float]:
+def _writes(
+    write: Callable[[bytes], object], blobs: list[bytes], pid: int | None
+) -> tuple[float, float]:
     """(seconds, server CPU seconds) to send the batches one after another."""
     cpu0, t0 = _cpu_s(pid), time.perf_counter()
     for b in blobs:
@@ -424,7 +491,9 @@ def _counters(sw: Switch, election_id: int, counter_ids: list[int]) -> tuple[flo
         req = p4runtime_pb2.ReadRequest(device_id=sw.device_id)
         for cid in counter_ids:
             req.entities.add().counter_entry.counter_id = cid
-        raw = t.conn.channel.unary_stream("/p4.v1.P4Runtime/Read", request_serializer=None, response_deserializer=None)
+        raw = t.conn.channel.unary_stream(
+            "/p4.v1.P4Runtime/Read", request_serializer=None, response_deserializer=None
+        )
         raw_best, answer = float("inf"), b""
         for _ in range(3):
             t0 = time.perf_counter()
@@ -448,18 +517,31 @@ class Echo:
     """The gRPC-Python ceiling on this machine: a server that does no work."""
 
     def __init__(self, source: str = _ECHO_SERVER, *args: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-c", source, *args], stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", source, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            cwd=ROOT,
+        )
         assert self.proc.stdout is not None
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{int(self.proc.stdout.readline())}", options=_OPTIONS)
-        self.write_raw = self.channel.unary_unary("/echo.Echo/W", request_serializer=None, response_deserializer=None)
+        self.channel = grpc.insecure_channel(
+            f"127.0.0.1:{int(self.proc.stdout.readline())}", options=_OPTIONS
+        )
+        self.write_raw = self.channel.unary_unary(
+            "/echo.Echo/W", request_serializer=None, response_deserializer=None
+        )
 
     def stream(self) -> _Stream:
         return _Stream(self.channel, "/echo.Echo/S")
 
     def read_ms(self, answer: bytes) -> float:
-        self.channel.unary_unary("/echo.Echo/L", request_serializer=None, response_deserializer=None)(answer)
-        read = self.channel.unary_stream("/echo.Echo/R", request_serializer=None, response_deserializer=None)
+        self.channel.unary_unary(
+            "/echo.Echo/L", request_serializer=None, response_deserializer=None
+        )(answer)
+        read = self.channel.unary_stream(
+            "/echo.Echo/R", request_serializer=None, response_deserializer=None
+        )
         best = float("inf")
         for _ in range(3):
             t0 = time.perf_counter()
@@ -485,13 +567,26 @@ def start_bmv2(exe: Path, label: str, device_id: int = 0) -> Switch:
 
 # the side-by-side table's rows (bench.side_by_side)
 TABLE_ROWS = [
-    side_by_side.Row(f"table INSERT, {ENTRIES:,} in {BATCH}s", "insert", "/s", cpu_key="insert_cpu"),
+    side_by_side.Row(
+        f"table INSERT, {ENTRIES:,} in {BATCH}s", "insert", "/s", cpu_key="insert_cpu"
+    ),
     side_by_side.Row("table DELETE", "delete", "/s", cpu_key="delete_cpu"),
     side_by_side.Row("PacketOut->PacketIn, 1 in flight", "rtt1", "/s", cpu_key="rtt1_cpu"),
-    side_by_side.Row(f"PacketOut->PacketIn, {WINDOW} in flight", "rtt32", "/s", cpu_key="rtt32_cpu"),
-    side_by_side.Row(f"  switch CPU per round trip at {WINDOW} in flight (us)", "rtt32_cpu", "us", higher_better=False),
-    side_by_side.Row("counters, every cell (rocelab counters)", "counters_ms", "ms", higher_better=False),
-    side_by_side.Row("counters, the Read as raw bytes", "counters_raw_ms", "ms", higher_better=False),
+    side_by_side.Row(
+        f"PacketOut->PacketIn, {WINDOW} in flight", "rtt32", "/s", cpu_key="rtt32_cpu"
+    ),
+    side_by_side.Row(
+        f"  switch CPU per round trip at {WINDOW} in flight (us)",
+        "rtt32_cpu",
+        "us",
+        higher_better=False,
+    ),
+    side_by_side.Row(
+        "counters, every cell (rocelab counters)", "counters_ms", "ms", higher_better=False
+    ),
+    side_by_side.Row(
+        "counters, the Read as raw bytes", "counters_raw_ms", "ms", higher_better=False
+    ),
 ]
 
 
@@ -504,15 +599,26 @@ class Trial:
     fig: dict[str, float] = field(default_factory=dict)
 
 
-def measure(sw: Switch, echo: Echo, election_id: int, rtt_n: int, aio: Echo | None = None,
-            native: Echo | None = None, cxx: Echo | None = None, react: Echo | None = None) -> Trial:
+def measure(
+    sw: Switch,
+    echo: Echo,
+    election_id: int,
+    rtt_n: int,
+    aio: Echo | None = None,
+    native: Echo | None = None,
+    cxx: Echo | None = None,
+    react: Echo | None = None,
+) -> Trial:
     """One trial: each switch figure interleaved, slice by slice, with its baseline."""
     tr = Trial(sw.label)
     f = tr.fig
     c = Controller(sw, election_id)
     streams: list[_Stream] = []
     try:
-        ins, dels = c.write_batches(p4runtime_pb2.Update.INSERT), c.write_batches(p4runtime_pb2.Update.DELETE)
+        ins, dels = (
+            c.write_batches(p4runtime_pb2.Update.INSERT),
+            c.write_batches(p4runtime_pb2.Update.DELETE),
+        )
         wr = lambda b: c.write_raw(b, timeout=60)  # noqa: E731
         epid = echo.proc.pid
         # INSERT then DELETE of all the entries is one slice (the table ends as it began);
@@ -532,7 +638,10 @@ def measure(sw: Switch, echo: Echo, election_id: int, rtt_n: int, aio: Echo | No
         msg = c.packet_out()
         es, streams = echo.stream(), []
         streams.append(es)
-        runs = {"rtt1": lambda k: c.stream.timed(msg, 1, k, sw.pid), "echo1": lambda k: es.timed(msg, 1, k, epid)}
+        runs = {
+            "rtt1": lambda k: c.stream.timed(msg, 1, k, sw.pid),
+            "echo1": lambda k: es.timed(msg, 1, k, epid),
+        }
         c.stream.warm(msg)
         es.warm(msg)
         if native is not None:
@@ -543,8 +652,10 @@ def measure(sw: Switch, echo: Echo, election_id: int, rtt_n: int, aio: Echo | No
             runs["necho1"] = lambda k: n_s.timed(msg, 1, k, npid)
         for key, (rate, cpu) in _interleaved(runs, rtt_n // 3).items():
             f[key], f[key + "_cpu"] = rate, cpu
-        runs = {"rtt32": lambda k: c.stream.timed(msg, WINDOW, k, sw.pid),
-                "echo32": lambda k: es.timed(msg, WINDOW, k, epid)}
+        runs = {
+            "rtt32": lambda k: c.stream.timed(msg, WINDOW, k, sw.pid),
+            "echo32": lambda k: es.timed(msg, WINDOW, k, epid),
+        }
         if aio is not None:
             a_s = aio.stream()
             streams.append(a_s)
@@ -613,59 +724,106 @@ def report(trials: list[Trial]) -> None:
     n = len(trials)
     print(f"{label}: median of {n} trial(s) [min-max]; each figure beside its same-run baseline")
     for key, what in (("insert", "INSERT"), ("delete", "DELETE")):
-        print(f"  table {what} ({ENTRIES:,} l2_fwd entries, batches of {BATCH}): {m[key]:,.0f}/s{_span(trials, key)}"
-              f" = {m[key] / m['echo_write']:.0%} of a no-work unary echo of the same bytes ({m['echo_write']:,.0f}/s);"
-              f" {m[key] / BMV2_PERF[key]:.2f}x BMv2 perf build ({BMV2_PERF[key]:,}/s, issue 19)   "
-              f"target >= {WRITE_TARGET:,}/s {_ok(m[key] >= WRITE_TARGET)}")
+        print(
+            f"  table {what} ({ENTRIES:,} l2_fwd entries, batches of {BATCH}): {m[key]:,.0f}/s{_span(trials, key)}"
+            f" = {m[key] / m['echo_write']:.0%} of a no-work unary echo of the same bytes ({m['echo_write']:,.0f}/s);"
+            f" {m[key] / BMV2_PERF[key]:.2f}x BMv2 perf build ({BMV2_PERF[key]:,}/s, issue 19)   "
+            f"target >= {WRITE_TARGET:,}/s {_ok(m[key] >= WRITE_TARGET)}"
+        )
         if f"{key}_cpu" in trials[0].fig:
-            print(f"    server CPU per update: {m[key + '_cpu']:.1f} us (BMv2 perf build: 2.1 us, issue 19)")
+            print(
+                f"    server CPU per update: {m[key + '_cpu']:.1f} us (BMv2 perf build: 2.1 us, issue 19)"
+            )
     if "necho_write" in trials[0].fig:
-        print(f"    the same unary echo behind p4sim's native (grpc++) front end: {m['necho_write']:,.0f}/s,"
-              f" server CPU {m['necho_write_cpu']:.2f} us per update; gRPC-Python's: {m['echo_write_cpu']:.2f} us")
+        print(
+            f"    the same unary echo behind p4sim's native (grpc++) front end: {m['necho_write']:,.0f}/s,"
+            f" server CPU {m['necho_write_cpu']:.2f} us per update; gRPC-Python's: {m['echo_write_cpu']:.2f} us"
+        )
     if "cecho_write" in trials[0].fig:
-        print(f"    answered in C++ alone (no Python): {m['cecho_write']:,.0f}/s, server CPU"
-              f" {m['cecho_write_cpu']:.2f} us per update")
+        print(
+            f"    answered in C++ alone (no Python): {m['cecho_write']:,.0f}/s, server CPU"
+            f" {m['cecho_write_cpu']:.2f} us per update"
+        )
     share1, share32 = m["rtt1"] / m["echo1"], m["rtt32"] / m["echo32"]
-    print(f"  PacketOut->PacketIn, 1 in flight: {m['rtt1']:,.0f}/s{_span(trials, 'rtt1')} = {share1:.0%} of the"
-          f" StreamChannel echo ({m['echo1']:,.0f}/s); {m['rtt1'] / BMV2_PERF['rtt1']:.2f}x BMv2 perf build")
-    print(f"  PacketOut->PacketIn, {WINDOW} in flight: {m['rtt32']:,.0f}/s{_span(trials, 'rtt32')} = {share32:.0%} of"
-          f" the echo ({m['echo32']:,.0f}/s); {m['rtt32'] / BMV2_PERF['rtt32']:.2f}x BMv2 perf build   "
-          f"target >= {RTT_TARGET:,}/s {_ok(m['rtt32'] >= RTT_TARGET)}, >= {RTT_SHARE_TARGET:.0%} of the echo "
-          f"{_ok(share32 >= RTT_SHARE_TARGET)}")
+    print(
+        f"  PacketOut->PacketIn, 1 in flight: {m['rtt1']:,.0f}/s{_span(trials, 'rtt1')} = {share1:.0%} of the"
+        f" StreamChannel echo ({m['echo1']:,.0f}/s); {m['rtt1'] / BMV2_PERF['rtt1']:.2f}x BMv2 perf build"
+    )
+    print(
+        f"  PacketOut->PacketIn, {WINDOW} in flight: {m['rtt32']:,.0f}/s{_span(trials, 'rtt32')} = {share32:.0%} of"
+        f" the echo ({m['echo32']:,.0f}/s); {m['rtt32'] / BMV2_PERF['rtt32']:.2f}x BMv2 perf build   "
+        f"target >= {RTT_TARGET:,}/s {_ok(m['rtt32'] >= RTT_TARGET)}, >= {RTT_SHARE_TARGET:.0%} of the echo "
+        f"{_ok(share32 >= RTT_SHARE_TARGET)}"
+    )
     if "rtt32_cpu" in trials[0].fig:
-        print(f"    server CPU per round trip at {WINDOW} in flight: {m['rtt32_cpu']:.0f} us; the echo server's:"
-              f" {m['echo32_cpu']:.0f} us (gRPC-Python's own share); BMv2 perf build 109 us (issue 19)")
+        print(
+            f"    server CPU per round trip at {WINDOW} in flight: {m['rtt32_cpu']:.0f} us; the echo server's:"
+            f" {m['echo32_cpu']:.0f} us (gRPC-Python's own share); BMv2 perf build 109 us (issue 19)"
+        )
     if "necho32" in trials[0].fig:
-        print(f"    the same echo behind p4sim's native (grpc++) front end: {m['necho1']:,.0f}/s at 1 in flight,"
-              f" {m['necho32']:,.0f}/s at {WINDOW}, {m['necho32_cpu']:.0f} us server CPU per round trip"
-              f" (the native ceiling; PacketOut->PacketIn = {m['rtt32'] / m['necho32']:.0%} of it)")
+        print(
+            f"    the same echo behind p4sim's native (grpc++) front end: {m['necho1']:,.0f}/s at 1 in flight,"
+            f" {m['necho32']:,.0f}/s at {WINDOW}, {m['necho32_cpu']:.0f} us server CPU per round trip"
+            f" (the native ceiling; PacketOut->PacketIn = {m['rtt32'] / m['necho32']:.0%} of it)"
+        )
     if "cecho32" in trials[0].fig:
-        print(f"    the echo in C++ alone (grpc++, no Python): {m['cecho32']:,.0f}/s at {WINDOW} in flight,"
-              f" {m['cecho32_cpu']:.0f} us server CPU per round trip")
+        print(
+            f"    the echo in C++ alone (grpc++, no Python): {m['cecho32']:,.0f}/s at {WINDOW} in flight,"
+            f" {m['cecho32_cpu']:.0f} us server CPU per round trip"
+        )
     if "recho32" in trials[0].fig:
-        print(f"    the echo in gRPC's read reaction (Call.react: Python called there, no thread woken):"
-              f" {m['recho32']:,.0f}/s at {WINDOW} in flight, {m['recho32_cpu']:.0f} us server CPU per round trip")
+        print(
+            f"    the echo in gRPC's read reaction (Call.react: Python called there, no thread woken):"
+            f" {m['recho32']:,.0f}/s at {WINDOW} in flight, {m['recho32_cpu']:.0f} us server CPU per round trip"
+        )
     if "aio32" in trials[0].fig:
-        print(f"    the same echo on grpc.aio (event loop in its own thread): {m['aio32']:,.0f}/s,"
-              f" {m['aio32_cpu']:.0f} us server CPU per round trip; the sync stack's: {m['echo32']:,.0f}/s,"
-              f" {m['echo32_cpu']:.0f} us")
+        print(
+            f"    the same echo on grpc.aio (event loop in its own thread): {m['aio32']:,.0f}/s,"
+            f" {m['aio32_cpu']:.0f} us server CPU per round trip; the sync stack's: {m['echo32']:,.0f}/s,"
+            f" {m['echo32_cpu']:.0f} us"
+        )
     cells = getattr(_counters, "cells", 0)
-    print(f"  rocelab counters ({cells:,} cells, {m['counters_mb']:.2f} MB): {m['counters_ms']:,.0f} ms"
-          f"{_span(trials, 'counters_ms')} (best of 3)   target <= {COUNTERS_TARGET_MS} ms "
-          f"{_ok(m['counters_ms'] <= COUNTERS_TARGET_MS)}")
-    cpu = (f" (server CPU {m['counters_cpu_ms']:,.0f} ms per Read)"
-           if "counters_cpu_ms" in trials[0].fig else "")
-    necho = f" (native front end: {m['counters_necho_ms']:,.0f} ms)" if "counters_necho_ms" in trials[0].fig else ""
-    print(f"    the same Read as raw bytes: {m['counters_raw_ms']:,.0f} ms{cpu}; the echo server streaming those bytes:"
-          f" {m['counters_echo_ms']:,.0f} ms{necho}; upb parsing them: {m['counters_parse_ms']:,.0f} ms; the rest is the"
-          f" client turning cells into Python values")
+    print(
+        f"  rocelab counters ({cells:,} cells, {m['counters_mb']:.2f} MB): {m['counters_ms']:,.0f} ms"
+        f"{_span(trials, 'counters_ms')} (best of 3)   target <= {COUNTERS_TARGET_MS} ms "
+        f"{_ok(m['counters_ms'] <= COUNTERS_TARGET_MS)}"
+    )
+    cpu = (
+        f" (server CPU {m['counters_cpu_ms']:,.0f} ms per Read)"
+        if "counters_cpu_ms" in trials[0].fig
+        else ""
+    )
+    necho = (
+        f" (native front end: {m['counters_necho_ms']:,.0f} ms)"
+        if "counters_necho_ms" in trials[0].fig
+        else ""
+    )
+    print(
+        f"    the same Read as raw bytes: {m['counters_raw_ms']:,.0f} ms{cpu}; the echo server streaming those bytes:"
+        f" {m['counters_echo_ms']:,.0f} ms{necho}; upb parsing them: {m['counters_parse_ms']:,.0f} ms; the rest is the"
+        f" client turning cells into Python values"
+    )
 
 
 def _ratios(a: list[Trial], b: list[Trial]) -> None:
     print(f"A/B: {a[0].label} / {b[0].label}, median of per-trial ratios (trials alternated)")
-    for key in ("insert", "delete", "rtt1", "rtt32", "counters_ms", "counters_cpu_ms", "insert_cpu", "delete_cpu",
-                "rtt1_cpu", "rtt32_cpu"):
-        rs = [x.fig[key] / y.fig[key] for x, y in zip(a, b, strict=False) if key in x.fig and y.fig.get(key)]
+    for key in (
+        "insert",
+        "delete",
+        "rtt1",
+        "rtt32",
+        "counters_ms",
+        "counters_cpu_ms",
+        "insert_cpu",
+        "delete_cpu",
+        "rtt1_cpu",
+        "rtt32_cpu",
+    ):
+        rs = [
+            x.fig[key] / y.fig[key]
+            for x, y in zip(a, b, strict=False)
+            if key in x.fig and y.fig.get(key)
+        ]
         if rs:
             print(f"  {key}: {statistics.median(rs):.2f}x  [{min(rs):.2f}-{max(rs):.2f}]")
 
@@ -676,25 +834,58 @@ CONFLICTS = ("--grpc-addr", "--against", "--perf-config")
 
 def parser() -> argparse.ArgumentParser:
     """This section's options (`python -m bench SECTION --help` prints them; nothing runs)."""
-    ap = argparse.ArgumentParser(prog="python -m bench p4runtime", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--grpc-addr", metavar="HOST:PORT", help="bench this switch (default: start p4sim-switch here)")
+    ap = argparse.ArgumentParser(
+        prog="python -m bench p4runtime", description=__doc__.split("\n\n")[0]
+    )
+    ap.add_argument(
+        "--grpc-addr",
+        metavar="HOST:PORT",
+        help="bench this switch (default: start p4sim-switch here)",
+    )
     ap.add_argument("--device-id", type=int, default=0)
-    ap.add_argument("--election-id", type=int, default=10, help="the bench's election id (default 10)")
-    ap.add_argument("--no-push", action="store_true", help="use the pipeline already pushed and configured")
+    ap.add_argument(
+        "--election-id", type=int, default=10, help="the bench's election id (default 10)"
+    )
+    ap.add_argument(
+        "--no-push", action="store_true", help="use the pipeline already pushed and configured"
+    )
     ap.add_argument("--p4info", help="with --bmv2-json: passed to rocelab apply (BMv2)")
     ap.add_argument("--bmv2-json")
-    ap.add_argument("--server-pid", type=int, help="the external switch's pid: also report its CPU per operation")
-    ap.add_argument("--against", metavar="DIR", type=Path, help="A/B: alternate with another checkout's p4sim-switch")
-    ap.add_argument("--against-env", metavar="NAME=VALUE", action="append", default=[],
-                    help="environment of the --against switch (repeatable); with --against . an A/B of one "
-                         "tree, e.g. P4SIM_PROFILE=fast")
-    ap.add_argument("--native-echo", action=argparse.BooleanOptionalAction, default=None,
-                    help="also measure the echo behind p4sim's native (grpc++) front end (default: when it"
-                         " can be built here)")
-    ap.add_argument("--perf-config", action=argparse.BooleanOptionalAction, default=None,
-                    help="alternate p4sim-switch with itself in its performance configuration ("
-                         + " ".join(f"{k}={v}" for k, v in PERF_CONFIG.items()) + ") in the same run"
-                         " (default: when p4sim-switch runs here without --against and it builds)")
+    ap.add_argument(
+        "--server-pid",
+        type=int,
+        help="the external switch's pid: also report its CPU per operation",
+    )
+    ap.add_argument(
+        "--against",
+        metavar="DIR",
+        type=Path,
+        help="A/B: alternate with another checkout's p4sim-switch",
+    )
+    ap.add_argument(
+        "--against-env",
+        metavar="NAME=VALUE",
+        action="append",
+        default=[],
+        help="environment of the --against switch (repeatable); with --against . an A/B of one "
+        "tree, e.g. P4SIM_PROFILE=fast",
+    )
+    ap.add_argument(
+        "--native-echo",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also measure the echo behind p4sim's native (grpc++) front end (default: when it"
+        " can be built here)",
+    )
+    ap.add_argument(
+        "--perf-config",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="alternate p4sim-switch with itself in its performance configuration ("
+        + " ".join(f"{k}={v}" for k, v in PERF_CONFIG.items())
+        + ") in the same run"
+        " (default: when p4sim-switch runs here without --against and it builds)",
+    )
     side_by_side.add_options(ap, "every row", CONFLICTS)
     ap.add_argument("--trials", type=int, default=1)
     ap.add_argument("--rtt-n", type=int, default=6000, help="round trips at 32 in flight per trial")
@@ -720,10 +911,16 @@ def run(argv: list[str]) -> None:
         args.perf_config = not args.grpc_addr and not args.against and perf_config_available()
     if args.perf_config:
         if args.grpc_addr or args.against:
-            ap.error("--perf-config runs this tree's p4sim-switch: not with --grpc-addr or --against")
+            ap.error(
+                "--perf-config runs this tree's p4sim-switch: not with --grpc-addr or --against"
+            )
         args.against, against_env = ROOT, dict(PERF_CONFIG)
-    base_env = dict(REFERENCE_CONFIG) if args.perf_config else None  # this side: the reference profile
-    if args.native_echo is None:  # the native ceilings: not in the side-by-side run (its time goes to the switches)
+    base_env = (
+        dict(REFERENCE_CONFIG) if args.perf_config else None
+    )  # this side: the reference profile
+    if (
+        args.native_echo is None
+    ):  # the native ceilings: not in the side-by-side run (its time goes to the switches)
         from p4sim.server.native import unavailable_reason
 
         args.native_echo = bmv2 is None and not unavailable_reason()
@@ -736,13 +933,29 @@ def run(argv: list[str]) -> None:
     # what each trial runs, in turn: (start it, rocelab apply's extra options, the tree)
     if bmv2 is not None:
         sides: list[tuple[Callable[[], Switch], list[str], Path | None]] = [
-            (lambda: start_p4sim(None, args.device_id, dict(PERF_CONFIG)), [], None)]
-        for label, exe in bmv2.builds()[:None if args.bmv2_default else 1]:
-            sides.append((lambda label=label, exe=exe: start_bmv2(exe, label, args.device_id),
-                          list(bmv2.apply_args), None))
+            (lambda: start_p4sim(None, args.device_id, dict(PERF_CONFIG)), [], None)
+        ]
+        for label, exe in bmv2.builds()[: None if args.bmv2_default else 1]:
+            sides.append(
+                (
+                    lambda label=label, exe=exe: start_bmv2(exe, label, args.device_id),
+                    list(bmv2.apply_args),
+                    None,
+                )
+            )
     elif args.grpc_addr:
-        sides = [(lambda: Switch(args.grpc_addr, args.device_id, pid=args.server_pid,
-                                 label=f"switch at {args.grpc_addr}"), extra, None)]
+        sides = [
+            (
+                lambda: Switch(
+                    args.grpc_addr,
+                    args.device_id,
+                    pid=args.server_pid,
+                    label=f"switch at {args.grpc_addr}",
+                ),
+                extra,
+                None,
+            )
+        ]
     else:
         sides = [(lambda: start_p4sim(None, args.device_id, base_env), extra, None)]
         if args.against:

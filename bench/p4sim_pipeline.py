@@ -36,10 +36,14 @@ def _frames(payload_len: int, n: int) -> list[bytes]:
     out: list[bytes] = []
     for i in range(min(n, N_ROUTES)):  # one frame per route, then cycle: scapy is slow
         dst = f"10.{(i % N_ROUTES) // 250 + 1}.{(i % N_ROUTES) % 250}.1"
-        p = (Ether(dst="00:00:00:00:00:fe", src="02:00:00:00:00:01")
-             / IP(src="10.0.0.1", dst=dst, tos=0x6A, ttl=64)
-             / UDP(sport=0xC000 + (i % 1024), dport=4791)
-             / BTH(opcode=0x0A, dqpn=0x12, psn=i) / (b"\xab" * payload_len) / b"\0\0\0\0")
+        p = (
+            Ether(dst="00:00:00:00:00:fe", src="02:00:00:00:00:01")
+            / IP(src="10.0.0.1", dst=dst, tos=0x6A, ttl=64)
+            / UDP(sport=0xC000 + (i % 1024), dport=4791)
+            / BTH(opcode=0x0A, dqpn=0x12, psn=i)
+            / (b"\xab" * payload_len)
+            / b"\0\0\0\0"
+        )
         out.append(bytes(p))
     return [out[i % len(out)] for i in range(n)]
 
@@ -65,9 +69,17 @@ def build_switch(backend: str = "python", env: dict[str, str] | None = None):
     sw.table_add(TableEntry("router_mac", {"hdr.ethernet.dst": Exact(0xFE)}, "set_router_mac"))
     for i in range(N_ROUTES):
         ip = (10 << 24) | ((i // 250 + 1) << 16) | ((i % 250) << 8) | 1
-        sw.table_add(TableEntry("ipv4_lpm", {"hdr.ipv4.dst": Lpm(ip, 32)}, "set_nhop", {"nhop_id": i + 1}))
-        sw.table_add(TableEntry("nexthop", {"meta.nhop_id": Exact(i + 1)}, "set_nexthop",
-                                {"port": 1 + i % 8, "smac": 0xFE, "dmac": 0x020000000000 + i}))
+        sw.table_add(
+            TableEntry("ipv4_lpm", {"hdr.ipv4.dst": Lpm(ip, 32)}, "set_nhop", {"nhop_id": i + 1})
+        )
+        sw.table_add(
+            TableEntry(
+                "nexthop",
+                {"meta.nhop_id": Exact(i + 1)},
+                "set_nexthop",
+                {"port": 1 + i % 8, "smac": 0xFE, "dmac": 0x020000000000 + i},
+            )
+        )
     return sw
 
 
@@ -81,7 +93,9 @@ def empty_loop(n: int = 1_000_000) -> float:
 
 
 def baseline_text(per_packet_s: float, empty_s: float) -> str:
-    return f"= {per_packet_s / empty_s:,.0f} empty-loop iterations of {empty_s * 1e9:.1f} ns, same run"
+    return (
+        f"= {per_packet_s / empty_s:,.0f} empty-loop iterations of {empty_s * 1e9:.1f} ns, same run"
+    )
 
 
 def measure(sw, frames: list[bytes]) -> tuple[float, int]:
@@ -121,13 +135,22 @@ def breakdown(sw, frames: list[bytes], total_us: float) -> str:
         return (time.process_time() - t0) * 1e6 / len(frames)
 
     cum = [min(upto(k) for _ in range(3)) for k in range(6)]
-    names = ["new headers/metadata", "parser", "verify checksum", "ingress", "egress", "compute checksum + deparser"]
+    names = [
+        "new headers/metadata",
+        "parser",
+        "verify checksum",
+        "ingress",
+        "egress",
+        "compute checksum + deparser",
+    ]
     parts = [cum[0]] + [cum[k] - cum[k - 1] for k in range(1, 6)]
     parts.append(total_us - cum[5])
     names.append("switch driver + traffic manager + output")
     # a difference of two noisy timings can come out below zero: that stage is within the noise
-    return ", ".join(f"{n} {p:.1f}" if p >= 0.05 else f"{n} ~0 (within noise)"
-                     for n, p in zip(names, parts, strict=True))
+    return ", ".join(
+        f"{n} {p:.1f}" if p >= 0.05 else f"{n} ~0 (within noise)"
+        for n, p in zip(names, parts, strict=True)
+    )
 
 
 def run(argv: list[str]) -> None:
@@ -147,19 +170,25 @@ def run(argv: list[str]) -> None:
                 against[k] = v
     builds = [(b, b, None) for b in backends]
     if against:
-        builds.append(("compiled+" + ",".join(f"{k}={v}" for k, v in against.items()), "compiled", against))
+        builds.append(
+            ("compiled+" + ",".join(f"{k}={v}" for k, v in against.items()), "compiled", against)
+        )
     switches = {}
     for name, b, env in builds:
         t0 = time.process_time()
         sw = build_switch(b, env)
         got = sw._ns.get("__p4sim_backend__", "python")
-        print(f"backend {name}: load + compile roce_switch.p4 + {2 * N_ROUTES + 1} entries: "
-              f"{time.process_time() - t0:.2f} s CPU (this process; a compiled build runs in children: "
-              f"cached per user after the first run); running: {got}")
+        print(
+            f"backend {name}: load + compile roce_switch.p4 + {2 * N_ROUTES + 1} entries: "
+            f"{time.process_time() - t0:.2f} s CPU (this process; a compiled build runs in children: "
+            f"cached per user after the first run); running: {got}"
+        )
         if got == b:
             switches[name] = sw
-    print("CPU time (process_time), best of 3 runs per backend, backends alternated; the "
-          "empty-loop baseline is timed between the runs")
+    print(
+        "CPU time (process_time), best of 3 runs per backend, backends alternated; the "
+        "empty-loop baseline is timed between the runs"
+    )
     for size in (64, 1024):
         frames = _frames(size, n)
         for sw in switches.values():
@@ -176,14 +205,18 @@ def run(argv: list[str]) -> None:
         for b, sw in switches.items():
             dt, out = min(runs[b])
             pps = n / dt
-            print(f"payload {size:5d} B: {pps:10,.0f} pps  ({dt * 1e6 / n:.1f} us/packet "
-                  f"{baseline_text(dt / n, empty)}; {out} of {n} forwarded)  backend {b:8s}  "
-                  f"target >= {TARGET_PPS:,} pps  {'OK' if pps >= TARGET_PPS else 'BELOW TARGET'}")
+            print(
+                f"payload {size:5d} B: {pps:10,.0f} pps  ({dt * 1e6 / n:.1f} us/packet "
+                f"{baseline_text(dt / n, empty)}; {out} of {n} forwarded)  backend {b:8s}  "
+                f"target >= {TARGET_PPS:,} pps  {'OK' if pps >= TARGET_PPS else 'BELOW TARGET'}"
+            )
             print(f"    us/packet by stage: {breakdown(sw, frames[:2000], dt * 1e6 / n)}")
         for b in switches:
             if b.startswith("compiled+") and "compiled" in switches:
                 ratio = min(runs[b])[0] / min(runs["compiled"])[0]
-                print(f"    A/B, same run: compiled is {ratio:.3f}x as fast as {b} (CPU time per packet)")
+                print(
+                    f"    A/B, same run: compiled is {ratio:.3f}x as fast as {b} (CPU time per packet)"
+                )
     # the frames are built first: scapy under tracemalloc took 15 s and its garbage is no
     # part of the switch's heap
     heap_frames = _frames(1024, min(n, 2000))
@@ -193,8 +226,10 @@ def run(argv: list[str]) -> None:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(f"peak Python heap (switch + {len(heap_frames):,} packets, tracemalloc): {peak / 1e6:.1f} MB; "
-          f"process max RSS: {rss / 1024:.0f} MB")
+    print(
+        f"peak Python heap (switch + {len(heap_frames):,} packets, tracemalloc): {peak / 1e6:.1f} MB; "
+        f"process max RSS: {rss / 1024:.0f} MB"
+    )
 
 
 if __name__ == "__main__":

@@ -33,11 +33,23 @@ def run(argv: list[str]) -> None:
             n_scapy = max(1, n_fast // 20)
     for size in (64, 1024):
         payload = b"x" * size
-        build = _rate(n_fast, lambda i, p=payload: roce_frame("10.0.0.1", "10.0.0.2", 0x0A, 5, i, p,
-                                                   sport=0xC000))
-        both = _rate(n_fast, lambda i, p=payload: decode(roce_frame("10.0.0.1", "10.0.0.2", 0x0A, 5,
-                                                                   i, p, sport=0xC000)))
-        scapy = _rate(n_scapy, lambda i, p=payload: packet_bytes(roce_packet(
-            "10.0.0.1", "10.0.0.2", 0x0A, 5, i, p, sport=0xC000)))
-        print(f"{size:5d} B payload: build {build:,.0f}/s, build+decode {both:,.0f}/s; "
-              f"scapy build {scapy:,.0f}/s (baseline): build is {build / scapy:.0f}x scapy")
+        build = _rate(
+            n_fast,
+            lambda i, p=payload: roce_frame("10.0.0.1", "10.0.0.2", 0x0A, 5, i, p, sport=0xC000),
+        )
+        both = _rate(
+            n_fast,
+            lambda i, p=payload: decode(
+                roce_frame("10.0.0.1", "10.0.0.2", 0x0A, 5, i, p, sport=0xC000)
+            ),
+        )
+        scapy = _rate(
+            n_scapy,
+            lambda i, p=payload: packet_bytes(
+                roce_packet("10.0.0.1", "10.0.0.2", 0x0A, 5, i, p, sport=0xC000)
+            ),
+        )
+        print(
+            f"{size:5d} B payload: build {build:,.0f}/s, build+decode {both:,.0f}/s; "
+            f"scapy build {scapy:,.0f}/s (baseline): build is {build / scapy:.0f}x scapy"
+        )

@@ -35,10 +35,16 @@ def run(argv: list[str]) -> None:
     frames = res.counters.get("switch_frames_in", 0) + res.counters.get("switch_frames_out", 0)
     good = sum(f.goodput_bps for f in res.flows)
     print(f"program load (roce_switch.p4 -> p4sim): {t_load:.2f} s")
-    print(f"incast-dcqcn, {virtual_us / 1000:g} ms virtual at 10 Gb/s: {wall:.2f} s wall "
-          f"(target < {TARGET_S:g} s) {'OK' if wall < TARGET_S else 'SLOWER THAN TARGET'}; "
-          f"{cpu:.2f} s CPU (wall exceeds CPU when the machine is busy)")
-    print(f"  {frames} frames through the switch ({res.counters.get('switch_frames_in', 0)} in, "
-          f"{res.counters.get('switch_frames_out', 0)} out): {frames / wall:,.0f} frames/s wall")
-    print(f"  virtual/wall ratio: {virtual_us / 1e6 / wall:.4f}  (goodput simulated "
-          f"{good / 1e9:.2f} Gb/s over the measured window)")
+    print(
+        f"incast-dcqcn, {virtual_us / 1000:g} ms virtual at 10 Gb/s: {wall:.2f} s wall "
+        f"(target < {TARGET_S:g} s) {'OK' if wall < TARGET_S else 'SLOWER THAN TARGET'}; "
+        f"{cpu:.2f} s CPU (wall exceeds CPU when the machine is busy)"
+    )
+    print(
+        f"  {frames} frames through the switch ({res.counters.get('switch_frames_in', 0)} in, "
+        f"{res.counters.get('switch_frames_out', 0)} out): {frames / wall:,.0f} frames/s wall"
+    )
+    print(
+        f"  virtual/wall ratio: {virtual_us / 1e6 / wall:.4f}  (goodput simulated "
+        f"{good / 1e9:.2f} Gb/s over the measured window)"
+    )

@@ -39,9 +39,15 @@ class _Iovec(ctypes.Structure):
 
 
 class _Msghdr(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32), ("iov", ctypes.POINTER(_Iovec)),
-                ("iovlen", ctypes.c_size_t), ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
-                ("flags", ctypes.c_int)]
+    _fields_ = [
+        ("name", ctypes.c_void_p),
+        ("namelen", ctypes.c_uint32),
+        ("iov", ctypes.POINTER(_Iovec)),
+        ("iovlen", ctypes.c_size_t),
+        ("control", ctypes.c_void_p),
+        ("controllen", ctypes.c_size_t),
+        ("flags", ctypes.c_int),
+    ]
 
 
 class _Mmsghdr(ctypes.Structure):
@@ -49,8 +55,12 @@ class _Mmsghdr(ctypes.Structure):
 
 
 class _Progress(ctypes.Structure):
-    _fields_ = [("sent", ctypes.c_uint64), ("refused", ctypes.c_uint64), ("cpu_ns", ctypes.c_uint64),
-                ("stop", ctypes.c_int)]
+    _fields_ = [
+        ("sent", ctypes.c_uint64),
+        ("refused", ctypes.c_uint64),
+        ("cpu_ns", ctypes.c_uint64),
+        ("stop", ctypes.c_int),
+    ]
 
 
 _lib: ctypes.CDLL | None = None
@@ -67,7 +77,9 @@ def load() -> ctypes.CDLL:
     if shutil.which(cc) is None:
         raise SenderUnavailable(f"no C compiler ({cc!r} not found)")
     source = SOURCE.read_text(encoding="utf-8")
-    version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
+    version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.splitlines()[
+        :1
+    ]
     key = hashlib.sha256("\0".join([source, cc, *version]).encode()).hexdigest()[:16]
     root = cache_dir()
     so = os.path.join(root, f"bench_sender_{key}.so")
@@ -76,15 +88,26 @@ def load() -> ctypes.CDLL:
             if not os.path.exists(so):
                 with tempfile.TemporaryDirectory(dir=root, prefix=".build-") as tmp:
                     out = os.path.join(tmp, "sender.so")
-                    r = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", out, str(SOURCE)],
-                                       capture_output=True, text=True, timeout=300)
+                    r = subprocess.run(
+                        [cc, "-O2", "-shared", "-fPIC", "-o", out, str(SOURCE)],
+                        capture_output=True,
+                        text=True,
+                        timeout=300,
+                    )
                     if r.returncode != 0:
                         last = (r.stderr.strip().splitlines() or ["(no output)"])[-1]
                         raise SenderUnavailable(f"building {SOURCE.name} failed: {last}")
                     os.replace(out, so)
     lib = ctypes.CDLL(so)
-    lib.blast.argtypes = [ctypes.c_int, ctypes.POINTER(_Mmsghdr), ctypes.c_uint, ctypes.c_uint, ctypes.c_double,
-                          ctypes.c_double, ctypes.POINTER(_Progress)]
+    lib.blast.argtypes = [
+        ctypes.c_int,
+        ctypes.POINTER(_Mmsghdr),
+        ctypes.c_uint,
+        ctypes.c_uint,
+        ctypes.c_double,
+        ctypes.c_double,
+        ctypes.POINTER(_Progress),
+    ]
     lib.blast.restype = ctypes.c_int
     _lib = lib
     return lib
@@ -97,8 +120,13 @@ class Sender:
         self._lib = load()
         self.sock = sock
         n = len(ring) + BATCH  # a batch may start anywhere in the ring: no wrap inside a call
-        self._bufs = [ctypes.create_string_buffer(ring[i % len(ring)], len(ring[i % len(ring)])) for i in range(n)]
-        self._iov = (_Iovec * n)(*[_Iovec(ctypes.cast(b, ctypes.c_void_p), len(b)) for b in self._bufs])
+        self._bufs = [
+            ctypes.create_string_buffer(ring[i % len(ring)], len(ring[i % len(ring)]))
+            for i in range(n)
+        ]
+        self._iov = (_Iovec * n)(
+            *[_Iovec(ctypes.cast(b, ctypes.c_void_p), len(b)) for b in self._bufs]
+        )
         self._msgs = (_Mmsghdr * n)()
         for i in range(n):
             self._msgs[i].hdr.iov = ctypes.pointer(self._iov[i])
@@ -121,8 +149,19 @@ class Sender:
         (in this thread, while the C loop sends). Returns the achieved rate."""
         result: list[int] = []
         base = self.sent
-        worker = threading.Thread(target=lambda: result.append(self._lib.blast(
-            self.sock.fileno(), self._msgs, self.ring, BATCH, float(rate), float(seconds), ctypes.byref(self._p))))
+        worker = threading.Thread(
+            target=lambda: result.append(
+                self._lib.blast(
+                    self.sock.fileno(),
+                    self._msgs,
+                    self.ring,
+                    BATCH,
+                    float(rate),
+                    float(seconds),
+                    ctypes.byref(self._p),
+                )
+            )
+        )
         t0 = time.perf_counter()
         worker.start()
         try:

@@ -55,20 +55,31 @@ def find() -> tuple[Bmv2 | None, str]:
         return None, str(e)
     p4info = next(iter(sorted(out.glob("*.p4info.*"))))
     bmv2_json = next(iter(sorted(out.glob("*.json"))))
-    return Bmv2(tc.perf_simple_switch_grpc, tc.simple_switch_grpc,
-                ("--p4info", str(p4info), "--bmv2-json", str(bmv2_json)),
-                f"{tc.describe()}; {tc.p4c_version()}"), ""
+    return Bmv2(
+        tc.perf_simple_switch_grpc,
+        tc.simple_switch_grpc,
+        ("--p4info", str(p4info), "--bmv2-json", str(bmv2_json)),
+        f"{tc.describe()}; {tc.p4c_version()}",
+    ), ""
 
 
 def add_options(ap: argparse.ArgumentParser, each: str, conflicts: Sequence[str]) -> None:
     """--bmv2 and --bmv2-default on a section's parser. `each`: what is printed as a ratio
     to the perf build; `conflicts`: the section's options that name or start its own switch."""
-    ap.add_argument("--bmv2-default", action=argparse.BooleanOptionalAction, default=True,
-                    help="with BMv2: its default build too, as an extra column (default: yes)")
-    ap.add_argument("--bmv2", action=argparse.BooleanOptionalAction, default=None,
-                    help=f"alternate p4sim-switch with BMv2's perf and default builds (started here) and print {each}"
-                         f" as a ratio to the perf build (default: when the toolchain is found and none of"
-                         f" {', '.join(conflicts)} is given)")
+    ap.add_argument(
+        "--bmv2-default",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="with BMv2: its default build too, as an extra column (default: yes)",
+    )
+    ap.add_argument(
+        "--bmv2",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=f"alternate p4sim-switch with BMv2's perf and default builds (started here) and print {each}"
+        f" as a ratio to the perf build (default: when the toolchain is found and none of"
+        f" {', '.join(conflicts)} is given)",
+    )
 
 
 def choose(ap: argparse.ArgumentParser, want: bool | None, given: dict[str, object]) -> Bmv2 | None:
@@ -91,18 +102,30 @@ def choose(ap: argparse.ArgumentParser, want: bool | None, given: dict[str, obje
     return bmv2
 
 
-def start(exe: Path, addr: str, interfaces: Sequence[str] = (), device_id: int = 0) -> subprocess.Popen:
+def start(
+    exe: Path, addr: str, interfaces: Sequence[str] = (), device_id: int = 0
+) -> subprocess.Popen:
     """simple_switch_grpc `exe` (no program: rocelab apply pushes it), CPU port 255 as
     lab.yaml's; `interfaces`: `-i PORT@IFACE` pairs' text."""
     from controller.targets.switches import free_port
 
     # a Thrift port of its own: two BMv2s on the default 9090 (two runs at once) left the
     # second without an answer on gRPC (a CI run saw "did not answer within 60 s")
-    argv = [str(exe), "--device-id", str(device_id), "--log-level", "off", "--thrift-port", str(free_port())]
+    argv = [
+        str(exe),
+        "--device-id",
+        str(device_id),
+        "--log-level",
+        "off",
+        "--thrift-port",
+        str(free_port()),
+    ]
     for spec in interfaces:
         argv += ["-i", spec]
     argv += ["--no-p4", "--", "--cpu-port", "255", "--grpc-server-addr", addr]
-    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    return subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
 
 
 def wait_ready(addr: str, proc: subprocess.Popen | None, label: str, timeout: float = 60.0) -> None:
@@ -143,8 +166,12 @@ def _fmt(value: float, unit: str) -> str:
     return f"{value:,.1f} {unit}" if value < 100 else f"{value:,.0f} {unit}"
 
 
-def table(rows: Sequence[Row], trials: Sequence[dict[str, dict[str, float]]], columns: Sequence[str],
-          notes: dict[tuple[str, str], str] | None = None) -> None:
+def table(
+    rows: Sequence[Row],
+    trials: Sequence[dict[str, dict[str, float]]],
+    columns: Sequence[str],
+    notes: dict[tuple[str, str], str] | None = None,
+) -> None:
     """Print the side-by-side table: `trials[i][label][key]` the figures of trial i;
     `columns` the labels, PERF_LABEL among them. The perf build's column holds its
     figures (median), the others the median over trials of their ratio to it within the
@@ -158,7 +185,11 @@ def table(rows: Sequence[Row], trials: Sequence[dict[str, dict[str, float]]], co
         if not base:
             continue
         cell = _fmt(statistics.median(base), row.unit)
-        cpus = [t[PERF_LABEL][row.cpu_key] for t in trials if row.cpu_key and row.cpu_key in t.get(PERF_LABEL, {})]
+        cpus = [
+            t[PERF_LABEL][row.cpu_key]
+            for t in trials
+            if row.cpu_key and row.cpu_key in t.get(PERF_LABEL, {})
+        ]
         if cpus:
             cell += f" ({statistics.median(cpus):.1f} us CPU)"
         cell += notes.get((PERF_LABEL, row.key), "")
@@ -168,13 +199,19 @@ def table(rows: Sequence[Row], trials: Sequence[dict[str, dict[str, float]]], co
             for t in trials:
                 a, b = t.get(c, {}), t.get(PERF_LABEL, {})
                 if row.key in a and b.get(row.key) and a[row.key]:
-                    rs.append(a[row.key] / b[row.key] if row.higher_better else b[row.key] / a[row.key])
+                    rs.append(
+                        a[row.key] / b[row.key] if row.higher_better else b[row.key] / a[row.key]
+                    )
                 if row.cpu_key and row.cpu_key in a:
                     cs.append(a[row.cpu_key])
             if not rs:
                 out.append("-")
                 continue
-            txt = f"**{statistics.median(rs):.2f}x**" if statistics.median(rs) < 1 else f"{statistics.median(rs):.2f}x"
+            txt = (
+                f"**{statistics.median(rs):.2f}x**"
+                if statistics.median(rs) < 1
+                else f"{statistics.median(rs):.2f}x"
+            )
             if len(rs) > 1:
                 txt += f" [{min(rs):.2f}-{max(rs):.2f}]"
             vals = [t[c][row.key] for t in trials if row.key in t.get(c, {})]
@@ -184,9 +221,11 @@ def table(rows: Sequence[Row], trials: Sequence[dict[str, dict[str, float]]], co
             out.append(txt)
         lines.append(out)
     load = os.getloadavg()
-    print(f"side by side, same run, {len(trials)} trial(s) alternated (load average {load[0]:.2f} on "
-          f"{os.cpu_count()} cores): each figure as a ratio to BMv2's perf build in the same trial, "
-          "median [min-max] (>1 = better than it; ** below it)")
+    print(
+        f"side by side, same run, {len(trials)} trial(s) alternated (load average {load[0]:.2f} on "
+        f"{os.cpu_count()} cores): each figure as a ratio to BMv2's perf build in the same trial, "
+        "median [min-max] (>1 = better than it; ** below it)"
+    )
     print("| " + " | ".join(lines[0]) + " |")
     print("|" + "---|" * len(lines[0]))
     for line in lines[1:]:

@@ -39,8 +39,10 @@ RANDOM_MASKS = 8
 KEYS = {
     "exact": "hdr.ipv4.dst : exact;",
     "lpm": "hdr.ipv4.dst : lpm;",
-    "ternary": ("hdr.ipv4.src : ternary; hdr.ipv4.dst : ternary; hdr.ipv4.proto : ternary; "
-                "hdr.l4.sport : ternary; hdr.l4.dport : ternary;"),
+    "ternary": (
+        "hdr.ipv4.src : ternary; hdr.ipv4.dst : ternary; hdr.ipv4.proto : ternary; "
+        "hdr.l4.sport : ternary; hdr.l4.dport : ternary;"
+    ),
 }
 
 PROGRAM = """
@@ -98,8 +100,13 @@ def _entries(kind: str, n: int, rng: random.Random):
                 continue
             seen.add((v, plen))
             # the key is in this prefix; a longer installed prefix may still win it, as it should
-            out.append(({"hdr.ipv4.dst": Lpm(v, plen)}, 0, (1, v | (rng.getrandbits(32) & ~mask & 0xFFFFFFFF),
-                                                            17, 1, 2)))
+            out.append(
+                (
+                    {"hdr.ipv4.dst": Lpm(v, plen)},
+                    0,
+                    (1, v | (rng.getrandbits(32) & ~mask & 0xFFFFFFFF), 17, 1, 2),
+                )
+            )
         elif rng.random() < 0.02:
             masks = rng.choice(odd)
             vals = [rng.getrandbits(w) & m for w, m in zip((32, 32, 8, 16, 16), masks, strict=True)]
@@ -107,10 +114,18 @@ def _entries(kind: str, n: int, rng: random.Random):
             if ident in seen:
                 continue
             seen.add(ident)
-            names = ("hdr.ipv4.src", "hdr.ipv4.dst", "hdr.ipv4.proto", "hdr.l4.sport", "hdr.l4.dport")
+            names = (
+                "hdr.ipv4.src",
+                "hdr.ipv4.dst",
+                "hdr.ipv4.proto",
+                "hdr.l4.sport",
+                "hdr.l4.dport",
+            )
             match = {k: Ternary(v, m) for k, v, m in zip(names, vals, masks, strict=True)}
-            key = tuple(v | (rng.getrandbits(w) & ~m & ((1 << w) - 1))
-                        for w, v, m in zip((32, 32, 8, 16, 16), vals, masks, strict=True))
+            key = tuple(
+                v | (rng.getrandbits(w) & ~m & ((1 << w) - 1))
+                for w, v, m in zip((32, 32, 8, 16, 16), vals, masks, strict=True)
+            )
             out.append((match, n - len(out), key))
         else:
             splen = rng.choice((8, 16, 24, 32))
@@ -129,10 +144,13 @@ def _entries(kind: str, n: int, rng: random.Random):
             if ident in seen:
                 continue
             seen.add(ident)
-            key = (src | (rng.getrandbits(32) & ~smask & 0xFFFFFFFF),
-                   dst | (rng.getrandbits(32) & ~dmask & 0xFFFFFFFF),
-                   proto if proto is not None else rng.choice((6, 17)), rng.getrandbits(16),
-                   dport if dport is not None else rng.getrandbits(16))
+            key = (
+                src | (rng.getrandbits(32) & ~smask & 0xFFFFFFFF),
+                dst | (rng.getrandbits(32) & ~dmask & 0xFFFFFFFF),
+                proto if proto is not None else rng.choice((6, 17)),
+                rng.getrandbits(16),
+                dport if dport is not None else rng.getrandbits(16),
+            )
             out.append((match, n - len(out), key))  # distinct priorities, as ACLs have
     return out
 
@@ -161,8 +179,10 @@ def run(argv: list[str]) -> None:
             sizes = tuple(int(x) for x in a.split("=", 1)[1].split(","))
         elif a.startswith("--runs="):
             n_runs = int(a.split("=", 1)[1])
-    print(f"CPU time (process_time), best of {n_runs} runs of {n_pkts:,} packets; the empty-loop baseline "
-          f"is timed between the runs; ratios are to the same-run {sizes[0]:,}-entry figure")
+    print(
+        f"CPU time (process_time), best of {n_runs} runs of {n_pkts:,} packets; the empty-loop baseline "
+        f"is timed between the runs; ratios are to the same-run {sizes[0]:,}-entry figure"
+    )
     for kind in ("exact", "lpm", "ternary"):
         # all sizes built first, then measured round-robin: a load change on the shared
         # machine then hits every size alike instead of skewing the ratio
@@ -184,16 +204,21 @@ def run(argv: list[str]) -> None:
         for n, _sw, t_add, _, runs in cases:
             dt, out = min(runs)
             if out != n_pkts:
-                raise RuntimeError(f"{kind} {n}: {n_pkts - out} of {n_pkts} packets missed the table")
+                raise RuntimeError(
+                    f"{kind} {n}: {n_pkts - out} of {n_pkts} packets missed the table"
+                )
             pps = n_pkts / dt
             base = base or pps
             ratio = pps / base
             verdict = ""
             if kind != "ternary" and n == sizes[-1] and n >= 100 * sizes[0]:
                 verdict = f"  target >= {TARGET_RATIO} x 1k: {'OK' if ratio >= TARGET_RATIO else 'BELOW TARGET'}"
-            print(f"{kind:8s} {n:7,d} entries: {pps:9,.0f} pps  ({ratio:.2f} x the {sizes[0]:,} figure; "
-                  f"{dt * 1e6 / n_pkts:.1f} us/packet {baseline_text(dt / n_pkts, empty)}; "
-                  f"install {t_add * 1e6 / n:.1f} us/entry in-process){verdict}", flush=True)
+            print(
+                f"{kind:8s} {n:7,d} entries: {pps:9,.0f} pps  ({ratio:.2f} x the {sizes[0]:,} figure; "
+                f"{dt * 1e6 / n_pkts:.1f} us/packet {baseline_text(dt / n_pkts, empty)}; "
+                f"install {t_add * 1e6 / n:.1f} us/entry in-process){verdict}",
+                flush=True,
+            )
         # the table reports its own algorithm, so this line cannot drift from the code
         print(f"{kind:8s} algorithm: {cases[-1][1]._table('t').algorithm()}", flush=True)
         del cases

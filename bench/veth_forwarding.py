@@ -65,12 +65,31 @@ from pathlib import Path
 from bench import PERF_CONFIG, REFERENCE_CONFIG, perf_config_available, side_by_side
 from bench.sender import Sender
 
-SMOKE = ["--rates", "5000,20000", "--step-s", "0.4", "--trials", "1", "--no-perf-config", "--no-bmv2"]
+SMOKE = [
+    "--rates",
+    "5000,20000",
+    "--step-s",
+    "0.4",
+    "--trials",
+    "1",
+    "--no-perf-config",
+    "--no-bmv2",
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 BMV2_PERF = {64: 25_600, 1024: 31_700}  # issue 19: BMv2 1.15.5 performance build, 40k pps offered
 MARGIN = 1.5
-RATES = (10_000, 20_000, 40_000, 60_000, 80_000, 120_000, 160_000, 240_000, 320_000)  # until past the peak
+RATES = (
+    10_000,
+    20_000,
+    40_000,
+    60_000,
+    80_000,
+    120_000,
+    160_000,
+    240_000,
+    320_000,
+)  # until past the peak
 PAYLOADS = (64, 1024)
 RING = 64  # distinct frames (PSNs) cycled by the sender
 CHECK_FRAMES = 8
@@ -88,9 +107,21 @@ def frames(payload_len: int, n: int = RING) -> list[bytes]:
     from controller.packets.build import roce_frame
 
     body = bytes((i * 7 + 3) & 0xFF for i in range(payload_len))
-    return [roce_frame(H1[1], H2[1], "WRITE_ONLY", DQPN, psn, body, eth_src=H1[0], eth_dst=ROUTER_MAC,
-                       dscp=0, sport=0xC000 + psn) for psn in range(n)]
-
+    return [
+        roce_frame(
+            H1[1],
+            H2[1],
+            "WRITE_ONLY",
+            DQPN,
+            psn,
+            body,
+            eth_src=H1[0],
+            eth_dst=ROUTER_MAC,
+            dscp=0,
+            sport=0xC000 + psn,
+        )
+        for psn in range(n)
+    ]
 
 
 # ------------------------------------------------------------ counters and processes
@@ -104,7 +135,9 @@ class NsCounters:
         argv = ["sh", "-c", 'while read f; do cat "$f" || echo -1; done']
         if ns is not None:
             argv = ["ip", "netns", "exec", ns, *argv]
-        self._p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self._p = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+        )
 
     def read(self, iface: str, name: str) -> int:
         assert self._p.stdin is not None and self._p.stdout is not None
@@ -163,7 +196,9 @@ class Lab:
         except BaseException:
             nets.close()
             raise
-        return cls((ends[0], "eth0"), (ends[1], "eth0"), netns.name("v", 1), netns.name("v", 2), nets)
+        return cls(
+            (ends[0], "eth0"), (ends[1], "eth0"), netns.name("v", 1), netns.name("v", 2), nets
+        )
 
     def close(self) -> None:
         if self.nets is not None:
@@ -194,7 +229,11 @@ class Dut:
         text = ""
         if self.proc is not None:
             code = self.proc.poll()
-            text = " (switch still running)" if code is None else f" (switch exited with status {code})"
+            text = (
+                " (switch still running)"
+                if code is None
+                else f" (switch exited with status {code})"
+            )
         if self.log is not None:
             try:
                 tail = self.log.read_text(errors="replace").splitlines()[-lines:]
@@ -234,14 +273,36 @@ def start_p4sim(lab: Lab, tree: Path | None, env_extra: dict[str, str]) -> Dut:
     env["P4SIM_EXIT_WITH"] = exit_with_me(env)  # a killed bench leaves no switch behind
     env.update(env_extra)
     addr = _free_addr()
-    argv = [sys.executable, "-m", "p4sim.server_cli", "--no-p4", "--device-id", "0", "--cpu-port", "255",
-            "-i", f"1@{lab.port1}", "-i", f"2@{lab.port2}", "--grpc-server-addr", addr, "--log-level", "warning",
-            "--log-console"]
+    argv = [
+        sys.executable,
+        "-m",
+        "p4sim.server_cli",
+        "--no-p4",
+        "--device-id",
+        "0",
+        "--cpu-port",
+        "255",
+        "-i",
+        f"1@{lab.port1}",
+        "-i",
+        f"2@{lab.port2}",
+        "--grpc-server-addr",
+        addr,
+        "--log-level",
+        "warning",
+        "--log-console",
+    ]
     LOG_DIR.mkdir(exist_ok=True)
     log = LOG_DIR / f"p4sim-switch-{os.getpid()}-{addr.rsplit(':', 1)[1]}.log"
     with open(log, "wb") as err:  # warnings and failures only (--log-level warning)
-        proc = subprocess.Popen(argv, env=env, cwd=tree or ROOT, stdout=subprocess.DEVNULL, stderr=err,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            env=env,
+            cwd=tree or ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+        )
     label = "p4sim-switch" + (f"@{tree}" if tree is not None else "")
     label += "".join(f" {k}={v}" for k, v in env_extra.items())
     return _wait_grpc(Dut(label, proc, proc.pid, addr, log=log))
@@ -250,7 +311,9 @@ def start_p4sim(lab: Lab, tree: Path | None, env_extra: dict[str, str]) -> Dut:
 def start_command(lab: Lab, template: str) -> Dut:
     addr = _free_addr()
     argv = shlex.split(template.format(port1=lab.port1, port2=lab.port2, addr=addr))
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     return _wait_grpc(Dut(Path(argv[0]).name, proc, proc.pid, addr))
 
 
@@ -276,8 +339,13 @@ while True:
 
 
 def start_reflector(lab: Lab) -> Dut:
-    proc = subprocess.Popen([sys.executable, "-c", REFLECTOR, lab.port1, lab.port2], cwd=ROOT,
-                            stdout=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", REFLECTOR, lab.port1, lab.port2],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     assert proc.stdout is not None
     if proc.stdout.readline().strip() != "ready":
         raise RuntimeError("the reflector did not start")
@@ -300,7 +368,9 @@ class Step:
     delivered: float  # frames/s out of the receiver's interface, same window
     loss: float  # of the step's frames, once the switch drained
     cpu_us: float  # the switch's CPU per delivered frame (0: no pid)
-    sender_us: float = 0.0  # the sending thread's CPU per frame sent (its syscalls and veth's receive path)
+    sender_us: float = (
+        0.0  # the sending thread's CPU per frame sent (its syscalls and veth's receive path)
+    )
 
 
 @dataclass
@@ -380,8 +450,13 @@ def check_frames(lab: Lab, payload: int, routed: bool = True) -> str:
                 raise RuntimeError(f"check: the reflector changed a frame: {out.hex()}")
             continue
         d = decode(out)
-        if (d.eth_dst != int(H2[0].replace(":", ""), 16) or d.ttl != 63 or d.udp_dport != 4791
-                or not verify_icrc(out) or out[42:] != sent[42:]):
+        if (
+            d.eth_dst != int(H2[0].replace(":", ""), 16)
+            or d.ttl != 63
+            or d.udp_dport != 4791
+            or not verify_icrc(out)
+            or out[42:] != sent[42:]
+        ):
             raise RuntimeError(f"check: frame not forwarded as routed RoCEv2 to h2: {out.hex()}")
     return hashlib.sha256(b"".join(got)).hexdigest()[:12]
 
@@ -425,8 +500,16 @@ def sweep(lab: Lab, dut: Dut, payload: int, rates: list[int], step_s: float) -> 
             total_sent, total_got = sender.sent - sent0, last - d0
             cpu = (marks["bc"] - marks["ac"]) / max(1, marks["bd"] - marks["ad"]) * 1e6
             sent = marks["bs"] - marks["as"]
-            res.steps.append(Step(rate, sent / dt, delivered, max(0.0, 1 - total_got / max(1, total_sent)),
-                                  cpu if dut.pid else 0.0, (marks["bx"] - marks["ax"]) / max(1, sent) * 1e6))
+            res.steps.append(
+                Step(
+                    rate,
+                    sent / dt,
+                    delivered,
+                    max(0.0, 1 - total_got / max(1, total_sent)),
+                    cpu if dut.pid else 0.0,
+                    (marks["bx"] - marks["ax"]) / max(1, sent) * 1e6,
+                )
+            )
             if past_peak(res.steps):
                 break
     finally:
@@ -462,19 +545,25 @@ def report(sweeps: list[Sweep], baseline: dict[int, list[Sweep]]) -> None:
             cpu = f"; {st.cpu_us:.1f} us switch CPU/frame" if st.cpu_us else ""
             cpu += f"; sender {st.sender_us:.2f} us CPU/frame" if st.sender_us else ""
             short = "" if st.offered >= 0.95 * st.rate else " (the sender fell short)"
-            print(f"  offered {st.rate:>7,} pps: sent {st.offered:>9,.0f} pps{short}, delivered {st.delivered:>9,.0f} pps"
-                  f" (loss {st.loss:.1%}{cpu})")
+            print(
+                f"  offered {st.rate:>7,} pps: sent {st.offered:>9,.0f} pps{short}, delivered {st.delivered:>9,.0f} pps"
+                f" (loss {st.loss:.1%}{cpu})"
+            )
         pk = best.peak
         refl = baseline.get(payload, [])
         rtxt = f"{max(r.peak.delivered for r in refl):,.0f} pps" if refl else "not run"
         tgt = _target(payload)
         if pk.cpu_us:
-            print(f"  switch CPU per frame at the peak: {pk.cpu_us:.1f} us = {1e6 / pk.cpu_us:,.0f} pps on one whole core"
-                  " (steadier than the rate on a shared machine)")
-        print(f"  peak: {pk.delivered:,.0f} pps delivered at {pk.rate:,} offered"
-              f" = {pk.delivered / BMV2_PERF[payload]:.2f}x BMv2 perf build ({BMV2_PERF[payload]:,} pps)   "
-              f"target >= {tgt:,.0f} pps ({MARGIN}x) {'ok' if pk.delivered >= tgt else 'NOT YET'}; "
-              f"reflector (no switch, same run): {rtxt}")
+            print(
+                f"  switch CPU per frame at the peak: {pk.cpu_us:.1f} us = {1e6 / pk.cpu_us:,.0f} pps on one whole core"
+                " (steadier than the rate on a shared machine)"
+            )
+        print(
+            f"  peak: {pk.delivered:,.0f} pps delivered at {pk.rate:,} offered"
+            f" = {pk.delivered / BMV2_PERF[payload]:.2f}x BMv2 perf build ({BMV2_PERF[payload]:,} pps)   "
+            f"target >= {tgt:,.0f} pps ({MARGIN}x) {'ok' if pk.delivered >= tgt else 'NOT YET'}; "
+            f"reflector (no switch, same run): {rtxt}"
+        )
 
 
 def _ab(sweeps: list[Sweep]) -> None:
@@ -490,7 +579,10 @@ def _ab(sweeps: list[Sweep]) -> None:
         rs = [x / y for x, y in zip(a, b, strict=False) if y]
         cs = [x / y for x, y in zip(ca, cb, strict=False) if y]
         if rs:
-            print(f"  {payload} B: pps {min(rs):.2f}-{max(rs):.2f}x" + (f", CPU/frame {min(cs):.2f}-{max(cs):.2f}x" if cs else ""))
+            print(
+                f"  {payload} B: pps {min(rs):.2f}-{max(rs):.2f}x"
+                + (f", CPU/frame {min(cs):.2f}-{max(cs):.2f}x" if cs else "")
+            )
 
 
 # the options that name or start this section's own switch: not with --bmv2
@@ -499,28 +591,61 @@ CONFLICTS = ("--grpc-addr", "--switch-cmd", "--against", "--perf-config")
 
 def parser() -> argparse.ArgumentParser:
     """This section's options (`python -m bench SECTION --help` prints them; nothing runs)."""
-    ap = argparse.ArgumentParser(prog="python -m bench veth_forwarding", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rates", default=",".join(map(str, RATES)), help="offered pps per step, comma-separated")
-    ap.add_argument("--payloads", default=",".join(map(str, PAYLOADS)), help="payload bytes, comma-separated")
+    ap = argparse.ArgumentParser(
+        prog="python -m bench veth_forwarding", description=__doc__.split("\n\n")[0]
+    )
+    ap.add_argument(
+        "--rates", default=",".join(map(str, RATES)), help="offered pps per step, comma-separated"
+    )
+    ap.add_argument(
+        "--payloads", default=",".join(map(str, PAYLOADS)), help="payload bytes, comma-separated"
+    )
     ap.add_argument("--step-s", type=float, default=2.0, help="seconds per rate step")
     ap.add_argument("--trials", type=int, default=1)
     ap.add_argument("--no-baseline", action="store_true", help="skip the reflector")
-    ap.add_argument("--against", metavar="DIR", type=Path, help="A/B: alternate with another checkout's p4sim-switch")
-    ap.add_argument("--against-env", metavar="NAME=VALUE", action="append", default=[],
-                    help="environment of the --against switch (repeatable)")
-    ap.add_argument("--switch-cmd", metavar="CMD", help="start this switch instead of p4sim-switch ({port1} {port2} {addr})")
+    ap.add_argument(
+        "--against",
+        metavar="DIR",
+        type=Path,
+        help="A/B: alternate with another checkout's p4sim-switch",
+    )
+    ap.add_argument(
+        "--against-env",
+        metavar="NAME=VALUE",
+        action="append",
+        default=[],
+        help="environment of the --against switch (repeatable)",
+    )
+    ap.add_argument(
+        "--switch-cmd",
+        metavar="CMD",
+        help="start this switch instead of p4sim-switch ({port1} {port2} {addr})",
+    )
     ap.add_argument("--p4info", help="with --bmv2-json: passed to rocelab apply (BMv2)")
     ap.add_argument("--bmv2-json")
-    ap.add_argument("--grpc-addr", metavar="HOST:PORT", help="a switch already running on --send-if/--recv-if")
+    ap.add_argument(
+        "--grpc-addr", metavar="HOST:PORT", help="a switch already running on --send-if/--recv-if"
+    )
     ap.add_argument("--device-id", type=int, default=0)
     ap.add_argument("--server-pid", type=int, help="with --grpc-addr: its pid, for CPU per frame")
-    ap.add_argument("--send-if", metavar="[NETNS/]IFACE", help="with --grpc-addr: h1's interface (the sender)")
-    ap.add_argument("--recv-if", metavar="[NETNS/]IFACE", help="with --grpc-addr: h2's interface (the receiver)")
-    ap.add_argument("--no-push", action="store_true", help="with --grpc-addr: it is configured already")
-    ap.add_argument("--perf-config", action=argparse.BooleanOptionalAction, default=None,
-                    help="alternate p4sim-switch with itself in its performance configuration ("
-                         + " ".join(f"{k}={v}" for k, v in PERF_CONFIG.items()) + ") in the same run"
-                         " (default: when p4sim-switch runs here without --against and it builds)")
+    ap.add_argument(
+        "--send-if", metavar="[NETNS/]IFACE", help="with --grpc-addr: h1's interface (the sender)"
+    )
+    ap.add_argument(
+        "--recv-if", metavar="[NETNS/]IFACE", help="with --grpc-addr: h2's interface (the receiver)"
+    )
+    ap.add_argument(
+        "--no-push", action="store_true", help="with --grpc-addr: it is configured already"
+    )
+    ap.add_argument(
+        "--perf-config",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="alternate p4sim-switch with itself in its performance configuration ("
+        + " ".join(f"{k}={v}" for k, v in PERF_CONFIG.items())
+        + ") in the same run"
+        " (default: when p4sim-switch runs here without --against and it builds)",
+    )
     side_by_side.add_options(ap, "each peak", CONFLICTS)
     return ap
 
@@ -545,23 +670,31 @@ def run(argv: list[str]) -> None:
     if bmv2 is not None:
         args.perf_config = False
     if args.perf_config is None:
-        args.perf_config = not (args.grpc_addr or args.switch_cmd or args.against) and perf_config_available()
+        args.perf_config = (
+            not (args.grpc_addr or args.switch_cmd or args.against) and perf_config_available()
+        )
     if args.perf_config:
         if args.grpc_addr or args.switch_cmd or args.against:
-            ap.error("--perf-config runs this tree's p4sim-switch: not with --grpc-addr, --switch-cmd or --against")
+            ap.error(
+                "--perf-config runs this tree's p4sim-switch: not with --grpc-addr, --switch-cmd or --against"
+            )
         args.against, against_env = ROOT, dict(PERF_CONFIG)
-    base_env = dict(REFERENCE_CONFIG) if args.perf_config else {}  # this side: the reference profile
+    base_env = (
+        dict(REFERENCE_CONFIG) if args.perf_config else {}
+    )  # this side: the reference profile
     if bmv2 is not None:
         base_env = dict(PERF_CONFIG)
     load = os.getloadavg()
-    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; "
-          f"{args.step_s} s per rate step")
-    lab = (Lab(_split_if(args.send_if), _split_if(args.recv_if)) if args.grpc_addr else Lab.make())
+    print(
+        f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; "
+        f"{args.step_s} s per rate step"
+    )
+    lab = Lab(_split_if(args.send_if), _split_if(args.recv_if)) if args.grpc_addr else Lab.make()
     sweeps: list[Sweep] = []
     baseline: dict[int, list[Sweep]] = {}
     by_trial: list[dict[str, dict[str, float]]] = []
     notes: dict[tuple[str, str], tuple[float, str]] = {}
-    exes = dict(bmv2.builds()[:None if args.bmv2_default else 1]) if bmv2 is not None else {}
+    exes = dict(bmv2.builds()[: None if args.bmv2_default else 1]) if bmv2 is not None else {}
     try:
         for trial in range(args.trials):
             duts: list[tuple[str, Path | None]] = [("a", None)]
@@ -579,8 +712,12 @@ def run(argv: list[str]) -> None:
                 elif kind in exes:
                     dut = start_bmv2(lab, exes[kind], kind)
                 elif args.grpc_addr:
-                    dut = Dut(f"switch at {args.grpc_addr}", pid=args.server_pid, addr=args.grpc_addr,
-                              device_id=args.device_id)
+                    dut = Dut(
+                        f"switch at {args.grpc_addr}",
+                        pid=args.server_pid,
+                        addr=args.grpc_addr,
+                        device_id=args.device_id,
+                    )
                 elif args.switch_cmd and kind == "a":
                     dut = start_command(lab, args.switch_cmd)
                 else:
@@ -588,17 +725,28 @@ def run(argv: list[str]) -> None:
                 failed = True
                 try:
                     if kind != "reflector" and not (args.grpc_addr and args.no_push):
-                        configure(dut, list(bmv2.apply_args) if kind in exes else extra if kind == "a" else [], tree)
+                        configure(
+                            dut,
+                            list(bmv2.apply_args) if kind in exes else extra if kind == "a" else [],
+                            tree,
+                        )
                     for payload in payloads:
                         s = sweep(lab, dut, payload, rates, args.step_s)
-                        (baseline.setdefault(payload, []) if kind == "reflector" else sweeps).append(s)
+                        (
+                            baseline.setdefault(payload, []) if kind == "reflector" else sweeps
+                        ).append(s)
                         pk = s.peak
-                        by_trial[-1].setdefault(s.label, {}).update({f"fwd{payload}": pk.delivered,
-                                                                     f"fwd{payload}_cpu": pk.cpu_us})
+                        by_trial[-1].setdefault(s.label, {}).update(
+                            {f"fwd{payload}": pk.delivered, f"fwd{payload}_cpu": pk.cpu_us}
+                        )
                         best = notes.get((s.label, f"fwd{payload}"))
-                        if best is None or pk.delivered > best[0]:  # the best peak's offered load and loss
+                        if (
+                            best is None or pk.delivered > best[0]
+                        ):  # the best peak's offered load and loss
                             notes[(s.label, f"fwd{payload}")] = (
-                                pk.delivered, f"; best at {pk.offered:,.0f} offered, loss {pk.loss:.1%}")
+                                pk.delivered,
+                                f"; best at {pk.offered:,.0f} offered, loss {pk.loss:.1%}",
+                            )
                     failed = False
                 finally:
                     if not args.grpc_addr or kind == "reflector":
@@ -608,10 +756,21 @@ def run(argv: list[str]) -> None:
     report(sweeps, baseline)
     _ab(sweeps)
     if bmv2 is not None:
-        rows = [side_by_side.Row(f"forwarding over veth, {p:,} B payload, peak", f"fwd{p}", "pps", cpu_key=f"fwd{p}_cpu")
-                for p in payloads]
-        side_by_side.table(rows, by_trial, list(dict.fromkeys(s.label for s in sweeps)),
-                           {k: text for k, (_, text) in notes.items()})
+        rows = [
+            side_by_side.Row(
+                f"forwarding over veth, {p:,} B payload, peak",
+                f"fwd{p}",
+                "pps",
+                cpu_key=f"fwd{p}_cpu",
+            )
+            for p in payloads
+        ]
+        side_by_side.table(
+            rows,
+            by_trial,
+            list(dict.fromkeys(s.label for s in sweeps)),
+            {k: text for k, (_, text) in notes.items()},
+        )
     load = os.getloadavg()
     print(f"load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
 

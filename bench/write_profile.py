@@ -43,10 +43,16 @@ def _marker() -> Any:
     """The callgrind marker library when this process runs under valgrind, else None."""
     out = Path(tempfile.mkdtemp(prefix="p4sim-cg-"))
     (out / "m.c").write_text(_MARKER)
-    r = subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(out / "m.so"), str(out / "m.c")],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        ["cc", "-O1", "-shared", "-fPIC", "-o", str(out / "m.so"), str(out / "m.c")],
+        capture_output=True,
+        text=True,
+    )
     if r.returncode != 0:
-        print(f"write_profile: no callgrind marker ({r.stderr.strip()[-200:]}): thread CPU only", file=sys.stderr)
+        print(
+            f"write_profile: no callgrind marker ({r.stderr.strip()[-200:]}): thread CPU only",
+            file=sys.stderr,
+        )
         return None
     lib = ctypes.CDLL(str(out / "m.so"))
     return lib if lib.cg_running() else None
@@ -63,22 +69,56 @@ class _Context:
 
 
 def main(argv: list[str]) -> None:
-    ap = argparse.ArgumentParser(prog="python -m bench.write_profile", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--slices", type=int, default=2, help="INSERT + DELETE of all the entries, this many times")
-    ap.add_argument("--only", choices=["insert", "delete", "both"], default="both", help="which batches are measured")
+    ap = argparse.ArgumentParser(
+        prog="python -m bench.write_profile", description=__doc__.split("\n\n")[0]
+    )
+    ap.add_argument(
+        "--slices", type=int, default=2, help="INSERT + DELETE of all the entries, this many times"
+    )
+    ap.add_argument(
+        "--only",
+        choices=["insert", "delete", "both"],
+        default="both",
+        help="which batches are measured",
+    )
     args = ap.parse_args(argv)
     srv = P4RuntimeServer(device_id=0, cpu_port=255, freeze_gc=True, frontend="grpc")
     addr = f"127.0.0.1:{srv.start('127.0.0.1:0')}"
     try:
-        r = subprocess.run([sys.executable, "-m", "controller.cli", "apply", str(LAB_CONFIG), "--grpc-addr", addr,
-                            "--device-id", "0"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "controller.cli",
+                "apply",
+                str(LAB_CONFIG),
+                "--grpc-addr",
+                addr,
+                "--device-id",
+                "0",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=600,
+        )
         if r.returncode != 0:
             raise SystemExit(f"rocelab apply failed: {r.stderr.strip()[-500:]}")
         c = Controller(Switch(addr, 0), 10)  # the primary, as in the bench
-        ins, dels = c.write_batches(p4runtime_pb2.Update.INSERT), c.write_batches(p4runtime_pb2.Update.DELETE)
-        details = type("Details", (), {"method": "/p4.v1.P4Runtime/Write", "invocation_metadata": ()})()
+        ins, dels = (
+            c.write_batches(p4runtime_pb2.Update.INSERT),
+            c.write_batches(p4runtime_pb2.Update.DELETE),
+        )
+        details = type(
+            "Details", (), {"method": "/p4.v1.P4Runtime/Write", "invocation_metadata": ()}
+        )()
         h = srv._handlers().service(details)
-        deser, handle, ser, ctx = h.request_deserializer, h.unary_unary, h.response_serializer, _Context()
+        deser, handle, ser, ctx = (
+            h.request_deserializer,
+            h.unary_unary,
+            h.response_serializer,
+            _Context(),
+        )
 
         def write(blobs: list[bytes]) -> None:
             for b in blobs:
@@ -103,8 +143,10 @@ def main(argv: list[str]) -> None:
                     n += BATCH * len(blobs)
                     if cg is not None:
                         cg.cg_toggle()
-        print(f"{n} updates measured ({args.only}): thread CPU {cpu / n * 1e6:.3f} us per update"
-              + (" (under callgrind: instructions / updates)" if cg is not None else ""))
+        print(
+            f"{n} updates measured ({args.only}): thread CPU {cpu / n * 1e6:.3f} us per update"
+            + (" (under callgrind: instructions / updates)" if cg is not None else "")
+        )
         c.close()
     finally:
         srv.stop(grace=0)

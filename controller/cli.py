@@ -59,7 +59,9 @@ def _port_map(text: str) -> dict:
         raise argparse.ArgumentTypeError(str(exc)) from None
     bad = [p for p in ports if not 0 <= p <= 511]
     if bad:
-        raise argparse.ArgumentTypeError(f"switch ports are 0..511 (v1model's 9 bits), not {bad[0]}")
+        raise argparse.ArgumentTypeError(
+            f"switch ports are 0..511 (v1model's 9 bits), not {bad[0]}"
+        )
     return ports
 
 
@@ -69,17 +71,42 @@ def _target_args(p: argparse.ArgumentParser) -> None:
 
     g = p.add_argument_group("target", "kinds: " + registry.choices_help())
     g.add_argument("--target", default="p4sim", choices=registry.names())
-    g.add_argument("--grpc-addr", type=cliargs.address(1, 65535, "--grpc-addr"), default=None, help="P4Runtime server HOST:PORT")
-    g.add_argument("--device-id", type=cliargs.int_range(0, (1 << 64) - 1, "--device-id"), default=0,
-                   help="P4Runtime device id (default 0, as p4sim-switch and simple_switch_grpc)")
-    g.add_argument("--program", type=cliargs.input_file(MAX_PROGRAM_BYTES, what="--program"),
-                   default=None, help="P4 source (default p4src/roce_switch.p4)")
-    g.add_argument("--p4info", type=cliargs.input_file(MAX_ARTIFACT_BYTES, text_file=False, what="--p4info"),
-                   default=None, help="P4Info (text or binary) compiled by p4c")
-    g.add_argument("--bmv2-json", type=cliargs.input_file(MAX_ARTIFACT_BYTES, what="--bmv2-json"),
-                   default=None, help="BMv2 JSON compiled by p4c")
-    g.add_argument("--port-map", type=cliargs.pattern(_port_map, "--port-map", 4096), default=None,
-                   help="switch port to interface: 1=veth1,2=ns1/veth2")
+    g.add_argument(
+        "--grpc-addr",
+        type=cliargs.address(1, 65535, "--grpc-addr"),
+        default=None,
+        help="P4Runtime server HOST:PORT",
+    )
+    g.add_argument(
+        "--device-id",
+        type=cliargs.int_range(0, (1 << 64) - 1, "--device-id"),
+        default=0,
+        help="P4Runtime device id (default 0, as p4sim-switch and simple_switch_grpc)",
+    )
+    g.add_argument(
+        "--program",
+        type=cliargs.input_file(MAX_PROGRAM_BYTES, what="--program"),
+        default=None,
+        help="P4 source (default p4src/roce_switch.p4)",
+    )
+    g.add_argument(
+        "--p4info",
+        type=cliargs.input_file(MAX_ARTIFACT_BYTES, text_file=False, what="--p4info"),
+        default=None,
+        help="P4Info (text or binary) compiled by p4c",
+    )
+    g.add_argument(
+        "--bmv2-json",
+        type=cliargs.input_file(MAX_ARTIFACT_BYTES, what="--bmv2-json"),
+        default=None,
+        help="BMv2 JSON compiled by p4c",
+    )
+    g.add_argument(
+        "--port-map",
+        type=cliargs.pattern(_port_map, "--port-map", 4096),
+        default=None,
+        help="switch port to interface: 1=veth1,2=ns1/veth2",
+    )
     g.add_argument("--no-push", action="store_true", help="keep the pipeline already installed")
     registry.add_options(g.add_argument, "cli")
 
@@ -94,9 +121,15 @@ def _open(args):
             raise _Usage("--p4info and --bmv2-json go together")
         program = from_artifacts(args.p4info, args.bmv2_json)
     options, explicit = registry.option_values(lambda dest: getattr(args, dest), "cli")
-    cfg = TargetConfig(kind=args.target, grpc_addr=args.grpc_addr, device_id=args.device_id,
-                       port_map=args.port_map or {}, program=program, push=not args.no_push,
-                       options=options)
+    cfg = TargetConfig(
+        kind=args.target,
+        grpc_addr=args.grpc_addr,
+        device_id=args.device_id,
+        port_map=args.port_map or {},
+        program=program,
+        push=not args.no_push,
+        options=options,
+    )
     try:
         kind = registry.check(cfg, explicit, "cli")
     except ConfigError as exc:
@@ -111,7 +144,9 @@ class _Usage(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="rocelab", description="RoCEv2 data-plane testbed: configs, targets, scenarios")
+    p = _Parser(
+        prog="rocelab", description="RoCEv2 data-plane testbed: configs, targets, scenarios"
+    )
     sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
     c = sub.add_parser("check", help="validate a switch config")
     config = cliargs.input_file(MAX_CONFIG_BYTES, what="config")
@@ -125,23 +160,43 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--config", type=config, default=None, help="apply this config first")
     k.add_argument("--json", action="store_true")
     _target_args(k)
-    p.add_argument("--profile", choices=("fast", "reference"), default=None,
-                   help="p4sim's configuration: fast (default: compiled) or reference (pure Python);"
-                        " default from env P4SIM_PROFILE (p4sim.profile)")
+    p.add_argument(
+        "--profile",
+        choices=("fast", "reference"),
+        default=None,
+        help="p4sim's configuration: fast (default: compiled) or reference (pure Python);"
+        " default from env P4SIM_PROFILE (p4sim.profile)",
+    )
     r = sub.add_parser("run", help="run a scenario in virtual time on p4sim")
     r.add_argument("scenario", type=cliargs.name_or_file(MAX_CONFIG_BYTES, "scenario"))
-    r.add_argument("--out", type=cliargs.output_dir("--out"), default=None,
-                   help="directory for plots, pcap and summary")
+    r.add_argument(
+        "--out",
+        type=cliargs.output_dir("--out"),
+        default=None,
+        help="directory for plots, pcap and summary",
+    )
     r.add_argument("--seed", type=cliargs.int_range(0, 2**32 - 1, "--seed"), default=None)
-    r.add_argument("--duration-us", type=cliargs.float_range(0, 1e9, "--duration-us", lo_open=True),
-                   default=None)
-    r.add_argument("--program", type=cliargs.input_file(MAX_PROGRAM_BYTES, what="--program"), default=None)
+    r.add_argument(
+        "--duration-us",
+        type=cliargs.float_range(0, 1e9, "--duration-us", lo_open=True),
+        default=None,
+    )
+    r.add_argument(
+        "--program", type=cliargs.input_file(MAX_PROGRAM_BYTES, what="--program"), default=None
+    )
     r.add_argument("--json", action="store_true")
     r.add_argument("--no-progress", action="store_true")
     sub.add_parser("list", help="list the scenarios")
     e = sub.add_parser("experiment", help="run the RoCE primer's experiments (virtual time)")
-    e.add_argument("name", type=cliargs.text("experiment", 64), help="an experiment, 'all', or 'list'")
-    e.add_argument("--out", type=cliargs.output_dir("--out"), default=None, help="directory for each experiment's JSON and plot")
+    e.add_argument(
+        "name", type=cliargs.text("experiment", 64), help="an experiment, 'all', or 'list'"
+    )
+    e.add_argument(
+        "--out",
+        type=cliargs.output_dir("--out"),
+        default=None,
+        help="directory for each experiment's JSON and plot",
+    )
     e.add_argument("--json", action="store_true")
     po = sub.add_parser("packet-out", help="send a frame through PacketOut")
     po.add_argument("--port", type=cliargs.int_range(0, 511, "--port"), required=True)
@@ -151,10 +206,18 @@ def build_parser() -> argparse.ArgumentParser:
     pi.add_argument("--timeout", type=cliargs.duration(0, 3600, "--timeout"), default=1.0)
     _target_args(pi)
     st = sub.add_parser("stf", help="run p4c STF tests (the .p4 beside them) on a target")
-    st.add_argument("stf", nargs="+", type=cliargs.input_file(MAX_STF_BYTES, what="STF file"), help="STF files (program: --program, else NAME.p4 beside "
-                    "the file, else the one .p4 in the folder above)")
-    st.add_argument("--strict", action="store_true",
-                    help="check every port and refuse unknown commands (p4c: named ports only)")
+    st.add_argument(
+        "stf",
+        nargs="+",
+        type=cliargs.input_file(MAX_STF_BYTES, what="STF file"),
+        help="STF files (program: --program, else NAME.p4 beside "
+        "the file, else the one .p4 in the folder above)",
+    )
+    st.add_argument(
+        "--strict",
+        action="store_true",
+        help="check every port and refuse unknown commands (p4c: named ports only)",
+    )
     _target_args(st)
     sc = sub.add_parser("schema", help="JSON Schema of a file kind (YAML language server, editors)")
     sc.add_argument("kind", choices=SCHEMA_KINDS)
@@ -187,9 +250,24 @@ def cmd_check(args) -> int:
             f.where = f"{args.config}:{lines[f.key]}"
     bad = [f for f in findings if f.level == "error"]
     if args.json:
-        print(json.dumps({"ok": not bad, "findings": [
-            {"level": f.level, "key": f.key, "message": f.message, "arithmetic": f.arithmetic,
-             "where": f.where} for f in findings]}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "ok": not bad,
+                    "findings": [
+                        {
+                            "level": f.level,
+                            "key": f.key,
+                            "message": f.message,
+                            "arithmetic": f.arithmetic,
+                            "where": f.where,
+                        }
+                        for f in findings
+                    ],
+                },
+                indent=2,
+            )
+        )
     else:
         for f in findings:
             if f.level == "error" or args.verbose or f.arithmetic:
@@ -207,8 +285,10 @@ def cmd_apply(args) -> int:
     if bad:
         for f in bad:
             print(f)
-        sys.stderr.write(f"rocelab: {args.config}: {len(bad)} error(s); not applied "
-                         f"(rocelab check {args.config})\n")
+        sys.stderr.write(
+            f"rocelab: {args.config}: {len(bad)} error(s); not applied "
+            f"(rocelab check {args.config})\n"
+        )
         return EXIT_FAIL
     with _open(args) as target:
         comp = apply_config(cfg, target)
@@ -263,8 +343,13 @@ def cmd_run(args) -> int:
     res = run_scenario(sc, factory, seed, args.duration_us, progress=not args.no_progress)
     files = write_outputs(res, args.out) if args.out else []
     if args.json:
-        print((Path(args.out) / "summary.json").read_text() if args.out else json.dumps(
-            {"ok": res.ok, "verdicts": [v.__dict__ for v in res.verdicts]}, indent=2))
+        print(
+            (Path(args.out) / "summary.json").read_text()
+            if args.out
+            else json.dumps(
+                {"ok": res.ok, "verdicts": [v.__dict__ for v in res.verdicts]}, indent=2
+            )
+        )
     else:
         print(summary_text(res))
         if files:
@@ -273,8 +358,10 @@ def cmd_run(args) -> int:
             for f in files:
                 print(f"  {f}")
     if not res.ok:
-        sys.stderr.write(f"rocelab: scenario {sc['name']} FAILED (seed {seed}); reproduce with: "
-                         f"{reproduce_command(sc, seed, args.duration_us)}\n")
+        sys.stderr.write(
+            f"rocelab: scenario {sc['name']} FAILED (seed {seed}); reproduce with: "
+            f"{reproduce_command(sc, seed, args.duration_us)}\n"
+        )
         return EXIT_FAIL
     return EXIT_OK
 
@@ -398,10 +485,18 @@ def main(argv: list[str] | None = None) -> int:
         from controller.fabric.sweep import cmd_sweep
 
         return cmd_sweep(args)
-    fn = {"check": cmd_check, "apply": cmd_apply, "counters": cmd_counters, "run": cmd_run,
-          "list": cmd_list, "experiment": cmd_experiment, "packet-out": cmd_packet_out, "packet-in": cmd_packet_in,
-          "stf": cmd_stf,
-          "schema": cmd_schema}[args.cmd]
+    fn = {
+        "check": cmd_check,
+        "apply": cmd_apply,
+        "counters": cmd_counters,
+        "run": cmd_run,
+        "list": cmd_list,
+        "experiment": cmd_experiment,
+        "packet-out": cmd_packet_out,
+        "packet-in": cmd_packet_in,
+        "stf": cmd_stf,
+        "schema": cmd_schema,
+    }[args.cmd]
     try:
         return fn(args)
     except TargetConfigError as exc:

@@ -67,8 +67,14 @@ PROPAGATION_NS_PER_M = 5.0  # light in fibre/copper: ~2e8 m/s
 # (IEEE 802.3 Annex 31B: 60 pause quanta at 10G, 80 at 25G, 118 at 40G, 394 at 100G,
 # 905 at 400G; 1 quantum = 512 bit times). Mellanox's headroom note rounds the 10G+ figure
 # to "3840 bytes" -- bytes, not bits.
-RESPONSE_BITS_BY_SPEED = {1e9: 2 * 512, 10e9: 60 * 512, 25e9: 80 * 512, 40e9: 118 * 512,
-                          100e9: 394 * 512, 400e9: 905 * 512}
+RESPONSE_BITS_BY_SPEED = {
+    1e9: 2 * 512,
+    10e9: 60 * 512,
+    25e9: 80 * 512,
+    40e9: 118 * 512,
+    100e9: 394 * 512,
+    400e9: 905 * 512,
+}
 
 
 def default_response_bits(speed_bps: float) -> int:
@@ -78,6 +84,7 @@ def default_response_bits(speed_bps: float) -> int:
         if speed_bps <= speed:
             return bits
     return math.ceil(RESPONSE_BITS_BY_SPEED[400e9] * speed_bps / 400e9)
+
 
 # -------------------------------------------------------------------- units
 # (controller/units.py; imported here, where the rest of the project has always found them)
@@ -190,8 +197,9 @@ class Config:
 # -------------------------------------------------------------------- parsing
 
 
-def parse_config(data: dict, path: str = "<config>",
-                 lines: dict[str, int] | None = None) -> tuple[Config, list[ConfigError]]:
+def parse_config(
+    data: dict, path: str = "<config>", lines: dict[str, int] | None = None
+) -> tuple[Config, list[ConfigError]]:
     """Build a Config from parsed YAML through the schema (controller/schemas/switch.py);
     every problem found is returned (not just the first), and the Config holds what is left
     once the bad keys are taken out, so `check` still does its arithmetic on the rest.
@@ -208,32 +216,53 @@ def parse_config(data: dict, path: str = "<config>",
     m: SwitchConfig = model  # type: ignore[assignment]
     cfg.mtu, cfg.roce_mtu, cfg.router_mac = m.mtu, m.roce_mtu, m.router_mac
     for pn, p in m.ports.items():
-        cfg.ports[pn] = PortCfg(pn, p.speed, p.mtu if p.mtu is not None else m.mtu, p.cable_m,
-                                p.mac or f"02:00:00:00:ff:{pn & 0xFF:02x}")
+        cfg.ports[pn] = PortCfg(
+            pn,
+            p.speed,
+            p.mtu if p.mtu is not None else m.mtu,
+            p.cable_m,
+            p.mac or f"02:00:00:00:ff:{pn & 0xFF:02x}",
+        )
     for name, h in m.hosts.items():
-        cfg.hosts[name] = HostCfg(name, h.port, h.mac, h.ip,
-                                  [QpCfg(q.qpn, q.peer, q.peer_qpn) for q in h.qps])
+        cfg.hosts[name] = HostCfg(
+            name, h.port, h.mac, h.ip, [QpCfg(q.qpn, q.peer, q.peer_qpn) for q in h.qps]
+        )
     cfg.routing = m.routing
     cfg.routes = [r.model_dump() for r in m.routes]
     cfg.dscp_to_tc, cfg.pcp_to_tc = dict(m.classes.dscp), dict(m.classes.pcp)
     for name, prof in m.ecn.profiles.items():
-        cfg.ecn_profiles[name] = EcnProfile(name, prof.kmin, prof.kmax, prof.pmax, prof.drop_non_ect)
+        cfg.ecn_profiles[name] = EcnProfile(
+            name, prof.kmin, prof.kmax, prof.pmax, prof.drop_non_ect
+        )
     for i, a in enumerate(m.ecn.apply):
         if a.profile not in cfg.ecn_profiles and not any(
-                e.key.endswith(f"ecn.profiles.{a.profile}") or f"ecn.profiles.{a.profile}." in e.key
-                for e in errors):
-            errors.append(ConfigError(f"ecn.apply[{i}].profile", f"no ECN profile named {a.profile!r}"))
-        cfg.ecn_apply.append((sorted(cfg.ports) if a.ports == "all" else list(a.ports), a.class_,
-                              a.profile))
+            e.key.endswith(f"ecn.profiles.{a.profile}") or f"ecn.profiles.{a.profile}." in e.key
+            for e in errors
+        ):
+            errors.append(
+                ConfigError(f"ecn.apply[{i}].profile", f"no ECN profile named {a.profile!r}")
+            )
+        cfg.ecn_apply.append(
+            (sorted(cfg.ports) if a.ports == "all" else list(a.ports), a.class_, a.profile)
+        )
     if m.pfc is not None:
-        cfg.pfc = PfcCfg(list(m.pfc.classes), m.pfc.xoff, m.pfc.xon, m.pfc.quanta,
-                         m.pfc.refresh_us, m.pfc.headroom, m.pfc.response_bits)
+        cfg.pfc = PfcCfg(
+            list(m.pfc.classes),
+            m.pfc.xoff,
+            m.pfc.xon,
+            m.pfc.quanta,
+            m.pfc.refresh_us,
+            m.pfc.headroom,
+            m.pfc.response_bits,
+        )
     cfg.buffer_packets = m.buffer.packets
     cfg.cnp_mode, cfg.cnp_class = m.cnp.mode, m.cnp.class_
     cfg.cnp_dscp, cfg.cnp_interval_us = m.cnp.dscp, m.cnp.interval_us
     cfg.faults = [f.model_dump(exclude_none=True) for f in m.faults]
-    cfg.mirror = [{**x.model_dump(exclude={"match"}),
-                   "match": x.match.model_dump(exclude_none=True)} for x in m.mirror]
+    cfg.mirror = [
+        {**x.model_dump(exclude={"match"}), "match": x.match.model_dump(exclude_none=True)}
+        for x in m.mirror
+    ]
     return cfg, errors
 
 
@@ -284,8 +313,9 @@ class Finding:
         return "\n".join([head] + [f"        {line}" for line in self.arithmetic])
 
 
-def headroom_needed(speed_bps: float, cable_m: float, mtu: int,
-                    response_bits: int | None = None) -> tuple[int, list[str]]:
+def headroom_needed(
+    speed_bps: float, cable_m: float, mtu: int, response_bits: int | None = None
+) -> tuple[int, list[str]]:
     """Bytes that can still arrive after the switch decides to pause (802.1Qbb annex O
     reasoning): the frame the switch is sending when it decides (it must finish before the
     PFC frame leaves), the PFC frame itself, the round trip on the cable, the peer's
@@ -315,7 +345,10 @@ def headroom_needed(speed_bps: float, cable_m: float, mtu: int,
 
 def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Finding]:
     """Every error (and the arithmetic behind the buffer checks)."""
-    out = [Finding("error", e.key, e.message, where=getattr(e, "where", "")) for e in parse_errors or []]
+    out = [
+        Finding("error", e.key, e.message, where=getattr(e, "where", ""))
+        for e in parse_errors or []
+    ]
 
     def err(key: str, msg: str, arith: list[str] | None = None) -> None:
         out.append(Finding("error", key, msg, arith or []))
@@ -326,14 +359,20 @@ def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Fi
         common = max(set(mtus.values()), key=list(mtus.values()).count)
         for port, m in sorted(mtus.items()):
             if m != common:
-                err(f"ports.{port}.mtu", f"MTU {m} differs from the other ports' {common}: "
-                    "a lossless RoCE fabric needs one MTU end to end")
+                err(
+                    f"ports.{port}.mtu",
+                    f"MTU {m} differs from the other ports' {common}: "
+                    "a lossless RoCE fabric needs one MTU end to end",
+                )
     fam = "IPv6" if cfg.ipv6 else "IPv4"
     for port, m in sorted(mtus.items()):
         need = cfg.roce_mtu + cfg.roce_hdrs
         if need > m:
-            err(f"ports.{port}.mtu", f"roce_mtu {cfg.roce_mtu} + {cfg.roce_hdrs} B of "
-                f"{fam}/UDP/BTH/RETH/ICRC = {need} B does not fit in MTU {m}")
+            err(
+                f"ports.{port}.mtu",
+                f"roce_mtu {cfg.roce_mtu} + {cfg.roce_hdrs} B of "
+                f"{fam}/UDP/BTH/RETH/ICRC = {need} B does not fit in MTU {m}",
+            )
     if cfg.roce_mtu not in (256, 512, 1024, 2048, 4096):
         err("roce_mtu", f"{cfg.roce_mtu} is not an InfiniBand MTU (256, 512, 1024, 2048, 4096)")
     # hosts
@@ -353,20 +392,32 @@ def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Fi
             if peer is None:
                 err(f"hosts.{h.name}.qps[{i}].peer", f"no host named {q.peer!r}")
             elif not any(pq.qpn == q.peer_qpn and pq.peer_qpn == q.qpn for pq in peer.qps):
-                err(f"hosts.{h.name}.qps[{i}]", f"{q.peer} has no QP {q.peer_qpn:#x} connected "
-                    f"back to {h.name} QP {q.qpn:#x}")
+                err(
+                    f"hosts.{h.name}.qps[{i}]",
+                    f"{q.peer} has no QP {q.peer_qpn:#x} connected back to {h.name} QP {q.qpn:#x}",
+                )
     # ECN
     fb = cfg.frame_bytes
     for name, prof in cfg.ecn_profiles.items():
         kmin, kmax = prof.kmin.to_packets(fb), prof.kmax.to_packets(fb)
-        arith = [f"kmin {prof.kmin} -> {kmin} pkts, kmax {prof.kmax} -> {kmax} pkts "
-                 f"(frames of {fb} B: roce_mtu {cfg.roce_mtu} + {ETH_HDR + cfg.roce_hdrs} B "
-                 "headers)"]
+        arith = [
+            f"kmin {prof.kmin} -> {kmin} pkts, kmax {prof.kmax} -> {kmax} pkts "
+            f"(frames of {fb} B: roce_mtu {cfg.roce_mtu} + {ETH_HDR + cfg.roce_hdrs} B "
+            "headers)"
+        ]
         if kmin >= kmax:
-            err(f"ecn.profiles.{name}.kmin", f"Kmin must be < Kmax ({kmin} >= {kmax} packets)", arith)
+            err(
+                f"ecn.profiles.{name}.kmin",
+                f"Kmin must be < Kmax ({kmin} >= {kmax} packets)",
+                arith,
+            )
         elif kmax > cfg.buffer_packets:
-            err(f"ecn.profiles.{name}.kmax", f"Kmax {kmax} pkts exceeds the queue capacity "
-                f"buffer.packets = {cfg.buffer_packets}: the queue drops before it marks", arith)
+            err(
+                f"ecn.profiles.{name}.kmax",
+                f"Kmax {kmax} pkts exceeds the queue capacity "
+                f"buffer.packets = {cfg.buffer_packets}: the queue drops before it marks",
+                arith,
+            )
         else:
             out.append(Finding("ok", f"ecn.profiles.{name}", "Kmin < Kmax <= buffer", arith))
     # PFC
@@ -374,7 +425,10 @@ def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Fi
     if pfc.classes:
         xoff, xon = pfc.xoff.to_packets(fb), pfc.xon.to_packets(fb)
         if xon >= xoff:
-            err("pfc.xon", f"XON must be < XOFF ({pfc.xon} = {xon} pkts >= {pfc.xoff} = {xoff} pkts)")
+            err(
+                "pfc.xon",
+                f"XON must be < XOFF ({pfc.xon} = {xon} pkts >= {pfc.xoff} = {xoff} pkts)",
+            )
         for port in sorted(cfg.ports):
             p = cfg.ports[port]
             need, lines = headroom_needed(p.speed, p.cable_m, p.mtu, pfc.response_bits)
@@ -385,14 +439,20 @@ def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Fi
                 if pfc.headroom is None:
                     if any(e.key == "pfc.headroom" for e in parse_errors or []):
                         continue  # given but refused: said once, above
-                    err(key, "no pfc.headroom given: set it to at least "
-                        f"{fmt_bytes(need)}", lines)
+                    err(key, f"no pfc.headroom given: set it to at least {fmt_bytes(need)}", lines)
                     continue
                 have = pfc.headroom.to_bytes(fb)
                 if have < need:
                     err(key, f"headroom {fmt_bytes(have)} < {fmt_bytes(need)} needed", lines)
                 else:
-                    out.append(Finding("ok", key, f"headroom {fmt_bytes(have)} >= {fmt_bytes(need)} needed", lines))
+                    out.append(
+                        Finding(
+                            "ok",
+                            key,
+                            f"headroom {fmt_bytes(have)} >= {fmt_bytes(need)} needed",
+                            lines,
+                        )
+                    )
         # lossless needs the egress queue to hold what every other port may send before pausing.
         # roce_switch.p4 compares XOFF with the egress queue's depth (p4src/README.md, "PFC
         # generation"): the queue reaches XOFF once, then each ingress port may still land up
@@ -401,13 +461,22 @@ def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Fi
             head = pfc.headroom.to_packets(fb)
             fan_in = max(1, len(cfg.ports) - 1)
             need_buf = xoff + fan_in * head
-            arith = [f"XOFF {xoff} + {fan_in} ingress ports x headroom {head} pkts = {need_buf} pkts"]
+            arith = [
+                f"XOFF {xoff} + {fan_in} ingress ports x headroom {head} pkts = {need_buf} pkts"
+            ]
             if cfg.buffer_packets < need_buf:
-                err("buffer.packets", f"{cfg.buffer_packets} pkts cannot absorb a {fan_in}:1 "
+                err(
+                    "buffer.packets",
+                    f"{cfg.buffer_packets} pkts cannot absorb a {fan_in}:1 "
                     f"incast up to XOFF plus headroom ({need_buf} pkts): PFC would not be lossless",
-                    arith)
+                    arith,
+                )
             else:
-                out.append(Finding("ok", "buffer.packets", f"{cfg.buffer_packets} >= {need_buf} pkts", arith))
+                out.append(
+                    Finding(
+                        "ok", "buffer.packets", f"{cfg.buffer_packets} >= {need_buf} pkts", arith
+                    )
+                )
     if cfg.cnp_mode == "switch" and cfg.cnp_interval_us <= 0:
         err("cnp.interval_us", "must be > 0 with the switch NP (one CNP per flow per interval)")
     for i, f in enumerate(cfg.faults):
@@ -426,7 +495,11 @@ def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Fi
         if not isinstance(m, dict) or "port" not in m or "session" not in m:
             err(key, "needs session and port")
             continue
-        if not isinstance(m["port"], int) or isinstance(m["port"], bool) or not 0 <= m["port"] <= 510:
+        if (
+            not isinstance(m["port"], int)
+            or isinstance(m["port"], bool)
+            or not 0 <= m["port"] <= 510
+        ):
             err(f"{key}.port", f"expected a port number 0..510, got {str(m['port'])[:40]!r}")
         elif m["port"] in {h.port for h in cfg.hosts.values()}:
             err(f"{key}.port", f"port {m['port']} has a host on it: mirror to a free port")
@@ -447,7 +520,10 @@ def check(cfg: Config, parse_errors: list[ConfigError] | None = None) -> list[Fi
         try:
             ipaddress.ip_network(str(r.get("prefix")), strict=False)
         except (ValueError, AttributeError):
-            err(f"{key}.prefix", f"not an IP prefix: {r.get('prefix') if isinstance(r, dict) else r!r}")
+            err(
+                f"{key}.prefix",
+                f"not an IP prefix: {r.get('prefix') if isinstance(r, dict) else r!r}",
+            )
             continue
         if not isinstance(r.get("port"), int) or r["port"] not in cfg.ports:
             err(f"{key}.port", f"port {r.get('port')} is not in ports")
@@ -484,8 +560,9 @@ class Names:
     def _find(kind: str, names: list[str], suffix: str) -> str:
         hits = [n for n in names if n == suffix or n.endswith("." + suffix)]
         if len(hits) != 1:
-            raise ConfigError("program", f"the P4 program has {len(hits)} {kind}s named "
-                              f"*{suffix} (expected one)")
+            raise ConfigError(
+                "program", f"the P4 program has {len(hits)} {kind}s named *{suffix} (expected one)"
+            )
         return hits[0]
 
     def table(self, s: str) -> str:
@@ -513,36 +590,71 @@ def compile_config(cfg: Config, names: Names, cpu_port: int = 255) -> Compiled:
     fb = cfg.frame_bytes
     # forwarding
     if cfg.routing == "l3":
-        ents.append(TableEntry(T("router_mac"), {"hdr.ethernet.dst": Exact(_mac_int(cfg.router_mac))},
-                               A("set_router_mac")))
+        ents.append(
+            TableEntry(
+                T("router_mac"),
+                {"hdr.ethernet.dst": Exact(_mac_int(cfg.router_mac))},
+                A("set_router_mac"),
+            )
+        )
     nh = 0
     for h in sorted(cfg.hosts.values(), key=lambda h: h.name):
         if cfg.routing == "l2":
-            ents.append(TableEntry(T("l2_fwd"), {"hdr.ethernet.dst": Exact(_mac_int(h.mac))},
-                                   A("l2_forward"), {"port": h.port}))
+            ents.append(
+                TableEntry(
+                    T("l2_fwd"),
+                    {"hdr.ethernet.dst": Exact(_mac_int(h.mac))},
+                    A("l2_forward"),
+                    {"port": h.port},
+                )
+            )
             continue
         nh += 1
-        ents.append(TableEntry(T("nexthop"), {"meta.nhop_id": Exact(nh)}, A("set_nexthop"),
-                               {"port": h.port, "smac": _mac_int(cfg.ports[h.port].mac),
-                                "dmac": _mac_int(h.mac)}))
+        ents.append(
+            TableEntry(
+                T("nexthop"),
+                {"meta.nhop_id": Exact(nh)},
+                A("set_nexthop"),
+                {"port": h.port, "smac": _mac_int(cfg.ports[h.port].mac), "dmac": _mac_int(h.mac)},
+            )
+        )
         ip = ipaddress.ip_address(h.ip)
         table = T("ipv4_lpm") if ip.version == 4 else T("ipv6_lpm")
         key = "hdr.ipv4.dst" if ip.version == 4 else "hdr.ipv6.dst"
-        ents.append(TableEntry(table, {key: Lpm(int(ip), ip.max_prefixlen)}, A("set_nhop"),
-                               {"nhop_id": nh}))
+        ents.append(
+            TableEntry(table, {key: Lpm(int(ip), ip.max_prefixlen)}, A("set_nhop"), {"nhop_id": nh})
+        )
     for r in cfg.routes:
         nh += 1
         net = ipaddress.ip_network(str(r["prefix"]), strict=False)
-        ents.append(TableEntry(T("nexthop"), {"meta.nhop_id": Exact(nh)}, A("set_nexthop"),
-                               {"port": r["port"], "smac": _mac_int(cfg.ports[r["port"]].mac),
-                                "dmac": _mac_int(r.get("dmac", "02:00:00:00:00:00"))}))
-        table, key = (T("ipv4_lpm"), "hdr.ipv4.dst") if net.version == 4 else (T("ipv6_lpm"), "hdr.ipv6.dst")
-        ents.append(TableEntry(table, {key: Lpm(int(net.network_address), net.prefixlen)},
-                               A("set_nhop"), {"nhop_id": nh}))
+        ents.append(
+            TableEntry(
+                T("nexthop"),
+                {"meta.nhop_id": Exact(nh)},
+                A("set_nexthop"),
+                {
+                    "port": r["port"],
+                    "smac": _mac_int(cfg.ports[r["port"]].mac),
+                    "dmac": _mac_int(r.get("dmac", "02:00:00:00:00:00")),
+                },
+            )
+        )
+        table, key = (
+            (T("ipv4_lpm"), "hdr.ipv4.dst") if net.version == 4 else (T("ipv6_lpm"), "hdr.ipv6.dst")
+        )
+        ents.append(
+            TableEntry(
+                table,
+                {key: Lpm(int(net.network_address), net.prefixlen)},
+                A("set_nhop"),
+                {"nhop_id": nh},
+            )
+        )
     # classification
     for d, tc in sorted(cfg.dscp_to_tc.items()):
-        ents.append(TableEntry(T("dscp_to_tc"), {"meta.dscp": Exact(d)}, A("set_tc_from_dscp"),
-                               {"tc": tc}))
+        ents.append(
+            TableEntry(T("dscp_to_tc"), {"meta.dscp": Exact(d)}, A("set_tc_from_dscp"), {"tc": tc})
+        )
     for p, tc in sorted(cfg.pcp_to_tc.items()):
         ents.append(TableEntry(T("pcp_to_tc"), {"hdr.vlan.pcp": Exact(p)}, A("set_tc"), {"tc": tc}))
     # ECN
@@ -550,42 +662,84 @@ def compile_config(cfg: Config, names: Names, cpu_port: int = 255) -> Compiled:
         prof = cfg.ecn_profiles.get(prof_name)
         if prof is None:
             continue
-        params = {"kmin": prof.kmin.to_packets(fb), "kmax": prof.kmax.to_packets(fb),
-                  "pmax": min(round(prof.pmax * (1 << 24)), 1 << 24),
-                  "drop_non_ect": int(prof.drop_non_ect)}
+        params = {
+            "kmin": prof.kmin.to_packets(fb),
+            "kmax": prof.kmax.to_packets(fb),
+            "pmax": min(round(prof.pmax * (1 << 24)), 1 << 24),
+            "drop_non_ect": int(prof.drop_non_ect),
+        }
         for port in ports:
-            ents.append(TableEntry(T("ecn_profile"), {"standard_metadata.egress_port": Exact(port),
-                                                      "meta.tc": Exact(tc)},
-                                   A("set_ecn_profile"), params))
+            ents.append(
+                TableEntry(
+                    T("ecn_profile"),
+                    {"standard_metadata.egress_port": Exact(port), "meta.tc": Exact(tc)},
+                    A("set_ecn_profile"),
+                    params,
+                )
+            )
     # MTU: the data plane drops what a port's MTU cannot carry (DROP_MTU); a program
     # without the table (an older build) simply does not enforce it
     if names.has_table("port_mtu"):
         for port in sorted(cfg.ports):
-            ents.append(TableEntry(T("port_mtu"), {"standard_metadata.egress_port": Exact(port)},
-                                   A("set_port_mtu"), {"mtu_bytes": cfg.ports[port].mtu}))
+            ents.append(
+                TableEntry(
+                    T("port_mtu"),
+                    {"standard_metadata.egress_port": Exact(port)},
+                    A("set_port_mtu"),
+                    {"mtu_bytes": cfg.ports[port].mtu},
+                )
+            )
     # PFC: thresholds per (ingress port, class), the port MACs, one clone session per port
     for port in sorted(cfg.ports):
-        ents.append(TableEntry(T("port_mac"), {"standard_metadata.egress_port": Exact(port)},
-                               A("set_port_mac"), {"mac": _mac_int(cfg.ports[port].mac)}))
+        ents.append(
+            TableEntry(
+                T("port_mac"),
+                {"standard_metadata.egress_port": Exact(port)},
+                A("set_port_mac"),
+                {"mac": _mac_int(cfg.ports[port].mac)},
+            )
+        )
         ents.append(CloneSession(PFC_SESSION_BASE + port, (port,), 0))
         if cfg.cnp_mode == "switch":
             ents.append(CloneSession(CNP_SESSION_BASE + port, (port,), 0))
         for tc in cfg.pfc.classes:
-            ents.append(TableEntry(T("pfc_thresholds"), {"standard_metadata.ingress_port": Exact(port),
-                                                          "meta.tc": Exact(tc)},
-                                   A("set_pfc_thresholds"),
-                                   {"xoff": cfg.pfc.xoff.to_packets(fb), "xon": cfg.pfc.xon.to_packets(fb),
-                                    "quanta": cfg.pfc.quanta, "refresh_us": cfg.pfc.refresh_us}))
+            ents.append(
+                TableEntry(
+                    T("pfc_thresholds"),
+                    {"standard_metadata.ingress_port": Exact(port), "meta.tc": Exact(tc)},
+                    A("set_pfc_thresholds"),
+                    {
+                        "xoff": cfg.pfc.xoff.to_packets(fb),
+                        "xon": cfg.pfc.xon.to_packets(fb),
+                        "quanta": cfg.pfc.quanta,
+                        "refresh_us": cfg.pfc.refresh_us,
+                    },
+                )
+            )
     # CNP: the class CNPs travel in, and (mode switch) the NP emulation
-    ents.append(DefaultAction(T("cnp_config"), A("set_cnp_config"),
-                              {"cnp_tc": cfg.cnp_class, "np_enable": int(cfg.cnp_mode == "switch"),
-                               "interval_us": cfg.cnp_interval_us, "cnp_dscp": cfg.cnp_dscp}))
+    ents.append(
+        DefaultAction(
+            T("cnp_config"),
+            A("set_cnp_config"),
+            {
+                "cnp_tc": cfg.cnp_class,
+                "np_enable": int(cfg.cnp_mode == "switch"),
+                "interval_us": cfg.cnp_interval_us,
+                "cnp_dscp": cfg.cnp_dscp,
+            },
+        )
+    )
     if cfg.cnp_mode == "switch":
         # NP emulation: CE-marked data leaving toward a host port makes the switch send a
         # CNP to the data's sender QP, one per flow (a register slot each) per interval.
         for port in sorted({h.port for h in cfg.hosts.values()}):
-            ents.append(TableEntry(T("host_port"), {"standard_metadata.egress_port": Exact(port)},
-                                   A("set_host_port")))
+            ents.append(
+                TableEntry(
+                    T("host_port"),
+                    {"standard_metadata.egress_port": Exact(port)},
+                    A("set_host_port"),
+                )
+            )
         slot = 0
         for h in sorted(cfg.hosts.values(), key=lambda h: h.name):
             for q in h.qps:
@@ -593,10 +747,18 @@ def compile_config(cfg: Config, names: Names, cpu_port: int = 255) -> Compiled:
                 if peer is None:
                     continue
                 # data from h (QP q.qpn) to peer (QP q.peer_qpn): the CNP goes to q.qpn
-                ents.append(TableEntry(T("cnp_qp"), {"meta.ip_src": Exact(_ip_int(h.ip)),
-                                                     "meta.ip_dst": Exact(_ip_int(peer.ip)),
-                                                     "hdr.bth.dqpn": Exact(q.peer_qpn)},
-                                       A("set_cnp_target"), {"dqpn": q.qpn, "slot": slot}))
+                ents.append(
+                    TableEntry(
+                        T("cnp_qp"),
+                        {
+                            "meta.ip_src": Exact(_ip_int(h.ip)),
+                            "meta.ip_dst": Exact(_ip_int(peer.ip)),
+                            "hdr.bth.dqpn": Exact(q.peer_qpn),
+                        },
+                        A("set_cnp_target"),
+                        {"dqpn": q.qpn, "slot": slot},
+                    )
+                )
                 slot += 1
     # faults
     slot = 0
@@ -604,14 +766,26 @@ def compile_config(cfg: Config, names: Names, cpu_port: int = 255) -> Compiled:
         h = cfg.hosts[f["host"]]
         qpn = int(f.get("qpn", 0))
         if f["kind"] == "psn":
-            ents.append(TableEntry(T("fault_psn"), {"meta.ip_dst": Exact(_ip_int(h.ip)),
-                                                    "hdr.bth.dqpn": Exact(qpn),
-                                                    "hdr.bth.psn": Exact(int(f["psn"]))},
-                                   A("drop_psn")))
+            ents.append(
+                TableEntry(
+                    T("fault_psn"),
+                    {
+                        "meta.ip_dst": Exact(_ip_int(h.ip)),
+                        "hdr.bth.dqpn": Exact(qpn),
+                        "hdr.bth.psn": Exact(int(f["psn"])),
+                    },
+                    A("drop_psn"),
+                )
+            )
         else:
-            ents.append(TableEntry(T("fault_every_nth"), {"meta.ip_dst": Exact(_ip_int(h.ip)),
-                                                          "hdr.bth.dqpn": Exact(qpn)},
-                                   A("drop_every_nth"), {"n": int(f["n"]), "slot": slot}))
+            ents.append(
+                TableEntry(
+                    T("fault_every_nth"),
+                    {"meta.ip_dst": Exact(_ip_int(h.ip)), "hdr.bth.dqpn": Exact(qpn)},
+                    A("drop_every_nth"),
+                    {"n": int(f["n"]), "slot": slot},
+                )
+            )
             ents.append(RegisterCell(names.register("fault_count"), slot, 0))
             slot += 1
     # mirror
@@ -626,8 +800,15 @@ def compile_config(cfg: Config, names: Names, cpu_port: int = 255) -> Compiled:
             key["meta.ip_dst"] = Ternary(_ip_int(cfg.hosts[match["dst"]].ip), full)
         if "qpn" in match:  # RoCE only: the destination QP
             key["meta.bth_dqpn"] = Ternary(int(match["qpn"]), 0xFFFFFF)
-        ents.append(TableEntry(T("mirror_flow"), key, A("mirror_to"), {"session": int(m["session"])},
-                               priority=int(m.get("priority", 1))))
+        ents.append(
+            TableEntry(
+                T("mirror_flow"),
+                key,
+                A("mirror_to"),
+                {"session": int(m["session"])},
+                priority=int(m.get("priority", 1)),
+            )
+        )
     speeds = {p.port: p.speed for p in cfg.ports.values()}
     caps = {(p, tc): cfg.buffer_packets for p in cfg.ports for tc in range(8)}
     return Compiled(ents, speeds, caps, notes)

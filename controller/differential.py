@@ -30,8 +30,12 @@ def _short(name: str) -> str:
     return name.rsplit(".", 1)[-1]
 
 
-def compare(a: Observed, b: Observed, names: tuple[str, str] = ("first", "second"),
-            clock_registers: Iterable[str] = CLOCK_REGISTERS) -> list[str]:
+def compare(
+    a: Observed,
+    b: Observed,
+    names: tuple[str, str] = ("first", "second"),
+    clock_registers: Iterable[str] = CLOCK_REGISTERS,
+) -> list[str]:
     """Every difference between two runs, one line each (empty: the same)."""
     out: list[str] = []
     na, nb = names
@@ -44,8 +48,12 @@ def compare(a: Observed, b: Observed, names: tuple[str, str] = ("first", "second
                 out.append(f"port {port} frame #{i + 1}: {_frame_diff(x, y, na, nb)}")
     out += _cells("counter", a.counters, b.counters, names)
     clocks = {_short(n) for n in clock_registers}
-    ra = {n: ([int(v != 0) for v in c] if _short(n) in clocks else c) for n, c in a.registers.items()}
-    rb = {n: ([int(v != 0) for v in c] if _short(n) in clocks else c) for n, c in b.registers.items()}
+    ra = {
+        n: ([int(v != 0) for v in c] if _short(n) in clocks else c) for n, c in a.registers.items()
+    }
+    rb = {
+        n: ([int(v != 0) for v in c] if _short(n) in clocks else c) for n, c in b.registers.items()
+    }
     out += _cells("register", ra, rb, names)
     return out
 
@@ -53,8 +61,10 @@ def compare(a: Observed, b: Observed, names: tuple[str, str] = ("first", "second
 def extent(a: Observed, b: Observed) -> tuple[int, int]:
     """(frames, cells) a comparison of `a` and `b` looked at: frames per port (the longer
     side), counter and register cells (the union of the names, the longer side)."""
-    frames = sum(max(len(a.frames.get(p, [])), len(b.frames.get(p, [])))
-                 for p in set(a.frames) | set(b.frames))
+    frames = sum(
+        max(len(a.frames.get(p, [])), len(b.frames.get(p, [])))
+        for p in set(a.frames) | set(b.frames)
+    )
     cells = 0
     for x, y in ((a.counters, b.counters), (a.registers, b.registers)):
         cells += sum(max(len(x.get(n, [])), len(y.get(n, []))) for n in set(x) | set(y))
@@ -69,28 +79,37 @@ PROPERTY = "differential"
 def record(node, a: Observed, b: Observed, diffs: list[str]) -> None:
     """Leave this comparison's size and its differences on the pytest item `node`."""
     frames, cells = extent(a, b)
-    node.user_properties.append((PROPERTY, {"frames": frames, "cells": cells,
-                                            "differences": len(diffs)}))
+    node.user_properties.append(
+        (PROPERTY, {"frames": frames, "cells": cells, "differences": len(diffs)})
+    )
 
 
 def summary_line(runs: list[dict]) -> str:
     frames = sum(r["frames"] for r in runs)
     cells = sum(r["cells"] for r in runs)
     diffs = sum(r["differences"] for r in runs)
-    return (f"differential p4sim == BMv2: {len(runs)} runs, {frames} frames and {cells} "
-            f"counter/register cells compared, {diffs} unexplained differences")
+    return (
+        f"differential p4sim == BMv2: {len(runs)} runs, {frames} frames and {cells} "
+        f"counter/register cells compared, {diffs} unexplained differences"
+    )
 
 
 def _frame_diff(x: bytes | None, y: bytes | None, na: str, nb: str) -> str:
     """Where two frames part, with 16 bytes from there (whole frames can be 4 KB)."""
     if x is None or y is None:
         return f"only {na if y is None else nb} has it: {(x or y or b'')[:32].hex()}..."
-    at = next((i for i, (p, q) in enumerate(zip(x, y, strict=False)) if p != q), min(len(x), len(y)))
-    return (f"differ from byte {at} ({len(x)} / {len(y)} bytes): {na} ..{x[at:at + 16].hex()}.. "
-            f"/ {nb} ..{y[at:at + 16].hex()}..")
+    at = next(
+        (i for i, (p, q) in enumerate(zip(x, y, strict=False)) if p != q), min(len(x), len(y))
+    )
+    return (
+        f"differ from byte {at} ({len(x)} / {len(y)} bytes): {na} ..{x[at : at + 16].hex()}.. "
+        f"/ {nb} ..{y[at : at + 16].hex()}.."
+    )
 
 
-def _cells(kind: str, a: Mapping[str, list], b: Mapping[str, list], names: tuple[str, str]) -> list[str]:
+def _cells(
+    kind: str, a: Mapping[str, list], b: Mapping[str, list], names: tuple[str, str]
+) -> list[str]:
     out = []
     for name in sorted(set(a) | set(b)):
         ca, cb = a.get(name), b.get(name)
@@ -109,8 +128,10 @@ def vectors_stf(vectors, in_port: int, out_port: int, cnp_config: str) -> str:
     """The shared vectors as an STF: every destination MAC -> `out_port`, then each vector's
     frame into `in_port` (no expectations: the differential compares what came out)."""
     macs = sorted({v.expected.get("eth_dst", 0) for v in vectors} - {0x0180C2000001})
-    lines = ["# the shared vectors (tests/vectors/) under a plain L2 config, for the differential",
-             f"setdefault cnp_config {cnp_config}"]
+    lines = [
+        "# the shared vectors (tests/vectors/) under a plain L2 config, for the differential",
+        f"setdefault cnp_config {cnp_config}",
+    ]
     lines += [f"add l2_fwd ethernet.dst:{m:#014x} l2_forward(port:{out_port})" for m in macs]
     for v in vectors:
         lines.append(f"# {v.name}")
@@ -142,14 +163,21 @@ class Recorder:
         self.target.send(port, frame)
 
 
-def replay(session: StfSession, writes, frames, gap_s: float = 0.002,
-           drop_s: float = 0.3) -> Observed:
+def replay(
+    session: StfSession, writes, frames, gap_s: float = 0.002, drop_s: float = 0.3
+) -> Observed:
     """The recorded writes, then the recorded frames one at a time (every queue is empty
     when the next arrives: queue-dependent marking stays out of it), on a fresh pipeline of
     `session`'s switch; what came out, and the counters and registers."""
     with session.target() as t:
-        runner = TargetStfRunner(t, session.schema, "replay", cpu_port=session.cfg.cpu_port,
-                                 cli=session.cli(), gap_s=gap_s)
+        runner = TargetStfRunner(
+            t,
+            session.schema,
+            "replay",
+            cpu_port=session.cfg.cpu_port,
+            cli=session.cli(),
+            gap_s=gap_s,
+        )
         try:
             for e in writes:
                 if isinstance(e, CloneSession | MulticastGroup):

@@ -50,13 +50,17 @@ class _BoundedLoader(yaml.SafeLoader):
         event = self.peek_event()
         if isinstance(event, yaml.AliasEvent):
             raise yaml.composer.ComposerError(
-                None, None, f"YAML aliases (*{event.anchor}) are not accepted in rocelab files",
-                event.start_mark)
+                None,
+                None,
+                f"YAML aliases (*{event.anchor}) are not accepted in rocelab files",
+                event.start_mark,
+            )
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
                 raise yaml.composer.ComposerError(
-                    None, None, f"nested deeper than {MAX_DEPTH} levels", event.start_mark)
+                    None, None, f"nested deeper than {MAX_DEPTH} levels", event.start_mark
+                )
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
@@ -65,8 +69,11 @@ class _BoundedLoader(yaml.SafeLoader):
         digits = sum(ch.isalnum() for ch in str(node.value))
         if digits > MAX_INT_DIGITS:
             raise yaml.constructor.ConstructorError(
-                None, None, f"a number of {digits} digits (at most {MAX_INT_DIGITS})",
-                node.start_mark)
+                None,
+                None,
+                f"a number of {digits} digits (at most {MAX_INT_DIGITS})",
+                node.start_mark,
+            )
         return super().construct_yaml_int(node)
 
 
@@ -96,5 +103,7 @@ def yaml_error_where(exc: yaml.YAMLError, path: str | Path) -> tuple[str, str]:
     mark = getattr(exc, "problem_mark", None)
     where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    syntax = isinstance(exc, yaml.scanner.ScannerError | yaml.parser.ParserError | yaml.reader.ReaderError)
+    syntax = isinstance(
+        exc, yaml.scanner.ScannerError | yaml.parser.ParserError | yaml.reader.ReaderError
+    )
     return where, f"{'YAML syntax' if syntax else 'YAML'}: {problem}"

@@ -75,8 +75,10 @@ from .targets.bmv2cli import Bmv2Cli
 from .targets.config import ConfigError, TargetConfig
 
 # What a wall-clock target cannot give, by `# requires:` name (p4rtproto.stf.requirements).
-WALL_CLOCK_LACKS = {"virtual_time": "needs virtual time (exact queue depths, a clock that "
-                                    "stands still between packets): in-process p4sim only"}
+WALL_CLOCK_LACKS = {
+    "virtual_time": "needs virtual time (exact queue depths, a clock that "
+    "stands still between packets): in-process p4sim only"
+}
 
 
 class Unsupported(Exception):
@@ -92,8 +94,11 @@ def resolve(name: str, names: Iterable[str], what: str) -> str:
     hits = [n for n in names if n.endswith("." + name)]
     if len(hits) == 1:
         return hits[0]
-    raise ValueError(f"no {what} named {name!r}" if not hits
-                     else f"{what} name {name!r} is ambiguous: {', '.join(sorted(hits))}")
+    raise ValueError(
+        f"no {what} named {name!r}"
+        if not hits
+        else f"{what} name {name!r} is ambiguous: {', '.join(sorted(hits))}"
+    )
 
 
 @dataclass
@@ -107,10 +112,19 @@ class Observed:
 
 
 class TargetStfRunner:
-    def __init__(self, target: Target, schema: Schema, path: str = "<stf>", *,
-                 strict: bool = False, cpu_port: int | None = 255,
-                 cli: Bmv2Cli | None = None,
-                 settle_s: float = 0.1, timeout_s: float = 3.0, gap_s: float = 0.005):
+    def __init__(
+        self,
+        target: Target,
+        schema: Schema,
+        path: str = "<stf>",
+        *,
+        strict: bool = False,
+        cpu_port: int | None = 255,
+        cli: Bmv2Cli | None = None,
+        settle_s: float = 0.1,
+        timeout_s: float = 3.0,
+        gap_s: float = 0.005,
+    ):
         self.t, self.schema, self.path, self.strict = target, schema, path, strict
         self.cpu_port, self.cli = cpu_port, cli
         self.settle_s, self.timeout_s, self.gap_s = settle_s, timeout_s, gap_s
@@ -128,8 +142,9 @@ class TargetStfRunner:
     def run_text(self, text: str) -> StfResult:
         lacking = {n: WALL_CLOCK_LACKS[n] for n in requirements(text) if n in WALL_CLOCK_LACKS}
         if lacking and not self.t.virtual_time:
-            raise Unsupported(f"{self.path}: " + "; ".join(f"requires {n}: {why}"
-                                                           for n, why in lacking.items()))
+            raise Unsupported(
+                f"{self.path}: " + "; ".join(f"requires {n}: {why}" for n, why in lacking.items())
+            )
         cmds = parse_stf(text)
         self._check_frames_fit(cmds)
         for cmd in cmds:
@@ -140,8 +155,10 @@ class TargetStfRunner:
             except (ValueError, KeyError) as e:
                 raise StfError(f"{self.path}:{cmd.line}: {cmd.op}: {e}") from None
             except TargetError as e:
-                raise StfError(f"{self.path}:{cmd.line}: {cmd.op}: the target refused it: "
-                               f"{str(e).splitlines()[0]}") from None
+                raise StfError(
+                    f"{self.path}:{cmd.line}: {cmd.op}: the target refused it: "
+                    f"{str(e).splitlines()[0]}"
+                ) from None
         self.sync()
         self.expected.compare(self.received, self.strict, self.result)
         return self.result
@@ -167,10 +184,12 @@ class TargetStfRunner:
                 continue  # malformed: do_packet says so in its turn
             port = int(c.args[0])
             if port != self.cpu_port and n < least:
-                raise Unsupported(f"{self.path}: line {c.line}: a frame of {n} bytes on port {port}: "
-                                  f"a wire carries >= {least} bytes (an Ethernet header; p4c's "
-                                  "runner uses pcap files, and padding would change what the "
-                                  "program parses): in-process p4sim only")
+                raise Unsupported(
+                    f"{self.path}: line {c.line}: a frame of {n} bytes on port {port}: "
+                    f"a wire carries >= {least} bytes (an Ethernet header; p4c's "
+                    "runner uses pcap files, and padding would change what the "
+                    "program parses): in-process p4sim only"
+                )
 
     def run(self, c: Cmd) -> None:
         op, a = c.op, c.args
@@ -182,8 +201,10 @@ class TargetStfRunner:
         elif self.strict:
             raise ValueError(f"unknown STF command {op!r}")
         else:
-            self.result.warnings.append(f"{self.path}:{c.line}: warning: STF command {op!r} "
-                                        "ignored (no P4Runtime equivalent, no CLI)")
+            self.result.warnings.append(
+                f"{self.path}:{c.line}: warning: STF command {op!r} "
+                "ignored (no P4Runtime equivalent, no CLI)"
+            )
         del a
 
     def fail(self, msg: str) -> None:
@@ -193,8 +214,9 @@ class TargetStfRunner:
     # ------------------------------------------------------------ tables
 
     def _table(self, name: str) -> TableMeta:
-        return self.schema.table(resolve(name, [t.name for t in self.schema.tables.values()],
-                                         "table"))
+        return self.schema.table(
+            resolve(name, [t.name for t in self.schema.tables.values()], "table")
+        )
 
     def _action(self, t: TableMeta, call: str) -> tuple[str, dict[str, int]]:
         aname, args = action_call(call)
@@ -247,8 +269,10 @@ class TargetStfRunner:
             try:
                 self.t.send(port, frame)
             except OSError as e:  # short frames were refused up front: a device's own limit
-                raise StfError(f"packet on port {port}: a {len(frame)}-byte frame cannot be sent "
-                               f"on this target's wire: {e.strerror or e}") from None
+                raise StfError(
+                    f"packet on port {port}: a {len(frame)}-byte frame cannot be sent "
+                    f"on this target's wire: {e.strerror or e}"
+                ) from None
         self.result.packets_sent += 1
         self.pump(self.gap_s)
 
@@ -301,7 +325,8 @@ class TargetStfRunner:
                     pins = []
                 for pin in pins:
                     self.received.setdefault(self.cpu_port, []).append(
-                        self._join_cpu(pin.metadata, pin.data))
+                        self._join_cpu(pin.metadata, pin.data)
+                    )
                     n += 1
             left = end - time.monotonic()
             if left <= 0:
@@ -309,8 +334,11 @@ class TargetStfRunner:
             time.sleep(min(left, 0.005))
 
     def _arrived(self) -> bool:
-        return all(len(self.received.get(p, [])) >= len(v)
-                   for p, v in self.expected.frames.items() if p not in self.expected.any_ports)
+        return all(
+            len(self.received.get(p, [])) >= len(v)
+            for p, v in self.expected.frames.items()
+            if p not in self.expected.any_ports
+        )
 
     def sync(self) -> None:
         """Until every frame expected so far has come (or `timeout_s`), then `settle_s`
@@ -324,8 +352,11 @@ class TargetStfRunner:
     # ------------------------------------------------------------ externs
 
     def _name(self, kind: str, name: str) -> str:
-        group = {"counter": self.schema.counters, "register": self.schema.registers,
-                 "meter": self.schema.meters}[kind]
+        group = {
+            "counter": self.schema.counters,
+            "register": self.schema.registers,
+            "meter": self.schema.meters,
+        }[kind]
         return resolve(name, [m.name for m in group.values()], kind)
 
     def _poll(self, ok: Callable[[], tuple[bool, str]]) -> None:
@@ -381,9 +412,12 @@ class TargetStfRunner:
 
         def ok() -> tuple[bool, str]:
             p, b = self._counter(name, chk.index)
-            return chk.holds(p, b), (f"{self.path}:{c.line}: counter {chk.name}({chk.index}) "
-                                     f"{chk.what} is {p if chk.what == 'packets' else b}, "
-                                     f"expected {chk.cmp} {chk.value}")
+            return chk.holds(p, b), (
+                f"{self.path}:{c.line}: counter {chk.name}({chk.index}) "
+                f"{chk.what} is {p if chk.what == 'packets' else b}, "
+                f"expected {chk.cmp} {chk.value}"
+            )
+
         self._poll(ok)
 
     def do_check_register(self, c: Cmd) -> None:
@@ -392,7 +426,11 @@ class TargetStfRunner:
 
         def ok() -> tuple[bool, str]:
             v = self._register(name, index)[0]
-            return v == want, f"{self.path}:{c.line}: register {rname}[{index}] is {v:#x}, expected {want:#x}"
+            return (
+                v == want,
+                f"{self.path}:{c.line}: register {rname}[{index}] is {v:#x}, expected {want:#x}",
+            )
+
         self._poll(ok)
 
     def do_counter_read(self, c: Cmd) -> None:
@@ -403,8 +441,16 @@ class TargetStfRunner:
 
     def do_counter_write(self, c: Cmd) -> None:
         a = c.args
-        self.t.write([CounterCell(self._name("counter", a[0]), int(a[1]), parse_int(a[2]),
-                                  parse_int(a[3]) if len(a) > 3 else 0)])
+        self.t.write(
+            [
+                CounterCell(
+                    self._name("counter", a[0]),
+                    int(a[1]),
+                    parse_int(a[2]),
+                    parse_int(a[3]) if len(a) > 3 else 0,
+                )
+            ]
+        )
 
     def do_register_read(self, c: Cmd) -> None:
         self.sync()
@@ -423,8 +469,9 @@ class TargetStfRunner:
 
     def do_meter_set_rates(self, c: Cmd) -> None:
         a = c.args
-        self.t.write([MeterRates(self._name("meter", a[0]), int(a[1]),
-                                 tuple(parse_rate(x) for x in a[2:]))])
+        self.t.write(
+            [MeterRates(self._name("meter", a[0]), int(a[1]), tuple(parse_rate(x) for x in a[2:]))]
+        )
 
     def do_meter_array_set_rates(self, c: Cmd) -> None:
         name = self._name("meter", c.args[0])
@@ -499,8 +546,12 @@ def read_stf(path: str | Path) -> str:
 
 def stf_ports(texts: Iterable[str]) -> set[int]:
     """The ports `packet` and `expect` lines name (p4c's runner makes an interface for each)."""
-    return {int(c.args[0]) for text in texts for c in parse_stf(text)
-            if c.op in ("packet", "expect") and c.args and c.args[0].isdigit()}
+    return {
+        int(c.args[0])
+        for text in texts
+        for c in parse_stf(text)
+        if c.op in ("packet", "expect") and c.args and c.args[0].isdigit()
+    }
 
 
 _SESSION_IDS = itertools.count()
@@ -514,8 +565,14 @@ class StfSession:
     Without `cfg.grpc_addr` the switch is started here on veth pairs (root), one per port
     in `ports` (the CPU port excepted: that one is P4Runtime packet I/O)."""
 
-    def __init__(self, cfg: TargetConfig, program: Program, ports: Iterable[int] = (), *,
-                 log_dir: str | Path | None = None):
+    def __init__(
+        self,
+        cfg: TargetConfig,
+        program: Program,
+        ports: Iterable[int] = (),
+        *,
+        log_dir: str | Path | None = None,
+    ):
         self.cfg, self.program = cfg, program
         self.schema = Schema.from_bytes(program.p4info)
         self.kind = registry.check(cfg, context="cli")
@@ -538,8 +595,10 @@ class StfSession:
             raise ConfigError(f"--target {self.kind.name} needs --grpc-addr HOST:PORT")
         self.kind.prepare(self.cfg)
         if not netns.is_root():
-            raise ConfigError(f"--target {self.kind.name} without --grpc-addr starts a switch on "
-                              "veth pairs: run as root, or pass --grpc-addr and --port-map")
+            raise ConfigError(
+                f"--target {self.kind.name} without --grpc-addr starts a switch on "
+                "veth pairs: run as root, or pass --grpc-addr and --port-map"
+            )
         netns.sweep_stale()
         nets = self._stack.enter_context(netns.NetnsSet())
         test_side: dict[int, PortRef] = {}
@@ -613,8 +672,10 @@ def program_for(stf: Path) -> Path:
     above = sorted(stf.resolve().parent.parent.glob("*.p4"))
     if len(above) == 1:
         return above[0]
-    raise FileNotFoundError(f"{stf}: no {beside.name} beside it and no single .p4 in "
-                            f"{stf.resolve().parent.parent}; pass --program")
+    raise FileNotFoundError(
+        f"{stf}: no {beside.name} beside it and no single .p4 in "
+        f"{stf.resolve().parent.parent}; pass --program"
+    )
 
 
 def _report(name: str, result: StfResult) -> None:
@@ -648,9 +709,15 @@ def run_cli(args, usage: type[Exception]) -> int:
             if not (args.p4info and args.bmv2_json):
                 raise usage("--p4info and --bmv2-json go together")
             program = from_artifacts(args.p4info, args.bmv2_json)
-        cfg = TargetConfig(kind=args.target, grpc_addr=args.grpc_addr, device_id=args.device_id,
-                           port_map=args.port_map or {}, program=program, push=not args.no_push,
-                           options=options)
+        cfg = TargetConfig(
+            kind=args.target,
+            grpc_addr=args.grpc_addr,
+            device_id=args.device_id,
+            port_map=args.port_map or {},
+            program=program,
+            push=not args.no_push,
+            options=options,
+        )
         try:
             kind = registry.check(cfg, explicit, "cli")
         except ConfigError as e:
@@ -682,6 +749,8 @@ def run_cli(args, usage: type[Exception]) -> int:
                 _report(str(p), runner.result)
                 failed += not runner.result.ok
     total = len(paths)
-    print(f"{total - failed - not_run} passed, {failed} failed, {not_run} not run "
-          f"(--target {args.target})")
+    print(
+        f"{total - failed - not_run} passed, {failed} failed, {not_run} not run "
+        f"(--target {args.target})"
+    )
     return 1 if failed else 0

@@ -7,9 +7,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 PER_CLASS = ("roce_rx", "roce_tx", "ecn_marked", "pfc_tx", "pfc_rx", "cnp_rx", "cnp_tx")
-DROP_REASONS = {1: "no_route", 2: "ttl", 3: "l2_miss", 4: "fault", 5: "ecn_non_ect",
-                6: "rocev1_l3", 7: "mac_control", 8: "malformed", 9: "bad_checksum",
-                10: "self_replica"}
+DROP_REASONS = {
+    1: "no_route",
+    2: "ttl",
+    3: "l2_miss",
+    4: "fault",
+    5: "ecn_non_ect",
+    6: "rocev1_l3",
+    7: "mac_control",
+    8: "malformed",
+    9: "bad_checksum",
+    10: "self_replica",
+}
 
 
 @dataclass
@@ -20,7 +29,9 @@ class Telemetry:
 
     def as_json(self) -> dict:
         return {
-            "per_port_class": [{"port": p, "class": c, **v} for (p, c), v in sorted(self.rows.items())],
+            "per_port_class": [
+                {"port": p, "class": c, **v} for (p, c), v in sorted(self.rows.items())
+            ],
             "drops": [{"port": p, **v} for p, v in sorted(self.drops.items())],
             "pause_rx": [{"port": p, "frames": n} for p, n in sorted(self.pause_rx.items())],
         }
@@ -50,20 +61,42 @@ def format_table(t: Telemetry) -> str:
 
     lines = []
     if t.rows:
-        rows = [[str(p), str(c)] + [str(v[k]) for k in PER_CLASS] for (p, c), v in sorted(t.rows.items())]
-        lines.append(table(rows, ["port", "class", "RoCE rx", "RoCE tx", "ECN-CE", "PFC tx",
-                                  "PFC rx", "CNP rx", "CNP tx"]))
+        rows = [
+            [str(p), str(c)] + [str(v[k]) for k in PER_CLASS]
+            for (p, c), v in sorted(t.rows.items())
+        ]
+        lines.append(
+            table(
+                rows,
+                [
+                    "port",
+                    "class",
+                    "RoCE rx",
+                    "RoCE tx",
+                    "ECN-CE",
+                    "PFC tx",
+                    "PFC rx",
+                    "CNP rx",
+                    "CNP tx",
+                ],
+            )
+        )
     else:
         lines.append("no RoCE, ECN, PFC or CNP activity counted")
     if t.drops:
-        rows = [[str(p), ", ".join(f"{r} {n}" for r, n in sorted(v.items()))]
-                for p, v in sorted(t.drops.items())]
+        rows = [
+            [str(p), ", ".join(f"{r} {n}" for r, n in sorted(v.items()))]
+            for p, v in sorted(t.drops.items())
+        ]
         lines.append("")
         lines.append(table(rows, ["port", "drops (reason packets)"]))
     else:
         lines.append("drops: none")
     if t.pause_rx:
-        lines.append("802.3x PAUSE received: " + ", ".join(f"port {p}: {n}" for p, n in sorted(t.pause_rx.items())))
+        lines.append(
+            "802.3x PAUSE received: "
+            + ", ".join(f"port {p}: {n}" for p, n in sorted(t.pause_rx.items()))
+        )
     return "\n".join(lines)
 
 

@@ -19,11 +19,12 @@ def table(rows: list[list[str]], header: list[str]) -> str:
     """Columns padded to their widest cell; a column whose every cell starts with a number is
     right-aligned (so digits line up), text columns and the first column left-aligned."""
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
-    right = [i > 0 and bool(rows) and all(_numeric(r[i]) for r in rows)
-             for i in range(len(header))]
+    right = [i > 0 and bool(rows) and all(_numeric(r[i]) for r in rows) for i in range(len(header))]
 
     def fmt(cells: list) -> str:
-        return "  ".join(str(c).rjust(w) if r else str(c).ljust(w)
-                         for c, w, r in zip(cells, widths, right, strict=False)).rstrip()
+        return "  ".join(
+            str(c).rjust(w) if r else str(c).ljust(w)
+            for c, w, r in zip(cells, widths, right, strict=False)
+        ).rstrip()
 
     return "\n".join([fmt(header), "  ".join("-" * w for w in widths), *map(fmt, rows)])

@@ -10,8 +10,16 @@ from typing import Any
 
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(b|kb|mb|gb|kib|mib|gib|pkts?|packets?)?\s*$", re.I)
 _SPEED = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kmgt]?)(bps|b/s|b)?\s*$", re.I)
-_SIZE_UNITS = {None: 1, "b": 1, "kb": 1000, "mb": 10**6, "gb": 10**9, "kib": 1024,
-               "mib": 1024**2, "gib": 1024**3}
+_SIZE_UNITS = {
+    None: 1,
+    "b": 1,
+    "kb": 1000,
+    "mb": 10**6,
+    "gb": 10**9,
+    "kib": 1024,
+    "mib": 1024**2,
+    "gib": 1024**3,
+}
 
 
 class ConfigError(ValueError):
@@ -66,14 +74,21 @@ def parse_size(value: Any, key: str) -> Size:
         raise ConfigError(key, f"expected a size like 5KB, 200KiB or '40 pkts', got {value[:40]!r}")
     unit = (m.group(2) or "").lower() or None
     if unit and unit.startswith("p"):
-        return Size(_finite(float(m.group(1)), key, "a number of packets", MAX_SIZE_PACKETS, value), True)
-    return Size(_finite(float(m.group(1)) * _SIZE_UNITS[unit], key, "a size in bytes",
-                        MAX_SIZE_BYTES, value))
+        return Size(
+            _finite(float(m.group(1)), key, "a number of packets", MAX_SIZE_PACKETS, value), True
+        )
+    return Size(
+        _finite(
+            float(m.group(1)) * _SIZE_UNITS[unit], key, "a size in bytes", MAX_SIZE_BYTES, value
+        )
+    )
 
 
 def parse_speed(value: Any, key: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ConfigError(key, f"expected a speed like 10G, 25G or 100Gbps, got {str(value)[:40]!r}")
+        raise ConfigError(
+            key, f"expected a speed like 10G, 25G or 100Gbps, got {str(value)[:40]!r}"
+        )
     if isinstance(value, int | float):
         return _finite(float(value), key, "a speed in b/s", MAX_SPEED_BPS, value)
     m = _SPEED.match(value)

@@ -54,8 +54,9 @@ class Peer:
     responder: RcResponder = field(init=False)
 
     def __post_init__(self) -> None:
-        self.requester = RcRequester(self.local_qpn, self.remote_qpn, mtu=1024, window=16,
-                                     timeout_ns=self.timeout_ns)
+        self.requester = RcRequester(
+            self.local_qpn, self.remote_qpn, mtu=1024, window=16, timeout_ns=self.timeout_ns
+        )
         self.responder = RcResponder(self.local_qpn, self.remote_qpn, mtu=1024, ack_every=4)
 
 
@@ -65,12 +66,19 @@ def parse_peer(text: str) -> Peer:
         return Peer(mac, ip, int(lq, 0), int(rq, 0))
     except ValueError as e:
         raise argparse.ArgumentTypeError(
-            f"--peer {text!r}: expected MAC,IP,LOCAL_QPN,REMOTE_QPN ({e})") from e
+            f"--peer {text!r}: expected MAC,IP,LOCAL_QPN,REMOTE_QPN ({e})"
+        ) from e
 
 
 class Agent:
-    def __init__(self, port: AfPacketPorts, mac: str, ip: str, peers: list[Peer],
-                 np_interval_ns: int = 50_000):
+    def __init__(
+        self,
+        port: AfPacketPorts,
+        mac: str,
+        ip: str,
+        peers: list[Peer],
+        np_interval_ns: int = 50_000,
+    ):
         self.port, self.mac, self.ip = port, mac, ip
         self.peers = {p.local_qpn: p for p in peers}
         self.np = NotificationPoint(np_interval_ns)
@@ -90,8 +98,17 @@ class Agent:
             kw.update(va=pdu.reth[0], rkey=pdu.reth[1], dlen=pdu.reth[2])
         if pdu.aeth is not None:
             kw.update(syndrome=pdu.aeth[0], msn=pdu.aeth[1])
-        spec = RoceSpec(self.ip, peer.ip, pdu.opcode, pdu.dqpn, pdu.psn,
-                        bytes(pdu.payload_len), eth_src=self.mac, eth_dst=peer.mac, **kw)
+        spec = RoceSpec(
+            self.ip,
+            peer.ip,
+            pdu.opcode,
+            pdu.dqpn,
+            pdu.psn,
+            bytes(pdu.payload_len),
+            eth_src=self.mac,
+            eth_dst=peer.mac,
+            **kw,
+        )
         frame = spec_frame(spec)
         self.port.send(0, frame)
         self.sent += 1
@@ -128,8 +145,12 @@ class Agent:
         if pdu.opcode in REQUEST_OPCODES:
             peer.responder.on_pdu(pdu, now)
             if pdu.ce and self.np.on_ce((peer.remote_qpn,), now):
-                self.port.send(0, cnp_frame(self.ip, peer.ip, peer.remote_qpn,
-                                            eth_src=self.mac, eth_dst=peer.mac))
+                self.port.send(
+                    0,
+                    cnp_frame(
+                        self.ip, peer.ip, peer.remote_qpn, eth_src=self.mac, eth_dst=peer.mac
+                    ),
+                )
                 self.sent += 1
         elif pdu.opcode in RESPONSE_OPCODES:
             peer.requester.on_pdu(pdu, now)
@@ -159,8 +180,9 @@ class Agent:
             "messages_received": sum(p.responder.stats.messages for p in self.peers.values()),
             "bytes_acked": sum(p.requester.stats.acked_bytes for p in self.peers.values()),
             "bytes_received": sum(p.responder.stats.bytes_received for p in self.peers.values()),
-            "retransmitted": sum(p.requester.stats.retransmitted_packets
-                                 for p in self.peers.values()),
+            "retransmitted": sum(
+                p.requester.stats.retransmitted_packets for p in self.peers.values()
+            ),
             "naks_sent": sum(p.responder.stats.naks_sent for p in self.peers.values()),
         }
 
@@ -170,18 +192,35 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--iface", required=True, help="interface to send and receive on")
     ap.add_argument("--mac", required=True)
     ap.add_argument("--ip", required=True)
-    ap.add_argument("--peer", type=parse_peer, action="append", default=[],
-                    help="MAC,IP,LOCAL_QPN,REMOTE_QPN (repeatable)")
+    ap.add_argument(
+        "--peer",
+        type=parse_peer,
+        action="append",
+        default=[],
+        help="MAC,IP,LOCAL_QPN,REMOTE_QPN (repeatable)",
+    )
     ap.add_argument("--messages", type=int, default=4, help="WRITEs to post to each peer")
     ap.add_argument("--size", type=int, default=2048, help="bytes per WRITE")
-    ap.add_argument("--expect", type=int, default=0,
-                    help="messages to receive (all peers together) before finishing")
+    ap.add_argument(
+        "--expect",
+        type=int,
+        default=0,
+        help="messages to receive (all peers together) before finishing",
+    )
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds before giving up")
-    ap.add_argument("--start-at", type=float, default=None,
-                    help="wall-clock time (time.time()) to start sending: lets every agent "
-                         "open its socket first")
-    ap.add_argument("--linger", type=float, default=0.3,
-                    help="seconds to keep answering after finishing (late ACK requests)")
+    ap.add_argument(
+        "--start-at",
+        type=float,
+        default=None,
+        help="wall-clock time (time.time()) to start sending: lets every agent "
+        "open its socket first",
+    )
+    ap.add_argument(
+        "--linger",
+        type=float,
+        default=0.3,
+        help="seconds to keep answering after finishing (late ACK requests)",
+    )
     args = ap.parse_args(argv)
     if not args.peer:
         ap.error("at least one --peer")

@@ -80,9 +80,11 @@ class CongestedLab:
             else:
                 self._build_netns()
             if netem_available() is False:
-                self.shaping.append("this kernel has no sch_netem: link delays are not "
-                                    "emulated (rates are: tbf on the hosts, the switches' "
-                                    "egress rates)")
+                self.shaping.append(
+                    "this kernel has no sch_netem: link delays are not "
+                    "emulated (rates are: tbf on the hosts, the switches' "
+                    "egress rates)"
+                )
         except BaseException:
             self.close()
             raise
@@ -100,8 +102,9 @@ class CongestedLab:
             _, _, lk = topo.peer(h.name, 0)
             self._shape(f"{h.name}/eth0", "eth0", lk.delay_ns, lk.bps, ns)
             self._shape(outer, outer, lk.delay_ns)
-        for j, lk in enumerate(lk for lk in topo.links if lk.a[0] in topo.switches
-                               and lk.b[0] in topo.switches):
+        for j, lk in enumerate(
+            lk for lk in topo.links if lk.a[0] in topo.switches and lk.b[0] in topo.switches
+        ):
             ea, eb = netns.name("x", j), netns.name("y", j)
             self.nets.add_veth(ea, eb)
             self.port_maps[lk.a[0]][lk.a[1]] = ea
@@ -124,8 +127,14 @@ class CongestedLab:
             for end in (ea, eb):
                 self._shape(end, end, delay)
 
-    def _shape(self, label: str, iface: str, delay_ns: int, rate_bps: float | None = None,
-               ns: str | list[str] | None = None) -> None:
+    def _shape(
+        self,
+        label: str,
+        iface: str,
+        delay_ns: int,
+        rate_bps: float | None = None,
+        ns: str | list[str] | None = None,
+    ) -> None:
         argv = shape(iface, delay_ns, rate_bps, ns)
         if argv:
             self.shaping.append(f"{label}: {' '.join(argv[3:])}")
@@ -134,15 +143,18 @@ class CongestedLab:
         return self.mn.host_iface[host] if self.mn is not None else "eth0"
 
     def port_rates(self, switch: str) -> dict[int, float]:
-        return {port: lk.bps for port, (_p, _pp, lk) in self.spec.topology.switch_ports(switch).items()}
+        return {
+            port: lk.bps for port, (_p, _pp, lk) in self.spec.topology.switch_ports(switch).items()
+        }
 
     def start_switches(self, kind: TargetKind, cfg: TargetConfig) -> None:
         """Every switch at once (each compiles the program while the others do), each
         port's egress at its link's rate (BMv2: packets/s at FRAME_BYTES, set once programmed)."""
         names = list(self.spec.topology.switches)
         for k, s in enumerate(names, start=1):
-            self.configs[s] = dataclasses.replace(cfg, device_id=k, port_rates=self.port_rates(s),
-                                                  rate_frame_bytes=FRAME_BYTES)
+            self.configs[s] = dataclasses.replace(
+                cfg, device_id=k, port_rates=self.port_rates(s), rate_frame_bytes=FRAME_BYTES
+            )
 
         def start(s: str) -> SwitchProcess:
             return kind.start(self.configs[s], self.port_maps[s], log_dir=self.log_dir / s)
@@ -173,8 +185,9 @@ class CongestedLab:
             self.nets.close()
 
 
-def agent_argvs(spec: LabSpec, start_at: float,
-                iface: dict[str, str] | None = None) -> dict[str, list[str]]:
+def agent_argvs(
+    spec: LabSpec, start_at: float, iface: dict[str, str] | None = None
+) -> dict[str, list[str]]:
     """The `lab.dcqcn_agent` command line of every host in a flow. Flow i uses QP
     0x100 + 2i at its source and 0x101 + 2i at its destination; frames go to the
     host's switch (its router MAC), which routes them."""
@@ -184,19 +197,37 @@ def agent_argvs(spec: LabSpec, start_at: float,
         src, dst = topo.hosts[f.src], topo.hosts[f.dst]
         sq, dq = 0x100 + 2 * i, 0x101 + 2 * i
         peers.setdefault(f.src, []).append(
-            f"{topo.switches[src.switch].router_mac},{dst.ip},{sq:#x},{dq:#x}")
+            f"{topo.switches[src.switch].router_mac},{dst.ip},{sq:#x},{dq:#x}"
+        )
         peers.setdefault(f.dst, []).append(
-            f"{topo.switches[dst.switch].router_mac},{src.ip},{dq:#x},{sq:#x}")
+            f"{topo.switches[dst.switch].router_mac},{src.ip},{dq:#x},{sq:#x}"
+        )
     senders = {f.src for f in spec.flows}
     params = json.dumps(asdict(spec.dcqcn))
     out = {}
     for name, plist in peers.items():
         h = topo.hosts[name]
-        argv = [sys.executable, "-m", "lab.dcqcn_agent", "--iface",
-                (iface or {}).get(name, "eth0"), "--mac", h.mac,
-                "--ip", h.ip, "--line-rate", str(spec.host_rate[name]),
-                "--duration", f"{spec.duration_s:g}", "--dcqcn", params,
-                "--timeout", f"{spec.duration_s + 60:g}", "--start-at", f"{start_at:.3f}"]
+        argv = [
+            sys.executable,
+            "-m",
+            "lab.dcqcn_agent",
+            "--iface",
+            (iface or {}).get(name, "eth0"),
+            "--mac",
+            h.mac,
+            "--ip",
+            h.ip,
+            "--line-rate",
+            str(spec.host_rate[name]),
+            "--duration",
+            f"{spec.duration_s:g}",
+            "--dcqcn",
+            params,
+            "--timeout",
+            f"{spec.duration_s + 60:g}",
+            "--start-at",
+            f"{start_at:.3f}",
+        ]
         for p in plist:
             argv += ["--peer", p]
         if name in senders:
@@ -205,8 +236,9 @@ def agent_argvs(spec: LabSpec, start_at: float,
     return out
 
 
-def sample_qdepth(targets: dict[str, Target], ports: dict[str, list[int]],
-                  peak: dict[str, dict[int, int]]) -> None:
+def sample_qdepth(
+    targets: dict[str, Target], ports: dict[str, list[int]], peak: dict[str, dict[int, int]]
+) -> None:
     """Raise `peak[switch][port]` to the data class's queue depth the switch reports now
     (nothing for a switch that cannot read registers: BMv2's P4Runtime answers UNIMPLEMENTED)."""
     for s, t in targets.items():
@@ -260,30 +292,58 @@ def congestion_failures(t: dict) -> list[str]:
 def _print(res: dict) -> None:
     for s, row in res["switches"].items():
         names = [n for n in REPORT_COUNTERS if n in row["counters"]]
-        print(f"switch {s} counters (packets) per port, read over P4Runtime; qmax: peak "
-              f"class-{DATA_TC} queue sampled:")
+        print(
+            f"switch {s} counters (packets) per port, read over P4Runtime; qmax: peak "
+            f"class-{DATA_TC} queue sampled:"
+        )
         print("port " + "".join(f"{n:>11}" for n in names) + f"{'qmax':>6}")
         for port in sorted(int(p) for p in row["counters"][names[0]]):
-            print(f"{port:>4} " + "".join(f"{row['counters'][n][str(port)][0]:>11}" for n in names)
-                  + f"{row['max_qdepth'].get(str(port), '-'):>6}")
+            print(
+                f"{port:>4} "
+                + "".join(f"{row['counters'][n][str(port)][0]:>11}" for n in names)
+                + f"{row['max_qdepth'].get(str(port), '-'):>6}"
+            )
     for name, a in res["agents"].items():
-        keys = ("frames_sent", "messages_completed", "messages_received", "ce_marked_received",
-                "cnps_sent", "rp_cnps", "rate_reductions", "rate_min_bps", "rate_final_bps",
-                "goodput_bps", "pfc_xoff_received", "paused_ms", "retransmitted", "timeouts")
-        print(f"{name} ({a.get('role', '?')}): "
-              + ", ".join(f"{k}={a[k]}" for k in keys if k in a))
+        keys = (
+            "frames_sent",
+            "messages_completed",
+            "messages_received",
+            "ce_marked_received",
+            "cnps_sent",
+            "rp_cnps",
+            "rate_reductions",
+            "rate_min_bps",
+            "rate_final_bps",
+            "goodput_bps",
+            "pfc_xoff_received",
+            "paused_ms",
+            "retransmitted",
+            "timeouts",
+        )
+        print(f"{name} ({a.get('role', '?')}): " + ", ".join(f"{k}={a[k]}" for k in keys if k in a))
     print("lab: wall time " + ", ".join(f"{k} {v} s" for k, v in res["phases_s"].items()))
     t = res["totals"]
-    peak = ("not sampled (no register reads on this target)" if t["max_qdepth"] is None
-            else f"{t['max_qdepth']} pkts")
-    print(f"lab: ECN marks {t['ecn_marked']}, CNPs {t['cnps_sent']} sent / {t['cnps_received']} "
-          f"received by senders, rate reductions {t['rate_reductions']}, PFC frames "
-          f"{t['pfc_tx']}, peak queue {peak}, goodput {t['goodput_bps'] / 1e6:.2f} Mb/s")
+    peak = (
+        "not sampled (no register reads on this target)"
+        if t["max_qdepth"] is None
+        else f"{t['max_qdepth']} pkts"
+    )
+    print(
+        f"lab: ECN marks {t['ecn_marked']}, CNPs {t['cnps_sent']} sent / {t['cnps_received']} "
+        f"received by senders, rate reductions {t['rate_reductions']}, PFC frames "
+        f"{t['pfc_tx']}, peak queue {peak}, goodput {t['goodput_bps'] / 1e6:.2f} Mb/s"
+    )
 
 
-def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_PROGRAM,
-        p4_artifacts: Path | None = None, ecn: bool = True,
-        log_dir: Path | None = None, backend: str = "netns") -> dict:
+def run(
+    spec: LabSpec,
+    target_kind: str = "p4sim",
+    program_path: Path = DEFAULT_PROGRAM,
+    p4_artifacts: Path | None = None,
+    ecn: bool = True,
+    log_dir: Path | None = None,
+    backend: str = "netns",
+) -> dict:
     """Run the lab once; returns the results (agents, per-switch counters, totals)."""
     policy = dict(spec.policy)
     if not ecn:
@@ -292,8 +352,12 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
     try:
         kind = registry.switch_kind(target_kind)  # the switch process this kind runs as
         # A switch that loads the program when it starts needs no push (nor a compile here).
-        cfg = TargetConfig(kind=kind.name, program=program_path, push=not kind.loads_program,
-                           options={"p4_artifacts": p4_artifacts})
+        cfg = TargetConfig(
+            kind=kind.name,
+            program=program_path,
+            push=not kind.loads_program,
+            options={"p4_artifacts": p4_artifacts},
+        )
         kind.check(cfg, "lab")
         program: Program | None = None if kind.loads_program else kind.program(cfg)
     except TargetConfigError as e:
@@ -308,8 +372,10 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
         phases: dict[str, float] = {}  # wall seconds per step, for the report
         lab.start_switches(kind, cfg)
         phases["switches"] = time.monotonic() - t0
-        print(f"lab: {spec.description or spec.topology.name} on {lab.backend}; "
-              f"{len(lab.switches)} {target_kind} switches up in {time.monotonic() - t0:.1f} s")
+        print(
+            f"lab: {spec.description or spec.topology.name} on {lab.backend}; "
+            f"{len(lab.switches)} {target_kind} switches up in {time.monotonic() - t0:.1f} s"
+        )
         for line in lab.shaping:
             print(f"  tc {line}")
         routes = compute_routes(spec.topology)
@@ -318,14 +384,17 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
             targets[s] = t
             prog = compile_switch(spec.topology, s, routes[s], policy, names_from_target(t))
             program_switch(t, prog)
-            print(f"controller: {s}: {len(prog.entities)} entities "
-                  f"({', '.join(f'{p} -> port {ps}' for p, ps in routes[s].routes.items())})")
+            print(
+                f"controller: {s}: {len(prog.entities)} entities "
+                f"({', '.join(f'{p} -> port {ps}' for p, ps in routes[s].routes.items())})"
+            )
         phases["program"] = time.monotonic() - t0 - sum(phases.values())
         start_at = time.time() + 1.5
         ifaces = {h: lab.host_iface(h) for h in spec.topology.hosts}
         for name, argv in agent_argvs(spec, start_at, ifaces).items():
-            procs[name] = lab.popen_host(name, argv, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, cwd=str(REPO_ROOT))
+            procs[name] = lab.popen_host(
+                name, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(REPO_ROOT)
+            )
         senders = {f.src for f in spec.flows}
         ports = {s: sorted(lab.port_maps[s]) for s in lab.switches}
         peak: dict[str, dict[int, int]] = {s: {} for s in lab.switches}
@@ -349,15 +418,24 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
             except (IndexError, json.JSONDecodeError):
                 agents[name] = {"ok": False, "error": err.decode(errors="replace")[-800:]}
         phases["traffic"] = time.monotonic() - t0 - sum(phases.values())
-        res: dict = {"lab": spec.topology.name, "path": spec.path, "target": target_kind,
-                     "backend": lab.backend, "ecn": ecn, "agents": agents, "switches": {},
-                     "shaping": lab.shaping}
+        res: dict = {
+            "lab": spec.topology.name,
+            "path": spec.path,
+            "target": target_kind,
+            "backend": lab.backend,
+            "ecn": ecn,
+            "agents": agents,
+            "switches": {},
+            "shaping": lab.shaping,
+        }
         for s, t in targets.items():
             counters = per_port(t, ports[s])
             res["switches"][s] = {
-                "counters": {n: {str(p): list(v) for p, v in row.items()}
-                             for n, row in counters.items()},
-                "max_qdepth": {str(p): d for p, d in sorted(peak[s].items())}}
+                "counters": {
+                    n: {str(p): list(v) for p, v in row.items()} for n, row in counters.items()
+                },
+                "max_qdepth": {str(p): d for p, d in sorted(peak[s].items())},
+            }
         phases["counters"] = time.monotonic() - t0 - sum(phases.values())
         res["phases_s"] = {k: round(v, 1) for k, v in phases.items()}
         res["totals"] = totals(res)
@@ -376,29 +454,52 @@ def run(spec: LabSpec, target_kind: str = "p4sim", program_path: Path = DEFAULT_
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m lab.congested",
-                                 description=__doc__.split("\n")[0])
-    ap.add_argument("lab", nargs="?", default=DEFAULT_LAB,
-                    help=f"a lab file, or one of: {', '.join(lab_names())}")
-    ap.add_argument("--target", choices=registry.names(lambda k: k.switch_kind is not None),
-                    default="p4sim", help="the switches' target kind (run as processes)")
-    ap.add_argument("--backend", choices=["auto", "mininet", "netns"], default="netns",
-                    help="who builds hosts and links: our namespaces (default), Mininet, or "
-                         "auto (Mininet when it can run here)")
+    ap = argparse.ArgumentParser(prog="python -m lab.congested", description=__doc__.split("\n")[0])
+    ap.add_argument(
+        "lab",
+        nargs="?",
+        default=DEFAULT_LAB,
+        help=f"a lab file, or one of: {', '.join(lab_names())}",
+    )
+    ap.add_argument(
+        "--target",
+        choices=registry.names(lambda k: k.switch_kind is not None),
+        default="p4sim",
+        help="the switches' target kind (run as processes)",
+    )
+    ap.add_argument(
+        "--backend",
+        choices=["auto", "mininet", "netns"],
+        default="netns",
+        help="who builds hosts and links: our namespaces (default), Mininet, or "
+        "auto (Mininet when it can run here)",
+    )
     ap.add_argument("--program", type=Path, default=DEFAULT_PROGRAM)
-    ap.add_argument("--p4-artifacts", type=Path, default=None,
-                    help="P4Info + BMv2 JSON from p4c (for --target bmv2)")
-    ap.add_argument("--no-ecn", action="store_true",
-                    help="the control: drop the policy's ECN marking (same load)")
+    ap.add_argument(
+        "--p4-artifacts",
+        type=Path,
+        default=None,
+        help="P4Info + BMv2 JSON from p4c (for --target bmv2)",
+    )
+    ap.add_argument(
+        "--no-ecn",
+        action="store_true",
+        help="the control: drop the policy's ECN marking (same load)",
+    )
     ap.add_argument("--duration", type=float, default=None, help="override the file's duration (s)")
-    ap.add_argument("--check", action="store_true",
-                    help="exit 1 unless ECN marks, CNPs at the senders and rate cuts are all > 0")
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 unless ECN marks, CNPs at the senders and rate cuts are all > 0",
+    )
     ap.add_argument("--log-dir", type=Path, default=None, help="keep the switch logs here")
     ap.add_argument("--json", default=None, help="also write the results to this file")
     args = ap.parse_args(argv)
     if not netns.is_root():
-        print("lab.congested: needs root (network namespaces, veth pairs, tc, AF_PACKET)",
-              file=sys.stderr)
+        print(
+            "lab.congested: needs root (network namespaces, veth pairs, tc, AF_PACKET)",
+            file=sys.stderr,
+        )
         return 2
     try:
         spec = load_lab(args.lab)
@@ -425,16 +526,33 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         backend = "netns" if why else "mininet"
     try:
-        res = run(spec, args.target, args.program, args.p4_artifacts, not args.no_ecn,
-                  args.log_dir, backend)
+        res = run(
+            spec,
+            args.target,
+            args.program,
+            args.p4_artifacts,
+            not args.no_ecn,
+            args.log_dir,
+            backend,
+        )
     except (ConfigError, ShapeError, SwitchStartError, TargetError) as e:
         print(f"lab.congested: {e}", file=sys.stderr)
         return 1
     _print(res)
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=1))
-    failed = [] if res["ok"] else ["an agent did not finish: " + ", ".join(
-        f"{n}: {a.get('error', 'not ok')[-200:]}" for n, a in res["agents"].items() if not a.get("ok"))]
+    failed = (
+        []
+        if res["ok"]
+        else [
+            "an agent did not finish: "
+            + ", ".join(
+                f"{n}: {a.get('error', 'not ok')[-200:]}"
+                for n, a in res["agents"].items()
+                if not a.get("ok")
+            )
+        ]
+    )
     if args.check:
         failed += congestion_failures(res["totals"])
     for f in failed:

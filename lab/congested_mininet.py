@@ -57,21 +57,33 @@ class MininetNetwork:
                 for i, h in enumerate(topo.hosts.values(), start=1):
                     node = self.addHost(lab.host_name[h.name], ip=None, mac=h.mac)
                     outer = f"rl{pid}p{i}"
-                    self.addLink(node, lab.sw_name[h.switch], port2=h.port,
-                                 intfName1=lab.host_iface[h.name], intfName2=outer)
+                    self.addLink(
+                        node,
+                        lab.sw_name[h.switch],
+                        port2=h.port,
+                        intfName1=lab.host_iface[h.name],
+                        intfName2=outer,
+                    )
                     lab.port_maps[h.switch][h.port] = outer
                     lab.host_links[h.name] = (lab.host_iface[h.name], outer)
                 inter = [lk for lk in topo.links if lk.a[0] in topo.switches]
                 for j, lk in enumerate(inter):
                     ea, eb = f"rl{pid}x{j}", f"rl{pid}y{j}"
-                    self.addLink(lab.sw_name[lk.a[0]], lab.sw_name[lk.b[0]], port1=lk.a[1],
-                                 port2=lk.b[1], intfName1=ea, intfName2=eb)
+                    self.addLink(
+                        lab.sw_name[lk.a[0]],
+                        lab.sw_name[lk.b[0]],
+                        port1=lk.a[1],
+                        port2=lk.b[1],
+                        intfName1=ea,
+                        intfName2=eb,
+                    )
                     lab.port_maps[lk.a[0]][lk.a[1]] = ea
                     lab.port_maps[lk.b[0]][lk.b[1]] = eb
                     lab.switch_links.append((ea, eb, lk.delay_ns))
 
-        self.net = Mininet(topo=_Topo(), controller=None, autoSetMacs=False,
-                           autoStaticArp=False, build=False)
+        self.net = Mininet(
+            topo=_Topo(), controller=None, autoSetMacs=False, autoStaticArp=False, build=False
+        )
         try:
             self.net.build()
             for h in topo.hosts:  # the kernel stays off the lab links (no IPv6 chatter)

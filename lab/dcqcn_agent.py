@@ -38,16 +38,30 @@ MAX_POLL_S = 0.002
 
 
 class DcqcnAgent(Agent):
-    def __init__(self, port: AfPacketPorts, mac: str, ip: str, peers: list[Peer], *,
-                 line_rate_bps: float, params: DcqcnParams, send: bool, tc: int = 3,
-                 message_bytes: int = 16384):
+    def __init__(
+        self,
+        port: AfPacketPorts,
+        mac: str,
+        ip: str,
+        peers: list[Peer],
+        *,
+        line_rate_bps: float,
+        params: DcqcnParams,
+        send: bool,
+        tc: int = 3,
+        message_bytes: int = 16384,
+    ):
         if params.min_rate_bps > line_rate_bps:  # a "cut" would raise the rate above line rate
-            raise ValueError(f"DCQCN min_rate {params.min_rate_bps:g} b/s is above the line "
-                             f"rate {line_rate_bps:g} b/s")
+            raise ValueError(
+                f"DCQCN min_rate {params.min_rate_bps:g} b/s is above the line "
+                f"rate {line_rate_bps:g} b/s"
+            )
         super().__init__(port, mac, ip, peers, np_interval_ns=params.cnp_interval_ns)
         self.line_rate, self.tc, self.message_bytes = line_rate_bps, tc, message_bytes
         now = self.now()
-        self.rps = {q: ReactionPoint(line_rate_bps, params, now) for q in self.peers} if send else {}
+        self.rps = (
+            {q: ReactionPoint(line_rate_bps, params, now) for q in self.peers} if send else {}
+        )
         self.next_tx = dict.fromkeys(self.rps, 0)
         self.sending = send
         self.send_started_ns: int | None = None
@@ -134,15 +148,17 @@ class DcqcnAgent(Agent):
             rps = list(self.rps.values())
             # over the whole active time: start to the last acknowledgement (the drain too)
             span = self.now() - (self.send_started_ns or 0)
-            out.update({
-                "line_rate_bps": self.line_rate,
-                "rp_cnps": sum(rp.cnps for rp in rps),
-                "rate_reductions": sum(rp.cuts for rp in rps),
-                "rate_min_bps": round(self.rate_min),
-                "rate_final_bps": round(min(rp.rc for rp in rps)),
-                "alpha_final": round(max(rp.alpha for rp in rps), 4),
-                "goodput_bps": round(out["bytes_acked"] * 8 / (span / 1e9)) if span > 0 else 0,
-            })
+            out.update(
+                {
+                    "line_rate_bps": self.line_rate,
+                    "rp_cnps": sum(rp.cnps for rp in rps),
+                    "rate_reductions": sum(rp.cuts for rp in rps),
+                    "rate_min_bps": round(self.rate_min),
+                    "rate_final_bps": round(min(rp.rc for rp in rps)),
+                    "alpha_final": round(max(rp.alpha for rp in rps), 4),
+                    "goodput_bps": round(out["bytes_acked"] * 8 / (span / 1e9)) if span > 0 else 0,
+                }
+            )
         return out
 
 
@@ -179,24 +195,42 @@ def _rate(text: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m lab.dcqcn_agent",
-                                 description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m lab.dcqcn_agent", description=__doc__.split("\n")[0]
+    )
     ap.add_argument("--iface", required=True)
     ap.add_argument("--mac", required=True)
     ap.add_argument("--ip", required=True)
-    ap.add_argument("--peer", type=parse_peer, action="append", default=[],
-                    help="MAC,IP,LOCAL_QPN,REMOTE_QPN (repeatable; MAC: the next hop's)")
+    ap.add_argument(
+        "--peer",
+        type=parse_peer,
+        action="append",
+        default=[],
+        help="MAC,IP,LOCAL_QPN,REMOTE_QPN (repeatable; MAC: the next hop's)",
+    )
     ap.add_argument("--send", action="store_true", help="send a WRITE stream to every peer")
     ap.add_argument("--line-rate", type=_rate, default=10e6, help="NIC line rate, e.g. 4M")
     ap.add_argument("--duration", type=float, default=3.0, help="seconds of sending")
     ap.add_argument("--message-size", type=int, default=16384, help="bytes per WRITE")
-    ap.add_argument("--dcqcn", type=parse_params, default=DcqcnParams(),
-                    help="DCQCN knobs as a JSON object of DcqcnParams fields")
-    ap.add_argument("--rto-ms", type=float, default=1000.0,
-                    help="RC retransmission timeout (queues in a congested lab are long)")
+    ap.add_argument(
+        "--dcqcn",
+        type=parse_params,
+        default=DcqcnParams(),
+        help="DCQCN knobs as a JSON object of DcqcnParams fields",
+    )
+    ap.add_argument(
+        "--rto-ms",
+        type=float,
+        default=1000.0,
+        help="RC retransmission timeout (queues in a congested lab are long)",
+    )
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds before giving up")
-    ap.add_argument("--start-at", type=float, default=None,
-                    help="wall-clock time (time.time()) to start sending")
+    ap.add_argument(
+        "--start-at",
+        type=float,
+        default=None,
+        help="wall-clock time (time.time()) to start sending",
+    )
     args = ap.parse_args(argv)
     if not args.peer:
         ap.error("at least one --peer")
@@ -218,8 +252,16 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, on_term)
     port = AfPacketPorts({0: args.iface})
-    agent = DcqcnAgent(port, args.mac.lower(), args.ip, args.peer, line_rate_bps=args.line_rate,
-                       params=args.dcqcn, send=args.send, message_bytes=args.message_size)
+    agent = DcqcnAgent(
+        port,
+        args.mac.lower(),
+        args.ip,
+        args.peer,
+        line_rate_bps=args.line_rate,
+        params=args.dcqcn,
+        send=args.send,
+        message_bytes=args.message_size,
+    )
     if args.start_at is not None:
         time.sleep(min(30.0, max(0.0, args.start_at - time.time())))
     agent.send_started_ns = agent.now()
@@ -236,8 +278,11 @@ def main(argv: list[str] | None = None) -> int:
     agent.pump()
     out = agent.summary()
     if args.send:
-        out["ok"] = (agent.finished_sending() and out["messages_completed"] == agent.posted > 0
-                     and all(p.requester.state != "ERR" for p in args.peer))
+        out["ok"] = (
+            agent.finished_sending()
+            and out["messages_completed"] == agent.posted > 0
+            and all(p.requester.state != "ERR" for p in args.peer)
+        )
     else:
         out["ok"] = out["messages_received"] > 0
     print(json.dumps(out), flush=True)

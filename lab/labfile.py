@@ -34,15 +34,30 @@ TOPOLOGY_DIR = Path(__file__).resolve().parent / "topologies"
 MAX_FILE_BYTES = 1 << 20
 MAX_NODES = 32  # a lab is processes and namespaces on one machine
 MAX_DURATION_S = 600.0
-_TOP_KEYS = {"name", "description", "switches", "hosts", "links", "flows", "duration",
-             "policy", "dcqcn"}
+_TOP_KEYS = {
+    "name",
+    "description",
+    "switches",
+    "hosts",
+    "links",
+    "flows",
+    "duration",
+    "policy",
+    "dcqcn",
+}
 # lab-file key -> DcqcnParams field, and how to read its value
-_DCQCN_KEYS = {"g": ("g", "float"), "alpha_timer": ("alpha_timer_ns", "time"),
-               "rate_timer": ("rate_timer_ns", "time"), "byte_counter": ("byte_counter", "size"),
-               "fast_recovery_steps": ("fast_recovery_steps", "int"),
-               "rate_ai": ("rate_ai_bps", "speed"), "rate_hai": ("rate_hai_bps", "speed"),
-               "alpha_init": ("alpha_init", "float"), "min_rate": ("min_rate_bps", "speed"),
-               "rate_reduce_interval": ("rate_reduce_interval_ns", "time")}
+_DCQCN_KEYS = {
+    "g": ("g", "float"),
+    "alpha_timer": ("alpha_timer_ns", "time"),
+    "rate_timer": ("rate_timer_ns", "time"),
+    "byte_counter": ("byte_counter", "size"),
+    "fast_recovery_steps": ("fast_recovery_steps", "int"),
+    "rate_ai": ("rate_ai_bps", "speed"),
+    "rate_hai": ("rate_hai_bps", "speed"),
+    "alpha_init": ("alpha_init", "float"),
+    "min_rate": ("min_rate_bps", "speed"),
+    "rate_reduce_interval": ("rate_reduce_interval_ns", "time"),
+}
 
 
 class LabFileError(ValueError):
@@ -147,8 +162,9 @@ def _parse(data: Any, path: str) -> LabSpec:
         if not isinstance(h.get("port"), int) or isinstance(h.get("port"), bool):
             raise ConfigError(f"{k}.port", f"expected a port number, got {h.get('port')!r}")
         bps = parse_speed(h.get("rate", "10M"), f"{k}.rate")
-        topo.add_host(name, h["switch"], h["port"], bps,
-                      parse_time_ns(h.get("delay", "100us"), f"{k}.delay"))
+        topo.add_host(
+            name, h["switch"], h["port"], bps, parse_time_ns(h.get("delay", "100us"), f"{k}.delay")
+        )
         host_rate[name] = bps
     for i, lk in enumerate(_seq(data.get("links", []), "links")):
         k = f"links[{i}]"
@@ -157,12 +173,20 @@ def _parse(data: Any, path: str) -> LabSpec:
         if bad:
             raise ConfigError(f"{k}.{bad[0]}", "unknown key (known: a, b, rate, delay)")
         (a, pa), (b, pb) = _end(lk.get("a"), f"{k}.a"), _end(lk.get("b"), f"{k}.b")
-        topo.connect(a, pa, b, pb, parse_speed(lk.get("rate", "10M"), f"{k}.rate"),
-                     parse_time_ns(lk.get("delay", "100us"), f"{k}.delay"))
+        topo.connect(
+            a,
+            pa,
+            b,
+            pb,
+            parse_speed(lk.get("rate", "10M"), f"{k}.rate"),
+            parse_time_ns(lk.get("delay", "100us"), f"{k}.delay"),
+        )
     for lk in topo.links:
         if lk.bps > 1e9:
-            raise ConfigError("links", f"{lk.a}-{lk.b}: at most 1G in a lab (the switches "
-                              "are software on one machine)")
+            raise ConfigError(
+                "links",
+                f"{lk.a}-{lk.b}: at most 1G in a lab (the switches are software on one machine)",
+            )
     flows = []
     for i, f in enumerate(_seq(data.get("flows", []), "flows")):
         f = _map(f, f"flows[{i}]")
@@ -203,8 +227,9 @@ def _parse(data: Any, path: str) -> LabSpec:
             v = float(value)
         setattr(params, attr, v)
     params.validate()
-    spec = LabSpec(topo, flows, duration, policy, params, str(data.get("description", "")),
-                   path, host_rate)
+    spec = LabSpec(
+        topo, flows, duration, policy, params, str(data.get("description", "")), path, host_rate
+    )
     params.cnp_interval_ns = spec.cnp_interval_ns
     return spec
 

@@ -70,8 +70,9 @@ def node_class() -> type:
     class P4RuntimeSwitch(Switch):
         """A Mininet switch node running `cfg`'s target kind on its interfaces."""
 
-        def __init__(self, name: str, cfg: TargetConfig | None = None,
-                     log_dir: str | None = None, **params):
+        def __init__(
+            self, name: str, cfg: TargetConfig | None = None, log_dir: str | None = None, **params
+        ):
             params.setdefault("dpid", "1")
             super().__init__(name, **params)
             if cfg is None:
@@ -80,12 +81,16 @@ def node_class() -> type:
             self.process: SwitchProcess | None = None
 
         def port_map(self) -> dict[int, str]:
-            return {port: intf.name for intf, port in self.ports.items()
-                    if intf.name != "lo" and port > 0}
+            return {
+                port: intf.name
+                for intf, port in self.ports.items()
+                if intf.name != "lo" and port > 0
+            }
 
         def start(self, controllers: list) -> None:
-            self.process = registry.get(self.cfg.kind).start(self.cfg, self.port_map(),
-                                                             log_dir=self.log_dir)
+            self.process = registry.get(self.cfg.kind).start(
+                self.cfg, self.port_map(), log_dir=self.log_dir
+            )
 
         def stop(self, deleteIntfs: bool = True) -> None:  # noqa: N803 (Mininet's name)
             if self.process is not None:
@@ -134,11 +139,17 @@ class MininetLab:
                     # ip=None: no kernel address (the agent owns h.ip, as a RoCE NIC would),
                     # so the kernel never answers RoCE with ICMP port unreachable.
                     node = self.addHost(lab._host_name(h), ip=None, mac=h.mac)
-                    self.addLink(node, s, port2=h.port, intfName1=lab._host_iface(h),
-                                 intfName2=f"{sname}-eth{h.port}")
+                    self.addLink(
+                        node,
+                        s,
+                        port2=h.port,
+                        intfName1=lab._host_iface(h),
+                        intfName2=f"{sname}-eth{h.port}",
+                    )
 
-        self.net = Mininet(topo=_Topo(), controller=None, autoSetMacs=False,
-                           autoStaticArp=False, build=False)
+        self.net = Mininet(
+            topo=_Topo(), controller=None, autoSetMacs=False, autoStaticArp=False, build=False
+        )
         try:
             self.net.build()
             for h in self.topology.hosts:  # keep the kernel quiet on the lab links

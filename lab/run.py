@@ -56,19 +56,51 @@ def make_lab(topology: Topology, backend: str, log_dir: Path | None):
 
 def l2_entries(topology: Topology) -> list[TableEntry]:
     """One exact-match L2 entry per host MAC -> its switch port."""
-    return [TableEntry("l2_fwd", {"hdr.ethernet.dst": Exact(int(h.mac.replace(":", ""), 16))},
-                       "l2_forward", {"port": h.port}) for h in topology.hosts]
+    return [
+        TableEntry(
+            "l2_fwd",
+            {"hdr.ethernet.dst": Exact(int(h.mac.replace(":", ""), 16))},
+            "l2_forward",
+            {"port": h.port},
+        )
+        for h in topology.hosts
+    ]
 
 
-def agent_argv(topology: Topology, host: Host, iface: str, sends_to: list[Host],
-               receives_from: list[Host], messages: int, size: int, start_at: float,
-               timeout: float) -> list[str]:
+def agent_argv(
+    topology: Topology,
+    host: Host,
+    iface: str,
+    sends_to: list[Host],
+    receives_from: list[Host],
+    messages: int,
+    size: int,
+    start_at: float,
+    timeout: float,
+) -> list[str]:
     """The agent command line for `host`: one QP per peer it talks to."""
     peers = {p.name: p for p in sends_to + receives_from}
-    argv = [sys.executable, "-m", "lab.agent", "--iface", iface, "--mac", host.mac,
-            "--ip", host.ip, "--messages", str(messages if sends_to else 0), "--size", str(size),
-            "--expect", str(messages * len(receives_from)), "--timeout", str(timeout),
-            "--start-at", f"{start_at:.3f}"]
+    argv = [
+        sys.executable,
+        "-m",
+        "lab.agent",
+        "--iface",
+        iface,
+        "--mac",
+        host.mac,
+        "--ip",
+        host.ip,
+        "--messages",
+        str(messages if sends_to else 0),
+        "--size",
+        str(size),
+        "--expect",
+        str(messages * len(receives_from)),
+        "--timeout",
+        str(timeout),
+        "--start-at",
+        f"{start_at:.3f}",
+    ]
     for p in peers.values():
         argv += ["--peer", f"{p.mac},{p.ip},{qpn(host, p):#x},{qpn(p, host):#x}"]
     return argv
@@ -122,7 +154,7 @@ def switch_profile(log: str) -> str:
     or "" for a switch that names none (BMv2, hardware)."""
     for line in log.splitlines():
         if "serving P4Runtime" in line and "profile " in line:
-            return line[line.index("profile "):].rstrip(")") + ")"
+            return line[line.index("profile ") :].rstrip(")") + ")"
     return ""
 
 
@@ -136,8 +168,12 @@ def run(args: argparse.Namespace) -> int:
     topology = TOPOLOGIES[args.topo]()
     try:
         kind = registry.switch_kind(args.target)  # the switch process this kind runs as
-        cfg = TargetConfig(kind=kind.name, program=args.program, device_id=1,
-                           options={"p4_artifacts": args.p4_artifacts})
+        cfg = TargetConfig(
+            kind=kind.name,
+            program=args.program,
+            device_id=1,
+            options={"p4_artifacts": args.p4_artifacts},
+        )
         kind.check(cfg, "lab")
         program: Program = kind.program(cfg)
     except ConfigError as e:
@@ -154,8 +190,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         t0 = time.monotonic()
         switch = lab.start_switch(cfg)
-        print(f"lab: {topology.description} on {lab.backend}; switch {switch.kind} "
-              f"(gRPC {switch.grpc_addr}, ports {lab.ports}) up in {time.monotonic() - t0:.1f} s")
+        print(
+            f"lab: {topology.description} on {lab.backend}; switch {switch.kind} "
+            f"(gRPC {switch.grpc_addr}, ports {lab.ports}) up in {time.monotonic() - t0:.1f} s"
+        )
         started = ""
         for _ in range(20):  # the start line follows the server's first answer by a moment
             started = switch_profile(switch.log_tail(50))
@@ -172,10 +210,25 @@ def run(args: argparse.Namespace) -> int:
         plan = traffic_plan(topology)
         for h in topology.hosts:
             sends, recvs = plan[h.name]
-            argv = agent_argv(topology, h, lab.host_iface(h), sends, recvs, args.messages,
-                              args.size, start_at, args.timeout)
-            procs.append((h, lab.popen_host(h, argv, stdout=subprocess.PIPE,
-                                            stderr=subprocess.PIPE, cwd=str(REPO_ROOT))))
+            argv = agent_argv(
+                topology,
+                h,
+                lab.host_iface(h),
+                sends,
+                recvs,
+                args.messages,
+                args.size,
+                start_at,
+                args.timeout,
+            )
+            procs.append(
+                (
+                    h,
+                    lab.popen_host(
+                        h, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(REPO_ROOT)
+                    ),
+                )
+            )
         results: dict[str, dict] = {}
         ok = True
         for h, p in procs:
@@ -197,14 +250,25 @@ def run(args: argparse.Namespace) -> int:
         for port in topology.ports:
             if counters.get("drops", {}).get(port, (0, 0))[0]:
                 cells = port_cells(target, "drops", port, 16)
-                why = ", ".join(f"{DROP_REASONS.get(i, i)}={p}" for i, (p, _) in enumerate(cells) if p)
+                why = ", ".join(
+                    f"{DROP_REASONS.get(i, i)}={p}" for i, (p, _) in enumerate(cells) if p
+                )
                 print(f"port {port} drops: {why}")
         if args.json:
-            Path(args.json).write_text(json.dumps(
-                {"topology": topology.name, "backend": lab.backend, "target": args.target,
-                 "agents": results,
-                 "counters": {n: {str(p): v for p, v in row.items()}
-                              for n, row in counters.items()}}, indent=1))
+            Path(args.json).write_text(
+                json.dumps(
+                    {
+                        "topology": topology.name,
+                        "backend": lab.backend,
+                        "target": args.target,
+                        "agents": results,
+                        "counters": {
+                            n: {str(p): v for p, v in row.items()} for n, row in counters.items()
+                        },
+                    },
+                    indent=1,
+                )
+            )
         print("lab: " + ("every exchange completed" if ok else "an exchange did NOT complete"))
         passed = ok
         return 0 if ok else 1
@@ -225,21 +289,37 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m lab.run", description=__doc__.split("\n")[0])
-    ap.add_argument("--target", default="p4sim",
-                    choices=registry.names(lambda k: k.switch_kind is not None),
-                    help="the lab's switch, as a process: " + "; ".join(
-                        f"{n}: {k.help}" for n, k in registry.kinds().items() if k.switch_kind))
+    ap.add_argument(
+        "--target",
+        default="p4sim",
+        choices=registry.names(lambda k: k.switch_kind is not None),
+        help="the lab's switch, as a process: "
+        + "; ".join(f"{n}: {k.help}" for n, k in registry.kinds().items() if k.switch_kind),
+    )
     ap.add_argument("--topo", choices=sorted(TOPOLOGIES), default="pair")
     ap.add_argument("--backend", choices=["auto", "mininet", "netns"], default="auto")
     ap.add_argument("--program", type=Path, default=DEFAULT_PROGRAM)
-    ap.add_argument("--p4-artifacts", type=Path, default=None,
-                    help="P4Info + BMv2 JSON from p4c (kinds that run p4c's output)")
+    ap.add_argument(
+        "--p4-artifacts",
+        type=Path,
+        default=None,
+        help="P4Info + BMv2 JSON from p4c (kinds that run p4c's output)",
+    )
     ap.add_argument("--messages", type=int, default=8, help="WRITEs per sender and peer")
     ap.add_argument("--size", type=int, default=4096, help="bytes per WRITE")
     ap.add_argument("--timeout", type=float, default=30.0)
-    ap.add_argument("--start-delay", type=float, default=1.5,
-                    help="seconds for the agents to start before traffic begins")
-    ap.add_argument("--log-dir", type=Path, default=None, help="keep switch logs here (default: a tmp dir, removed after a clean run)")
+    ap.add_argument(
+        "--start-delay",
+        type=float,
+        default=1.5,
+        help="seconds for the agents to start before traffic begins",
+    )
+    ap.add_argument(
+        "--log-dir",
+        type=Path,
+        default=None,
+        help="keep switch logs here (default: a tmp dir, removed after a clean run)",
+    )
     ap.add_argument("--json", default=None, help="also write the results to this file")
     args = ap.parse_args(argv)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")

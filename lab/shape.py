@@ -26,8 +26,9 @@ def _kbit(bps: float) -> str:
     return f"{max(1, round(bps / 1000))}kbit"
 
 
-def tc_argv(iface: str, delay_ns: int, rate_bps: float | None = None,
-            netem: bool = True) -> list[str]:
+def tc_argv(
+    iface: str, delay_ns: int, rate_bps: float | None = None, netem: bool = True
+) -> list[str]:
     """`tc qdisc replace dev IFACE root netem delay D [rate R] limit N`; without netem (a
     kernel built without sch_netem) `tbf` for the rate alone, or nothing (an empty list)."""
     base = ["tc", "qdisc", "replace", "dev", iface, "root"]
@@ -38,8 +39,7 @@ def tc_argv(iface: str, delay_ns: int, rate_bps: float | None = None,
         return argv + ["limit", str(NETEM_LIMIT)]
     if rate_bps is None:
         return []
-    return base + ["tbf", "rate", _kbit(rate_bps), "burst", str(TBF_BURST),
-                   "limit", str(TBF_LIMIT)]
+    return base + ["tbf", "rate", _kbit(rate_bps), "burst", str(TBF_BURST), "limit", str(TBF_LIMIT)]
 
 
 def _tc(argv: list[str], netns: str | list[str] | None) -> subprocess.CompletedProcess:
@@ -63,8 +63,9 @@ def netem_available() -> bool | None:
     return _netem
 
 
-def shape(iface: str, delay_ns: int, rate_bps: float | None = None,
-          netns: str | list[str] | None = None) -> list[str]:
+def shape(
+    iface: str, delay_ns: int, rate_bps: float | None = None, netns: str | list[str] | None = None
+) -> list[str]:
     """Install the qdisc on `iface` (inside `netns`); returns the tc command it ran ([] when
     there was nothing to do: no netem here and no rate to set)."""
     global _netem

@@ -38,8 +38,9 @@ class Topology:
 
 
 def _host(i: int) -> Host:
-    return Host(name=f"h{i}", port=i, mac=f"02:00:00:00:00:{i:02x}", ip=f"10.0.0.{i}",
-                qpn=0x100 + i)
+    return Host(
+        name=f"h{i}", port=i, mac=f"02:00:00:00:00:{i:02x}", ip=f"10.0.0.{i}", qpn=0x100 + i
+    )
 
 
 def pair() -> Topology:
@@ -49,8 +50,11 @@ def pair() -> Topology:
 
 def incast(senders: int = 4) -> Topology:
     """`senders`:1 incast: h1..hN send to h(N+1) through one egress port."""
-    return Topology("incast", tuple(_host(i) for i in range(1, senders + 2)),
-                    description=f"{senders}:1 incast, {senders + 1} hosts, 1 switch")
+    return Topology(
+        "incast",
+        tuple(_host(i) for i in range(1, senders + 2)),
+        description=f"{senders}:1 incast, {senders + 1} hosts, 1 switch",
+    )
 
 
 TOPOLOGIES = {"pair": pair, "incast": incast}

@@ -19,4 +19,11 @@ from finsy.proto.google.rpc import code_pb2, status_pb2
 from finsy.proto.p4.config.v1 import p4info_pb2
 from finsy.proto.p4.v1 import p4data_pb2, p4runtime_pb2, p4runtime_pb2_grpc
 
-__all__ = ["code_pb2", "p4data_pb2", "p4info_pb2", "p4runtime_pb2", "p4runtime_pb2_grpc", "status_pb2"]
+__all__ = [
+    "code_pb2",
+    "p4data_pb2",
+    "p4info_pb2",
+    "p4runtime_pb2",
+    "p4runtime_pb2_grpc",
+    "status_pb2",
+]

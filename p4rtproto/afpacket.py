@@ -53,8 +53,9 @@ def entered(netns: str | None) -> Iterator[None]:
         os.close(target)
 
 
-def packet_socket(iface: str, netns: str | None = None, *, promiscuous: bool = False,
-                  rcvbuf: int | None = None) -> socket.socket:
+def packet_socket(
+    iface: str, netns: str | None = None, *, promiscuous: bool = False, rcvbuf: int | None = None
+) -> socket.socket:
     """An AF_PACKET raw socket bound to `iface` (in `netns`), seeing every EtherType, with
     PACKET_AUXDATA on so `recv_frame` can put back the VLAN tag the kernel strips.
     `promiscuous`: also frames not addressed to the interface (a switch port wants them)."""

@@ -30,13 +30,15 @@ CHANNEL_OPTIONS = [
 ]
 
 
-def tls_credentials(ca: str | None = None, cert: str | None = None,
-                    key: str | None = None) -> grpc.ChannelCredentials:
+def tls_credentials(
+    ca: str | None = None, cert: str | None = None, key: str | None = None
+) -> grpc.ChannelCredentials:
     """TLS for a client: `ca` verifies the server (default: the system's roots); `cert` and
     `key` are our certificate for mutual TLS (simple_switch_grpc --grpc-server-with-client-auth)."""
     if (cert is None) != (key is None):
-        raise P4RuntimeError("INVALID_ARGUMENT",
-                             "a client certificate needs its key (and the key its certificate)")
+        raise P4RuntimeError(
+            "INVALID_ARGUMENT", "a client certificate needs its key (and the key its certificate)"
+        )
 
     def read(path: str | None) -> bytes | None:
         if path is None:
@@ -45,10 +47,13 @@ def tls_credentials(ca: str | None = None, cert: str | None = None,
             with open(path, "rb") as f:
                 return f.read()
         except OSError as exc:
-            raise P4RuntimeError("INVALID_ARGUMENT", f"cannot read {path}: {exc.strerror}") from None
+            raise P4RuntimeError(
+                "INVALID_ARGUMENT", f"cannot read {path}: {exc.strerror}"
+            ) from None
 
-    return grpc.ssl_channel_credentials(root_certificates=read(ca), private_key=read(key),
-                                        certificate_chain=read(cert))
+    return grpc.ssl_channel_credentials(
+        root_certificates=read(ca), private_key=read(key), certificate_chain=read(cert)
+    )
 
 
 def uint128(value: int) -> p4runtime_pb2.Uint128:
@@ -61,9 +66,15 @@ class Connection:
     `device_id` defaults to 0, what p4sim-switch and simple_switch_grpc start with;
     `credentials` (see `tls_credentials`) makes the channel TLS."""
 
-    def __init__(self, addr: str, device_id: int = 0, election_id: int = 1,
-                 timeout_s: float = 10.0, credentials: grpc.ChannelCredentials | None = None,
-                 connect_timeout_s: float | None = None):
+    def __init__(
+        self,
+        addr: str,
+        device_id: int = 0,
+        election_id: int = 1,
+        timeout_s: float = 10.0,
+        credentials: grpc.ChannelCredentials | None = None,
+        connect_timeout_s: float | None = None,
+    ):
         self.addr, self.device_id, self.election_id = addr, device_id, election_id
         self.timeout_s = timeout_s
         if credentials is not None:
@@ -76,8 +87,9 @@ class Connection:
         except grpc.FutureTimeoutError as exc:
             self.channel.close()
             how = " over TLS" if credentials is not None else ""
-            raise P4RuntimeError("UNAVAILABLE",
-                                 f"no P4Runtime server answers{how} at {addr} (waited {wait:g} s)") from exc
+            raise P4RuntimeError(
+                "UNAVAILABLE", f"no P4Runtime server answers{how} at {addr} (waited {wait:g} s)"
+            ) from exc
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
         self.schema: Schema | None = None
         self.packet_ins: queue.Queue[p4runtime_pb2.PacketIn] = queue.Queue()
@@ -85,8 +97,9 @@ class Connection:
         self._requests: queue.Queue[p4runtime_pb2.StreamMessageRequest | None] = queue.Queue()
         self._arbitration: queue.Queue = queue.Queue()
         self._stream = self.stub.StreamChannel(self._request_iter())
-        self._reader = threading.Thread(target=self._read_stream, daemon=True,
-                                        name=f"p4rt-stream-{addr}")
+        self._reader = threading.Thread(
+            target=self._read_stream, daemon=True, name=f"p4rt-stream-{addr}"
+        )
         self._reader.start()
         try:
             self._become_primary()
@@ -130,16 +143,20 @@ class Connection:
         if isinstance(reply, grpc.RpcError):
             raise from_rpc_error(reply)
         if hasattr(reply, "status") and reply.status.code != code_pb2.OK:
-            raise P4RuntimeError("PERMISSION_DENIED", f"{self.addr}: not primary for device "
-                                 f"{self.device_id}: {reply.status.message}")
+            raise P4RuntimeError(
+                "PERMISSION_DENIED",
+                f"{self.addr}: not primary for device {self.device_id}: {reply.status.message}",
+            )
 
     # -- pipeline
     def set_pipeline(self, p4info: bytes, device_config: bytes) -> None:
         info = p4info_pb2.P4Info()
         info.ParseFromString(p4info)
         req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
-            device_id=self.device_id, election_id=uint128(self.election_id),
-            action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+            device_id=self.device_id,
+            election_id=uint128(self.election_id),
+            action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
+        )
         req.config.p4info.CopyFrom(info)
         req.config.p4_device_config = device_config
         try:
@@ -151,7 +168,8 @@ class Connection:
     def fetch_pipeline(self) -> Schema:
         req = p4runtime_pb2.GetForwardingPipelineConfigRequest(
             device_id=self.device_id,
-            response_type=p4runtime_pb2.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE)
+            response_type=p4runtime_pb2.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE,
+        )
         try:
             resp = self.stub.GetForwardingPipelineConfig(req, timeout=self.timeout_s)
         except grpc.RpcError as err:
@@ -161,8 +179,11 @@ class Connection:
 
     # -- write / read
     def write(self, updates: Iterable[p4runtime_pb2.Update]) -> None:
-        req = p4runtime_pb2.WriteRequest(device_id=self.device_id, election_id=uint128(self.election_id),
-                                         atomicity=p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR)
+        req = p4runtime_pb2.WriteRequest(
+            device_id=self.device_id,
+            election_id=uint128(self.election_id),
+            atomicity=p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR,
+        )
         req.updates.extend(updates)
         if not req.updates:
             return
@@ -171,8 +192,9 @@ class Connection:
         except grpc.RpcError as err:
             raise from_rpc_error(err) from None
 
-    def read_counters(self, entities: Iterable[p4runtime_pb2.Entity], nonzero_only: bool = False
-                      ) -> list[tuple[int, int, int, int]]:
+    def read_counters(
+        self, entities: Iterable[p4runtime_pb2.Entity], nonzero_only: bool = False
+    ) -> list[tuple[int, int, int, int]]:
         """Counter entries as (counter_id, index, packets, bytes); other entities are skipped.
         With `nonzero_only`, cells counting nothing are skipped too (a caller that starts
         from zeros): a zero cell then costs five field reads and no tuple, about half of
@@ -217,8 +239,9 @@ class Connection:
 
     def packet_in_metadata(self, pkt: p4runtime_pb2.PacketIn) -> dict[str, int]:
         hdr = self.schema.packet_in if self.schema else None
-        return codec.decode_packet_metadata(hdr, [(m.metadata_id, m.value) for m in pkt.metadata],
-                                            "packet_in", strict=False)
+        return codec.decode_packet_metadata(
+            hdr, [(m.metadata_id, m.value) for m in pkt.metadata], "packet_in", strict=False
+        )
 
     def close(self) -> None:
         """End the stream and wait until the server has dropped it (its end of the stream

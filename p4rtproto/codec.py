@@ -56,7 +56,9 @@ def to_int(data: bytes, bitwidth: int, what: str) -> int:
         raise invalid(f"{what}: empty bytestring")
     value = int.from_bytes(data, "big")
     if value >> bitwidth:
-        raise P4RuntimeError("OUT_OF_RANGE", f"{what}: value 0x{data.hex()} does not fit in {bitwidth} bits")
+        raise P4RuntimeError(
+            "OUT_OF_RANGE", f"{what}: value 0x{data.hex()} does not fit in {bitwidth} bits"
+        )
     return value
 
 
@@ -68,7 +70,9 @@ def to_bytes(value: int) -> bytes:
 def encode(value: int, bitwidth: int, what: str = "value") -> bytes:
     """Canonical bytestring of a value to send, checked against its field's bitwidth."""
     if value < 0 or (bitwidth and value >> bitwidth):
-        raise P4RuntimeError("OUT_OF_RANGE", f"{what}: value {value} does not fit in {bitwidth} bits")
+        raise P4RuntimeError(
+            "OUT_OF_RANGE", f"{what}: value {value} does not fit in {bitwidth} bits"
+        )
     return value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big")
 
 
@@ -121,8 +125,17 @@ def plain_from_proto(te: p4runtime_pb2.TableEntry) -> PlainEntry:
             matches.append((fm.field_id, kind, fm.optional.value, None))
         else:
             matches.append((fm.field_id, kind or "unset", b"", None))
-    out = PlainEntry(te.table_id, matches, None, [], None, te.priority, te.is_default_action,
-                     te.idle_timeout_ns, te.metadata)
+    out = PlainEntry(
+        te.table_id,
+        matches,
+        None,
+        [],
+        None,
+        te.priority,
+        te.is_default_action,
+        te.idle_timeout_ns,
+        te.metadata,
+    )
     if te.HasField("action"):
         act = te.action
         which = act.WhichOneof("type")
@@ -172,24 +185,34 @@ def decode_match(meta: TableMeta, matches: list) -> dict[str, Match]:
         seen.add(field_id)
         width = finfo.bitwidth
         if kind != finfo.match_kind:
-            raise invalid(f"{_field_what(meta, finfo)}: is a {finfo.match_kind} field, the request gives {kind}")
+            raise invalid(
+                f"{_field_what(meta, finfo)}: is a {finfo.match_kind} field, the request gives {kind}"
+            )
         if kind == "exact":
             out[finfo.name] = Exact(_match_int(a, width, meta, finfo))
         elif kind == "lpm":
             plen = b
             if plen == 0:
-                raise invalid(f"{_field_what(meta, finfo)}: a prefix length of 0 is a wildcard: omit the field")
+                raise invalid(
+                    f"{_field_what(meta, finfo)}: a prefix length of 0 is a wildcard: omit the field"
+                )
             if plen < 0 or plen > width:
-                raise invalid(f"{_field_what(meta, finfo)}: prefix length {plen} is not in 1..{width}")
+                raise invalid(
+                    f"{_field_what(meta, finfo)}: prefix length {plen} is not in 1..{width}"
+                )
             value = _match_int(a, width, meta, finfo)
             if value & ((1 << (width - plen)) - 1):
-                raise invalid(f"{_field_what(meta, finfo)}: bits beyond the prefix length must be 0")
+                raise invalid(
+                    f"{_field_what(meta, finfo)}: bits beyond the prefix length must be 0"
+                )
             out[finfo.name] = Lpm(value, plen)
         elif kind == "ternary":
             value = _match_int(a, width, meta, finfo)
             mask = _match_int(b or b"", width, meta, finfo, " mask")
             if mask == 0:
-                raise invalid(f"{_field_what(meta, finfo)}: an all-zero mask is a wildcard: omit the field")
+                raise invalid(
+                    f"{_field_what(meta, finfo)}: an all-zero mask is a wildcard: omit the field"
+                )
             if value & ~mask:
                 raise invalid(f"{_field_what(meta, finfo)}: value has bits set outside the mask")
             out[finfo.name] = Ternary(value, mask)
@@ -199,7 +222,9 @@ def decode_match(meta: TableMeta, matches: list) -> dict[str, Match]:
             if low > high:
                 raise invalid(f"{_field_what(meta, finfo)}: range low {low} > high {high}")
             if low == 0 and high == (1 << width) - 1:
-                raise invalid(f"{_field_what(meta, finfo)}: a full range is a wildcard: omit the field")
+                raise invalid(
+                    f"{_field_what(meta, finfo)}: a full range is a wildcard: omit the field"
+                )
             out[finfo.name] = Range(low, high)
         elif kind == "optional":
             out[finfo.name] = Optional_(_match_int(a, width, meta, finfo))
@@ -239,21 +264,29 @@ def encode_match(meta: TableMeta, match: Mapping[str, Match]) -> list[p4runtime_
         out.append(fm)
     if len(out) != len(match):
         unknown = [k for k in match if k not in meta.fields_by_name]
-        raise P4RuntimeError("NOT_FOUND", f"table {meta.name} has no key field {unknown[0]!r} "
-                             f"(has {', '.join(meta.fields_by_name) or 'none'})")
+        raise P4RuntimeError(
+            "NOT_FOUND",
+            f"table {meta.name} has no key field {unknown[0]!r} "
+            f"(has {', '.join(meta.fields_by_name) or 'none'})",
+        )
     return out
 
 
-def decode_action(schema: Schema, meta: TableMeta, action_id: int, params_in: list,
-                  default: bool) -> tuple[str, dict[str, int]]:
+def decode_action(
+    schema: Schema, meta: TableMeta, action_id: int, params_in: list, default: bool
+) -> tuple[str, dict[str, int]]:
     ainfo = schema.action(action_id)
     scope = meta.action_ids.get(action_id)
     if scope is None:
         raise invalid(f"action {ainfo.name!r} is not an action of table {meta.name}")
     if default and scope == "TABLE_ONLY":
-        raise invalid(f"action {ainfo.name!r} is @tableonly in {meta.name}: it cannot be the default")
+        raise invalid(
+            f"action {ainfo.name!r} is @tableonly in {meta.name}: it cannot be the default"
+        )
     if not default and scope == "DEFAULT_ONLY":
-        raise invalid(f"action {ainfo.name!r} is @defaultonly in {meta.name}: it cannot be in an entry")
+        raise invalid(
+            f"action {ainfo.name!r} is @defaultonly in {meta.name}: it cannot be in an entry"
+        )
     params: dict[str, int] = {}
     for param_id, value in params_in:
         pinfo = ainfo.params.get(param_id)
@@ -276,7 +309,9 @@ def _action_meta(schema: Schema, action: str) -> ActionMeta:
     return schema.actions[aid] if aid is not None else schema.action(action)
 
 
-def fill_action(out: p4runtime_pb2.Action, schema: Schema, action: str, params: Mapping[str, int]) -> None:
+def fill_action(
+    out: p4runtime_pb2.Action, schema: Schema, action: str, params: Mapping[str, int]
+) -> None:
     """Fill `out` with an action and its parameters (in id order, every one, each checked
     against its bitwidth; an unknown name is NOT_FOUND, a missing one INVALID_ARGUMENT)."""
     ainfo = _action_meta(schema, action)
@@ -286,12 +321,17 @@ def fill_action(out: p4runtime_pb2.Action, schema: Schema, action: str, params: 
         if value is None:
             missing = [p.name for p in ainfo.param_order if p.name not in params]
             raise invalid(f"action {ainfo.name!r}: missing parameter(s) {', '.join(missing)}")
-        out.params.add(param_id=pinfo.id, value=encode(value, pinfo.bitwidth,
-                                                       f"action {ainfo.name!r}, parameter {pinfo.name!r}"))
+        out.params.add(
+            param_id=pinfo.id,
+            value=encode(value, pinfo.bitwidth, f"action {ainfo.name!r}, parameter {pinfo.name!r}"),
+        )
     if len(params) > len(ainfo.param_order):
         unknown = [k for k in params if k not in ainfo.params_by_name]
-        raise P4RuntimeError("NOT_FOUND", f"action {ainfo.name} has no parameter {unknown[0]!r} "
-                             f"(has {', '.join(ainfo.params_by_name) or 'none'})")
+        raise P4RuntimeError(
+            "NOT_FOUND",
+            f"action {ainfo.name} has no parameter {unknown[0]!r} "
+            f"(has {', '.join(ainfo.params_by_name) or 'none'})",
+        )
 
 
 def encode_action(schema: Schema, action: str, params: Mapping[str, int]) -> p4runtime_pb2.Action:
@@ -300,15 +340,18 @@ def encode_action(schema: Schema, action: str, params: Mapping[str, int]) -> p4r
     return out
 
 
-def decode_table_entry(schema: Schema, te: PlainEntry | p4runtime_pb2.TableEntry,
-                       need_action: bool) -> tuple[TableMeta, TableEntry]:
+def decode_table_entry(
+    schema: Schema, te: PlainEntry | p4runtime_pb2.TableEntry, need_action: bool
+) -> tuple[TableMeta, TableEntry]:
     """A table entry (plain or message) as (table, TableEntry); checks what the spec asks.
     The entry's direct counter data, if any, is in the result's counter fields."""
     if not isinstance(te, PlainEntry):
         te = plain_from_proto(te)
     meta = schema.table(te.table_id)
     if te.idle_timeout_ns and not meta.supports_idle_timeout:
-        raise invalid(f"table {meta.name} does not support idle timeout (no @support_timeout): idle_timeout_ns must be 0")
+        raise invalid(
+            f"table {meta.name} does not support idle timeout (no @support_timeout): idle_timeout_ns must be 0"
+        )
     if te.is_default:
         if te.matches:
             raise invalid(f"table {meta.name}: the default entry has no match fields")
@@ -317,22 +360,33 @@ def decode_table_entry(schema: Schema, te: PlainEntry | p4runtime_pb2.TableEntry
         match = decode_match(meta, te.matches)
     if meta.requires_priority:
         if te.priority <= 0 and not te.is_default:
-            raise invalid(f"table {meta.name} has ternary/range/optional fields: priority must be > 0")
+            raise invalid(
+                f"table {meta.name} has ternary/range/optional fields: priority must be > 0"
+            )
     elif te.priority != 0:
         raise invalid(f"table {meta.name} has only exact/lpm fields: priority must be 0")
     member = group = None
     if te.action_other is not None:
         member, group = _indirect_target(meta, te)
     elif te.action_id is not None and meta.implementation_id:
-        raise invalid(f"table {meta.name} is indirect (action profile): an entry names a member or a group,"
-                      " not an action")
+        raise invalid(
+            f"table {meta.name} is indirect (action profile): an entry names a member or a group,"
+            " not an action"
+        )
     action, params = "", {}
     if te.action_id is not None:
         action, params = decode_action(schema, meta, te.action_id, te.params, default=te.is_default)
     elif need_action and member is None and group is None:
         raise invalid(f"table {meta.name}: the entry has no action")
-    entry = TableEntry(table=meta.name, match=match, action=action, params=params, priority=te.priority,
-                       member=member, group=group)
+    entry = TableEntry(
+        table=meta.name,
+        match=match,
+        action=action,
+        params=params,
+        priority=te.priority,
+        member=member,
+        group=group,
+    )
     if te.counter_data is not None:
         entry.counter_packets, entry.counter_bytes = te.counter_data
     return meta, entry
@@ -342,23 +396,38 @@ def _indirect_target(meta: TableMeta, te: PlainEntry) -> tuple[int | None, int |
     """(member, group) of an entry of an indirect table (P4Runtime spec, "Action Profiles")."""
     if te.member_id is None and te.group_id is None:
         if te.action_other == "action_profile_action_set":
-            raise P4RuntimeError("UNIMPLEMENTED", f"table {meta.name}: p4sim does not take action_profile_action_set"
-                                 " (one-shot groups): write members and a group")
+            raise P4RuntimeError(
+                "UNIMPLEMENTED",
+                f"table {meta.name}: p4sim does not take action_profile_action_set"
+                " (one-shot groups): write members and a group",
+            )
         raise invalid(f"table {meta.name}: the entry's action is empty")
     if not meta.implementation_id:
-        raise invalid(f"table {meta.name} is direct (no action profile): an entry names an action,"
-                      " not a member or a group")
+        raise invalid(
+            f"table {meta.name} is direct (no action profile): an entry names an action,"
+            " not a member or a group"
+        )
     if te.is_default:
-        raise P4RuntimeError("UNIMPLEMENTED", f"table {meta.name}: p4sim keeps the program's default action"
-                             " of an indirect table (no default member or group)")
+        raise P4RuntimeError(
+            "UNIMPLEMENTED",
+            f"table {meta.name}: p4sim keeps the program's default action"
+            " of an indirect table (no default member or group)",
+        )
     if te.group_id is not None and not meta.with_selector:
-        raise invalid(f"table {meta.name}: its action profile has no selector, so an entry cannot name a group")
+        raise invalid(
+            f"table {meta.name}: its action profile has no selector, so an entry cannot name a group"
+        )
     return te.member_id, te.group_id
 
 
-def encode_table_entry(schema: Schema, meta: TableMeta | None, entry: TableEntry, metadata: bytes = b"",
-                       counter: tuple[int, int] | None = None,
-                       out: p4runtime_pb2.TableEntry | None = None) -> p4runtime_pb2.TableEntry:
+def encode_table_entry(
+    schema: Schema,
+    meta: TableMeta | None,
+    entry: TableEntry,
+    metadata: bytes = b"",
+    counter: tuple[int, int] | None = None,
+    out: p4runtime_pb2.TableEntry | None = None,
+) -> p4runtime_pb2.TableEntry:
     """The entry as a message (`meta`: its table, looked up by name when None); `counter`
     (packets, bytes) fills counter_data. Filled into `out` when given (e.g. an Entity's
     table_entry: building in place saves the copy that nesting a finished message costs)."""
@@ -384,8 +453,9 @@ def encode_table_entry(schema: Schema, meta: TableMeta | None, entry: TableEntry
     return te
 
 
-def encode_default_entry(schema: Schema, table: str | int, action: str,
-                         params: Mapping[str, int]) -> p4runtime_pb2.TableEntry:
+def encode_default_entry(
+    schema: Schema, table: str | int, action: str, params: Mapping[str, int]
+) -> p4runtime_pb2.TableEntry:
     """The default entry of a table (MODIFY it to set the default action, spec 9.1.3);
     no action: the program's default."""
     meta = schema.table(table)
@@ -411,19 +481,27 @@ def from_p4data(data: p4data_pb2.P4Data, bitwidth: int, what: str) -> int:
 # ---------------------------------------------------------------- controller headers
 
 
-def encode_packet_metadata(hdr: ControllerHeaderMeta | None, values: Mapping[str, int],
-                           what: str = "packet_out", complete: bool = True) -> list[tuple[int, bytes]]:
+def encode_packet_metadata(
+    hdr: ControllerHeaderMeta | None,
+    values: Mapping[str, int],
+    what: str = "packet_out",
+    complete: bool = True,
+) -> list[tuple[int, bytes]]:
     """(metadata id, bytestring) for a PacketOut or PacketIn, in header order. `complete`:
     every field (the spec wants all; a missing one, e.g. padding, goes out as 0); else
     only the fields in `values`. An unknown field name is NOT_FOUND."""
     if hdr is None:
         if values:
-            raise P4RuntimeError("FAILED_PRECONDITION", f"the program has no @controller_header(\"{what}\")")
+            raise P4RuntimeError(
+                "FAILED_PRECONDITION", f'the program has no @controller_header("{what}")'
+            )
         return []
     fields = hdr.by_name
     for name in values:
         if name not in fields:
-            raise P4RuntimeError("NOT_FOUND", f"{what} has no field {name!r} (has {', '.join(fields)})")
+            raise P4RuntimeError(
+                "NOT_FOUND", f"{what} has no field {name!r} (has {', '.join(fields)})"
+            )
     out = []
     for f in hdr.fields:
         value = values.get(f.name)
@@ -435,8 +513,12 @@ def encode_packet_metadata(hdr: ControllerHeaderMeta | None, values: Mapping[str
     return out
 
 
-def decode_packet_metadata(hdr: ControllerHeaderMeta | None, metadata: Iterable[tuple[int, bytes]],
-                           what: str = "packet_out", strict: bool = True) -> dict[str, int]:
+def decode_packet_metadata(
+    hdr: ControllerHeaderMeta | None,
+    metadata: Iterable[tuple[int, bytes]],
+    what: str = "packet_out",
+    strict: bool = True,
+) -> dict[str, int]:
     """(metadata id, bytestring) pairs of a PacketOut or PacketIn as {field name: value}. `strict` (a server reading a
     PacketOut): an unknown or repeated id, a value too wide, a missing field, or metadata
     for a program without the header are INVALID_ARGUMENT (OUT_OF_RANGE for the width).
@@ -482,8 +564,13 @@ def pack_header(fields: Sequence[FieldInfo], values: Mapping[str, int]) -> bytes
 # ---------------------------------------------------------------- counters, meters, registers
 
 
-def fill_counter_entry(out: p4runtime_pb2.CounterEntry, counter_id: int, index: int | None,
-                       packets: int = 0, bytes_: int = 0) -> p4runtime_pb2.CounterEntry:
+def fill_counter_entry(
+    out: p4runtime_pb2.CounterEntry,
+    counter_id: int,
+    index: int | None,
+    packets: int = 0,
+    bytes_: int = 0,
+) -> p4runtime_pb2.CounterEntry:
     """A CounterEntry (index None: every cell, for a wildcard read)."""
     out.counter_id = counter_id
     if index is not None:
@@ -498,8 +585,12 @@ def decode_counter_entry(schema: Schema, ce: p4runtime_pb2.CounterEntry) -> Coun
     return CounterCell(info.name, ce.index.index, ce.data.packet_count, ce.data.byte_count)
 
 
-def fill_register_entry(out: p4runtime_pb2.RegisterEntry, info: ResourceMeta, index: int | None,
-                        value: int | None = None) -> p4runtime_pb2.RegisterEntry:
+def fill_register_entry(
+    out: p4runtime_pb2.RegisterEntry,
+    info: ResourceMeta,
+    index: int | None,
+    value: int | None = None,
+) -> p4runtime_pb2.RegisterEntry:
     out.register_id = info.id
     if index is not None:
         out.index.index = index
@@ -510,8 +601,9 @@ def fill_register_entry(out: p4runtime_pb2.RegisterEntry, info: ResourceMeta, in
 
 def decode_register_entry(schema: Schema, re_: p4runtime_pb2.RegisterEntry) -> RegisterCell:
     info = schema.register(re_.register_id)
-    return RegisterCell(info.name, re_.index.index,
-                        from_p4data(re_.data, info.bitwidth, f"register {info.name}"))
+    return RegisterCell(
+        info.name, re_.index.index, from_p4data(re_.data, info.bitwidth, f"register {info.name}")
+    )
 
 
 def meter_rates(config: p4runtime_pb2.MeterConfig) -> list[tuple[float, int]]:
@@ -524,7 +616,9 @@ def meter_config(rates: Sequence[tuple[float, int]]) -> p4runtime_pb2.MeterConfi
     if len(rates) != 2:
         raise invalid(f"meter rates: expected (committed, peak), got {len(rates)} rate(s)")
     (cir, cburst), (pir, pburst) = rates
-    return p4runtime_pb2.MeterConfig(cir=round(cir * 1e6), cburst=cburst, pir=round(pir * 1e6), pburst=pburst)
+    return p4runtime_pb2.MeterConfig(
+        cir=round(cir * 1e6), cburst=cburst, pir=round(pir * 1e6), pburst=pburst
+    )
 
 
 # ---------------------------------------------------------------- the packet replication engine
@@ -593,8 +687,13 @@ def decode_entity(schema: Schema, ent: p4runtime_pb2.Entity) -> Entity:
             meta = schema.table(te.table_id)
             action, params = "", {}
             if te.action.HasField("action"):
-                action, params = decode_action(schema, meta, te.action.action.action_id,
-                                               [(p.param_id, p.value) for p in te.action.action.params], True)
+                action, params = decode_action(
+                    schema,
+                    meta,
+                    te.action.action.action_id,
+                    [(p.param_id, p.value) for p in te.action.action.params],
+                    True,
+                )
             return DefaultAction(meta.name, action, params)
         return decode_table_entry(schema, te, need_action=False)[1]
     if which == "counter_entry":
@@ -604,13 +703,18 @@ def decode_entity(schema: Schema, ent: p4runtime_pb2.Entity) -> Entity:
     if which == "meter_entry":
         me = ent.meter_entry
         info = schema.meter(me.meter_id)
-        return MeterRates(info.name, me.index.index,
-                          tuple(meter_rates(me.config)) if me.HasField("config") else ())
+        return MeterRates(
+            info.name,
+            me.index.index,
+            tuple(meter_rates(me.config)) if me.HasField("config") else (),
+        )
     if which == "packet_replication_engine_entry":
         pre = ent.packet_replication_engine_entry
         if pre.HasField("clone_session_entry"):
             cs = pre.clone_session_entry
-            return CloneSession(cs.session_id, tuple(p for p, _ in replicas(cs)), cs.packet_length_bytes)
+            return CloneSession(
+                cs.session_id, tuple(p for p, _ in replicas(cs)), cs.packet_length_bytes
+            )
         if pre.HasField("multicast_group_entry"):
             mg = pre.multicast_group_entry
             return MulticastGroup(mg.multicast_group_id, tuple(p for p, _ in replicas(mg)))

@@ -117,7 +117,15 @@ class MeterRates:
     rates: tuple[tuple[float, int], ...]
 
 
-Entity = TableEntry | DefaultAction | CounterCell | RegisterCell | CloneSession | MulticastGroup | MeterRates
+Entity = (
+    TableEntry
+    | DefaultAction
+    | CounterCell
+    | RegisterCell
+    | CloneSession
+    | MulticastGroup
+    | MeterRates
+)
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,11 @@ def update_errors(status: status_pb2.Status) -> list[tuple[str, str]]:
     for any_ in status.details:
         e = p4runtime_pb2.Error()
         if any_.Unpack(e):
-            name = code_pb2.Code.Name(e.canonical_code) if e.canonical_code in code_pb2.Code.values() else "UNKNOWN"
+            name = (
+                code_pb2.Code.Name(e.canonical_code)
+                if e.canonical_code in code_pb2.Code.values()
+                else "UNKNOWN"
+            )
             out.append((name, e.message))
     return out
 

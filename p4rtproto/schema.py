@@ -141,9 +141,14 @@ class Schema:
     [(member name, bitwidth)]), `header_kinds` (controller header name -> "packet_in" |
     "packet_out", for P4Info that names them after the header type)."""
 
-    def __init__(self, p4info: p4info_pb2.P4Info, *, const_tables: Iterable[str] = (),
-                 digest_fields: Mapping[str, Iterable[tuple[str, int]]] | None = None,
-                 header_kinds: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        p4info: p4info_pb2.P4Info,
+        *,
+        const_tables: Iterable[str] = (),
+        digest_fields: Mapping[str, Iterable[tuple[str, int]]] | None = None,
+        header_kinds: Mapping[str, str] | None = None,
+    ) -> None:
         self.p4info = p4info
         self.tables: dict[int, TableMeta] = {}
         self.actions: dict[int, ActionMeta] = {}
@@ -154,9 +159,16 @@ class Schema:
         self.registers: dict[int, ResourceMeta] = {}
         self.digests: dict[int, ResourceMeta] = {}
         self.action_profiles: dict[int, ActionProfileMeta] = {
-            ap.preamble.id: ActionProfileMeta(ap.preamble.id, ap.preamble.name, ap.with_selector, ap.size,
-                                              ap.max_group_size, tuple(ap.table_ids))
-            for ap in p4info.action_profiles}
+            ap.preamble.id: ActionProfileMeta(
+                ap.preamble.id,
+                ap.preamble.name,
+                ap.with_selector,
+                ap.size,
+                ap.max_group_size,
+                tuple(ap.table_ids),
+            )
+            for ap in p4info.action_profiles
+        }
         self.digest_fields: dict[int, list[FieldInfo]] = {}
         self.controller_headers: dict[str, ControllerHeaderMeta] = {}
         self.packet_in: ControllerHeaderMeta | None = None
@@ -174,11 +186,16 @@ class Schema:
         direct_meter_of: dict[int, int] = {}
         for c in p4info.direct_counters:
             self.direct_counters[c.preamble.id] = ResourceMeta(
-                c.preamble.id, c.preamble.name, table_id=c.direct_table_id, unit=UNITS.get(c.spec.unit, ""))
+                c.preamble.id,
+                c.preamble.name,
+                table_id=c.direct_table_id,
+                unit=UNITS.get(c.spec.unit, ""),
+            )
             direct_counter_of[c.direct_table_id] = c.preamble.id
         for m in p4info.direct_meters:
-            self.direct_meters[m.preamble.id] = ResourceMeta(m.preamble.id, m.preamble.name,
-                                                             table_id=m.direct_table_id)
+            self.direct_meters[m.preamble.id] = ResourceMeta(
+                m.preamble.id, m.preamble.name, table_id=m.direct_table_id
+            )
             direct_meter_of[m.direct_table_id] = m.preamble.id
         for t in p4info.tables:
             fields = {}
@@ -189,8 +206,12 @@ class Schema:
                 id=t.preamble.id,
                 name=t.preamble.name,
                 fields=fields,
-                action_ids={ar.id: SCOPES.get(ar.scope, "TABLE_AND_DEFAULT") for ar in t.action_refs},
-                requires_priority=any(f.match_kind in ("ternary", "range", "optional") for f in fields.values()),
+                action_ids={
+                    ar.id: SCOPES.get(ar.scope, "TABLE_AND_DEFAULT") for ar in t.action_refs
+                },
+                requires_priority=any(
+                    f.match_kind in ("ternary", "range", "optional") for f in fields.values()
+                ),
                 const_default=bool(t.const_default_action_id),
                 const_entries=t.is_const_table or t.preamble.name in const,
                 direct_counter_id=direct_counter_of.get(t.preamble.id, 0),
@@ -199,19 +220,25 @@ class Schema:
                 n_exact=sum(f.match_kind == "exact" for f in fields.values()),
                 size=t.size,
                 implementation_id=t.implementation_id,
-                with_selector=bool(t.implementation_id and t.implementation_id in self.action_profiles
-                                   and self.action_profiles[t.implementation_id].with_selector),
+                with_selector=bool(
+                    t.implementation_id
+                    and t.implementation_id in self.action_profiles
+                    and self.action_profiles[t.implementation_id].with_selector
+                ),
             )
             self.table_ids[t.preamble.name] = t.preamble.id
         for c in p4info.counters:
-            self.counters[c.preamble.id] = ResourceMeta(c.preamble.id, c.preamble.name, size=c.size,
-                                                        unit=UNITS.get(c.spec.unit, ""))
+            self.counters[c.preamble.id] = ResourceMeta(
+                c.preamble.id, c.preamble.name, size=c.size, unit=UNITS.get(c.spec.unit, "")
+            )
         for m in p4info.meters:
-            self.meters[m.preamble.id] = ResourceMeta(m.preamble.id, m.preamble.name, size=m.size,
-                                                      unit=UNITS.get(m.spec.unit, ""))
+            self.meters[m.preamble.id] = ResourceMeta(
+                m.preamble.id, m.preamble.name, size=m.size, unit=UNITS.get(m.spec.unit, "")
+            )
         for r in p4info.registers:
-            self.registers[r.preamble.id] = ResourceMeta(r.preamble.id, r.preamble.name, size=r.size,
-                                                         bitwidth=bitstring_width(r.type_spec))
+            self.registers[r.preamble.id] = ResourceMeta(
+                r.preamble.id, r.preamble.name, size=r.size, bitwidth=bitstring_width(r.type_spec)
+            )
         for d in p4info.digests:
             name = d.preamble.name
             self.digests[d.preamble.id] = ResourceMeta(d.preamble.id, name)
@@ -222,16 +249,24 @@ class Schema:
             elif d.type_spec.HasField("struct"):
                 struct = p4info.type_info.structs.get(d.type_spec.struct.name)
                 if struct is not None:
-                    members = [FieldInfo(i + 1, m.name, bitstring_width(m.type_spec))
-                               for i, m in enumerate(struct.members)]
+                    members = [
+                        FieldInfo(i + 1, m.name, bitstring_width(m.type_spec))
+                        for i, m in enumerate(struct.members)
+                    ]
             self.digest_fields[d.preamble.id] = members
         for cpm in p4info.controller_packet_metadata:
-            meta = ControllerHeaderMeta(cpm.preamble.id, cpm.preamble.name,
-                                        [FieldInfo(m.id, m.name, m.bitwidth) for m in cpm.metadata])
+            meta = ControllerHeaderMeta(
+                cpm.preamble.id,
+                cpm.preamble.name,
+                [FieldInfo(m.id, m.name, m.bitwidth) for m in cpm.metadata],
+            )
             self.controller_headers[cpm.preamble.name] = meta
             # p4c names them after the annotation ("packet_in"); a hint may name the header type
-            kind = cpm.preamble.name if cpm.preamble.name in ("packet_in", "packet_out") \
+            kind = (
+                cpm.preamble.name
+                if cpm.preamble.name in ("packet_in", "packet_out")
                 else (header_kinds or {}).get(cpm.preamble.name)
+            )
             if kind == "packet_in":
                 self.packet_in = meta
             elif kind == "packet_out":
@@ -255,7 +290,9 @@ class Schema:
         return cls(msg)
 
     # -- lookups: an int is an id (what a request carries), a str a name (what a person types)
-    def _get(self, kind: str, by_id: Mapping[int, Any], key: int | str, code: str = "NOT_FOUND") -> Any:
+    def _get(
+        self, kind: str, by_id: Mapping[int, Any], key: int | str, code: str = "NOT_FOUND"
+    ) -> Any:
         if isinstance(key, str):
             return _by_name(kind, self._names[kind], key)
         hit = by_id.get(key)
@@ -301,30 +338,51 @@ class Schema:
 
     def name(self, obj_id: int) -> str:
         """The name of any table, action or resource id."""
-        for group in (self.tables, self.actions, self.counters, self.direct_counters, self.meters,
-                      self.direct_meters, self.registers, self.digests):
+        for group in (
+            self.tables,
+            self.actions,
+            self.counters,
+            self.direct_counters,
+            self.meters,
+            self.direct_meters,
+            self.registers,
+            self.digests,
+        ):
             if obj_id in group:
                 return group[obj_id].name
         raise P4RuntimeError("NOT_FOUND", f"no P4Info object with id {obj_id:#x}")
 
     def names(self) -> dict[str, list[str]]:
         """Names by kind, in P4Info order (what `rocelab` lists)."""
-        return {"tables": [t.name for t in self.tables.values()],
-                "actions": [a.name for a in self.actions.values()],
-                "registers": [r.name for r in self.registers.values()],
-                "counters": [c.name for c in self.counters.values()]}
+        return {
+            "tables": [t.name for t in self.tables.values()],
+            "actions": [a.name for a in self.actions.values()],
+            "registers": [r.name for r in self.registers.values()],
+            "counters": [c.name for c in self.counters.values()],
+        }
 
 
 def check_p4info_matches(client: p4info_pb2.P4Info, ours: p4info_pb2.P4Info) -> None:
     """The P4Info a client pushes must describe the program the server compiled: same
     objects, same ids (so that ids in later requests mean what the client thinks)."""
-    for kind in ("tables", "actions", "counters", "direct_counters", "meters", "direct_meters",
-                 "registers", "digests", "controller_packet_metadata"):
+    for kind in (
+        "tables",
+        "actions",
+        "counters",
+        "direct_counters",
+        "meters",
+        "direct_meters",
+        "registers",
+        "digests",
+        "controller_packet_metadata",
+    ):
         mine = {o.preamble.name: o.preamble.id for o in getattr(ours, kind)}
         for obj in getattr(client, kind):
             name, oid = obj.preamble.name, obj.preamble.id
             if name not in mine:
-                raise invalid(f"P4Info does not match the program: {kind[:-1]} {name!r} is not in it")
+                raise invalid(
+                    f"P4Info does not match the program: {kind[:-1]} {name!r} is not in it"
+                )
             if mine[name] != oid:
                 raise invalid(
                     f"P4Info does not match the program: {kind[:-1]} {name!r} has id {oid:#x}, "
@@ -334,4 +392,6 @@ def check_p4info_matches(client: p4info_pb2.P4Info, ours: p4info_pb2.P4Info) -> 
         t_ours = next(t for t in ours.tables if t.preamble.name == t_client.preamble.name)
         ours_fields = {(f.id, f.name, f.bitwidth) for f in t_ours.match_fields}
         if {(f.id, f.name, f.bitwidth) for f in t_client.match_fields} != ours_fields:
-            raise invalid(f"P4Info does not match the program: match fields of table {t_client.preamble.name!r} differ")
+            raise invalid(
+                f"P4Info does not match the program: match fields of table {t_client.preamble.name!r} differ"
+            )

@@ -44,8 +44,10 @@ class StfResult:
 
     def report(self) -> str:
         head = "PASS" if self.ok else "FAIL"
-        return "\n".join([f"{head}: {self.packets_sent} packets sent, {self.packets_checked} checked"]
-                         + self.messages)
+        return "\n".join(
+            [f"{head}: {self.packets_sent} packets sent, {self.packets_checked} checked"]
+            + self.messages
+        )
 
 
 def parse_stf(text: str) -> list[Cmd]:
@@ -195,8 +197,13 @@ def packet_bytes(parts: list[str]) -> bytes:
 
 
 COMPARE: dict[str, Callable[[int, int], bool]] = {
-    "==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt,
-    "<=": operator.le, ">=": operator.ge}
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    ">": operator.gt,
+    "<=": operator.le,
+    ">=": operator.ge,
+}
 
 
 @dataclass(frozen=True)
@@ -287,19 +294,27 @@ class Expected:
             for i in range(max(len(exp), len(got))):
                 if i >= len(got):
                     pat, _, line = exp[i]
-                    _fail(result, f"{self.path}:{line}: expected packet #{i + 1} on port {port} "
-                                  f"never came:\n    expected {pat}")
+                    _fail(
+                        result,
+                        f"{self.path}:{line}: expected packet #{i + 1} on port {port} "
+                        f"never came:\n    expected {pat}",
+                    )
                     continue
                 data = got[i].hex()
                 if i >= len(exp):
-                    _fail(result, f"unexpected packet #{i + 1} on port {port}:\n    got      {data}")
+                    _fail(
+                        result, f"unexpected packet #{i + 1} on port {port}:\n    got      {data}"
+                    )
                     continue
                 pat, end, line = exp[i]
                 result.packets_checked += 1
                 if not match(pat, end, data):
-                    _fail(result, f"{self.path}:{line}: packet #{i + 1} on port {port} differs:\n"
-                                  f"    expected {pat}{'$' if end else ''}\n    got      {data}\n"
-                                  f"    diff     {diff(pat, data)}")
+                    _fail(
+                        result,
+                        f"{self.path}:{line}: packet #{i + 1} on port {port} differs:\n"
+                        f"    expected {pat}{'$' if end else ''}\n    got      {data}\n"
+                        f"    diff     {diff(pat, data)}",
+                    )
 
 
 def _fail(result: StfResult, msg: str) -> None:

@@ -71,7 +71,10 @@ def _ir(prog) -> str:
         lines.append(f"  {t.kind} {t.name}{size}")
         for fname, ft in t.fields:
             w = width_of(ft)
-            lines.append(f"    {fname}: {ft.show()}" + (f"  [{w}]" if w and not isinstance(ft, TStruct) else ""))
+            lines.append(
+                f"    {fname}: {ft.show()}"
+                + (f"  [{w}]" if w and not isinstance(ft, TStruct) else "")
+            )
 
     for t in prog.struct_types.values():
         show_type(t)
@@ -79,11 +82,15 @@ def _ir(prog) -> str:
     lines += ["", "tables:"]
     for t in m.tables.values():
         keys = ", ".join(f"{k.name}:{k.match_kind}<{k.bitwidth}>" for k in t.keys) or "(keyless)"
-        lines.append(f"  {t.name} key {{{keys}}} size {t.size}"
-                     + (" const-entries" if t.const_entries else ""))
-        lines.append(f"    actions {', '.join(a.name for a in t.actions)}; default {t.default_action}"
-                     f"{tuple(t.default_params) if t.default_params else ''}"
-                     + (" (const)" if t.const_default_action else ""))
+        lines.append(
+            f"  {t.name} key {{{keys}}} size {t.size}"
+            + (" const-entries" if t.const_entries else "")
+        )
+        lines.append(
+            f"    actions {', '.join(a.name for a in t.actions)}; default {t.default_action}"
+            f"{tuple(t.default_params) if t.default_params else ''}"
+            + (" (const)" if t.const_default_action else "")
+        )
     lines += ["", "actions:"]
     for a in m.actions.values():
         lines.append(f"  {a.name}({', '.join(f'{p.name}: bit<{p.bitwidth}>' for p in a.params)})")
@@ -91,10 +98,17 @@ def _ir(prog) -> str:
     for ext in externs.with_model():
         lines += [f"  {ext.describe(x)}" for x in ext.objects(m).values()]
     for h in m.controller_headers.values():
-        lines.append(f"  controller_header {h.name}: " + ", ".join(f"{f.name}<{f.bitwidth}>" for f in h.fields))
+        lines.append(
+            f"  controller_header {h.name}: "
+            + ", ".join(f"{f.name}<{f.bitwidth}>" for f in h.fields)
+        )
     pl = prog.pipeline
-    lines += ["", "pipeline:", f"  parser {pl.parser} -> verify {pl.verify} -> ingress {pl.ingress} -> TM"
-              f" -> egress {pl.egress} -> compute {pl.compute} -> deparser {pl.deparser}"]
+    lines += [
+        "",
+        "pipeline:",
+        f"  parser {pl.parser} -> verify {pl.verify} -> ingress {pl.ingress} -> TM"
+        f" -> egress {pl.egress} -> compute {pl.compute} -> deparser {pl.deparser}",
+    ]
     if pl.field_lists:
         lines.append("  field lists: " + ", ".join(str(i) for i in sorted(pl.field_lists)))
     return "\n".join(lines) + "\n"
@@ -113,8 +127,11 @@ def cmd_compile(args) -> int:
     from p4sim.frontend import parse_program
     from p4sim.lower import ARCH_DIR
 
-    prog_ast = parse_program(args.program, include_dirs=list(args.include) + [
-        os.path.dirname(os.path.abspath(args.program)), ARCH_DIR])
+    prog_ast = parse_program(
+        args.program,
+        include_dirs=list(args.include)
+        + [os.path.dirname(os.path.abspath(args.program)), ARCH_DIR],
+    )
     _print_warnings(prog_ast.warnings)
     from p4sim.frontend.ast import dump
 
@@ -154,7 +171,9 @@ def _stf_epilog() -> str:
     for op, f in sorted(externs.all_stf_commands().items()):
         usage = (f.__doc__ or op).strip().splitlines()[0]
         lines.append(f"  {usage if usage.startswith(op) else op}")
-    return "extern commands (besides add, setdefault, packet, expect, wait, mc_*):\n" + "\n".join(lines)
+    return "extern commands (besides add, setdefault, packet, expect, wait, mc_*):\n" + "\n".join(
+        lines
+    )
 
 
 MAX_PROGRAM_BYTES = 4 << 20  # the largest P4 source here is ~60 KB; p4c's samples under 1 MB
@@ -162,32 +181,60 @@ MAX_STF_BYTES = 16 << 20
 
 
 def build_parser() -> cliargs.Parser:
-    ap = cliargs.Parser(prog="p4sim", description="p4sim: a P4_16 v1model target (pure-Python reference,"
-                        " compiled fast path)")
-    ap.add_argument("--version", action="store_true", help="print the version and the pieces that run, then exit")
-    ap.add_argument("--profile", choices=profile.PROFILES, default=None,
-                    help="fast (default: compiled backend and write path) or reference (pure Python);"
-                         " default from env P4SIM_PROFILE")
+    ap = cliargs.Parser(
+        prog="p4sim",
+        description="p4sim: a P4_16 v1model target (pure-Python reference, compiled fast path)",
+    )
+    ap.add_argument(
+        "--version",
+        action="store_true",
+        help="print the version and the pieces that run, then exit",
+    )
+    ap.add_argument(
+        "--profile",
+        choices=profile.PROFILES,
+        default=None,
+        help="fast (default: compiled backend and write path) or reference (pure Python);"
+        " default from env P4SIM_PROFILE",
+    )
     sub = ap.add_subparsers(dest="cmd")
     program = cliargs.input_file(MAX_PROGRAM_BYTES, what="program")
-    s = sub.add_parser("stf", help="run an STF test against a program", epilog=_stf_epilog(),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    s = sub.add_parser(
+        "stf",
+        help="run an STF test against a program",
+        epilog=_stf_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     s.add_argument("program", type=program)
     s.add_argument("stf", type=cliargs.input_file(MAX_STF_BYTES, what="STF file"))
     s.add_argument("--cpu-port", type=cliargs.int_range(0, 511, "--cpu-port"), default=None)
-    s.add_argument("--strict", action="store_true",
-                   help="also fail on packets at ports the test never names, and on unknown "
-                        "commands (default: p4c's runner, which ignores both)")
+    s.add_argument(
+        "--strict",
+        action="store_true",
+        help="also fail on packets at ports the test never names, and on unknown "
+        "commands (default: p4c's runner, which ignores both)",
+    )
     c = sub.add_parser("compile", help="show a compiler stage")
     c.add_argument("program", type=program)
-    c.add_argument("--emit", choices=("ast", "ir", "python"), default="python",
-                   help="ast: the parse tree; ir: the checked program; python: the generated code")
+    c.add_argument(
+        "--emit",
+        choices=("ast", "ir", "python"),
+        default="python",
+        help="ast: the parse tree; ir: the checked program; python: the generated code",
+    )
     i = sub.add_parser("p4info", help="write the program's P4Info")
     i.add_argument("program", type=program)
     i.add_argument("-o", "--output", type=cliargs.output_file("-o"))
     i.add_argument("--format", choices=("text", "binary", "json"), default="text")
     for p in (s, c, i):
-        p.add_argument("-I", "--include", type=cliargs.input_dir("-I"), action="append", default=[], metavar="DIR")
+        p.add_argument(
+            "-I",
+            "--include",
+            type=cliargs.input_dir("-I"),
+            action="append",
+            default=[],
+            metavar="DIR",
+        )
     return ap
 
 

@@ -93,8 +93,10 @@ class IdAllocator:
             return
         prefix = PREFIX[kind] << 24
         if user_id & 0xFF000000 and (user_id & 0xFF000000) != prefix:
-            raise P4InfoError(f"{name}: @id 0x{user_id:08x} has the wrong 8-bit prefix "
-                              f"for a {kind.lower().replace('_', ' ')} (0x{PREFIX[kind]:02x})")
+            raise P4InfoError(
+                f"{name}: @id 0x{user_id:08x} has the wrong 8-bit prefix "
+                f"for a {kind.lower().replace('_', ' ')} (0x{PREFIX[kind]:02x})"
+            )
         uid = user_id | prefix
         if uid in self.assigned:
             raise P4InfoError(f"@id 0x{uid:08x} is assigned to multiple declarations ({name})")
@@ -227,9 +229,13 @@ def _touches_type_info(model: ProgramModel, externs: list) -> bool:
     called in a control (control-plane/p4RuntimeSerializer.cpp: addTable, addAction,
     addControllerHeader, analyzeControl; p4RuntimeArchStandard: addExternInstance); a value
     set does not (addValueSet)."""
-    return bool(model.tables or any(a.params for a in model.actions.values()) or model.controller_headers
-                or any(ext.objects(model) for ext in externs if ext.touches_type_info)
-                or model.calls_extern_function)
+    return bool(
+        model.tables
+        or any(a.params for a in model.actions.values())
+        or model.controller_headers
+        or any(ext.objects(model) for ext in externs if ext.touches_type_info)
+        or model.calls_extern_function
+    )
 
 
 def _sorted(objs: dict[str, Annotated]) -> list:
@@ -238,8 +244,9 @@ def _sorted(objs: dict[str, Annotated]) -> list:
     return [objs[k] for k in sorted(objs, key=lambda n: _plain(n).encode()) if not _hidden(objs[k])]
 
 
-def _table(msg: p4info_pb2.Table, t: TableInfo, model: ProgramModel, alloc: IdAllocator,
-           pre) -> None:
+def _table(
+    msg: p4info_pb2.Table, t: TableInfo, model: ProgramModel, alloc: IdAllocator, pre
+) -> None:
     pre(msg, "TABLE", t)
     for k in t.keys:
         mf = msg.match_fields.add()
@@ -252,7 +259,8 @@ def _table(msg: p4info_pb2.Table, t: TableInfo, model: ProgramModel, alloc: IdAl
             mf.other_match_type = k.match_kind
     for ref in t.actions:
         if ref.name not in model.actions and _plain(ref.name) not in {
-                _plain(n) for n in model.actions}:
+            _plain(n) for n in model.actions
+        }:
             raise P4InfoError(f"table {t.name}: action '{ref.name}' is not in the program model")
         ar = msg.action_refs.add()
         ar.id = alloc.get("ACTION", ref.name)
@@ -311,8 +319,9 @@ def _action(msg: p4info_pb2.Action, a: ActionInfo, pre) -> None:
         pm.bitwidth = p.bitwidth
 
 
-def _controller_header(msg: p4info_pb2.ControllerPacketMetadata, h: ControllerHeaderInfo,
-                       pre) -> None:
+def _controller_header(
+    msg: p4info_pb2.ControllerPacketMetadata, h: ControllerHeaderInfo, pre
+) -> None:
     # As p4c: the id comes from the header type's name (h.name), while the preamble's name
     # and alias are the annotation's value ("packet_in" / "packet_out").
     pre(msg, "CONTROLLER_HEADER", h)
@@ -350,8 +359,13 @@ def read_p4info(path: str, fmt: str | None = None) -> p4info_pb2.P4Info:
     """Read P4Info written by p4c or `write_p4info` (format from the extension if not given)."""
     if fmt is None:
         ext = os.path.splitext(path)[1].lower()
-        fmt = {".txt": "text", ".txtpb": "text", ".pb": "binary", ".bin": "binary",
-               ".json": "json"}.get(ext, "text")
+        fmt = {
+            ".txt": "text",
+            ".txtpb": "text",
+            ".pb": "binary",
+            ".bin": "binary",
+            ".json": "json",
+        }.get(ext, "text")
     p4info = p4info_pb2.P4Info()
     with open(path, "rb") as f:
         data = f.read()
@@ -364,5 +378,13 @@ def read_p4info(path: str, fmt: str | None = None) -> p4info_pb2.P4Info:
     return p4info
 
 
-__all__ = ["IdAllocator", "P4InfoError", "build_p4info", "jenkins_one_at_a_time", "p4info_from_model",
-           "read_p4info", "shortest_unique_suffixes", "write_p4info"]
+__all__ = [
+    "IdAllocator",
+    "P4InfoError",
+    "build_p4info",
+    "jenkins_one_at_a_time",
+    "p4info_from_model",
+    "read_p4info",
+    "shortest_unique_suffixes",
+    "write_p4info",
+]

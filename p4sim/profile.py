@@ -59,8 +59,10 @@ def fall_back(piece: str, reason: str) -> None:
     compiler stops the compiled backend and the write path alike: one line, not two)."""
     if reason not in _said:
         _said.add(reason)
-        print(f"p4sim: {piece} unavailable ({reason}): running the reference (pure Python) in its place",
-              file=sys.stderr)
+        print(
+            f"p4sim: {piece} unavailable ({reason}): running the reference (pure Python) in its place",
+            file=sys.stderr,
+        )
 
 
 def describe(backend: str, write: str, frontend: str | None = None) -> str:

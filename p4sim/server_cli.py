@@ -48,7 +48,9 @@ def _interface(text: str) -> tuple[int, str]:
     if int(port) > 511:
         raise argparse.ArgumentTypeError(f"port {port}: v1model ports are 0..511")
     if len(name) > 15 or "/" in name or any(c.isspace() for c in name):  # IFNAMSIZ - 1
-        raise argparse.ArgumentTypeError(f"{name!r}: not a Linux interface name (at most 15 characters)")
+        raise argparse.ArgumentTypeError(
+            f"{name!r}: not a Linux interface name (at most 15 characters)"
+        )
     return int(port), name
 
 
@@ -69,7 +71,9 @@ def _rate(text: str) -> float:
             raise ValueError(number)
         value = float(number) * _SUFFIX[unit]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a bit rate: {cliargs.one_line(text, 60)!r} (e.g. 10G, 100M)") from None
+        raise argparse.ArgumentTypeError(
+            f"not a bit rate: {cliargs.one_line(text, 60)!r} (e.g. 10G, 100M)"
+        ) from None
     if not 0 < value <= MAX_RATE:  # also refuses nan and inf
         raise argparse.ArgumentTypeError(f"a rate must be > 0 and at most 10T, not {text[:40]!r}")
     return value
@@ -78,7 +82,9 @@ def _rate(text: str) -> float:
 def _port_rate(text: str) -> tuple[int, float]:
     port, sep, rate = text.partition("=")
     if not sep or not port.isdigit() or len(port) > 3 or int(port) > 511:
-        raise argparse.ArgumentTypeError(f"expected PORT=RATE with a port in 0..511, e.g. 1=10G, not {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected PORT=RATE with a port in 0..511, e.g. 1=10G, not {text!r}"
+        )
     return int(port), _rate(rate)
 
 
@@ -156,7 +162,9 @@ def parent_watch(env: Mapping[str, str]) -> ParentWatch | None:
         return None
     parts = [p.strip() for p in text.split(",")]
     if len(parts) > EXIT_WITH_MAX or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise ValueError(f"P4SIM_EXIT_WITH={text[:80]!r}: expected up to {EXIT_WITH_MAX} comma-separated pids")
+        raise ValueError(
+            f"P4SIM_EXIT_WITH={text[:80]!r}: expected up to {EXIT_WITH_MAX} comma-separated pids"
+        )
     return ParentWatch([int(p) for p in parts])
 
 
@@ -166,55 +174,172 @@ MAX_PEM_BYTES = 1 << 20
 
 def build_parser() -> argparse.ArgumentParser:
     pem = cliargs.input_file(MAX_PEM_BYTES, what="PEM file")
-    rate = cliargs.BoundedType("float", _rate, "rate")  # a number with a unit: a float's hostile inputs
-    ap = cliargs.Parser(prog="p4sim-switch", description="p4sim P4Runtime switch (a drop-in for simple_switch_grpc)")
-    ap.add_argument("program", nargs="?", type=cliargs.input_file(MAX_PROGRAM_BYTES, what="program"), help="P4_16 v1model program to load at start")
-    ap.add_argument("--no-p4", action="store_true", help="start without a program; wait for a controller")
-    ap.add_argument("--device-id", type=cliargs.int_range(0, (1 << 64) - 1, "--device-id"), default=0,
-                    help="P4Runtime device id (default 0, as simple_switch_grpc)")
-    ap.add_argument("-i", "--interface", type=cliargs.pattern(_interface, "-i"), action="append", default=[], metavar="PORT@IFNAME",
-                    help="attach a Linux interface as a switch port (repeatable)")
-    ap.add_argument("--grpc-server-addr", type=cliargs.address(0, 65535, "--grpc-server-addr"), default="127.0.0.1:9559",
-                    help="listen address (default 127.0.0.1:9559: loopback only; any client that"
-                         " reaches the port can become primary, so expose it with TLS)")
-    ap.add_argument("--grpc-server-ssl", action="store_true", help="serve TLS (as simple_switch_grpc)")
-    ap.add_argument("--grpc-server-cert", type=pem, metavar="PEM", help="server certificate (with --grpc-server-ssl)")
-    ap.add_argument("--grpc-server-key", type=pem, metavar="PEM", help="server private key (with --grpc-server-ssl)")
-    ap.add_argument("--grpc-server-cacert", type=pem, metavar="PEM", help="CA that client certificates must chain to")
-    ap.add_argument("--grpc-server-with-client-auth", action="store_true",
-                    help="require a client certificate signed by --grpc-server-cacert (mutual TLS)")
-    ap.add_argument("--compile-timeout", type=cliargs.duration(0, 3600, "--compile-timeout"), default=20.0, metavar="S",
-                    help="a pushed program must compile within S seconds (default 20)")
-    ap.add_argument("--compile-memory", type=cliargs.int_range(64, 1 << 20, "--compile-memory"), default=1024, metavar="MB",
-                    help="memory limit of the compile of a pushed program (default 1024 MB)")
-    ap.add_argument("--max-streams", type=cliargs.int_range(1, 1024, "--max-streams"), default=16, metavar="N",
-                    help="StreamChannels served at a time; more get RESOURCE_EXHAUSTED (default 16)")
-    ap.add_argument("--profile", choices=PROFILES, default=None,
-                    help="fast (default: compiled backend and write path, native front end) or"
-                         " reference (pure Python); default from env P4SIM_PROFILE")
-    ap.add_argument("--frontend", choices=["grpc", "native"], default=None,
-                    help="gRPC front end: native (grpc++) or grpc (grpc-python, the reference);"
-                         " default: the profile's")
-    ap.add_argument("--version", action="store_true", help="print the version and the pieces that run, then exit")
-    ap.add_argument("--cpu-port", type=cliargs.int_range(1, 511, "--cpu-port"), default=None,
-                    help="port number for PacketIn/PacketOut, 1..511 (default: none)")
-    ap.add_argument("--pcap", type=cliargs.output_dir("--pcap"), metavar="DIR", help="write port<N>_in.pcap / port<N>_out.pcap in DIR")
+    rate = cliargs.BoundedType(
+        "float", _rate, "rate"
+    )  # a number with a unit: a float's hostile inputs
+    ap = cliargs.Parser(
+        prog="p4sim-switch", description="p4sim P4Runtime switch (a drop-in for simple_switch_grpc)"
+    )
+    ap.add_argument(
+        "program",
+        nargs="?",
+        type=cliargs.input_file(MAX_PROGRAM_BYTES, what="program"),
+        help="P4_16 v1model program to load at start",
+    )
+    ap.add_argument(
+        "--no-p4", action="store_true", help="start without a program; wait for a controller"
+    )
+    ap.add_argument(
+        "--device-id",
+        type=cliargs.int_range(0, (1 << 64) - 1, "--device-id"),
+        default=0,
+        help="P4Runtime device id (default 0, as simple_switch_grpc)",
+    )
+    ap.add_argument(
+        "-i",
+        "--interface",
+        type=cliargs.pattern(_interface, "-i"),
+        action="append",
+        default=[],
+        metavar="PORT@IFNAME",
+        help="attach a Linux interface as a switch port (repeatable)",
+    )
+    ap.add_argument(
+        "--grpc-server-addr",
+        type=cliargs.address(0, 65535, "--grpc-server-addr"),
+        default="127.0.0.1:9559",
+        help="listen address (default 127.0.0.1:9559: loopback only; any client that"
+        " reaches the port can become primary, so expose it with TLS)",
+    )
+    ap.add_argument(
+        "--grpc-server-ssl", action="store_true", help="serve TLS (as simple_switch_grpc)"
+    )
+    ap.add_argument(
+        "--grpc-server-cert",
+        type=pem,
+        metavar="PEM",
+        help="server certificate (with --grpc-server-ssl)",
+    )
+    ap.add_argument(
+        "--grpc-server-key",
+        type=pem,
+        metavar="PEM",
+        help="server private key (with --grpc-server-ssl)",
+    )
+    ap.add_argument(
+        "--grpc-server-cacert",
+        type=pem,
+        metavar="PEM",
+        help="CA that client certificates must chain to",
+    )
+    ap.add_argument(
+        "--grpc-server-with-client-auth",
+        action="store_true",
+        help="require a client certificate signed by --grpc-server-cacert (mutual TLS)",
+    )
+    ap.add_argument(
+        "--compile-timeout",
+        type=cliargs.duration(0, 3600, "--compile-timeout"),
+        default=20.0,
+        metavar="S",
+        help="a pushed program must compile within S seconds (default 20)",
+    )
+    ap.add_argument(
+        "--compile-memory",
+        type=cliargs.int_range(64, 1 << 20, "--compile-memory"),
+        default=1024,
+        metavar="MB",
+        help="memory limit of the compile of a pushed program (default 1024 MB)",
+    )
+    ap.add_argument(
+        "--max-streams",
+        type=cliargs.int_range(1, 1024, "--max-streams"),
+        default=16,
+        metavar="N",
+        help="StreamChannels served at a time; more get RESOURCE_EXHAUSTED (default 16)",
+    )
+    ap.add_argument(
+        "--profile",
+        choices=PROFILES,
+        default=None,
+        help="fast (default: compiled backend and write path, native front end) or"
+        " reference (pure Python); default from env P4SIM_PROFILE",
+    )
+    ap.add_argument(
+        "--frontend",
+        choices=["grpc", "native"],
+        default=None,
+        help="gRPC front end: native (grpc++) or grpc (grpc-python, the reference);"
+        " default: the profile's",
+    )
+    ap.add_argument(
+        "--version",
+        action="store_true",
+        help="print the version and the pieces that run, then exit",
+    )
+    ap.add_argument(
+        "--cpu-port",
+        type=cliargs.int_range(1, 511, "--cpu-port"),
+        default=None,
+        help="port number for PacketIn/PacketOut, 1..511 (default: none)",
+    )
+    ap.add_argument(
+        "--pcap",
+        type=cliargs.output_dir("--pcap"),
+        metavar="DIR",
+        help="write port<N>_in.pcap / port<N>_out.pcap in DIR",
+    )
     ap.add_argument("--log-console", action="store_true", help="log to the console")
     ap.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-    ap.add_argument("--clock", default="auto", choices=["auto", "virtual", "wall"],
-                    help="time base: wall with interfaces, else virtual (default auto)")
-    ap.add_argument("--queue-depth", type=cliargs.int_range(1, 1 << 20, "--queue-depth"), default=64, help="packets per priority queue (default 64, as BMv2)")
-    ap.add_argument("--priority-queues", type=cliargs.int_range(1, 8, "--priority-queues"), default=8, metavar="N",
-                    help="priority queues per port, 1..8; a packet with priority >= N is dropped"
-                         " (default 8; BMv2's default is 1)")
-    ap.add_argument("--scheduler", default="strict", choices=["strict", "wrr"], help="egress scheduler")
-    ap.add_argument("--line-rate", type=rate, metavar="RATE",
-                    help="egress line rate of every port, e.g. 10G (default: unlimited, as BMv2)")
-    ap.add_argument("--port-rate", type=cliargs.pattern(_port_rate, "--port-rate"), action="append", default=[], metavar="PORT=RATE",
-                    help="egress line rate of one port, e.g. 3=25G (repeatable)")
-    ap.add_argument("--priority-order", default="high_first", choices=["high_first", "low_first"],
-                    help="strict priority: serve priority 7 first (default, as BMv2) or 0 first")
-    ap.add_argument("--print-device-config", type=cliargs.input_file(MAX_PROGRAM_BYTES, what="program"), metavar="PROGRAM", help="write PROGRAM's device config to stdout and exit")
+    ap.add_argument(
+        "--clock",
+        default="auto",
+        choices=["auto", "virtual", "wall"],
+        help="time base: wall with interfaces, else virtual (default auto)",
+    )
+    ap.add_argument(
+        "--queue-depth",
+        type=cliargs.int_range(1, 1 << 20, "--queue-depth"),
+        default=64,
+        help="packets per priority queue (default 64, as BMv2)",
+    )
+    ap.add_argument(
+        "--priority-queues",
+        type=cliargs.int_range(1, 8, "--priority-queues"),
+        default=8,
+        metavar="N",
+        help="priority queues per port, 1..8; a packet with priority >= N is dropped"
+        " (default 8; BMv2's default is 1)",
+    )
+    ap.add_argument(
+        "--scheduler", default="strict", choices=["strict", "wrr"], help="egress scheduler"
+    )
+    ap.add_argument(
+        "--line-rate",
+        type=rate,
+        metavar="RATE",
+        help="egress line rate of every port, e.g. 10G (default: unlimited, as BMv2)",
+    )
+    ap.add_argument(
+        "--port-rate",
+        type=cliargs.pattern(_port_rate, "--port-rate"),
+        action="append",
+        default=[],
+        metavar="PORT=RATE",
+        help="egress line rate of one port, e.g. 3=25G (repeatable)",
+    )
+    ap.add_argument(
+        "--priority-order",
+        default="high_first",
+        choices=["high_first", "low_first"],
+        help="strict priority: serve priority 7 first (default, as BMv2) or 0 first",
+    )
+    ap.add_argument(
+        "--print-device-config",
+        type=cliargs.input_file(MAX_PROGRAM_BYTES, what="program"),
+        metavar="PROGRAM",
+        help="write PROGRAM's device config to stdout and exit",
+    )
     return ap
 
 
@@ -228,11 +353,17 @@ def _server_credentials(args: argparse.Namespace, frontend: str) -> Any:
     if frontend == "native":
         from p4sim.server.native import Tls
 
-        return Tls(read(args.grpc_server_key).decode(errors="replace"), read(args.grpc_server_cert).decode(errors="replace"),
-                   ca.decode(errors="replace") if ca is not None else None, args.grpc_server_with_client_auth)
-    return grpc.ssl_server_credentials([(read(args.grpc_server_key), read(args.grpc_server_cert))],
-                                       root_certificates=ca,
-                                       require_client_auth=args.grpc_server_with_client_auth)
+        return Tls(
+            read(args.grpc_server_key).decode(errors="replace"),
+            read(args.grpc_server_cert).decode(errors="replace"),
+            ca.decode(errors="replace") if ca is not None else None,
+            args.grpc_server_with_client_auth,
+        )
+    return grpc.ssl_server_credentials(
+        [(read(args.grpc_server_key), read(args.grpc_server_cert))],
+        root_certificates=ca,
+        require_client_auth=args.grpc_server_with_client_auth,
+    )
 
 
 def version() -> str:
@@ -322,7 +453,9 @@ def _run(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             return 1
     from p4sim.server.service import profile_frontend
 
-    frontend = args.frontend or profile_frontend()  # native unless it cannot be built here (one line)
+    frontend = (
+        args.frontend or profile_frontend()
+    )  # native unless it cannot be built here (one line)
     credentials = None
     if args.grpc_server_ssl:
         try:
@@ -331,7 +464,9 @@ def _run(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             print(f"p4sim-switch: {exc}", file=sys.stderr)
             return 1
 
-    handler: logging.Handler = logging.StreamHandler(sys.stderr) if args.log_console else logging.NullHandler()
+    handler: logging.Handler = (
+        logging.StreamHandler(sys.stderr) if args.log_console else logging.NullHandler()
+    )
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
     logging.basicConfig(level=getattr(logging, args.log_level.upper()), handlers=[handler])
 
@@ -352,18 +487,30 @@ def _run(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return 1
 
     def tm() -> Any:
-        t = TrafficManager(default_capacity=args.queue_depth, scheduler=args.scheduler,
-                           priority_order=args.priority_order, default_rate_bps=args.line_rate,
-                           nb_queues=args.priority_queues,
-                           default_link_bps=int(args.line_rate or 100e9))
+        t = TrafficManager(
+            default_capacity=args.queue_depth,
+            scheduler=args.scheduler,
+            priority_order=args.priority_order,
+            default_rate_bps=args.line_rate,
+            nb_queues=args.priority_queues,
+            default_link_bps=int(args.line_rate or 100e9),
+        )
         for port, rate in args.port_rate:
             t.set_port_rate(port, bits_per_s=rate)
         return t
 
     limits = Limits(compile_timeout_s=args.compile_timeout, compile_memory_mb=args.compile_memory)
-    server = P4RuntimeServer(device_id=args.device_id, cpu_port=args.cpu_port, ports=ports, clock=args.clock,
-                             tm_factory=tm, freeze_gc=True, limits=limits, max_streams=args.max_streams,
-                             frontend=frontend)
+    server = P4RuntimeServer(
+        device_id=args.device_id,
+        cpu_port=args.cpu_port,
+        ports=ports,
+        clock=args.clock,
+        tm_factory=tm,
+        freeze_gc=True,
+        limits=limits,
+        max_streams=args.max_streams,
+        frontend=frontend,
+    )
     if args.program:
         try:
             server.load_program(args.program)
@@ -391,15 +538,23 @@ def _run(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     host = args.grpc_server_addr.rsplit(":", 1)[0]
     if host not in LOOPBACK and credentials is None:
-        print(f"p4sim-switch: warning: serving plain-text P4Runtime on {host}: any client that reaches"
-              " it can become primary and push programs (use --grpc-server-ssl)", file=sys.stderr)
-    print(f"p4sim-switch: device {args.device_id} serving P4Runtime on {host}:{port}"
-          f" ({len(args.interface)} interface(s), clock {server.clock},"
-          f" {profile.describe(_backend(server), 'python' if tables.COMPILED is None else 'compiled', frontend)})",
-          file=sys.stderr, flush=True)
+        print(
+            f"p4sim-switch: warning: serving plain-text P4Runtime on {host}: any client that reaches"
+            " it can become primary and push programs (use --grpc-server-ssl)",
+            file=sys.stderr,
+        )
+    print(
+        f"p4sim-switch: device {args.device_id} serving P4Runtime on {host}:{port}"
+        f" ({len(args.interface)} interface(s), clock {server.clock},"
+        f" {profile.describe(_backend(server), 'python' if tables.COMPILED is None else 'compiled', frontend)})",
+        file=sys.stderr,
+        flush=True,
+    )
     while not stop.wait(0.5):
         if watch is not None and (ended := watch.gone()) is not None:
-            print(f"p4sim-switch: process {ended} (P4SIM_EXIT_WITH) ended: stopping", file=sys.stderr)
+            print(
+                f"p4sim-switch: process {ended} (P4SIM_EXIT_WITH) ended: stopping", file=sys.stderr
+            )
             break
     server.stop()
     if watch is not None:

@@ -79,8 +79,10 @@ class StfRunner:
             except (NameError, AttributeError, TypeError) as e:
                 # a bug in p4sim's generated code (the 64aa1ae NameError reached users as a
                 # traceback): one line that says so, never a traceback
-                raise StfError(f"{self.path}:{cmd.line}: {cmd.op}: p4sim internal error "
-                               f"({type(e).__name__}: {e}); please report it") from e
+                raise StfError(
+                    f"{self.path}:{cmd.line}: {cmd.op}: p4sim internal error "
+                    f"({type(e).__name__}: {e}); please report it"
+                ) from e
         self.collect()
         self.check()
         return self.result
@@ -121,8 +123,9 @@ class StfRunner:
                 if self.strict:
                     raise ValueError(f"unknown STF command {op!r}")
                 # p4c's runner ignores commands it does not know (bmv2stf.py do_command)
-                self.result.warnings.append(f"{self.path}:{c.line}: warning: unknown STF command "
-                                            f"{op!r} ignored")
+                self.result.warnings.append(
+                    f"{self.path}:{c.line}: warning: unknown STF command {op!r} ignored"
+                )
                 return
             f(self, c)
 
@@ -179,8 +182,9 @@ def _raised_in(exc: BaseException, fn: object) -> bool:
     return tb is not None and tb.tb_frame.f_code is getattr(fn, "__code__", None)
 
 
-def run_stf(program, stf_path: str, *, include_dirs=(), switch: Switch | None = None,
-            strict: bool = False) -> StfResult:
+def run_stf(
+    program, stf_path: str, *, include_dirs=(), switch: Switch | None = None, strict: bool = False
+) -> StfResult:
     """Run an STF file against a program (path or CompiledProgram) on a fresh switch."""
     sw = switch or Switch(program, include_dirs=include_dirs)
     with open(stf_path, encoding="utf-8") as f:

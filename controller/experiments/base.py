@@ -50,10 +50,16 @@ class Result:
         self.verdicts.append(Verdict(name, bool(ok), detail))
 
     def as_json(self) -> dict[str, Any]:
-        return {"name": self.name, "question": self.question, "answer": self.answer,
-                "ok": self.ok, "params": self.params,
-                "verdicts": [v.__dict__ for v in self.verdicts], "table": self.table,
-                "data": self.data}
+        return {
+            "name": self.name,
+            "question": self.question,
+            "answer": self.answer,
+            "ok": self.ok,
+            "params": self.params,
+            "verdicts": [v.__dict__ for v in self.verdicts],
+            "table": self.table,
+            "data": self.data,
+        }
 
 
 @dataclass
@@ -66,8 +72,10 @@ class Experiment:
     def run(self, **params: Any) -> Result:
         unknown = set(params) - set(self.defaults)
         if unknown:
-            raise ValueError(f"experiment {self.name}: unknown parameter(s) "
-                             f"{', '.join(sorted(unknown))} (known: {', '.join(self.defaults)})")
+            raise ValueError(
+                f"experiment {self.name}: unknown parameter(s) "
+                f"{', '.join(sorted(unknown))} (known: {', '.join(self.defaults)})"
+            )
         p = {**copy.deepcopy(self.defaults), **params}
         res = Result(self.name, self.question, params=p)
         self.fn(res, **p)
@@ -79,15 +87,18 @@ REGISTRY: dict[str, Experiment] = {}
 
 def experiment(name: str, question: str, **defaults: Any):
     """Register `fn(result, **params)` as experiment `name`."""
+
     def wrap(fn: Callable[..., None]) -> Callable[..., None]:
         if name in REGISTRY:
             raise ValueError(f"experiment {name} registered twice")
         REGISTRY[name] = Experiment(name, question, fn, defaults)  # type: ignore[arg-type]
         return fn
+
     return wrap
 
 
 # -- the fabric -------------------------------------------------------------------------
+
 
 @dataclass
 class HostDef:
@@ -114,18 +125,29 @@ class Fabric:
     `loss(host, p, what, seed)` makes the host's link to the switch drop frames
     (Bernoulli, seeded); the link model is the engine's (speed, propagation)."""
 
-    def __init__(self, hosts: list[HostDef], switch: dict[str, Any] | None = None,
-                 speed_bps: float = 10e9, prop_ns: int = 1000, seed: int = 1,
-                 program: Path | None = None, check_config: bool = True, **nic: Any):
+    def __init__(
+        self,
+        hosts: list[HostDef],
+        switch: dict[str, Any] | None = None,
+        speed_bps: float = 10e9,
+        prop_ns: int = 1000,
+        seed: int = 1,
+        program: Path | None = None,
+        check_config: bool = True,
+        **nic: Any,
+    ):
         raw: dict[str, Any] = copy.deepcopy(switch or {})
-        raw.setdefault("ports", {h.port: {"speed": f"{speed_bps / 1e9:g}G", "cable_m": 2}
-                                 for h in hosts})
-        raw.setdefault("hosts", {h.name: {"port": h.port, "mac": h.mac, "ip": h.ip}
-                                 for h in hosts})
+        raw.setdefault(
+            "ports", {h.port: {"speed": f"{speed_bps / 1e9:g}G", "cable_m": 2} for h in hosts}
+        )
+        raw.setdefault("hosts", {h.name: {"port": h.port, "mac": h.mac, "ip": h.ip} for h in hosts})
         cfg, errors = parse_config(raw, "<experiment>")
         # (check_config=False: program what `rocelab check` would refuse, to watch it fail)
-        bad = [f for f in check(cfg, errors) if f.level == "error"
-               and (check_config or f.key in {e.key for e in errors})]
+        bad = [
+            f
+            for f in check(cfg, errors)
+            if f.level == "error" and (check_config or f.key in {e.key for e in errors})
+        ]
         if bad:
             raise ConfigError(bad[0].key, bad[0].message)
         self.cfg = cfg
@@ -134,9 +156,17 @@ class Fabric:
         self.eng = Engine(self.target)
         self.hosts: dict[str, Host] = {}
         for h in hosts:
-            spec = HostSpec(h.name, h.mac, h.ip, h.port, link_bps=speed_bps, prop_ns=prop_ns,
-                            mtu=cfg.roce_mtu,
-                            gateway_mac=cfg.router_mac if cfg.routing == "l3" else None, **nic)
+            spec = HostSpec(
+                h.name,
+                h.mac,
+                h.ip,
+                h.port,
+                link_bps=speed_bps,
+                prop_ns=prop_ns,
+                mtu=cfg.roce_mtu,
+                gateway_mac=cfg.router_mac if cfg.routing == "l3" else None,
+                **nic,
+            )
             host = Host(spec, self.eng)
             self.hosts[h.name] = host
             self.eng.attach(host, h.port, prop_ns)
@@ -151,8 +181,9 @@ class Fabric:
         hb.add_qp(qb, qa, ha.spec.ip, ha.spec.mac, **qp)
         return qa, qb
 
-    def loss(self, host: str, p: float, seed: int, keep: Callable[[bytes], bool] | None = None
-             ) -> dict[str, int]:
+    def loss(
+        self, host: str, p: float, seed: int, keep: Callable[[bytes], bool] | None = None
+    ) -> dict[str, int]:
         """Drop each frame `host` sends with probability p (frames `keep` spares are never
         dropped). Returns live counts {sent, dropped}."""
         h = self.hosts[host]
@@ -178,6 +209,7 @@ class Fabric:
 
 
 # -- output -----------------------------------------------------------------------------
+
 
 def write_outputs(res: Result, out: str | Path) -> list[str]:
     """<out>/<name>.json and <name>.png (the plot, when the experiment draws one)."""

@@ -20,9 +20,12 @@ def _frame(v6: bool, mtu: int) -> int:
 
 def _mtu_findings(v6: bool, mtu: int) -> list[str]:
     hosts = host_defs(2, v6=v6)
-    raw = {"mtu": mtu, "roce_mtu": 1024,
-           "ports": {h.port: {"speed": "10G", "cable_m": 2} for h in hosts},
-           "hosts": {h.name: {"port": h.port, "mac": h.mac, "ip": h.ip} for h in hosts}}
+    raw = {
+        "mtu": mtu,
+        "roce_mtu": 1024,
+        "ports": {h.port: {"speed": "10G", "cable_m": 2} for h in hosts},
+        "hosts": {h.name: {"port": h.port, "mac": h.mac, "ip": h.ip} for h in hosts},
+    }
     cfg, errors = parse_config(raw, "<v4-v6>")
     return [f.message for f in check(cfg, errors) if f.level == "error"]
 
@@ -31,10 +34,16 @@ def _transfer(v6: bool, total: int, port_mtu: int | None, seed: int) -> dict:
     hosts = host_defs(2, v6=v6)
     switch = None
     if port_mtu is not None:
-        switch = {"mtu": port_mtu, "ports": {h.port: {"speed": "10G", "cable_m": 2}
-                                             for h in hosts}}
-    fab = Fabric(hosts, switch=switch, seed=seed, rp_enabled=False, retry_cnt=2,
-                 timeout_ns=100_000, check_config=port_mtu is None)
+        switch = {"mtu": port_mtu, "ports": {h.port: {"speed": "10G", "cable_m": 2} for h in hosts}}
+    fab = Fabric(
+        hosts,
+        switch=switch,
+        seed=seed,
+        rp_enabled=False,
+        retry_cnt=2,
+        timeout_ns=100_000,
+        check_config=port_mtu is None,
+    )
     qa, _ = fab.connect("h1", "h2")
     a = fab.hosts["h1"]
     t0 = fab.now()
@@ -44,17 +53,24 @@ def _transfer(v6: bool, total: int, port_mtu: int | None, seed: int) -> dict:
     wr = req.done[0]
     t = (wr.completed_ns or 0) - t0
     drops = port_cells(fab.target, "drops", 2, 16)[DROP_MTU][0]
-    return {"family": "IPv6" if v6 else "IPv4", "port_mtu": port_mtu or 1500,
-            "status": wr.status, "time_us": t / 1e3,
-            "goodput_gbps": total * 8 / t if t and wr.status == "IBV_WC_SUCCESS" else 0.0,
-            "mtu_drops": drops}
+    return {
+        "family": "IPv6" if v6 else "IPv4",
+        "port_mtu": port_mtu or 1500,
+        "status": wr.status,
+        "time_us": t / 1e3,
+        "goodput_gbps": total * 8 / t if t and wr.status == "IBV_WC_SUCCESS" else 0.0,
+        "mtu_drops": drops,
+    }
 
 
 @experiment(
     "v4-v6",
     "The same WRITE over IPv4 and IPv6: does goodput differ by exactly the header overhead, "
     "and are the MTU check and the data plane right for both families?",
-    total=MIB, black_hole_mtu=1084, seed=1)
+    total=MIB,
+    black_hole_mtu=1084,
+    seed=1,
+)
 def v4_v6(res: Result, total: int, black_hole_mtu: int, seed: int) -> None:
     v4 = _transfer(False, total, None, seed)
     v6 = _transfer(True, total, None, seed)
@@ -63,33 +79,49 @@ def v4_v6(res: Result, total: int, black_hole_mtu: int, seed: int) -> None:
     res.table = [v4, v6, hole4, hole6]
     ratio = v4["goodput_gbps"] / v6["goodput_gbps"]
     want = _frame(True, 1024) / _frame(False, 1024)
-    res.check("goodput differs by exactly the IPv6 header's 20 extra bytes",
-              abs(ratio - want) <= 0.002 * want,
-              f"IPv4/IPv6 goodput {ratio:.5f}, frame sizes predict {want:.5f} "
-              f"({_frame(True, 1024)} / {_frame(False, 1024)} wire bytes per packet)")
+    res.check(
+        "goodput differs by exactly the IPv6 header's 20 extra bytes",
+        abs(ratio - want) <= 0.002 * want,
+        f"IPv4/IPv6 goodput {ratio:.5f}, frame sizes predict {want:.5f} "
+        f"({_frame(True, 1024)} / {_frame(False, 1024)} wire bytes per packet)",
+    )
     f4, f6 = _mtu_findings(False, 1084), _mtu_findings(True, 1084)
     ok6 = _mtu_findings(True, 1104)
-    res.check("the MTU check: IPv4 fits 1084, IPv6 needs 1104", not f4 and bool(f6) and not ok6,
-              f"IPv4 at 1084: {len(f4)} errors; IPv6 at 1084: {f6[0] if f6 else 'no error'}; "
-              f"IPv6 at 1104: {len(ok6)} errors")
-    res.check(f"the data plane drops IPv6 frames over MTU {black_hole_mtu} (DROP_MTU)",
-              hole6["mtu_drops"] > 0 and hole6["status"] == "IBV_WC_RETRY_EXC_ERR",
-              f"{hole6['mtu_drops']} drops with reason {DROP_MTU}; the WRITE ends "
-              f"{hole6['status']}")
-    res.check(f"IPv4 frames fit MTU {black_hole_mtu}",
-              hole4["mtu_drops"] == 0 and hole4["status"] == "IBV_WC_SUCCESS",
-              f"{hole4['mtu_drops']} MTU drops; {hole4['status']}")
-    res.answer = (f"IPv4 {v4['goodput_gbps']:.4f} Gb/s, IPv6 {v6['goodput_gbps']:.4f} Gb/s: "
-                  f"ratio {ratio:.5f} = {_frame(True, 1024)}/{_frame(False, 1024)} wire bytes; "
-                  f"with MTU {black_hole_mtu} IPv6 is black-holed ({hole6['mtu_drops']} "
-                  f"DROP_MTU, {hole6['status']}), which the config check now refuses")
+    res.check(
+        "the MTU check: IPv4 fits 1084, IPv6 needs 1104",
+        not f4 and bool(f6) and not ok6,
+        f"IPv4 at 1084: {len(f4)} errors; IPv6 at 1084: {f6[0] if f6 else 'no error'}; "
+        f"IPv6 at 1104: {len(ok6)} errors",
+    )
+    res.check(
+        f"the data plane drops IPv6 frames over MTU {black_hole_mtu} (DROP_MTU)",
+        hole6["mtu_drops"] > 0 and hole6["status"] == "IBV_WC_RETRY_EXC_ERR",
+        f"{hole6['mtu_drops']} drops with reason {DROP_MTU}; the WRITE ends {hole6['status']}",
+    )
+    res.check(
+        f"IPv4 frames fit MTU {black_hole_mtu}",
+        hole4["mtu_drops"] == 0 and hole4["status"] == "IBV_WC_SUCCESS",
+        f"{hole4['mtu_drops']} MTU drops; {hole4['status']}",
+    )
+    res.answer = (
+        f"IPv4 {v4['goodput_gbps']:.4f} Gb/s, IPv6 {v6['goodput_gbps']:.4f} Gb/s: "
+        f"ratio {ratio:.5f} = {_frame(True, 1024)}/{_frame(False, 1024)} wire bytes; "
+        f"with MTU {black_hole_mtu} IPv6 is black-holed ({hole6['mtu_drops']} "
+        f"DROP_MTU, {hole6['status']}), which the config check now refuses"
+    )
 
     def plot(ax, res: Result) -> None:
         labels = [f"{r['family']} MTU {r['port_mtu']}" for r in res.table]
         ax.bar(labels, [r["goodput_gbps"] for r in res.table], color="tab:green")
         ax.set_ylabel("goodput (Gb/s)")
         for i, r in enumerate(res.table):
-            ax.text(i, r["goodput_gbps"], f"{r['mtu_drops']} MTU drops", ha="center",
-                    va="bottom", fontsize=8)
+            ax.text(
+                i,
+                r["goodput_gbps"],
+                f"{r['mtu_drops']} MTU drops",
+                ha="center",
+                va="bottom",
+                fontsize=8,
+            )
 
     res.plot = plot

@@ -22,8 +22,9 @@ def _fabric(key: str, labels: tuple[str, ...], judge_name: str, runs: list) -> l
     by = {r.label: r.metrics for r in runs if isinstance(getattr(r, "metrics", None), dict)}
     missing = [lb for lb in labels if lb not in by]
     if missing:
-        return blind(title, f"no fabric run labelled {', '.join(missing)} "
-                             f"(runs: {', '.join(by) or 'none'})")
+        return blind(
+            title, f"no fabric run labelled {', '.join(missing)} (runs: {', '.join(by) or 'none'})"
+        )
     from . import scenarios as fs  # the judges load with the fabric's models, when judged
 
     args: list[Any] = [by[lb] for lb in labels]
@@ -99,8 +100,9 @@ def fabric_spray_gbn_naks(_: Any, runs: list) -> list[Verdict]:
     gap and the sender resends the tail (spurious: nothing was lost), losing over 10% of the
     equal-path goodput, while ECMP on the same paths stays in order (no NAK). Runs: `spray`,
     `spray_skew` (go-back-N), `ecmp_skew`."""
-    return _fabric("fabric_spray_gbn_naks", ("spray", "spray_skew", "ecmp_skew"),
-                   "judge_spray_gbn", runs)
+    return _fabric(
+        "fabric_spray_gbn_naks", ("spray", "spray_skew", "ecmp_skew"), "judge_spray_gbn", runs
+    )
 
 
 @register("fabric_spray_sr", "spray + selective repeat", "true", KEY)

@@ -74,8 +74,16 @@ class _Wire:
 class Fabric:
     """A topology brought up: switches programmed, hosts attached, flows to start."""
 
-    def __init__(self, topo: Topology, policy: dict, *, only: set[tuple[str, str]] | None = None,
-                 seed: int = 0, dcqcn: DcqcnParams | None = None, nic: dict | None = None):
+    def __init__(
+        self,
+        topo: Topology,
+        policy: dict,
+        *,
+        only: set[tuple[str, str]] | None = None,
+        seed: int = 0,
+        dcqcn: DcqcnParams | None = None,
+        nic: dict | None = None,
+    ):
         self.topo = topo
         self._now = 0
         # (time, seq, fn, args): fn(*args) then; a frame's delivery is (host.receive,
@@ -111,23 +119,36 @@ class Fabric:
             assert lk is not None
             link = lk[2]
             spec = HostSpec(
-                h.name, h.mac, h.ip, h.port, link_bps=link.bps, prop_ns=link.delay_ns,
-                mtu=cfg.roce_mtu, dscp=int(nic.get("dscp", 26)), pcp=3, cnp_dscp=cfg.cnp_dscp,
-                cnp_pcp=cfg.cnp_class, data_priority=int(nic.get("priority", 3)),
-                np_enabled=cfg.cnp_mode == "host", rp_enabled=bool(nic.get("rp", True)),
+                h.name,
+                h.mac,
+                h.ip,
+                h.port,
+                link_bps=link.bps,
+                prop_ns=link.delay_ns,
+                mtu=cfg.roce_mtu,
+                dscp=int(nic.get("dscp", 26)),
+                pcp=3,
+                cnp_dscp=cfg.cnp_dscp,
+                cnp_pcp=cfg.cnp_class,
+                data_priority=int(nic.get("priority", 3)),
+                np_enabled=cfg.cnp_mode == "host",
+                rp_enabled=bool(nic.get("rp", True)),
                 window=int(nic.get("window", 256)),
                 timeout_ns=int(float(nic.get("timeout_us", 1000)) * 1000),
                 ack_every=int(nic.get("ack_every", 16)),
                 transport=str(nic.get("transport", "gbn")),
-                gateway_mac=topo.switches[h.switch].router_mac)
+                gateway_mac=topo.switches[h.switch].router_mac,
+            )
             host = Host(spec, self, dcqcn or DcqcnParams())
             self.hosts[h.name] = host
             self._wires[(h.switch, h.port)] = _Wire("host", link.delay_ns, host=host)
 
-            def transmit(frame: bytes, t_end: int, _sw=h.switch, _p=h.port,
-                         _d=link.delay_ns) -> None:  # (t_end >= now: at()'s clamp is moot)
-                heapq.heappush(self._heap, (t_end + _d, next(self._seq), self._to_switch,
-                                            (_sw, _p, frame)))
+            def transmit(
+                frame: bytes, t_end: int, _sw=h.switch, _p=h.port, _d=link.delay_ns
+            ) -> None:  # (t_end >= now: at()'s clamp is moot)
+                heapq.heappush(
+                    self._heap, (t_end + _d, next(self._seq), self._to_switch, (_sw, _p, frame))
+                )
 
             host.transmit = transmit
         for lk in topo.links:
@@ -146,8 +167,9 @@ class Fabric:
         # per switch: port -> (prop_ns, host) or (prop_ns, None, peer switch, its port)
         self._out_wires: dict[str, dict[int, tuple]] = {sw: {} for sw in self._names}
         for (sw, port), w in self._wires.items():
-            self._out_wires[sw][port] = ((w.prop_ns, w.host) if w.kind == "host"
-                                         else (w.prop_ns, None, w.switch, w.port))
+            self._out_wires[sw][port] = (
+                (w.prop_ns, w.host) if w.kind == "host" else (w.prop_ns, None, w.switch, w.port)
+            )
         self._touched: set[str] = set()  # switches that may have output to deliver
         self._due: dict[str, int | None] = {}  # each switch's next departure
         self._dueheap: list[tuple[int, int]] = []  # (next departure, switch index), lazy
@@ -157,8 +179,9 @@ class Fabric:
         return self._now
 
     def at(self, t_ns: int, fn: Callable[[], None]) -> None:
-        heapq.heappush(self._heap, (t_ns if t_ns > self._now else self._now, next(self._seq),
-                                    fn, ()))
+        heapq.heappush(
+            self._heap, (t_ns if t_ns > self._now else self._now, next(self._seq), fn, ())
+        )
 
     def every(self, period_ns: int, fn: Callable[[], None], start_ns: int | None = None) -> None:
         """Call fn every period_ns of virtual time (samplers, the watchdog's poll)."""
@@ -172,13 +195,28 @@ class Fabric:
         self.at(self._now + period_ns if start_ns is None else start_ns, tick)
 
     # -- traffic
-    def add_flow(self, src: str, dst: str, nbytes: int, start_ns: int = 0, op: str = "WRITE",
-                 message: int = 1 << 20, name: str | None = None) -> Flow:
+    def add_flow(
+        self,
+        src: str,
+        dst: str,
+        nbytes: int,
+        start_ns: int = 0,
+        op: str = "WRITE",
+        message: int = 1 << 20,
+        name: str | None = None,
+    ) -> Flow:
         if src not in self.hosts or dst not in self.hosts or src == dst:
             raise ValueError(f"flow {src}->{dst}: two different hosts of the topology")
         i = len(self.flows)
-        f = Flow(name or f"{src}->{dst}", src, dst, QPN_BASE + 2 * i, QPN_BASE + 2 * i + 1,
-                 nbytes, start_ns)
+        f = Flow(
+            name or f"{src}->{dst}",
+            src,
+            dst,
+            QPN_BASE + 2 * i,
+            QPN_BASE + 2 * i + 1,
+            nbytes,
+            start_ns,
+        )
         s, d = self.hosts[src], self.hosts[dst]
         s.add_qp(f.qpn, f.peer_qpn, d.spec.ip, d.spec.mac)
         d.add_qp(f.peer_qpn, f.qpn, s.spec.ip, s.spec.mac)
@@ -204,16 +242,29 @@ class Fabric:
         tgt = self.targets[switch]
         n = names_from_target(tgt)
         ip = int.from_bytes(bytes(int(x) for x in self.hosts[f.dst].spec.ip.split(".")), "big")
-        tgt.write([TableEntry(n.table("spray_qp"), {"meta.ip_dst": Exact(ip),
-                                                    "hdr.bth.dqpn": Exact(f.peer_qpn)},
-                              n.action("spray"))])
+        tgt.write(
+            [
+                TableEntry(
+                    n.table("spray_qp"),
+                    {"meta.ip_dst": Exact(ip), "hdr.bth.dqpn": Exact(f.peer_qpn)},
+                    n.action("spray"),
+                )
+            ]
+        )
 
     def delivered(self, f: Flow) -> int:
         """In-order payload bytes the flow's receiver has taken so far."""
         return self.hosts[f.dst].qps[f.peer_qpn].responder.stats.bytes_received
 
-    def stuck_nic(self, host: str, start_ns: int, period_ns: int = 20_000, tc: int = 3,
-                  quanta: int = 0xFFFF, stop_ns: int | None = None) -> None:
+    def stuck_nic(
+        self,
+        host: str,
+        start_ns: int,
+        period_ns: int = 20_000,
+        tc: int = 3,
+        quanta: int = 0xFFFF,
+        stop_ns: int | None = None,
+    ) -> None:
         """From start_ns on (until stop_ns, if given), `host`'s NIC sends XOFF for class tc
         every period_ns and never XON (a NIC whose receive path hung: the pause storm)."""
         h = self.topo.hosts[host]
@@ -264,7 +315,7 @@ class Fabric:
         # in the targets' order: events at one instant keep their order (sorting the few
         # touched switches, not scanning all of them: a 128-host fat-tree has 80)
         tms, due, dueheap, index = self._tms, self._due, self._dueheap, self._index
-        for sw in (sorted(touched, key=index.__getitem__) if len(touched) > 1 else touched):
+        for sw in sorted(touched, key=index.__getitem__) if len(touched) > 1 else touched:
             # _set_due, inlined (once per touched switch per step)
             nd = tms[sw].next_departure()
             due[sw] = nd

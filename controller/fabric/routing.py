@@ -41,7 +41,9 @@ def _adjacency(t: Topology, only: set[tuple[str, str]] | None) -> dict[str, list
     return adj
 
 
-def compute_routes(t: Topology, only: set[tuple[str, str]] | None = None) -> dict[str, SwitchRoutes]:
+def compute_routes(
+    t: Topology, only: set[tuple[str, str]] | None = None
+) -> dict[str, SwitchRoutes]:
     """Shortest-path next hops from every switch to every other switch's prefix."""
     adj = _adjacency(t, only)
     radj: dict[str, list[str]] = {s: [] for s in t.switches}
@@ -84,15 +86,19 @@ def switch_config(t: Topology, switch: str, routes: SwitchRoutes, policy: dict) 
     raw["hosts"] = {}
     raw["routes"] = []
     for port, (_peer, _pp, lk) in t.switch_ports(switch).items():
-        raw["ports"][port] = {"speed": lk.bps, "cable_m": lk.delay_ns / 5.0,
-                              "mac": sw.port_mac(port)}
+        raw["ports"][port] = {
+            "speed": lk.bps,
+            "cable_m": lk.delay_ns / 5.0,
+            "mac": sw.port_mac(port),
+        }
     for h in t.hosts_of(switch):
         raw["hosts"][h.name] = {"port": h.port, "mac": h.mac, "ip": h.ip}
     for prefix, ports in sorted(routes.routes.items()):
         if len(ports) == 1:
             peer = t.switch_ports(switch)[ports[0]][0]
-            raw["routes"].append({"prefix": prefix, "port": ports[0],
-                                  "dmac": t.switches[peer].router_mac})
+            raw["routes"].append(
+                {"prefix": prefix, "port": ports[0], "dmac": t.switches[peer].router_mac}
+            )
     return raw
 
 
@@ -105,8 +111,9 @@ class SwitchProgram:
     ecmp_groups: dict[str, list[int]]
 
 
-def compile_switch(t: Topology, switch: str, routes: SwitchRoutes, policy: dict,
-                   names: Names) -> SwitchProgram:
+def compile_switch(
+    t: Topology, switch: str, routes: SwitchRoutes, policy: dict, names: Names
+) -> SwitchProgram:
     raw = switch_config(t, switch, routes, policy)
     cfg, errors = parse_config(raw, f"fabric:{switch}")
     bad = [f for f in check(cfg, errors) if f.level == "error"]
@@ -121,18 +128,37 @@ def compile_switch(t: Topology, switch: str, routes: SwitchRoutes, policy: dict,
     for gid, (prefix, ports) in enumerate(groups.items(), start=1):
         net_ip, plen = prefix.split("/")
         a, b, c, d = (int(x) for x in net_ip.split("."))
-        ents.append(TableEntry(T("ipv4_lpm"), {"hdr.ipv4.dst": Lpm(a << 24 | b << 16 | c << 8 | d,
-                                                                   int(plen))},
-                               A("set_ecmp"), {"group": gid, "size": len(ports)}))
+        ents.append(
+            TableEntry(
+                T("ipv4_lpm"),
+                {"hdr.ipv4.dst": Lpm(a << 24 | b << 16 | c << 8 | d, int(plen))},
+                A("set_ecmp"),
+                {"group": gid, "size": len(ports)},
+            )
+        )
         for member, port in enumerate(ports):
             nh += 1
             peer = t.switches[ports_of[port][0]]
-            ents.append(TableEntry(T("ecmp_member"), {"meta.ecmp_group": Exact(gid),
-                                                      "meta.ecmp_member": Exact(member)},
-                                   A("set_nhop"), {"nhop_id": nh}))
-            ents.append(TableEntry(T("nexthop"), {"meta.nhop_id": Exact(nh)}, A("set_nexthop"),
-                                   {"port": port, "smac": _mac(cfg.ports[port].mac),
-                                    "dmac": _mac(peer.router_mac)}))
+            ents.append(
+                TableEntry(
+                    T("ecmp_member"),
+                    {"meta.ecmp_group": Exact(gid), "meta.ecmp_member": Exact(member)},
+                    A("set_nhop"),
+                    {"nhop_id": nh},
+                )
+            )
+            ents.append(
+                TableEntry(
+                    T("nexthop"),
+                    {"meta.nhop_id": Exact(nh)},
+                    A("set_nexthop"),
+                    {
+                        "port": port,
+                        "smac": _mac(cfg.ports[port].mac),
+                        "dmac": _mac(peer.router_mac),
+                    },
+                )
+            )
     return SwitchProgram(cfg, ents, comp.port_speeds, comp.queue_capacity, groups)
 
 

@@ -125,12 +125,19 @@ def normalise(rows: list[dict]) -> list[dict]:
     of ints and floats (a metric that is -1 when absent, a time otherwise) becomes floats;
     a missing cell is None."""
     keys = columns(rows)
-    floats = {k for k in keys
-              if any(isinstance(r.get(k), float) for r in rows)
-              and all(isinstance(r.get(k), int | float | None) and not isinstance(r.get(k), bool)
-                      for r in rows)}
-    return [{k: (float(r[k]) if k in floats and r.get(k) is not None else r.get(k)) for k in keys}
-            for r in rows]
+    floats = {
+        k
+        for k in keys
+        if any(isinstance(r.get(k), float) for r in rows)
+        and all(
+            isinstance(r.get(k), int | float | None) and not isinstance(r.get(k), bool)
+            for r in rows
+        )
+    }
+    return [
+        {k: (float(r[k]) if k in floats and r.get(k) is not None else r.get(k)) for k in keys}
+        for r in rows
+    ]
 
 
 def write_csv(rows: list[dict], path: Path) -> None:

@@ -20,8 +20,11 @@ def fabric_telemetry(fab: Fabric, watchdog: PfcWatchdog | None = None) -> dict[s
     for sw, tgt in fab.targets.items():
         ports = sorted(fab.topo.switch_ports(sw))
         t = from_counters(read_counters(tgt, ports))
-        wd = {} if watchdog is None else {(p, c): v for (s, p, c), v in
-                                          watchdog.stats.by_queue.items() if s == sw}
+        wd = (
+            {}
+            if watchdog is None
+            else {(p, c): v for (s, p, c), v in watchdog.stats.by_queue.items() if s == sw}
+        )
         for key in wd:  # a queue the watchdog acted on but the program counted nothing for
             t.rows.setdefault(key, {})
         js = t.as_json()

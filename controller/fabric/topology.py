@@ -67,29 +67,49 @@ class Topology:
         self.switches[name] = sw
         return sw
 
-    def add_host(self, name: str, switch: str, port: int, bps: float = DEFAULT_BPS,
-                 delay_ns: int = DEFAULT_DELAY_NS) -> HostNode:
+    def add_host(
+        self,
+        name: str,
+        switch: str,
+        port: int,
+        bps: float = DEFAULT_BPS,
+        delay_ns: int = DEFAULT_DELAY_NS,
+    ) -> HostNode:
         if name in self.switches or name in self.hosts:
             raise ValueError(f"duplicate node name {name!r}")
         sw = self.switches[switch]
         if not 1 <= port <= 250:
             raise ValueError(f"{name}: host port {port} must be 1..250 (it is the address byte)")
-        h = HostNode(name, switch, port, f"10.0.{sw.index}.{port}",
-                     f"02:{sw.index:02x}:00:00:{port >> 8:02x}:{port & 0xFF:02x}")
+        h = HostNode(
+            name,
+            switch,
+            port,
+            f"10.0.{sw.index}.{port}",
+            f"02:{sw.index:02x}:00:00:{port >> 8:02x}:{port & 0xFF:02x}",
+        )
         self.hosts[name] = h
         self._link(Link((name, 0), (switch, port), bps, delay_ns))
         return h
 
-    def connect(self, a: str, pa: int, b: str, pb: int, bps: float = DEFAULT_BPS,
-                delay_ns: int = DEFAULT_DELAY_NS) -> None:
+    def connect(
+        self,
+        a: str,
+        pa: int,
+        b: str,
+        pb: int,
+        bps: float = DEFAULT_BPS,
+        delay_ns: int = DEFAULT_DELAY_NS,
+    ) -> None:
         if a not in self.switches or b not in self.switches:
             raise ValueError(f"connect: {a!r} and {b!r} must both be switches")
         self._link(Link((a, pa), (b, pb), bps, delay_ns))
 
     def _link(self, link: Link) -> None:
         if link.bps <= 0 or link.delay_ns < 1:
-            raise ValueError(f"link {link.a}-{link.b}: speed must be > 0 and delay >= 1 ns "
-                             "(the engine's lookahead is the smallest delay)")
+            raise ValueError(
+                f"link {link.a}-{link.b}: speed must be > 0 and delay >= 1 ns "
+                "(the engine's lookahead is the smallest delay)"
+            )
         used = {end for lk in self.links for end in (lk.a, lk.b)}
         for end in (link.a, link.b):
             if end in used and end[0] in self.switches:
@@ -122,9 +142,14 @@ class Topology:
         return min((lk.delay_ns for lk in self.links), default=DEFAULT_DELAY_NS)
 
 
-def leaf_spine(spines: int = 2, leaves: int = 4, hosts_per_leaf: int = 4,
-               bps: float = DEFAULT_BPS, delay_ns: int = DEFAULT_DELAY_NS,
-               spine_delay_ns: list[int] | None = None) -> Topology:
+def leaf_spine(
+    spines: int = 2,
+    leaves: int = 4,
+    hosts_per_leaf: int = 4,
+    bps: float = DEFAULT_BPS,
+    delay_ns: int = DEFAULT_DELAY_NS,
+    spine_delay_ns: list[int] | None = None,
+) -> Topology:
     """S spines x L leaves x H hosts per leaf. Leaf ports 1..H face hosts, H+1..H+S the
     spines (spine j on port H+1+j); spine port i+1 faces leaf i. `spine_delay_ns[j]`: the
     cable delay of spine j's links (unequal paths), `delay_ns` when not given."""
@@ -179,8 +204,12 @@ def fat_tree(k: int = 4, bps: float = DEFAULT_BPS, delay_ns: int = DEFAULT_DELAY
     return t
 
 
-def ring(switches: int = 4, hosts_per_switch: int = 1, bps: float = DEFAULT_BPS,
-         delay_ns: int = DEFAULT_DELAY_NS) -> Topology:
+def ring(
+    switches: int = 4,
+    hosts_per_switch: int = 1,
+    bps: float = DEFAULT_BPS,
+    delay_ns: int = DEFAULT_DELAY_NS,
+) -> Topology:
     """A ring of switches r0..r(N-1); port H+1 goes clockwise (to r(i+1)), port H+2
     counter-clockwise (to r(i-1))."""
     if switches < 3:

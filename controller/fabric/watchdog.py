@@ -42,8 +42,9 @@ class WatchdogStats:
     by_queue: dict[Queue, dict[str, int]] = field(default_factory=dict)
 
     def bump(self, q: Queue, key: str) -> None:
-        self.by_queue.setdefault(q, {"detected": 0, "restored": 0, "ignored": 0,
-                                     "dropped": 0})[key] += 1
+        self.by_queue.setdefault(q, {"detected": 0, "restored": 0, "ignored": 0, "dropped": 0})[
+            key
+        ] += 1
 
 
 class PauseTracker:
@@ -77,7 +78,9 @@ class PauseTracker:
             q = (sw, port, c)
             quanta = getattr(rec, f"pfc_quanta{c}")
             self.last_frame[q] = now
-            self.paused_until[q] = now + int(quanta * PAUSE_QUANTUM_BITS * 1e9 / self._bps(sw, port))
+            self.paused_until[q] = now + int(
+                quanta * PAUSE_QUANTUM_BITS * 1e9 / self._bps(sw, port)
+            )
             if q in self.ignore:
                 keep &= ~(1 << c)
                 self.ignored += 1
@@ -96,9 +99,16 @@ class PauseTracker:
 
 
 class PfcWatchdog:
-    def __init__(self, fab: Fabric, detect_ns: int = 200_000, restore_ns: int = 400_000,
-                 poll_ns: int = 10_000, classes: tuple[int, ...] = (3,),
-                 tracker: PauseTracker | None = None, action: str = "forward"):
+    def __init__(
+        self,
+        fab: Fabric,
+        detect_ns: int = 200_000,
+        restore_ns: int = 400_000,
+        poll_ns: int = 10_000,
+        classes: tuple[int, ...] = (3,),
+        tracker: PauseTracker | None = None,
+        action: str = "forward",
+    ):
         if detect_ns <= 0 or restore_ns <= 0 or poll_ns <= 0:
             raise ValueError("watchdog times must be > 0")
         if action not in ("forward", "drop"):
@@ -190,15 +200,22 @@ class PfcWatchdog:
         # resume the queue now: the MAC hands the TM an XON for the class
         peer = self.fab.topo.peer(sw, port)
         src = peer[0] if peer else sw
-        mac = (self.fab.topo.hosts[src].mac if src in self.fab.topo.hosts
-               else self.fab.topo.switches[sw].port_mac(port))
+        mac = (
+            self.fab.topo.hosts[src].mac
+            if src in self.fab.topo.hosts
+            else self.fab.topo.switches[sw].port_mac(port)
+        )
         self.fab.send_raw(sw, port, pfc_frame(mac, {c: 0}))
 
     def counters(self) -> dict[str, int]:
         """Telemetry: totals and the number of queues now in the storm state."""
-        return {"pfcwd_detected": self.stats.detected, "pfcwd_restored": self.stats.restored,
-                "pfcwd_ignored_frames": self.tracker.ignored, "pfcwd_in_storm": len(self.storm),
-                "pfcwd_dropped": self.dropped}
+        return {
+            "pfcwd_detected": self.stats.detected,
+            "pfcwd_restored": self.stats.restored,
+            "pfcwd_ignored_frames": self.tracker.ignored,
+            "pfcwd_in_storm": len(self.storm),
+            "pfcwd_dropped": self.dropped,
+        }
 
 
 class FrozenQueues:
@@ -240,8 +257,11 @@ def deadlock_cycles(fab: Fabric, frozen: list[Queue]) -> list[list[Queue]]:
         if peer is None or peer[0] not in topo.switches:
             continue
         b, bp = peer[0], peer[1]
-        edges[q] = [(b, p2, c) for p2, (n, _pp, _lk) in topo.switch_ports(b).items()
-                    if p2 != bp and n in topo.switches and (b, p2, c) in fz]
+        edges[q] = [
+            (b, p2, c)
+            for p2, (n, _pp, _lk) in topo.switch_ports(b).items()
+            if p2 != bp and n in topo.switches and (b, p2, c) in fz
+        ]
     # strongly connected components (Tarjan); a component of >1 queue is a cycle
     index: dict[Queue, int] = {}
     low: dict[Queue, int] = {}

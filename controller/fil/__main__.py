@@ -38,8 +38,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     hosts = sorted((sc.get("switch") or {}).get("hosts") or {})
     if args.host not in hosts:
-        print(f"fil: no host {args.host!r} in {sc['name']} (hosts: {', '.join(hosts)})",
-              file=sys.stderr)
+        print(
+            f"fil: no host {args.host!r} in {sc['name']} (hosts: {', '.join(hosts)})",
+            file=sys.stderr,
+        )
         return 2
     from .run import run_sim
 
@@ -49,12 +51,20 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     seed = int(sc.get("seed", 1) if args.seed is None else args.seed)
     out = Path(args.out)
-    sw = run_scenario(sc, lambda s: P4SimTarget(DEFAULT_PROGRAM, seed=s), seed, args.duration_us,
-                      progress=False)
+    sw = run_scenario(
+        sc, lambda s: P4SimTarget(DEFAULT_PROGRAM, seed=s), seed, args.duration_us, progress=False
+    )
     write_outputs(sw, out / "software")
     print(f"software run: {sw.runs[0].wall_s:.1f} s wall")
-    res = run_fil(args.scenario, (out / "rtl").resolve(), sim=args.sim, width=args.width,
-                  duration_us=args.duration_us, seed=seed, host=args.host)
+    res = run_fil(
+        args.scenario,
+        (out / "rtl").resolve(),
+        sim=args.sim,
+        width=args.width,
+        duration_us=args.duration_us,
+        seed=seed,
+        host=args.host,
+    )
     if res["run"] is None:
         print(f"fil: the RTL run stopped: {res['error']}", file=sys.stderr)
         return 1
@@ -62,14 +72,26 @@ def main(argv: list[str] | None = None) -> int:
     write_outputs(rtl, out / "rtl")
     cfg, st = res["cfg"], res["stats"]
     frame = sw.runs[0].queue.get("frame_bytes", 1098)  # the scenario's MTU-sized frame
-    files = write_compare(out, sw.runs[0], res["run"], st, {
-        "width": res["width"], "clock_ps": res["clock_ps"], "frame_bytes": int(frame),
-        "interval_ns": sw.runs[0].dcqcn.cnp_interval_ns, "interval_cycles": cfg.interval_cycles})
+    files = write_compare(
+        out,
+        sw.runs[0],
+        res["run"],
+        st,
+        {
+            "width": res["width"],
+            "clock_ps": res["clock_ps"],
+            "frame_bytes": int(frame),
+            "interval_ns": sw.runs[0].dcqcn.cnp_interval_ns,
+            "interval_cycles": cfg.interval_cycles,
+        },
+    )
     virt_us = res["run"].duration_ns / 1e3
-    print(f"RTL run ({args.sim}, DATA_WIDTH {res['width']}, clock {1e6 / res['clock_ps']:.2f} MHz):"
-          f" {virt_us:.0f} us virtual in {res['wall_s']:.1f} s wall = "
-          f"{virt_us / res['wall_s']:.1f} virtual us/s, {st.frames_in / res['wall_s']:.0f} frames/s "
-          f"through the RTL; {st.records_checked} records cross-checked, {st.mismatches} mismatches")
+    print(
+        f"RTL run ({args.sim}, DATA_WIDTH {res['width']}, clock {1e6 / res['clock_ps']:.2f} MHz):"
+        f" {virt_us:.0f} us virtual in {res['wall_s']:.1f} s wall = "
+        f"{virt_us / res['wall_s']:.1f} virtual us/s, {st.frames_in / res['wall_s']:.0f} frames/s "
+        f"through the RTL; {st.records_checked} records cross-checked, {st.mismatches} mismatches"
+    )
     print("")
     print(summary_text(rtl))
     print("")

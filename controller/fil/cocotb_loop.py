@@ -55,18 +55,30 @@ def _run(nic: RtlPort, env: dict[str, str]) -> dict:
         error = str(exc)
     finally:
         target.close()
-    return {"run": run, "stats": loop.stats, "error": error, "wall_s": time.perf_counter() - wall0,
-            "cpu_s": time.process_time() - cpu0,
-            "cfg": loop.cfg, "width": nic.width, "clock_ps": nic.clock_ps,
-            "frames_rtl": nic.frames_in, "seed": seed, "scenario": sc}
+    return {
+        "run": run,
+        "stats": loop.stats,
+        "error": error,
+        "wall_s": time.perf_counter() - wall0,
+        "cpu_s": time.process_time() - cpu0,
+        "cfg": loop.cfg,
+        "width": nic.width,
+        "clock_ps": nic.clock_ps,
+        "frames_rtl": nic.frames_in,
+        "seed": seed,
+        "scenario": sc,
+    }
 
 
 @cocotb.test()
 async def fil_loop(dut) -> None:
     env = dict(os.environ)
-    nic = RtlPort(dut, int(env.get("RL_FIL_CLOCK_PS") or CLOCK_PS),
-                  ready=float(env.get("RL_FIL_READY") or 1),
-                  seed=int(env.get("RL_FIL_SEED") or 1))
+    nic = RtlPort(
+        dut,
+        int(env.get("RL_FIL_CLOCK_PS") or CLOCK_PS),
+        ready=float(env.get("RL_FIL_READY") or 1),
+        seed=int(env.get("RL_FIL_SEED") or 1),
+    )
     await nic.reset()
     out = await bridge(_run)(nic, env)
     dest = Path(env.get("RL_FIL_OUT", "."))

@@ -61,27 +61,55 @@ def p4_parsed(sw, frame: bytes) -> dict[str, int]:
     out: dict[str, int] = {}
     e, v = hdr.ethernet, hdr.vlan
     if e.valid:
-        out.update(eth_dst=e.dst, eth_src=e.src, vlan_valid=int(v.valid),
-                   ethertype=v.ether_type if v.valid else e.ether_type)
+        out.update(
+            eth_dst=e.dst,
+            eth_src=e.src,
+            vlan_valid=int(v.valid),
+            ethertype=v.ether_type if v.valid else e.ether_type,
+        )
     if v.valid:
         out.update(vlan_pcp=v.pcp, vlan_vid=v.vid)
     if hdr.ipv4.valid:
         ip = hdr.ipv4
-        out.update(ip_version=ip.version, ip_src=ip.src, ip_dst=ip.dst, dscp=ip.dscp,
-                   ecn=ip.ecn, ttl=ip.ttl)
+        out.update(
+            ip_version=ip.version,
+            ip_src=ip.src,
+            ip_dst=ip.dst,
+            dscp=ip.dscp,
+            ecn=ip.ecn,
+            ttl=ip.ttl,
+        )
     elif hdr.ipv6.valid:
         ip6 = hdr.ipv6
-        out.update(ip_version=ip6.version, ip_src=ip6.src, ip_dst=ip6.dst, dscp=ip6.dscp,
-                   ecn=ip6.ecn, ttl=ip6.hop_limit)
+        out.update(
+            ip_version=ip6.version,
+            ip_src=ip6.src,
+            ip_dst=ip6.dst,
+            dscp=ip6.dscp,
+            ecn=ip6.ecn,
+            ttl=ip6.hop_limit,
+        )
     if hdr.udp.valid:
         out.update(udp_sport=hdr.udp.sport, udp_dport=hdr.udp.dport)
     if hdr.bth.valid:
         b = hdr.bth
-        out.update(bth_opcode=b.opcode, bth_se=b.se, bth_m=b.m, bth_pad=b.pad, bth_tver=b.tver,
-                   bth_pkey=b.pkey, bth_fecn=b.fecn, bth_becn=b.becn, bth_dqpn=b.dqpn,
-                   bth_ackreq=b.ackreq, bth_psn=b.psn)
-    for name, h, fields in (("reth", hdr.reth, ("va", "rkey", "dlen")),
-                            ("aeth", hdr.aeth, ("syndrome", "msn"))):
+        out.update(
+            bth_opcode=b.opcode,
+            bth_se=b.se,
+            bth_m=b.m,
+            bth_pad=b.pad,
+            bth_tver=b.tver,
+            bth_pkey=b.pkey,
+            bth_fecn=b.fecn,
+            bth_becn=b.becn,
+            bth_dqpn=b.dqpn,
+            bth_ackreq=b.ackreq,
+            bth_psn=b.psn,
+        )
+    for name, h, fields in (
+        ("reth", hdr.reth, ("va", "rkey", "dlen")),
+        ("aeth", hdr.aeth, ("syndrome", "msn")),
+    ):
         out[f"{name}_valid"] = int(h.valid)
         if h.valid:
             out.update({f"{name}_{f}": getattr(h, f) for f in fields})
@@ -91,28 +119,32 @@ def p4_parsed(sw, frame: bytes) -> dict[str, int]:
     a, ack = hdr.atomiceth, hdr.atomicacketh
     out["atomic_valid"] = int(a.valid)
     if a.valid:
-        out.update(atomic_va=a.va, atomic_rkey=a.rkey, atomic_swap=a.swap_add,
-                   atomic_cmp=a.compare)
+        out.update(atomic_va=a.va, atomic_rkey=a.rkey, atomic_swap=a.swap_add, atomic_cmp=a.compare)
     out["atomicack_valid"] = int(ack.valid)
     if ack.valid:
         out["atomicack_orig"] = ack.orig
     return out
 
 
-def cross_check(index: int, t_ns: int, frame: bytes, rtl: Decoded,
-                p4: dict[str, int] | None) -> None:
+def cross_check(
+    index: int, t_ns: int, frame: bytes, rtl: Decoded, p4: dict[str, int] | None
+) -> None:
     """Raise FilMismatch naming frame `index` and every differing field."""
     got = rtl.as_dict()
     want = decode(frame).as_dict()
     diff = {k: (hex(got[k]), hex(want[k])) for k in FIELD_NAMES if got[k] != want[k]}
     if diff:
-        raise FilMismatch(f"frame {index} at {t_ns} ns ({len(frame)} B {frame[:48].hex()}...): "
-                          f"RTL record != decode() in {diff} (rtl, decode)")
+        raise FilMismatch(
+            f"frame {index} at {t_ns} ns ({len(frame)} B {frame[:48].hex()}...): "
+            f"RTL record != decode() in {diff} (rtl, decode)"
+        )
     if p4 is not None:
         diff = {k: (hex(got[k]), hex(v)) for k, v in p4.items() if got[k] != v}
         if diff:
-            raise FilMismatch(f"frame {index} at {t_ns} ns ({len(frame)} B {frame[:48].hex()}...): "
-                              f"RTL record != p4sim's parser in {diff} (rtl, p4sim)")
+            raise FilMismatch(
+                f"frame {index} at {t_ns} ns ({len(frame)} B {frame[:48].hex()}...): "
+                f"RTL record != p4sim's parser in {diff} (rtl, p4sim)"
+            )
 
 
 @dataclass
@@ -149,8 +181,9 @@ class FilLoop:
         eng.external_rx(h.spec.port, self._arrive)
         eng.sync = self._sync
         interval = math.ceil(h.dcqcn.cnp_interval_ns * 1000 / self.port.clock_ps)
-        qps = tuple(QpContext(qpn, qp.dqpn, *h.peers[qpn], _sport(qpn))
-                    for qpn, qp in h.qps.items())
+        qps = tuple(
+            QpContext(qpn, qp.dqpn, *h.peers[qpn], _sport(qpn)) for qpn, qp in h.qps.items()
+        )
         self.cfg = NpConfig(h.spec.mac, h.spec.ip, h.spec.cnp_dscp, interval, qps, h.spec.cnp_pcp)
         self.model = NotificationPoint(interval)
         self._flows = {(_ip_int(q.peer_ip), q.local_qpn): q for q in qps}
@@ -206,8 +239,10 @@ class FilLoop:
 
     def _causal(self, t: int, now: int, what: str) -> None:
         if t < now:
-            raise FilMismatch(f"{what} at {t} ns is before the engine's now {now} ns: "
-                              "the synchronisation broke causality")
+            raise FilMismatch(
+                f"{what} at {t} ns is before the engine's now {now} ns: "
+                "the synchronisation broke causality"
+            )
 
     def _check_record(self, cycle: int, t: int, rec: Decoded) -> None:
         if not self._expect:
@@ -220,9 +255,14 @@ class FilLoop:
             raise
         self.stats.records_checked += 1
         self.stats.p4_checked += p4 is not None
-        ok = (rec.is_roce and not rec.is_cnp and rec.ecn_ce and rec.roce_version == 2
-              and rec.ip_version in (4, 6) and not (rec.err_truncated or rec.err_ip_csum
-                                               or rec.err_icrc or rec.err_unsupported))
+        ok = (
+            rec.is_roce
+            and not rec.is_cnp
+            and rec.ecn_ce
+            and rec.roce_version == 2
+            and rec.ip_version in (4, 6)
+            and not (rec.err_truncated or rec.err_ip_csum or rec.err_icrc or rec.err_unsupported)
+        )
         q = self._flows.get((rec.ip_src, rec.bth_dqpn)) if ok else None
         if q is None:
             return
@@ -238,15 +278,19 @@ class FilLoop:
             return
         if not self._cnps_due:
             self.stats.mismatches += 1
-            raise FilMismatch(f"CNP {k} at {t} ns ({decode(frame).bth_dqpn:#x}): the NP model "
-                              f"sends no CNP here (interval {self.cfg.interval_cycles} cycles)")
+            raise FilMismatch(
+                f"CNP {k} at {t} ns ({decode(frame).bth_dqpn:#x}): the NP model "
+                f"sends no CNP here (interval {self.cfg.interval_cycles} cycles)"
+            )
         want = self._cnps_due.popleft()
         if frame != want:
             got, exp = decode(frame).as_dict(), decode(want).as_dict()
             diff = {n: (hex(got[n]), hex(exp[n])) for n in FIELD_NAMES if got[n] != exp[n]}
             self.stats.mismatches += 1
-            raise FilMismatch(f"CNP {k} at {t} ns differs from the host's CNP: {diff or 'bytes'} "
-                              f"(rtl, python) rtl {frame.hex()} python {want.hex()}")
+            raise FilMismatch(
+                f"CNP {k} at {t} ns differs from the host's CNP: {diff or 'bytes'} "
+                f"(rtl, python) rtl {frame.hex()} python {want.hex()}"
+            )
         self.stats.cnp_times.append((t, decode(frame).bth_dqpn))
 
     def _check_cnp_loose(self, k: int, t: int, frame: bytes) -> None:
@@ -256,14 +300,18 @@ class FilLoop:
         q = next((q for q in self.cfg.qps if q.peer_qpn == dqpn), None)
         if q is None or self._cnp_back[dqpn] >= self._ce_sent[dqpn]:
             self.stats.mismatches += 1
-            raise FilMismatch(f"CNP {k} at {t} ns to QP {dqpn:#x}: more CNPs than CE frames "
-                              "of that flow were sent")
+            raise FilMismatch(
+                f"CNP {k} at {t} ns to QP {dqpn:#x}: more CNPs than CE frames "
+                "of that flow were sent"
+            )
         self._cnp_back[dqpn] += 1
         want = self.h._cnp(self.h.qps[q.local_qpn])
         if frame != want:
             self.stats.mismatches += 1
-            raise FilMismatch(f"CNP {k} at {t} ns differs from the host's CNP: "
-                              f"rtl {frame.hex()} python {want.hex()}")
+            raise FilMismatch(
+                f"CNP {k} at {t} ns differs from the host's CNP: "
+                f"rtl {frame.hex()} python {want.hex()}"
+            )
         self.stats.cnp_times.append((t, dqpn))
 
     def finish(self) -> None:
@@ -277,4 +325,5 @@ class FilLoop:
 
 def _ip_int(ip: str) -> int:
     from controller.packets.build import ip_to_int
+
     return ip_to_int(ip)

@@ -65,9 +65,13 @@ class NpConfig:
         if not 0 <= self.interval_cycles < 1 << 31:
             raise ValueError(f"interval of {self.interval_cycles} cycles outside 0..2^31-1")
         mac = mac_to_int(self.local_mac)
-        out = [(REG_INTERVAL, self.interval_cycles), (REG_MAC_HI, mac >> 32),
-               (REG_MAC_LO, mac & 0xFFFFFFFF), (REG_DSCP, self.cnp_dscp & 0x3F),
-               (REG_PCP, self.cnp_pcp & 0x7)]
+        out = [
+            (REG_INTERVAL, self.interval_cycles),
+            (REG_MAC_HI, mac >> 32),
+            (REG_MAC_LO, mac & 0xFFFFFFFF),
+            (REG_DSCP, self.cnp_dscp & 0x3F),
+            (REG_PCP, self.cnp_pcp & 0x7),
+        ]
         for ip in (self.local_ip, self.local_ip6):
             if ip is not None and _is_v6(ip):
                 out += [(REG_IP6 + k, w) for k, w in enumerate(_words(ip))]
@@ -79,6 +83,10 @@ class NpConfig:
             # the context fields first, `valid` last: the slot never matches half-written
             out += [(base + 1, q.peer_qpn)]
             out += [(base + 2 + k, w) for k, w in enumerate(_words(q.peer_ip))]
-            out += [(base + 6, pmac >> 32), (base + 7, pmac & 0xFFFFFFFF), (base + 8, q.sport),
-                    (base + 0, VALID | (IPV6 if _is_v6(q.peer_ip) else 0) | q.local_qpn)]
+            out += [
+                (base + 6, pmac >> 32),
+                (base + 7, pmac & 0xFFFFFFFF),
+                (base + 8, q.sport),
+                (base + 0, VALID | (IPV6 if _is_v6(q.peer_ip) else 0) | q.local_qpn),
+            ]
         return out

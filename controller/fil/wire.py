@@ -31,9 +31,15 @@ class WirePort:
     exact = False
     clock_ps = 1000  # the interval is handed over in ns
 
-    def __init__(self, iface: str, netns: str | None = None, *,
-                 driver: Callable[[NpConfig], None], quiet_s: float = 0.02,
-                 timeout_s: float = 2.0):
+    def __init__(
+        self,
+        iface: str,
+        netns: str | None = None,
+        *,
+        driver: Callable[[NpConfig], None],
+        quiet_s: float = 0.02,
+        timeout_s: float = 2.0,
+    ):
         """`driver(cfg)` programs the board's NP (its register writes: cfg.writes())."""
         self.ports = AfPacketPorts({0: iface}, {0: netns})
         self.driver = driver
@@ -104,12 +110,26 @@ class PythonNpBoard:
                     continue
                 rec = decode(data)
                 q = self.flows.get((rec.ip_src, rec.bth_dqpn))
-                if (q is None or not rec.ecn_ce or rec.is_cnp or rec.err_icrc
-                        or not self.np.on_ce((rec.ip_src, rec.bth_dqpn), time.monotonic_ns())):
+                if (
+                    q is None
+                    or not rec.ecn_ce
+                    or rec.is_cnp
+                    or rec.err_icrc
+                    or not self.np.on_ce((rec.ip_src, rec.bth_dqpn), time.monotonic_ns())
+                ):
                     continue
                 c = self.cfg
-                self.sock.send(cnp_frame(c.local_ip, q.peer_ip, q.peer_qpn, eth_src=c.local_mac,
-                                         eth_dst=q.peer_mac, dscp=c.cnp_dscp, sport=q.sport))
+                self.sock.send(
+                    cnp_frame(
+                        c.local_ip,
+                        q.peer_ip,
+                        q.peer_qpn,
+                        eth_src=c.local_mac,
+                        eth_dst=q.peer_mac,
+                        dscp=c.cnp_dscp,
+                        sport=q.sport,
+                    )
+                )
                 self.cnps += 1
 
     def close(self) -> None:

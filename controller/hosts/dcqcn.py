@@ -98,8 +98,11 @@ class ReactionPoint:
         self.cnps += 1
         self.cnp_times.append(now_ns)
         self.cnp_since_alpha = True
-        if (self.last_cut_ns is not None and self.p.rate_reduce_interval_ns
-                and now_ns - self.last_cut_ns < self.p.rate_reduce_interval_ns):
+        if (
+            self.last_cut_ns is not None
+            and self.p.rate_reduce_interval_ns
+            and now_ns - self.last_cut_ns < self.p.rate_reduce_interval_ns
+        ):
             return False
         self.rt = self.rc
         self.rc = max(self.p.min_rate_bps, self.rc * (1 - self.alpha / 2))

@@ -132,8 +132,13 @@ class Host:
     """One RoCEv2 endpoint. `transmit(frame, t_end)` is called when a frame's last bit
     left the NIC; `receive(frame)` hands the host a frame that arrived now."""
 
-    def __init__(self, spec: HostSpec, clock: Scheduler, dcqcn: DcqcnParams | None = None,
-                 on_tx_sample: Callable[[str, int, int, int, float], None] | None = None):
+    def __init__(
+        self,
+        spec: HostSpec,
+        clock: Scheduler,
+        dcqcn: DcqcnParams | None = None,
+        on_tx_sample: Callable[[str, int, int, int, float], None] | None = None,
+    ):
         self.spec = spec
         self.clock = clock
         self.dcqcn = dcqcn or DcqcnParams()
@@ -160,18 +165,46 @@ class Host:
         self.mrs: dict[int, MemoryRegion] = {0: MemoryRegion(0, 1 << 64, 0)}
 
     # -- set-up
-    def add_qp(self, qpn: int, peer_qpn: int, peer_ip: str, peer_mac: str,
-               priority: int | None = None, start_psn: int = 0) -> QueuePair:
+    def add_qp(
+        self,
+        qpn: int,
+        peer_qpn: int,
+        peer_ip: str,
+        peer_mac: str,
+        priority: int | None = None,
+        start_psn: int = 0,
+    ) -> QueuePair:
         s = self.spec
-        qp = QueuePair(qpn, peer_qpn,
-                       RcRequester(qpn, peer_qpn, s.mtu, s.window, s.timeout_ns, start_psn,
-                                   retry_cnt=s.retry_cnt, rnr_retry=s.rnr_retry,
-                                   mode=s.transport, max_atomic=s.max_atomic),
-                       RcResponder(qpn, peer_qpn, s.mtu, s.ack_every, start_psn,
-                                   rq_depth=s.rq_depth, recv_size=s.recv_size,
-                                   min_rnr_timer=s.min_rnr_timer, mrs=self.mrs,
-                                   mode=s.transport, window=s.window),
-                       priority=s.data_priority if priority is None else priority)
+        qp = QueuePair(
+            qpn,
+            peer_qpn,
+            RcRequester(
+                qpn,
+                peer_qpn,
+                s.mtu,
+                s.window,
+                s.timeout_ns,
+                start_psn,
+                retry_cnt=s.retry_cnt,
+                rnr_retry=s.rnr_retry,
+                mode=s.transport,
+                max_atomic=s.max_atomic,
+            ),
+            RcResponder(
+                qpn,
+                peer_qpn,
+                s.mtu,
+                s.ack_every,
+                start_psn,
+                rq_depth=s.rq_depth,
+                recv_size=s.recv_size,
+                min_rnr_timer=s.min_rnr_timer,
+                mrs=self.mrs,
+                mode=s.transport,
+                window=s.window,
+            ),
+            priority=s.data_priority if priority is None else priority,
+        )
         self.qps[qpn] = qp
         self.peers[qpn] = (peer_ip, s.gateway_mac or peer_mac)
         self._templates.clear()  # (a QP of this number again: its frames change)
@@ -179,10 +212,20 @@ class Host:
         self._next_tx[qpn] = 0
         return qp
 
-    def post(self, qpn: int, op: str, length: int, va: int = 0, rkey: int = 0,
-             imm: int | None = None, swap_add: int = 0, compare: int = 0):
-        wr = self.qps[qpn].requester.post(op, length, self.clock.now(), va, rkey, imm,
-                                          swap_add, compare)
+    def post(
+        self,
+        qpn: int,
+        op: str,
+        length: int,
+        va: int = 0,
+        rkey: int = 0,
+        imm: int | None = None,
+        swap_add: int = 0,
+        compare: int = 0,
+    ):
+        wr = self.qps[qpn].requester.post(
+            op, length, self.clock.now(), va, rkey, imm, swap_add, compare
+        )
         self.kick()
         return wr
 
@@ -193,10 +236,11 @@ class Host:
     def register_mr(self, va: int, length: int, rkey: int, access: int) -> MemoryRegion:
         """Register [va, va + length) for remote access with `rkey` (rkey 0 is the
         catch-all region: registering it replaces that)."""
-        if not 0 <= rkey < 1 << 32 or not 0 <= va < 1 << 64 or length < 0 \
-                or va + length > 1 << 64:
-            raise ValueError(f"{self.spec.name}: MR va={va:#x} length={length} rkey={rkey:#x} "
-                             "outside the 64-bit address / 32-bit rkey space")
+        if not 0 <= rkey < 1 << 32 or not 0 <= va < 1 << 64 or length < 0 or va + length > 1 << 64:
+            raise ValueError(
+                f"{self.spec.name}: MR va={va:#x} length={length} rkey={rkey:#x} "
+                "outside the 64-bit address / 32-bit rkey space"
+            )
         if access & ~ACCESS_ALL:
             raise ValueError(f"{self.spec.name}: unknown access flags {access:#x}")
         if rkey in self.mrs and rkey != 0:
@@ -220,9 +264,23 @@ class Host:
             return self._frame_template(qpn, pdu, over).frame(pdu.psn)
         s = self.spec
         # a message's packets differ only in PSN: one template per everything else
-        key = (qpn, pdu.opcode, pdu.dqpn, pdu.payload_len, pdu.ackreq, pdu.reth, pdu.aeth,
-               pdu.imm, pdu.atomic, pdu.atomic_ack, s.dscp, s.pcp, s.vlan, s.roce_version,
-               s.sport_entropy)
+        key = (
+            qpn,
+            pdu.opcode,
+            pdu.dqpn,
+            pdu.payload_len,
+            pdu.ackreq,
+            pdu.reth,
+            pdu.aeth,
+            pdu.imm,
+            pdu.atomic,
+            pdu.atomic_ack,
+            s.dscp,
+            s.pcp,
+            s.vlan,
+            s.roce_version,
+            s.sport_entropy,
+        )
         t = self._templates.get(key)
         if t is None:
             if len(self._templates) >= 256:  # ACKs (a new MSN each) would fill it: bounded
@@ -239,10 +297,25 @@ class Host:
         if pdu.atomic is not None:
             va, rkey, swap, compare = pdu.atomic
         kw: dict[str, object] = dict(
-            eth_src=s.mac, eth_dst=mac, vlan=s.vlan, pcp=s.pcp, dscp=s.dscp, ecn=2,
-            ackreq=int(pdu.ackreq), va=va, rkey=rkey, dlen=dlen, syndrome=syndrome, msn=msn,
-            sport=self.sport(qpn), version=s.roce_version, imm=pdu.imm or 0, swap=swap,
-            compare=compare, orig=pdu.atomic_ack or 0)
+            eth_src=s.mac,
+            eth_dst=mac,
+            vlan=s.vlan,
+            pcp=s.pcp,
+            dscp=s.dscp,
+            ecn=2,
+            ackreq=int(pdu.ackreq),
+            va=va,
+            rkey=rkey,
+            dlen=dlen,
+            syndrome=syndrome,
+            msn=msn,
+            sport=self.sport(qpn),
+            version=s.roce_version,
+            imm=pdu.imm or 0,
+            swap=swap,
+            compare=compare,
+            orig=pdu.atomic_ack or 0,
+        )
         kw.update(over)
         return psn_template(s.ip, ip, pdu.opcode, pdu.dqpn, bytes(pdu.payload_len), **kw)
 
@@ -253,9 +326,18 @@ class Host:
     def _cnp(self, qp: QueuePair) -> bytes:
         s = self.spec
         ip, mac = self.peers[qp.qpn]
-        return cnp_frame(s.ip, ip, qp.dqpn, eth_src=s.mac, eth_dst=mac, vlan=s.vlan,
-                         pcp=s.cnp_pcp, dscp=s.cnp_dscp, sport=self.sport(qp.qpn),
-                         version=s.roce_version)
+        return cnp_frame(
+            s.ip,
+            ip,
+            qp.dqpn,
+            eth_src=s.mac,
+            eth_dst=mac,
+            vlan=s.vlan,
+            pcp=s.cnp_pcp,
+            dscp=s.cnp_dscp,
+            sport=self.sport(qp.qpn),
+            version=s.roce_version,
+        )
 
     def send_cnp(self, frame: bytes) -> None:
         """Send a CNP made outside this model (an NP in RTL, controller.fil): it leaves
@@ -478,8 +560,11 @@ class Host:
 
     @property
     def idle(self) -> bool:
-        return (not self._cnp_q and not self._kernel_q and all(q.requester.idle and not q.responder.out
-                                        for q in self.qps.values()))
+        return (
+            not self._cnp_q
+            and not self._kernel_q
+            and all(q.requester.idle and not q.responder.out for q in self.qps.values())
+        )
 
 
 def _sport(qpn: int) -> int:
@@ -489,15 +574,22 @@ def _sport(qpn: int) -> int:
 
 def pdu_of(frame: bytes, rec: Decoded) -> Pdu:
     """What the RC state machines see of a received RoCE frame (decoded as `rec`)."""
-    return Pdu(rec.bth_opcode, rec.bth_dqpn, rec.bth_psn, bool(rec.bth_ackreq),
-               payload_len(frame, rec),
-               (rec.reth_va, rec.reth_rkey, rec.reth_dlen) if rec.reth_valid else None,
-               (rec.aeth_syndrome, rec.aeth_msn) if rec.aeth_valid else None,
-               bool(rec.ecn_ce), bool(rec.bth_becn),
-               rec.immdt if rec.immdt_valid else None,
-               (rec.atomic_va, rec.atomic_rkey, rec.atomic_swap, rec.atomic_cmp)
-               if rec.atomic_valid else None,
-               rec.atomicack_orig if rec.atomicack_valid else None)
+    return Pdu(
+        rec.bth_opcode,
+        rec.bth_dqpn,
+        rec.bth_psn,
+        bool(rec.bth_ackreq),
+        payload_len(frame, rec),
+        (rec.reth_va, rec.reth_rkey, rec.reth_dlen) if rec.reth_valid else None,
+        (rec.aeth_syndrome, rec.aeth_msn) if rec.aeth_valid else None,
+        bool(rec.ecn_ce),
+        bool(rec.bth_becn),
+        rec.immdt if rec.immdt_valid else None,
+        (rec.atomic_va, rec.atomic_rkey, rec.atomic_swap, rec.atomic_cmp)
+        if rec.atomic_valid
+        else None,
+        rec.atomicack_orig if rec.atomicack_valid else None,
+    )
 
 
 def payload_len(frame: bytes, rec: Decoded) -> int:
@@ -514,6 +606,11 @@ def payload_len(frame: bytes, rec: Decoded) -> int:
         transport = udp - UDP_LEN
     else:
         return 0
-    ext = (16 * rec.reth_valid + 4 * rec.aeth_valid + 4 * rec.immdt_valid
-           + C.ATOMICETH_LEN * rec.atomic_valid + C.ATOMICACKETH_LEN * rec.atomicack_valid)
+    ext = (
+        16 * rec.reth_valid
+        + 4 * rec.aeth_valid
+        + 4 * rec.immdt_valid
+        + C.ATOMICETH_LEN * rec.atomic_valid
+        + C.ATOMICACKETH_LEN * rec.atomicack_valid
+    )
     return max(0, transport - C.BTH_LEN - ext - C.ICRC_LEN - rec.bth_pad)

@@ -49,8 +49,12 @@ ATOMIC_OPS = {FETCH_ADD: C.RC_FETCH_ADD, CMP_SWAP: C.RC_CMP_SWAP}
 _OPS = {  # op -> (FIRST, MIDDLE, LAST, ONLY)
     SEND: (C.RC_SEND_FIRST, C.RC_SEND_MIDDLE, C.RC_SEND_LAST, C.RC_SEND_ONLY),
     WRITE: (C.RC_WRITE_FIRST, C.RC_WRITE_MIDDLE, C.RC_WRITE_LAST, C.RC_WRITE_ONLY),
-    READ: (C.RC_READ_RESPONSE_FIRST, C.RC_READ_RESPONSE_MIDDLE, C.RC_READ_RESPONSE_LAST,
-           C.RC_READ_RESPONSE_ONLY),
+    READ: (
+        C.RC_READ_RESPONSE_FIRST,
+        C.RC_READ_RESPONSE_MIDDLE,
+        C.RC_READ_RESPONSE_LAST,
+        C.RC_READ_RESPONSE_ONLY,
+    ),
 }
 _IMM = {  # op -> (LAST with immediate, ONLY with immediate)
     SEND: (C.RC_SEND_LAST_IMM, C.RC_SEND_ONLY_IMM),
@@ -61,19 +65,66 @@ WRITE_OPCODES = frozenset(list(_OPS[WRITE]) + list(_IMM[WRITE]))
 ATOMIC_OPCODES = frozenset(ATOMIC_OPS.values())
 REQUEST_OPCODES = SEND_OPCODES | WRITE_OPCODES | ATOMIC_OPCODES | {C.RC_READ_REQUEST}
 RESPONSE_OPCODES = frozenset(list(_OPS[READ]) + [C.RC_ACK, C.RC_ATOMIC_ACK])
-_MSG_END = frozenset({C.RC_SEND_LAST, C.RC_SEND_ONLY, C.RC_WRITE_LAST, C.RC_WRITE_ONLY,
-                      C.RC_SEND_LAST_IMM, C.RC_SEND_ONLY_IMM, C.RC_WRITE_LAST_IMM,
-                      C.RC_WRITE_ONLY_IMM})
-_MSG_START = frozenset({C.RC_SEND_FIRST, C.RC_SEND_ONLY, C.RC_SEND_ONLY_IMM, C.RC_WRITE_FIRST,
-                        C.RC_WRITE_ONLY, C.RC_WRITE_ONLY_IMM})
+_MSG_END = frozenset(
+    {
+        C.RC_SEND_LAST,
+        C.RC_SEND_ONLY,
+        C.RC_WRITE_LAST,
+        C.RC_WRITE_ONLY,
+        C.RC_SEND_LAST_IMM,
+        C.RC_SEND_ONLY_IMM,
+        C.RC_WRITE_LAST_IMM,
+        C.RC_WRITE_ONLY_IMM,
+    }
+)
+_MSG_START = frozenset(
+    {
+        C.RC_SEND_FIRST,
+        C.RC_SEND_ONLY,
+        C.RC_SEND_ONLY_IMM,
+        C.RC_WRITE_FIRST,
+        C.RC_WRITE_ONLY,
+        C.RC_WRITE_ONLY_IMM,
+    }
+)
 _CONSUMES_RQ_AT_END = frozenset({C.RC_WRITE_LAST_IMM, C.RC_WRITE_ONLY_IMM})
 
 # RNR NAK timer field (IBA vol. 1 table 45; ibv_modify_qp(3) min_rnr_timer): code -> us.
 # Code 0 is the longest wait (655.36 ms), not the shortest.
 RNR_TIMER_US: tuple[float, ...] = (
-    655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560,
-    3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840,
-    245760, 327680, 491520)
+    655360,
+    10,
+    20,
+    30,
+    40,
+    60,
+    80,
+    120,
+    160,
+    240,
+    320,
+    480,
+    640,
+    960,
+    1280,
+    1920,
+    2560,
+    3840,
+    5120,
+    7680,
+    10240,
+    15360,
+    20480,
+    30720,
+    40960,
+    61440,
+    81920,
+    122880,
+    163840,
+    245760,
+    327680,
+    491520,
+)
 RNR_RETRY_INFINITE = 7
 
 # Remote access flags (the values of enum ibv_access_flags).
@@ -92,9 +143,11 @@ WC_REM_OP_ERR = "IBV_WC_REM_OP_ERR"
 WC_RETRY_EXC_ERR = "IBV_WC_RETRY_EXC_ERR"
 WC_RNR_RETRY_EXC_ERR = "IBV_WC_RNR_RETRY_EXC_ERR"
 WC_WR_FLUSH_ERR = "IBV_WC_WR_FLUSH_ERR"
-_NAK_STATUS = {C.AETH_NAK_INVALID_REQUEST: WC_REM_INV_REQ_ERR,
-               C.AETH_NAK_REMOTE_ACCESS: WC_REM_ACCESS_ERR,
-               C.AETH_NAK_REMOTE_OP: WC_REM_OP_ERR}
+_NAK_STATUS = {
+    C.AETH_NAK_INVALID_REQUEST: WC_REM_INV_REQ_ERR,
+    C.AETH_NAK_REMOTE_ACCESS: WC_REM_ACCESS_ERR,
+    C.AETH_NAK_REMOTE_OP: WC_REM_OP_ERR,
+}
 
 QPS_RTS, QPS_ERR = "RTS", "ERR"
 MODES = ("gbn", "sr")
@@ -162,8 +215,11 @@ class MemoryRegion:
     words: dict[int, int] = field(default_factory=dict)
 
     def allows(self, va: int, length: int, access: int) -> bool:
-        return (self.access & access == access and va >= self.va
-                and va + length <= self.va + self.length)
+        return (
+            self.access & access == access
+            and va >= self.va
+            and va + length <= self.va + self.length
+        )
 
 
 @dataclass
@@ -229,10 +285,21 @@ class RequesterCounters:
 class RcRequester:
     """The sending half of an RC QP."""
 
-    def __init__(self, qpn: int, dqpn: int, mtu: int = 1024, window: int = 256,
-                 timeout_ns: int = 1_000_000, start_psn: int = 0, ack_req_every: int = 0,
-                 retry_cnt: int = 7, rnr_retry: int = 7, mode: str = "gbn",
-                 max_atomic: int = 1, reorder_psns: int = 0):
+    def __init__(
+        self,
+        qpn: int,
+        dqpn: int,
+        mtu: int = 1024,
+        window: int = 256,
+        timeout_ns: int = 1_000_000,
+        start_psn: int = 0,
+        ack_req_every: int = 0,
+        retry_cnt: int = 7,
+        rnr_retry: int = 7,
+        mode: str = "gbn",
+        max_atomic: int = 1,
+        reorder_psns: int = 0,
+    ):
         if not 0 <= reorder_psns <= window:
             raise ValueError(f"reorder_psns must be 0..window ({window})")
         if not 0 <= retry_cnt <= 7 or not 0 <= rnr_retry <= 7:
@@ -273,11 +340,21 @@ class RcRequester:
         self.reorder_psns = reorder_psns
 
     # -- posting work
-    def post(self, op: str, length: int, now_ns: int = 0, va: int = 0, rkey: int = 0,
-             imm: int | None = None, swap_add: int = 0, compare: int = 0) -> WorkRequest:
+    def post(
+        self,
+        op: str,
+        length: int,
+        now_ns: int = 0,
+        va: int = 0,
+        rkey: int = 0,
+        imm: int | None = None,
+        swap_add: int = 0,
+        compare: int = 0,
+    ) -> WorkRequest:
         if op not in _OPS and op not in ATOMIC_OPS:
-            raise ValueError(f"unknown RC operation {op!r} (SEND, WRITE, READ, FETCH_ADD, "
-                             "CMP_SWAP)")
+            raise ValueError(
+                f"unknown RC operation {op!r} (SEND, WRITE, READ, FETCH_ADD, CMP_SWAP)"
+            )
         if length < 0:
             raise ValueError("length must be >= 0")
         if imm is not None and op not in _IMM:
@@ -288,8 +365,19 @@ class RcRequester:
                 raise ValueError("atomic operands are 64-bit unsigned")
         n = 1 if op in ATOMIC_OPS else segments(length, self.mtu)
         self._wr_seq += 1
-        wr = WorkRequest(self._wr_seq, op, length, va, rkey, self.end_psn, n, now_ns, imm=imm,
-                         swap_add=swap_add, compare=compare)
+        wr = WorkRequest(
+            self._wr_seq,
+            op,
+            length,
+            va,
+            rkey,
+            self.end_psn,
+            n,
+            now_ns,
+            imm=imm,
+            swap_add=swap_add,
+            compare=compare,
+        )
         if self.state == QPS_ERR:  # a QP in error flushes what is posted to it
             wr.status, wr.completed_ns = WC_WR_FLUSH_ERR, now_ns
             self.hw.req_cqe_flush_error += 1
@@ -305,8 +393,9 @@ class RcRequester:
     def has_work(self) -> bool:
         if self.state == QPS_ERR:
             return False
-        return bool(self._retx) or (self.next_psn < self.end_psn
-                                    and self.next_psn - self.una < self.window)
+        return bool(self._retx) or (
+            self.next_psn < self.end_psn and self.next_psn - self.una < self.window
+        )
 
     def outstanding(self) -> int:
         return self.max_psn - self.una
@@ -336,8 +425,14 @@ class RcRequester:
         if wr.op == READ:
             # One request covers the rest of the READ (a re-issue starts mid-way).
             offset = (psn - wr.first_psn) * self.mtu
-            pdu = Pdu(C.RC_READ_REQUEST, self.dqpn, psn & PSN_MASK, True, 0,
-                      (wr.va + offset, wr.rkey, wr.length - offset))
+            pdu = Pdu(
+                C.RC_READ_REQUEST,
+                self.dqpn,
+                psn & PSN_MASK,
+                True,
+                0,
+                (wr.va + offset, wr.rkey, wr.length - offset),
+            )
             self.next_psn = wr.first_psn + wr.npkts
             self.max_psn = max(self.max_psn, self.next_psn)
             self.stats.packets_sent += 1
@@ -348,16 +443,28 @@ class RcRequester:
     def _data_pdu(self, wr: WorkRequest, psn: int, now_ns: int) -> Pdu:
         idx = psn - wr.first_psn
         if wr.op in ATOMIC_OPS:
-            pdu = Pdu(ATOMIC_OPS[wr.op], self.dqpn, psn & PSN_MASK, True,
-                      atomic=(wr.va, wr.rkey, wr.swap_add, wr.compare))
+            pdu = Pdu(
+                ATOMIC_OPS[wr.op],
+                self.dqpn,
+                psn & PSN_MASK,
+                True,
+                atomic=(wr.va, wr.rkey, wr.swap_add, wr.compare),
+            )
         else:
             length = min(self.mtu, wr.length - idx * self.mtu)
             last = idx == wr.npkts - 1
             opcode = opcode_for(wr.op, idx, wr.npkts, wr.imm is not None)
             ackreq = last or (self.ack_req_every > 0 and (psn + 1) % self.ack_req_every == 0)
             reth = (wr.va, wr.rkey, wr.length) if wr.op == WRITE and idx == 0 else None
-            pdu = Pdu(opcode, self.dqpn, psn & PSN_MASK, ackreq, length, reth,
-                      imm=wr.imm if last else None)
+            pdu = Pdu(
+                opcode,
+                self.dqpn,
+                psn & PSN_MASK,
+                ackreq,
+                length,
+                reth,
+                imm=wr.imm if last else None,
+            )
             self.stats.bytes_sent += length
         if self.una == self.max_psn:
             self.last_progress_ns = now_ns
@@ -536,8 +643,9 @@ class RcRequester:
                 lo = max(old, wr.first_psn) - wr.first_psn
                 hi = min(limit, wr.first_psn + wr.npkts) - wr.first_psn
                 if hi > lo:
-                    self.stats.acked_bytes += (min(wr.length, hi * self.mtu)
-                                               - min(wr.length, lo * self.mtu))
+                    self.stats.acked_bytes += min(wr.length, hi * self.mtu) - min(
+                        wr.length, lo * self.mtu
+                    )
         while self.wrs and self.wrs[0].first_psn + self.wrs[0].npkts <= self.una:
             wr = self.wrs.pop(0)
             wr.completed_ns = now_ns
@@ -570,8 +678,7 @@ class RcRequester:
             self.stats.go_back_events += 1
             if self.mode == "sr" and (head is None or head.op != READ):
                 # resend every PSN not selectively acknowledged
-                self._lost_marked = {p for p in range(start, self.max_psn)
-                                     if p not in self.sacked}
+                self._lost_marked = {p for p in range(start, self.max_psn) if p not in self.sacked}
                 self._retx = deque(sorted(self._lost_marked))
             else:
                 self.next_psn = start
@@ -630,10 +737,20 @@ class RcResponder:
     application that keeps its receive queue full (a WQE is always there). `mrs` are the
     memory regions remote requests may touch, by rkey (shared by the host's QPs)."""
 
-    def __init__(self, qpn: int, dqpn: int, mtu: int = 1024, ack_every: int = 16,
-                 start_psn: int = 0, rq_depth: int | None = 0, recv_size: int = 1 << 30,
-                 min_rnr_timer: int = 12, mrs: dict[int, MemoryRegion] | None = None,
-                 mode: str = "gbn", window: int = 256):
+    def __init__(
+        self,
+        qpn: int,
+        dqpn: int,
+        mtu: int = 1024,
+        ack_every: int = 16,
+        start_psn: int = 0,
+        rq_depth: int | None = 0,
+        recv_size: int = 1 << 30,
+        min_rnr_timer: int = 12,
+        mrs: dict[int, MemoryRegion] | None = None,
+        mode: str = "gbn",
+        window: int = 256,
+    ):
         if not 0 <= min_rnr_timer <= 31:
             raise ValueError(f"min_rnr_timer {min_rnr_timer} outside 0-31")
         if mode not in MODES:
@@ -650,8 +767,7 @@ class RcResponder:
         self.state = QPS_RTS
         self.mode, self.window = mode, window
         self.min_rnr_timer = min_rnr_timer
-        self.mrs: dict[int, MemoryRegion] = (
-            {0: MemoryRegion(0, 1 << 64, 0)} if mrs is None else mrs)
+        self.mrs: dict[int, MemoryRegion] = {0: MemoryRegion(0, 1 << 64, 0)} if mrs is None else mrs
         self.rq_unlimited = rq_depth is None
         self.rq: deque[tuple[int, int]] = deque()  # (wr_id, size)
         self._recv_seq = 0
@@ -678,13 +794,29 @@ class RcResponder:
     def _ack(self, psn: int) -> Pdu:
         self.stats.acks_sent += 1
         self._since_ack = 0
-        return Pdu(C.RC_ACK, self.dqpn, psn & PSN_MASK, False, 0, None,
-                   (C.AETH_ACK_NO_CREDIT, self.msn & PSN_MASK))
+        return Pdu(
+            C.RC_ACK,
+            self.dqpn,
+            psn & PSN_MASK,
+            False,
+            0,
+            None,
+            (C.AETH_ACK_NO_CREDIT, self.msn & PSN_MASK),
+        )
 
     def _nak(self, syndrome: int, psn: int, msn: int | None = None) -> None:
         self.stats.naks_sent += 1
-        self.out.append(Pdu(C.RC_ACK, self.dqpn, psn & PSN_MASK, False, 0, None,
-                            (syndrome, (self.msn if msn is None else msn) & PSN_MASK)))
+        self.out.append(
+            Pdu(
+                C.RC_ACK,
+                self.dqpn,
+                psn & PSN_MASK,
+                False,
+                0,
+                None,
+                (syndrome, (self.msn if msn is None else msn) & PSN_MASK),
+            )
+        )
 
     def on_pdu(self, pdu: Pdu, now_ns: int) -> list[Pdu]:
         """Handle one request packet; returns what it queued on `out`."""
@@ -716,8 +848,12 @@ class RcResponder:
         if psn > self.epsn:
             self.stats.out_of_order += 1
             self.hw.out_of_sequence += 1
-            if (self.mode == "sr" and not self.nak_pending and psn - self.epsn < self.window
-                    and pdu.opcode in SEND_OPCODES | WRITE_OPCODES):
+            if (
+                self.mode == "sr"
+                and not self.nak_pending
+                and psn - self.epsn < self.window
+                and pdu.opcode in SEND_OPCODES | WRITE_OPCODES
+            ):
                 if psn in self._ooo:
                     self.stats.duplicates += 1
                 self._ooo[psn] = pdu
@@ -765,8 +901,7 @@ class RcResponder:
             self.hw.rx_write_requests += 1
         if op in SEND_OPCODES:
             if op in _MSG_START:
-                self._recv_wqe = (self.rq.popleft() if not self.rq_unlimited
-                                  else (0, 1 << 62))
+                self._recv_wqe = self.rq.popleft() if not self.rq_unlimited else (0, 1 << 62)
                 self._recv_bytes = 0
             self._recv_bytes += pdu.payload_len
             if self._recv_wqe is not None and self._recv_bytes > self._recv_wqe[1]:
@@ -774,8 +909,11 @@ class RcResponder:
                 # an invalid-request NAK for the requester, both QPs to error.
                 self.hw.resp_local_length_error += 1
                 self.hw.resp_cqe_error += 1
-                self.recv_completions.append(RecvCompletion(
-                    self._recv_wqe[0], op, self._recv_bytes, None, self._now, WC_LOC_LEN_ERR))
+                self.recv_completions.append(
+                    RecvCompletion(
+                        self._recv_wqe[0], op, self._recv_bytes, None, self._now, WC_LOC_LEN_ERR
+                    )
+                )
                 self._nak(C.AETH_NAK_INVALID_REQUEST, psn)
                 self.state = QPS_ERR
                 return False
@@ -843,18 +981,40 @@ class RcResponder:
 
     def _atomic_ack(self, psn: int, orig: int, msn: int) -> None:
         self.stats.acks_sent += 1
-        self.out.append(Pdu(C.RC_ATOMIC_ACK, self.dqpn, psn & PSN_MASK, False, 0, None,
-                            (C.AETH_ACK_NO_CREDIT, msn & PSN_MASK), atomic_ack=orig))
+        self.out.append(
+            Pdu(
+                C.RC_ATOMIC_ACK,
+                self.dqpn,
+                psn & PSN_MASK,
+                False,
+                0,
+                None,
+                (C.AETH_ACK_NO_CREDIT, msn & PSN_MASK),
+                atomic_ack=orig,
+            )
+        )
 
     def _answer_read(self, pdu: Pdu, psn: int) -> int:
         _va, _rkey, length = pdu.reth or (0, 0, 0)
         n = segments(length, self.mtu)
         for i in range(n):
             opcode = opcode_for(READ, i, n)
-            aeth = (None if opcode == C.RC_READ_RESPONSE_MIDDLE
-                    else (C.AETH_ACK_NO_CREDIT, self.msn & PSN_MASK))
-            self.out.append(Pdu(opcode, self.dqpn, (psn + i) & PSN_MASK, False,
-                                max(0, min(self.mtu, length - i * self.mtu)), None, aeth))
+            aeth = (
+                None
+                if opcode == C.RC_READ_RESPONSE_MIDDLE
+                else (C.AETH_ACK_NO_CREDIT, self.msn & PSN_MASK)
+            )
+            self.out.append(
+                Pdu(
+                    opcode,
+                    self.dqpn,
+                    (psn + i) & PSN_MASK,
+                    False,
+                    max(0, min(self.mtu, length - i * self.mtu)),
+                    None,
+                    aeth,
+                )
+            )
         self.stats.read_responses += n
         return n
 

@@ -13,16 +13,41 @@ from typing import Any
 from .decode import MalformedFrame, decode, decode_strict, verify_icrc
 from .fields import FIELD_NAMES, FIELDS, RECORD_BITS, Decoded, verdict
 
-_BUILDERS = ("RoceSpec", "roce_frame", "roce_packet", "spec_frame", "spec_packet", "cnp_frame",
-             "ack_frame", "nak_seq_frame", "rnr_nak_frame", "pfc_frame", "pfc_packet",
-             "pause_frame", "pause_packet", "pad_frame", "flow_sport")
+_BUILDERS = (
+    "RoceSpec",
+    "roce_frame",
+    "roce_packet",
+    "spec_frame",
+    "spec_packet",
+    "cnp_frame",
+    "ack_frame",
+    "nak_seq_frame",
+    "rnr_nak_frame",
+    "pfc_frame",
+    "pfc_packet",
+    "pause_frame",
+    "pause_packet",
+    "pad_frame",
+    "flow_sport",
+)
 
-__all__ = ["FIELDS", "FIELD_NAMES", "RECORD_BITS", "Decoded", "MalformedFrame", "decode",
-           "decode_strict", "verdict", "verify_icrc", *_BUILDERS]
+__all__ = [
+    "FIELDS",
+    "FIELD_NAMES",
+    "RECORD_BITS",
+    "Decoded",
+    "MalformedFrame",
+    "decode",
+    "decode_strict",
+    "verdict",
+    "verify_icrc",
+    *_BUILDERS,
+]
 
 
 def __getattr__(name: str) -> Any:
     if name in _BUILDERS:
         from . import build
+
         return getattr(build, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -55,9 +55,23 @@ from .icrc import icrc_v1, icrc_v2, pack_icrc
 from .layers import PFC, RETH, AtomicAckETH, AtomicAETH, AtomicETH, ImmDt, MACControl, Pause
 
 __all__ = [
-    "RoceSpec", "roce_frame", "roce_packet", "spec_frame", "spec_packet", "cnp_frame",
-    "ack_frame", "nak_seq_frame", "rnr_nak_frame", "pfc_frame", "pfc_packet", "pause_frame",
-    "pause_packet", "pad_frame", "flow_sport", "mac_to_int", "ip_to_int",
+    "RoceSpec",
+    "roce_frame",
+    "roce_packet",
+    "spec_frame",
+    "spec_packet",
+    "cnp_frame",
+    "ack_frame",
+    "nak_seq_frame",
+    "rnr_nak_frame",
+    "pfc_frame",
+    "pfc_packet",
+    "pause_frame",
+    "pause_packet",
+    "pad_frame",
+    "flow_sport",
+    "mac_to_int",
+    "ip_to_int",
 ]
 
 DEFAULT_SRC_MAC = "02:00:00:00:00:01"
@@ -154,10 +168,25 @@ class RoceSpec:
             raise ValueError(f"RoCEv2 UDP source port {self.sport:#x} outside 0xC000-0xFFFF")
         if self.version not in (1, 2):
             raise ValueError(f"RoCE version {self.version} (1 or 2)")
-        for name, bits in (("dqpn", 24), ("psn", 24), ("msn", 24), ("dscp", 6), ("ecn", 2),
-                           ("pcp", 3), ("pkey", 16), ("imm", 32), ("rkey", 32), ("va", 64),
-                           ("swap", 64), ("compare", 64), ("orig", 64),
-                           ("syndrome", 8), ("ttl", 8), ("tver", 4), ("opcode", 8)):
+        for name, bits in (
+            ("dqpn", 24),
+            ("psn", 24),
+            ("msn", 24),
+            ("dscp", 6),
+            ("ecn", 2),
+            ("pcp", 3),
+            ("pkey", 16),
+            ("imm", 32),
+            ("rkey", 32),
+            ("va", 64),
+            ("swap", 64),
+            ("compare", 64),
+            ("orig", 64),
+            ("syndrome", 8),
+            ("ttl", 8),
+            ("tver", 4),
+            ("opcode", 8),
+        ):
             v = getattr(self, name)
             if not 0 <= v < (1 << bits):
                 raise ValueError(f"{name}={v} does not fit in {bits} bits")
@@ -201,15 +230,24 @@ class RoceSpec:
 def spec_frame(s: RoceSpec) -> bytes:
     """Pack a RoceSpec into frame bytes (struct + zlib, no scapy)."""
     bth = struct.pack(
-        "!BBHBBHBBH", s.opcode, (s.se << 7) | (s.m << 6) | (s.pad_count << 4) | s.tver, s.pkey,
-        (s.fecn << 7) | (s.becn << 6), s.dqpn >> 16, s.dqpn & 0xFFFF,
-        s.ackreq << 7, s.psn >> 16, s.psn & 0xFFFF)
+        "!BBHBBHBBH",
+        s.opcode,
+        (s.se << 7) | (s.m << 6) | (s.pad_count << 4) | s.tver,
+        s.pkey,
+        (s.fecn << 7) | (s.becn << 6),
+        s.dqpn >> 16,
+        s.dqpn & 0xFFFF,
+        s.ackreq << 7,
+        s.psn >> 16,
+        s.psn & 0xFFFF,
+    )
     roce = bth + s.ext_headers() + s.body
     tos = (s.dscp << 2) | s.ecn
     if s.version == 1:
         et = ETH_P_ROCEV1
-        ip = _v6_header(tos, s.flow_label, len(roce) + 4, GRH_NEXT_HEADER_BTH, s.ttl,
-                        _gid(s.src), _gid(s.dst))
+        ip = _v6_header(
+            tos, s.flow_label, len(roce) + 4, GRH_NEXT_HEADER_BTH, s.ttl, _gid(s.src), _gid(s.dst)
+        )
         pkt = ip + roce
         pkt += pack_icrc(icrc_v1(pkt))
     else:
@@ -241,7 +279,7 @@ class PsnTemplate:
         else:
             end = l2 + ((frame[l2 + 2] << 8) | frame[l2 + 3])
         psn = l2 + (40 if v6 else 20) + (0 if s.version == 1 else 8) + 9
-        self.head, self.mid, self.tail = frame[:psn], frame[psn + 3:end - 4], frame[end:]
+        self.head, self.mid, self.tail = frame[:psn], frame[psn + 3 : end - 4], frame[end:]
         # the ICRC is one CRC32 stream and the bytes up to the PSN never change: its state
         # there (icrc_v2/v1 of that prefix, which reaches past the masked BTH byte 4), then
         # zlib.crc32(rest, state) == the ICRC of prefix + rest
@@ -254,8 +292,9 @@ class PsnTemplate:
         return b"".join((self.head, p, self.mid, icrc.to_bytes(4, "little"), self.tail))
 
 
-def psn_template(src: str, dst: str, opcode: int | str, dqpn: int, payload: bytes = b"",
-                 **kw: object) -> PsnTemplate:
+def psn_template(
+    src: str, dst: str, opcode: int | str, dqpn: int, payload: bytes = b"", **kw: object
+) -> PsnTemplate:
     """roce_frame's arguments but the PSN: a template to stamp PSNs into."""
     s = RoceSpec(src, dst, opcode, dqpn, 0, payload, **kw)  # type: ignore[arg-type]
     return PsnTemplate(spec_frame(s), s)
@@ -268,10 +307,20 @@ def _eth(dst: str, src: str, et: int, vlan: int | None, pcp: int) -> bytes:
     return hdr + struct.pack("!H", et)
 
 
-def _v4_header(tos: int, total: int, ip_id: int, ttl: int, proto: int, src: str,
-               dst: str) -> bytes:
-    hdr = struct.pack("!BBHHHBBHII", 0x45, tos, total, ip_id, 0x4000, ttl, proto, 0,
-                      ip_to_int(src), ip_to_int(dst))
+def _v4_header(tos: int, total: int, ip_id: int, ttl: int, proto: int, src: str, dst: str) -> bytes:
+    hdr = struct.pack(
+        "!BBHHHBBHII",
+        0x45,
+        tos,
+        total,
+        ip_id,
+        0x4000,
+        ttl,
+        proto,
+        0,
+        ip_to_int(src),
+        ip_to_int(dst),
+    )
     s = sum(struct.unpack("!10H", hdr))
     s = (s & 0xFFFF) + (s >> 16)
     s = (s & 0xFFFF) + (s >> 16)
@@ -279,8 +328,11 @@ def _v4_header(tos: int, total: int, ip_id: int, ttl: int, proto: int, src: str,
 
 
 def _v6_header(tc: int, flow: int, plen: int, nh: int, hlim: int, src: str, dst: str) -> bytes:
-    return (struct.pack("!IHBB", (6 << 28) | (tc << 20) | flow, plen, nh, hlim)
-            + ip_to_int(src).to_bytes(16, "big") + ip_to_int(dst).to_bytes(16, "big"))
+    return (
+        struct.pack("!IHBB", (6 << 28) | (tc << 20) | flow, plen, nh, hlim)
+        + ip_to_int(src).to_bytes(16, "big")
+        + ip_to_int(dst).to_bytes(16, "big")
+    )
 
 
 def spec_packet(s: RoceSpec) -> Packet:
@@ -291,9 +343,19 @@ def spec_packet(s: RoceSpec) -> Packet:
         l2: Packet = Ether(src=s.eth_src, dst=s.eth_dst) / Dot1Q(prio=s.pcp, vlan=s.vlan)
     else:
         l2 = Ether(src=s.eth_src, dst=s.eth_dst)
-    bth = BTH(opcode=s.opcode, solicited=s.se, migreq=s.m, padcount=s.pad_count,
-              version=s.tver, pkey=s.pkey, fecn=s.fecn, becn=s.becn, dqpn=s.dqpn,
-              ackreq=s.ackreq, psn=s.psn)
+    bth = BTH(
+        opcode=s.opcode,
+        solicited=s.se,
+        migreq=s.m,
+        padcount=s.pad_count,
+        version=s.tver,
+        pkey=s.pkey,
+        fecn=s.fecn,
+        becn=s.becn,
+        dqpn=s.dqpn,
+        ackreq=s.ackreq,
+        psn=s.psn,
+    )
     roce: Packet = bth
     if s.opcode in RETH_OPCODES:
         roce = roce / RETH(va=s.va, rkey=s.rkey, dlen=s.dma_len)
@@ -306,14 +368,23 @@ def spec_packet(s: RoceSpec) -> Packet:
     elif s.opcode in ATOMICETH_OPCODES:
         roce = roce / AtomicETH(va=s.va, rkey=s.rkey, swap=s.swap, compare=s.compare)
     if s.opcode == CNP_OPCODE:
-        roce = roce / CNPPadding(reserved1=int.from_bytes(s.cnp_reserved[:8], "big"),
-                                 reserved2=int.from_bytes(s.cnp_reserved[8:], "big"))
+        roce = roce / CNPPadding(
+            reserved1=int.from_bytes(s.cnp_reserved[:8], "big"),
+            reserved2=int.from_bytes(s.cnp_reserved[8:], "big"),
+        )
     elif s.body:
         roce = roce / Raw(s.body)
     if s.version == 1:
-        grh = GRH(ipver=6, tclass=tos, flowlabel=s.flow_label, nexthdr=GRH_NEXT_HEADER_BTH,
-                  hoplmt=s.ttl, sgid=ip_to_int(_gid(s.src)), dgid=ip_to_int(_gid(s.dst)),
-                  paylen=0)
+        grh = GRH(
+            ipver=6,
+            tclass=tos,
+            flowlabel=s.flow_label,
+            nexthdr=GRH_NEXT_HEADER_BTH,
+            hoplmt=s.ttl,
+            sgid=ip_to_int(_gid(s.src)),
+            dgid=ip_to_int(_gid(s.dst)),
+            paylen=0,
+        )
         pkt = l2 / grh / roce
         # scapy computes the ICRC only under UDP: compute the RoCEv1 one ourselves.
         pkt[BTH].icrc = 0
@@ -339,14 +410,16 @@ def packet_bytes(pkt: Packet) -> bytes:
     return pad_frame(bytes(pkt))
 
 
-def roce_frame(src: str, dst: str, opcode: int | str, dqpn: int, psn: int,
-               payload: bytes = b"", **kw: object) -> bytes:
+def roce_frame(
+    src: str, dst: str, opcode: int | str, dqpn: int, psn: int, payload: bytes = b"", **kw: object
+) -> bytes:
     """One RC RoCE frame as bytes; keyword arguments are RoceSpec fields."""
     return spec_frame(RoceSpec(src, dst, opcode, dqpn, psn, payload, **kw))  # type: ignore[arg-type]
 
 
-def roce_packet(src: str, dst: str, opcode: int | str, dqpn: int, psn: int,
-                payload: bytes = b"", **kw: object) -> Packet:
+def roce_packet(
+    src: str, dst: str, opcode: int | str, dqpn: int, psn: int, payload: bytes = b"", **kw: object
+) -> Packet:
     """roce_frame() as a scapy packet (unpadded)."""
     return spec_packet(RoceSpec(src, dst, opcode, dqpn, psn, payload, **kw))  # type: ignore[arg-type]
 
@@ -359,8 +432,15 @@ def cnp_frame(src: str, dst: str, dqpn: int, **kw: object) -> bytes:
     return roce_frame(src, dst, CNP_OPCODE, dqpn, 0, **kw)
 
 
-def ack_frame(src: str, dst: str, dqpn: int, psn: int, msn: int,
-              syndrome: int = AETH_ACK | AETH_ACK_NO_CREDIT, **kw: object) -> bytes:
+def ack_frame(
+    src: str,
+    dst: str,
+    dqpn: int,
+    psn: int,
+    msn: int,
+    syndrome: int = AETH_ACK | AETH_ACK_NO_CREDIT,
+    **kw: object,
+) -> bytes:
     """An RC ACKNOWLEDGE (default: ACK with the credit count 'invalid')."""
     return roce_frame(src, dst, RC_ACK, dqpn, psn, syndrome=syndrome, msn=msn, **kw)
 
@@ -370,14 +450,14 @@ def nak_seq_frame(src: str, dst: str, dqpn: int, psn: int, msn: int, **kw: objec
     return ack_frame(src, dst, dqpn, psn, msn, syndrome=AETH_NAK_PSN_SEQ_ERROR, **kw)
 
 
-def rnr_nak_frame(src: str, dst: str, dqpn: int, psn: int, msn: int, timer: int = 0,
-                  **kw: object) -> bytes:
+def rnr_nak_frame(
+    src: str, dst: str, dqpn: int, psn: int, msn: int, timer: int = 0, **kw: object
+) -> bytes:
     """Receiver-not-ready NAK with its 5-bit RNR timer code."""
     return ack_frame(src, dst, dqpn, psn, msn, syndrome=AETH_RNR_NAK | (timer & 0x1F), **kw)
 
 
-def _pfc_args(quanta: Sequence[int] | Mapping[int, int],
-              cev: int | None) -> tuple[int, list[int]]:
+def _pfc_args(quanta: Sequence[int] | Mapping[int, int], cev: int | None) -> tuple[int, list[int]]:
     if isinstance(quanta, Mapping):
         q = [int(quanta.get(i, 0)) for i in range(8)]
         enabled = sum(1 << i for i in quanta)
@@ -391,8 +471,14 @@ def _pfc_args(quanta: Sequence[int] | Mapping[int, int],
     return (enabled if cev is None else cev), q
 
 
-def pfc_packet(src_mac: str, quanta: Sequence[int] | Mapping[int, int], cev: int | None = None,
-               vlan: int | None = None, pcp: int = 0, dst_mac: str = PFC_DST_MAC) -> Packet:
+def pfc_packet(
+    src_mac: str,
+    quanta: Sequence[int] | Mapping[int, int],
+    cev: int | None = None,
+    vlan: int | None = None,
+    pcp: int = 0,
+    dst_mac: str = PFC_DST_MAC,
+) -> Packet:
     """802.1Qbb PFC. `quanta` is 8 pause times, or {class: time} (those classes enabled,
     time 0 = XON). `cev` overrides the class-enable vector (default: the classes given,
     or the classes with a non-zero time)."""
@@ -400,12 +486,21 @@ def pfc_packet(src_mac: str, quanta: Sequence[int] | Mapping[int, int], cev: int
     l2: Packet = Ether(src=src_mac, dst=dst_mac)
     if vlan is not None:
         l2 = l2 / Dot1Q(prio=pcp, vlan=vlan)
-    return l2 / MACControl(opcode=MAC_CONTROL_PFC) / PFC(
-        class_enable=cev_, **{f"quanta{i}": x for i, x in enumerate(q)})
+    return (
+        l2
+        / MACControl(opcode=MAC_CONTROL_PFC)
+        / PFC(class_enable=cev_, **{f"quanta{i}": x for i, x in enumerate(q)})
+    )
 
 
-def pfc_frame(src_mac: str, quanta: Sequence[int] | Mapping[int, int], cev: int | None = None,
-              vlan: int | None = None, pcp: int = 0, dst_mac: str = PFC_DST_MAC) -> bytes:
+def pfc_frame(
+    src_mac: str,
+    quanta: Sequence[int] | Mapping[int, int],
+    cev: int | None = None,
+    vlan: int | None = None,
+    pcp: int = 0,
+    dst_mac: str = PFC_DST_MAC,
+) -> bytes:
     """pfc_packet() as padded bytes, packed without scapy."""
     cev_, q = _pfc_args(quanta, cev)
     body = struct.pack("!HH8H", MAC_CONTROL_PFC, cev_, *q)
@@ -414,8 +509,11 @@ def pfc_frame(src_mac: str, quanta: Sequence[int] | Mapping[int, int], cev: int 
 
 def pause_packet(src_mac: str, pause_time: int, dst_mac: str = PFC_DST_MAC) -> Packet:
     """802.3x PAUSE for the whole link (0 resumes)."""
-    return Ether(src=src_mac, dst=dst_mac) / MACControl(opcode=MAC_CONTROL_PAUSE) / Pause(
-        pause_time=pause_time)
+    return (
+        Ether(src=src_mac, dst=dst_mac)
+        / MACControl(opcode=MAC_CONTROL_PAUSE)
+        / Pause(pause_time=pause_time)
+    )
 
 
 def pause_frame(src_mac: str, pause_time: int, dst_mac: str = PFC_DST_MAC) -> bytes:

@@ -92,10 +92,12 @@ OPCODE_BY_NAME: dict[str, int] = {name: code for code, name in RC_OPCODES.items(
 
 # Which extended headers each opcode carries (the decoding rules, rule 7).
 RETH_OPCODES = frozenset({RC_WRITE_FIRST, RC_WRITE_ONLY, RC_WRITE_ONLY_IMM, RC_READ_REQUEST})
-IMMDT_OPCODES = frozenset({RC_SEND_LAST_IMM, RC_SEND_ONLY_IMM, RC_WRITE_LAST_IMM,
-                           RC_WRITE_ONLY_IMM})
-AETH_OPCODES = frozenset({RC_READ_RESPONSE_FIRST, RC_READ_RESPONSE_LAST,
-                          RC_READ_RESPONSE_ONLY, RC_ACK, RC_ATOMIC_ACK})
+IMMDT_OPCODES = frozenset(
+    {RC_SEND_LAST_IMM, RC_SEND_ONLY_IMM, RC_WRITE_LAST_IMM, RC_WRITE_ONLY_IMM}
+)
+AETH_OPCODES = frozenset(
+    {RC_READ_RESPONSE_FIRST, RC_READ_RESPONSE_LAST, RC_READ_RESPONSE_ONLY, RC_ACK, RC_ATOMIC_ACK}
+)
 ATOMICETH_OPCODES = frozenset({RC_CMP_SWAP, RC_FETCH_ADD})
 ATOMICACKETH_OPCODES = frozenset({RC_ATOMIC_ACK})  # after the AETH
 

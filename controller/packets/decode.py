@@ -91,8 +91,9 @@ def _parse(b: bytes) -> tuple[dict[str, int], str | None]:
     return f, None
 
 
-def _truncated(f: dict[str, int], what: str, at: int, ip_end: int, n: int) -> tuple[
-        dict[str, int], str]:
+def _truncated(
+    f: dict[str, int], what: str, at: int, ip_end: int, n: int
+) -> tuple[dict[str, int], str]:
     f["err_truncated"] = 1
     if ip_end < n:
         return f, f"truncated in {what} at byte {at} (the IP length field ends the packet there)"
@@ -180,8 +181,9 @@ def _traffic_class(b: bytes, off: int, f: dict[str, int]) -> None:
     f["ip_dst"] = _be(b, off + 24, off + 40)
 
 
-def _udp(b: bytes, ip_off: int, off: int, end: int, f: dict[str, int]) -> tuple[
-        dict[str, int], str | None]:
+def _udp(
+    b: bytes, ip_off: int, off: int, end: int, f: dict[str, int]
+) -> tuple[dict[str, int], str | None]:
     n = len(b)
     lim = min(n, end)
     if lim - off < 8:
@@ -208,8 +210,9 @@ def _grh(b: bytes, off: int, f: dict[str, int]) -> tuple[dict[str, int], str | N
     return _bth(b, off, off + 40, end, f)
 
 
-def _bth(b: bytes, ip_off: int, off: int, end: int, f: dict[str, int]) -> tuple[
-        dict[str, int], str | None]:
+def _bth(
+    b: bytes, ip_off: int, off: int, end: int, f: dict[str, int]
+) -> tuple[dict[str, int], str | None]:
     n = len(b)
     lim = min(n, end)
     if lim - off < 12:
@@ -280,8 +283,8 @@ def _bth(b: bytes, ip_off: int, off: int, end: int, f: dict[str, int]) -> tuple[
         if n > end - 4:
             return _truncated(f, "ICRC", n, end, n)
         return _short(f, end, n)
-    want = icrc_v2(b[ip_off:end - 4]) if f["roce_version"] == 2 else icrc_v1(b[ip_off:end - 4])
-    got = int.from_bytes(b[end - 4:end], "little")
+    want = icrc_v2(b[ip_off : end - 4]) if f["roce_version"] == 2 else icrc_v1(b[ip_off : end - 4])
+    got = int.from_bytes(b[end - 4 : end], "little")
     if want != got:
         f["err_icrc"] = 1
         return f, f"bad ICRC at byte {end - 4}: got {got:#010x}, computed {want:#010x}"
@@ -327,8 +330,27 @@ def rocev2_fast(b: bytes) -> tuple | None:
     n = len(b)
     if n < 58 or b[12] != 0x08 or b[13] != 0x00 or b[14] != 0x45:
         return None
-    (_vi, tos, total, _id, _frag, _ttl, proto, _ck, src, _dst, _sp, dport, _ul, _uc,
-     op, b1, _pkey, fq, ap) = _V2_HEAD(b, 14)
+    (
+        _vi,
+        tos,
+        total,
+        _id,
+        _frag,
+        _ttl,
+        proto,
+        _ck,
+        src,
+        _dst,
+        _sp,
+        dport,
+        _ul,
+        _uc,
+        op,
+        b1,
+        _pkey,
+        fq,
+        ap,
+    ) = _V2_HEAD(b, 14)
     if proto != IPPROTO_UDP or dport != ROCEV2_UDP_PORT or b1 & 0x0F or op in _FAST_NOT:
         return None
     end = 14 + total
@@ -351,12 +373,22 @@ def rocev2_fast(b: bytes) -> tuple | None:
         (a,) = _AETH(b, p)
         aeth = (a >> 24, a & 0xFFFFFF)
         p += 4
-    if end - p < 4 or icrc_v2(b[14:end - 4]) != int.from_bytes(b[end - 4:end], "little"):
+    if end - p < 4 or icrc_v2(b[14 : end - 4]) != int.from_bytes(b[end - 4 : end], "little"):
         return None
     # pdu_of's payload_len: IP total - IP/UDP/BTH/extension headers - pad - ICRC
     plen = end - p - 4 - ((b1 >> 4) & 3)
-    return (src, op, fq & 0xFFFFFF, ap & 0xFFFFFF, bool(ap >> 31), plen if plen > 0 else 0,
-            reth, aeth, tos & 3 == 3, bool(fq >> 30 & 1))
+    return (
+        src,
+        op,
+        fq & 0xFFFFFF,
+        ap & 0xFFFFFF,
+        bool(ap >> 31),
+        plen if plen > 0 else 0,
+        reth,
+        aeth,
+        tos & 3 == 3,
+        bool(fq >> 30 & 1),
+    )
 
 
 def decode(frame: bytes | bytearray | memoryview) -> Decoded:

@@ -41,19 +41,97 @@ def exchange() -> list[tuple[str, bytes]]:
     data = bytes(i & 0xFF for i in range(3 * MTU))
     va, rkey = 0x7F00_0000_1000, 0x1234
     out: list[tuple[str, bytes]] = []
-    out.append(("A->B", roce_frame(A["ip"], B["ip"], RC_WRITE_FIRST, B["qpn"], 100,
-                                   data[:MTU], va=va, rkey=rkey, dlen=len(data), **a2b)))
-    out.append(("A->B", roce_frame(A["ip"], B["ip"], RC_WRITE_MIDDLE, B["qpn"], 101,
-                                   data[MTU:2 * MTU], **a2b)))
-    out.append(("A->B", roce_frame(A["ip"], B["ip"], RC_WRITE_LAST, B["qpn"], 102,
-                                   data[2 * MTU:], ackreq=1, ecn=3, **a2b)))  # CE-marked
+    out.append(
+        (
+            "A->B",
+            roce_frame(
+                A["ip"],
+                B["ip"],
+                RC_WRITE_FIRST,
+                B["qpn"],
+                100,
+                data[:MTU],
+                va=va,
+                rkey=rkey,
+                dlen=len(data),
+                **a2b,
+            ),
+        )
+    )
+    out.append(
+        (
+            "A->B",
+            roce_frame(
+                A["ip"], B["ip"], RC_WRITE_MIDDLE, B["qpn"], 101, data[MTU : 2 * MTU], **a2b
+            ),
+        )
+    )
+    out.append(
+        (
+            "A->B",
+            roce_frame(
+                A["ip"],
+                B["ip"],
+                RC_WRITE_LAST,
+                B["qpn"],
+                102,
+                data[2 * MTU :],
+                ackreq=1,
+                ecn=3,
+                **a2b,
+            ),
+        )
+    )  # CE-marked
     out.append(("B->A", ack_frame(B["ip"], A["ip"], A["qpn"], 102, msn=1, **b2a)))
-    out.append(("A->B", roce_frame(A["ip"], B["ip"], RC_READ_REQUEST, B["qpn"], 103,
-                                   va=va, rkey=rkey, dlen=2 * MTU, ackreq=1, **a2b)))
-    out.append(("B->A", roce_frame(B["ip"], A["ip"], RC_READ_RESPONSE_FIRST, A["qpn"], 103,
-                                   data[:MTU], syndrome=0x1F, msn=2, **b2a)))
-    out.append(("B->A", roce_frame(B["ip"], A["ip"], RC_READ_RESPONSE_LAST, A["qpn"], 104,
-                                   data[MTU:2 * MTU], syndrome=0x1F, msn=2, **b2a)))
+    out.append(
+        (
+            "A->B",
+            roce_frame(
+                A["ip"],
+                B["ip"],
+                RC_READ_REQUEST,
+                B["qpn"],
+                103,
+                va=va,
+                rkey=rkey,
+                dlen=2 * MTU,
+                ackreq=1,
+                **a2b,
+            ),
+        )
+    )
+    out.append(
+        (
+            "B->A",
+            roce_frame(
+                B["ip"],
+                A["ip"],
+                RC_READ_RESPONSE_FIRST,
+                A["qpn"],
+                103,
+                data[:MTU],
+                syndrome=0x1F,
+                msn=2,
+                **b2a,
+            ),
+        )
+    )
+    out.append(
+        (
+            "B->A",
+            roce_frame(
+                B["ip"],
+                A["ip"],
+                RC_READ_RESPONSE_LAST,
+                A["qpn"],
+                104,
+                data[MTU : 2 * MTU],
+                syndrome=0x1F,
+                msn=2,
+                **b2a,
+            ),
+        )
+    )
     out.append(("B->A", cnp_frame(B["ip"], A["ip"], A["qpn"], **b2a)))
     out.append(("sw->A", pfc_frame("02:00:00:00:ff:01", {3: 0xFFFF})))
     return out
@@ -76,23 +154,35 @@ def table(frames: list[tuple[str, bytes]]) -> str:
             if d.bth_becn:
                 detail.append("BECN")
             detail.append(d.verdict)
-            lines.append(f"{i:>2} {direction:5} {len(frame):>5} {what:20} {d.bth_dqpn:>#8x} "
-                         f"{d.bth_psn:>6} {d.ecn:>3}  {' '.join(detail)}")
+            lines.append(
+                f"{i:>2} {direction:5} {len(frame):>5} {what:20} {d.bth_dqpn:>#8x} "
+                f"{d.bth_psn:>6} {d.ecn:>3}  {' '.join(detail)}"
+            )
         elif d.is_pfc:
-            q = " ".join(f"p{k}={getattr(d, f'pfc_quanta{k}')}" for k in range(8)
-                         if d.pfc_cev >> k & 1)
-            lines.append(f"{i:>2} {direction:5} {len(frame):>5} {'PFC':20} {'':>8} {'':>6} "
-                         f"{'':>3}  cev={d.pfc_cev:#04x} {q}")
+            q = " ".join(
+                f"p{k}={getattr(d, f'pfc_quanta{k}')}" for k in range(8) if d.pfc_cev >> k & 1
+            )
+            lines.append(
+                f"{i:>2} {direction:5} {len(frame):>5} {'PFC':20} {'':>8} {'':>6} "
+                f"{'':>3}  cev={d.pfc_cev:#04x} {q}"
+            )
         else:
             lines.append(f"{i:>2} {direction:5} {len(frame):>5} {d.verdict}")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m controller.packets.demo", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=Path("out/packets-demo"),
-                    help="directory for roce_demo.pcap (default: out/packets-demo)")
+    ap = argparse.ArgumentParser(
+        prog="python -m controller.packets.demo",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=Path("out/packets-demo"),
+        help="directory for roce_demo.pcap (default: out/packets-demo)",
+    )
     args = ap.parse_args(argv)
     frames = exchange()
     args.out.mkdir(parents=True, exist_ok=True)

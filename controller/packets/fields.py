@@ -73,8 +73,7 @@ FIELD_BITS: dict[str, int] = dict(FIELDS)
 RECORD_BITS: int = sum(bits for _, bits in FIELDS)
 
 # Verdicts, most severe first: one word summing up a record (vectors, reports).
-VERDICTS = ("truncated", "unsupported", "bad_ip_csum", "bad_icrc", "ok", "pfc", "pause",
-            "not_roce")
+VERDICTS = ("truncated", "unsupported", "bad_ip_csum", "bad_icrc", "ok", "pfc", "pause", "not_roce")
 
 
 class Decoded:
@@ -114,8 +113,7 @@ class Decoded:
     __hash__ = None  # type: ignore[assignment]  # mutable record
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{k}={v:#x}" if v > 9 else f"{k}={v}"
-                          for k, v in self.nonzero().items())
+        inner = ", ".join(f"{k}={v:#x}" if v > 9 else f"{k}={v}" for k, v in self.nonzero().items())
         return f"Decoded({inner})"
 
     def to_int(self) -> int:

@@ -19,8 +19,7 @@ _LRH_ONES = b"\xff" * 8
 
 def _masked_v6_header(hdr: bytes | memoryview) -> bytes:
     # Keep the version nibble; traffic class, flow label and hop limit become ones.
-    return (bytes((hdr[0] | 0x0F, 0xFF, 0xFF, 0xFF)) + bytes(hdr[4:7]) + b"\xff"
-            + bytes(hdr[8:40]))
+    return bytes((hdr[0] | 0x0F, 0xFF, 0xFF, 0xFF)) + bytes(hdr[4:7]) + b"\xff" + bytes(hdr[8:40])
 
 
 def icrc_v2(ip_packet: bytes | memoryview) -> int:
@@ -32,13 +31,13 @@ def icrc_v2(ip_packet: bytes | memoryview) -> int:
     else:
         ihl = 40
         ip = _masked_v6_header(p)
-    udp = p[ihl:ihl + 6] + b"\xff\xff"
+    udp = p[ihl : ihl + 6] + b"\xff\xff"
     bth = ihl + 8
     crc = zlib.crc32(_LRH_ONES)
     crc = zlib.crc32(ip, crc)
     crc = zlib.crc32(udp, crc)
-    crc = zlib.crc32(p[bth:bth + 4] + b"\xff", crc)
-    return zlib.crc32(p[bth + 5:], crc)
+    crc = zlib.crc32(p[bth : bth + 4] + b"\xff", crc)
+    return zlib.crc32(p[bth + 5 :], crc)
 
 
 def icrc_v1(grh_packet: bytes | memoryview) -> int:
@@ -46,8 +45,8 @@ def icrc_v1(grh_packet: bytes | memoryview) -> int:
     p = bytes(grh_packet)
     crc = zlib.crc32(_LRH_ONES)
     crc = zlib.crc32(_masked_v6_header(p), crc)
-    crc = zlib.crc32(p[GRH_LEN:GRH_LEN + 4] + b"\xff", crc)
-    return zlib.crc32(p[GRH_LEN + 5:], crc)
+    crc = zlib.crc32(p[GRH_LEN : GRH_LEN + 4] + b"\xff", crc)
+    return zlib.crc32(p[GRH_LEN + 5 :], crc)
 
 
 def pack_icrc(icrc: int) -> bytes:

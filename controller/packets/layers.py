@@ -28,16 +28,18 @@ from .constants import (
     RETH_OPCODES,
 )
 
-__all__ = ["RETH", "ImmDt", "AtomicETH", "AtomicAckETH", "AtomicAETH", "MACControl", "PFC",
-           "Pause"]
+__all__ = ["RETH", "ImmDt", "AtomicETH", "AtomicAckETH", "AtomicAETH", "MACControl", "PFC", "Pause"]
 
 
 class MACControl(Packet):
     """MAC control frame (EtherType 0x8808): a 16-bit opcode, then the opcode's body."""
 
     name = "MACControl"
-    fields_desc = [ShortEnumField("opcode", MAC_CONTROL_PFC,
-                                  {MAC_CONTROL_PAUSE: "PAUSE", MAC_CONTROL_PFC: "PFC"})]
+    fields_desc = [
+        ShortEnumField(
+            "opcode", MAC_CONTROL_PFC, {MAC_CONTROL_PAUSE: "PAUSE", MAC_CONTROL_PFC: "PFC"}
+        )
+    ]
 
 
 class _MACControlBody(Packet):
@@ -66,8 +68,7 @@ class PFC(_MACControlBody):
     """
 
     name = "PFC"
-    fields_desc = [XShortField("class_enable", 0),
-                   *(ShortField(f"quanta{i}", 0) for i in range(8))]
+    fields_desc = [XShortField("class_enable", 0), *(ShortField(f"quanta{i}", 0) for i in range(8))]
 
 
 class Pause(_MACControlBody):
@@ -101,8 +102,12 @@ class AtomicETH(Packet):
     """Atomic extended transport header (CMP_SWAP, FETCH_ADD): 28 bytes."""
 
     name = "AtomicETH"
-    fields_desc = [XLongField("va", 0), XIntField("rkey", 0), XLongField("swap", 0),
-                   XLongField("compare", 0)]
+    fields_desc = [
+        XLongField("va", 0),
+        XIntField("rkey", 0),
+        XLongField("swap", 0),
+        XLongField("compare", 0),
+    ]
 
 
 class AtomicAckETH(Packet):

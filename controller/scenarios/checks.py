@@ -58,6 +58,7 @@ def register(key: str, title: str, kind: str, scope: str = "switch") -> Callable
             raise ValueError(f"check {key!r} registered twice")
         CHECKS[key] = Check(key, title, kind, fn, scope)
         return fn
+
     return deco
 
 
@@ -78,8 +79,13 @@ def judge(sc: dict, runs: list[RunResult]) -> list[Verdict]:
     for key, value in (sc.get("expect_fail") or {}).items():
         for v in _run(key, value, runs):
             hit = not v.ok and not v.no_data
-            why = "fails as the control predicts" if hit else (
-                "had no data to judge" if v.no_data else "PASSED, but this control must fail it")
+            why = (
+                "fails as the control predicts"
+                if hit
+                else (
+                    "had no data to judge" if v.no_data else "PASSED, but this control must fail it"
+                )
+            )
             out.append(Verdict(f"control: {v.name}", hit, f"{why}: {v.detail}"))
     return out
 
@@ -107,13 +113,20 @@ def fair_share(tol: float, runs: list[RunResult]) -> list[Verdict]:
     is within `tol` of the mean."""
     goods = [f.goodput_bps for f in runs[0].flows]
     if len(goods) < 2 or not sum(goods):
-        return blind("fair share", f"{len(goods)} flow(s), {sum(goods) / 1e9:.2f} Gb/s in total: "
-                                    "no share to compare")
+        return blind(
+            "fair share",
+            f"{len(goods)} flow(s), {sum(goods) / 1e9:.2f} Gb/s in total: no share to compare",
+        )
     mean = sum(goods) / len(goods)
     worst = max(abs(g - mean) / mean for g in goods)
-    return [Verdict("fair share", worst <= float(tol),
-                    f"flows {', '.join(f'{g / 1e9:.2f}' for g in goods)} Gb/s; worst "
-                    f"{worst * 100:.1f}% from the mean (limit {float(tol) * 100:.0f}%)")]
+    return [
+        Verdict(
+            "fair share",
+            worst <= float(tol),
+            f"flows {', '.join(f'{g / 1e9:.2f}' for g in goods)} Gb/s; worst "
+            f"{worst * 100:.1f}% from the mean (limit {float(tol) * 100:.0f}%)",
+        )
+    ]
 
 
 @register("queue_in_band", "queue held in Kmin..Kmax", "true")
@@ -128,9 +141,14 @@ def queue_in_band(_: Any, runs: list[RunResult]) -> list[Verdict]:
         return blind("queue held in Kmin..Kmax", "no queue samples or no ECN profile")
     lo, hi, buf = q["kmin"], q["kmax"], q.get("buffer", math.inf)
     ok = lo <= q["p90"] <= hi and q["max"] < buf
-    return [Verdict("queue held in Kmin..Kmax", ok,
-                    f"median {q['p50']:.0f}, 10-90% {q['p10']:.0f}..{q['p90']:.0f}, max "
-                    f"{q['max']:.0f} pkts; Kmin..Kmax = {lo}..{hi}, buffer {buf} pkts")]
+    return [
+        Verdict(
+            "queue held in Kmin..Kmax",
+            ok,
+            f"median {q['p50']:.0f}, 10-90% {q['p10']:.0f}..{q['p90']:.0f}, max "
+            f"{q['max']:.0f} pkts; Kmin..Kmax = {lo}..{hi}, buffer {buf} pkts",
+        )
+    ]
 
 
 @register("utilization", "bottleneck utilized", "fraction")
@@ -144,9 +162,14 @@ def utilization(need: float, runs: list[RunResult]) -> list[Verdict]:
     if not cap or not r.flows:
         return blind("bottleneck utilized", "no flows or no capacity")
     ok = float(need) * cap <= tot <= cap * 1.001
-    return [Verdict("bottleneck utilized", ok,
-                    f"{tot / 1e9:.3f} Gb/s of {cap / 1e9:.3f} Gb/s payload capacity "
-                    f"({tot / cap * 100:.1f}%, limit {float(need) * 100:.0f}%..100%)")]
+    return [
+        Verdict(
+            "bottleneck utilized",
+            ok,
+            f"{tot / 1e9:.3f} Gb/s of {cap / 1e9:.3f} Gb/s payload capacity "
+            f"({tot / cap * 100:.1f}%, limit {float(need) * 100:.0f}%..100%)",
+        )
+    ]
 
 
 @register("zero_drops", "zero drops", "true")
@@ -164,9 +187,15 @@ def zero_drops(_: Any, runs: list[RunResult]) -> list[Verdict]:
             out.append(Verdict(name, False, "no frame reached the switch", True))
             continue
         d = c.get("switch_drops", 0) + c.get("tm_drops", 0)
-        out.append(Verdict(name, d == 0, f"{c.get('tm_drops', 0)} queue drops, "
-                                         f"{c.get('switch_drops', 0)} pipeline drops of "
-                                         f"{c['switch_frames_in']} frames in"))
+        out.append(
+            Verdict(
+                name,
+                d == 0,
+                f"{c.get('tm_drops', 0)} queue drops, "
+                f"{c.get('switch_drops', 0)} pipeline drops of "
+                f"{c['switch_frames_in']} frames in",
+            )
+        )
     return out
 
 
@@ -175,18 +204,26 @@ def _at_least(title: str, counter: str, what: str, host_counter: str, host_what:
         c = runs[0].counters
         if counter not in c:
             return blind(title, f"no {counter} counter read")
-        return [Verdict(title, c[counter] >= int(n), f"{c[counter]} {what} (at least {int(n)}), "
-                                                     f"{c.get(host_counter, 0)} {host_what}")]
+        return [
+            Verdict(
+                title,
+                c[counter] >= int(n),
+                f"{c[counter]} {what} (at least {int(n)}), {c.get(host_counter, 0)} {host_what}",
+            )
+        ]
+
     return fn
 
 
-_pauses = _at_least("PFC pauses sent", "pfc_tx", "PFC frames from the switch", "host_pfc_rx",
-                    "received by hosts")
+_pauses = _at_least(
+    "PFC pauses sent", "pfc_tx", "PFC frames from the switch", "host_pfc_rx", "received by hosts"
+)
 _pauses.__doc__ = """An oversubscribed lossless class crosses XOFF: the switch sends at least
     `n` PFC pause frames (its pfc_tx counter), the hosts' side shown next to it."""
 register("min_pauses", "PFC pauses sent", "count")(_pauses)
-_cnps = _at_least("switch NP emulation", "cnp_tx", "CNPs generated by the switch",
-                  "host_cnps_sent", "by hosts")
+_cnps = _at_least(
+    "switch NP emulation", "cnp_tx", "CNPs generated by the switch", "host_cnps_sent", "by hosts"
+)
 _cnps.__doc__ = """With the switch as notification point, CE-marked traffic makes the
     program generate at least `n` CNPs (its cnp_tx counter)."""
 register("min_switch_cnps", "switch NP emulation", "count")(_cnps)
@@ -217,9 +254,14 @@ def collapse_below(frac: float, runs: list[RunResult]) -> list[Verdict]:
     if len(pts) < 2 or pts[0][1] <= 0:
         return blind("go-back-N collapse", "needs a lossless point with goodput and a lossy one")
     ratio = pts[-1][1] / pts[0][1]
-    return [Verdict("go-back-N collapse", ratio < float(frac),
-                    f"at drop rate {pts[-1][0]:g} goodput is {ratio * 100:.0f}% of lossless "
-                    f"(limit {float(frac) * 100:.0f}%)")]
+    return [
+        Verdict(
+            "go-back-N collapse",
+            ratio < float(frac),
+            f"at drop rate {pts[-1][0]:g} goodput is {ratio * 100:.0f}% of lossless "
+            f"(limit {float(frac) * 100:.0f}%)",
+        )
+    ]
 
 
 @register("cnp_interval_us", "CNP rate bound", "us")
@@ -237,6 +279,11 @@ def cnp_interval(us: float, runs: list[RunResult]) -> list[Verdict]:
     gaps = [b - a for f in r.flows for a, b in zip(f.cnp_times, f.cnp_times[1:], strict=False)]
     min_gap = min(gaps) if gaps else math.inf
     gap_txt = f"closest two {min_gap / 1000:.1f} us apart" if gaps else "no two CNPs in one flow"
-    return [Verdict("CNP rate bound", worst <= 0 and min_gap >= 0.95 * iv,
-                    f"{total} CNPs received ({r.counters.get('cnp_tx', 0)} generated by the "
-                    f"switch), at most 1 per flow per {iv / 1000:g} us ({bound} per flow); {gap_txt}")]
+    return [
+        Verdict(
+            "CNP rate bound",
+            worst <= 0 and min_gap >= 0.95 * iv,
+            f"{total} CNPs received ({r.counters.get('cnp_tx', 0)} generated by the "
+            f"switch), at most 1 per flow per {iv / 1000:g} us ({bound} per flow); {gap_txt}",
+        )
+    ]

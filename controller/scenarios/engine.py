@@ -78,9 +78,11 @@ class Progress:
         bar = "#" * int(frac * 30)
         wall = t - self.start
         eta = f", ~{wall * (1 - frac) / frac:.0f} s left" if 0 < frac < 1 else ""
-        sys.stderr.write(f"\r{self.label} [{bar:<30}] {frac * 100:5.1f}%  "
-                         f"{now_ns / 1e3:,.0f}/{self.total / 1e3:,.0f} us virtual, "
-                         f"{wall:.1f} s wall{eta}\x1b[K")  # erase what a longer line left
+        sys.stderr.write(
+            f"\r{self.label} [{bar:<30}] {frac * 100:5.1f}%  "
+            f"{now_ns / 1e3:,.0f}/{self.total / 1e3:,.0f} us virtual, "
+            f"{wall:.1f} s wall{eta}\x1b[K"
+        )  # erase what a longer line left
         sys.stderr.flush()
 
     def done(self) -> None:
@@ -94,8 +96,9 @@ class Engine:
 
     def __init__(self, target: Target):
         if not target.virtual_time:
-            raise ValueError(f"{target.name} has no virtual time: scenarios need the "
-                             "in-process p4sim target")
+            raise ValueError(
+                f"{target.name} has no virtual time: scenarios need the in-process p4sim target"
+            )
         self.target = target
         self._now = target.now()
         self._heap: list[tuple[int, int, Callable[[], None]]] = []

@@ -43,7 +43,9 @@ def _over_expm1(p: float, x: float) -> float:
     return p / math.expm1(x) if x < 700 else 0.0
 
 
-def _terms(p: float, rc: float, prm: DcqcnParams, b_pkts: float) -> tuple[float, float, float, float]:
+def _terms(
+    p: float, rc: float, prm: DcqcnParams, b_pkts: float
+) -> tuple[float, float, float, float]:
     tau, t = prm.cnp_interval_ns / 1e9, prm.rate_timer_ns / 1e9
     q = math.log1p(-p)  # ln(1 - p), exact for small p
     no_cnp = -math.expm1(tau * rc * q)  # 1 - (1-p)^(tau R_C): a CNP in tau
@@ -64,19 +66,28 @@ def residual(p: float, n: int, c_pps: float, prm: DcqcnParams, pkt_bits: float) 
         return -math.inf  # no increase event survives: the cuts win
     gap = alpha * no_cnp / ((prm.cnp_interval_ns / 1e9) * (byte_ev + time_ev))  # R_T - R_C
     cut = gap / (prm.cnp_interval_ns / 1e9) * no_cnp
-    grow = ai * rc * (math.exp(prm.fast_recovery_steps * b * q) * byte_ev
-                      + math.exp(prm.fast_recovery_steps * t * rc * q) * time_ev)
+    grow = (
+        ai
+        * rc
+        * (
+            math.exp(prm.fast_recovery_steps * b * q) * byte_ev
+            + math.exp(prm.fast_recovery_steps * t * rc * q) * time_ev
+        )
+    )
     return grow - cut
 
 
-def fixed_point(n: int, line_bps: float, prm: DcqcnParams, pkt_bytes: int, kmin: float,
-                kmax: float, pmax: float) -> FixedPoint:
+def fixed_point(
+    n: int, line_bps: float, prm: DcqcnParams, pkt_bytes: int, kmin: float, kmax: float, pmax: float
+) -> FixedPoint:
     pkt_bits = pkt_bytes * 8.0
     c = line_bps / pkt_bits
     lo, hi = 1e-9, 0.5
     f_lo = residual(lo, n, c, prm, pkt_bits)
     if f_lo * residual(hi, n, c, prm, pkt_bits) > 0:
-        raise ValueError("the fluid model has no fixed point in p = 1e-9 .. 0.5 for these parameters")
+        raise ValueError(
+            "the fluid model has no fixed point in p = 1e-9 .. 0.5 for these parameters"
+        )
     for _ in range(200):
         mid = math.sqrt(lo * hi)  # p spans decades: bisect in log space
         f = residual(mid, n, c, prm, pkt_bits)

@@ -17,34 +17,72 @@ def summary_text(res: ScenarioResult) -> str:
     for run in res.runs:
         win = (run.duration_ns - run.warmup_ns) / 1e3
         out.append("")
-        out.append(f"run {run.label}  (seed {run.seed}; {run.duration_ns / 1e3:g} us virtual, "
-                   f"measured over the last {win:g} us; {run.wall_s:.1f} s wall)")
+        out.append(
+            f"run {run.label}  (seed {run.seed}; {run.duration_ns / 1e3:g} us virtual, "
+            f"measured over the last {win:g} us; {run.wall_s:.1f} s wall)"
+        )
         rows = []
         total = sum(f.goodput_bps for f in run.flows)
         for f in run.flows:
             share = f.goodput_bps / total * 100 if total else 0.0
-            rows.append([f.name, f"{f.goodput_bps / 1e9:.3f}", f"{share:.1f}%",
-                         f"{f.mean_rate_bps / 1e9:.2f}", f"{f.final_rate_bps / 1e9:.2f}",
-                         str(f.retransmitted), str(f.naks), str(f.timeouts), str(f.ce), str(f.cnps)])
-        out.append(table(rows, ["flow", "goodput Gb/s", "share", "RP limit mean", "RP limit end",
-                                "retx pkts", "NAKs", "timeouts", "CE rx", "CNPs rx"]))
-        out.append("RP limit: the DCQCN reaction point's rate limit R_C in Gb/s (the NIC's "
-                   "pacing ceiling, not what it sent), averaged over the measured window and "
-                   "at the end; goodput is in-order payload delivered; payload capacity of "
-                   f"the bottleneck {run.capacity_bps / 1e9:.3f} Gb/s")
+            rows.append(
+                [
+                    f.name,
+                    f"{f.goodput_bps / 1e9:.3f}",
+                    f"{share:.1f}%",
+                    f"{f.mean_rate_bps / 1e9:.2f}",
+                    f"{f.final_rate_bps / 1e9:.2f}",
+                    str(f.retransmitted),
+                    str(f.naks),
+                    str(f.timeouts),
+                    str(f.ce),
+                    str(f.cnps),
+                ]
+            )
+        out.append(
+            table(
+                rows,
+                [
+                    "flow",
+                    "goodput Gb/s",
+                    "share",
+                    "RP limit mean",
+                    "RP limit end",
+                    "retx pkts",
+                    "NAKs",
+                    "timeouts",
+                    "CE rx",
+                    "CNPs rx",
+                ],
+            )
+        )
+        out.append(
+            "RP limit: the DCQCN reaction point's rate limit R_C in Gb/s (the NIC's "
+            "pacing ceiling, not what it sent), averaged over the measured window and "
+            "at the end; goodput is in-order payload delivered; payload capacity of "
+            f"the bottleneck {run.capacity_bps / 1e9:.3f} Gb/s"
+        )
         q = run.queue
         c = run.counters
         if q.get("p50") is not None:
             fb = q.get("frame_bytes", 1)
-            band = (f"; Kmin..Kmax = {q['kmin']}..{q['kmax']} pkts" if "kmin" in q else "")
-            out.append(f"bottleneck queue: median {q['p50']:.0f} pkts ({q['p50'] * fb / 1e3:.0f} KB), "
-                       f"mean {q['mean']:.1f}, 10-90% {q['p10']:.0f}..{q['p90']:.0f}, "
-                       f"max {q['max']:.0f}{band}")
-        keys = [("ecn_marked", "CE marks"), ("pfc_tx", "PFC sent"),
-                ("host_pfc_rx", "PFC received by hosts"), ("pfc_rx", "PFC received"),
-                ("cnp_tx", "CNPs by switch"), ("cnp_rx", "CNPs through switch"),
-                ("host_cnps_sent", "CNPs by hosts"), ("switch_drops", "pipeline drops"),
-                ("tm_drops", "queue drops")]
+            band = f"; Kmin..Kmax = {q['kmin']}..{q['kmax']} pkts" if "kmin" in q else ""
+            out.append(
+                f"bottleneck queue: median {q['p50']:.0f} pkts ({q['p50'] * fb / 1e3:.0f} KB), "
+                f"mean {q['mean']:.1f}, 10-90% {q['p10']:.0f}..{q['p90']:.0f}, "
+                f"max {q['max']:.0f}{band}"
+            )
+        keys = [
+            ("ecn_marked", "CE marks"),
+            ("pfc_tx", "PFC sent"),
+            ("host_pfc_rx", "PFC received by hosts"),
+            ("pfc_rx", "PFC received"),
+            ("cnp_tx", "CNPs by switch"),
+            ("cnp_rx", "CNPs through switch"),
+            ("host_cnps_sent", "CNPs by hosts"),
+            ("switch_drops", "pipeline drops"),
+            ("tm_drops", "queue drops"),
+        ]
         out.append("switch: " + ", ".join(f"{label} {c.get(k, 0)}" for k, label in keys))
         if run.telemetry is not None:
             from controller.telemetry import format_table
@@ -55,11 +93,19 @@ def summary_text(res: ScenarioResult) -> str:
             out.append(f"note: {n}")
     out.append("")
     rp_on = bool((sc.get("nic") or {}).get("rp", True))
-    out.append("DCQCN parameters used" + ("" if rp_on else " (RP rate limiting off in this scenario)") + ":")
+    out.append(
+        "DCQCN parameters used"
+        + ("" if rp_on else " (RP rate limiting off in this scenario)")
+        + ":"
+    )
     out.append(table([list(r) for r in res.runs[0].dcqcn.as_table()], ["parameter", "value"]))
     out.append("")
-    out.append(table([[v.name, "PASS" if v.ok else "FAIL", v.detail] for v in res.verdicts],
-                     ["check", "result", "detail"]))
+    out.append(
+        table(
+            [[v.name, "PASS" if v.ok else "FAIL", v.detail] for v in res.verdicts],
+            ["check", "result", "detail"],
+        )
+    )
     return "\n".join(out)
 
 
@@ -85,15 +131,28 @@ def _events(ax, t_us: list[float], counts: list[int], color: str, what: str) -> 
     ax.set_ylabel(f"{what} per {BIN_US} us")
     if not total:
         ax.set_ylim(0, 1)
-        ax.text(0.5, 0.5, f"no {what} in this run", transform=ax.transAxes, ha="center",
-                va="center", color="grey")
+        ax.text(
+            0.5,
+            0.5,
+            f"no {what} in this run",
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            color="grey",
+        )
     else:
-        ax.text(0.99, 0.95, f"total {total}", transform=ax.transAxes, ha="right", va="top",
-                fontsize=8)
+        ax.text(
+            0.99, 0.95, f"total {total}", transform=ax.transAxes, ha="right", va="top", fontsize=8
+        )
 
 
-def _per_flow(ax, t_us: list[float], per_flow: dict[str, list[int]], what: str,
-              lines: dict[str, list[int]] | None = None) -> None:
+def _per_flow(
+    ax,
+    t_us: list[float],
+    per_flow: dict[str, list[int]],
+    what: str,
+    lines: dict[str, list[int]] | None = None,
+) -> None:
     """Per-flow event counts per BIN_US: bars side by side, optional second series as lines."""
     total = 0
     twin = ax
@@ -112,8 +171,15 @@ def _per_flow(ax, t_us: list[float], per_flow: dict[str, list[int]], what: str,
     ax.set_ylabel(f"{what} per {BIN_US} us")
     if not total:
         ax.set_ylim(0, 1)
-        ax.text(0.5, 0.5, f"no {what} in this run", transform=ax.transAxes, ha="center",
-                va="center", color="grey")
+        ax.text(
+            0.5,
+            0.5,
+            f"no {what} in this run",
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            color="grey",
+        )
     else:
         ax.legend(fontsize=7, loc="upper left")
         if twin is not ax:
@@ -145,14 +211,27 @@ def write_plots(run: RunResult, outdir: Path, stem: str, rp_on: bool = True) -> 
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, (name, vals) in enumerate(s["goodput"].items()):
         color = colors[i % len(colors)]  # one colour per flow: goodput solid, RP rate dashed
-        avg = [sum(vals[max(0, j - k + 1):j + 1]) / len(vals[max(0, j - k + 1):j + 1])
-               for j in range(len(vals))]
-        ax.plot(t_us, [v / 1e9 for v in avg], color=color, lw=1,
-                label=f"{name} goodput ({k * step:g} us avg)")
+        avg = [
+            sum(vals[max(0, j - k + 1) : j + 1]) / len(vals[max(0, j - k + 1) : j + 1])
+            for j in range(len(vals))
+        ]
+        ax.plot(
+            t_us,
+            [v / 1e9 for v in avg],
+            color=color,
+            lw=1,
+            label=f"{name} goodput ({k * step:g} us avg)",
+        )
         rate = s["tx"].get(name, []) if rp_on else []
         if rate:
-            ax.plot(t_us[:len(rate)], [v / 1e9 for v in rate], color=color, ls="--", lw=1,
-                    label=f"{name} RP limit R_C (DCQCN pacing ceiling)")
+            ax.plot(
+                t_us[: len(rate)],
+                [v / 1e9 for v in rate],
+                color=color,
+                ls="--",
+                lw=1,
+                label=f"{name} RP limit R_C (DCQCN pacing ceiling)",
+            )
         top = max([top, *(v / 1e9 for v in avg), *(v / 1e9 for v in rate)])
     link = run.line_bps / 1e9
     ax.axhline(link, color="grey", lw=0.8, ls=":", label=f"link {link:g} Gb/s")
@@ -170,13 +249,27 @@ def write_plots(run: RunResult, outdir: Path, stem: str, rp_on: bool = True) -> 
         ax.legend(fontsize=7, loc="upper right")
         ax.set_ylim(0, max([1, *s["queue"], q.get("kmax", 0)]) * 1.15)
         if not any(s["queue"]):
-            ax.text(0.5, 0.5, "the queue stayed empty", transform=ax.transAxes, ha="center",
-                    va="center", color="grey")
+            ax.text(
+                0.5,
+                0.5,
+                "the queue stayed empty",
+                transform=ax.transAxes,
+                ha="center",
+                va="center",
+                color="grey",
+            )
         ax.set_title(f"bottleneck queue: port {q['port']:g}, class {q['class']:g}")
     else:
         ax.set_ylim(0, 1)
-        ax.text(0.5, 0.5, "no queue watched in this scenario", transform=ax.transAxes,
-                ha="center", va="center", color="grey")
+        ax.text(
+            0.5,
+            0.5,
+            "no queue watched in this scenario",
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            color="grey",
+        )
         ax.set_title("bottleneck queue")
     ax.set_ylabel("depth (packets)")
     _events(axes[2], t_us, s["ce"], "tab:orange", "CE-marked packets")
@@ -189,8 +282,9 @@ def write_plots(run: RunResult, outdir: Path, stem: str, rp_on: bool = True) -> 
         _per_flow(axes[5], t_us, s.get("retx", {}), "retransmitted packets", s.get("naks", {}))
         rate = f"drop rate {run.sweep_value:g}" if run.sweep_value is not None else run.label
         axes[5].set_title(f"{rate}: go-back-N retransmissions (bars) and NAKs (line) per flow")
-    axes[-1].set_xlabel("virtual time (us)" + ("; grey: warm-up, left out of the summary"
-                                              if warm_us > 0 else ""))
+    axes[-1].set_xlabel(
+        "virtual time (us)" + ("; grey: warm-up, left out of the summary" if warm_us > 0 else "")
+    )
     fig.tight_layout()
     path = outdir / f"{stem}.png"
     fig.savefig(path, dpi=90)
@@ -204,15 +298,21 @@ def write_sweep_plot(res: ScenarioResult, outdir: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    pts = sorted(((r.sweep_value or 0.0), sum(f.goodput_bps for f in r.flows) / 1e9)
-                 for r in res.runs)
+    pts = sorted(
+        ((r.sweep_value or 0.0), sum(f.goodput_bps for f in r.flows) / 1e9) for r in res.runs
+    )
     fig, ax = plt.subplots(figsize=(7, 4))
     labels = [f"{v * 100:g}%" for v, _ in pts]
     bars = ax.bar(labels, [g for _, g in pts], color="tab:blue")
     base = pts[0][1] or 1.0
     for bar, (_, g) in zip(bars, pts, strict=True):
-        ax.annotate(f"{g:.2f} Gb/s\n{g / base * 100:.0f}%", (bar.get_x() + bar.get_width() / 2, g),
-                    ha="center", va="bottom", fontsize=8)
+        ax.annotate(
+            f"{g:.2f} Gb/s\n{g / base * 100:.0f}%",
+            (bar.get_x() + bar.get_width() / 2, g),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
     ax.set_ylim(0, max(g for _, g in pts) * 1.2 or 1)
     ax.set_xlabel("drop rate")
     ax.set_ylabel("goodput (Gb/s)")
@@ -231,13 +331,17 @@ def write_pcap(frames: list[tuple], path: Path, snaplen: int = 0) -> Path:
     Packet Length" although the record's original length is right: use 0 for clean decodes)."""
     from scapy.utils import RawPcapWriter
 
-    w = RawPcapWriter(str(path), linktype=1, nano=True, sync=False,
-                      snaplen=snaplen or 262144)
+    w = RawPcapWriter(str(path), linktype=1, nano=True, sync=False, snaplen=snaplen or 262144)
     w.write_header(None)
     for t_ns, data, *_ in frames:
         kept = data[:snaplen] if snaplen else data
-        w.write_packet(kept, sec=t_ns // 1_000_000_000, usec=t_ns % 1_000_000_000,
-                       caplen=len(kept), wirelen=len(data))
+        w.write_packet(
+            kept,
+            sec=t_ns // 1_000_000_000,
+            usec=t_ns % 1_000_000_000,
+            caplen=len(kept),
+            wirelen=len(data),
+        )
     w.close()
     return path
 
@@ -258,19 +362,37 @@ def write_outputs(res: ScenarioResult, outdir: str | Path) -> list[Path]:
     if len(res.runs) > 1:
         files.append(write_sweep_plot(res, out))
     summary = {
-        "scenario": res.scenario["name"], "ok": res.ok,
+        "scenario": res.scenario["name"],
+        "ok": res.ok,
         "verdicts": [{"check": v.name, "ok": v.ok, "detail": v.detail} for v in res.verdicts],
-        "runs": [{"label": r.label, "seed": r.seed, "sweep_value": r.sweep_value,
-                  "duration_ns": r.duration_ns, "warmup_ns": r.warmup_ns, "wall_s": r.wall_s,
-                  "queue": r.queue, "counters": {k: v for k, v in r.counters.items()
-                                                 if isinstance(v, int | float)},
-                  "flows": [{"name": f.name, "goodput_bps": f.goodput_bps,
-                             "retransmitted": f.retransmitted, "naks": f.naks,
-                             "timeouts": f.timeouts, "cnps": f.cnps, "ce": f.ce,
-                             "final_rate_bps": f.final_rate_bps,
-                             "mean_rate_bps": f.mean_rate_bps} for f in r.flows],
-                  "capacity_bps": r.capacity_bps}
-                 for r in res.runs],
+        "runs": [
+            {
+                "label": r.label,
+                "seed": r.seed,
+                "sweep_value": r.sweep_value,
+                "duration_ns": r.duration_ns,
+                "warmup_ns": r.warmup_ns,
+                "wall_s": r.wall_s,
+                "queue": r.queue,
+                "counters": {k: v for k, v in r.counters.items() if isinstance(v, int | float)},
+                "flows": [
+                    {
+                        "name": f.name,
+                        "goodput_bps": f.goodput_bps,
+                        "retransmitted": f.retransmitted,
+                        "naks": f.naks,
+                        "timeouts": f.timeouts,
+                        "cnps": f.cnps,
+                        "ce": f.ce,
+                        "final_rate_bps": f.final_rate_bps,
+                        "mean_rate_bps": f.mean_rate_bps,
+                    }
+                    for f in r.flows
+                ],
+                "capacity_bps": r.capacity_bps,
+            }
+            for r in res.runs
+        ],
         "dcqcn": dict(res.runs[0].dcqcn.as_table()),
     }
     p = out / "summary.json"

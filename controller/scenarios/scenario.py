@@ -99,8 +99,10 @@ def _read(p: Path, depth: int = 0) -> tuple[dict, dict[str, int]]:
     if base is not None:
         # only shipped scenarios by name: `extends` never reads an arbitrary file
         if not isinstance(base, str) or base not in list_scenarios():
-            raise schema.ScenarioError(f"{p}: extends", f"{base!r} is not a shipped scenario "
-                                       f"(known: {', '.join(list_scenarios())})")
+            raise schema.ScenarioError(
+                f"{p}: extends",
+                f"{base!r} is not a shipped scenario (known: {', '.join(list_scenarios())})",
+            )
         if depth >= 4:
             raise schema.ScenarioError(f"{p}: extends", "more than 4 levels of extends (a loop?)")
         parent, _ = _read(SCENARIO_DIR / f"{base}.yaml", depth + 1)
@@ -117,7 +119,9 @@ def load_scenario(name_or_path: str) -> dict:
     if not p.suffix:
         p = SCENARIO_DIR / f"{name_or_path}.yaml"
     if not p.is_file():
-        raise FileNotFoundError(f"no scenario {name_or_path!r} (known: {', '.join(list_scenarios())})")
+        raise FileNotFoundError(
+            f"no scenario {name_or_path!r} (known: {', '.join(list_scenarios())})"
+        )
     data, lines = _read(p)
     data.setdefault("name", p.stem)
     data["_path"] = str(p)
@@ -141,8 +145,12 @@ def _switch_config(sc: dict, flows: list[dict], sweep_value: float | None) -> tu
     for h in hosts.values():
         h.setdefault("qps", [])
     for f in flows:
-        hosts[f["src"]]["qps"].append({"qpn": f["qpn"], "peer": f["dst"], "peer_qpn": f["peer_qpn"]})
-        hosts[f["dst"]]["qps"].append({"qpn": f["peer_qpn"], "peer": f["src"], "peer_qpn": f["qpn"]})
+        hosts[f["src"]]["qps"].append(
+            {"qpn": f["qpn"], "peer": f["dst"], "peer_qpn": f["peer_qpn"]}
+        )
+        hosts[f["dst"]]["qps"].append(
+            {"qpn": f["peer_qpn"], "peer": f["src"], "peer_qpn": f["qpn"]}
+        )
     if sweep_value is not None and "drop_rate" in (sc.get("sweep") or {}):
         faults = raw.setdefault("faults", [])
         if sweep_value > 0:
@@ -164,9 +172,15 @@ def _flows(sc: dict) -> list[dict]:
     return out
 
 
-def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = None,
-             duration_us: float | None = None, progress: bool = True,
-             nic_hook: Callable[[Engine, dict[str, Host]], None] | None = None) -> RunResult:
+def run_once(
+    sc: dict,
+    target: Target,
+    seed: int,
+    sweep_value: float | None = None,
+    duration_us: float | None = None,
+    progress: bool = True,
+    nic_hook: Callable[[Engine, dict[str, Host]], None] | None = None,
+) -> RunResult:
     """One run. `nic_hook(engine, hosts)`, called once the hosts and QPs are set up,
     may replace a host's NIC receive path (controller.fil: RTL or a real port)."""
     import time as _time
@@ -198,9 +212,19 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
 
     # hosts
     hosts: dict[str, Host] = {}
-    series: dict[str, Any] = {"t": [], "queue": [], "rate": {}, "tx": {}, "goodput": {},
-                              "ce": [], "pfc": [], "paused": {}, "cnp": {}, "retx": {},
-                              "naks": {}}
+    series: dict[str, Any] = {
+        "t": [],
+        "queue": [],
+        "rate": {},
+        "tx": {},
+        "goodput": {},
+        "ce": [],
+        "pfc": [],
+        "paused": {},
+        "cnp": {},
+        "retx": {},
+        "naks": {},
+    }
 
     def on_tx(host: str, qpn: int, t: int, nbytes: int, rate: float) -> None:
         key = f"{host}:{qpn:#x}"
@@ -208,14 +232,25 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
 
     for name, h in cfg.hosts.items():
         spec = HostSpec(
-            name, h.mac, h.ip, h.port, link_bps=speed, prop_ns=prop, mtu=cfg.roce_mtu,
-            dscp=int(nic.get("dscp", 26)), pcp=3, cnp_dscp=cfg.cnp_dscp, cnp_pcp=cfg.cnp_class,
+            name,
+            h.mac,
+            h.ip,
+            h.port,
+            link_bps=speed,
+            prop_ns=prop,
+            mtu=cfg.roce_mtu,
+            dscp=int(nic.get("dscp", 26)),
+            pcp=3,
+            cnp_dscp=cfg.cnp_dscp,
+            cnp_pcp=cfg.cnp_class,
             data_priority=int(nic.get("priority", 3)),
             np_enabled=(cfg.cnp_mode == "host") and bool(nic.get("np", True)),
-            rp_enabled=bool(nic.get("rp", True)), window=int(nic.get("window", 256)),
+            rp_enabled=bool(nic.get("rp", True)),
+            window=int(nic.get("window", 256)),
             timeout_ns=int(float(nic.get("timeout_us", 1000)) * 1000),
             ack_every=int(nic.get("ack_every", 16)),
-            gateway_mac=cfg.router_mac if cfg.routing == "l3" else None)
+            gateway_mac=cfg.router_mac if cfg.routing == "l3" else None,
+        )
         host = Host(spec, eng, dcqcn, on_tx)
         hosts[name] = host
         eng.attach(host, h.port, prop)
@@ -260,6 +295,7 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
         d = value - last_flow.get((kind, name), 0)
         last_flow[(kind, name)] = value
         return d
+
     last_ce = [0]
     last_pfc = [0]
 
@@ -271,13 +307,18 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
         for f, src, dst in flow_objs:
             got = delivered(f, src, dst)
             series["goodput"].setdefault(f["name"], []).append(
-                (got - last_good[f["name"]]) * 8e9 / sample_ns)
+                (got - last_good[f["name"]]) * 8e9 / sample_ns
+            )
             last_good[f["name"]] = got
             rp = src.rps[f["qpn"]]
             series["tx"].setdefault(f["name"], []).append(rp.rc)
             series["paused"].setdefault(f["name"], []).append(int(src.is_paused(3)))
             st = src.qps[f["qpn"]].requester.stats
-            for kind, value in (("cnp", rp.cnps), ("retx", st.retransmitted_packets), ("naks", st.naks)):
+            for kind, value in (
+                ("cnp", rp.cnps),
+                ("retx", st.retransmitted_packets),
+                ("naks", st.naks),
+            ):
                 series[kind].setdefault(f["name"], []).append(delta(kind, f["name"], value))
         ce = sum(h.stats.ce_received for h in hosts.values())
         series["ce"].append(ce - last_ce[0])
@@ -307,20 +348,37 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
         qp = src.qps[f["qpn"]]
         got = delivered(f, src, dst) - good_at_warm.get(f["name"], 0)
         st = qp.requester.stats
-        results.append(FlowResult(
-            f["name"], f["src"], f["dst"], f["qpn"], got * 8 / window_s if window_s else 0.0,
-            st.bytes_sent, st.retransmitted_packets, st.naks, st.timeouts,
-            src.rps[f["qpn"]].cnps, dst.qps[f["peer_qpn"]].responder.stats.ce_marked,
-            src.rps[f["qpn"]].rc, _window_mean(series["t"], series["tx"].get(f["name"], []), warm_ns),
-            list(src.rps[f["qpn"]].cnp_times)))
+        results.append(
+            FlowResult(
+                f["name"],
+                f["src"],
+                f["dst"],
+                f["qpn"],
+                got * 8 / window_s if window_s else 0.0,
+                st.bytes_sent,
+                st.retransmitted_packets,
+                st.naks,
+                st.timeouts,
+                src.rps[f["qpn"]].cnps,
+                dst.qps[f["peer_qpn"]].responder.stats.ce_marked,
+                src.rps[f["qpn"]].rc,
+                _window_mean(series["t"], series["tx"].get(f["name"], []), warm_ns),
+                list(src.rps[f["qpn"]].cnp_times),
+            )
+        )
     counters, telemetry = _switch_counters(target, hosts, eng, sorted(cfg.ports), comp.notes)
     qs = [d for t, d in zip(series["t"], series["queue"], strict=True) if t >= warm_ns]
     queue = {}
     if qs:
         srt = sorted(qs)
-        queue = {"mean": sum(qs) / len(qs), "min": srt[0], "max": srt[-1],
-                 "p10": srt[len(srt) // 10], "p50": srt[len(srt) // 2],
-                 "p90": srt[min(len(srt) - 1, (len(srt) * 9) // 10)]}
+        queue = {
+            "mean": sum(qs) / len(qs),
+            "min": srt[0],
+            "max": srt[-1],
+            "p10": srt[len(srt) // 10],
+            "p50": srt[len(srt) // 2],
+            "p90": srt[min(len(srt) - 1, (len(srt) * 9) // 10)],
+        }
     prof = next(iter(cfg.ecn_profiles.values()), None)
     if prof is not None:
         queue["kmin"] = prof.kmin.to_packets(cfg.frame_bytes)
@@ -330,13 +388,29 @@ def run_once(sc: dict, target: Target, seed: int, sweep_value: float | None = No
     if wport is not None:  # which queue was sampled (plots say so)
         queue["port"], queue["class"] = wport, wclass
     bottleneck = cfg.ports[wport].speed if wport in cfg.ports else speed
-    return RunResult(sc["name"], seed, label, dur_ns, warm_ns, results, series, counters, queue,
-                     dcqcn, {p: c.frames for p, c in eng.captures.items()},
-                     _time.perf_counter() - wall0, speed, sweep_value, comp.notes, telemetry,
-                     payload_capacity_bps(bottleneck, cfg.roce_mtu),
-                     {p: t.frames for p, t in eng.taps.items()
-                      if t.frames or t is not eng.cpu_tap},  # an idle CPU port: no file
-                     int(cap.get("snaplen", 0)))
+    return RunResult(
+        sc["name"],
+        seed,
+        label,
+        dur_ns,
+        warm_ns,
+        results,
+        series,
+        counters,
+        queue,
+        dcqcn,
+        {p: c.frames for p, c in eng.captures.items()},
+        _time.perf_counter() - wall0,
+        speed,
+        sweep_value,
+        comp.notes,
+        telemetry,
+        payload_capacity_bps(bottleneck, cfg.roce_mtu),
+        {
+            p: t.frames for p, t in eng.taps.items() if t.frames or t is not eng.cpu_tap
+        },  # an idle CPU port: no file
+        int(cap.get("snaplen", 0)),
+    )
 
 
 def _window_mean(t: list[int], values: list[float], warm_ns: int) -> float:
@@ -353,8 +427,9 @@ def delivered(f: dict, src: Host, dst: Host) -> int:
     return dst.qps[f["peer_qpn"]].responder.stats.bytes_received
 
 
-def _switch_counters(target: Target, hosts: dict[str, Host], eng: Engine, ports: list[int],
-                     notes: list[str]) -> tuple[dict[str, int], Telemetry | None]:
+def _switch_counters(
+    target: Target, hosts: dict[str, Host], eng: Engine, ports: list[int], notes: list[str]
+) -> tuple[dict[str, int], Telemetry | None]:
     """Totals from the program's telemetry counters (the configured ports' cells), the TM
     and the hosts."""
     from controller.telemetry import from_counters
@@ -397,8 +472,13 @@ def _sum_drops(stats: dict) -> int:
     return total
 
 
-def run_scenario(sc: dict, target_factory, seed: int | None = None,
-                 duration_us: float | None = None, progress: bool = True) -> ScenarioResult:
+def run_scenario(
+    sc: dict,
+    target_factory,
+    seed: int | None = None,
+    duration_us: float | None = None,
+    progress: bool = True,
+) -> ScenarioResult:
     """Run every point of the scenario (a fresh target per point) and judge the physics.
     A file of another kind (a fabric's, `fabric:`) is run by its kind instead (no
     target_factory: a fabric has one p4sim per switch)."""
@@ -409,7 +489,7 @@ def run_scenario(sc: dict, target_factory, seed: int | None = None,
     schema.validate(sc, duration_us=duration_us)
     points = (sc.get("sweep") or {}).get("drop_rate")
     runs = []
-    for value in (points if points else [None]):
+    for value in points if points else [None]:
         target = target_factory(seed)
         try:
             runs.append(run_once(sc, target, seed, value, duration_us, progress))
@@ -419,8 +499,13 @@ def run_scenario(sc: dict, target_factory, seed: int | None = None,
 
 
 def reproduce_command(sc: dict, seed: int, duration_us: float | None = None) -> str:
-    cmd = ["rocelab", "run", sc["name"] if Path(sc["_path"]).parent == SCENARIO_DIR else sc["_path"],
-           "--seed", str(seed)]
+    cmd = [
+        "rocelab",
+        "run",
+        sc["name"] if Path(sc["_path"]).parent == SCENARIO_DIR else sc["_path"],
+        "--seed",
+        str(seed),
+    ]
     if duration_us is not None:
         cmd += ["--duration-us", f"{duration_us:g}"]
     return shlex.join(cmd)

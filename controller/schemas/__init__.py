@@ -23,8 +23,13 @@ def kinds() -> dict[str, type[BaseModel]]:
     from .files import FabricScenarioFile, LabFile, ScenarioFile, SweepGridFile
     from .switch import SwitchConfig
 
-    return {"switch": SwitchConfig, "scenario": ScenarioFile, "fabric": FabricScenarioFile,
-            "lab": LabFile, "sweep": SweepGridFile}
+    return {
+        "switch": SwitchConfig,
+        "scenario": ScenarioFile,
+        "fabric": FabricScenarioFile,
+        "lab": LabFile,
+        "sweep": SweepGridFile,
+    }
 
 
 def json_schema(kind: str) -> dict:
@@ -42,14 +47,20 @@ def _path(loc: tuple, data: Any) -> tuple[list, bool]:
         if isinstance(cur, dict) and elem in cur:
             out.append(elem)
             cur = cur[elem]
-        elif isinstance(cur, dict) and isinstance(elem, str) and elem.isdigit() and int(elem) in cur:
+        elif (
+            isinstance(cur, dict) and isinstance(elem, str) and elem.isdigit() and int(elem) in cur
+        ):
             out.append(int(elem))
             cur = cur[int(elem)]
         elif isinstance(cur, list) and isinstance(elem, int) and 0 <= elem < len(cur):
             out.append(elem)
             cur = cur[elem]
-        elif i == len(loc) - 1 and isinstance(cur, dict) and isinstance(elem, str) \
-                and not elem.startswith(("[", "function", "literal", "list", "dict", "union")):
+        elif (
+            i == len(loc) - 1
+            and isinstance(cur, dict)
+            and isinstance(elem, str)
+            and not elem.startswith(("[", "function", "literal", "list", "dict", "union"))
+        ):
             return out + [elem], True
     return out, False
 
@@ -81,8 +92,9 @@ def _message(err: dict) -> str:
     return f"{msg[0].lower()}{msg[1:]}, got {shown!r}"
 
 
-def validate(model: type[BaseModel], data: Any, source: str = "",
-             lines: dict[str, int] | None = None) -> tuple[BaseModel | None, list[ConfigError]]:
+def validate(
+    model: type[BaseModel], data: Any, source: str = "", lines: dict[str, int] | None = None
+) -> tuple[BaseModel | None, list[ConfigError]]:
     """Every error in `data` (one per key path, file:line first when `lines` has it), and
     the model validated from what remains once the bad keys (or the entries missing a
     required key) are removed."""
@@ -109,6 +121,7 @@ def _cut(data: Any, paths: list[list]) -> bool:
     """Remove each path's element from `data` (list items last to first); False when there
     is nothing left to remove (an error at the top)."""
     done = False
+
     def order(p: tuple) -> list:
         return [(0, x, "") if isinstance(x, int) else (1, 0, str(x)) for x in p]
 

@@ -86,9 +86,12 @@ class PfcSpec(Strict):
     xon: SizeField = "20 pkts"
     quanta: Int(1, 0xFFFF) = 0xFFFF
     refresh_us: Int(1, 10**7) = 100
-    headroom: SizeField | None = Field(None, description="buffer kept above XOFF for what is in flight")
+    headroom: SizeField | None = Field(
+        None, description="buffer kept above XOFF for what is in flight"
+    )
     response_bits: Int(0, 10**7) | None = Field(
-        None, description="the peer's reaction delay; default: 802.3 Annex 31B for the port speed")
+        None, description="the peer's reaction delay; default: 802.3 Annex 31B for the port speed"
+    )
 
 
 class BufferSpec(Strict):

@@ -38,19 +38,49 @@ from .program import DEFAULT_PROGRAM, from_artifacts
 from .registry import from_p4
 
 __all__ = [
-    "CloneSession", "CounterCell", "CounterQuery", "DefaultAction", "Entity", "Exact", "Lpm",
-    "MeterRates", "MulticastGroup", "Optional_", "OutputPacket", "PacketIn", "Program", "Query",
-    "Range", "RegisterCell", "RegisterQuery", "TableEntry", "TableQuery", "Target",
-    "TargetError", "Ternary", "DEFAULT_PROGRAM", "from_artifacts", "from_p4", "open_target",
+    "CloneSession",
+    "CounterCell",
+    "CounterQuery",
+    "DefaultAction",
+    "Entity",
+    "Exact",
+    "Lpm",
+    "MeterRates",
+    "MulticastGroup",
+    "Optional_",
+    "OutputPacket",
+    "PacketIn",
+    "Program",
+    "Query",
+    "Range",
+    "RegisterCell",
+    "RegisterQuery",
+    "TableEntry",
+    "TableQuery",
+    "Target",
+    "TargetError",
+    "Ternary",
+    "DEFAULT_PROGRAM",
+    "from_artifacts",
+    "from_p4",
+    "open_target",
 ]
 
 
-
-def open_target(kind: str = "p4sim", *, program: str | os.PathLike[str] | Program | None = None,
-                grpc_addr: str | None = None, device_id: int = 0, election_id: int = 1,
-                port_map: Mapping[int, str] | None = None, push: bool = True,
-                cpu_port: int = 255, seed: int = 0, credentials: Any = None,
-                connect_timeout_s: float | None = None) -> Target:
+def open_target(
+    kind: str = "p4sim",
+    *,
+    program: str | os.PathLike[str] | Program | None = None,
+    grpc_addr: str | None = None,
+    device_id: int = 0,
+    election_id: int = 1,
+    port_map: Mapping[int, str] | None = None,
+    push: bool = True,
+    cpu_port: int = 255,
+    seed: int = 0,
+    credentials: Any = None,
+    connect_timeout_s: float | None = None,
+) -> Target:
     """A ready target of `kind` (see `registry.names()`); with `push`, the program (default
     p4src/roce_switch.p4) installed.
 
@@ -59,11 +89,21 @@ def open_target(kind: str = "p4sim", *, program: str | os.PathLike[str] | Progra
     from .config import ConfigError, TargetConfig, port_refs
     from .registry import open_config
 
-    cfg = TargetConfig(kind=kind, grpc_addr=grpc_addr, device_id=device_id,
-                       port_map=port_refs(port_map), program=program or DEFAULT_PROGRAM,
-                       cpu_port=cpu_port, push=push, seed=seed,
-                       options={"election_id": election_id, "credentials": credentials,
-                                "connect_timeout": connect_timeout_s})
+    cfg = TargetConfig(
+        kind=kind,
+        grpc_addr=grpc_addr,
+        device_id=device_id,
+        port_map=port_refs(port_map),
+        program=program or DEFAULT_PROGRAM,
+        cpu_port=cpu_port,
+        push=push,
+        seed=seed,
+        options={
+            "election_id": election_id,
+            "credentials": credentials,
+            "connect_timeout": connect_timeout_s,
+        },
+    )
     try:
         return open_config(cfg)
     except ConfigError as e:

@@ -155,12 +155,12 @@ class Target(ABC):
 
     # -- traffic-manager knobs: in-process only; real switches have physical port speeds
     def set_port_speed(self, port: int, bits_per_s: float) -> None:
-        raise TargetError(f"{self.name}: port speeds are set on the device itself",
-                          "UNIMPLEMENTED")
+        raise TargetError(f"{self.name}: port speeds are set on the device itself", "UNIMPLEMENTED")
 
     def set_queue_capacity(self, port: int, priority: int, packets: int) -> None:
-        raise TargetError(f"{self.name}: queue buffers are set on the device itself",
-                          "UNIMPLEMENTED")
+        raise TargetError(
+            f"{self.name}: queue buffers are set on the device itself", "UNIMPLEMENTED"
+        )
 
     def queue_depth(self, port: int, priority: int) -> int | None:
         """Packets queued on (port, priority), when the target can see it (else None)."""

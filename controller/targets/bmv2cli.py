@@ -30,9 +30,12 @@ class Bmv2Cli:
             exe = str(toolchain().simple_switch_cli or "simple_switch_CLI")
         try:
             self.proc = subprocess.Popen(
-                [exe, "--thrift-port", str(thrift_port)], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                env=dict(os.environ, PYTHONUNBUFFERED="1"))
+                [exe, "--thrift-port", str(thrift_port)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=dict(os.environ, PYTHONUNBUFFERED="1"),
+            )
         except OSError as e:
             raise TargetError(f"{exe}: {e}", "UNAVAILABLE") from None
         try:
@@ -48,14 +51,19 @@ class Bmv2Cli:
         while not buf.endswith(PROMPT):
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
-                raise TargetError(f"simple_switch_CLI: no answer in {self.timeout_s:.0f} s: "
-                                  f"{buf[-300:].decode(errors='replace')}", "DEADLINE_EXCEEDED")
+                raise TargetError(
+                    f"simple_switch_CLI: no answer in {self.timeout_s:.0f} s: "
+                    f"{buf[-300:].decode(errors='replace')}",
+                    "DEADLINE_EXCEEDED",
+                )
             chunk = self.proc.stdout.read1(65536)
             if not chunk:
-                raise TargetError("simple_switch_CLI exited: "
-                                  f"{buf[-300:].decode(errors='replace')}", "UNAVAILABLE")
+                raise TargetError(
+                    f"simple_switch_CLI exited: {buf[-300:].decode(errors='replace')}",
+                    "UNAVAILABLE",
+                )
             buf += chunk
-        return buf[:-len(PROMPT)].decode(errors="replace")
+        return buf[: -len(PROMPT)].decode(errors="replace")
 
     def run(self, command: str) -> str:
         """The CLI's answer to one command; TargetError when it reports an error."""

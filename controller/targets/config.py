@@ -59,8 +59,10 @@ def parse_port_map(text: str | None) -> dict[int, PortRef]:
 
 def port_refs(port_map: dict[int, str] | dict[int, PortRef] | None) -> dict[int, PortRef]:
     """A port map given as interface names or as PortRefs, as PortRefs."""
-    return {int(p): r if isinstance(r, PortRef) else PortRef(str(r))
-            for p, r in (port_map or {}).items()}
+    return {
+        int(p): r if isinstance(r, PortRef) else PortRef(str(r))
+        for p, r in (port_map or {}).items()
+    }
 
 
 @dataclass
@@ -93,14 +95,20 @@ def find_artifacts(directory: str | os.PathLike) -> tuple[Path, Path]:
     d = Path(directory)
     if not d.is_dir():
         raise ConfigError(f"--p4-artifacts {d}: not a directory")
-    infos = sorted(p for pat in ("*.p4info.txtpb", "*.p4info.txt", "*.p4info.pb",
-                                 "*.p4info.bin") for p in d.glob(pat))
-    configs = sorted(p for pat in ("*.json", "device_config*") for p in d.glob(pat)
-                     if ".p4info" not in p.name)
+    infos = sorted(
+        p
+        for pat in ("*.p4info.txtpb", "*.p4info.txt", "*.p4info.pb", "*.p4info.bin")
+        for p in d.glob(pat)
+    )
+    configs = sorted(
+        p for pat in ("*.json", "device_config*") for p in d.glob(pat) if ".p4info" not in p.name
+    )
     if len(infos) != 1 or len(set(configs)) != 1:
-        raise ConfigError(f"--p4-artifacts {d}: expected one *.p4info.(txtpb|txt|pb|bin) and one "
-                          f"device config (*.json or device_config*), found "
-                          f"{sorted(p.name for p in infos + configs)}")
+        raise ConfigError(
+            f"--p4-artifacts {d}: expected one *.p4info.(txtpb|txt|pb|bin) and one "
+            f"device config (*.json or device_config*), found "
+            f"{sorted(p.name for p in infos + configs)}"
+        )
     return infos[0], configs[0]
 
 

@@ -58,8 +58,18 @@ def _set_sysctl_path(path: str, value: str, netns: str | None = None) -> None:
         with contextlib.suppress(FileNotFoundError), open(path, "w") as f:
             f.write(value)
     else:
-        subprocess.run(["ip", "netns", "exec", netns, "sh", "-c",
-                        f"[ -e {path} ] && echo {value} > {path} || true"], check=True)
+        subprocess.run(
+            [
+                "ip",
+                "netns",
+                "exec",
+                netns,
+                "sh",
+                "-c",
+                f"[ -e {path} ] && echo {value} > {path} || true",
+            ],
+            check=True,
+        )
 
 
 def disable_ipv6(iface: str, netns: str | None = None) -> None:
@@ -141,8 +151,16 @@ class NetnsSet:
         ip("link", "set", "lo", "up", netns=ns)
         return ns
 
-    def add_veth(self, outer: str, inner: str, netns: str | None = None, *,
-                 mac: str | None = None, addr: str | None = None, mtu: int = 9000) -> Veth:
+    def add_veth(
+        self,
+        outer: str,
+        inner: str,
+        netns: str | None = None,
+        *,
+        mac: str | None = None,
+        addr: str | None = None,
+        mtu: int = 9000,
+    ) -> Veth:
         """A veth pair: `outer` stays in the root namespace (no address), `inner` goes to
         `netns` and gets `mac`/`addr` there. `addr` is only allowed inside a namespace.
         Jumbo MTU by default: RoCE runs 4096-byte MTUs and the vectors include such frames."""
@@ -171,8 +189,9 @@ class NetnsSet:
         self.procs.append(proc)
         return proc
 
-    def run(self, argv: Sequence[str], netns: str | None = None, timeout: float = 60,
-            **kw) -> subprocess.CompletedProcess:
+    def run(
+        self, argv: Sequence[str], netns: str | None = None, timeout: float = 60, **kw
+    ) -> subprocess.CompletedProcess:
         full = list(argv) if netns is None else ["ip", "netns", "exec", netns, *argv]
         return subprocess.run(full, timeout=timeout, **kw)
 

@@ -42,13 +42,25 @@ class P4RuntimeTarget(Target):
     name = "p4runtime"
     virtual_time = False
 
-    def __init__(self, addr: str, device_id: int = 0, election_id: int = 1,
-                 port_map: Mapping[int, str] | None = None, cpu_port: int = 255,
-                 packet_out_port_field: str = "egress_port",
-                 credentials: Any = None, connect_timeout_s: float | None = None):
+    def __init__(
+        self,
+        addr: str,
+        device_id: int = 0,
+        election_id: int = 1,
+        port_map: Mapping[int, str] | None = None,
+        cpu_port: int = 255,
+        packet_out_port_field: str = "egress_port",
+        credentials: Any = None,
+        connect_timeout_s: float | None = None,
+    ):
         try:
-            self.conn = Connection(addr, device_id, election_id, credentials=credentials,
-                                   connect_timeout_s=connect_timeout_s)
+            self.conn = Connection(
+                addr,
+                device_id,
+                election_id,
+                credentials=credentials,
+                connect_timeout_s=connect_timeout_s,
+            )
         except P4RuntimeError as exc:
             raise TargetError(str(exc), exc.code) from None
         self.name = f"p4runtime:{addr}"
@@ -93,10 +105,16 @@ class P4RuntimeTarget(Target):
             if not modify_existing or len(exc.updates) != len(updates):
                 raise TargetError(str(exc), exc.code) from None
             # The others were applied (CONTINUE_ON_ERROR): MODIFY the ones that exist.
-            exists = [u for u, (code, _) in zip(updates, exc.updates, strict=True)
-                      if code == "ALREADY_EXISTS" and u.type == p4runtime_pb2.Update.INSERT]
-            other = [f"{code}: {msg}" for code, msg in exc.updates
-                     if code not in ("OK", "ALREADY_EXISTS")]
+            exists = [
+                u
+                for u, (code, _) in zip(updates, exc.updates, strict=True)
+                if code == "ALREADY_EXISTS" and u.type == p4runtime_pb2.Update.INSERT
+            ]
+            other = [
+                f"{code}: {msg}"
+                for code, msg in exc.updates
+                if code not in ("OK", "ALREADY_EXISTS")
+            ]
             for u in exists:
                 u.type = p4runtime_pb2.Update.MODIFY
             try:
@@ -105,8 +123,10 @@ class P4RuntimeTarget(Target):
                 raise TargetError(str(exc2), exc2.code) from None
             if other:
                 codes = {o.split(":", 1)[0] for o in other}
-                raise TargetError(f"P4Runtime write failed for some updates [{'; '.join(other)}]",
-                                  codes.pop() if len(codes) == 1 else "UNKNOWN") from None
+                raise TargetError(
+                    f"P4Runtime write failed for some updates [{'; '.join(other)}]",
+                    codes.pop() if len(codes) == 1 else "UNKNOWN",
+                ) from None
 
     def delete(self, entities: Iterable[Entity]) -> None:
         updates = []
@@ -128,10 +148,14 @@ class P4RuntimeTarget(Target):
             if isinstance(query, CounterQuery):
                 c = info.counter(query.name)
                 codec.fill_counter_entry(ent.counter_entry, c.id, query.index)
-                return [CounterCell(c.name, index, packets, nbytes)
-                        for _, index, packets, nbytes in self.conn.read_counters([ent])]
+                return [
+                    CounterCell(c.name, index, packets, nbytes)
+                    for _, index, packets, nbytes in self.conn.read_counters([ent])
+                ]
             if isinstance(query, RegisterQuery):
-                codec.fill_register_entry(ent.register_entry, info.register(query.name), query.index)
+                codec.fill_register_entry(
+                    ent.register_entry, info.register(query.name), query.index
+                )
                 return [codec.decode_entity(info, x) for x in self.conn.read([ent])]
         except P4RuntimeError as exc:
             raise TargetError(str(exc), exc.code) from None

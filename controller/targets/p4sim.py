@@ -127,8 +127,12 @@ class P4SimTarget(Target):
     name = "p4sim"
     virtual_time = True
 
-    def __init__(self, program: str | os.PathLike[str] | Program | None = None,
-                 cpu_port: int | None = 255, seed: int = 0):
+    def __init__(
+        self,
+        program: str | os.PathLike[str] | Program | None = None,
+        cpu_port: int | None = 255,
+        seed: int = 0,
+    ):
         self.cpu_port = cpu_port
         self.seed = seed  # the switch's RNG (random() extern: ECN marking)
         self.switch = None
@@ -147,8 +151,9 @@ class P4SimTarget(Target):
     # -- pipeline
     def push(self, program: Program) -> None:
         if program.config_format != "p4-source" and program.source is None:
-            raise TargetError("p4sim runs P4 source; this program is a BMv2 JSON",
-                              "INVALID_ARGUMENT")
+            raise TargetError(
+                "p4sim runs P4 source; this program is a BMv2 JSON", "INVALID_ARGUMENT"
+            )
         compiled = getattr(program, "compiled", None)
         if compiled is None:
             if program.source is None:
@@ -192,8 +197,7 @@ class P4SimTarget(Target):
             elif isinstance(e, RegisterCell):
                 self._call(sw.register_write, e.name, e.index, e.value)
             elif isinstance(e, CloneSession):
-                self._call(sw.clone_session_set, e.session, [(p, 0) for p in e.ports],
-                           e.truncate)
+                self._call(sw.clone_session_set, e.session, [(p, 0) for p in e.ports], e.truncate)
             elif isinstance(e, MulticastGroup):
                 self._call(sw.mc_group_set, e.group, [(p, i) for i, p in enumerate(e.ports)])
             elif isinstance(e, MeterRates):
@@ -228,8 +232,10 @@ class P4SimTarget(Target):
         if isinstance(query, RegisterQuery):
             size = self._register_size(query.name)
             idx = range(size) if query.index is None else [query.index]
-            return [RegisterCell(query.name, i, self._call(sw.register_read, query.name, i))
-                    for i in idx]
+            return [
+                RegisterCell(query.name, i, self._call(sw.register_read, query.name, i))
+                for i in idx
+            ]
         raise TargetError(f"unknown query {query!r}", "INVALID_ARGUMENT")
 
     def _counter_size(self, name: str) -> int:
@@ -249,8 +255,12 @@ class P4SimTarget(Target):
 
     def entity_names(self) -> dict[str, list[str]]:
         m = self._sw().model
-        return {"tables": list(m.tables), "actions": list(m.actions),
-                "registers": list(m.registers), "counters": list(m.counters)}
+        return {
+            "tables": list(m.tables),
+            "actions": list(m.actions),
+            "registers": list(m.registers),
+            "counters": list(m.counters),
+        }
 
     # -- packets
     def send(self, port: int, frame: bytes) -> None:

@@ -43,5 +43,6 @@ def read_p4info(path: str | os.PathLike[str]) -> bytes:
 
 
 def from_artifacts(p4info: str | os.PathLike[str], bmv2_json: str | os.PathLike[str]) -> Program:
-    return Program(Path(bmv2_json).stem, read_p4info(p4info), Path(bmv2_json).read_bytes(),
-                   None, "bmv2-json")
+    return Program(
+        Path(bmv2_json).stem, read_p4info(p4info), Path(bmv2_json).read_bytes(), None, "bmv2-json"
+    )

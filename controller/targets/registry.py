@@ -66,8 +66,11 @@ class Option:
         return text
 
     def kwargs(self, context: str) -> dict[str, Any]:
-        kw: dict[str, Any] = {"help": self.help, "dest": self.dest,
-                              "default": self.env_default() if context == "pytest" else self.default}
+        kw: dict[str, Any] = {
+            "help": self.help,
+            "dest": self.dest,
+            "default": self.env_default() if context == "pytest" else self.default,
+        }
         if self.action:
             kw["action"] = self.action
         else:
@@ -120,16 +123,27 @@ class TargetKind:
         """Before any set-up (veths, ...): raise if `start` cannot work here (a missing
         binary, no Docker engine), with the way to fix it."""
 
-    def start(self, cfg: TargetConfig, ports: Mapping[int, str], *,
-              log_dir: str | os.PathLike | None = None, netns: str | None = None
-              ) -> SwitchProcess:
+    def start(
+        self,
+        cfg: TargetConfig,
+        ports: Mapping[int, str],
+        *,
+        log_dir: str | os.PathLike | None = None,
+        netns: str | None = None,
+    ) -> SwitchProcess:
         """A switch process attached to `ports` (switch port -> interface), serving
         P4Runtime on a free local port, ready when this returns."""
-        raise ConfigError(f"--target {self.name} is not started here: pass --grpc-addr "
-                          "HOST:PORT of a running switch")
+        raise ConfigError(
+            f"--target {self.name} is not started here: pass --grpc-addr "
+            "HOST:PORT of a running switch"
+        )
 
-    def open(self, cfg: TargetConfig, program: Program | None = None,
-             process: SwitchProcess | None = None) -> Target:
+    def open(
+        self,
+        cfg: TargetConfig,
+        program: Program | None = None,
+        process: SwitchProcess | None = None,
+    ) -> Target:
         """The Target: `program` pushed (with `cfg.push`), ports of `cfg.port_map` open.
         `process`: the switch this kind started for `cfg` (None: at `cfg.grpc_addr`)."""
         raise NotImplementedError
@@ -172,8 +186,9 @@ def _discover() -> dict[str, TargetKind]:
     origin: dict[str, str] = {}
     for kind, where in found:
         if kind.name in out:
-            raise ConfigError(f"target kind {kind.name!r} defined twice: {origin[kind.name]} "
-                              f"and {where}")
+            raise ConfigError(
+                f"target kind {kind.name!r} defined twice: {origin[kind.name]} and {where}"
+            )
         out[kind.name], origin[kind.name] = kind, where
     _check_options(out.values())
     return out
@@ -184,8 +199,10 @@ def _check_options(kinds: Iterable[TargetKind]) -> None:
     for k in kinds:
         for opt in k.options:
             if seen.setdefault(opt.flag, opt) != opt:
-                raise ConfigError(f"target option {opt.flag} declared two ways "
-                                  f"(kind {k.name!r}); share one Option object")
+                raise ConfigError(
+                    f"target option {opt.flag} declared two ways "
+                    f"(kind {k.name!r}); share one Option object"
+                )
 
 
 def kinds() -> dict[str, TargetKind]:
@@ -218,8 +235,10 @@ def switch_kind(name: str) -> TargetKind:
     """The kind that runs `name` as a switch process (a lab's switch)."""
     sk = get(name).switch_kind
     if sk is None:
-        raise ConfigError(f"--target {name} cannot be started as a switch process here; one of "
-                          f"{', '.join(names(lambda k: k.switch_kind is not None))}")
+        raise ConfigError(
+            f"--target {name} cannot be started as a switch process here; one of "
+            f"{', '.join(names(lambda k: k.switch_kind is not None))}"
+        )
     return get(sk)
 
 
@@ -271,8 +290,9 @@ def add_options(add: Callable[..., Any], context: str) -> None:
             add(opt.flag, **opt.kwargs(context))
 
 
-def option_values(get_value: Callable[[str], Any], context: str
-                  ) -> tuple[dict[str, Any], list[str]]:
+def option_values(
+    get_value: Callable[[str], Any], context: str
+) -> tuple[dict[str, Any], list[str]]:
     """(values by dest, dests set away from their default) of the kind options offered in
     `context`; `get_value(dest)` reads one parsed value."""
     values: dict[str, Any] = {}
@@ -315,6 +335,23 @@ def open_config(cfg: TargetConfig, program: Program | None = None) -> Target:
     return kind.open(cfg, program if program is not None else kind.program(cfg))
 
 
-__all__ = ["ENTRY_POINT_GROUP", "Option", "TargetKind", "add_options", "all_options", "check",
-           "choices_help", "from_p4", "get", "int_in", "kinds", "names", "open_config",
-           "option_values", "positive_float", "resolve", "switch_kind", "validate"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Option",
+    "TargetKind",
+    "add_options",
+    "all_options",
+    "check",
+    "choices_help",
+    "from_p4",
+    "get",
+    "int_in",
+    "kinds",
+    "names",
+    "open_config",
+    "option_values",
+    "positive_float",
+    "resolve",
+    "switch_kind",
+    "validate",
+]

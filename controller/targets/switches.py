@@ -104,7 +104,8 @@ def wait_ready(sw: SwitchProcess, timeout: float = START_TIMEOUT_S) -> None:
             if not sw.alive():
                 raise SwitchStartError(
                     f"{sw.kind} switch exited while starting ({' '.join(sw.argv)}):\n"
-                    f"{sw.log_tail()}")
+                    f"{sw.log_tail()}"
+                )
             try:
                 grpc.channel_ready_future(channel).result(timeout=0.5)
                 return
@@ -114,7 +115,8 @@ def wait_ready(sw: SwitchProcess, timeout: float = START_TIMEOUT_S) -> None:
                 sw.close()
                 raise SwitchStartError(
                     f"{sw.kind} switch did not answer on {sw.grpc_addr} within {timeout:.0f} s:\n"
-                    f"{sw.log_tail()}")
+                    f"{sw.log_tail()}"
+                )
 
 
 def log_file(log_dir: str | os.PathLike | None, stem: str) -> Path:
@@ -123,17 +125,23 @@ def log_file(log_dir: str | os.PathLike | None, stem: str) -> Path:
     return d / f"{stem}.log"
 
 
-def spawn(kind: str, stem: str, argv: list[str], addr: str, device_id: int,
-          log_dir: str | os.PathLike | None = None, netns: str | None = None,
-          timeout: float = START_TIMEOUT_S) -> SwitchProcess:
+def spawn(
+    kind: str,
+    stem: str,
+    argv: list[str],
+    addr: str,
+    device_id: int,
+    log_dir: str | os.PathLike | None = None,
+    netns: str | None = None,
+    timeout: float = START_TIMEOUT_S,
+) -> SwitchProcess:
     """Start a switch process (in `netns` when given), its output in a log file, and wait
     until its P4Runtime server answers."""
     if netns is not None:
         argv = ["ip", "netns", "exec", netns, *argv]
     log = log_file(log_dir, f"{stem}-{os.getpid()}-{addr.rsplit(':', 1)[-1]}")
     with open(log, "wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     return ready(SwitchProcess(kind, addr, device_id, argv, log, proc=proc), timeout)
 
 

@@ -101,8 +101,13 @@ class Toolchain:
             return None
         if "p4c_version" not in self._checks:
             try:
-                r = subprocess.run([str(self.p4c), "--version"], capture_output=True,
-                                   text=True, timeout=60, env=self.p4c_env())
+                r = subprocess.run(
+                    [str(self.p4c), "--version"],
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    env=self.p4c_env(),
+                )
                 lines = (r.stdout + r.stderr).strip().splitlines()
                 self._checks["p4c_version"] = lines[-1].strip() if lines else "unknown"
             except (OSError, subprocess.TimeoutExpired) as e:
@@ -111,9 +116,16 @@ class Toolchain:
 
     def describe(self) -> str:
         """One line: what was found, from where."""
-        parts = [f"{name} {path}" for name, path in (
-            (SWITCH, self.simple_switch_grpc), (CLI, self.simple_switch_cli), (P4C, self.p4c),
-            ("perf " + SWITCH, self.perf_simple_switch_grpc)) if path is not None]
+        parts = [
+            f"{name} {path}"
+            for name, path in (
+                (SWITCH, self.simple_switch_grpc),
+                (CLI, self.simple_switch_cli),
+                (P4C, self.p4c),
+                ("perf " + SWITCH, self.perf_simple_switch_grpc),
+            )
+            if path is not None
+        ]
         return f"{', '.join(parts) or 'nothing'} (from {self.source})"
 
     def _where(self) -> str:
@@ -123,13 +135,16 @@ class Toolchain:
         if self.error:
             return self.error
         if self.simple_switch_grpc is None:
-            return (f"{SWITCH} not found {self._where()} (install BMv2, set {PREFIX_ENV}=DIR "
-                    "or BMV2_PREFIX=DIR for make, or use --bmv2-docker IMAGE, e.g. "
-                    "rocelab:latest from docker/Dockerfile)")
+            return (
+                f"{SWITCH} not found {self._where()} (install BMv2, set {PREFIX_ENV}=DIR "
+                "or BMV2_PREFIX=DIR for make, or use --bmv2-docker IMAGE, e.g. "
+                "rocelab:latest from docker/Dockerfile)"
+            )
         missing = missing_libraries(self.simple_switch_grpc)
         if missing:
-            return (f"{self.simple_switch_grpc} cannot run: missing {', '.join(missing)} "
-                    f"({APT_HINT})")
+            return (
+                f"{self.simple_switch_grpc} cannot run: missing {', '.join(missing)} ({APT_HINT})"
+            )
         if self.simple_switch_cli is None:
             return f"{CLI} not found {self._where()} (BMv2's CLI sets the queue rates)"
         return cli_problem(self.simple_switch_cli)
@@ -158,8 +173,13 @@ def cli_problem(cli: Path) -> str | None:
     """None when BMv2's Python CLI starts (it imports thrift and its runtime modules before
     parsing its arguments: `--help` shows an import that fails)."""
     try:
-        r = subprocess.run([str(cli), "--help"], capture_output=True, text=True, timeout=120,
-                           stdin=subprocess.DEVNULL)
+        r = subprocess.run(
+            [str(cli), "--help"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"{cli} --help: {e}"
     if r.returncode == 0:
@@ -167,8 +187,10 @@ def cli_problem(cli: Path) -> str | None:
     err = (r.stderr or r.stdout).strip().splitlines()
     last = err[-1] if err else f"exit {r.returncode}"
     if "No module named" in last:
-        return (f"{cli} cannot start: {last} (BMv2's CLI needs the Python `thrift` package "
-                "beside its own modules)")
+        return (
+            f"{cli} cannot start: {last} (BMv2's CLI needs the Python `thrift` package "
+            "beside its own modules)"
+        )
     return f"{cli} --help failed: {last}"
 
 
@@ -189,8 +211,13 @@ def _find(prefix: str | None, path: str) -> Toolchain:
             return from_prefix(root, f"PATH ({root})")
     p4c = found[P4C]
     include = Path(p4c).resolve().parents[1] / "share" / "p4c" / "p4include" if p4c else None
-    return Toolchain("PATH", None, *(Path(found[n]) if found[n] else None for n in (SWITCH, CLI, P4C)),
-                     None, include if include and include.is_dir() else None)
+    return Toolchain(
+        "PATH",
+        None,
+        *(Path(found[n]) if found[n] else None for n in (SWITCH, CLI, P4C)),
+        None,
+        include if include and include.is_dir() else None,
+    )
 
 
 def from_prefix(prefix: Path, source: str) -> Toolchain:
@@ -208,8 +235,15 @@ def from_prefix(prefix: Path, source: str) -> Toolchain:
         return p if p.is_file() and os.access(p, os.X_OK) else None
 
     include = root / "share" / "p4c" / "p4include"
-    return Toolchain(source, root, tool(f"bin/{SWITCH}"), tool(f"bin/{CLI}"), tool(f"bin/{P4C}"),
-                     tool(f"perf/bin/{SWITCH}"), include if include.is_dir() else None)
+    return Toolchain(
+        source,
+        root,
+        tool(f"bin/{SWITCH}"),
+        tool(f"bin/{CLI}"),
+        tool(f"bin/{P4C}"),
+        tool(f"perf/bin/{SWITCH}"),
+        include if include.is_dir() else None,
+    )
 
 
 # ------------------------------------------------------------------ flattened prefixes
@@ -316,12 +350,26 @@ def compile_p4(program: Path, out_dir: Path, tc: Toolchain | None = None) -> Com
     bmv2_json = out_dir / f"{stem}.json"
     for suffix in (".txtpb", ".txt"):
         info = out_dir / f"{stem}.p4info{suffix}"
-        argv = [str(tc.p4c), "--arch", "v1model", "-o", str(bmv2_json),
-                "--p4runtime-files", str(info), str(program)]
+        argv = [
+            str(tc.p4c),
+            "--arch",
+            "v1model",
+            "-o",
+            str(bmv2_json),
+            "--p4runtime-files",
+            str(info),
+            str(program),
+        ]
         try:
             # errors="replace": p4c's excerpt of a source line may cut a UTF-8 character
-            r = subprocess.run(argv, capture_output=True, text=True, errors="replace",
-                               timeout=600, env=tc.p4c_env())
+            r = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=600,
+                env=tc.p4c_env(),
+            )
         except (OSError, subprocess.TimeoutExpired) as e:
             raise ConfigError(f"{P4C} {program}: {e}") from None
         text = r.stdout + r.stderr
@@ -379,8 +427,9 @@ def is_ours(out_dir: Path) -> bool:
     return (Path(out_dir) / STAMP).is_file()
 
 
-def ensure_artifacts(program: Path = DEFAULT_PROGRAM, out_dir: Path | None = None,
-                     tc: Toolchain | None = None) -> Path:
+def ensure_artifacts(
+    program: Path = DEFAULT_PROGRAM, out_dir: Path | None = None, tc: Toolchain | None = None
+) -> Path:
     """`out_dir` (default artifacts_dir(program)) with P4Info + BMv2 JSON of `program`,
     compiled with p4c only when missing or stale; one process compiles at a time."""
     program = Path(program).resolve()
@@ -401,10 +450,17 @@ def ensure_artifacts(program: Path = DEFAULT_PROGRAM, out_dir: Path | None = Non
                 old.unlink()
             for p in (done.p4info, done.bmv2_json):
                 os.replace(p, out_dir / p.name)
-            (out_dir / STAMP).write_text(json.dumps({
-                "program": str(program), "p4c": tc.p4c_version(),
-                "p4info": done.p4info.name, "bmv2_json": done.bmv2_json.name,
-                "sources_mtime_ns": sources_mtime}))
+            (out_dir / STAMP).write_text(
+                json.dumps(
+                    {
+                        "program": str(program),
+                        "p4c": tc.p4c_version(),
+                        "p4info": done.p4info.name,
+                        "bmv2_json": done.bmv2_json.name,
+                        "sources_mtime_ns": sources_mtime,
+                    }
+                )
+            )
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return out_dir
@@ -426,8 +482,10 @@ def _locked(path: Path):
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m controller.targets.toolchain",
-                                 description="find BMv2 and p4c (ROCELAB_BMV2_PREFIX or PATH)")
+    ap = argparse.ArgumentParser(
+        prog="python -m controller.targets.toolchain",
+        description="find BMv2 and p4c (ROCELAB_BMV2_PREFIX or PATH)",
+    )
     sub = ap.add_subparsers(dest="cmd")
     c = sub.add_parser("p4c", help="compile a program for BMv2 when its artifacts are stale")
     c.add_argument("program", nargs="?", type=Path, default=DEFAULT_PROGRAM)

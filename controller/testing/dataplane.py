@@ -65,8 +65,10 @@ class Exchange:
         key = {"hdr.ethernet.dst": Exact(mac_int(SENTINEL_MAC))}
         if len(self.ports) == 1:
             return [TableEntry("l2_fwd", key, "l2_forward", {"port": self.ports[0]})]
-        return [MulticastGroup(SENTINEL_GROUP, tuple(self.ports)),
-                TableEntry("l2_fwd", key, "l2_flood", {"mcast_grp": SENTINEL_GROUP})]
+        return [
+            MulticastGroup(SENTINEL_GROUP, tuple(self.ports)),
+            TableEntry("l2_fwd", key, "l2_flood", {"mcast_grp": SENTINEL_GROUP}),
+        ]
 
     def send(self, port: int, frame: bytes) -> list[OutputPacket]:
         """Everything the switch emitted because `frame` arrived on `port`."""
@@ -92,6 +94,7 @@ class Exchange:
                 raise TimeoutError(
                     f"{self.target.name}: sentinel {seq} did not come out of port(s) "
                     f"{sorted(waiting)} within {self.timeout_ns / 1e9:.1f} s; "
-                    f"{len(out)} other frames came out")
+                    f"{len(out)} other frames came out"
+                )
             self.target.advance(self.step_ns)
             waited += self.step_ns

@@ -42,8 +42,11 @@ VIRTUAL_TIME_REASON = "needs virtual time (in-process p4sim only)"
 
 # Taken out of the environment when the plugin loads, so that a pytest a test starts in a
 # subprocess (and in another directory) never writes over this run's counts.
-_SUMMARY_PATH = (os.path.abspath(os.environ.pop("ROCELAB_PYTEST_SUMMARY"))
-                 if os.environ.get("ROCELAB_PYTEST_SUMMARY") else None)
+_SUMMARY_PATH = (
+    os.path.abspath(os.environ.pop("ROCELAB_PYTEST_SUMMARY"))
+    if os.environ.get("ROCELAB_PYTEST_SUMMARY")
+    else None
+)
 
 
 def _env(name: str, default: str | None = None) -> str | None:
@@ -59,18 +62,34 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         kinds = registry.names()
     except ConfigError as e:  # a broken target plug-in
         raise pytest.UsageError(str(e)) from None
-    group.addoption("--target", default=_env("TARGET", "p4sim"), choices=kinds,
-                    help="data-plane target for tests taking the `target` fixture: "
-                         + registry.choices_help())
-    group.addoption("--grpc-addr", default=_env("GRPC_ADDR"),
-                    help="P4Runtime endpoint host:port (default for kinds that start a "
-                         "switch: start one here on a free port)")
-    group.addoption("--device-id", type=int, default=int(_env("DEVICE_ID", "1") or 1),
-                    help="P4Runtime device id")
-    group.addoption("--port-map", default=_env("PORT_MAP"),
-                    help="switch port to the interface tests use, e.g. 1=veth1,2=ns1/eth0")
-    group.addoption("--p4-program", default=_env("P4_PROGRAM"),
-                    help="P4 source for p4sim targets (default p4src/roce_switch.p4)")
+    group.addoption(
+        "--target",
+        default=_env("TARGET", "p4sim"),
+        choices=kinds,
+        help="data-plane target for tests taking the `target` fixture: " + registry.choices_help(),
+    )
+    group.addoption(
+        "--grpc-addr",
+        default=_env("GRPC_ADDR"),
+        help="P4Runtime endpoint host:port (default for kinds that start a "
+        "switch: start one here on a free port)",
+    )
+    group.addoption(
+        "--device-id",
+        type=int,
+        default=int(_env("DEVICE_ID", "1") or 1),
+        help="P4Runtime device id",
+    )
+    group.addoption(
+        "--port-map",
+        default=_env("PORT_MAP"),
+        help="switch port to the interface tests use, e.g. 1=veth1,2=ns1/eth0",
+    )
+    group.addoption(
+        "--p4-program",
+        default=_env("P4_PROGRAM"),
+        help="P4 source for p4sim targets (default p4src/roce_switch.p4)",
+    )
     registry.add_options(group.addoption, "pytest")
 
 
@@ -81,8 +100,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # it ends, even killed: they run in their own session, out of reach of its signals
     os.environ["P4SIM_EXIT_WITH"] = exit_with_me(os.environ)
     config.addinivalue_line("markers", "virtual_time: " + VIRTUAL_TIME_REASON)
-    config.addinivalue_line("markers", "only_target(kind): runs only with --target KIND "
-                            "(uses that kind's own tools outside the `target` fixture)")
+    config.addinivalue_line(
+        "markers",
+        "only_target(kind): runs only with --target KIND "
+        "(uses that kind's own tools outside the `target` fixture)",
+    )
     try:
         cfg, explicit = _config_from_options(config)
         registry.check(cfg, explicit, "pytest")
@@ -105,12 +127,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     from .summary import ORDER
 
     stats = terminalreporter.stats
-    counts = {k: sum(1 for r in stats.get(k, []) if getattr(r, "count_towards_summary", True))
-              for k in ORDER}
+    counts = {
+        k: sum(1 for r in stats.get(k, []) if getattr(r, "count_towards_summary", True))
+        for k in ORDER
+    }
     start = getattr(terminalreporter, "_session_start", None)
     seconds = time.time() - start.time if start is not None else 0.0
-    Path(path).write_text(json.dumps({"counts": counts, "seconds": round(seconds, 2),
-                                      "exitstatus": int(exitstatus)}))
+    Path(path).write_text(
+        json.dumps({"counts": counts, "seconds": round(seconds, 2), "exitstatus": int(exitstatus)})
+    )
 
 
 def _differential_line(terminalreporter, config: pytest.Config) -> None:
@@ -118,9 +143,14 @@ def _differential_line(terminalreporter, config: pytest.Config) -> None:
         return
     from controller.differential import PROPERTY, summary_line
 
-    runs = [value for reports in terminalreporter.stats.values() for r in reports
-            if getattr(r, "when", None) == "call"
-            for name, value in getattr(r, "user_properties", ()) if name == PROPERTY]
+    runs = [
+        value
+        for reports in terminalreporter.stats.values()
+        for r in reports
+        if getattr(r, "when", None) == "call"
+        for name, value in getattr(r, "user_properties", ())
+        if name == PROPERTY
+    ]
     if runs:
         terminalreporter.write_line(summary_line(runs))
 
@@ -138,8 +168,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         only = item.get_closest_marker("only_target")
         if only is not None and cfg.kind not in only.args:
-            item.add_marker(pytest.mark.skip(
-                reason=f"runs with --target {' or '.join(only.args)} only (make test: its tier)"))
+            item.add_marker(
+                pytest.mark.skip(
+                    reason=f"runs with --target {' or '.join(only.args)} only (make test: its tier)"
+                )
+            )
     if registry.get(cfg.kind).in_process:
         return
     skip = pytest.mark.skip(reason=f"{VIRTUAL_TIME_REASON}; --target {cfg.kind}")
@@ -154,9 +187,13 @@ _CONFIG_KEY = pytest.StashKey[TargetConfig]()
 def _config_from_options(config: pytest.Config) -> tuple[TargetConfig, list[str]]:
     opt = config.getoption
     options, explicit = registry.option_values(opt, "pytest")
-    cfg = TargetConfig(kind=opt("--target"), grpc_addr=opt("--grpc-addr"),
-                       device_id=opt("--device-id"), port_map=parse_port_map(opt("--port-map")),
-                       options=options)
+    cfg = TargetConfig(
+        kind=opt("--target"),
+        grpc_addr=opt("--grpc-addr"),
+        device_id=opt("--device-id"),
+        port_map=parse_port_map(opt("--port-map")),
+        options=options,
+    )
     if opt("--p4-program"):
         cfg.program = Path(opt("--p4-program"))
     return cfg, explicit
@@ -179,16 +216,18 @@ def target_program(target_config: TargetConfig):
 
 
 @pytest.fixture(scope="session")
-def target_switch(target_config: TargetConfig, target_program, tmp_path_factory
-                  ) -> Iterator[RemoteSwitch | None]:
+def target_switch(
+    target_config: TargetConfig, target_program, tmp_path_factory
+) -> Iterator[RemoteSwitch | None]:
     """The switch outside this process (None for an in-process kind): started here when no
     --grpc-addr was given, on veth pairs made here when no --port-map was given."""
     if registry.get(target_config.kind).in_process:
         yield None
         return
     with contextlib.ExitStack() as stack:
-        yield RemoteSwitch.open(target_config, stack,
-                                log_dir=tmp_path_factory.mktemp("switch-logs"))
+        yield RemoteSwitch.open(
+            target_config, stack, log_dir=tmp_path_factory.mktemp("switch-logs")
+        )
 
 
 @pytest.fixture(scope="session")
@@ -197,8 +236,10 @@ def target_ports(target_config: TargetConfig, target_switch: RemoteSwitch | None
     if target_switch is None:
         return list(DEFAULT_PORTS)
     if not target_switch.ports:
-        pytest.skip("no data ports: with --grpc-addr, pass --port-map for the interfaces "
-                    "cabled to the switch")
+        pytest.skip(
+            "no data ports: with --grpc-addr, pass --port-map for the interfaces "
+            "cabled to the switch"
+        )
     return sorted(target_switch.ports)
 
 
@@ -220,10 +261,13 @@ def target(target_config: TargetConfig, target_program, target_switch: RemoteSwi
 def target_rate_limit(target_switch: RemoteSwitch | None) -> tuple[int, int]:
     """(port, packets/s): the data port whose egress the plugin slowed down (for 1250-byte
     frames on the wire; see RATE_LIMITED_PORT). Only on switches the plugin runs itself."""
-    if target_switch is not None and (target_switch.process is None
-                                      or RATE_LIMITED_PORT not in target_switch.ports):
-        pytest.skip(f"needs port {RATE_LIMITED_PORT} rate-limited by the plugin: it does that "
-                    "only on a switch it starts, with that port in the port map")
+    if target_switch is not None and (
+        target_switch.process is None or RATE_LIMITED_PORT not in target_switch.ports
+    ):
+        pytest.skip(
+            f"needs port {RATE_LIMITED_PORT} rate-limited by the plugin: it does that "
+            "only on a switch it starts, with that port in the port map"
+        )
     return RATE_LIMITED_PORT, RATE_LIMITED_PPS
 
 
@@ -239,8 +283,9 @@ class RemoteSwitch:
         self.process = None  # SwitchProcess when started here
 
     @classmethod
-    def open(cls, cfg: TargetConfig, stack: contextlib.ExitStack,
-             log_dir: Path | None = None) -> RemoteSwitch:
+    def open(
+        cls, cfg: TargetConfig, stack: contextlib.ExitStack, log_dir: Path | None = None
+    ) -> RemoteSwitch:
         from controller.targets import netns
 
         kind = registry.get(cfg.kind)
@@ -254,7 +299,8 @@ class RemoteSwitch:
             if not netns.is_root():
                 raise pytest.UsageError(
                     f"--target {cfg.kind} without --port-map creates veth pairs and needs root; "
-                    "run as root or pass --port-map (and --grpc-addr for a running switch)")
+                    "run as root or pass --port-map (and --grpc-addr for a running switch)"
+                )
             netns.sweep_stale()  # leftovers of runs that were SIGKILLed
             nets = stack.enter_context(netns.NetnsSet())
             for port in DEFAULT_PORTS:
@@ -265,8 +311,9 @@ class RemoteSwitch:
         switch_side = {port: _switch_side(ref) for port, ref in ports.items()}
         rates = {RATE_LIMITED_PORT: RATE_LIMITED_BPS} if RATE_LIMITED_PORT in ports else {}
         try:
-            proc = kind.start(dataclasses.replace(cfg, port_rates=rates), switch_side,
-                              log_dir=log_dir)
+            proc = kind.start(
+                dataclasses.replace(cfg, port_rates=rates), switch_side, log_dir=log_dir
+            )
         except ConfigError as e:
             raise pytest.UsageError(str(e)) from None
         stack.callback(proc.close)
@@ -293,5 +340,6 @@ def _switch_side(ref: PortRef) -> str:
     if peer is None:
         raise pytest.UsageError(
             f"--port-map {ref}: not one end of a veth pair whose other end is in the root "
-            "namespace; start the switch yourself on the right interfaces and pass --grpc-addr")
+            "namespace; start the switch yourself on the right interfaces and pass --grpc-addr"
+        )
     return peer

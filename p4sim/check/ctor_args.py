@@ -17,10 +17,16 @@ from p4sim.frontend import ast
 
 def constructor_arg_names(program: ast.Program) -> dict[int, str]:
     """id(constructor call node) -> the name of the instance it becomes."""
-    types = {d.name for d in program.declarations
-             if isinstance(d, (ast.ControlDecl, ast.ParserDecl, ast.ExternDecl))}
-    used = {getattr(n, "name", None) for n in ast.walk(program)
-            if isinstance(n, (ast.Declaration, ast.Parameter, ast.Field))}
+    types = {
+        d.name
+        for d in program.declarations
+        if isinstance(d, (ast.ControlDecl, ast.ParserDecl, ast.ExternDecl))
+    }
+    used = {
+        getattr(n, "name", None)
+        for n in ast.walk(program)
+        if isinstance(n, (ast.Declaration, ast.Parameter, ast.Field))
+    }
     out: dict[int, str] = {}
 
     def fresh() -> str:
@@ -33,7 +39,11 @@ def constructor_arg_names(program: ast.Program) -> dict[int, str]:
     def visit_args(args: list[ast.Argument]) -> None:
         for a in args:
             e = a.value
-            if isinstance(e, ast.MethodCall) and isinstance(e.callee, ast.Name) and e.callee.name in types:
+            if (
+                isinstance(e, ast.MethodCall)
+                and isinstance(e.callee, ast.Name)
+                and e.callee.name in types
+            ):
                 visit_args(e.args)  # postorder: a nested constructor call is moved first
                 out[id(e)] = fresh()
 
@@ -45,7 +55,9 @@ def constructor_arg_names(program: ast.Program) -> dict[int, str]:
     return out
 
 
-def move(d: ast.Instantiation, names: dict[int, str]) -> tuple[list[ast.Instantiation], ast.Instantiation]:
+def move(
+    d: ast.Instantiation, names: dict[int, str]
+) -> tuple[list[ast.Instantiation], ast.Instantiation]:
     """The instances to declare before `d` (in order) and `d` with them passed by name."""
     if not any(id(a.value) in names for a in d.args):
         return [], d
@@ -59,8 +71,16 @@ def move(d: ast.Instantiation, names: dict[int, str]) -> tuple[list[ast.Instanti
             continue
         assert isinstance(e, ast.MethodCall) and isinstance(e.callee, ast.Name)
         base = ast.NamedType(e.callee.name, top_level=e.callee.top_level, span=e.callee.span)
-        ty: ast.Type = ast.SpecializedType(base, list(e.type_args), span=e.span) if e.type_args else base
+        ty: ast.Type = (
+            ast.SpecializedType(base, list(e.type_args), span=e.span) if e.type_args else base
+        )
         before.append(ast.Instantiation(name=name, type=ty, args=list(e.args), span=e.span))
         args.append(ast.Argument(ast.Name(name, span=e.span), name=a.name, span=a.span))
-    return before, ast.Instantiation(name=d.name, type=d.type, args=args, initializer=d.initializer,
-                                     annotations=d.annotations, span=d.span)
+    return before, ast.Instantiation(
+        name=d.name,
+        type=d.type,
+        args=args,
+        initializer=d.initializer,
+        annotations=d.annotations,
+        span=d.span,
+    )

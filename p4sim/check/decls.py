@@ -73,8 +73,11 @@ class DeclChecker:
                 g.add(Sym("match_kind", m.name, m, TMatchKind()), m, replace=True)
             return
         if isinstance(d, (ast.HeaderDecl, ast.StructDecl, ast.HeaderUnionDecl)):
-            kind = {ast.HeaderDecl: "header", ast.StructDecl: "struct",
-                    ast.HeaderUnionDecl: "union"}[type(d)]
+            kind = {
+                ast.HeaderDecl: "header",
+                ast.StructDecl: "struct",
+                ast.HeaderUnionDecl: "union",
+            }[type(d)]
             if d.type_params:
                 raise unsupported(f"generic {kind} types", d)
             t = TStruct(kind, d.name, [], d)  # lowering names its class (TStruct.pycls)
@@ -82,18 +85,25 @@ class DeclChecker:
             self.struct_types[d.name] = t
             for f in d.fields:
                 ft = self.resolve_type(f.type, g)
-                if kind == "header" and not (isinstance(ft, (TBits, TVarbit, TBool, TEnum))
-                                             or _fixed_struct(ft)):
-                    raise err(f"header field '{f.name}' must be bit<N>, int<N>, varbit, bool "
-                              "or a struct of them", f)
+                if kind == "header" and not (
+                    isinstance(ft, (TBits, TVarbit, TBool, TEnum)) or _fixed_struct(ft)
+                ):
+                    raise err(
+                        f"header field '{f.name}' must be bit<N>, int<N>, varbit, bool "
+                        "or a struct of them",
+                        f,
+                    )
                 if kind == "union" and not (isinstance(ft, TStruct) and ft.kind == "header"):
                     raise err(f"header union member '{f.name}' must be a header", f)
                 t.fields.append((f.name, ft))
                 t.annotations[f.name] = f.annotations
             if kind == "header" and sum(isinstance(ft, TVarbit) for _, ft in t.fields) > 1:
                 raise unsupported("a header with more than one varbit field", d)
-            if (kind == "header" and any(isinstance(ft, TVarbit) for _, ft in t.fields)
-                    and any(isinstance(ft, TStruct) for _, ft in t.fields)):
+            if (
+                kind == "header"
+                and any(isinstance(ft, TVarbit) for _, ft in t.fields)
+                and any(isinstance(ft, TStruct) for _, ft in t.fields)
+            ):
                 raise unsupported("a header with a varbit field and a struct field", d)
             return
         if isinstance(d, ast.EnumDecl):
@@ -258,6 +268,13 @@ def _fixed_struct(t: object) -> bool:
     """A struct a header may hold: fields bit<N>, int<N>, bool, serializable enum or such
     structs (p4c frontends/p4/typeChecking/typeCheckTypes.cpp, onlyBitsOrBitStructs; its
     sample bvec-hdr-bmv2). p4c's midend/flattenHeaders.cpp then lays the leaves out in order."""
-    return isinstance(t, TStruct) and t.kind == "struct" and all(
-        isinstance(ft, (TBits, TBool)) or (isinstance(ft, TEnum) and ft.underlying is not None)
-        or _fixed_struct(ft) for _, ft in t.fields)
+    return (
+        isinstance(t, TStruct)
+        and t.kind == "struct"
+        and all(
+            isinstance(ft, (TBits, TBool))
+            or (isinstance(ft, TEnum) and ft.underlying is not None)
+            or _fixed_struct(ft)
+            for _, ft in t.fields
+        )
+    )

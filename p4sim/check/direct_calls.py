@@ -23,9 +23,14 @@ from .types import err
 
 
 def instantiate_direct_calls(program: ast.Program) -> None:
-    types = {d.name: d for d in program.declarations if isinstance(d, (ast.ControlDecl, ast.ParserDecl))}
-    used = {getattr(n, "name", None) for n in ast.walk(program)
-            if isinstance(n, (ast.Declaration, ast.Parameter, ast.Field))}
+    types = {
+        d.name: d for d in program.declarations if isinstance(d, (ast.ControlDecl, ast.ParserDecl))
+    }
+    used = {
+        getattr(n, "name", None)
+        for n in ast.walk(program)
+        if isinstance(n, (ast.Declaration, ast.Parameter, ast.Field))
+    }
 
     def fresh(base: str) -> str:
         name, i = base, 0
@@ -42,8 +47,12 @@ def instantiate_direct_calls(program: ast.Program) -> None:
         added: list[ast.Declaration] = []
         for body in bodies:
             for n in ast.walk(body):
-                if not (isinstance(n, ast.MethodCall) and isinstance(n.callee, ast.Member)
-                        and n.callee.member == "apply" and isinstance(n.callee.expr, ast.Name)):
+                if not (
+                    isinstance(n, ast.MethodCall)
+                    and isinstance(n.callee, ast.Member)
+                    and n.callee.member == "apply"
+                    and isinstance(n.callee.expr, ast.Name)
+                ):
                     continue
                 base = n.callee.expr
                 target = types.get(base.name)
@@ -52,12 +61,23 @@ def instantiate_direct_calls(program: ast.Program) -> None:
                 if type(target) is not type(d):
                     continue
                 if target.ctor_params:
-                    raise err(f"{base.name} has constructor parameters: it cannot be applied by "
-                              f"its type name (declare an instance with arguments)", n)
+                    raise err(
+                        f"{base.name} has constructor parameters: it cannot be applied by "
+                        f"its type name (declare an instance with arguments)",
+                        n,
+                    )
                 name = fresh(f"{base.name}_inst")
-                label = ast.Annotation("name", exprs=[ast.StringLiteral(base.name, span=base.span)],
-                                       span=base.span)
-                added.append(ast.Instantiation(name=name, type=ast.NamedType(base.name, span=base.span),
-                                               args=[], annotations=[label], span=n.span))
+                label = ast.Annotation(
+                    "name", exprs=[ast.StringLiteral(base.name, span=base.span)], span=base.span
+                )
+                added.append(
+                    ast.Instantiation(
+                        name=name,
+                        type=ast.NamedType(base.name, span=base.span),
+                        args=[],
+                        annotations=[label],
+                        span=n.span,
+                    )
+                )
                 n.callee.expr = ast.Name(name, span=base.span)
         d.locals.extend(added)  # appended after the block's own locals, as the pass does

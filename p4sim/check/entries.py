@@ -15,18 +15,26 @@ from p4sim.spec import ActionSpec
 from .types import mask
 
 # what an entry may give for a key of each match kind (an exact value is always allowed)
-_ALLOWED = {"exact": (Exact,), "lpm": (Exact, Lpm), "ternary": (Exact, Ternary), "range": (Exact, Range),
-            "optional": (Exact, Optional_)}
+_ALLOWED = {
+    "exact": (Exact,),
+    "lpm": (Exact, Lpm),
+    "ternary": (Exact, Ternary),
+    "range": (Exact, Range),
+    "optional": (Exact, Optional_),
+}
 
 
 def needs_priority(keys: list[KeyField]) -> bool:
     """Whether the table is matched by priority (any key other than exact and one lpm)."""
     kinds = [k.match_kind for k in keys]
-    return not (set(kinds) <= {"exact"} or (set(kinds) <= {"exact", "lpm"} and kinds.count("lpm") == 1))
+    return not (
+        set(kinds) <= {"exact"} or (set(kinds) <= {"exact", "lpm"} and kinds.count("lpm") == 1)
+    )
 
 
-def const_entry_error(table: str, keys: list[KeyField], actions: list[ActionSpec],
-                      entries: list[TableEntry]) -> tuple[int, str] | None:
+def const_entry_error(
+    table: str, keys: list[KeyField], actions: list[ActionSpec], entries: list[TableEntry]
+) -> tuple[int, str] | None:
     """(index, message) of the first entry the switch would refuse to install, else None."""
     prio = needs_priority(keys)
     scopes = {a.name: a.scope for a in actions}
@@ -46,8 +54,14 @@ def const_entry_error(table: str, keys: list[KeyField], actions: list[ActionSpec
                 return i, f"table {table}: key {k.name!r} is {k.match_kind}"
             if isinstance(m, Exact) and k.match_kind != "exact":  # one value, as the kind reads it
                 v = m.value
-                canon.append({"lpm": (v, k.bitwidth), "ternary": (v, mask(k.bitwidth)), "range": (v, v),
-                              "optional": v}[k.match_kind])
+                canon.append(
+                    {
+                        "lpm": (v, k.bitwidth),
+                        "ternary": (v, mask(k.bitwidth)),
+                        "range": (v, v),
+                        "optional": v,
+                    }[k.match_kind]
+                )
             elif isinstance(m, Range):
                 if m.low > m.high:
                     return i, f"table {table}: bad range {m.low}..{m.high} for {k.name!r}"

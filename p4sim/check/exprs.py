@@ -66,7 +66,9 @@ class Ctx:
     loops: int = 0  # enclosing for loops of the current body
     sm: bool = False  # a standard_metadata_t parameter is in scope
     body: int = 0  # id() of the block statement of the body being checked (its `return`s)
-    block: str = ""  # 'parser' | 'control' | 'action' | 'function' | 'global' (a top-level callable)
+    block: str = (
+        ""  # 'parser' | 'control' | 'action' | 'function' | 'global' (a top-level callable)
+    )
     extra: dict = field(default_factory=dict)
 
 
@@ -87,7 +89,9 @@ class ExprChecker:
 
     # ------------------------------------------------------------------ entry points
 
-    def expr(self, e: ast.Expression, scope: Scope, ctx: Ctx | None, want: Type | None = None) -> Val:
+    def expr(
+        self, e: ast.Expression, scope: Scope, ctx: Ctx | None, want: Type | None = None
+    ) -> Val:
         v = self._expr(e, scope, ctx, want)
         e.checked_type = v.type
         self.record(e, v.type, v.const)
@@ -100,8 +104,9 @@ class ExprChecker:
         old = self.values.get(id(e))
         if old is None:
             self.values[id(e)] = (t, const)
-        elif old is not VARIES and not (old[1] == const and type(old[1]) is type(const)
-                                        and identical(old[0], t)):
+        elif old is not VARIES and not (
+            old[1] == const and type(old[1]) is type(const) and identical(old[0], t)
+        ):
             self.values[id(e)] = VARIES
 
     def const_eval(self, e: ast.Expression, scope: Scope) -> int:
@@ -196,16 +201,22 @@ class ExprChecker:
                     # lowering guards the statement with `0 <= i < size` (stmts.StmtChecker.stmt)
                     # a call in it: lowering hoists the index into a temporary first (p4c's
                     # SideEffectOrdering), in the statements stmts.StmtChecker.stmt allows
-                    if not self.index_calls_ok and any(isinstance(x, ast.MethodCall)
-                                                       for x in ast.walk(e.index)):
-                        raise unsupported("a call inside a run-time header-stack index here", e.index)
+                    if not self.index_calls_ok and any(
+                        isinstance(x, ast.MethodCall) for x in ast.walk(e.index)
+                    ):
+                        raise unsupported(
+                            "a call inside a run-time header-stack index here", e.index
+                        )
                     self.run_time_indexes += 1
                 return Val(obj.type.elem)
             if isinstance(obj.type, TTuple):
                 # a tuple element by a compile-time index (P4_16 spec, "Tuple types")
                 n = len(obj.type.elems)
                 if not idx.is_const or not 0 <= int(idx.const) < n:
-                    raise err(f"a tuple<...> of {n} elements needs a constant index in 0..{n - 1}", e.index)
+                    raise err(
+                        f"a tuple<...> of {n} elements needs a constant index in 0..{n - 1}",
+                        e.index,
+                    )
                 return Val(obj.type.elems[int(idx.const)])
             raise err(f"cannot index a {obj.type.show()}", e)
         if isinstance(e, ast.Slice):
@@ -259,13 +270,18 @@ class ExprChecker:
         base = e.expr
         m = e.member
         if (isinstance(base, ast.TypeRef) and isinstance(base.type, ast.ErrorType)) or (
-                isinstance(base, ast.Name) and base.name == "error" and scope.lookup("error") is None):
+            isinstance(base, ast.Name) and base.name == "error" and scope.lookup("error") is None
+        ):
             if m not in self.errors:
                 raise err(f"unknown error '{m}'", e)
             base.checked_type = ERROR
             return Val(ERROR, self.errors[m])
         # table.apply().hit / miss
-        if isinstance(base, ast.MethodCall) and isinstance(base.callee, ast.Member) and base.callee.member == "apply":
+        if (
+            isinstance(base, ast.MethodCall)
+            and isinstance(base.callee, ast.Member)
+            and base.callee.member == "apply"
+        ):
             if ctx is None:
                 raise err("expected a compile-time constant", e)
             tsym = self.table_of(base.callee.expr, scope)
@@ -332,11 +348,19 @@ class ExprChecker:
             if not (isinstance(a.type, TBool) and isinstance(b.type, TBool)):
                 raise err(f"{op} needs bool operands", e)
             if a.is_const and b.is_const:
-                return Val(BOOL, bool((a.const and b.const) if op == "&&" else (a.const or b.const)))
+                return Val(
+                    BOOL, bool((a.const and b.const) if op == "&&" else (a.const or b.const))
+                )
             return Val(BOOL)
-        a = self.expr(e.left, scope, ctx, want if op not in ("==", "!=", "<", ">", "<=", ">=") else None)
-        b = self.expr(e.right, scope, ctx,
-                      a.type if isinstance(a.type, TBits) and op not in ("<<", ">>", "++") else None)
+        a = self.expr(
+            e.left, scope, ctx, want if op not in ("==", "!=", "<", ">", "<=", ">=") else None
+        )
+        b = self.expr(
+            e.right,
+            scope,
+            ctx,
+            a.type if isinstance(a.type, TBits) and op not in ("<<", ">>", "++") else None,
+        )
         if isinstance(a.type, TInt) and isinstance(b.type, TBits) and op not in ("<<", ">>", "++"):
             a = self.coerce(a, b.type, e)
         if op == "++":
@@ -360,13 +384,17 @@ class ExprChecker:
                 raise err("operation on non-constant ints", e)
             return self.fold_int(op, a.const, b.const, e)
         if not (isinstance(ta, TBits) and isinstance(tb, TBits)):
-            raise err(f"operator {op} needs bit<N>/int<N> operands, not {ta.show()} and {tb.show()}", e)
+            raise err(
+                f"operator {op} needs bit<N>/int<N> operands, not {ta.show()} and {tb.show()}", e
+            )
         if ta != tb:
             raise err(f"operands of {op} have different types {ta.show()} and {tb.show()}", e)
         w, signed = ta.width, ta.signed
         if op in ("<", ">", "<=", ">="):
             if a.is_const and b.is_const:
-                x, y = (to_signed(a.const, w), to_signed(b.const, w)) if signed else (a.const, b.const)
+                x, y = (
+                    (to_signed(a.const, w), to_signed(b.const, w)) if signed else (a.const, b.const)
+                )
                 return Val(BOOL, eval_cmp(op, x, y))
             return Val(BOOL)
         if a.is_const and b.is_const:
@@ -384,9 +412,16 @@ class ExprChecker:
     def fold_int(self, op: str, x: int, y: int, e: ast.Node) -> Val:
         if op in ("<", ">", "<=", ">="):
             return Val(BOOL, eval_cmp(op, x, y))
-        ops = {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y,
-               "/": lambda: x // y, "%": lambda: x % y, "&": lambda: x & y,
-               "|": lambda: x | y, "^": lambda: x ^ y}
+        ops = {
+            "+": lambda: x + y,
+            "-": lambda: x - y,
+            "*": lambda: x * y,
+            "/": lambda: x // y,
+            "%": lambda: x % y,
+            "&": lambda: x & y,
+            "|": lambda: x | y,
+            "^": lambda: x ^ y,
+        }
         if op not in ops:
             raise err(f"operator {op} on int constants", e)
         if op in ("/", "%") and y == 0:
@@ -404,8 +439,16 @@ class ExprChecker:
         if op in ("|+|", "|-|"):
             r = max(lo, min(hi, x + y if op == "|+|" else x - y))
         else:
-            ops = {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y, "&": lambda: x & y,
-                   "|": lambda: x | y, "^": lambda: x ^ y, "/": lambda: x // y, "%": lambda: x % y}
+            ops = {
+                "+": lambda: x + y,
+                "-": lambda: x - y,
+                "*": lambda: x * y,
+                "&": lambda: x & y,
+                "|": lambda: x | y,
+                "^": lambda: x ^ y,
+                "/": lambda: x // y,
+                "%": lambda: x % y,
+            }
             if op not in ops:
                 raise err(f"unknown operator {op}", e)
             r = ops[op]()

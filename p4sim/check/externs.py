@@ -33,24 +33,38 @@ class ExternChecker:
 
     # ------------------------------------------------------------------ signatures
 
-    def signature(self, protos: list[ast.MethodPrototype], nargs: int, what: str,
-                  node: ast.Node) -> ast.MethodPrototype:
+    def signature(
+        self, protos: list[ast.MethodPrototype], nargs: int, what: str, node: ast.Node
+    ) -> ast.MethodPrototype:
         """The declared overload taking `nargs` arguments (trailing defaults allowed)."""
         for p in protos:
             required = sum(1 for q in p.params if q.default is None)
             if required <= nargs <= len(p.params):
                 return p
         counts = sorted({len(p.params) for p in protos})
-        raise err(f"{what} takes {' or '.join(map(str, counts))} argument"
-                  f"{'s' if counts != [1] else ''}, {nargs} given", node)
+        raise err(
+            f"{what} takes {' or '.join(map(str, counts))} argument"
+            f"{'s' if counts != [1] else ''}, {nargs} given",
+            node,
+        )
 
-    def extern_args(self, proto: ast.MethodPrototype, tvars: dict[str, Type], argv: list[ast.Expression],
-                    c: ast.Node, scope: Scope, ctx: Ctx | None, type_args: list[ast.Type]) -> Type:
+    def extern_args(
+        self,
+        proto: ast.MethodPrototype,
+        tvars: dict[str, Type],
+        argv: list[ast.Expression],
+        c: ast.Node,
+        scope: Scope,
+        ctx: Ctx | None,
+        type_args: list[ast.Type],
+    ) -> Type:
         """Each argument against its declared parameter; the call's (bound) return type."""
         tv = dict(tvars)
         free = [tp.name for tp in proto.type_params]
         for i, name in enumerate(free):
-            tv[name] = self.resolve_type(type_args[i], scope) if i < len(type_args) else TTypeVar(name)
+            tv[name] = (
+                self.resolve_type(type_args[i], scope) if i < len(type_args) else TTypeVar(name)
+            )
         for a, p in zip(argv, proto.params, strict=False):
             pt = self.resolve_type(p.type, self.g, tv)
             if p.direction in ("out", "inout"):
@@ -81,11 +95,16 @@ class ExternChecker:
     def instance_tvars(t: TExtern) -> dict[str, Type]:
         """The extern's type parameters bound to the instance's type arguments."""
         params = t.decl.type_params if t.decl is not None else []
-        return {tp.name: t.args[i] if i < len(t.args) else TTypeVar(tp.name) for i, tp in enumerate(params)}
+        return {
+            tp.name: t.args[i] if i < len(t.args) else TTypeVar(tp.name)
+            for i, tp in enumerate(params)
+        }
 
     # ------------------------------------------------------------------ uses
 
-    def extern_fn(self, sym: Sym, argv: list[ast.Expression], c: ast.MethodCall, scope: Scope, ctx: Ctx) -> Val:
+    def extern_fn(
+        self, sym: Sym, argv: list[ast.Expression], c: ast.MethodCall, scope: Scope, ctx: Ctx
+    ) -> Val:
         ext = registry.function(sym.name)
         if ext is None:
             raise unsupported(f"extern function {sym.name}", c)
@@ -100,10 +119,21 @@ class ExternChecker:
         ext.check_call(self, sym.name, argv, c, scope, ctx)
         return Val(rt)
 
-    def extern_method(self, t: TExtern, m: str, argv: list[ast.Expression], c: ast.MethodCall,
-                      scope: Scope, ctx: Ctx) -> Val:
+    def extern_method(
+        self,
+        t: TExtern,
+        m: str,
+        argv: list[ast.Expression],
+        c: ast.MethodCall,
+        scope: Scope,
+        ctx: Ctx,
+    ) -> Val:
         decl = t.decl
-        protos = [p for p in (decl.methods if decl is not None else []) if p.name == m and not p.is_constructor]
+        protos = [
+            p
+            for p in (decl.methods if decl is not None else [])
+            if p.name == m and not p.is_constructor
+        ]
         if not protos:
             raise err(f"{t.name} has no method {m}", c)
         proto = self.signature(protos, len(argv), f"{t.name}.{m}", c)
@@ -127,8 +157,11 @@ class ExternChecker:
         args = [a.value for a in d.args]
         if decl is not None and decl.type_params and not t.args:
             names = ", ".join(tp.name for tp in decl.type_params)
-            raise err(f"{t.name} needs its type argument{'s' if len(decl.type_params) > 1 else ''}: "
-                      f"{t.name}<{names}>(...)", d)
+            raise err(
+                f"{t.name} needs its type argument{'s' if len(decl.type_params) > 1 else ''}: "
+                f"{t.name}<{names}>(...)",
+                d,
+            )
         if not ctors:  # packet_in, packet_out: made by the architecture, never by a program
             raise err(f"{t.name} declares no constructor: it cannot be instantiated", d)
         proto = self.signature(ctors, len(args), f"{t.name}'s constructor", d)

@@ -40,7 +40,9 @@ class CheckedProgram:  # noqa: F821 (Checker below)
     hdr_type: TStruct
     meta_type: TStruct
     std_meta_type: TStruct
-    blocks: list[tuple[Sym, str, list[ast.Argument]]]  # V1Switch's six: (declaration, prefix, ctor args)
+    blocks: list[
+        tuple[Sym, str, list[ast.Argument]]
+    ]  # V1Switch's six: (declaration, prefix, ctor args)
     types: dict[int, object] = field(default_factory=dict)  # id(ast.Type) -> Type (or VARIES)
     # id() of the statements using a header-stack index known only at run time
     run_time_index_stmts: set[int] = field(default_factory=set)
@@ -54,8 +56,12 @@ class CheckedProgram:  # noqa: F821 (Checker below)
     inst_types: dict[tuple[str, int], Type] = field(default_factory=dict)
     # id(instantiation) -> (instances moved out of its constructor arguments, it with them
     # passed by name), as check_ctor_args.move made them (p4c's MoveConstructors)
-    moved: dict[int, tuple[list[ast.Instantiation], ast.Instantiation]] = field(default_factory=dict)
-    positional: dict[int, ast.MethodCall] = field(default_factory=dict)  # id(call with named args) -> positional form
+    moved: dict[int, tuple[list[ast.Instantiation], ast.Instantiation]] = field(
+        default_factory=dict
+    )
+    positional: dict[int, ast.MethodCall] = field(
+        default_factory=dict
+    )  # id(call with named args) -> positional form
 
     def value(self, e: ast.Expression, instance: str) -> tuple[Type, object] | None:
         """(type, constant value or None) check gave e; where instances of its block disagree
@@ -90,7 +96,9 @@ class CheckedProgram:  # noqa: F821 (Checker below)
 class Checker(DeclChecker, ExprChecker, StmtChecker, CallChecker, ExternChecker, BlockChecker):
     def __init__(self, program: ast.Program):
         self.program = program
-        direct_calls.instantiate_direct_calls(program)  # `E.apply(...)` (p4c's InstantiateDirectCalls)
+        direct_calls.instantiate_direct_calls(
+            program
+        )  # `E.apply(...)` (p4c's InstantiateDirectCalls)
         self.ctor_arg_names = ctor_args.constructor_arg_names(program)  # `Outer(Inner()) o;`
         self.moved: dict[int, tuple[list[ast.Instantiation], ast.Instantiation]] = {}
         self.positional: dict[int, ast.MethodCall] = {}
@@ -118,9 +126,12 @@ class Checker(DeclChecker, ExprChecker, StmtChecker, CallChecker, ExternChecker,
         main = self.g.lookup("main")
         if main is None or not isinstance(main.decl, ast.Instantiation):
             # point at the end of the user's file, not at the first included declaration
-            own = [d for d in self.program.declarations
-                   if d.span.file == self.program.main_file] or self.program.declarations
-            raise err("the program has no `main` package instantiation", own[-1] if own else self.program)
+            own = [
+                d for d in self.program.declarations if d.span.file == self.program.main_file
+            ] or self.program.declarations
+            raise err(
+                "the program has no `main` package instantiation", own[-1] if own else self.program
+            )
         self.check_main(main.decl)
         for sym in self.callables:  # bodies no call reached: p4c checks them too
             if body_key(sym) not in self.checked_bodies and "overloads" not in sym.extra:
@@ -128,11 +139,27 @@ class Checker(DeclChecker, ExprChecker, StmtChecker, CallChecker, ExternChecker,
         # per-instance results are kept only where instances disagree
         inst_values = {k: v for k, v in self.inst_values.items() if self.values.get(k[1]) is VARIES}
         inst_types = {k: v for k, v in self.inst_types.items() if self.types.get(k[1]) is VARIES}
-        return CheckedProgram(self.program, self.g, self.errors, self.struct_types, main.decl,
-                              self.hdr_type, self.meta_type, self.std_meta_type,  # type: ignore[arg-type]
-                              self.main_blocks, self.types, self.run_time_index_stmts,
-                              self.returns, self.bodies, self.values, self.names,
-                              inst_values, inst_types, self.moved, self.positional)
+        return CheckedProgram(
+            self.program,
+            self.g,
+            self.errors,
+            self.struct_types,
+            main.decl,
+            self.hdr_type,
+            self.meta_type,
+            self.std_meta_type,  # type: ignore[arg-type]
+            self.main_blocks,
+            self.types,
+            self.run_time_index_stmts,
+            self.returns,
+            self.bodies,
+            self.values,
+            self.names,
+            inst_values,
+            inst_types,
+            self.moved,
+            self.positional,
+        )
 
 
 def check(program: ast.Program) -> CheckedProgram:

@@ -65,13 +65,16 @@ class StmtChecker:
         # condition, below) only; the flag is per statement, so a body checked from a call
         # inside it does not inherit it
         saved = self.index_calls_ok
-        self.index_calls_ok = isinstance(s, (ast.Assignment, ast.MethodCallStatement, ast.VariableDecl))
+        self.index_calls_ok = isinstance(
+            s, (ast.Assignment, ast.MethodCallStatement, ast.VariableDecl)
+        )
         try:
             self.stmt_inner(s, scope, ctx)
         finally:
             self.index_calls_ok = saved
-        if self.run_time_indexes != n and isinstance(s, (ast.Assignment, ast.MethodCallStatement,
-                                                         ast.VariableDecl)):
+        if self.run_time_indexes != n and isinstance(
+            s, (ast.Assignment, ast.MethodCallStatement, ast.VariableDecl)
+        ):
             self.run_time_index_stmts.add(id(s))
 
     def stmt_inner(self, s: ast.Node, scope: Scope, ctx: Ctx) -> None:
@@ -111,7 +114,10 @@ class StmtChecker:
             return
         if isinstance(s, (ast.BreakStatement, ast.ContinueStatement)):
             if not ctx.loops:
-                raise err(f"{'break' if isinstance(s, ast.BreakStatement) else 'continue'} outside a for loop", s)
+                raise err(
+                    f"{'break' if isinstance(s, ast.BreakStatement) else 'continue'} outside a for loop",
+                    s,
+                )
             return
         if isinstance(s, ast.ReturnStatement):
             self.returns.add(ctx.body)
@@ -147,8 +153,10 @@ class StmtChecker:
             else:
                 coll = self.expr(s.collection, scope, ctx)
                 if not isinstance(coll.type, TStack):
-                    raise unsupported(f"for-in over a {coll.type.show()} (p4sim iterates header stacks and ranges)",
-                                      s.collection)
+                    raise unsupported(
+                        f"for-in over a {coll.type.show()} (p4sim iterates header stacks and ranges)",
+                        s.collection,
+                    )
                 self.coerce(Val(coll.type.elem), t, s)
             inner.add(Sym("var", s.var, s, t), s)
         else:
@@ -166,7 +174,9 @@ class StmtChecker:
 
     # ------------------------------------------------------------------ assignment
 
-    def assign(self, lhs: ast.Expression, rhs: ast.Expression | Val, scope: Scope, ctx: Ctx) -> None:
+    def assign(
+        self, lhs: ast.Expression, rhs: ast.Expression | Val, scope: Scope, ctx: Ctx
+    ) -> None:
         """`lhs = rhs` (rhs a Val: a value written back to an out/inout argument)."""
         lt = self.lvalue_type(lhs, scope, ctx)
         if isinstance(rhs, Val):
@@ -178,7 +188,9 @@ class StmtChecker:
                 if isinstance(lt, TStruct) and lt.kind == "header":
                     return
                 raise err("{#} can only be assigned to a header", rhs)
-            if isinstance(rhs, (ast.ListExpression, ast.StructExpression)) and isinstance(lt, TStruct):
+            if isinstance(rhs, (ast.ListExpression, ast.StructExpression)) and isinstance(
+                lt, TStruct
+            ):
                 self.assign_fields(lt, rhs, scope, ctx)
                 return
             rv = self.expr(rhs, scope, ctx, want=lt)
@@ -197,16 +209,25 @@ class StmtChecker:
         if isinstance(rhs, ast.ListExpression):
             n = len(rhs.elements)
             if n > len(names) or (n < len(names) and not rhs.dots):
-                raise err(f"{lt.name} has {len(lt.fields)} fields, the list has {len(rhs.elements)}", rhs)
+                raise err(
+                    f"{lt.name} has {len(lt.fields)} fields, the list has {len(rhs.elements)}", rhs
+                )
             pairs = list(zip(names[:n], rhs.elements, strict=True))
         else:
             pairs = [(nf.name, nf.value) for nf in rhs.fields]  # type: ignore[union-attr]
         given = {f for f, _ in pairs}
-        if isinstance(rhs, ast.StructExpression) and not getattr(rhs, "dots", False) and given < set(names):
+        if (
+            isinstance(rhs, ast.StructExpression)
+            and not getattr(rhs, "dots", False)
+            and given < set(names)
+        ):
             # p4c's type checker wants every field of the type (or `...`)
             missing = ", ".join(f for f in names if f not in given)
-            raise err(f"{lt.name}: the initializer does not give field(s) {missing} "
-                      "(end it with `...` to give them their default values)", rhs)
+            raise err(
+                f"{lt.name}: the initializer does not give field(s) {missing} "
+                "(end it with `...` to give them their default values)",
+                rhs,
+            )
         for fname, e in pairs:
             ft = lt.field_type(fname)
             if ft is None:

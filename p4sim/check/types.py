@@ -226,8 +226,13 @@ def identical(a: object, b: object) -> bool:
     if isinstance(b, TTuple):
         return len(a.elems) == len(b.elems) and all(map(identical, a.elems, b.elems))  # type: ignore[attr-defined]
     if isinstance(b, TExtern):
-        return a.name == b.name and len(a.args) == len(b.args) and all(  # type: ignore[attr-defined]
-            map(identical, a.args, b.args))  # type: ignore[attr-defined]
+        return (
+            a.name == b.name
+            and len(a.args) == len(b.args)
+            and all(  # type: ignore[attr-defined]
+                map(identical, a.args, b.args)
+            )
+        )  # type: ignore[attr-defined]
     if isinstance(b, TNamedBlock):
         return a.name == b.name  # type: ignore[attr-defined]
     return a == b
@@ -270,5 +275,8 @@ def check_type_args(base: TExtern, args: list[Type], node: ast.Node) -> None:
     params = base.decl.type_params if base.decl is not None else []
     if len(params) != len(args):
         shown = base.name + "<" + ", ".join(a.show() for a in args) + ">"
-        raise err(f"{shown}: Type {base.name} has {len(params)} type parameter(s), "
-                  f"but it is specialized with {len(args)}", node)
+        raise err(
+            f"{shown}: Type {base.name} has {len(params)} type parameter(s), "
+            f"but it is specialized with {len(args)}",
+            node,
+        )

@@ -24,10 +24,22 @@ from p4sim.lower import CompiledProgram
 from . import slots
 
 # the standard_metadata fields the driver writes or reads as C integers (v1model's own)
-SM_FIELDS = ("f_ingress_port", "f_egress_spec", "f_egress_port", "f_instance_type", "f_packet_length",
-             "f_enq_timestamp", "f_enq_qdepth", "f_deq_timedelta", "f_deq_qdepth",
-             "f_ingress_global_timestamp", "f_egress_global_timestamp", "f_mcast_grp", "f_priority",
-             "f_checksum_error")
+SM_FIELDS = (
+    "f_ingress_port",
+    "f_egress_spec",
+    "f_egress_port",
+    "f_instance_type",
+    "f_packet_length",
+    "f_enq_timestamp",
+    "f_enq_qdepth",
+    "f_deq_timedelta",
+    "f_deq_qdepth",
+    "f_ingress_global_timestamp",
+    "f_egress_global_timestamp",
+    "f_mcast_grp",
+    "f_priority",
+    "f_checksum_error",
+)
 
 NAME = "_p4sim_drive"
 SEND = "_p4sim_send"  # Switch.send with the driver (the switch binds it as its `send`)
@@ -41,7 +53,7 @@ from struct import error as _p4sim_struct_error
 _p4sim_new = object.__new__
 """
 
-_TEMPLATE = '''
+_TEMPLATE = """
 def _p4sim_drive(sw, port, frame):
     hdr: {H} = {newH}
     meta: {M} = {newM}
@@ -133,13 +145,13 @@ def _p4sim_drive(sw, port, frame):
     sw._out.append(o)
     return True
 
-'''
+"""
 
 
 # TrafficManager.send_now (p4sim/runtime/tm.py) step for step, for the TrafficManager class
 # itself with its own send_now (an instance's or a class's replacement is called instead),
 # its and its port state's attributes read at their slots' offsets (p4sim.compiled.slots)
-SEND_NOW_INLINE = '''    prio = sm.f_priority
+SEND_NOW_INLINE = """    prio = sm.f_priority
     length = sm.f_packet_length
     if "send_now" in tm.__dict__ or _p4sim_TMT.send_now is not _p4sim_TM_send_now:
         tx = tm.send_now(eport, prio, length, now)
@@ -166,9 +178,9 @@ SEND_NOW_INLINE = '''    prio = sm.f_priority
             tx = 0 if state.bits_per_s is None and state.pps is None else tm._tx_ns(state, length)
             state.busy_until = now + tx
             state.tx_bytes = state.tx_bytes + length
-'''
+"""
 
-_SEND = '''
+_SEND = """
 def _p4sim_send(sw, port, frame):
     # Switch.send (p4sim/runtime/switch.py) with the driver, for a port that is an int in
     # range and a frame that is bytes; anything else takes Switch.send itself, the reference
@@ -182,11 +194,12 @@ def _p4sim_send(sw, port, frame):
         return None
     sw._service(sw._now)
     return None
-'''
+"""
 
 
-def drive_source(program: CompiledProgram, classes: dict[str, dict], defined: set[str],
-                 new: Callable[[str], str]) -> str:
+def drive_source(
+    program: CompiledProgram, classes: dict[str, dict], defined: set[str], new: Callable[[str], str]
+) -> str:
     """The driver's text for the factory, or "" when the program's standard_metadata is not
     the typed v1model one (every field the driver touches a C integer) or a stage is not
     one of the module's functions: the switch then keeps the Python driver. `new(cls)`: the
@@ -200,7 +213,20 @@ def drive_source(program: CompiledProgram, classes: dict[str, dict], defined: se
     stages = [pl.parser, pl.verify, pl.ingress, pl.egress, pl.compute, pl.deparser]
     if not set(stages) <= defined:
         return ""
-    text = _SEND + _TEMPLATE.format(SEND_NOW=slots.rewrite_tm(SEND_NOW_INLINE), newH=new(pl.new_hdr), newM=new(pl.new_meta), newS=new(pl.new_sm), H=pl.new_hdr, M=pl.new_meta, S=pl.new_sm, P=pl.parser, V=pl.verify,
-                            I=pl.ingress, E=pl.egress, C=pl.compute, D=pl.deparser)
+    text = _SEND + _TEMPLATE.format(
+        SEND_NOW=slots.rewrite_tm(SEND_NOW_INLINE),
+        newH=new(pl.new_hdr),
+        newM=new(pl.new_meta),
+        newS=new(pl.new_sm),
+        H=pl.new_hdr,
+        M=pl.new_meta,
+        S=pl.new_sm,
+        P=pl.parser,
+        V=pl.verify,
+        I=pl.ingress,
+        E=pl.egress,
+        C=pl.compute,
+        D=pl.deparser,
+    )
     # the switch's slots read and written at their offsets (p4sim.compiled.slots)
     return slots.rewrite_switch(text, "sw")

@@ -31,7 +31,7 @@ from .binding import runtime
 # the entry fields the generated code reads per apply (p4sim.runtime.tables.Rec)
 REC_FIELDS = ("aid", "args")
 
-HELPERS = '''
+HELPERS = """
 from cython.cimports.cpython.ref import PyObject as _p4sim_PyObject, Py_INCREF as _p4sim_INCREF, Py_XDECREF as _p4sim_XDECREF
 
 
@@ -63,7 +63,7 @@ def _p4sim_sset(o: object, t: type, off: cython.Py_ssize_t, name: str, v: object
         _p4sim_XDECREF(old)
         return
     setattr(o, name, v)
-'''
+"""
 
 _WORD = ctypes.sizeof(ctypes.c_void_p)
 _UNSET = object()
@@ -72,8 +72,11 @@ _UNSET = object()
 def _find(obj: object, value: object) -> int:
     """The offset of the one word of `obj` that holds `value`'s address, or -1."""
     base = id(obj)
-    hits = [off for off in range(object.__basicsize__, type(obj).__basicsize__ - _WORD + 1, _WORD)
-            if ctypes.c_void_p.from_address(base + off).value == id(value)]
+    hits = [
+        off
+        for off in range(object.__basicsize__, type(obj).__basicsize__ - _WORD + 1, _WORD)
+        if ctypes.c_void_p.from_address(base + off).value == id(value)
+    ]
     return hits[0] if len(hits) == 1 else -1
 
 
@@ -106,8 +109,10 @@ def rec_offsets(rec_cls: type) -> dict[str, int]:
     compiled one with object fields: tables.py, runtime/_write.pyx), found on a probe entry."""
     probes = {name: object() for name in REC_FIELDS}
     r = rec_cls(None, probes["aid"], probes["args"])
-    return {name: (off if (off := _find(r, p)) >= 0 and getattr(r, name) is p else -1)
-            for name, p in probes.items()}
+    return {
+        name: (off if (off := _find(r, p)) >= 0 and getattr(r, name) is p else -1)
+        for name, p in probes.items()
+    }
 
 
 def switch_slots() -> tuple[str, ...]:
@@ -121,12 +126,19 @@ def _rewrite(text: str, obj: str, names: tuple[str, ...], typ: str, prefix: str)
     if re.search(ref + r"\s*(?:[-+*/%&|^]|<<|>>|//|\*\*)=", text):
         raise ValueError(f"generated code updates {obj}.<slot> in place: not rewritten")
     # a whole-line assignment: the write helper
-    text = re.sub(rf"^(\s*){ref}\s*=(?!=)\s*(.+)$",
-                  lambda m: f"{m.group(1)}_p4sim_sset({obj}, {typ}, {prefix}{m.group(2)}, {m.group(2)!r}, {m.group(3)})",
-                  text, flags=re.M)
+    text = re.sub(
+        rf"^(\s*){ref}\s*=(?!=)\s*(.+)$",
+        lambda m: (
+            f"{m.group(1)}_p4sim_sset({obj}, {typ}, {prefix}{m.group(2)}, {m.group(2)!r}, {m.group(3)})"
+        ),
+        text,
+        flags=re.M,
+    )
     if re.search(ref + r"\s*=(?!=)", text):
         raise ValueError(f"generated code assigns {obj}.<slot> inside an expression: not rewritten")
-    return re.sub(ref, lambda m: f"_p4sim_sget({obj}, {typ}, {prefix}{m.group(1)}, {m.group(1)!r})", text)
+    return re.sub(
+        ref, lambda m: f"_p4sim_sget({obj}, {typ}, {prefix}{m.group(1)}, {m.group(1)!r})", text
+    )
 
 
 def rewrite_switch(text: str, obj: str) -> str:
@@ -139,14 +151,22 @@ def tm_slots() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The slots of TrafficManager and of its port state (p4sim/runtime/tm.py, handed over at
     p4sim.compiled.binding)."""
     rt = runtime()
-    return (tuple(n for n in rt.traffic_manager.__slots__ if not n.startswith("__")),
-            tuple(n for n in rt.port_state.__slots__ if not n.startswith("__")))
+    return (
+        tuple(n for n in rt.traffic_manager.__slots__ if not n.startswith("__")),
+        tuple(n for n in rt.port_state.__slots__ if not n.startswith("__")),
+    )
 
 
 def rewrite_tm(text: str) -> str:
     """The compiled driver's copy of send_now (`tm`, `state`) through the offset helpers."""
     tm, ps = tm_slots()
-    return _rewrite(_rewrite(text, "tm", tm, "_p4sim_TMT", "_p4sim_ot_"), "state", ps, "_p4sim_PST", "_p4sim_op_")
+    return _rewrite(
+        _rewrite(text, "tm", tm, "_p4sim_TMT", "_p4sim_ot_"),
+        "state",
+        ps,
+        "_p4sim_PST",
+        "_p4sim_op_",
+    )
 
 
 def rewrite_recs(text: str) -> str:
@@ -155,31 +175,43 @@ def rewrite_recs(text: str) -> str:
     alt = "|".join(REC_FIELDS)
     if re.search(rf"(?<![\w.])(_r\d+)\.({alt})\s*=(?!=)", text):
         raise ValueError("generated code assigns an entry's field: not rewritten")
-    return re.sub(rf"(?<![\w.])(_r\d+)\.({alt})(?!\w)",
-                  lambda m: f"_p4sim_sget({m.group(1)}, _p4sim_RecT, _p4sim_or_{m.group(2)}, {m.group(2)!r})", text)
+    return re.sub(
+        rf"(?<![\w.])(_r\d+)\.({alt})(?!\w)",
+        lambda m: f"_p4sim_sget({m.group(1)}, _p4sim_RecT, _p4sim_or_{m.group(2)}, {m.group(2)!r})",
+        text,
+    )
 
 
 def prelude(tm: bool = False) -> list[str]:
     """The factory lines that probe the offsets on this switch (`_RT`) and its Rec class;
     `tm`: and those of the traffic manager's classes (the driver's copy of send_now)."""
-    out = ["from p4sim.compiled.slots import slot_offsets as _p4sim_slot_offsets, rec_offsets as _p4sim_rec_offsets",
-           "from p4sim.compiled.binding import runtime as _p4sim_runtime",
-           "_p4sim_Rec = _p4sim_runtime().rec",
-           "_p4sim_SwT = cython.declare(type, type(_RT))",
-           f"_p4sim_os = _p4sim_slot_offsets(_RT, {switch_slots()!r})",
-           "_p4sim_RecT = cython.declare(type, _p4sim_Rec)",
-           "_p4sim_or = _p4sim_rec_offsets(_p4sim_Rec)"]
-    out += [f"_p4sim_os_{n} = cython.declare(cython.Py_ssize_t, _p4sim_os[{n!r}])" for n in switch_slots()]
-    out += [f"_p4sim_or_{n} = cython.declare(cython.Py_ssize_t, _p4sim_or[{n!r}])" for n in REC_FIELDS]
+    out = [
+        "from p4sim.compiled.slots import slot_offsets as _p4sim_slot_offsets, rec_offsets as _p4sim_rec_offsets",
+        "from p4sim.compiled.binding import runtime as _p4sim_runtime",
+        "_p4sim_Rec = _p4sim_runtime().rec",
+        "_p4sim_SwT = cython.declare(type, type(_RT))",
+        f"_p4sim_os = _p4sim_slot_offsets(_RT, {switch_slots()!r})",
+        "_p4sim_RecT = cython.declare(type, _p4sim_Rec)",
+        "_p4sim_or = _p4sim_rec_offsets(_p4sim_Rec)",
+    ]
+    out += [
+        f"_p4sim_os_{n} = cython.declare(cython.Py_ssize_t, _p4sim_os[{n!r}])"
+        for n in switch_slots()
+    ]
+    out += [
+        f"_p4sim_or_{n} = cython.declare(cython.Py_ssize_t, _p4sim_or[{n!r}])" for n in REC_FIELDS
+    ]
     if tm:  # the driver's copy of send_now: probed on a fresh traffic manager and port state
         tms, pss = tm_slots()
-        out += ["_p4sim_TMc = _p4sim_runtime().traffic_manager",
-                "_p4sim_PSc = _p4sim_runtime().port_state",
-                "_p4sim_TMT = cython.declare(type, _p4sim_TMc)",
-                "_p4sim_TM_send_now = _p4sim_TMc.send_now",
-                f"_p4sim_ot = _p4sim_slot_offsets(_p4sim_TMc(), {tms!r})",
-                "_p4sim_PST = cython.declare(type, _p4sim_PSc)",
-                f"_p4sim_op = _p4sim_slot_offsets(_p4sim_PSc(capacity=[0]), {pss!r})"]
+        out += [
+            "_p4sim_TMc = _p4sim_runtime().traffic_manager",
+            "_p4sim_PSc = _p4sim_runtime().port_state",
+            "_p4sim_TMT = cython.declare(type, _p4sim_TMc)",
+            "_p4sim_TM_send_now = _p4sim_TMc.send_now",
+            f"_p4sim_ot = _p4sim_slot_offsets(_p4sim_TMc(), {tms!r})",
+            "_p4sim_PST = cython.declare(type, _p4sim_PSc)",
+            f"_p4sim_op = _p4sim_slot_offsets(_p4sim_PSc(capacity=[0]), {pss!r})",
+        ]
         out += [f"_p4sim_ot_{n} = cython.declare(cython.Py_ssize_t, _p4sim_ot[{n!r}])" for n in tms]
         out += [f"_p4sim_op_{n} = cython.declare(cython.Py_ssize_t, _p4sim_op[{n!r}])" for n in pss]
     return out

@@ -57,7 +57,9 @@ class Typing:
         # cclasses with an __init__ of field assignments that a C function `_p4new_<name>()`
         # also makes: the same object without a call of the type (tp_call, tp_init)
         self.makers: set[str] = set()
-        self.wide: dict[str, dict[str, int]] = {}  # bit<W> fields kept as objects: class -> field -> W
+        self.wide: dict[
+            str, dict[str, int]
+        ] = {}  # bit<W> fields kept as objects: class -> field -> W
         for t in struct_types.values():
             if t.kind in ("header", "struct") and t.pycls:
                 self.classes[t.pycls] = {}
@@ -152,14 +154,26 @@ def _fold(node: ast.BinOp) -> ast.Constant | None:
     """`c1 op c2` of two int constants, computed by Python (None when not both ints, or a
     shift/power too large to compute)."""
     a, b = node.left, node.right
-    if not (isinstance(a, ast.Constant) and isinstance(b, ast.Constant)
-            and type(a.value) is int and type(b.value) is int):
+    if not (
+        isinstance(a, ast.Constant)
+        and isinstance(b, ast.Constant)
+        and type(a.value) is int
+        and type(b.value) is int
+    ):
         return None
     x, y = a.value, b.value
     if isinstance(node.op, (ast.LShift, ast.Pow)) and not 0 <= y <= 4096:
         return None
-    ops = {ast.Add: x.__add__, ast.Sub: x.__sub__, ast.Mult: x.__mul__, ast.BitAnd: x.__and__,
-           ast.BitOr: x.__or__, ast.BitXor: x.__xor__, ast.LShift: x.__lshift__, ast.RShift: x.__rshift__}
+    ops = {
+        ast.Add: x.__add__,
+        ast.Sub: x.__sub__,
+        ast.Mult: x.__mul__,
+        ast.BitAnd: x.__and__,
+        ast.BitOr: x.__or__,
+        ast.BitXor: x.__xor__,
+        ast.LShift: x.__lshift__,
+        ast.RShift: x.__rshift__,
+    }
     f = ops.get(type(node.op))
     if f is None or (isinstance(node.op, ast.RShift) and y < 0):
         return None
@@ -171,8 +185,11 @@ def to_object(node: ast.expr) -> ast.expr:
     """`cython.cast(object, node)`: Python computes whatever uses it."""
     if isinstance(node, ast.Constant) and not isinstance(node.value, (bool, int)):
         return node
-    return ast.Call(ast.Attribute(ast.Name("cython", ast.Load()), "cast", ast.Load()),
-                    [ast.Name("object", ast.Load()), node], [])
+    return ast.Call(
+        ast.Attribute(ast.Name("cython", ast.Load()), "cast", ast.Load()),
+        [ast.Name("object", ast.Load()), node],
+        [],
+    )
 
 
 # ---------------------------------------------------------------------- functions
@@ -182,7 +199,9 @@ class _Expr(ast.NodeTransformer):
     """Types expressions in one function (env: name -> class) and casts the operands of
     every operator not proven exact in C."""
 
-    def __init__(self, typing: Typing, env: dict[str, str], ints: dict[str, tuple[int, int]] | None = None):
+    def __init__(
+        self, typing: Typing, env: dict[str, str], ints: dict[str, tuple[int, int]] | None = None
+    ):
         self.ty = typing
         self.env = env
         self.ints = ints or {}  # C long long locals and their intervals
@@ -205,11 +224,21 @@ class _Expr(ast.NodeTransformer):
         return self._set(node, ("cls", c) if c else None, None)
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
-        if (ast.unparse(node.func) == "cython.cast" and len(node.args) == 2
-                and ast.unparse(node.args[0]) == "cython.longlong" and isinstance(node.args[1], ast.Subscript)
-                and isinstance(node.args[1].value, ast.Name) and node.args[1].value.id == BYTES_PTR):
+        if (
+            ast.unparse(node.func) == "cython.cast"
+            and len(node.args) == 2
+            and ast.unparse(node.args[0]) == "cython.longlong"
+            and isinstance(node.args[1], ast.Subscript)
+            and isinstance(node.args[1].value, ast.Name)
+            and node.args[1].value.id == BYTES_PTR
+        ):
             return self._set(node, ("ll",), (0, 255))  # a byte of the packet (typed_extracts')
-        if isinstance(node.func, ast.Name) and node.func.id == "_csum_fold" and len(node.args) == 1 and not node.keywords:
+        if (
+            isinstance(node.func, ast.Name)
+            and node.func.id == "_csum_fold"
+            and len(node.args) == 1
+            and not node.keywords
+        ):
             node.args[0], _, a = self.an(node.args[0])
             if a is not None and a[0] >= 0:  # p4sim.lower.rt.csum_fold's steps, in C (CSUM_FOLD)
                 node.func = ast.Name("_csum_fold_c", ast.Load())
@@ -258,7 +287,9 @@ class _Expr(ast.NodeTransformer):
             return self._set(node, ("bint",), (0, 1))
         if a is not None:
             lo, hi = a
-            iv = {ast.USub: (-hi, -lo), ast.UAdd: (lo, hi), ast.Invert: (-hi - 1, -lo - 1)}[type(node.op)]
+            iv = {ast.USub: (-hi, -lo), ast.UAdd: (lo, hi), ast.Invert: (-hi - 1, -lo - 1)}[
+                type(node.op)
+            ]
             iv = _ok(*iv)
             if iv is not None:
                 return self._set(node, t if isinstance(node.op, ast.UAdd) else ("ll",), iv)
@@ -317,9 +348,14 @@ class _Expr(ast.NodeTransformer):
         if binop_iv(node.op, a, b) is not None:
             return node
         if tt is not None:  # a C field: Python computes, the field stores the result
-            value = ast.BinOp(to_object(self.visit(ast.parse(ast.unparse(node.target), mode="eval").body)),
-                              node.op, to_object(node.value))
-            return ast.copy_location(ast.Assign(targets=[node.target], value=value, type_comment=None), node)
+            value = ast.BinOp(
+                to_object(self.visit(ast.parse(ast.unparse(node.target), mode="eval").body)),
+                node.op,
+                to_object(node.value),
+            )
+            return ast.copy_location(
+                ast.Assign(targets=[node.target], value=value, type_comment=None), node
+            )
         node.value = to_object(node.value)
         return node
 
@@ -357,15 +393,25 @@ def local_classes(fn: ast.FunctionDef, params: dict[str, str], ty: Typing) -> di
     other: set[str] = set()
     targets: set[int] = set()  # the Name of each `x = value` (walked after its Assign)
     for node in ast.walk(fn):
-        if node is not fn and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        if node is not fn and isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+        ):
             raise CompileUnavailable("generated code has a nested definition: not typed")
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             raise CompileUnavailable("generated code has global/nonlocal: not typed")
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
             simple.setdefault(node.targets[0].id, []).append(node.value)
             targets.add(id(node.targets[0]))
             continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in targets:
+        if (
+            isinstance(node, ast.Name)
+            and isinstance(node.ctx, (ast.Store, ast.Del))
+            and id(node) not in targets
+        ):
             other.add(node.id)
         if isinstance(node, ast.ExceptHandler) and node.name:
             other.add(node.name)
@@ -403,7 +449,6 @@ def local_classes(fn: ast.FunctionDef, params: dict[str, str], ty: Typing) -> di
     return {n: c for n, c in state.items() if c not in (_TOP, _OBJ)}
 
 
-
 # ---------------------------------------------------------------------- extracts and C locals
 
 # rt.csum_fold for a C argument in [0, 2**62]: the same steps, every value stays below the argument
@@ -431,23 +476,40 @@ def _fmt_items(fmt: str) -> list[int] | None:
 def _read(at: int, width: int) -> str:
     """Big-endian bytes [at, at + width) of the packet as C (width <= 4: below 2**32)."""
     # each byte widened first: C would compute `unsigned char << 24` in (32-bit) int
-    parts = [f"(cython.cast(cython.longlong, {BYTES_PTR}[{BYTES_OFF} + {at + i}]) << {8 * (width - 1 - i)})"
-             for i in range(width)]
+    parts = [
+        f"(cython.cast(cython.longlong, {BYTES_PTR}[{BYTES_OFF} + {at + i}]) << {8 * (width - 1 - i)})"
+        for i in range(width)
+    ]
     return " | ".join(parts)
 
 
-def _unpack_site(st: ast.stmt, fmts: dict[str, str], self_fmt: str | None) -> tuple[str, list[int], ast.expr] | None:
+def _unpack_site(
+    st: ast.stmt, fmts: dict[str, str], self_fmt: str | None
+) -> tuple[str, list[int], ast.expr] | None:
     """(format, item widths, the Struct expression) when `st` is `_t = S.unpack_from(buf, off)`."""
-    if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
-            and st.targets[0].id == "_t" and isinstance(st.value, ast.Call) and not st.value.keywords
-            and isinstance(st.value.func, ast.Attribute) and st.value.func.attr == "unpack_from"
-            and len(st.value.args) == 2 and all(isinstance(a, ast.Name) for a in st.value.args)):
+    if not (
+        isinstance(st, ast.Assign)
+        and len(st.targets) == 1
+        and isinstance(st.targets[0], ast.Name)
+        and st.targets[0].id == "_t"
+        and isinstance(st.value, ast.Call)
+        and not st.value.keywords
+        and isinstance(st.value.func, ast.Attribute)
+        and st.value.func.attr == "unpack_from"
+        and len(st.value.args) == 2
+        and all(isinstance(a, ast.Name) for a in st.value.args)
+    ):
         return None
     obj = st.value.func.value
     fmt = None
     if isinstance(obj, ast.Name):
         fmt = fmts.get(obj.id)
-    elif isinstance(obj, ast.Attribute) and isinstance(obj.value, ast.Name) and obj.value.id == "self" and obj.attr == "_S":
+    elif (
+        isinstance(obj, ast.Attribute)
+        and isinstance(obj.value, ast.Name)
+        and obj.value.id == "self"
+        and obj.attr == "_S"
+    ):
         fmt = self_fmt
     items = _fmt_items(fmt) if fmt else None
     return (fmt, items, obj) if items else None  # type: ignore[return-value]
@@ -461,14 +523,20 @@ class _TupleItems(ast.NodeTransformer):
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
         if isinstance(node.value, ast.Name) and node.value.id == "_t":
             k = node.slice
-            if isinstance(k, ast.Constant) and type(k.value) is int and 0 <= k.value < len(self.names):
+            if (
+                isinstance(k, ast.Constant)
+                and type(k.value) is int
+                and 0 <= k.value < len(self.names)
+            ):
                 return ast.Name(self.names[k.value], ast.Load())
             self.bad = True
         self.generic_visit(node)
         return node
 
 
-def typed_extracts(fn: ast.FunctionDef, ty: Typing, self_fmt: str | None) -> dict[str, tuple[int, int] | None]:
+def typed_extracts(
+    fn: ast.FunctionDef, ty: Typing, self_fmt: str | None
+) -> dict[str, tuple[int, int] | None]:
     """Each `_t = S.unpack_from(buf, off)` followed by reads of `_t[k]` becomes reads of the
     packet's bytes into C locals when buf is bytes and the header lies inside it (else the
     same unpack_from, which raises what it raised). Returns the new locals: name -> interval
@@ -498,7 +566,10 @@ def typed_extracts(fn: ast.FunctionDef, ty: Typing, self_fmt: str | None) -> dic
         return st
 
     def stores_t(st: ast.stmt) -> bool:
-        return any(isinstance(n, ast.Name) and n.id == "_t" and isinstance(n.ctx, ast.Store) for n in ast.walk(st))
+        return any(
+            isinstance(n, ast.Name) and n.id == "_t" and isinstance(n.ctx, ast.Store)
+            for n in ast.walk(st)
+        )
 
     def block(stmts: list[ast.stmt], cur: _TupleItems | None) -> list[ast.stmt]:
         out: list[ast.stmt] = []
@@ -513,16 +584,22 @@ def typed_extracts(fn: ast.FunctionDef, ty: Typing, self_fmt: str | None) -> dic
                 fast, slow, at = [], [f"_t = {ast.unparse(obj)}.unpack_from({buf}, {off})"], 0
                 for name, w in zip(names, items, strict=True):
                     if w == 8:
-                        fast.append(f"{name} = (cython.cast(object, {_read(at, 4)}) << 32) | {_read(at + 4, 4)}")
+                        fast.append(
+                            f"{name} = (cython.cast(object, {_read(at, 4)}) << 32) | {_read(at + 4, 4)}"
+                        )
                         new_locals[name] = None
                     else:
                         fast.append(f"{name} = {_read(at, w)}")
                         new_locals[name] = (0, (1 << (8 * w)) - 1)
                     slow.append(f"{name} = _t[{names.index(name)}]")
                     at += w
-                text = (f"if isinstance({buf}, bytes) and 0 <= {off} and {off} + {size} <= len({buf}):\n"
-                        f"    {BYTES_PTR} = {buf}\n    {BYTES_OFF} = {off}\n"
-                        + "".join(f"    {x}\n" for x in fast) + "else:\n" + "".join(f"    {x}\n" for x in slow))
+                text = (
+                    f"if isinstance({buf}, bytes) and 0 <= {off} and {off} + {size} <= len({buf}):\n"
+                    f"    {BYTES_PTR} = {buf}\n    {BYTES_OFF} = {off}\n"
+                    + "".join(f"    {x}\n" for x in fast)
+                    + "else:\n"
+                    + "".join(f"    {x}\n" for x in slow)
+                )
                 out.extend(ast.parse(text).body)
                 cur = _TupleItems(names)
                 continue
@@ -554,19 +631,30 @@ def typed_extracts(fn: ast.FunctionDef, ty: Typing, self_fmt: str | None) -> dic
             continue
     slow_ok = set()
     for node in ast.walk(work):
-        if isinstance(node, ast.If) and node.orelse and isinstance(node.test, ast.BoolOp) \
-                and any(isinstance(b, ast.Name) and b.id == BYTES_PTR for st in node.body for b in ast.walk(st)):
+        if (
+            isinstance(node, ast.If)
+            and node.orelse
+            and isinstance(node.test, ast.BoolOp)
+            and any(
+                isinstance(b, ast.Name) and b.id == BYTES_PTR
+                for st in node.body
+                for b in ast.walk(st)
+            )
+        ):
             for st in node.orelse:
                 for n in ast.walk(st):
                     slow_ok.add(id(n))
-    if any(isinstance(n, ast.Name) and n.id == "_t" and id(n) not in slow_ok for n in ast.walk(work)):
+    if any(
+        isinstance(n, ast.Name) and n.id == "_t" and id(n) not in slow_ok for n in ast.walk(work)
+    ):
         return {}
     fn.body = work.body
     return new_locals
 
 
-def int_locals(fn: ast.FunctionDef, env: dict[str, str], ty: Typing,
-               fixed: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+def int_locals(
+    fn: ast.FunctionDef, env: dict[str, str], ty: Typing, fixed: dict[str, tuple[int, int]]
+) -> dict[str, tuple[int, int]]:
     """Locals that can be C long long: only ever assigned (`x = e`) C integer expressions of a
     bounded range, never used as an object (attribute, call, subscript base). name -> interval
     (the union of its assignments', to a fixpoint; a range still growing becomes an object)."""
@@ -574,10 +662,18 @@ def int_locals(fn: ast.FunctionDef, env: dict[str, str], ty: Typing,
     other: set[str] = set(env) | {a.arg for a in fn.args.args}
     targets: set[int] = set()
     for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
             simple.setdefault(node.targets[0].id, []).append(node.value)
             targets.add(id(node.targets[0]))
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in targets:
+        elif (
+            isinstance(node, ast.Name)
+            and isinstance(node.ctx, (ast.Store, ast.Del))
+            and id(node) not in targets
+        ):
             other.add(node.id)
         elif isinstance(node, ast.ExceptHandler) and node.name:
             other.add(node.name)
@@ -630,13 +726,21 @@ def int_locals(fn: ast.FunctionDef, env: dict[str, str], ty: Typing,
 def _dict_update(node: ast.stmt) -> ast.stmt:
     """`dst.__dict__.update(src.copy().__dict__)` (an extern's whole-struct copy) becomes
     `dst._p4assign(src.copy())`: cclass instances have no __dict__."""
-    if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
-            and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "update"
-            and isinstance(node.value.func.value, ast.Attribute) and node.value.func.value.attr == "__dict__"
-            and len(node.value.args) == 1 and isinstance(node.value.args[0], ast.Attribute)
-            and node.value.args[0].attr == "__dict__"):
+    if (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Attribute)
+        and node.value.func.attr == "update"
+        and isinstance(node.value.func.value, ast.Attribute)
+        and node.value.func.value.attr == "__dict__"
+        and len(node.value.args) == 1
+        and isinstance(node.value.args[0], ast.Attribute)
+        and node.value.args[0].attr == "__dict__"
+    ):
         dst = node.value.func.value.value
-        return ast.Expr(ast.Call(ast.Attribute(dst, "_p4assign", ast.Load()), [node.value.args[0].value], []))
+        return ast.Expr(
+            ast.Call(ast.Attribute(dst, "_p4assign", ast.Load()), [node.value.args[0].value], [])
+        )
     return node
 
 
@@ -653,12 +757,23 @@ def _pack_site(st: ast.stmt, ty: Typing) -> tuple[list[ast.expr], list[int]] | N
     if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Call)):
         return None
     c = st.value
-    if not (isinstance(c.func, ast.Attribute) and c.func.attr == "append" and isinstance(c.func.value, ast.Name)
-            and c.func.value.id == "_out" and len(c.args) == 1 and not c.keywords):
+    if not (
+        isinstance(c.func, ast.Attribute)
+        and c.func.attr == "append"
+        and isinstance(c.func.value, ast.Name)
+        and c.func.value.id == "_out"
+        and len(c.args) == 1
+        and not c.keywords
+    ):
         return None
     p = c.args[0]
-    if not (isinstance(p, ast.Call) and isinstance(p.func, ast.Attribute) and p.func.attr == "pack"
-            and isinstance(p.func.value, ast.Name) and not p.keywords):
+    if not (
+        isinstance(p, ast.Call)
+        and isinstance(p.func, ast.Attribute)
+        and p.func.attr == "pack"
+        and isinstance(p.func.value, ast.Name)
+        and not p.keywords
+    ):
         return None
     fmt = ty.formats.get(p.func.value.id)
     widths = _fmt_items(fmt) if fmt else None
@@ -698,8 +813,10 @@ def _byte_stores(items: list[ast.expr], widths: list[int]) -> list[ast.stmt]:
     return ast.parse("\n".join(out)).body
 
 
-FLUSH = (f"if {DEPARSE_LEN}:\n    _out.append(cython.cast(cython.p_char, {DEPARSE_BUF})[:{DEPARSE_LEN}])\n"
-         f"    {DEPARSE_LEN} = 0")
+FLUSH = (
+    f"if {DEPARSE_LEN}:\n    _out.append(cython.cast(cython.p_char, {DEPARSE_BUF})[:{DEPARSE_LEN}])\n"
+    f"    {DEPARSE_LEN} = 0"
+)
 
 
 def _mentions_out(node: ast.AST) -> bool:
@@ -728,7 +845,11 @@ def typed_deparser(fn: ast.FunctionDef, ty: Typing) -> int:
             if isinstance(st, ast.If) and not _mentions_out(st.test):
                 st.body, st.orelse = block(st.body), block(st.orelse)
             elif isinstance(st, ast.Try):
-                st.body, st.orelse, st.finalbody = block(st.body), block(st.orelse), block(st.finalbody)
+                st.body, st.orelse, st.finalbody = (
+                    block(st.body),
+                    block(st.orelse),
+                    block(st.finalbody),
+                )
                 for h in st.handlers:
                     h.body = block(h.body)
             elif _mentions_out(st):  # a loop, a call given `_out`, an `_em()`: bytes so far first
@@ -739,14 +860,21 @@ def typed_deparser(fn: ast.FunctionDef, ty: Typing) -> int:
     body = block(copy.deepcopy(fn.body))  # a copy: with no site, the flushes are not wanted
     if size == 0:
         return 0
-    wrapped = ast.parse(f"{DEPARSE_LEN} = 0\ntry:\n    pass\nfinally:\n" + textwrap.indent(FLUSH, "    ")).body
+    wrapped = ast.parse(
+        f"{DEPARSE_LEN} = 0\ntry:\n    pass\nfinally:\n" + textwrap.indent(FLUSH, "    ")
+    ).body
     wrapped[1].body = body  # type: ignore[attr-defined]
     fn.body = wrapped
     return size
 
 
-def type_function(fn: ast.FunctionDef, params: dict[str, str], ty: Typing, method_of: str | None = None,
-                  deparser: bool = False) -> None:
+def type_function(
+    fn: ast.FunctionDef,
+    params: dict[str, str],
+    ty: Typing,
+    method_of: str | None = None,
+    deparser: bool = False,
+) -> None:
     """Rewrite `fn` in place: typed parameters and locals, exact C arithmetic; `deparser`:
     the pipeline's deparser (its emits of C-valued headers write bytes, `typed_deparser`)."""
     if method_of is not None:
@@ -761,7 +889,9 @@ def type_function(fn: ast.FunctionDef, params: dict[str, str], ty: Typing, metho
         for name in ("body", "orelse", "finalbody"):
             stmts = getattr(node, name, None)
             if isinstance(stmts, list):
-                setattr(node, name, [_dict_update(s) if isinstance(s, ast.stmt) else s for s in stmts])
+                setattr(
+                    node, name, [_dict_update(s) if isinstance(s, ast.stmt) else s for s in stmts]
+                )
     items = typed_extracts(fn, ty, ty.formats.get(method_of or ""))
     fixed = {n: iv for n, iv in items.items() if iv is not None}
     ints = {**fixed, **int_locals(fn, env, ty, fixed)}
@@ -772,11 +902,17 @@ def type_function(fn: ast.FunctionDef, params: dict[str, str], ty: Typing, metho
     decls += [f"{n} = cython.declare(cython.longlong)" for n in sorted(ints)]
     nbuf = typed_deparser(fn, ty) if deparser else 0
     if nbuf:
-        decls += [f"{DEPARSE_BUF} = cython.declare(cython.uchar[{nbuf}])",
-                  f"{DEPARSE_LEN} = cython.declare(cython.Py_ssize_t)", f"{DEPARSE_VAL} = cython.declare(cython.longlong)",
-                  f"{DEPARSE_U64} = cython.declare(cython.ulonglong)"]
+        decls += [
+            f"{DEPARSE_BUF} = cython.declare(cython.uchar[{nbuf}])",
+            f"{DEPARSE_LEN} = cython.declare(cython.Py_ssize_t)",
+            f"{DEPARSE_VAL} = cython.declare(cython.longlong)",
+            f"{DEPARSE_U64} = cython.declare(cython.ulonglong)",
+        ]
     if items:
-        decls += [f"{BYTES_PTR} = cython.declare(cython.p_const_uchar)", f"{BYTES_OFF} = cython.declare(cython.Py_ssize_t)"]
+        decls += [
+            f"{BYTES_PTR} = cython.declare(cython.p_const_uchar)",
+            f"{BYTES_OFF} = cython.declare(cython.Py_ssize_t)",
+        ]
     fn.body = [ast.parse(d).body[0] for d in decls] + fn.body
 
 
@@ -791,12 +927,20 @@ def _class_text(cls: ast.ClassDef, ty: Typing) -> str:
     defaults: dict[str, str] = {}
     body: list[str] = []
     for st in cls.body:
-        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
-                and st.targets[0].id in fields:
+        if (
+            isinstance(st, ast.Assign)
+            and len(st.targets) == 1
+            and isinstance(st.targets[0], ast.Name)
+            and st.targets[0].id in fields
+        ):
             defaults[st.targets[0].id] = ast.unparse(st.value)
         elif isinstance(st, ast.FunctionDef) and st.name == "__init__":
             for s in st.body:
-                if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Attribute)):
+                if not (
+                    isinstance(s, ast.Assign)
+                    and len(s.targets) == 1
+                    and isinstance(s.targets[0], ast.Attribute)
+                ):
                     raise CompileUnavailable(f"{name}.__init__ is not field assignments: not typed")
                 defaults[s.targets[0].attr] = ast.unparse(s.value)
         elif isinstance(st, ast.FunctionDef) and st.name == "copy":
@@ -810,7 +954,11 @@ def _class_text(cls: ast.ClassDef, ty: Typing) -> str:
     # their memory skips malloc/free (Cython: the object is zeroed as a new one)
     out = [f"@cython.freelist({FREELIST})", "@cython.cclass", f"class {name}:"]
     for a, (t, _) in fields.items():
-        ct = "object" if t is None else {"ll": "cython.longlong", "bint": "cython.bint"}.get(t[0], t[-1])
+        ct = (
+            "object"
+            if t is None
+            else {"ll": "cython.longlong", "bint": "cython.bint"}.get(t[0], t[-1])
+        )
         out.append(f"    {a} = cython.declare({ct}, visibility='public')")
     for line in body:
         out.append("\n".join("    " + x for x in line.splitlines()))
@@ -829,18 +977,32 @@ def _class_text(cls: ast.ClassDef, ty: Typing) -> str:
     maker = ""
     if init:
         out += ["    def __init__(self):", *init]
-        if not any(isinstance(n, ast.Name) and n.id == "self" for line in init
-                   for n in ast.walk(ast.parse(line.split("=", 1)[1].strip(), mode="eval"))):
+        if not any(
+            isinstance(n, ast.Name) and n.id == "self"
+            for line in init
+            for n in ast.walk(ast.parse(line.split("=", 1)[1].strip(), mode="eval"))
+        ):
             # __init__'s assignments on a fresh object (its values never read `self`)
-            maker = "\n".join(["@cython.cfunc", f"def _p4new_{name}() -> {name}:",
-                               f"    self: {name} = {name}.__new__({name})",
-                               *(x[4:] for x in init), "    return self"]) + "\n"
+            maker = (
+                "\n".join(
+                    [
+                        "@cython.cfunc",
+                        f"def _p4new_{name}() -> {name}:",
+                        f"    self: {name} = {name}.__new__({name})",
+                        *(x[4:] for x in init),
+                        "    return self",
+                    ]
+                )
+                + "\n"
+            )
             ty.makers.add(name)
     else:
         ty.no_init.add(name)
     out += ["    def copy(self):", f"        o = {name}.__new__({name})"]
     for a in fields:
-        out.append(f"        o.{a} = self.{a}.copy()" if a in nested else f"        o.{a} = self.{a}")
+        out.append(
+            f"        o.{a} = self.{a}.copy()" if a in nested else f"        o.{a} = self.{a}"
+        )
     out += ["        return o", "    def _p4assign(self, src):"]
     out += [f"        self.{a} = src.{a}" for a in fields] or ["        pass"]
     return "\n".join(out) + "\n" + maker
@@ -877,24 +1039,43 @@ def _refs(tree: ast.Module) -> tuple[dict[str, list[ast.Call]], set[str]]:
 def entry_params(program: CompiledProgram) -> dict[str, list[str | None]]:
     pl = program.pipeline
     h, m, s = pl.new_hdr, pl.new_meta, pl.new_sm
-    return {pl.parser: [None, h, m, s], pl.verify: [h, m], pl.ingress: [h, m, s],
-            pl.egress: [h, m, s], pl.compute: [h, m], pl.deparser: [None, h]}
+    return {
+        pl.parser: [None, h, m, s],
+        pl.verify: [h, m],
+        pl.ingress: [h, m, s],
+        pl.egress: [h, m, s],
+        pl.compute: [h, m],
+        pl.deparser: [None, h],
+    }
 
 
-def typed_module(python: str, program: CompiledProgram, struct_types: dict[str, TStruct]) -> tuple[str, str]:
+def typed_module(
+    python: str, program: CompiledProgram, struct_types: dict[str, TStruct]
+) -> tuple[str, str]:
     """(module-level text: imports and cclasses, functions text) of the typed emission."""
     ty = Typing(struct_types)
     tree = ast.parse(python)
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             for st in node.body:
-                if isinstance(st, ast.Assign) and ast.unparse(st.targets[0]) == "_S" \
-                        and isinstance(st.value, ast.Call) and ast.unparse(st.value.func) == "_struct.Struct" \
-                        and len(st.value.args) == 1 and isinstance(st.value.args[0], ast.Constant):
+                if (
+                    isinstance(st, ast.Assign)
+                    and ast.unparse(st.targets[0]) == "_S"
+                    and isinstance(st.value, ast.Call)
+                    and ast.unparse(st.value.func) == "_struct.Struct"
+                    and len(st.value.args) == 1
+                    and isinstance(st.value.args[0], ast.Constant)
+                ):
                     ty.formats[node.name] = st.value.args[0].value
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and isinstance(node.value, ast.Attribute) and node.value.attr == "_S" \
-                and isinstance(node.value.value, ast.Name) and node.value.value.id in ty.formats:
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "_S"
+            and isinstance(node.value.value, ast.Name)
+            and node.value.value.id in ty.formats
+        ):
             ty.formats[node.targets[0].id] = ty.formats[node.value.value.id]
     funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     calls, used = _refs(tree)
@@ -905,12 +1086,21 @@ def typed_module(python: str, program: CompiledProgram, struct_types: dict[str, 
         fn = funcs.get(fname)
         if fn is None or len(fn.args.args) != len(types) or fn.args.vararg or fn.args.kwonlyargs:
             continue
-        ptypes[fname] = {a.arg: c for a, c in zip(fn.args.args, types, strict=True) if c in ty.classes}
+        ptypes[fname] = {
+            a.arg: c for a, c in zip(fn.args.args, types, strict=True) if c in ty.classes
+        }
     for _ in range(20):
         envs = {f: local_classes(fn, ptypes.get(f, {}), ty) for f, fn in funcs.items()}
         changed = False
         for f, fn in funcs.items():
-            if f in entries or f in used or f not in calls or fn.args.vararg or fn.args.kwonlyargs or fn.args.defaults:
+            if (
+                f in entries
+                or f in used
+                or f not in calls
+                or fn.args.vararg
+                or fn.args.kwonlyargs
+                or fn.args.defaults
+            ):
                 continue
             agreed: dict[str, str] = {}
             names = [a.arg for a in fn.args.args]
@@ -920,7 +1110,9 @@ def typed_module(python: str, program: CompiledProgram, struct_types: dict[str, 
                     if len(call.args) != len(names) or call.keywords:
                         cs.add(None)
                         continue
-                    caller = next(g for g, gfn in funcs.items() if any(c is call for c in ast.walk(gfn)))
+                    caller = next(
+                        g for g, gfn in funcs.items() if any(c is call for c in ast.walk(gfn))
+                    )
                     cs.add(static_class(call.args[i], envs[caller], ty))
                 if len(cs) == 1 and None not in cs:
                     agreed[pname] = cs.pop()  # type: ignore[assignment]
@@ -935,14 +1127,18 @@ def typed_module(python: str, program: CompiledProgram, struct_types: dict[str, 
         if isinstance(node, ast.ClassDef) and node.name in ty.classes:
             head.append(_class_text(node, ty))
         elif isinstance(node, ast.FunctionDef):
-            type_function(node, ptypes.get(node.name, {}), ty, deparser=node.name == program.pipeline.deparser)
+            type_function(
+                node, ptypes.get(node.name, {}), ty, deparser=node.name == program.pipeline.deparser
+            )
             body.append(ast.unparse(node) + "\n")
         else:
             head.append(ast.unparse(node) + "\n")
     head.append(CSUM_FOLD)
     # cclass instances have no __dict__ (a P4 field named `__dict__` is `f___dict__`: fine)
     for part in [*body, *(h for h in head if "@cython.cclass" in h.split("\n", 2)[:2])]:
-        if any(isinstance(n, ast.Attribute) and n.attr == "__dict__" for n in ast.walk(ast.parse(part))):
+        if any(
+            isinstance(n, ast.Attribute) and n.attr == "__dict__" for n in ast.walk(ast.parse(part))
+        ):
             raise CompileUnavailable("generated code reads __dict__: not typed")
     # after that check: the driver fills an OutputPacket's __dict__ (a Python object's)
     drive = drive_source(program, ty.classes, set(funcs), lambda c: new_expr(c, ty))

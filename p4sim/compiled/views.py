@@ -28,7 +28,7 @@ TABLE_SLOTS = ("recs", "default", "exact_get", "exact1_get", "lookup")
 TABLE_LOOKUP1 = "lookup1"  # in the instance dict or the class's method
 ARRAY_ATTRS = {"counter": ("size", "pkts", "bytes"), "register": ("size", "cells")}
 
-HELPERS = '''
+HELPERS = """
 @cython.cfunc
 def _p4sim_lookup1(d: dict, f: object, t: object, v: object) -> object:
     # Table.lookup1 as getattr finds it: the instance's own binding, else the class's method
@@ -36,7 +36,7 @@ def _p4sim_lookup1(d: dict, f: object, t: object, v: object) -> object:
     if g is None:
         return f(t, v)
     return g(v)
-'''
+"""
 
 
 def check_table(t: object) -> dict:
@@ -44,7 +44,9 @@ def check_table(t: object) -> dict:
     gives what getattr gives."""
     cls = type(t)
     if hasattr(getattr(cls, TABLE_LOOKUP1, None), "__set__"):
-        raise TypeError(f"table {cls.__name__}: {TABLE_LOOKUP1} is a data descriptor: not read through __dict__")
+        raise TypeError(
+            f"table {cls.__name__}: {TABLE_LOOKUP1} is a data descriptor: not read through __dict__"
+        )
     if not callable(getattr(cls, TABLE_LOOKUP1, None)):
         raise TypeError(f"table {cls.__name__}: no lookup1 method to fall back on")
     return t.__dict__
@@ -80,15 +82,25 @@ def bind_views(funcs: str, program: CompiledProgram) -> tuple[str, list[str]]:
         pat = rf"(?<![\w.]){t}\.({names})(?!\w)"
         if re.search(pat + r"\s*=(?!=)", funcs):
             raise ValueError(f"generated code rebinds an attribute of {spec.py}")
-        funcs, n = _sub(pat, lambda m, py=spec.py: f"_p4sim_sget({py}, {py}__t, {py}__o_{m.group(1)}, "
-                                                    f"{m.group(1)!r})", funcs)
-        funcs, n1 = _sub(rf"(?<![\w.]){t}\.{TABLE_LOOKUP1}\(",
-                         f"_p4sim_lookup1({spec.py}__d, {spec.py}__l1, {spec.py}, ", funcs)
+        funcs, n = _sub(
+            pat,
+            lambda m, py=spec.py: (
+                f"_p4sim_sget({py}, {py}__t, {py}__o_{m.group(1)}, {m.group(1)!r})"
+            ),
+            funcs,
+        )
+        funcs, n1 = _sub(
+            rf"(?<![\w.]){t}\.{TABLE_LOOKUP1}\(",
+            f"_p4sim_lookup1({spec.py}__d, {spec.py}__l1, {spec.py}, ",
+            funcs,
+        )
         if n:
             prelude.append(f"{spec.py}__t = cython.declare(type, type({spec.py}))")
             prelude.append(f"{spec.py}__os = _p4sim_slot_offsets({spec.py}, {TABLE_SLOTS!r})")
-            prelude += [f"{spec.py}__o_{a} = cython.declare(cython.Py_ssize_t, {spec.py}__os[{a!r}])"
-                        for a in TABLE_SLOTS]
+            prelude += [
+                f"{spec.py}__o_{a} = cython.declare(cython.Py_ssize_t, {spec.py}__os[{a!r}])"
+                for a in TABLE_SLOTS
+            ]
         if n1:
             check = True
             prelude.append(f"{spec.py}__d = cython.declare(dict, _p4sim_check_table({spec.py}))")

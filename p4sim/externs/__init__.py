@@ -20,8 +20,22 @@ from typing import Any
 
 from .base import Extern, RefusedExtern, lowers
 
-__all__ = ["Extern", "RefusedExtern", "lowers", "extern", "unregister", "lookup", "function", "by_entity",
-           "all_externs", "load_package", "operations", "stf_command", "all_stf_commands", "stage_hooks"]
+__all__ = [
+    "Extern",
+    "RefusedExtern",
+    "lowers",
+    "extern",
+    "unregister",
+    "lookup",
+    "function",
+    "by_entity",
+    "all_externs",
+    "load_package",
+    "operations",
+    "stf_command",
+    "all_stf_commands",
+    "stage_hooks",
+]
 
 _OBJECTS: dict[str, Extern] = {}  # extern object type name -> its module's Extern
 _FUNCTIONS: dict[str, Extern] = {}  # extern function name -> the Extern lowering it
@@ -36,7 +50,9 @@ def extern(cls: type[Extern]) -> type[Extern]:
         for n in names:
             old = table.get(n)
             if old is not None and type(old) is not cls:
-                raise RuntimeError(f"extern {n!r} registered twice ({type(old).__name__}, {cls.__name__})")
+                raise RuntimeError(
+                    f"extern {n!r} registered twice ({type(old).__name__}, {cls.__name__})"
+                )
             table[n] = ext
     if not any(type(e) is cls for e in _ALL):
         _ALL.append(ext)
@@ -101,8 +117,10 @@ def operations() -> dict[str, Callable[..., Any]]:
     for e in all_externs():
         for n, f in e.api().items():
             if n in out:
-                raise RuntimeError(f"SwitchAPI operation {n!r} defined by {type(owner[n]).__name__} "
-                                   f"and {type(e).__name__}")
+                raise RuntimeError(
+                    f"SwitchAPI operation {n!r} defined by {type(owner[n]).__name__} "
+                    f"and {type(e).__name__}"
+                )
             out[n], owner[n] = f, e
     return out
 

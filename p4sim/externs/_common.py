@@ -13,8 +13,10 @@ def refuse_rebind(obj: Any, name: str, value: Any, bound: tuple[str, ...]) -> No
     per switch (p4sim.compiled.views): set once, then changed in place only (a rebinding
     would leave the compiled code counting into the old list)."""
     if name in bound and hasattr(obj, name):
-        raise AttributeError(f"{type(obj).__name__}.{name} is bound into the compiled pipeline: "
-                             f"change it in place, do not rebind it")
+        raise AttributeError(
+            f"{type(obj).__name__}.{name} is bound into the compiled pipeline: "
+            f"change it in place, do not rebind it"
+        )
     object.__setattr__(obj, name, value)
 
 
@@ -28,8 +30,6 @@ def resolve_name(name: str, names: Any, what: str) -> str:
     if not cands:
         raise NotFound(f"no {what} named {name!r}")
     raise P4SimError(f"{what} name {name!r} is ambiguous: {', '.join(sorted(cands))}")
-
-
 
 
 def enum_member(e: ast.Expression) -> str:
@@ -51,7 +51,9 @@ def indices(kind: str, info: Any, msg: Any) -> Any:
         return range(info.size)
     i = msg.index.index
     if not 0 <= i < info.size:
-        raise RequestError("OUT_OF_RANGE", f"{kind} {info.name}: index {i} not in 0..{info.size - 1}")
+        raise RequestError(
+            "OUT_OF_RANGE", f"{kind} {info.name}: index {i} not in 0..{info.size - 1}"
+        )
     return (i,)
 
 

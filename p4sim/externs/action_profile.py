@@ -58,13 +58,29 @@ class _Profiles(Extern):
         mgs = _max_group_size(d)
         # p4c's ActionProfileTraits addActionProfile (control-plane/p4RuntimeArchStandard.h)
         # leaves these out of the preamble: max_group_size is a field of its own
-        shown = tuple(a for a in cc.annotations_text(d) if not a.startswith(
-            ("@max_group_size", "@selector_size_semantics", "@max_member_weight")))
+        shown = tuple(
+            a
+            for a in cc.annotations_text(d)
+            if not a.startswith(
+                ("@max_group_size", "@selector_size_semantics", "@max_member_weight")
+            )
+        )
         infos(cc.model)[name] = ActionProfileInfo(
-            name=name, id=cc.ann_id(d), annotations=shown, size=size,
-            with_selector=self.selector, algo=algo, max_group_size=mgs)
-        return ExternSpec("", self.name, name, size=size, params={"algo": algo, "max_group_size": mgs,
-                                                                  "selector": self.selector})
+            name=name,
+            id=cc.ann_id(d),
+            annotations=shown,
+            size=size,
+            with_selector=self.selector,
+            algo=algo,
+            max_group_size=mgs,
+        )
+        return ExternSpec(
+            "",
+            self.name,
+            name,
+            size=size,
+            params={"algo": algo, "max_group_size": mgs, "selector": self.selector},
+        )
 
     def bind_table(self, cc: Any, instance: str, table: str) -> None:
         objs = infos(cc.model)
@@ -75,8 +91,13 @@ class _Profiles(Extern):
         from p4sim.externs.hash import FIXED
         from p4sim.runtime.action_profile import Profile
 
-        return Profile(spec.name, spec.size, self.selector, spec.params.get("max_group_size", 0),
-                       FIXED.get(spec.params.get("algo", "")))
+        return Profile(
+            spec.name,
+            spec.size,
+            self.selector,
+            spec.params.get("max_group_size", 0),
+            FIXED.get(spec.params.get("algo", "")),
+        )
 
     def attach(self, sw: Any, spec: ExternSpec, obj: Any) -> None:
         sw.action_profiles[spec.name] = obj
@@ -98,8 +119,11 @@ class _Profiles(Extern):
 
     def describe(self, info: Any) -> str:
         kind = "action_selector" if info.with_selector else "action_profile"
-        return f"{kind} {info.name} size {info.size}" + (f" {info.algo}" if info.algo else "") + \
-            (f" tables {', '.join(info.tables)}" if info.tables else "")
+        return (
+            f"{kind} {info.name} size {info.size}"
+            + (f" {info.algo}" if info.algo else "")
+            + (f" tables {', '.join(info.tables)}" if info.tables else "")
+        )
 
     # ---------------------------------------------------------------- P4Runtime
 
@@ -120,9 +144,13 @@ class _Profiles(Extern):
             if not meta.table_ids:
                 raise invalid(f"action profile {meta.name} is used by no table")
             tmeta = p.maps.table(meta.table_ids[0])
-            action, params = codec.decode_action(p.maps, tmeta, msg.action.action_id,
-                                                 [(prm.param_id, prm.value) for prm in msg.action.params],
-                                                 default=False)
+            action, params = codec.decode_action(
+                p.maps,
+                tmeta,
+                msg.action.action_id,
+                [(prm.param_id, prm.value) for prm in msg.action.params],
+                default=False,
+            )
             if utype == upd.INSERT:
                 prof.member_add(mid, action, params)
             elif utype == upd.MODIFY:
@@ -140,18 +168,27 @@ class _Profiles(Extern):
         for m in msg.members:
             if m.weight != 1:
                 # BMv2 holds a member once per group (a set): no weights
-                raise RequestError("UNIMPLEMENTED" if m.weight > 1 else "INVALID_ARGUMENT",
-                                   f"action selector {meta.name}: group {gid}: member {m.member_id} has weight"
-                                   f" {m.weight}; p4sim takes weight 1 only (as BMv2)")
+                raise RequestError(
+                    "UNIMPLEMENTED" if m.weight > 1 else "INVALID_ARGUMENT",
+                    f"action selector {meta.name}: group {gid}: member {m.member_id} has weight"
+                    f" {m.weight}; p4sim takes weight 1 only (as BMv2)",
+                )
             if m.WhichOneof("watch_kind") is not None:
-                raise RequestError("UNIMPLEMENTED", f"action selector {meta.name}: watch ports are not supported")
+                raise RequestError(
+                    "UNIMPLEMENTED", f"action selector {meta.name}: watch ports are not supported"
+                )
             mids.append(m.member_id)
         if msg.max_size and len(mids) > msg.max_size:
-            raise RequestError("RESOURCE_EXHAUSTED", f"action selector {meta.name}: group {gid} has"
-                               f" max_size {msg.max_size}, {len(mids)} members given")
+            raise RequestError(
+                "RESOURCE_EXHAUSTED",
+                f"action selector {meta.name}: group {gid} has"
+                f" max_size {msg.max_size}, {len(mids)} members given",
+            )
         if meta.max_group_size and msg.max_size > meta.max_group_size:
-            raise invalid(f"action selector {meta.name}: max_size {msg.max_size} exceeds the"
-                          f" max_group_size {meta.max_group_size} of P4Info")
+            raise invalid(
+                f"action selector {meta.name}: max_size {msg.max_size} exceeds the"
+                f" max_group_size {meta.max_group_size} of P4Info"
+            )
         if utype == upd.INSERT:
             prof.group_add(gid, mids)
         elif utype == upd.MODIFY:
@@ -162,8 +199,11 @@ class _Profiles(Extern):
     def read(self, svc: Any, p: Any, entity: str, req: Any) -> Any:
         from p4rtproto import codec, p4runtime_pb2
 
-        metas = [p.maps.action_profile(req.action_profile_id)] if req.action_profile_id \
+        metas = (
+            [p.maps.action_profile(req.action_profile_id)]
+            if req.action_profile_id
             else list(p.maps.action_profiles.values())
+        )
         for meta in metas:
             prof = p.switch.action_profile(meta.name)
             if entity == "action_profile_member":
@@ -206,10 +246,20 @@ class ActionProfile(_Profiles):
         return {"action_profile": action_profile}
 
     def stf_commands(self) -> dict[str, Any]:
-        return {op: _stf_indirect for op in (
-            "act_prof_create_member", "act_prof_modify_member", "act_prof_delete_member",
-            "act_prof_create_group", "act_prof_delete_group", "act_prof_add_member_to_group",
-            "act_prof_remove_member_from_group", "table_indirect_add", "table_indirect_add_with_group")}
+        return {
+            op: _stf_indirect
+            for op in (
+                "act_prof_create_member",
+                "act_prof_modify_member",
+                "act_prof_delete_member",
+                "act_prof_create_group",
+                "act_prof_delete_group",
+                "act_prof_add_member_to_group",
+                "act_prof_remove_member_from_group",
+                "table_indirect_add",
+                "table_indirect_add_with_group",
+            )
+        }
 
 
 @extern
@@ -241,16 +291,28 @@ def _stf_indirect(runner: Any, c: Any) -> None:
         i = a.index("=>")
         tname = resolve_name(a[0], sw.tables, "table")
         t = sw.tables[tname]
-        keys, rest = a[1:i], a[i + 1:]
+        keys, rest = a[1:i], a[i + 1 :]
         if len(keys) != len(t.key_names) or not 1 <= len(rest) <= 2:
-            raise ValueError(f"{op} {tname}: {len(t.key_names)} key values, then => HANDLE [PRIORITY]")
-        match = {k: _key_value(v, kind, w) for k, v, kind, w in zip(t.key_names, keys, t.kinds, t.widths,
-                                                                     strict=True)}
+            raise ValueError(
+                f"{op} {tname}: {len(t.key_names)} key values, then => HANDLE [PRIORITY]"
+            )
+        match = {
+            k: _key_value(v, kind, w)
+            for k, v, kind, w in zip(t.key_names, keys, t.kinds, t.widths, strict=True)
+        }
         prio = (1 << 24) - int(rest[1]) if len(rest) > 1 else 0  # simple_switch_CLI: the lower wins
         h = parse_int(rest[0])
-        sw.table_add(TableEntry(tname, match, "", {}, priority=prio,
-                                member=h if op == "table_indirect_add" else None,
-                                group=h if op == "table_indirect_add_with_group" else None))
+        sw.table_add(
+            TableEntry(
+                tname,
+                match,
+                "",
+                {},
+                priority=prio,
+                member=h if op == "table_indirect_add" else None,
+                group=h if op == "table_indirect_add_with_group" else None,
+            )
+        )
         return
     prof = action_profile(sw, a[0])
 

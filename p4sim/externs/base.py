@@ -46,15 +46,21 @@ class Extern:
     def check_instance(self, ck: Any, d: ast.Instantiation, t: Any, scope: Any) -> None:
         """Rules for `t(args) d;` beyond the declared constructor."""
 
-    def check_call(self, ck: Any, name: str, argv: list, c: ast.MethodCall, scope: Any, ctx: Any) -> None:
+    def check_call(
+        self, ck: Any, name: str, argv: list, c: ast.MethodCall, scope: Any, ctx: Any
+    ) -> None:
         """Rules for a call of extern function `name` beyond its declared signature."""
 
-    def check_method(self, ck: Any, t: Any, m: str, argv: list, c: ast.MethodCall, scope: Any, ctx: Any) -> None:
+    def check_method(
+        self, ck: Any, t: Any, m: str, argv: list, c: ast.MethodCall, scope: Any, ctx: Any
+    ) -> None:
         """Rules for a call of method `m` beyond its declared signature."""
 
     # ------------------------------------------------------------------ lowering
 
-    def instantiate(self, cc: Any, d: ast.Instantiation, t: Any, scope: Any, name: str) -> ExternSpec | None:
+    def instantiate(
+        self, cc: Any, d: ast.Instantiation, t: Any, scope: Any, name: str
+    ) -> ExternSpec | None:
         """Lower `t(args) d;` (control-plane name `name`): record it in `cc.model` and
         return the spec the runtime builds its object from (None: no runtime object)."""
         raise bug(f"extern {t.name} has no lowering", d)
@@ -62,8 +68,9 @@ class Extern:
     # check (ExternChecker) refuses by name an instance, method or function whose module
     # does not override its lowering hook, so these defaults are never reached
 
-    def method(self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: ast.MethodCall, scope: Any,
-               fn: Any) -> Any:
+    def method(
+        self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: ast.MethodCall, scope: Any, fn: Any
+    ) -> Any:
         raise bug(f"method {m} of extern {t.name} has no lowering", c)
 
     def call(self, cc: Any, name: str, argv: list, c: ast.MethodCall, scope: Any, fn: Any) -> Any:
@@ -113,8 +120,9 @@ class Extern:
         """Clear this extern's per-pass state (called before a pass that follows one in
         which something was asked for)."""
 
-    def after_ingress(self, sw: Any, port: int, frame: bytes, hdr: Any, meta: Any, sm: Any,
-                      passes: int) -> bool:
+    def after_ingress(
+        self, sw: Any, port: int, frame: bytes, hdr: Any, meta: Any, sm: Any, passes: int
+    ) -> bool:
         """After the ingress control; True: the packet is consumed (goes no further)."""
         return False
 
@@ -174,7 +182,9 @@ class Extern:
     def describe(self, info: Any) -> str:
         """One line for `p4sim info`."""
         table = getattr(info, "table", None)
-        return f"{self.name} {info.name}" + (f" table {table}" if table else f" size {getattr(info, 'size', 0)}")
+        return f"{self.name} {info.name}" + (
+            f" table {table}" if table else f" size {getattr(info, 'size', 0)}"
+        )
 
 
 class RefusedExtern(Extern):
@@ -185,4 +195,6 @@ class RefusedExtern(Extern):
 
 def lowers(ext: Extern, hook: str) -> bool:
     """Whether the module of `ext` lowers `hook` ('instantiate', 'method' or 'call')."""
-    return not isinstance(ext, RefusedExtern) and getattr(type(ext), hook) is not getattr(Extern, hook)
+    return not isinstance(ext, RefusedExtern) and getattr(type(ext), hook) is not getattr(
+        Extern, hook
+    )

@@ -35,7 +35,7 @@ def csum16_direct(parts: list[tuple[str, str, str | None]] | None, fn: Any) -> s
         if "." in owner:
             loc = fn.tmp("ck")
             fn.emit(f"{loc} = {owner}")
-            parts = [(loc + p[0][len(owner):], p[1], p[2]) for p in parts]
+            parts = [(loc + p[0][len(owner) :], p[1], p[2]) for p in parts]
             cond0 = next(iter(conds))
             if cond0 == f"{owner}._v":
                 conds = {f"{loc}._v"}
@@ -58,7 +58,9 @@ def csum16_direct(parts: list[tuple[str, str, str | None]] | None, fn: Any) -> s
             words[k].append(f"({e} << {left})" if left else e)
             k += 1
         off = end
-    total_expr = " + ".join("(" + " | ".join(ws) + ")" if len(ws) > 1 else ws[0] for ws in words if ws)
+    total_expr = " + ".join(
+        "(" + " | ".join(ws) + ")" if len(ws) > 1 else ws[0] for ws in words if ws
+    )
     code = f"_csum_fold({total_expr or '0'})"
     cond = next(iter(conds))
     return code if cond is None else f"({code} if {cond} else 65535)"
@@ -66,8 +68,12 @@ def csum16_direct(parts: list[tuple[str, str, str | None]] | None, fn: Any) -> s
 
 @extern
 class Checksum(Extern):
-    functions = ("verify_checksum", "verify_checksum_with_payload",
-                 "update_checksum", "update_checksum_with_payload")
+    functions = (
+        "verify_checksum",
+        "verify_checksum_with_payload",
+        "update_checksum",
+        "update_checksum_with_payload",
+    )
 
     def check_call(self, ck: Any, name: str, argv: list, c: Any, scope: Any, ctx: Any) -> None:
         ck.field_list(argv[1], scope, ctx)

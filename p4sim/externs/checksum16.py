@@ -14,5 +14,7 @@ from .base import RefusedExtern
 @extern
 class Checksum16(RefusedExtern):
     name = "Checksum16"
-    reason = ("deprecated, and p4c's BMv2 back end does not compile it: use"
-              " verify_checksum/update_checksum")
+    reason = (
+        "deprecated, and p4c's BMv2 back end does not compile it: use"
+        " verify_checksum/update_checksum"
+    )

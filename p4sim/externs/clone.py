@@ -51,8 +51,9 @@ class Clone(Extern):
     def reset(self, sw: Any) -> None:
         sw.clone_req = None
 
-    def after_ingress(self, sw: Any, port: int, frame: bytes, hdr: Any, meta: Any, sm: Any,
-                      passes: int) -> bool:
+    def after_ingress(
+        self, sw: Any, port: int, frame: bytes, hdr: Any, meta: Any, sm: Any, passes: int
+    ) -> bool:
         req = sw.clone_req
         if req is None or req[0] != I2E:  # an E2E clone asked for in ingress does nothing
             return False
@@ -72,7 +73,9 @@ class Clone(Extern):
             m2 = sw.new_meta()
             if req[2] is not None:
                 req[2](meta, m2)
-            sw.enqueue_copy(h2, m2, sw.new_sm(len(frame), I2E, rid), payload, frame, passes, port, cap, eport)
+            sw.enqueue_copy(
+                h2, m2, sw.new_sm(len(frame), I2E, rid), payload, frame, passes, port, cap, eport
+            )
         return False
 
     def after_egress(self, sw: Any, pkt: Any, hdr: Any, meta: Any, sm: Any) -> bool:
@@ -89,7 +92,9 @@ class Clone(Extern):
             if req[2] is not None:
                 req[2](meta, m2)
             s2 = sw.new_sm(sm.f_packet_length, E2E, rid)
-            sw.enqueue_copy(hdr.copy(), m2, s2, pkt.payload, pkt.frame, pkt.passes, pkt.in_port, sess[1], eport)
+            sw.enqueue_copy(
+                hdr.copy(), m2, s2, pkt.payload, pkt.frame, pkt.passes, pkt.in_port, sess[1], eport
+            )
         return False
 
     # ------------------------------------------------------------------ operations

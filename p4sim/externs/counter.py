@@ -57,11 +57,14 @@ class Counter(Extern):
     def instantiate(self, cc: Any, d: Any, t: Any, scope: Any, name: str) -> ExternSpec:
         size = cc.const_eval(d.args[0].value, scope)
         unit = enum_member(d.args[1].value)
-        cc.model.counters[name] = CounterInfo(name=name, id=cc.ann_id(d), annotations=cc.annotations_text(d),
-                                              unit=unit, size=size)
+        cc.model.counters[name] = CounterInfo(
+            name=name, id=cc.ann_id(d), annotations=cc.annotations_text(d), unit=unit, size=size
+        )
         return ExternSpec("", self.name, name, size=size, unit=unit)
 
-    def method(self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
+    def method(
+        self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any
+    ) -> Any:
         if m != "count":
             return super().method(cc, obj, t, m, argv, c, scope, fn)
         # BMv2 ignores an index out of range (no count); so do we
@@ -96,10 +99,14 @@ class Counter(Extern):
     def read(self, svc: Any, p: Any, entity: str, req: Any) -> Any:
         from p4rtproto import p4runtime_pb2
 
-        infos = [p.maps.counter(req.counter_id)] if req.counter_id else list(p.maps.counters.values())
+        infos = (
+            [p.maps.counter(req.counter_id)] if req.counter_id else list(p.maps.counters.values())
+        )
         for info in infos:
             cells = indices("counter", info, req)
-            if not req.HasField("index"):  # every cell: serialized chunks, see P4RuntimeServer.counter_chunks
+            if not req.HasField(
+                "index"
+            ):  # every cell: serialized chunks, see P4RuntimeServer.counter_chunks
                 yield from svc.counter_chunks(p, info)
                 continue
             read, Entity, cid = p.switch.counter_read, p4runtime_pb2.Entity, info.id
@@ -171,5 +178,7 @@ def _stf_check(r: Any, c: Any) -> None:
     p, b = r.sw.counter_read(chk.name, chk.index)
     if not chk.holds(p, b):
         got = p if chk.what == "packets" else b
-        r.fail(f"{r.path}:{c.line}: counter {chk.name}({chk.index}) {chk.what} is {got}, "
-               f"expected {chk.cmp} {chk.value}")
+        r.fail(
+            f"{r.path}:{c.line}: counter {chk.name}({chk.index}) {chk.what} is {got}, "
+            f"expected {chk.cmp} {chk.value}"
+        )

@@ -35,11 +35,14 @@ class DirectCounter(Extern):
 
     def instantiate(self, cc: Any, d: Any, t: Any, scope: Any, name: str) -> ExternSpec:
         unit = enum_member(d.args[0].value)
-        cc.model.direct_counters[name] = CounterInfo(name=name, id=cc.ann_id(d),
-                                                     annotations=cc.annotations_text(d), unit=unit)
+        cc.model.direct_counters[name] = CounterInfo(
+            name=name, id=cc.ann_id(d), annotations=cc.annotations_text(d), unit=unit
+        )
         return ExternSpec("", self.name, name, unit=unit)
 
-    def method(self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
+    def method(
+        self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any
+    ) -> Any:
         if m != "count":
             return super().method(cc, obj, t, m, argv, c, scope, fn)
         return V("None", VOID)  # counted by the table on a hit (BMv2 ignores count())
@@ -78,14 +81,18 @@ class DirectCounter(Extern):
             pk, by = p.switch.direct_counter_read(meta.name, e)
             ent = p4runtime_pb2.Entity()
             dce = ent.direct_counter_entry
-            codec.encode_table_entry(p.maps, meta, e, p.entry_metadata.get(codec.entry_key(e), b""),
-                                     out=dce.table_entry)
+            codec.encode_table_entry(
+                p.maps, meta, e, p.entry_metadata.get(codec.entry_key(e), b""), out=dce.table_entry
+            )
             dce.data.packet_count = pk
             dce.data.byte_count = by
             yield ent
 
     def api(self) -> dict[str, Any]:
-        return {"direct_counter_read": direct_counter_read, "direct_counter_write": direct_counter_write}
+        return {
+            "direct_counter_read": direct_counter_read,
+            "direct_counter_write": direct_counter_write,
+        }
 
 
 def direct_counter_read(sw: Any, table: str, entry: Any) -> tuple[int, int]:

@@ -27,11 +27,14 @@ class DirectMeter(Extern):
 
     def instantiate(self, cc: Any, d: Any, t: Any, scope: Any, name: str) -> ExternSpec:
         unit = enum_member(d.args[0].value)
-        cc.model.direct_meters[name] = MeterInfo(name=name, id=cc.ann_id(d),
-                                                 annotations=cc.annotations_text(d), unit=unit)
+        cc.model.direct_meters[name] = MeterInfo(
+            name=name, id=cc.ann_id(d), annotations=cc.annotations_text(d), unit=unit
+        )
         return ExternSpec("", self.name, name, unit=unit)
 
-    def method(self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
+    def method(
+        self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any
+    ) -> Any:
         if m != "read":
             return super().method(cc, obj, t, m, argv, c, scope, fn)
         lt = cc.lvalue_type(argv[0], scope, fn)
@@ -75,8 +78,13 @@ class DirectMeter(Extern):
         meta, entry = codec.decode_table_entry(p.maps, dme.table_entry, need_action=False)
         if not meta.direct_meter_id:
             raise codec.invalid(f"table {meta.name} has no direct meter")
-        write_config(p, ("direct", codec.entry_key(entry)), dme, f"direct meter of {meta.name}",
-                     lambda rates: p.switch.direct_meter_set_rates(meta.name, entry, rates))
+        write_config(
+            p,
+            ("direct", codec.entry_key(entry)),
+            dme,
+            f"direct meter of {meta.name}",
+            lambda rates: p.switch.direct_meter_set_rates(meta.name, entry, rates),
+        )
 
     def read(self, svc: Any, p: Any, entity: str, req: Any) -> Any:
         from p4rtproto import codec, p4runtime_pb2

@@ -52,7 +52,9 @@ MEMO_MAX = 4096  # results a Crc keeps (per algorithm object)
 class Crc:
     """Table-driven CRC with the Rocksoft parameters BMv2 uses for its custom CRCs."""
 
-    def __init__(self, width: int, poly: int, init: int, xor_out: int, refl_in: bool, refl_out: bool):
+    def __init__(
+        self, width: int, poly: int, init: int, xor_out: int, refl_in: bool, refl_out: bool
+    ):
         self.width = width
         self.poly, self.init, self.xor_out = poly, init, xor_out
         self.refl_in, self.refl_out = refl_in, refl_out

@@ -120,11 +120,14 @@ class Meter(Extern):
     def instantiate(self, cc: Any, d: Any, t: Any, scope: Any, name: str) -> ExternSpec:
         size = cc.const_eval(d.args[0].value, scope)
         unit = enum_member(d.args[1].value)
-        cc.model.meters[name] = MeterInfo(name=name, id=cc.ann_id(d), annotations=cc.annotations_text(d),
-                                          unit=unit, size=size)
+        cc.model.meters[name] = MeterInfo(
+            name=name, id=cc.ann_id(d), annotations=cc.annotations_text(d), unit=unit, size=size
+        )
         return ExternSpec("", self.name, name, size=size, unit=unit)
 
-    def method(self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
+    def method(
+        self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any
+    ) -> Any:
         if m != "execute_meter":
             return super().method(cc, obj, t, m, argv, c, scope, fn)
         lt = cc.lvalue_type(argv[1], scope, fn)
@@ -151,8 +154,13 @@ class Meter(Extern):
         info = p.maps.meter(me.meter_id)
         modify_only("meter", info.name, utype)
         for i in indices("meter", info, me):
-            write_config(p, (info.name, i), me, f"meter {info.name}",
-                         lambda rates, i=i: p.switch.meter_set_rates(info.name, i, rates))
+            write_config(
+                p,
+                (info.name, i),
+                me,
+                f"meter {info.name}",
+                lambda rates, i=i: p.switch.meter_set_rates(info.name, i, rates),
+            )
 
     def read(self, svc: Any, p: Any, entity: str, req: Any) -> Any:
         from p4rtproto import p4runtime_pb2

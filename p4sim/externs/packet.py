@@ -24,7 +24,9 @@ from .base import Extern
 class PacketIn(Extern):
     name = "packet_in"
 
-    def method(self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
+    def method(
+        self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any
+    ) -> Any:
         if m == "extract":
             extract(cc, argv, scope, fn, c)
             return V("None", VOID)
@@ -47,7 +49,9 @@ class PacketIn(Extern):
 class PacketOut(Extern):
     name = "packet_out"
 
-    def method(self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
+    def method(
+        self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any
+    ) -> Any:
         emit(cc, cc.expr(argv[0], scope, fn), fn)  # its one method, emit
         return V("None", VOID)
 
@@ -100,7 +104,11 @@ def extract(cc: Any, argv: list, scope: Any, fn: Any, c: Any = None) -> None:
             fn.emit(f"{hv}._v = True")
             fn.emit(f"off = {end}")
     cc.union_invalidate(target, scope, fn)
-    if isinstance(target, ast.Member) and isinstance(target.expr, ast.Member) and target.expr.member == "next":
+    if (
+        isinstance(target, ast.Member)
+        and isinstance(target.expr, ast.Member)
+        and target.expr.member == "next"
+    ):
         st = cc.expr(target.expr.expr, scope, fn)
         if isinstance(st.type, TStack):
             # extract(us.next.m) of a stack of unions advances the stack, as BMv2's

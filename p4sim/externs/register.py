@@ -42,22 +42,30 @@ class Register(Extern):
     def instantiate(self, cc: Any, d: Any, t: Any, scope: Any, name: str) -> ExternSpec:
         size = cc.const_eval(d.args[0].value, scope)
         w = width_of(t.args[0])  # check_instance: a bit<W> cell type
-        cc.model.registers[name] = RegisterInfo(name=name, id=cc.ann_id(d), annotations=cc.annotations_text(d),
-                                                bitwidth=w, size=size)
+        cc.model.registers[name] = RegisterInfo(
+            name=name, id=cc.ann_id(d), annotations=cc.annotations_text(d), bitwidth=w, size=size
+        )
         return ExternSpec("", self.name, name, size=size, width=w)
 
     def check_instance(self, ck: Any, d: Any, t: Any, scope: Any) -> None:
         if not width_of(t.args[0]):
             raise unsupported(f"register of {t.args[0].show()} (p4sim supports bit<W> cells)", d)
 
-    def method(self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any) -> Any:
+    def method(
+        self, cc: Any, obj: Any, t: Any, m: str, argv: list, c: Any, scope: Any, fn: Any
+    ) -> Any:
         # BMv2 reads 0 from, and ignores writes to, an index out of range
         if m == "read":
             lt = cc.lvalue_type(argv[0], scope, fn)
             idx = cc.expr(argv[1], scope, fn)
             i = fn.tmp("i")
             fn.emit(f"{i} = {idx.code}")
-            cc.assign(argv[0], V(f"({obj.code}.cells[{i}] if {i} < {obj.code}.size else 0)", lt), scope, fn)
+            cc.assign(
+                argv[0],
+                V(f"({obj.code}.cells[{i}] if {i} < {obj.code}.size else 0)", lt),
+                scope,
+                fn,
+            )
             return V("None", VOID)
         if m == "write":
             idx = cc.expr(argv[0], scope, fn)
@@ -65,7 +73,11 @@ class Register(Extern):
             i = fn.tmp("i")
             fn.emit(f"{i} = {idx.code}")
             cell = obj.type.args[0]
-            vcode = val.const & mask(cell.width) if val.is_const and isinstance(cell, TBits) else val.code
+            vcode = (
+                val.const & mask(cell.width)
+                if val.is_const and isinstance(cell, TBits)
+                else val.code
+            )
             fn.emit(f"if {i} < {obj.code}.size: {obj.code}.cells[{i}] = {vcode}")
             return V("None", VOID)
         return super().method(cc, obj, t, m, argv, c, scope, fn)
@@ -97,7 +109,11 @@ class Register(Extern):
     def read(self, svc: Any, p: Any, entity: str, req: Any) -> Any:
         from p4rtproto import codec, p4runtime_pb2
 
-        infos = [p.maps.register(req.register_id)] if req.register_id else list(p.maps.registers.values())
+        infos = (
+            [p.maps.register(req.register_id)]
+            if req.register_id
+            else list(p.maps.registers.values())
+        )
         for info in infos:
             for i in indices("register", info, req):
                 ent = p4runtime_pb2.Entity()
@@ -113,12 +129,19 @@ class Register(Extern):
         sw.registers = {}  # control-plane name -> RegisterArray (filled by `attach`)
 
     def api(self) -> dict[str, Any]:
-        return {"register_read": register_read, "register_write": register_write,
-                "register_reset": register_reset}
+        return {
+            "register_read": register_read,
+            "register_write": register_write,
+            "register_reset": register_reset,
+        }
 
     def stf_commands(self) -> dict[str, Any]:
-        return {"register_read": _stf_read, "register_write": _stf_write, "register_reset": _stf_reset,
-                "check_register": _stf_check}
+        return {
+            "register_read": _stf_read,
+            "register_write": _stf_write,
+            "register_reset": _stf_reset,
+            "check_register": _stf_check,
+        }
 
 
 def _register(sw: Any, name: str) -> RegisterArray:

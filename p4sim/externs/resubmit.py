@@ -16,7 +16,12 @@ from .base import Extern
 
 @extern
 class Resubmit(Extern):
-    functions = ("resubmit", "recirculate", "resubmit_preserving_field_list", "recirculate_preserving_field_list")
+    functions = (
+        "resubmit",
+        "recirculate",
+        "resubmit_preserving_field_list",
+        "recirculate_preserving_field_list",
+    )
 
     def check_call(self, ck: Any, name: str, argv: list, c: Any, scope: Any, ctx: Any) -> None:
         if not name.endswith("_preserving_field_list"):
@@ -49,8 +54,9 @@ class Resubmit(Extern):
     def reset(self, sw: Any) -> None:
         sw.resub_req = sw.recirc_req = None
 
-    def after_ingress(self, sw: Any, port: int, frame: bytes, hdr: Any, meta: Any, sm: Any,
-                      passes: int) -> bool:
+    def after_ingress(
+        self, sw: Any, port: int, frame: bytes, hdr: Any, meta: Any, sm: Any, passes: int
+    ) -> bool:
         req = sw.resub_req
         if req is None:
             return False

@@ -46,11 +46,25 @@ def _meta(p: Any, vsid: int) -> Any:
     from p4sim.p4info import MATCH_TYPES
 
     kinds = {v: k for k, v in MATCH_TYPES.items()}
-    fields = {m.id: FieldInfo(m.id, m.name or "value", m.bitwidth,
-                                    kinds.get(m.match_type, m.other_match_type or "unknown")) for m in vs.match}
-    meta = TableMeta(id=vsid, name=vs.preamble.name, fields=fields, action_ids={}, requires_priority=False,
-                           const_default=False, const_entries=False,
-                           n_exact=sum(f.match_kind == "exact" for f in fields.values()))
+    fields = {
+        m.id: FieldInfo(
+            m.id,
+            m.name or "value",
+            m.bitwidth,
+            kinds.get(m.match_type, m.other_match_type or "unknown"),
+        )
+        for m in vs.match
+    }
+    meta = TableMeta(
+        id=vsid,
+        name=vs.preamble.name,
+        fields=fields,
+        action_ids={},
+        requires_priority=False,
+        const_default=False,
+        const_entries=False,
+        n_exact=sum(f.match_kind == "exact" for f in fields.values()),
+    )
     return vs, meta
 
 
@@ -98,8 +112,11 @@ class ValueSet(Extern):
         if utype != p4runtime_pb2.Update.MODIFY:
             raise invalid(f"value set {name}: only MODIFY is allowed")
         if len(vse.members) > vs.size:
-            raise RequestError("RESOURCE_EXHAUSTED", f"value set {name} holds at most {vs.size} members,"
-                                     f" the request gives {len(vse.members)}")
+            raise RequestError(
+                "RESOURCE_EXHAUSTED",
+                f"value set {name} holds at most {vs.size} members,"
+                f" the request gives {len(vse.members)}",
+            )
         fields = [meta.fields[m.id] for m in vs.match]  # the element's fields, in order
         members = []
         for member in vse.members:
@@ -107,7 +124,9 @@ class ValueSet(Extern):
             try:
                 match = codec.decode_match(meta, plain.matches)
             except RequestError as e:  # the table codec's words, for a value set
-                raise RequestError(e.code, e.message.replace(f"table {name}", f"value set {name}", 1)) from None
+                raise RequestError(
+                    e.code, e.message.replace(f"table {name}", f"value set {name}", 1)
+                ) from None
             value = mask = 0
             for finfo in fields:  # concatenated, first field in the high bits (as the keys)
                 fm = match.get(finfo.name)
@@ -122,7 +141,11 @@ class ValueSet(Extern):
     def read(self, svc: Any, p: Any, entity: str, req: Any) -> Any:
         from p4rtproto import codec, p4runtime_pb2
 
-        ids = [req.value_set_id] if req.value_set_id else [v.preamble.id for v in p.maps.p4info.value_sets]
+        ids = (
+            [req.value_set_id]
+            if req.value_set_id
+            else [v.preamble.id for v in p.maps.p4info.value_sets]
+        )
         for vsid in ids:
             vs, meta = _meta(p, vsid)
             ent = p4runtime_pb2.Entity()
@@ -137,7 +160,9 @@ class ValueSet(Extern):
                     full = (1 << finfo.bitwidth) - 1
                     fv, fm = (value >> shift) & full, (mask >> shift) & full
                     if fm and finfo.match_kind in ("exact", "optional"):
-                        match[finfo.name] = (Exact if finfo.match_kind == "exact" else Optional_)(fv)
+                        match[finfo.name] = (Exact if finfo.match_kind == "exact" else Optional_)(
+                            fv
+                        )
                     elif fm and finfo.match_kind == "lpm":
                         match[finfo.name] = Lpm(fv, bin(fm).count("1"))
                     elif fm:

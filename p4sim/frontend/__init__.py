@@ -11,8 +11,13 @@ from __future__ import annotations
 from .errors import NO_SPAN, P4SourceError, P4SyntaxError, P4Unsupported, Span
 
 __all__ = [
-    "NO_SPAN", "P4SourceError", "P4SyntaxError", "P4Unsupported", "Span",
-    "parse_program", "parse_text",
+    "NO_SPAN",
+    "P4SourceError",
+    "P4SyntaxError",
+    "P4Unsupported",
+    "Span",
+    "parse_program",
+    "parse_text",
 ]
 
 
@@ -23,8 +28,9 @@ def parse_program(path: str, include_dirs=(), defines: dict[str, str] | None = N
     return _parse_program(path, include_dirs=include_dirs, defines=defines)
 
 
-def parse_text(text: str, filename: str = "<string>", include_dirs=(),
-               defines: dict[str, str] | None = None):
+def parse_text(
+    text: str, filename: str = "<string>", include_dirs=(), defines: dict[str, str] | None = None
+):
     """Preprocess and parse P4 source text (tests, one-off snippets)."""
     from .parser import parse_text as _parse_text
 

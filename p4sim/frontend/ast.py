@@ -106,8 +106,13 @@ class Annotation(Node):
         for i, t in enumerate(self.body):
             if i and t.space_before:
                 parts.append(" ")  # keep the source's spacing: @my(1, 2), @range(0..7)
-            parts.append(t.value if t.kind == "string" and t.value else
-                         f'"{t.text}"' if t.kind == "string" else t.text)
+            parts.append(
+                t.value
+                if t.kind == "string" and t.value
+                else f'"{t.text}"'
+                if t.kind == "string"
+                else t.text
+            )
         inner = "".join(parts)
         open_, close = ("[", "]") if self.structured else ("(", ")")
         return f"@{self.name}{open_}{inner}{close}"
@@ -317,8 +322,27 @@ class Slice(Expression):
 
 UNARY_OPS = ("!", "~", "-", "+")
 BINARY_OPS = (
-    "*", "/", "%", "+", "-", "|+|", "|-|", "<<", ">>", "<=", ">=", "<", ">",
-    "==", "!=", "&", "^", "|", "++", "&&", "||",
+    "*",
+    "/",
+    "%",
+    "+",
+    "-",
+    "|+|",
+    "|-|",
+    "<<",
+    ">>",
+    "<=",
+    ">=",
+    "<",
+    ">",
+    "==",
+    "!=",
+    "&",
+    "^",
+    "|",
+    "++",
+    "&&",
+    "||",
 )
 
 
@@ -734,7 +758,9 @@ class ParserDecl(Declaration):
     type_params: list[TypeParam] = field(default_factory=list)
     params: list[Parameter] = field(default_factory=list)
     ctor_params: list[Parameter] = field(default_factory=list)
-    locals: list[Declaration] = field(default_factory=list)  # variables, consts, instances, value_sets
+    locals: list[Declaration] = field(
+        default_factory=list
+    )  # variables, consts, instances, value_sets
     states: list[ParserState] = field(default_factory=list)
 
 
@@ -845,12 +871,15 @@ class Program(Node):
     declarations: list[Node] = field(default_factory=list)
     main_file: str = ""
     files: list[str] = field(default_factory=list)  # every file read, in include order
-    warnings: list[str] = field(default_factory=list)  # "file:line:col: warning: ..." (#warning, deprecated forms)
+    warnings: list[str] = field(
+        default_factory=list
+    )  # "file:line:col: warning: ..." (#warning, deprecated forms)
 
     def find(self, cls: type, name: str | None = None) -> list[Any]:
         """Top-level declarations of a class (and name)."""
         return [
-            d for d in self.declarations
+            d
+            for d in self.declarations
             if isinstance(d, cls) and (name is None or getattr(d, "name", None) == name)
         ]
 
@@ -859,7 +888,6 @@ class Program(Node):
 # TypedefDecl, NewTypeDecl, ErrorDecl, MatchKindDecl, ExternDecl, ExternFunctionDecl,
 # ParserTypeDecl, ControlTypeDecl, PackageTypeDecl, ParserDecl, ControlDecl, ActionDecl,
 # FunctionDecl, Instantiation, Unsupported.
-
 
 
 def dump(node: Any, indent: int = 0) -> str:
@@ -880,9 +908,22 @@ def dump(node: Any, indent: int = 0) -> str:
         if f.name in ("span", "checked_type"):
             continue
         value = getattr(node, f.name)
-        if value is None or value == [] or (f.name in ("top_level", "structured", "is_const",
-                                                       "is_constructor", "is_abstract",
-                                                       "signed") and value is False):
+        if (
+            value is None
+            or value == []
+            or (
+                f.name
+                in (
+                    "top_level",
+                    "structured",
+                    "is_const",
+                    "is_constructor",
+                    "is_abstract",
+                    "signed",
+                )
+                and value is False
+            )
+        ):
             continue
         if f.name == "body" and isinstance(node, Annotation):
             continue
@@ -895,7 +936,9 @@ def dump(node: Any, indent: int = 0) -> str:
 
 
 __all__ = [
-    n for n, v in list(globals().items())
-    if not n.startswith("_") and (isinstance(v, type) or callable(v) or n.isupper())
+    n
+    for n, v in list(globals().items())
+    if not n.startswith("_")
+    and (isinstance(v, type) or callable(v) or n.isupper())
     and n not in ("annotations", "Any", "Iterator", "KW_ONLY", "dataclass", "field", "fields")
 ]

@@ -146,5 +146,7 @@ class _Located(Protocol):
 
 def bug(msg: str, node: _Located | None) -> LoweringError:
     """Lowering's internal error at `node` (a syntax-tree node, or None: no location)."""
-    return LoweringError(f"internal error (p4sim's checker let this through): {msg}",
-                         node.span if node is not None else NO_SPAN)
+    return LoweringError(
+        f"internal error (p4sim's checker let this through): {msg}",
+        node.span if node is not None else NO_SPAN,
+    )

@@ -25,26 +25,56 @@ from .preprocess import Preprocessor
 T = TypeVar("T")
 
 # Words that can never be a name.
-RESERVED = frozenset("""
+RESERVED = frozenset(
+    """
     abstract action bit bool const control default else enum error exit extern false
     for header header_union if in inout int match_kind out package parser return select
     string struct switch table this transition true tuple typedef value_set varbit void
     break continue list
-""".split())
+""".split()
+)
 # Keywords that are still valid names (p4c's nonTypeName).
 CONTEXTUAL = frozenset({"apply", "key", "actions", "state", "entries", "type", "priority"})
 
-TYPE_KEYWORDS = frozenset({"bit", "int", "varbit", "bool", "error", "match_kind", "string",
-                           "void", "tuple", "list"})
+TYPE_KEYWORDS = frozenset(
+    {"bit", "int", "varbit", "bool", "error", "match_kind", "string", "void", "tuple", "list"}
+)
 
 # p4c's precedence, loosest first.
 BINARY_PREC = {
-    "||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
-    "|": 5, "^": 6, "&": 7, "<<": 8, ">>": 8,
-    "++": 9, "+": 9, "-": 9, "|+|": 9, "|-|": 9, "*": 10, "/": 10, "%": 10,
+    "||": 1,
+    "&&": 2,
+    "==": 3,
+    "!=": 3,
+    "<": 4,
+    ">": 4,
+    "<=": 4,
+    ">=": 4,
+    "|": 5,
+    "^": 6,
+    "&": 7,
+    "<<": 8,
+    ">>": 8,
+    "++": 9,
+    "+": 9,
+    "-": 9,
+    "|+|": 9,
+    "|-|": 9,
+    "*": 10,
+    "/": 10,
+    "%": 10,
 }
-COMPOUND_ASSIGN = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%", "&=": "&",
-                   "|=": "|", "^=": "^", "<<=": "<<"}
+COMPOUND_ASSIGN = {
+    "+=": "+",
+    "-=": "-",
+    "*=": "*",
+    "/=": "/",
+    "%=": "%",
+    "&=": "&",
+    "|=": "|",
+    "^=": "^",
+    "<<=": "<<",
+}
 
 
 class _Backtrack(Exception):
@@ -58,7 +88,9 @@ class Parser:
         self.types: set[str] = set()
         self.scopes: list[set[str]] = []  # type parameters in scope
         self.speculating = 0
-        self.warnings: list[str] = []  # "file:line:col: warning: ..." for accepted-but-deprecated forms
+        self.warnings: list[
+            str
+        ] = []  # "file:line:col: warning: ..." for accepted-but-deprecated forms
 
     # ------------------------------------------------------------------ token helpers
 
@@ -119,8 +151,9 @@ class Parser:
         last = self.toks[self.pos - 1].span
         if last.file != s.file:
             return s
-        return Span(s.file, s.line, s.column, last.end_line or last.line,
-                    last.end_column or last.column)
+        return Span(
+            s.file, s.line, s.column, last.end_line or last.line, last.end_column or last.column
+        )
 
     def speculate(self, fn: Callable[[], T]) -> T | None:
         """Run fn; on failure restore the position and return None."""
@@ -154,8 +187,12 @@ class Parser:
     def starts_type(self) -> bool:
         t = self.tok
         if t.kind != "ident":
-            return t.kind == "op" and t.text == "." and self.peek().kind == "ident" \
+            return (
+                t.kind == "op"
+                and t.text == "."
+                and self.peek().kind == "ident"
                 and self.is_type_name(self.peek().text)
+            )
         return t.text in TYPE_KEYWORDS or t.text == "_" or self.is_type_name(t.text)
 
     def type_params(self) -> list[A.TypeParam]:
@@ -215,8 +252,13 @@ class Parser:
                     raise self.error("varbit needs a width: varbit<N>")
             elif word in ("bool", "error", "match_kind", "string", "void"):
                 self.advance()
-                cls2 = {"bool": A.BoolType, "error": A.ErrorType, "match_kind": A.MatchKindType,
-                        "string": A.StringType, "void": A.VoidType}[word]
+                cls2 = {
+                    "bool": A.BoolType,
+                    "error": A.ErrorType,
+                    "match_kind": A.MatchKindType,
+                    "string": A.StringType,
+                    "void": A.VoidType,
+                }[word]
                 typ = cls2(span=t.span)
             elif word == "_":
                 self.advance()
@@ -345,12 +387,15 @@ class Parser:
             d = self.struct_like_decl()
         elif word == "enum":
             d = self.enum_decl()
-        elif word in ("typedef", "type") and not (word == "type" and self.peek().text in ("=", ";")):
+        elif word in ("typedef", "type") and not (
+            word == "type" and self.peek().text in ("=", ";")
+        ):
             d = self.typedef_decl()
         elif word in ("error", "match_kind") and self.peek().text == "{":
             d = self.error_like_decl()
-        elif self.starts_type() or (t.kind == "ident" and self.peek().kind == "ident"
-                                    and self.peek(2).text in ("(", "<")):
+        elif self.starts_type() or (
+            t.kind == "ident" and self.peek().kind == "ident" and self.peek(2).text in ("(", "<")
+        ):
             # the second form: a generic function whose return type is its own type
             # parameter, `T max<T>(in T a, in T b) { ... }`
             d = self.function_or_instantiation()
@@ -386,8 +431,9 @@ class Parser:
             fields.append(A.Field(ftype, fname.text, annotations=fanns, span=self.span(fstart)))
         self.expect("}")
         self.pop_scope()
-        cls = {"header": A.HeaderDecl, "header_union": A.HeaderUnionDecl,
-               "struct": A.StructDecl}[kw.text]
+        cls = {"header": A.HeaderDecl, "header_union": A.HeaderUnionDecl, "struct": A.StructDecl}[
+            kw.text
+        ]
         return cls(n.text, fields, tparams, span=self.span(kw))
 
     def enum_decl(self) -> A.EnumDecl:
@@ -450,8 +496,11 @@ class Parser:
             default = None
             if self.accept("="):
                 default = self.expression()
-            params.append(A.Parameter(direction, ptype, pname.text, default, annotations=panns,
-                                      span=self.span(pstart)))
+            params.append(
+                A.Parameter(
+                    direction, ptype, pname.text, default, annotations=panns, span=self.span(pstart)
+                )
+            )
             if self.accept(","):
                 continue
             self.expect(")", "',' or ')' in the parameter list")
@@ -495,12 +544,13 @@ class Parser:
         start = self.tok
         is_abstract = bool(self.accept("abstract"))
         # constructor: NAME ( ...
-        if (extern_name is not None and self.tok.text == extern_name and self.peek().text == "("):
+        if extern_name is not None and self.tok.text == extern_name and self.peek().text == "(":
             n = self.advance()
             params = self.parameters()
             self.expect(";")
-            return A.MethodPrototype(n.text, params, [], None, is_constructor=True,
-                                     span=self.span(start))
+            return A.MethodPrototype(
+                n.text, params, [], None, is_constructor=True, span=self.span(start)
+            )
         # the return type may name type parameters declared after the name: `T f<T>()`;
         # any identifier is a type in this position, so parse it first.
         rtype = self.type_ref()
@@ -510,8 +560,9 @@ class Parser:
         params = self.parameters()
         self.pop_scope()
         self.expect(";")
-        return A.MethodPrototype(n.text, params, tparams, rtype, is_abstract=is_abstract,
-                                 span=self.span(start))
+        return A.MethodPrototype(
+            n.text, params, tparams, rtype, is_abstract=is_abstract, span=self.span(start)
+        )
 
     def package_decl(self) -> A.PackageTypeDecl:
         kw = self.expect("package")
@@ -562,7 +613,9 @@ class Parser:
 
     # ------------------------------------------------------------------ parser / control
 
-    def _block_head(self, keyword: str) -> tuple[Token, Token, list[A.TypeParam], list[A.Parameter], list[A.Parameter] | None]:
+    def _block_head(
+        self, keyword: str
+    ) -> tuple[Token, Token, list[A.TypeParam], list[A.Parameter], list[A.Parameter] | None]:
         """`parser`/`control` NAME <T...> (params): (keyword, name, type params, params,
         constructor params). Constructor params are None for a type declaration (`;`,
         scope already closed); otherwise the body's `{` is consumed and the scope is open."""
@@ -601,8 +654,10 @@ class Parser:
             elif self.starts_type():
                 d = self.local_declaration()
             else:
-                raise self.error(f"expected a state or local declaration in parser "
-                                 f"'{n.text}' but found {self._found(self.tok)}")
+                raise self.error(
+                    f"expected a state or local declaration in parser "
+                    f"'{n.text}' but found {self._found(self.tok)}"
+                )
             assert isinstance(d, A.Declaration)
             d.annotations = anns + d.annotations
             locals_.append(d)
@@ -666,8 +721,11 @@ class Parser:
             self.expect(":")
             st = self.name("a state name")
             self.expect(";")
-            cases.append(A.SelectCase(keyset, A.Name(st.text, span=st.span), annotations=anns,
-                                      span=self.span(cstart)))
+            cases.append(
+                A.SelectCase(
+                    keyset, A.Name(st.text, span=st.span), annotations=anns, span=self.span(cstart)
+                )
+            )
         self.expect("}")
         return A.SelectExpression(exprs, cases, span=self.span(kw))
 
@@ -736,8 +794,10 @@ class Parser:
             elif self.starts_type():
                 d = self.local_declaration(allow_function=True)
             else:
-                raise self.error(f"expected a local declaration or 'apply' in control "
-                                 f"'{n.text}' but found {self._found(self.tok)}")
+                raise self.error(
+                    f"expected a local declaration or 'apply' in control "
+                    f"'{n.text}' but found {self._found(self.tok)}"
+                )
             assert isinstance(d, A.Declaration)
             d.annotations = anns + d.annotations
             locals_.append(d)
@@ -776,11 +836,16 @@ class Parser:
             # the draft P4_16 form `table t() { ... }`: p4c still takes an empty list, with a warning
             open_ = self.tok
             if self.parameters():
-                raise P4SyntaxError(f"table '{n.text}': tables take no parameters "
-                                    "(pass values through the control's parameters)", self.span(open_))
+                raise P4SyntaxError(
+                    f"table '{n.text}': tables take no parameters "
+                    "(pass values through the control's parameters)",
+                    self.span(open_),
+                )
             if not self.speculating:  # a speculative parse is redone for real
-                self.warnings.append(f"{open_.span}: warning: table '{n.text}': the '()' after a table name "
-                                     f"is deprecated; write 'table {n.text} {{'")
+                self.warnings.append(
+                    f"{open_.span}: warning: table '{n.text}': the '()' after a table name "
+                    f"is deprecated; write 'table {n.text} {{'"
+                )
         self.expect("{")
         props: list[A.TableProperty] = []
         while not self.at_op("}"):
@@ -836,8 +901,11 @@ class Parser:
             t = self.name("an action name")
             args = self.arguments() if self.at_op("(") else None
             self.expect(";")
-            refs.append(A.ActionRef(A.Name(t.text, top, span=t.span), args, annotations=anns,
-                                    span=self.span(rstart)))
+            refs.append(
+                A.ActionRef(
+                    A.Name(t.text, top, span=t.span), args, annotations=anns, span=self.span(rstart)
+                )
+            )
         self.expect("}")
         self.accept(";")
         return refs
@@ -865,8 +933,16 @@ class Parser:
             action = A.MethodCall(callee, args, span=self.span(astart))
             anns += self.annotations()
             self.expect(";")
-            entries.append(A.Entry(keyset, action, priority, entry_const or is_const,
-                                   annotations=anns, span=self.span(estart)))
+            entries.append(
+                A.Entry(
+                    keyset,
+                    action,
+                    priority,
+                    entry_const or is_const,
+                    annotations=anns,
+                    span=self.span(estart),
+                )
+            )
         self.expect("}")
         self.accept(";")
         return entries
@@ -944,8 +1020,12 @@ class Parser:
             if op.text != "=":
                 rhs = A.Binary(COMPOUND_ASSIGN[op.text], lhs, rhs, span=rhs.span)
             return A.Assignment(lhs, rhs, span=self.span(t))
-        if (op.kind == "op" and op.text == ">" and self.peek().text == ">=" and not
-                self.peek().space_before):
+        if (
+            op.kind == "op"
+            and op.text == ">"
+            and self.peek().text == ">="
+            and not self.peek().space_before
+        ):
             self.advance()
             self.advance()
             rhs = self.expression()
@@ -990,7 +1070,9 @@ class Parser:
         out: list[A.Statement] = []
         while not self.at_op(end):
             start = self.tok
-            if self.starts_type() and not (start.kind == "ident" and self.peek().text in (".", "=")):
+            if self.starts_type() and not (
+                start.kind == "ident" and self.peek().text in (".", "=")
+            ):
                 typ = self.type_ref()
                 n = self.name("a variable name")
                 init = self.expression() if self.accept("=") else None
@@ -1007,7 +1089,9 @@ class Parser:
                 elif isinstance(lhs, A.MethodCall):
                     out.append(A.MethodCallStatement(lhs, span=self.span(start)))
                 else:
-                    raise self.error(f"expected '=' or a call in the for-loop header but found {self._found(op)}")
+                    raise self.error(
+                        f"expected '=' or a call in the for-loop header but found {self._found(op)}"
+                    )
             if not self.accept(","):
                 break
         return out
@@ -1116,8 +1200,9 @@ class Parser:
         self.expect(")")
         nxt = self.tok
         # `(T) x` needs an operand right after; `(T).m`, `(x) + 1` with non-type x are not casts
-        if nxt.kind == "eof" or (nxt.kind == "op" and nxt.text not in ("(", "{", "-", "!", "~",
-                                                                       "+")):
+        if nxt.kind == "eof" or (
+            nxt.kind == "op" and nxt.text not in ("(", "{", "-", "!", "~", "+")
+        ):
             raise _Backtrack
         if nxt.kind == "op" and nxt.text in ("-", "+") and isinstance(typ, A.NamedType):
             raise _Backtrack  # `(x) - 1`: x is more likely a value than a type
@@ -1184,7 +1269,7 @@ class Parser:
             return A.StructExpression([], dots=True, span=self.span(start))
         # {name = value, ...} is a struct expression
         dots = False
-        if (self.tok.kind == "ident" and self.peek().kind == "op" and self.peek().text == "="):
+        if self.tok.kind == "ident" and self.peek().kind == "op" and self.peek().text == "=":
             fields: list[A.NamedExpression] = []
             while True:
                 fstart = self.tok
@@ -1222,7 +1307,7 @@ class Parser:
         while True:
             astart = self.tok
             name = None
-            if (astart.kind == "ident" and self.peek().kind == "op" and self.peek().text == "="):
+            if astart.kind == "ident" and self.peek().kind == "op" and self.peek().text == "=":
                 name = self.advance().text
                 self.advance()
             value = self.expression()
@@ -1273,8 +1358,9 @@ class Parser:
                 return e
 
 
-def _parse_annotation_body(body: list[Token]) -> tuple[list[A.Expression] | None,
-                                                       dict[str, A.Expression] | None]:
+def _parse_annotation_body(
+    body: list[Token],
+) -> tuple[list[A.Expression] | None, dict[str, A.Expression] | None]:
     """Parse an annotation body as an expression list and/or a key=value list."""
     if not body:
         return [], None
@@ -1309,8 +1395,12 @@ def _parse_annotation_body(body: list[Token]) -> tuple[list[A.Expression] | None
     return exprs, kv
 
 
-def parse_tokens(tokens: list[Token], main_file: str = "", files: list[str] | None = None,
-                 warnings: list[str] | None = None) -> A.Program:
+def parse_tokens(
+    tokens: list[Token],
+    main_file: str = "",
+    files: list[str] | None = None,
+    warnings: list[str] | None = None,
+) -> A.Program:
     """Parse preprocessed tokens; `warnings` (the preprocessor's) go first in Program.warnings."""
     parser = Parser(tokens)
     try:
@@ -1325,19 +1415,24 @@ def _preprocess(run: Callable[[], T], what: str) -> T:
     try:
         return run()
     except RecursionError:
-        raise P4SyntaxError(f"macro expansion nested too deeply in {what}",
-                            Span(what, 0, 0)) from None
+        raise P4SyntaxError(
+            f"macro expansion nested too deeply in {what}", Span(what, 0, 0)
+        ) from None
 
 
 def parse_program(path: str, include_dirs=(), defines: dict[str, str] | None = None) -> A.Program:
     """Preprocess and parse the file at `path`."""
     result = _preprocess(lambda: Preprocessor(include_dirs, defines).run_file(path), path)
-    return parse_tokens(result.tokens, result.files[0] if result.files else path, result.files, result.warnings)
+    return parse_tokens(
+        result.tokens, result.files[0] if result.files else path, result.files, result.warnings
+    )
 
 
-def parse_text(text: str, filename: str = "<string>", include_dirs=(),
-               defines: dict[str, str] | None = None) -> A.Program:
+def parse_text(
+    text: str, filename: str = "<string>", include_dirs=(), defines: dict[str, str] | None = None
+) -> A.Program:
     """Preprocess and parse source text (`filename` is used in spans and for "..." includes)."""
-    result = _preprocess(lambda: Preprocessor(include_dirs, defines).run_text(text, filename),
-                         filename)
+    result = _preprocess(
+        lambda: Preprocessor(include_dirs, defines).run_text(text, filename), filename
+    )
     return parse_tokens(result.tokens, filename, result.files, result.warnings)

@@ -58,7 +58,9 @@ def lex_file(path: str) -> list[Token]:
 
 
 def _inside(path: str, root: str) -> bool:
-    return os.path.commonpath([os.path.realpath(path), os.path.realpath(root)]) == os.path.realpath(root)
+    return os.path.commonpath([os.path.realpath(path), os.path.realpath(root)]) == os.path.realpath(
+        root
+    )
 
 
 @dataclass
@@ -136,8 +138,11 @@ class Preprocessor:
         root = closed_world.get()
         if root is not None:
             if os.path.isabs(name) or ".." in name.replace("\\", "/").split("/"):
-                raise _err(f"#include '{name}': absolute and '..' paths are refused"
-                           " (a pushed program may include only its own files)", span)
+                raise _err(
+                    f"#include '{name}': absolute and '..' paths are refused"
+                    " (a pushed program may include only its own files)",
+                    span,
+                )
             dirs = [d for d in dirs if _inside(d, root) or _inside(d, ARCH_DIR)]
         for d in dirs:
             cand = os.path.join(d, name)
@@ -152,8 +157,10 @@ class Preprocessor:
 
     def _process(self, path: str, toks: list[Token], depth: int) -> None:
         if depth > MAX_INCLUDE_DEPTH:
-            raise _err(f"#include nested more than {MAX_INCLUDE_DEPTH} deep (recursive include?)",
-                       toks[0].span)
+            raise _err(
+                f"#include nested more than {MAX_INCLUDE_DEPTH} deep (recursive include?)",
+                toks[0].span,
+            )
         if path not in self.files:
             self.files.append(path)
         conds: list[_Cond] = []
@@ -223,7 +230,7 @@ class Preprocessor:
                     exp = self._expand(body, frozenset())  # a macro naming the file
                     inc = exp[0].value if len(exp) == 1 and exp[0].kind == "string" else inc
                 if len(inc) < 3 or (inc[0], inc[-1]) not in (('"', '"'), ("<", ">")):
-                    raise _err("#include expects \"FILE\" or <FILE>", tok)
+                    raise _err('#include expects "FILE" or <FILE>', tok)
                 # like cpp, point a missing file at its name, not at the '#'
                 where = body[0].span if body else tok.span
                 target = self._resolve_include(inc[1:-1], inc[0] == "<", path, where)
@@ -240,8 +247,11 @@ class Preprocessor:
                 exp = self._expand(body, frozenset())
                 if not exp or exp[0].kind != "int":
                     raise _err("#line expects a line number", tok)
-                fname = exp[1].text if len(exp) > 1 and exp[1].kind == "string" else (
-                    line_fix[2] if line_fix else path)
+                fname = (
+                    exp[1].text
+                    if len(exp) > 1 and exp[1].kind == "string"
+                    else (line_fix[2] if line_fix else path)
+                )
                 line_fix = (tok.span.line + 1, exp[0].value[0], fname)
             elif name == "error":
                 raise _err(f"#error {raw.strip()}", tok)
@@ -266,10 +276,19 @@ class Preprocessor:
         if s.line < phys:
             return tok
         delta = reported - phys
-        return Token(tok.kind, tok.text,
-                     Span(fname, s.line + delta, s.column, s.end_line + delta if s.end_line else 0,
-                          s.end_column),
-                     tok.value, tok.space_before)
+        return Token(
+            tok.kind,
+            tok.text,
+            Span(
+                fname,
+                s.line + delta,
+                s.column,
+                s.end_line + delta if s.end_line else 0,
+                s.end_column,
+            ),
+            tok.value,
+            tok.space_before,
+        )
 
     # ------------------------------------------------------------------ macros
 
@@ -345,8 +364,9 @@ class Preprocessor:
     @staticmethod
     def _builtin(t: Token) -> Token:
         if t.text == "__LINE__":
-            return Token("int", str(t.span.line), t.span, (t.span.line, None, False),
-                         t.space_before)
+            return Token(
+                "int", str(t.span.line), t.span, (t.span.line, None, False), t.space_before
+            )
         quoted = '"' + t.span.file.replace("\\", "\\\\").replace('"', '\\"') + '"'
         return Token("string", t.span.file, t.span, quoted, t.space_before)
 
@@ -385,8 +405,9 @@ class Preprocessor:
             raise _err(f"macro '{m.name}' expects {len(params)} argument(s), got {len(args)}", use)
         return args, i
 
-    def _substitute(self, m: Macro, args: list[list[Token]], use: Token,
-                    disabled: frozenset[str]) -> list[Token]:
+    def _substitute(
+        self, m: Macro, args: list[list[Token]], use: Token, disabled: frozenset[str]
+    ) -> list[Token]:
         params = {p: k for k, p in enumerate(m.params or [])}
         expanded: dict[int, list[Token]] = {}
         body = m.body
@@ -401,7 +422,12 @@ class Preprocessor:
                 glue = True
                 j += 1
                 continue
-            if b.kind == "op" and b.text == "#" and j + 1 < len(body) and body[j + 1].text in params:
+            if (
+                b.kind == "op"
+                and b.text == "#"
+                and j + 1 < len(body)
+                and body[j + 1].text in params
+            ):
                 arg = args[params[body[j + 1].text]]
                 text = " ".join(_raw(a) for a in arg)
                 quoted = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -425,8 +451,11 @@ class Preprocessor:
                 text = _raw(left) + _raw(produced[0])
                 joined = [t for t in tokenize(text, use.span.file) if t.kind != "eof"]
                 if len(joined) != 1 or joined[0].kind == "directive":
-                    raise _err(f"pasting '{_raw(left)}' and '{_raw(produced[0])}' in macro "
-                               f"'{m.name}' does not give a valid token", use)
+                    raise _err(
+                        f"pasting '{_raw(left)}' and '{_raw(produced[0])}' in macro "
+                        f"'{m.name}' does not give a valid token",
+                        use,
+                    )
                 out.append(self._at(joined[0], left))
                 out.extend(produced[1:])
             else:
@@ -445,8 +474,11 @@ class Preprocessor:
             t = body[i]
             if t.kind == "ident" and t.text == "defined":
                 if i + 1 < len(body) and body[i + 1].text == "(":
-                    if not (i + 3 < len(body) and body[i + 2].kind == "ident"
-                            and body[i + 3].text == ")"):
+                    if not (
+                        i + 3 < len(body)
+                        and body[i + 2].kind == "ident"
+                        and body[i + 3].text == ")"
+                    ):
                         raise _err("defined() expects a macro name", t)
                     name = body[i + 2].text
                     i += 4
@@ -470,17 +502,37 @@ class _IfExpr:
     """Integer expression of #if / #elif: precedence climbing over tokens."""
 
     _BIN = {
-        "||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6,
-        "<": 7, ">": 7, "<=": 7, ">=": 7, "<<": 8, ">>": 8,
-        "+": 9, "-": 9, "*": 10, "/": 10, "%": 10,
+        "||": 1,
+        "&&": 2,
+        "|": 3,
+        "^": 4,
+        "&": 5,
+        "==": 6,
+        "!=": 6,
+        "<": 7,
+        ">": 7,
+        "<=": 7,
+        ">=": 7,
+        "<<": 8,
+        ">>": 8,
+        "+": 9,
+        "-": 9,
+        "*": 10,
+        "/": 10,
+        "%": 10,
     }
 
     def __init__(self, toks: list[Token], directive: Token):
         # join adjacent '>' '>' (the lexer never makes '>>')
         joined: list[Token] = []
         for t in toks:
-            if (t.text == ">" and joined and joined[-1].text == ">" and joined[-1].kind == "op"
-                    and not t.space_before):
+            if (
+                t.text == ">"
+                and joined
+                and joined[-1].text == ">"
+                and joined[-1].kind == "op"
+                and not t.space_before
+            ):
                 joined[-1] = Token("op", ">>", joined[-1].span, ">>", joined[-1].space_before)
             else:
                 joined.append(t)
@@ -540,12 +592,22 @@ class _IfExpr:
                 return 0  # not evaluated (like `defined(X) && N / X`)
             raise _err("division by zero in #if expression", t)
         return {
-            "||": lambda: int(bool(a) or bool(b)), "&&": lambda: int(bool(a) and bool(b)),
-            "|": lambda: a | b, "^": lambda: a ^ b, "&": lambda: a & b,
-            "==": lambda: int(a == b), "!=": lambda: int(a != b), "<": lambda: int(a < b),
-            ">": lambda: int(a > b), "<=": lambda: int(a <= b), ">=": lambda: int(a >= b),
-            "<<": lambda: a << b, ">>": lambda: a >> b, "+": lambda: a + b,
-            "-": lambda: a - b, "*": lambda: a * b,
+            "||": lambda: int(bool(a) or bool(b)),
+            "&&": lambda: int(bool(a) and bool(b)),
+            "|": lambda: a | b,
+            "^": lambda: a ^ b,
+            "&": lambda: a & b,
+            "==": lambda: int(a == b),
+            "!=": lambda: int(a != b),
+            "<": lambda: int(a < b),
+            ">": lambda: int(a > b),
+            "<=": lambda: int(a <= b),
+            ">=": lambda: int(a >= b),
+            "<<": lambda: a << b,
+            ">>": lambda: a >> b,
+            "+": lambda: a + b,
+            "-": lambda: a - b,
+            "*": lambda: a * b,
             "/": lambda: int(a / b) if (a < 0) != (b < 0) else a // b,
             "%": lambda: a - b * (int(a / b) if (a < 0) != (b < 0) else a // b),
         }[op]()
@@ -572,12 +634,15 @@ class _IfExpr:
         raise _err(f"unexpected '{t.text}' in #if expression", t)
 
 
-def preprocess_file(path: str, include_dirs=(), defines: dict[str, str] | None = None) -> PreprocessResult:
+def preprocess_file(
+    path: str, include_dirs=(), defines: dict[str, str] | None = None
+) -> PreprocessResult:
     return Preprocessor(include_dirs, defines).run_file(path)
 
 
-def preprocess_text(text: str, filename: str = "<string>", include_dirs=(),
-                    defines: dict[str, str] | None = None) -> PreprocessResult:
+def preprocess_text(
+    text: str, filename: str = "<string>", include_dirs=(), defines: dict[str, str] | None = None
+) -> PreprocessResult:
     return Preprocessor(include_dirs, defines).run_text(text, filename)
 
 

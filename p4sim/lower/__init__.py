@@ -47,8 +47,18 @@ def compile_program(program: ast.Program, source: str) -> CompiledProgram:
     c = Compiler(check(program), source)
     py = c.compile()
     code = compile(py, f"<p4sim:{os.path.basename(source)}>", "exec")
-    return CompiledProgram(c.model, py, code, c.tables, c.externs, c.pipeline, c.value_sets,
-                           c.errors, program, c.struct_types)
+    return CompiledProgram(
+        c.model,
+        py,
+        code,
+        c.tables,
+        c.externs,
+        c.pipeline,
+        c.value_sets,
+        c.errors,
+        program,
+        c.struct_types,
+    )
 
 
 def load_program(path: str, include_dirs=()) -> CompiledProgram:

@@ -64,7 +64,17 @@ from .stmts import StmtLowering
 from .values import _DOTTED, HDR_OBJ, Pipeline, V, _pyid, fld, mangle
 
 # the extern modules and tests import these from here
-__all__ = ["HDR_OBJ", "_DOTTED", "Compiler", "LoweringError", "Pipeline", "V", "bug", "fld", "mangle"]
+__all__ = [
+    "HDR_OBJ",
+    "_DOTTED",
+    "Compiler",
+    "LoweringError",
+    "Pipeline",
+    "V",
+    "bug",
+    "fld",
+    "mangle",
+]
 
 # ---------------------------------------------------------------------------- the driver
 # Module map: values.py (V, names, _Fn), this driver (the program, types and classes, the
@@ -149,7 +159,9 @@ class Compiler(DeclLowering, StmtLowering, ExprLowering):
     def compile(self) -> str:
         for d in self.program.declarations:
             # the only top-level declarations with run-time state of their own
-            if isinstance(d, ast.Instantiation) and isinstance(self.resolve_type(d.type, self.g), TExtern):
+            if isinstance(d, ast.Instantiation) and isinstance(
+                self.resolve_type(d.type, self.g), TExtern
+            ):
                 self.instantiation(d, self.genv, None, "")  # type: ignore[arg-type]
         self.compile_main(self.checked.main)
         self.drop_unused_from_model()
@@ -303,11 +315,15 @@ class Compiler(DeclLowering, StmtLowering, ExprLowering):
             # BMv2's checks, in its order (bm_sim/parser.cpp, extract_VL): a length that is not
             # a whole number of bytes, then too few bytes left, then longer than the field
             c.append("    def _ex(self, buf, off, vlen):")
-            c.append(f"        if vlen % 8: raise ParserError({self.errors.get('ParserInvalidArgument', 6)})")
+            c.append(
+                f"        if vlen % 8: raise ParserError({self.errors.get('ParserInvalidArgument', 6)})"
+            )
             c.append(f"        nb = ({fixed} + vlen) // 8")
             c.append("        end = off + nb")
             c.append("        if end > len(buf): raise ParserError(1)")
-            c.append(f"        if vlen > {maxw}: raise ParserError({self.errors.get('HeaderTooShort', 4)})")
+            c.append(
+                f"        if vlen > {maxw}: raise ParserError({self.errors.get('HeaderTooShort', 4)})"
+            )
             c.append("        v = int.from_bytes(buf[off:end], 'big')")
             c.append(f"        shift = {fixed} + vlen")
             for fname, ft in fields:
@@ -381,7 +397,9 @@ class Compiler(DeclLowering, StmtLowering, ExprLowering):
             cval = parts[0] if len(parts) == 1 else "(" + " | ".join(parts) + ")"
             if len(ch) == 1:
                 fname, ft = ch[0]
-                ex.append(f"{HDR_OBJ}.{fname} = {'bool(' + cval + ')' if isinstance(ft, TBool) else cval}")
+                ex.append(
+                    f"{HDR_OBJ}.{fname} = {'bool(' + cval + ')' if isinstance(ft, TBool) else cval}"
+                )
             else:
                 ex.append(f"_c = {cval}")
                 sh = cw
@@ -391,7 +409,9 @@ class Compiler(DeclLowering, StmtLowering, ExprLowering):
                     e = f"(_c >> {sh})" if sh else "_c"
                     if sh + w < cw:
                         e = f"({e} & {mask(w)})"
-                    ex.append(f"{HDR_OBJ}.{fname} = {'bool(' + e + ')' if isinstance(ft, TBool) else e}")
+                    ex.append(
+                        f"{HDR_OBJ}.{fname} = {'bool(' + e + ')' if isinstance(ft, TBool) else e}"
+                    )
             # emission: rebuild the chunk value, split into its words
             sh = cw
             terms = []
@@ -406,7 +426,9 @@ class Compiler(DeclLowering, StmtLowering, ExprLowering):
                 sh = cw
                 for _, n in words:
                     sh -= n * 8
-                    em_vals.append(f"(({val} >> {sh}) & {mask(n * 8)})" if sh else f"({val} & {mask(n * 8)})")
+                    em_vals.append(
+                        f"(({val} >> {sh}) & {mask(n * 8)})" if sh else f"({val} & {mask(n * 8)})"
+                    )
             idx += len(words)
         c.append(f"    _S = _struct.Struct({fmt!r})")
         c.append("    def _ex(self, buf, off):")
@@ -498,16 +520,25 @@ class Compiler(DeclLowering, StmtLowering, ExprLowering):
         """The V1Switch package: its six blocks as check found them (declaration, control-plane
         prefix, constructor arguments)."""
         ck = self.checked
-        self.hdr_type, self.meta_type, self.std_meta_type = ck.hdr_type, ck.meta_type, ck.std_meta_type
+        self.hdr_type, self.meta_type, self.std_meta_type = (
+            ck.hdr_type,
+            ck.meta_type,
+            ck.std_meta_type,
+        )
         for t_ in (self.hdr_type, self.meta_type, self.std_meta_type):
             self.gen_class(t_)
         p, *controls = ck.blocks
         pl = self.pipeline
-        pl.new_hdr, pl.new_meta, pl.new_sm = (self.hdr_type.pycls, self.meta_type.pycls,
-                                              self.std_meta_type.pycls)
+        pl.new_hdr, pl.new_meta, pl.new_sm = (
+            self.hdr_type.pycls,
+            self.meta_type.pycls,
+            self.std_meta_type.pycls,
+        )
         pl.parser = self.compile_parser(p[0].decl, p[1], p[2], arg_scope=self.genv)  # type: ignore[arg-type]
-        names = [self.compile_control(sym.decl, prefix, args, top=True)  # type: ignore[arg-type]
-                 for sym, prefix, args in controls]
+        names = [
+            self.compile_control(sym.decl, prefix, args, top=True)  # type: ignore[arg-type]
+            for sym, prefix, args in controls
+        ]
         pl.verify, pl.ingress, pl.egress, pl.compute, pl.deparser = names
         self.gen_field_lists()
         self.gen_controller_headers()
@@ -542,20 +573,30 @@ class Compiler(DeclLowering, StmtLowering, ExprLowering):
         for t in self.struct_types.values():
             if t.kind != "header" or t.decl is None:
                 continue
-            a = t.decl.annotation("controller_header") if isinstance(t.decl, ast.Annotated) else None
+            a = (
+                t.decl.annotation("controller_header")
+                if isinstance(t.decl, ast.Annotated)
+                else None
+            )
             if a is None:
                 continue
             kind = a.string_value() or ""
             # a struct field's leaves, named by their path (p4c sample issue3329-bmv2: `b.b`)
             leaves = _named_leaves(t)
             fids = self.field_ids([a for _, _, a in leaves], t.decl)
-            fields = tuple(ControllerHeaderField(f, width_of(ft), fid)
-                           for (f, ft, _), fid in zip(leaves, fids, strict=True))
+            fields = tuple(
+                ControllerHeaderField(f, width_of(ft), fid)
+                for (f, ft, _), fid in zip(leaves, fids, strict=True)
+            )
             # p4c's symbol is the header type (its control-plane name gives the id); the
             # P4Info preamble is then named after the annotation's value (see p4info.py)
             self.model.controller_headers[kind] = ControllerHeaderInfo(
-                name=self.cp_name("", t.decl), id=self.ann_id(t.decl),
-                annotations=self.annotations_text(t.decl), kind=kind, fields=fields)
+                name=self.cp_name("", t.decl),
+                id=self.ann_id(t.decl),
+                annotations=self.annotations_text(t.decl),
+                kind=kind,
+                fields=fields,
+            )
             self.gen_class(t)
 
 

@@ -52,8 +52,9 @@ class DeclLowering:
 
     # ======================================================================= parser
 
-    def bind_params(self, params: list[ast.Parameter], scope: Env, fn: _Fn,
-                    pynames: list[str]) -> None:
+    def bind_params(
+        self, params: list[ast.Parameter], scope: Env, fn: _Fn, pynames: list[str]
+    ) -> None:
         for p, py in zip(params, pynames, strict=True):
             t = self.resolve_type(p.type, scope)
             if isinstance(t, TExtern) and t.name in ("packet_in", "packet_out"):
@@ -61,12 +62,19 @@ class DeclLowering:
                 fn.packet = py
                 fn.packet_kind = t.name
                 continue
-            if t is self.std_meta_type or (isinstance(t, TStruct) and t.name == "standard_metadata_t"):
+            if t is self.std_meta_type or (
+                isinstance(t, TStruct) and t.name == "standard_metadata_t"
+            ):
                 fn.sm = py
             scope.add(Sym("var", p.name, p, t, py=py, extra={"dir": p.direction}))
 
-    def bind_ctor_args(self, d: ast.ParserDecl | ast.ControlDecl, ctor_args: list[ast.Argument],
-                       scope: Env, arg_scope: Env | None) -> None:
+    def bind_ctor_args(
+        self,
+        d: ast.ParserDecl | ast.ControlDecl,
+        ctor_args: list[ast.Argument],
+        scope: Env,
+        arg_scope: Env | None,
+    ) -> None:
         """Constructor parameters of a parser/control instance: a control, parser or extern
         instance passed by name is bound to that instance; a value parameter to its constant."""
         for p, a in zip(d.ctor_params, ctor_args, strict=True):
@@ -74,21 +82,35 @@ class DeclLowering:
             e = a.value
             if isinstance(pt, (TNamedBlock, TExtern)):
                 sym = self.sym(e, arg_scope)
-                scope.add(Sym(sym.kind, p.name, p, sym.type, py=sym.py, value=sym.value, extra=sym.extra))
+                scope.add(
+                    Sym(sym.kind, p.name, p, sym.type, py=sym.py, value=sym.value, extra=sym.extra)
+                )
             else:
                 v = self.convert(self.expr(e, arg_scope or self.genv, None), pt)
                 scope.add(Sym("const", p.name, p, pt, py=v.code, value=v.const))
 
-    def compile_parser(self, d: ast.ParserDecl, prefix: str, ctor_args: list[ast.Argument],
-                       sub: bool = False, arg_scope: Env | None = None) -> str:
+    def compile_parser(
+        self,
+        d: ast.ParserDecl,
+        prefix: str,
+        ctor_args: list[ast.Argument],
+        sub: bool = False,
+        arg_scope: Env | None = None,
+    ) -> str:
         outer, self.inst = self.inst, prefix
         try:
             return self._compile_parser(d, prefix, ctor_args, sub, arg_scope)
         finally:
             self.inst = outer
 
-    def _compile_parser(self, d: ast.ParserDecl, prefix: str, ctor_args: list[ast.Argument],
-                        sub: bool, arg_scope: Env | None) -> str:
+    def _compile_parser(
+        self,
+        d: ast.ParserDecl,
+        prefix: str,
+        ctor_args: list[ast.Argument],
+        sub: bool,
+        arg_scope: Env | None,
+    ) -> str:
         fname = "P_" + self.uid(d.name)
         lines: list[str] = []
         fn = _Fn(lines, 1, self.tmp_counter)
@@ -199,7 +221,9 @@ class DeclLowering:
         if target == "accept":
             fn.emit(f"return {fn.parser_ret}")
         elif target == "reject":
-            fn.emit(f"return {fn.parser_ret}  # reject: BMv2 goes on to ingress with parser_error set")
+            fn.emit(
+                f"return {fn.parser_ret}  # reject: BMv2 goes on to ingress with parser_error set"
+            )
         elif fn.parser_inline is not None and target in fn.parser_inline[0]:
             by_name, pscope = fn.parser_inline
             self.emit_state(by_name[target], pscope, fn)
@@ -242,7 +266,9 @@ class DeclLowering:
                 for kv in reversed(keyvars):
                     parts.append(f"({kv.code} << {shift})" if shift else f"{kv.code}")
                     shift += width_of(kv.type)
-                fn.emit(f"{'if' if first else 'elif'} {vsym.py}.match({' | '.join(reversed(parts))}):")
+                fn.emit(
+                    f"{'if' if first else 'elif'} {vsym.py}.match({' | '.join(reversed(parts))}):"
+                )
                 first = False
                 fn.ind += 1
                 self.goto(case.state.name, fn, case.state)
@@ -294,16 +320,28 @@ class DeclLowering:
 
     # ======================================================================= controls
 
-    def compile_control(self, d: ast.ControlDecl, prefix: str, ctor_args: list[ast.Argument],
-                        top: bool = False, arg_scope: Env | None = None) -> str:
+    def compile_control(
+        self,
+        d: ast.ControlDecl,
+        prefix: str,
+        ctor_args: list[ast.Argument],
+        top: bool = False,
+        arg_scope: Env | None = None,
+    ) -> str:
         outer, self.inst = self.inst, prefix
         try:
             return self._compile_control(d, prefix, ctor_args, top, arg_scope)
         finally:
             self.inst = outer
 
-    def _compile_control(self, d: ast.ControlDecl, prefix: str, ctor_args: list[ast.Argument],
-                         top: bool, arg_scope: Env | None) -> str:
+    def _compile_control(
+        self,
+        d: ast.ControlDecl,
+        prefix: str,
+        ctor_args: list[ast.Argument],
+        top: bool,
+        arg_scope: Env | None,
+    ) -> str:
         fname = "C_" + self.uid(prefix)
         lines: list[str] = []
         fn = _Fn(lines, 1, self.tmp_counter)
@@ -348,7 +386,9 @@ class DeclLowering:
         head = [f"def {fname}({', '.join(pys)}):"]
         if top:
             # `exit` unwinds to here
-            inner = ["    try:"] + ["    " + ln for ln in lines] + ["    except Exit:", "        pass"]
+            inner = (
+                ["    try:"] + ["    " + ln for ln in lines] + ["    except Exit:", "        pass"]
+            )
             lines[:] = inner
         self.funcs.extend(head + lines)
         self.funcs.append("")
@@ -372,8 +412,12 @@ class DeclLowering:
             name = self.cp_name(prefix, loc)
             self.value_sets.append((py, name, size))
             self.model.value_sets[name] = ValueSetInfo(
-                name=name, id=self.ann_id(loc), annotations=self.annotations_text(loc), size=size,
-                matches=self.value_set_matches(t, loc))
+                name=name,
+                id=self.ann_id(loc),
+                annotations=self.annotations_text(loc),
+                size=size,
+                matches=self.value_set_matches(t, loc),
+            )
             scope.add(Sym("value_set", loc.name, loc, t, py=py))
         elif isinstance(loc, (ast.VariableDecl, ast.ConstDecl)):
             self.stmt(loc, scope, fn)
@@ -392,7 +436,12 @@ class DeclLowering:
             fname = self.compile_control(t.decl, name, d.args, arg_scope=scope)  # type: ignore[arg-type]
             scope.add(Sym("instance", d.name, d, t, py=fname, value="control"))
             return
-        if isinstance(t, TNamedBlock) and t.kind == "parser_decl" and fn is not None and fn.in_parser:
+        if (
+            isinstance(t, TNamedBlock)
+            and t.kind == "parser_decl"
+            and fn is not None
+            and fn.in_parser
+        ):
             fname = self.compile_parser(t.decl, name, d.args, sub=True, arg_scope=scope)  # type: ignore[arg-type]
             scope.add(Sym("instance", d.name, d, t, py=fname, value="parser"))
             return
@@ -493,8 +542,11 @@ class DeclLowering:
             if p is None or p.value is None:
                 continue
             isym = self.sym(p.value, scope)
-            ext = registry.lookup(isym.type.name) if (
-                isym.kind == "instance" and isinstance(isym.type, TExtern)) else None
+            ext = (
+                registry.lookup(isym.type.name)
+                if (isym.kind == "instance" and isinstance(isym.type, TExtern))
+                else None
+            )
             if ext is None:
                 raise bug(f"{pname} = names no extern module", p.value)
             ext.bind_table(self, isym.value, name)
@@ -504,37 +556,81 @@ class DeclLowering:
                 dm = isym.value
         impl = self.table_implementation(d, scope, fn, prefix, name)
         for p in d.properties:
-            if p.name not in ("key", "actions", "default_action", "size", "entries", "counters",
-                              "meters", "implementation") and not p.name.startswith("@"):
+            if p.name not in (
+                "key",
+                "actions",
+                "default_action",
+                "size",
+                "entries",
+                "counters",
+                "meters",
+                "implementation",
+            ) and not p.name.startswith("@"):
                 pass  # custom table properties are kept out of the data path (p4c warns too)
         # const entries
         entries: list[TableEntry] = []
         ep = d.prop("entries")
         if ep is not None and ep.entries:
             for i, en in enumerate(ep.entries):
-                entries.append(self.const_entry(en, keys, key_exprs, scope, actions, action_syms, name, i + 1))
+                entries.append(
+                    self.const_entry(en, keys, key_exprs, scope, actions, action_syms, name, i + 1)
+                )
         info = TableInfo(
-            name=name, id=self.ann_id(d), annotations=self.annotations_text(d), keys=tuple(keys),
-            actions=tuple(refs), default_action=default_name,
-            default_params=tuple(default_args.get(p, 0) for p, _ in
-                                 next(a for a in actions if a.name == default_name).params),
-            const_default_action=const_default, const_entries=bool(ep is not None and ep.is_const),
-            initial_entries=bool(entries), size=size, direct_counter=dc, direct_meter=dm,
-            implementation=impl.name if impl is not None else None)
+            name=name,
+            id=self.ann_id(d),
+            annotations=self.annotations_text(d),
+            keys=tuple(keys),
+            actions=tuple(refs),
+            default_action=default_name,
+            default_params=tuple(
+                default_args.get(p, 0)
+                for p, _ in next(a for a in actions if a.name == default_name).params
+            ),
+            const_default_action=const_default,
+            const_entries=bool(ep is not None and ep.is_const),
+            initial_entries=bool(entries),
+            size=size,
+            direct_counter=dc,
+            direct_meter=dm,
+            implementation=impl.name if impl is not None else None,
+        )
         self.model.tables[name] = info
         # the runtime installs the const entries when it loads the program; a bad one is
         # reported at its entry (p4sim.runtime.instance.check_program)
-        spec = TableSpec(py, info, actions, entries, (default_name, default_args), dc, dm,
-                         entry_nodes=list(ep.entries) if ep is not None and ep.entries else [],
-                         decl_name=d.name, implementation=impl.py if impl is not None else None)
+        spec = TableSpec(
+            py,
+            info,
+            actions,
+            entries,
+            (default_name, default_args),
+            dc,
+            dm,
+            entry_nodes=list(ep.entries) if ep is not None and ep.entries else [],
+            decl_name=d.name,
+            implementation=impl.py if impl is not None else None,
+        )
         self.tables.append(spec)
-        scope.add(Sym("table", d.name, d, py=py, value=spec,
-                      extra={"keys": key_exprs, "action_syms": action_syms, "scope": scope,
-                             "bound": bound_args, "selector": sel_exprs,
-                             "with_selector": impl is not None and bool(impl.params.get("selector"))}))
+        scope.add(
+            Sym(
+                "table",
+                d.name,
+                d,
+                py=py,
+                value=spec,
+                extra={
+                    "keys": key_exprs,
+                    "action_syms": action_syms,
+                    "scope": scope,
+                    "bound": bound_args,
+                    "selector": sel_exprs,
+                    "with_selector": impl is not None and bool(impl.params.get("selector")),
+                },
+            )
+        )
 
-    def table_implementation(self, d: ast.TableDecl, scope: Env, fn: _Fn | None, prefix: str,
-                             table: str) -> ExternSpec | None:
+    def table_implementation(
+        self, d: ast.TableDecl, scope: Env, fn: _Fn | None, prefix: str, table: str
+    ) -> ExternSpec | None:
         """The action profile/selector of `implementation = ...`: a declared instance, or one
         constructed in place, named as p4c's getTableImplementationName names it (the
         property's control-plane name: its @name, else "implementation")."""
@@ -547,8 +643,13 @@ class DeclLowering:
             spec = next((x for x in self.externs if x.py == isym.py), None)
         else:
             assert isinstance(v, ast.MethodCall) and isinstance(v.callee, ast.Name)
-            inst = ast.Instantiation(name="implementation", type=ast.NamedType(v.callee.name), args=v.args,
-                                     annotations=ip.annotations, span=ip.span)
+            inst = ast.Instantiation(
+                name="implementation",
+                type=ast.NamedType(v.callee.name),
+                args=v.args,
+                annotations=ip.annotations,
+                span=ip.span,
+            )
             ext = registry.lookup(v.callee.name)
             if ext is None or ext.table_property != "implementation":
                 raise bug("implementation = must construct an action_profile or action_selector", v)
@@ -589,12 +690,16 @@ class DeclLowering:
         for p, pid in zip(cp, self.field_ids(cp, adecl), strict=True):
             pt = self.resolve_type(p.type, asym.scope or self.g)
             params.append(Param(param_cp_name(p), width_of(pt), pid))
-        self.model.actions[aname] = ActionInfo(name=aname, id=self.ann_id(adecl),
-                                               annotations=self.annotations_text(adecl),
-                                               params=tuple(params))
+        self.model.actions[aname] = ActionInfo(
+            name=aname,
+            id=self.ann_id(adecl),
+            annotations=self.annotations_text(adecl),
+            params=tuple(params),
+        )
 
-    def bound_action(self, e: ast.Expression, scope: Env, actions: list[ActionSpec],
-                     syms: list[Sym]) -> tuple[str, dict[str, int]]:
+    def bound_action(
+        self, e: ast.Expression, scope: Env, actions: list[ActionSpec], syms: list[Sym]
+    ) -> tuple[str, dict[str, int]]:
         if isinstance(e, ast.MethodCall):
             callee, args = e.callee, e.args
         else:
@@ -613,9 +718,17 @@ class DeclLowering:
             vals[pname] = int(v.const)
         return spec.name, vals
 
-    def const_entry(self, en: ast.Entry, keys: list[KeyField], key_exprs: list[ast.Expression],
-                    scope: Env, actions: list[ActionSpec], syms: list[Sym], tname: str,
-                    order_prio: int) -> TableEntry:
+    def const_entry(
+        self,
+        en: ast.Entry,
+        keys: list[KeyField],
+        key_exprs: list[ast.Expression],
+        scope: Env,
+        actions: list[ActionSpec],
+        syms: list[Sym],
+        tname: str,
+        order_prio: int,
+    ) -> TableEntry:
         ks = en.keyset
         elems = ks.elements if isinstance(ks, ast.TupleKeyset) else [ks]
         match: dict = {}
@@ -639,10 +752,17 @@ class DeclLowering:
             else:
                 v = self.convert(self.expr(el, scope, None), kt)
                 val = int(v.const)
-                match[k.name] = {"exact": Exact, "optional": Optional_}.get(k.match_kind, Exact)(val) \
-                    if k.match_kind in ("exact", "optional") else (
-                        Lpm(val, k.bitwidth) if k.match_kind == "lpm" else
-                        Ternary(val, mask(k.bitwidth)) if k.match_kind == "ternary" else Range(val, val))
+                match[k.name] = (
+                    {"exact": Exact, "optional": Optional_}.get(k.match_kind, Exact)(val)
+                    if k.match_kind in ("exact", "optional")
+                    else (
+                        Lpm(val, k.bitwidth)
+                        if k.match_kind == "lpm"
+                        else Ternary(val, mask(k.bitwidth))
+                        if k.match_kind == "ternary"
+                        else Range(val, val)
+                    )
+                )
         aname, args = self.bound_action(en.action, scope, actions, syms)
         # Priorities, in our "higher wins" convention:
         # - `priority = N` (P4 1.2.4): larger N wins (spec default, largest_priority_wins);

@@ -97,10 +97,15 @@ class ExprLowering:
             tgt = fn.tmp("tgt")
             fn.emit(f"    {tgt} = {r}.args")
             if tsym.extra["with_selector"]:
-                data = self.data_pack(ast.ListExpression(list(tsym.extra["selector"])), tscope, fn) \
-                    if tsym.extra["selector"] else "b''"
-                fn.emit(f"    {r} = {tgt}.recs[{spec.py}.slot] if {tgt}.is_member else "
-                        f"{tgt}.pick({data}, {spec.py}.slot)")
+                data = (
+                    self.data_pack(ast.ListExpression(list(tsym.extra["selector"])), tscope, fn)
+                    if tsym.extra["selector"]
+                    else "b''"
+                )
+                fn.emit(
+                    f"    {r} = {tgt}.recs[{spec.py}.slot] if {tgt}.is_member else "
+                    f"{tgt}.pick({data}, {spec.py}.slot)"
+                )
             else:
                 fn.emit(f"    {r} = {tgt}.recs[{spec.py}.slot]")
         fn.emit(f"{aid} = {r}.aid")
@@ -121,8 +126,11 @@ class ExprLowering:
                 for j, p in enumerate(adecl.params):
                     pt = self.resolve_type(p.type, asym.scope or scope)
                     if j < len(bound):
-                        vals.append(V("None", VOID) if p.direction == "out"
-                                    else self.expr(bound[j].value, tscope, fn))
+                        vals.append(
+                            V("None", VOID)
+                            if p.direction == "out"
+                            else self.expr(bound[j].value, tscope, fn)
+                        )
                         nodes.append(bound[j])
                     else:
                         vals.append(V(f"{r}.args[{j - len(bound)}]", pt))
@@ -133,8 +141,15 @@ class ExprLowering:
             fn.ind -= 1
         return hit, aid
 
-    def inline_action(self, asym: Sym, args: list[V], arg_nodes: list[ast.Argument | None] | None,
-                      scope: Env, fn: _Fn, from_table: bool = False) -> str | None:
+    def inline_action(
+        self,
+        asym: Sym,
+        args: list[V],
+        arg_nodes: list[ast.Argument | None] | None,
+        scope: Env,
+        fn: _Fn,
+        from_table: bool = False,
+    ) -> str | None:
         """Inline an action or function body; returns the Python var holding a function's result."""
         d = asym.decl
         assert isinstance(d, (ast.ActionDecl, ast.FunctionDecl))
@@ -166,7 +181,11 @@ class ExprLowering:
                 if a is not None and p.direction != "out":
                     a = self.convert(a, pt)
                     fn.emit(f"{py} = {self.copy_code(a)}")
-                if p.direction in ("out", "inout") and node is not None and not isinstance(node, ast.DontCare):
+                if (
+                    p.direction in ("out", "inout")
+                    and node is not None
+                    and not isinstance(node, ast.DontCare)
+                ):
                     copy_back.append((node, py, scope))
             inner.add(Sym("var", p.name, p, pt, py=py, extra={"dir": p.direction or "in"}))
         rv = None
@@ -253,7 +272,9 @@ class ExprLowering:
                     backs = []
                     for a, p in zip(c.args[1:], pdecl.params[1:], strict=True):
                         pt = self.resolve_type(p.type, self.g)
-                        scalar_out = p.direction in ("out", "inout") and not isinstance(pt, (TStruct, TStack))
+                        scalar_out = p.direction in ("out", "inout") and not isinstance(
+                            pt, (TStruct, TStack)
+                        )
                         if scalar_out:
                             backs.append((a.value, pt))
                         if p.direction == "out" and scalar_out:
@@ -285,9 +306,15 @@ class ExprLowering:
                     return V("None", VOID)
                 if m in ("minSizeInBits", "minSizeInBytes"):
                     w = width_of(ot)
-                    return V(str(w if m.endswith("Bits") else w // 8), INT, w if m.endswith("Bits") else w // 8)
+                    return V(
+                        str(w if m.endswith("Bits") else w // 8),
+                        INT,
+                        w if m.endswith("Bits") else w // 8,
+                    )
             if isinstance(ot, TStruct) and ot.kind == "union" and m == "isValid":
-                return V("(" + " or ".join(f"{obj.code}.{fld(f)}._v" for f, _ in ot.fields) + ")", BOOL)
+                return V(
+                    "(" + " or ".join(f"{obj.code}.{fld(f)}._v" for f, _ in ot.fields) + ")", BOOL
+                )
             if isinstance(ot, TStack) and m in ("push_front", "pop_front"):
                 n = self.expr(argv[0], scope, fn)
                 fn.emit(f"{obj.code}.{m}({n.code})")
@@ -333,7 +360,11 @@ class ExprLowering:
         backs = []
         for a, p, py in zip(c.args, d.params, pys, strict=True):
             pt = self.resolve_type(p.type, self.g)
-            if isinstance(a.value, ast.DontCare) or p.direction == "out" and not isinstance(pt, (TStruct, TStack)):
+            if (
+                isinstance(a.value, ast.DontCare)
+                or p.direction == "out"
+                and not isinstance(pt, (TStruct, TStack))
+            ):
                 fn.emit(f"{py} = {self.default_value(pt)}")
                 if p.direction == "out" and not isinstance(a.value, ast.DontCare):
                     backs.append((a.value, pt, py))
@@ -408,10 +439,15 @@ class ExprLowering:
             return f"({packed()} if {next(iter(conds))} else b'')"
         if all(p[2] is None for p in parts):
             return packed()
-        vals = ", ".join(f"(({p[0]}, {p[1]}) if {p[2]} else None)" if p[2] else f"({p[0]}, {p[1]})" for p in parts)
+        vals = ", ".join(
+            f"(({p[0]}, {p[1]}) if {p[2]} else None)" if p[2] else f"({p[0]}, {p[1]})"
+            for p in parts
+        )
         return f"_RT.pack_valid(({vals},))"
 
-    def extern_fn(self, sym: Sym, argv: list[ast.Expression], c: ast.MethodCall, scope: Env, fn: _Fn) -> V:
+    def extern_fn(
+        self, sym: Sym, argv: list[ast.Expression], c: ast.MethodCall, scope: Env, fn: _Fn
+    ) -> V:
         ext = registry.function(sym.name)
         if ext is None:
             raise bug(f"extern function {sym.name}", c)
@@ -419,8 +455,16 @@ class ExprLowering:
             self.model.calls_extern_function = True
         return ext.call(self, sym.name, argv, c, scope, fn)
 
-    def extern_method(self, obj: V, t: TExtern, m: str, argv: list[ast.Expression], c: ast.MethodCall,
-                      scope: Env, fn: _Fn) -> V:
+    def extern_method(
+        self,
+        obj: V,
+        t: TExtern,
+        m: str,
+        argv: list[ast.Expression],
+        c: ast.MethodCall,
+        scope: Env,
+        fn: _Fn,
+    ) -> V:
         ext = registry.lookup(t.name)
         if ext is None:
             raise bug(f"method {m} of extern {t.name}", c)
@@ -551,7 +595,11 @@ class ExprLowering:
         base = e.expr
         m = e.member
         # table.apply().hit / miss (error and enum members are constants check folded)
-        if isinstance(base, ast.MethodCall) and isinstance(base.callee, ast.Member) and base.callee.member == "apply":
+        if (
+            isinstance(base, ast.MethodCall)
+            and isinstance(base.callee, ast.Member)
+            and base.callee.member == "apply"
+        ):
             f = self._need_fn(fn, e)
             hit, aid = self.table_apply(self.table_of(base.callee.expr, scope), scope, f)
             return hit if m == "hit" else f"(not {hit})"
@@ -646,8 +694,13 @@ class ExprLowering:
         """P4 == on headers (both invalid, or both valid with equal fields), structs and
         stacks (every member equal)."""
         if isinstance(t, TStack):
-            return " and ".join(f"({self.aggregate_eq(f'{a}.a[{i}]', f'{b}.a[{i}]', t.elem)})"
-                                for i in range(t.size)) or "True"
+            return (
+                " and ".join(
+                    f"({self.aggregate_eq(f'{a}.a[{i}]', f'{b}.a[{i}]', t.elem)})"
+                    for i in range(t.size)
+                )
+                or "True"
+            )
         if isinstance(t, TStruct):
             parts = [self.aggregate_eq(f"{a}.{fld(f)}", f"{b}.{fld(f)}", ft) for f, ft in t.fields]
             fields = " and ".join(f"({p})" for p in parts) or "True"

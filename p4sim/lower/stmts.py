@@ -119,8 +119,11 @@ class StmtLowering:
                 except P4SourceError:
                     return []  # the statement's own lowering reports it, located
                 if isinstance(base.type, TStack) and not idx.is_const:
-                    code = f"sx({idx.code}, {idx.type.width})" if isinstance(idx.type, TBits) and \
-                        idx.type.signed else idx.code
+                    code = (
+                        f"sx({idx.code}, {idx.type.width})"
+                        if isinstance(idx.type, TBits) and idx.type.signed
+                        else idx.code
+                    )
                     out.append(f"0 <= {code} < {base.type.size}")
                 if id(n.index) in self.index_memo:
                     # a hoisted index: what it read was guarded when it was computed
@@ -143,11 +146,13 @@ class StmtLowering:
         def visit(n: ast.Node) -> None:  # postorder: an inner index before the one around it
             for c in n.children():
                 visit(c)
-            if isinstance(n, ast.Index) and any(isinstance(x, ast.MethodCall) for x in ast.walk(n.index)):
+            if isinstance(n, ast.Index) and any(
+                isinstance(x, ast.MethodCall) for x in ast.walk(n.index)
+            ):
                 order.append(n)
 
         for root in roots:
-            for part in ([root.lhs, root.rhs] if isinstance(root, ast.Assignment) else [root]):
+            for part in [root.lhs, root.rhs] if isinstance(root, ast.Assignment) else [root]:
                 visit(part)
         for n in order:
             obj, idx = self.checked.value(n.expr, self.inst), self.checked.value(n.index, self.inst)
@@ -242,7 +247,9 @@ class StmtLowering:
         if s.init is not None and guards:
             fn.emit(f"if {' and '.join(guards)}:")
             fn.ind += 1
-            if isinstance(s.init, (ast.ListExpression, ast.StructExpression)) and isinstance(t, TStruct):
+            if isinstance(s.init, (ast.ListExpression, ast.StructExpression)) and isinstance(
+                t, TStruct
+            ):
                 self.assign_fields(V(py, t), t, s.init, scope, fn)
             else:
                 fn.emit(f"{py} = {self.copy_code(self.convert(self.expr(s.init, scope, fn), t))}")
@@ -298,8 +305,10 @@ class StmtLowering:
             if s.cond is not None:
                 fn.emit(f"if not ({self.cond(s.cond, inner, fn)}): break")
             fn.emit(f"{count} += 1")
-            fn.emit(f"if {count} > {self.LOOP_LIMIT}: "
-                    f"raise OverflowError('for loop at {s.span} ran {self.LOOP_LIMIT} iterations')")
+            fn.emit(
+                f"if {count} > {self.LOOP_LIMIT}: "
+                f"raise OverflowError('for loop at {s.span} ran {self.LOOP_LIMIT} iterations')"
+            )
             fn.ind -= 1  # body() indents the loop body itself
             fn.loops.append(frame)
             self.body(s.body, inner, fn)
@@ -327,7 +336,9 @@ class StmtLowering:
                     cond = "True"
                 else:
                     asym = self.sym(case.label, scope)
-                    idx = next((i for i, a in enumerate(spec.actions) if a.name == asym.value), None)
+                    idx = next(
+                        (i for i, a in enumerate(spec.actions) if a.name == asym.value), None
+                    )
                     cond = f"{aid} == {idx}"
                 pending.append(cond)
                 if case.body is None:
@@ -373,7 +384,9 @@ class StmtLowering:
                 target = self.expr(lhs, scope, fn)
                 fn.emit(f"{target.code}._v = False")  # check allows `{#}` for headers only
                 return
-            if isinstance(rhs, (ast.ListExpression, ast.StructExpression)) and isinstance(lt, TStruct):
+            if isinstance(rhs, (ast.ListExpression, ast.StructExpression)) and isinstance(
+                lt, TStruct
+            ):
                 self.assign_fields(self.expr(lhs, scope, fn), lt, rhs, scope, fn)
                 return
             rv = self.expr(rhs, scope, fn)
@@ -387,7 +400,9 @@ class StmtLowering:
             return
         self.store(lhs, code, scope, fn)
 
-    def assign_fields(self, target: V, lt: TStruct, rhs: ast.Expression, scope: Env, fn: _Fn) -> None:
+    def assign_fields(
+        self, target: V, lt: TStruct, rhs: ast.Expression, scope: Env, fn: _Fn
+    ) -> None:
         t = fn.tmp("o")
         fn.emit(f"{t} = {target.code}")
         names = [f for f, _ in lt.fields]
@@ -409,7 +424,9 @@ class StmtLowering:
                 staged.append((fname, self.default_value(ft)))
                 continue
             v = self.convert(self.expr(e, scope, fn), ft)  # nested {..}: a fresh temporary
-            nested = isinstance(ft, TStruct) and isinstance(e, (ast.ListExpression, ast.StructExpression))
+            nested = isinstance(ft, TStruct) and isinstance(
+                e, (ast.ListExpression, ast.StructExpression)
+            )
             code = v.code if nested else self.copy_code(v)
             if not v.is_const:
                 tv = fn.tmp("f")
@@ -431,7 +448,11 @@ class StmtLowering:
     def store(self, lhs: ast.Expression, code: str, scope: Env, fn: _Fn) -> None:
         if isinstance(lhs, ast.Name):
             sym = self.sym(lhs, scope)
-            if isinstance(sym.type, (TStruct, TStack)) and "." not in sym.py and sym.extra.get("dir") in ("inout", "out"):
+            if (
+                isinstance(sym.type, (TStruct, TStack))
+                and "." not in sym.py
+                and sym.extra.get("dir") in ("inout", "out")
+            ):
                 # keep the caller's object: copy fields in place
                 fn.emit(f"_src = {code}")
                 self.copy_into(sym.py, "_src", sym.type, fn)
@@ -459,7 +480,9 @@ class StmtLowering:
                 if isinstance(ft, TStruct):
                     for other, _ in obj.type.fields:
                         if other != lhs.member:
-                            fn.emit(f"if {obj.code}.{fld(lhs.member)}._v: {obj.code}.{fld(other)}._v = False")
+                            fn.emit(
+                                f"if {obj.code}.{fld(lhs.member)}._v: {obj.code}.{fld(other)}._v = False"
+                            )
                 return
             fn.emit(f"{obj.code}.{fld(lhs.member)} = {code}")
             return
@@ -476,8 +499,10 @@ class StmtLowering:
             if t.kind == "header":
                 fn.emit(f"{dst}._v = {src}._v")
             for fname, ft in t.fields:
-                fn.emit(f"{dst}.{fld(fname)} = {src}.{fld(fname)}"
-                        + (".copy()" if isinstance(ft, (TStruct, TStack)) else ""))
+                fn.emit(
+                    f"{dst}.{fld(fname)} = {src}.{fld(fname)}"
+                    + (".copy()" if isinstance(ft, (TStruct, TStack)) else "")
+                )
                 if isinstance(ft, TVarbit):
                     fn.emit(f"{dst}.w{fld(fname)} = {src}.w{fld(fname)}")
         elif isinstance(t, TStack):

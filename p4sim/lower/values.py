@@ -47,8 +47,10 @@ def mangle(prefix: str, name: str) -> str:
     """
     if _ASCII_ID.match(name):
         return f"{prefix}_{name}"
-    enc = "".join(ch if ch.isascii() and ch.isalnum() else "__" if ch == "_" else f"_x{ord(ch):x}_"
-                  for ch in name)
+    enc = "".join(
+        ch if ch.isascii() and ch.isalnum() else "__" if ch == "_" else f"_x{ord(ch):x}_"
+        for ch in name
+    )
     return f"{prefix}U_{enc}"
 
 
@@ -79,10 +81,14 @@ class Pipeline:
     field_lists: dict[int, str] = field(default_factory=dict)  # index -> copy function
 
 
-HDR_OBJ = "\x00"  # stands for the header object in extract/emit templates (never in generated names)
+HDR_OBJ = (
+    "\x00"  # stands for the header object in extract/emit templates (never in generated names)
+)
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
-_PURE_KEY = re.compile(r"[\w.\s()&|^~<>+\-*]*$")  # key code that cannot raise: no subscript, division, comma
+_PURE_KEY = re.compile(
+    r"[\w.\s()&|^~<>+\-*]*$"
+)  # key code that cannot raise: no subscript, division, comma
 
 
 class _Fn:

@@ -86,11 +86,19 @@ class Group:
 class Profile:
     """One action profile or selector: its members, its groups, the tables using it."""
 
-    def __init__(self, name: str, size: int, selector: bool, max_group_size: int = 0,
-                 hashfn: Callable[[bytes], int] | None = None):
+    def __init__(
+        self,
+        name: str,
+        size: int,
+        selector: bool,
+        max_group_size: int = 0,
+        hashfn: Callable[[bytes], int] | None = None,
+    ):
         self.name, self.size, self.selector = name, size, selector
         self.max_group_size = max_group_size
-        self.hashfn = hashfn  # set by the switch for selectors (custom CRCs and random are per switch)
+        self.hashfn = (
+            hashfn  # set by the switch for selectors (custom CRCs and random are per switch)
+        )
         self.members: dict[int, Member] = {}
         self.groups: dict[int, Group] = {}
         self.tables: list[IndirectTable] = []
@@ -116,8 +124,10 @@ class Profile:
     def next_ids(self) -> tuple[int, int]:
         """(member, group) handles the next creations get: simple_switch_CLI names members
         and groups by these (act_prof_create_member prints its handle)."""
-        return (self._mh.free[0] if self._mh.free else self._mh.next,
-                self._gh.free[0] if self._gh.free else self._gh.next)
+        return (
+            self._mh.free[0] if self._mh.free else self._mh.next,
+            self._gh.free[0] if self._gh.free else self._gh.next,
+        )
 
     def action_params(self, action: str) -> list[str]:
         """The parameter names of `action` (a unique suffix will do), in declaration order."""
@@ -156,8 +166,10 @@ class Profile:
     def member_delete(self, mid: int) -> None:
         m = self.member(mid)
         if m.refs:
-            raise FailedPrecondition(f"action profile {self.name}: member {mid} is still used by"
-                                     f" {m.refs} group(s) or table entr(y/ies)")
+            raise FailedPrecondition(
+                f"action profile {self.name}: member {mid} is still used by"
+                f" {m.refs} group(s) or table entr(y/ies)"
+            )
         del self.members[mid]
         self._mh.release(m.hnd)
 
@@ -178,8 +190,10 @@ class Profile:
         if len(set(mids)) != len(mids):
             raise P4SimError(f"action selector {self.name}: a member is listed twice in the group")
         if self.max_group_size and len(mids) > self.max_group_size:
-            raise ResourceExhausted(f"action selector {self.name}: a group holds at most"
-                                    f" {self.max_group_size} members, {len(mids)} given")
+            raise ResourceExhausted(
+                f"action selector {self.name}: a group holds at most"
+                f" {self.max_group_size} members, {len(mids)} given"
+            )
         return sorted((self.member(mid) for mid in mids), key=lambda m: m.hnd)
 
     def _set_members(self, g: Group, members: list[Member]) -> None:
@@ -209,8 +223,10 @@ class Profile:
     def group_delete(self, gid: int) -> None:
         g = self.group(gid)
         if g.refs:
-            raise FailedPrecondition(f"action selector {self.name}: group {gid} is still used by"
-                                     f" {g.refs} table entr(y/ies)")
+            raise FailedPrecondition(
+                f"action selector {self.name}: group {gid} is still used by"
+                f" {g.refs} table entr(y/ies)"
+            )
         self._set_members(g, [])
         del self.groups[gid]
         self._gh.release(g.hnd)
@@ -222,11 +238,15 @@ class Profile:
                 raise P4SimError(f"table {table}: an entry names a member or a group, not both")
             g = self.group(entry.group)
             if not g.members:
-                raise FailedPrecondition(f"table {table}: group {entry.group} of {self.name} is empty")
+                raise FailedPrecondition(
+                    f"table {table}: group {entry.group} of {self.name} is empty"
+                )
             return g
         if entry.member is None:
-            raise P4SimError(f"table {table} is indirect (action profile {self.name}): an entry names"
-                             " a member or a group, not an action")
+            raise P4SimError(
+                f"table {table} is indirect (action profile {self.name}): an entry names"
+                " a member or a group, not an action"
+            )
         return self.member(entry.member)
 
 
@@ -241,8 +261,10 @@ class IndirectTable(Table):
 
     def _entry_action(self, entry: TableEntry) -> tuple[int, tuple]:
         if entry.action or entry.params:
-            raise P4SimError(f"table {self.name} is indirect (action profile {self.profile.name}): an entry"
-                             " names a member or a group, not an action")
+            raise P4SimError(
+                f"table {self.name} is indirect (action profile {self.profile.name}): an entry"
+                " names a member or a group, not an action"
+            )
         t = self.profile.target(entry, self.name)
         t.refs += 1
         return -1, t  # type: ignore[return-value]  (the data path reads the target from `args`)

@@ -34,7 +34,11 @@ class ValueSet:
 def build_table(spec: TableSpec, profile: Profile | None = None) -> Table:
     """A table with its initial default and const entries; a bad const entry is a
     P4SourceError at that entry. An indirect table is built on its `profile`."""
-    t = Table(spec.info, spec.actions) if profile is None else IndirectTable(spec.info, spec.actions, profile)
+    t = (
+        Table(spec.info, spec.actions)
+        if profile is None
+        else IndirectTable(spec.info, spec.actions, profile)
+    )
     name, args = spec.default
     t.set_default(name, args, force=True)
     t.initial_default = t.default
@@ -42,7 +46,9 @@ def build_table(spec: TableSpec, profile: Profile | None = None) -> Table:
     for e, node in zip(spec.const_entries, nodes, strict=True):
         try:
             # a copy: installing normalises the entry (action name, priority)
-            t.add(TableEntry(e.table, dict(e.match), e.action, dict(e.params), e.priority), const=True)
+            t.add(
+                TableEntry(e.table, dict(e.match), e.action, dict(e.params), e.priority), const=True
+            )
         except P4SimError as x:
             if node is None:
                 raise
@@ -51,7 +57,9 @@ def build_table(spec: TableSpec, profile: Profile | None = None) -> Table:
     return t
 
 
-def instantiate(program: CompiledProgram, rt: object, backend: str | None = None, wait: bool = True) -> dict:
+def instantiate(
+    program: CompiledProgram, rt: object, backend: str | None = None, wait: bool = True
+) -> dict:
     """Fresh namespace: the generated functions bound to new tables and extern objects.
     `backend`: "python" (the reference) or "compiled" (`p4sim.compiled`); default: the
     profile's (p4sim.profile). `wait=False`: a compiled module not built yet is built in
@@ -90,8 +98,11 @@ def used_externs(program: CompiledProgram) -> list[Extern]:
         return list(registry.all_externs())
     names = _names(program.code, set())
     kinds = {ex.kind for ex in program.externs}
-    return [e for e in registry.all_externs()
-            if (e.name and e.name in kinds) or not names.isdisjoint(e.runtime_methods())]
+    return [
+        e
+        for e in registry.all_externs()
+        if (e.name and e.name in kinds) or not names.isdisjoint(e.runtime_methods())
+    ]
 
 
 def check_program(program: CompiledProgram) -> None:

@@ -59,20 +59,32 @@ class RxRing:
     `truncated`, never delivered. A ring that cannot be set up raises OSError (the port
     then reads with recvmsg)."""
 
-    def __init__(self, sock: socket.socket, frame_size: int, frames: int, block_size: int = 1 << 16) -> None:
+    def __init__(
+        self, sock: socket.socket, frame_size: int, frames: int, block_size: int = 1 << 16
+    ) -> None:
         if frame_size & (frame_size - 1) or frame_size < 2048:
             raise ValueError(f"ring slots are a power of 2 of at least 2 KiB, not {frame_size}")
-        block_size = max(block_size, frame_size)  # powers of 2: slots tile the blocks, none straddles
+        block_size = max(
+            block_size, frame_size
+        )  # powers of 2: slots tile the blocks, none straddles
         per_block = block_size // frame_size
         blocks = max(1, frames // per_block)
         sock.setsockopt(afpacket.SOL_PACKET, PACKET_VERSION, TPACKET_V2)
         sock.setsockopt(afpacket.SOL_PACKET, PACKET_COPY_THRESH, 1)
-        sock.setsockopt(afpacket.SOL_PACKET, PACKET_RX_RING,
-                        struct.pack("IIII", block_size, blocks, frame_size, blocks * per_block))
+        sock.setsockopt(
+            afpacket.SOL_PACKET,
+            PACKET_RX_RING,
+            struct.pack("IIII", block_size, blocks, frame_size, blocks * per_block),
+        )
         self.frame_size, self.per_block, self.block_size = frame_size, per_block, block_size
         self.frames = blocks * per_block
         try:
-            self.mm = mmap.mmap(sock.fileno(), block_size * blocks, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            self.mm = mmap.mmap(
+                sock.fileno(),
+                block_size * blocks,
+                mmap.MAP_SHARED,
+                mmap.PROT_READ | mmap.PROT_WRITE,
+            )
         except OSError:
             # frames would go to a ring nobody reads: take it down (no blocks), then recvmsg
             sock.setsockopt(afpacket.SOL_PACKET, PACKET_RX_RING, bytes(16))
@@ -108,7 +120,7 @@ class RxRing:
             elif status & odd or tci or snap < length:
                 frame = self._odd(off, status, length, snap, mac, tci, tpid)
             else:
-                frame = mm[off + mac:off + mac + snap]
+                frame = mm[off + mac : off + mac + snap]
             words[slot * wps] = 0  # TP_STATUS_KERNEL, one store (see __init__)
             slot += 1
             off += fsize
@@ -138,16 +150,23 @@ class RxRing:
             return False
         self.suspect = None
         self.holes += 1
-        log.warning("receive ring: slot %d stayed empty after the kernel filled the next one; stepped over", slot)
+        log.warning(
+            "receive ring: slot %d stayed empty after the kernel filled the next one; stepped over",
+            slot,
+        )
         return True
 
-    def _odd(self, off: int, status: int, length: int, snap: int, mac: int, tci: int, tpid: int) -> bytes | None:
+    def _odd(
+        self, off: int, status: int, length: int, snap: int, mac: int, tci: int, tpid: int
+    ) -> bytes | None:
         """A slot that is not a plain whole frame: one the kernel also queued whole on the
         socket (larger than a slot), one it truncated, or one whose tag it stripped."""
         if status & TP_STATUS_COPY:
             # the whole frame waits on the socket's queue (nothing else is queued there)
             try:
-                data, ancdata, flags, _addr = self.sock.recvmsg(65535, socket.CMSG_SPACE(afpacket.AUXDATA.size))
+                data, ancdata, flags, _addr = self.sock.recvmsg(
+                    65535, socket.CMSG_SPACE(afpacket.AUXDATA.size)
+                )
             except OSError:  # not queued (BlockingIOError), or the interface failed: lost, counted
                 # raising here would drop the frames `take` already released and leave
                 # `next` behind the kernel's slot (frames late, out of order)
@@ -160,7 +179,7 @@ class RxRing:
         if snap < length:
             self.truncated += 1
             return None
-        frame = self.mm[off + mac:off + mac + snap]
+        frame = self.mm[off + mac : off + mac + snap]
         return _tagged(frame, status, tci, tpid)
 
     def close(self) -> None:
@@ -285,7 +304,9 @@ class InterfacePort(Port):
 
     kind = "interface"
     READ_BATCH = 64  # frames read off the socket before they go to the switch together
-    RING_BYTES = 4 << 20  # the receive ring (the socket buffer it replaces): 2,048 slots of 2 KiB, 512 of 8 KiB
+    RING_BYTES = (
+        4 << 20
+    )  # the receive ring (the socket buffer it replaces): 2,048 slots of 2 KiB, 512 of 8 KiB
 
     def __init__(self, number: int, ifname: str, ring: bool = True) -> None:
         super().__init__(number)
@@ -293,7 +314,9 @@ class InterfacePort(Port):
         try:
             self.sock = afpacket.packet_socket(ifname, promiscuous=True, rcvbuf=4 << 20)
         except PermissionError as exc:
-            raise PermissionError(f"port {number}@{ifname}: raw sockets need root (CAP_NET_RAW): {exc}") from None
+            raise PermissionError(
+                f"port {number}@{ifname}: raw sockets need root (CAP_NET_RAW): {exc}"
+            ) from None
         except OSError as exc:
             raise OSError(f"port {number}@{ifname}: cannot open the interface: {exc}") from None
         # the kernel keeps copies of our own transmissions off this socket (Linux >= 4.20): else
@@ -310,7 +333,9 @@ class InterfacePort(Port):
                 slot = _slot_size(self.sock, ifname)
                 self.ring = RxRing(self.sock, slot, self.RING_BYTES // slot)
             except OSError as exc:  # an old kernel, or locked memory refused: recvmsg then
-                log.warning("port %d@%s: no receive ring (%s); reading frame by frame", number, ifname, exc)
+                log.warning(
+                    "port %d@%s: no receive ring (%s); reading frame by frame", number, ifname, exc
+                )
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._tx_lock = threading.Lock()
@@ -322,11 +347,15 @@ class InterfacePort(Port):
         """Frames the port could not give whole (counted, never delivered cut short), and
         ring slots stepped over as holes."""
         ring = self.ring
-        return self.rx_truncated + (0 if ring is None else ring.truncated + ring.copy_lost + ring.holes)
+        return self.rx_truncated + (
+            0 if ring is None else ring.truncated + ring.copy_lost + ring.holes
+        )
 
     def start(self, deliver: Sink, deliver_many: SinkMany | None = None) -> None:
         self._thread = threading.Thread(
-            target=self._reader, args=(deliver, deliver_many), name=f"p4sim-port{self.number}-{self.ifname}",
+            target=self._reader,
+            args=(deliver, deliver_many),
+            name=f"p4sim-port{self.number}-{self.ifname}",
             daemon=True,
         )
         self._thread.start()
@@ -350,7 +379,9 @@ class InterfacePort(Port):
                 else:
                     while len(batch) < batch_max:
                         data, ancdata, flags, addr = recvmsg(65535, anc)
-                        if flags & trunc:  # above 64 KiB (a GSO frame): counted, never given cut short
+                        if (
+                            flags & trunc
+                        ):  # above 64 KiB (a GSO frame): counted, never given cut short
                             self.rx_truncated += 1
                         elif addr[2] != outgoing:
                             batch.append(restore(data, ancdata))
@@ -378,13 +409,17 @@ class InterfacePort(Port):
                 try:
                     deliver_many(self.number, batch)
                 except Exception:  # a failure must not stop the port
-                    log.exception("port %d@%s: processing received frames failed", self.number, self.ifname)
+                    log.exception(
+                        "port %d@%s: processing received frames failed", self.number, self.ifname
+                    )
                 continue
             for frame in batch:
                 try:
                     deliver(self.number, frame)
                 except Exception:  # one bad frame must not stop the port
-                    log.exception("port %d@%s: processing a received frame failed", self.number, self.ifname)
+                    log.exception(
+                        "port %d@%s: processing a received frame failed", self.number, self.ifname
+                    )
 
     def transmit(self, frame: bytes) -> None:
         self.transmit_many((frame,))
@@ -398,13 +433,21 @@ class InterfacePort(Port):
                 try:
                     try:
                         send(frame)
-                    except BlockingIOError:  # the send buffer is full: wait as a blocking socket would, briefly
+                    except (
+                        BlockingIOError
+                    ):  # the send buffer is full: wait as a blocking socket would, briefly
                         if not select.select((), (self.sock,), (), 0.1)[1]:
                             raise
                         send(frame)
                     self.tx_frames += 1
                 except OSError as exc:
-                    log.warning("port %d@%s: send of %d bytes failed: %s", self.number, self.ifname, len(frame), exc)
+                    log.warning(
+                        "port %d@%s: send of %d bytes failed: %s",
+                        self.number,
+                        self.ifname,
+                        len(frame),
+                        exc,
+                    )
 
     def close(self) -> None:
         self._stop.set()
@@ -441,7 +484,9 @@ class PortSet:
         self.add(port)
         return port
 
-    def add_inprocess(self, number: int, on_output: Callable[[bytes], None] | None = None) -> InProcessPort:
+    def add_inprocess(
+        self, number: int, on_output: Callable[[bytes], None] | None = None
+    ) -> InProcessPort:
         port = InProcessPort(number, on_output)
         self.add(port)
         return port

@@ -57,8 +57,17 @@ class _Pkt(QueuedPacket):
     `trunc`: clone session truncation (bytes), 0 = none; `in_port`: the port it came in on
     (kept across metadata resets, as BMv2)."""
 
-    def __init__(self, hdr, meta, sm, payload: bytes, frame: bytes, passes: int = 0, in_port: int = 0,
-                 trunc: int = 0):
+    def __init__(
+        self,
+        hdr,
+        meta,
+        sm,
+        payload: bytes,
+        frame: bytes,
+        passes: int = 0,
+        in_port: int = 0,
+        trunc: int = 0,
+    ):
         # the dataclass __init__ costs more per packet; the TM fields not set here have
         # class-level defaults (enq_*/deq_*) or are set by _enqueue (egress_port, priority, length)
         self.hdr, self.meta, self.sm = hdr, meta, sm
@@ -104,13 +113,41 @@ class Switch:
     # the attributes read per packet from C (the compiled driver, generated code's `_RT.x`):
     # a slot is found by the type lookup alone, an instance-dict attribute needs a dict
     # lookup after it; the others (and the externs' bound methods) stay in __dict__
-    __slots__ = ("_now", "_dirty", "plen", "payload", "cap", "cksum_err", "_pending", "drop_port", "tm",
-                 "stats", "_out", "cpu_port", "log", "_parse_errors", "_stops", "_enq_seq", "_drive",
-                 "pfc_rx", "__dict__", "__weakref__")
+    __slots__ = (
+        "_now",
+        "_dirty",
+        "plen",
+        "payload",
+        "cap",
+        "cksum_err",
+        "_pending",
+        "drop_port",
+        "tm",
+        "stats",
+        "_out",
+        "cpu_port",
+        "log",
+        "_parse_errors",
+        "_stops",
+        "_enq_seq",
+        "_drive",
+        "pfc_rx",
+        "__dict__",
+        "__weakref__",
+    )
 
-    def __init__(self, program: CompiledProgram | str, *, include_dirs=(), cpu_port: int | None = None,
-                 tm=None, pfc_rx: bool = True, seed: int = 0, drop_port: int = DROP_PORT,
-                 wait_for_build: bool = True):
+    def __init__(
+        self,
+        program: CompiledProgram | str,
+        *,
+        include_dirs=(),
+        cpu_port: int | None = None,
+        tm=None,
+        pfc_rx: bool = True,
+        seed: int = 0,
+        drop_port: int = DROP_PORT,
+        wait_for_build: bool = True,
+    ):
         if isinstance(program, str):
             program = load_program(program, include_dirs)
         self.program = program
@@ -165,7 +202,9 @@ class Switch:
         self._new_hdr = ns[pl.new_hdr]
         self._new_meta = ns[pl.new_meta]
         self._new_sm = ns[pl.new_sm]
-        self.new_meta = self._new_meta  # fresh user metadata (every field 0), for the externs' copies
+        self.new_meta = (
+            self._new_meta
+        )  # fresh user metadata (every field 0), for the externs' copies
         self._field_lists = {i: ns[f] for i, f in pl.field_lists.items()}
         self.tables: dict[str, Table] = {s.info.name: ns[s.py] for s in program.tables}
         for ext in registry.all_externs():
@@ -183,20 +222,32 @@ class Switch:
         # exceptions with which an extern's code stops a packet (logged, counted as a drop);
         # an except clause's tuple is evaluated only when something was raised: no cost
         self._stops = tuple(x for e in registry.all_externs() for x in e.stops)
-        self._parse_errors = (IndexError, ZeroDivisionError, ValueError, OverflowError, *self._stops)
-        self._pkt_in_hdr = next((h for h in self.model.controller_headers.values()
-                                 if h.kind == "packet_in"), None)
-        self._pkt_out_hdr = next((h for h in self.model.controller_headers.values()
-                                  if h.kind == "packet_out"), None)
+        self._parse_errors = (
+            IndexError,
+            ZeroDivisionError,
+            ValueError,
+            OverflowError,
+            *self._stops,
+        )
+        self._pkt_in_hdr = next(
+            (h for h in self.model.controller_headers.values() if h.kind == "packet_in"), None
+        )
+        self._pkt_out_hdr = next(
+            (h for h in self.model.controller_headers.values() if h.kind == "packet_out"), None
+        )
         # the packet_in header's bits and bytes (the bytes a PacketIn's frame starts with)
-        self._pkt_in_bits = sum(f.bitwidth for f in self._pkt_in_hdr.fields) if self._pkt_in_hdr else 0
+        self._pkt_in_bits = (
+            sum(f.bitwidth for f in self._pkt_in_hdr.fields) if self._pkt_in_hdr else 0
+        )
         self._pkt_in_nb = (self._pkt_in_bits + 7) // 8
         self._packet_in_frame_cbs: list[Callable] = []
 
     def _bind(self, name: str, f: Callable, ext: object) -> None:
         if name.startswith("_") or name in self.__dict__ or hasattr(type(self), name):
-            raise RuntimeError(f"extern {type(ext).__name__ if ext else 'operation'}: {name!r} "
-                               f"clashes with the switch's own attribute")
+            raise RuntimeError(
+                f"extern {type(ext).__name__ if ext else 'operation'}: {name!r} "
+                f"clashes with the switch's own attribute"
+            )
         setattr(self, name, MethodType(f, self))
 
     # ================================================================ for the externs' hooks
@@ -244,14 +295,26 @@ class Switch:
             return None
         return hdr, payload
 
-    def enqueue_copy(self, hdr, meta, sm, payload: bytes, frame: bytes, passes: int, in_port: int,
-                     cap: int, eport: int) -> None:
+    def enqueue_copy(
+        self,
+        hdr,
+        meta,
+        sm,
+        payload: bytes,
+        frame: bytes,
+        passes: int,
+        in_port: int,
+        cap: int,
+        eport: int,
+    ) -> None:
         """Queue a new packet (a copy) to `eport`; `cap`: cut it to that length (0 = no cut)."""
         p = _Pkt(hdr, meta, sm, payload, frame, passes, in_port)
         p.trunc = cap
         self._enqueue(p, eport)
 
-    def reinject(self, port: int, frame: bytes, instance_type: int, src_meta, fl, passes: int) -> None:
+    def reinject(
+        self, port: int, frame: bytes, instance_type: int, src_meta, fl, passes: int
+    ) -> None:
         """Run `frame` through the ingress pipeline again with fresh metadata (fields copied
         from `src_meta` by `fl`); past MAX_REINJECT passes the packet is dropped instead."""
         if passes >= MAX_REINJECT:
@@ -295,8 +358,11 @@ class Switch:
             self._pfc(port, frame)
         seq = self._enq_seq
         drive = self._drive
-        if (drive(self, port, frame) if drive is not None
-                else self._ingress_pass(port, frame, NORMAL, None, None, 0, True)) and self._enq_seq == seq:
+        if (
+            drive(self, port, frame)
+            if drive is not None
+            else self._ingress_pass(port, frame, NORMAL, None, None, 0, True)
+        ) and self._enq_seq == seq:
             # the packet went through the idle traffic manager and egress at once, and
             # nothing was queued since: what the loop below would dequeue is nothing
             return
@@ -329,7 +395,7 @@ class Switch:
         opcode = int.from_bytes(frame[14:16], "big")
         if opcode == 0x0101 and len(frame) >= 34:
             cev = int.from_bytes(frame[16:18], "big") & 0xFF
-            quanta = [int.from_bytes(frame[18 + 2 * i:20 + 2 * i], "big") for i in range(8)]
+            quanta = [int.from_bytes(frame[18 + 2 * i : 20 + 2 * i], "big") for i in range(8)]
         elif opcode == 0x0001:
             q = int.from_bytes(frame[16:18], "big")
             cev, quanta = 0xFF, [q] * 8
@@ -384,8 +450,9 @@ class Switch:
             return None
         return P4View(hdr)
 
-    def _ingress_pass(self, port: int, frame: bytes, itype: int, src_meta, fl, passes: int,
-                      direct: bool = False) -> bool:
+    def _ingress_pass(
+        self, port: int, frame: bytes, itype: int, src_meta, fl, passes: int, direct: bool = False
+    ) -> bool:
         """One ingress pass, then the packet to the traffic manager. `direct` (a packet from
         send(), not a re-injected one): when the traffic manager is idle and lets it leave at
         once, run its egress here too and return True (send()'s dequeue would give exactly
@@ -407,7 +474,7 @@ class Switch:
             self._reset_flags()
         self.plen = plen
         try:
-            payload = frame[self._parse(frame, hdr, meta, sm):]
+            payload = frame[self._parse(frame, hdr, meta, sm) :]
             self.payload = payload
             self._verify(hdr, meta)
         except self._parse_errors as e:
@@ -428,8 +495,9 @@ class Switch:
             return False
         return self._dispatch(port, frame, hdr, meta, sm, payload, passes, direct)
 
-    def _dispatch(self, port: int, frame: bytes, hdr, meta, sm, payload: bytes, passes: int,
-                  direct: bool) -> bool:
+    def _dispatch(
+        self, port: int, frame: bytes, hdr, meta, sm, payload: bytes, passes: int, direct: bool
+    ) -> bool:
         """After ingress: the externs' hooks, multicast, drop, else unicast to the traffic
         manager (and, `direct` and idle, egress at once); what _ingress_pass returns. The
         compiled driver (p4sim.compiled.drive) calls it for every case it does not inline."""
@@ -444,7 +512,11 @@ class Switch:
             reps = self.pre.replicas(sm.f_mcast_grp)
             for i, (eport, rid) in enumerate(reps):
                 last = i == len(reps) - 1
-                p = pkt if last else _Pkt(hdr.copy(), meta.copy(), sm.copy(), payload, frame, passes, port)
+                p = (
+                    pkt
+                    if last
+                    else _Pkt(hdr.copy(), meta.copy(), sm.copy(), payload, frame, passes, port)
+                )
                 p.trunc = pkt.trunc
                 p.sm.f_egress_rid = rid
                 p.sm.f_instance_type = REPLICATION
@@ -472,7 +544,9 @@ class Switch:
                 sm.f_deq_timedelta = 0
                 sm.f_deq_qdepth = 0
                 sm.f_egress_global_timestamp = t_us & 0xFFFFFFFFFFFF
-                self._egress_run(None, hdr, meta, sm, payload, frame, passes, port, self.cap, eport, now + tx)
+                self._egress_run(
+                    None, hdr, meta, sm, payload, frame, passes, port, self.cap, eport, now + tx
+                )
                 return True
         # _Pkt(...) and _enqueue, inlined (once per packet): the attributes in __init__'s order
         pkt = _new(_Pkt)
@@ -538,10 +612,24 @@ class Switch:
         sm.f_deq_timedelta = (qp.deq_timedelta // 1000) & 0xFFFFFFFF
         sm.f_deq_qdepth = qp.deq_qdepth & 0x7FFFF
         sm.f_egress_global_timestamp = (start // 1000) & 0xFFFFFFFFFFFF
-        self._egress_run(p, p.hdr, p.meta, sm, p.payload, p.frame, p.passes, p.in_port, p.trunc, eport, end)
+        self._egress_run(
+            p, p.hdr, p.meta, sm, p.payload, p.frame, p.passes, p.in_port, p.trunc, eport, end
+        )
 
-    def _egress_run(self, p: _Pkt | None, hdr, meta, sm, payload: bytes, frame: bytes, passes: int,
-                    in_port: int, trunc: int, eport: int, end: int) -> None:
+    def _egress_run(
+        self,
+        p: _Pkt | None,
+        hdr,
+        meta,
+        sm,
+        payload: bytes,
+        frame: bytes,
+        passes: int,
+        in_port: int,
+        trunc: int,
+        eport: int,
+        end: int,
+    ) -> None:
         """Egress, deparser and output of a packet whose standard_metadata is filled for
         egress; `p`: its queued packet, or None when it never was one (the fast path of
         _ingress_pass; the stage hooks get one made then); `end`: when its last bit leaves."""
@@ -560,8 +648,20 @@ class Switch:
             return
         self._egress_out(p, hdr, meta, sm, payload, frame, passes, in_port, trunc, eport, end)
 
-    def _egress_out(self, p: _Pkt | None, hdr, meta, sm, payload: bytes, frame: bytes, passes: int,
-                    in_port: int, trunc: int, eport: int, end: int) -> None:
+    def _egress_out(
+        self,
+        p: _Pkt | None,
+        hdr,
+        meta,
+        sm,
+        payload: bytes,
+        frame: bytes,
+        passes: int,
+        in_port: int,
+        trunc: int,
+        eport: int,
+        end: int,
+    ) -> None:
         """After egress: the hooks, drop, deparser, cuts, PacketIn or output (the compiled
         driver calls it when an extern asked for something or the port is the CPU port)."""
         cap = self.cap
@@ -582,7 +682,14 @@ class Switch:
         try:
             self._compute(hdr, meta)
             self._deparse(out, hdr)
-        except (IndexError, ZeroDivisionError, ValueError, OverflowError, ParserError, struct.error) as e:
+        except (
+            IndexError,
+            ZeroDivisionError,
+            ValueError,
+            OverflowError,
+            ParserError,
+            struct.error,
+        ) as e:
             self._runtime_error("deparser", e)
             return
         out.append(payload)
@@ -596,7 +703,11 @@ class Switch:
             for hook in self._after_deparse:
                 if hook(self, p, data, meta):
                     return
-        if self.cpu_port is not None and eport == self.cpu_port and (self._packet_in_cbs or self._packet_in_frame_cbs):
+        if (
+            self.cpu_port is not None
+            and eport == self.cpu_port
+            and (self._packet_in_cbs or self._packet_in_frame_cbs)
+        ):
             nb = self._pkt_in_nb
             head, data = data[:nb], data[nb:]
             for fcb in self._packet_in_frame_cbs:  # (the server: no dict per PacketIn)
@@ -692,4 +803,8 @@ class Switch:
 
 # the compiled backend reads these classes' slots at their offsets: handed to it here, so
 # it never imports the runtime (p4sim.compiled.binding: imports flow runtime -> compiled)
-bind_runtime(RuntimeClasses(switch=Switch, traffic_manager=TrafficManager, port_state=_PortState, rec=tables_mod.Rec))
+bind_runtime(
+    RuntimeClasses(
+        switch=Switch, traffic_manager=TrafficManager, port_state=_PortState, rec=tables_mod.Rec
+    )
+)

@@ -58,11 +58,31 @@ class ActionSpec:
 class Rec:
     """One installed entry (or the default action) as the data path sees it."""
 
-    __slots__ = ("entry", "aid", "args", "pkts", "bytes", "meter", "prio", "seq", "hnd",
-                 "tests", "mkey")
+    __slots__ = (
+        "entry",
+        "aid",
+        "args",
+        "pkts",
+        "bytes",
+        "meter",
+        "prio",
+        "seq",
+        "hnd",
+        "tests",
+        "mkey",
+    )
 
-    def __init__(self, entry: TableEntry | None, aid: int, args: tuple[int, ...], prio: int = 0,
-                 tests: tuple = (), mkey: tuple = (), seq: int = 0, hnd: int = 0):
+    def __init__(
+        self,
+        entry: TableEntry | None,
+        aid: int,
+        args: tuple[int, ...],
+        prio: int = 0,
+        tests: tuple = (),
+        mkey: tuple = (),
+        seq: int = 0,
+        hnd: int = 0,
+    ):
         self.entry = entry
         self.aid = aid
         self.args = args
@@ -76,7 +96,9 @@ class Rec:
         self.mkey = mkey  # canonical match key (for duplicate detection)
 
 
-REC_FIELDS = Rec.__slots__  # every field of a Rec, whichever class (the compiled one has no __slots__)
+REC_FIELDS = (
+    Rec.__slots__
+)  # every field of a Rec, whichever class (the compiled one has no __slots__)
 PyRec = Rec  # the reference class (tests compare the compiled one with it)
 
 
@@ -118,8 +140,15 @@ class Table:
         self.key_names = tuple(k.name for k in info.keys)
         # for the insert/delete paths: computed once, not per entry
         self._key_set = frozenset(self.key_names)
-        self._key_specs = tuple(zip(self.key_names, self.kinds, self.widths, [_mask(w) for w in self.widths],
-                                    strict=True))
+        self._key_specs = tuple(
+            zip(
+                self.key_names,
+                self.kinds,
+                self.widths,
+                [_mask(w) for w in self.widths],
+                strict=True,
+            )
+        )
         self._all_exact = all(k == "exact" for k in self.kinds)
         self._param_names = [frozenset(p for p, _ in a.params) for a in actions]
         kinds = set(self.kinds)
@@ -152,7 +181,9 @@ class Table:
         # tuple space search: packed mask -> {packed masked value: entries, best first}
         self.group_map: dict[int, dict[int, list[Rec]]] = {}
         self.group_top: dict[int, int] = {}  # packed mask -> best priority in that group
-        self.groups: list[tuple[int, int, dict[int, list[Rec]]]] = []  # (top, mask, dict), top first
+        self.groups: list[
+            tuple[int, int, dict[int, list[Rec]]]
+        ] = []  # (top, mask, dict), top first
         self._pack_w = self.widths
         self._pack_full = tuple(_mask(w) for w in self.widths)
         self.seq = 0
@@ -176,15 +207,19 @@ class Table:
         if self.mode == "exact":
             return "exact match: one hash probe (dict keyed by the key values)"
         if self.mode == "lpm":
-            return (f"longest prefix match: one dict per prefix length, probed longest first "
-                    f"({len(self.lpm)} prefix lengths installed; single-key tables probe only the "
-                    f"lengths present under the key's top {self.lpm1_split} bits, and their "
-                    f"full-length prefixes first in one probe while those are half the table or more)")
+            return (
+                f"longest prefix match: one dict per prefix length, probed longest first "
+                f"({len(self.lpm)} prefix lengths installed; single-key tables probe only the "
+                f"lengths present under the key's top {self.lpm1_split} bits, and their "
+                f"full-length prefixes first in one probe while those are half the table or more)"
+            )
         if self.lookup == self._lookup_scan:
             return f"linear scan in priority order (a range key), {len(self.scan)} entries"
-        return (f"tuple space search: one dict probe per distinct mask tuple ({len(self.groups)} "
-                "installed), groups tried in order of their best priority, stopping once no group "
-                "left can beat the match; equal priorities go to the lowest handle, as BMv2")
+        return (
+            f"tuple space search: one dict probe per distinct mask tuple ({len(self.groups)} "
+            "installed), groups tried in order of their best priority, stopping once no group "
+            "left can beat the match; equal priorities go to the lowest handle, as BMv2"
+        )
 
     # ---------------------------------------------------------------- lookups
 
@@ -219,8 +254,11 @@ class Table:
     def _rebuild_lpm1(self) -> None:
         # the short lengths, longest first; the dicts are shared with lpm1d
         w = self.widths[0] if self.widths else 0
-        self.lpm1 = [(_mask(p) << (w - p), self.lpm1d[p])
-                     for p in sorted(self.lpm1d, reverse=True) if p < self.lpm1_split]
+        self.lpm1 = [
+            (_mask(p) << (w - p), self.lpm1d[p])
+            for p in sorted(self.lpm1d, reverse=True)
+            if p < self.lpm1_split
+        ]
 
     def _lpm1_count(self, plen: int, value: int, delta: int) -> None:
         """Keep the per-top-bits length lists of the long prefixes (>= lpm1_split bits)."""
@@ -238,7 +276,9 @@ class Table:
             del self.lpm1_long[top]
             return
         w = self.widths[0]
-        self.lpm1_long[top] = [(_mask(p) << (w - p), self.lpm1d[p]) for p in sorted(cnt, reverse=True)]
+        self.lpm1_long[top] = [
+            (_mask(p) << (w - p), self.lpm1d[p]) for p in sorted(cnt, reverse=True)
+        ]
 
     def _lookup_lpm(self, key: tuple) -> Rec | None:
         pos = self.lpm_pos
@@ -246,7 +286,7 @@ class Table:
         v = key[pos]
         for plen in self.lpm_lens:
             mk = v & ((_mask(plen)) << (w - plen))
-            k = key[:pos] + (mk,) + key[pos + 1:]
+            k = key[:pos] + (mk,) + key[pos + 1 :]
             r = self.lpm[plen].get(k)
             if r is not None:
                 return r
@@ -315,8 +355,9 @@ class Table:
         self._regroup()
 
     def _regroup(self) -> None:
-        self.groups = sorted(((self.group_top[m], m, g) for m, g in self.group_map.items()),
-                             key=lambda x: -x[0])
+        self.groups = sorted(
+            ((self.group_top[m], m, g) for m, g in self.group_map.items()), key=lambda x: -x[0]
+        )
 
     def _lookup_scan(self, key: tuple) -> Rec | None:
         for r in self.scan:
@@ -336,8 +377,11 @@ class Table:
         aid = self.action_index.get(name)
         if aid is None:
             # accept a unique suffix as the STF runner does; exact names first
-            cands = [i for i, a in enumerate(self.actions)
-                     if a.name.endswith("." + name) or a.name.split(".")[-1] == name]
+            cands = [
+                i
+                for i, a in enumerate(self.actions)
+                if a.name.endswith("." + name) or a.name.split(".")[-1] == name
+            ]
             if len(cands) != 1:
                 raise NotFound(f"action {name!r} is not an action of table {self.name}")
             aid = cands[0]
@@ -356,7 +400,9 @@ class Table:
                 raise P4SimError(f"action {spec.name}: missing parameter {pname!r}")
             v = int(params[pname])
             if v < 0 or v >> w:
-                raise P4SimError(f"action {spec.name}: value {v:#x} of {pname!r} does not fit in {w} bits")
+                raise P4SimError(
+                    f"action {spec.name}: value {v:#x} of {pname!r} does not fit in {w} bits"
+                )
             args.append(v)
         return aid, tuple(args)
 
@@ -393,7 +439,9 @@ class Table:
                     raise P4SimError(f"table {self.name}: key {kname!r} is exact")
                 v = m.value
                 if v < 0 or v > full:
-                    raise P4SimError(f"table {self.name}: value {v:#x} of {kname!r} does not fit in {w} bits")
+                    raise P4SimError(
+                        f"table {self.name}: value {v:#x} of {kname!r} does not fit in {w} bits"
+                    )
                 canon.append(v)
                 tests.append((0, v, full))
             elif kind == "lpm":
@@ -402,9 +450,13 @@ class Table:
                 if not isinstance(m, Lpm):
                     raise P4SimError(f"table {self.name}: key {kname!r} is lpm")
                 if not 0 <= m.prefix_len <= w:
-                    raise P4SimError(f"table {self.name}: prefix length {m.prefix_len} out of range for {kname!r}")
+                    raise P4SimError(
+                        f"table {self.name}: prefix length {m.prefix_len} out of range for {kname!r}"
+                    )
                 if m.value < 0 or m.value > full:
-                    raise P4SimError(f"table {self.name}: value {m.value:#x} of {kname!r} does not fit in {w} bits")
+                    raise P4SimError(
+                        f"table {self.name}: value {m.value:#x} of {kname!r} does not fit in {w} bits"
+                    )
                 mask = _mask(m.prefix_len) << (w - m.prefix_len)
                 canon.append((m.value & mask, m.prefix_len))
                 tests.append((0, m.value & mask, mask))
@@ -414,7 +466,9 @@ class Table:
                 if not isinstance(m, Ternary):
                     raise P4SimError(f"table {self.name}: key {kname!r} is ternary")
                 if m.value < 0 or m.value > full or m.mask < 0 or m.mask > full:
-                    raise P4SimError(f"table {self.name}: value/mask of {kname!r} do not fit in {w} bits")
+                    raise P4SimError(
+                        f"table {self.name}: value/mask of {kname!r} do not fit in {w} bits"
+                    )
                 canon.append((m.value & m.mask, m.mask))
                 tests.append((0, m.value & m.mask, m.mask))
             elif kind == "range":
@@ -423,7 +477,9 @@ class Table:
                 if not isinstance(m, Range):
                     raise P4SimError(f"table {self.name}: key {kname!r} is range")
                 if m.low < 0 or m.high > full or m.low > m.high:
-                    raise P4SimError(f"table {self.name}: bad range {m.low}..{m.high} for {kname!r}")
+                    raise P4SimError(
+                        f"table {self.name}: bad range {m.low}..{m.high} for {kname!r}"
+                    )
                 canon.append((m.low, m.high))
                 tests.append((1, m.low, m.high))
             elif kind == "optional":
@@ -432,7 +488,9 @@ class Table:
                 if not isinstance(m, Optional_):
                     raise P4SimError(f"table {self.name}: key {kname!r} is optional")
                 if m.value < 0 or m.value > full:
-                    raise P4SimError(f"table {self.name}: value {m.value:#x} of {kname!r} does not fit in {w} bits")
+                    raise P4SimError(
+                        f"table {self.name}: value {m.value:#x} of {kname!r} does not fit in {w} bits"
+                    )
                 canon.append(m.value)
                 tests.append((0, m.value, full))
             else:
@@ -454,7 +512,9 @@ class Table:
                 raise P4SimError(f"table {self.name}: key {kname!r} is exact")
             v = m.value
             if v < 0 or v > full:
-                raise P4SimError(f"table {self.name}: value {v:#x} of {kname!r} does not fit in {w} bits")
+                raise P4SimError(
+                    f"table {self.name}: value {v:#x} of {kname!r} does not fit in {w} bits"
+                )
             canon.append(v)
             tests.append((0, v, full))
         return tuple(canon), tuple(tests)
@@ -474,8 +534,9 @@ class Table:
         aid, args = self._entry_action(entry)
         return self._commit(entry, key, tests, aid, args, entry.priority)
 
-    def _commit(self, entry: TableEntry | None, key: tuple, tests: tuple, aid: int, args: tuple,
-                prio: int) -> Rec:
+    def _commit(
+        self, entry: TableEntry | None, key: tuple, tests: tuple, aid: int, args: tuple, prio: int
+    ) -> Rec:
         """Store a checked entry: a handle, the insertion order, the indexes."""
         self.seq += 1
         if self.free_handles:
@@ -522,7 +583,9 @@ class Table:
         else:
             hnd = self.next_handle
             self.next_handle += 1
-        recs[key] = self.exact1[v] = Rec(None, aid, args, 0, ((0, v, self._pack_full[0]),), key, self.seq, hnd)
+        recs[key] = self.exact1[v] = Rec(
+            None, aid, args, 0, ((0, v, self._pack_full[0]),), key, self.seq, hnd
+        )
 
     # Whole runs of pre-checked single-exact-key updates (a Write batch of one layout). Each
     # either does nothing and returns False, when one update of the run would fail (the
@@ -534,8 +597,12 @@ class Table:
         """`insert_exact1_checked` of every (vs[j], aid, args[j]), in order."""
         n = len(vs)
         exact1 = self.exact1
-        if (self.const_entries or len(self.recs) + n > self.info.size or len(set(vs)) != n
-                or not exact1.keys().isdisjoint(vs)):
+        if (
+            self.const_entries
+            or len(self.recs) + n > self.info.size
+            or len(set(vs)) != n
+            or not exact1.keys().isdisjoint(vs)
+        ):
             return False
         seq = self.seq
         self.seq = seq + n
@@ -549,7 +616,11 @@ class Table:
             free[:] = ordered[n:]
         first = self.next_handle
         self.next_handle = first + n - len(taken)
-        hnds = taken + list(range(first, self.next_handle)) if taken else range(first, self.next_handle)
+        hnds = (
+            taken + list(range(first, self.next_handle))
+            if taken
+            else range(first, self.next_handle)
+        )
         full = self._pack_full[0]
         recs = []
         add, new = recs.append, object.__new__
@@ -622,7 +693,9 @@ class Table:
         e = rec.entry
         if e is None:
             match: dict = {}
-            for name, kind, c in zip(self.key_names, self.kinds, rec.mkey, strict=False):  # mkey may end in the priority
+            for name, kind, c in zip(
+                self.key_names, self.kinds, rec.mkey, strict=False
+            ):  # mkey may end in the priority
                 if kind == "exact":
                     match[name] = Exact(c)
                 elif kind == "lpm":

@@ -68,11 +68,15 @@ WIRE_OVERHEAD_BYTES = FCS_BYTES + PREAMBLE_SFD_IFG_BYTES
 def wire_bytes(frame_len: int, overhead: int = WIRE_OVERHEAD_BYTES) -> int:
     """Bytes of line time a frame of `frame_len` bytes (no FCS) takes on an Ethernet link."""
     return frame_len + overhead
+
+
 NS_PER_S = 1_000_000_000
 _STALE = object()  # TrafficManager._best: to be recomputed
 
 
-@dataclass(slots=True)  # slots: the compiled driver reads them at their offsets (p4sim.compiled.slots)
+@dataclass(
+    slots=True
+)  # slots: the compiled driver reads them at their offsets (p4sim.compiled.slots)
 class _PortState:
     capacity: list[int]
     queues: list[deque[QueuedPacket]] = field(
@@ -119,8 +123,17 @@ class TrafficManager:
 
     # what the compiled driver's copy of send_now reads (p4sim/compiled/drive.py): slots,
     # read at their offsets (p4sim.compiled.slots); everything else stays in __dict__
-    __slots__ = ("_active", "_departed", "nb_queues", "_ports", "_now", "scheduler", "weights",
-                 "__dict__", "__weakref__")
+    __slots__ = (
+        "_active",
+        "_departed",
+        "nb_queues",
+        "_ports",
+        "_now",
+        "scheduler",
+        "weights",
+        "__dict__",
+        "__weakref__",
+    )
 
     def __init__(
         self,
@@ -141,7 +154,9 @@ class TrafficManager:
         if scheduler not in ("strict", "wrr"):
             raise ValueError(f"scheduler must be 'strict' or 'wrr', not {scheduler!r}")
         if priority_order not in ("high_first", "low_first"):
-            raise ValueError(f"priority_order must be 'high_first' or 'low_first', not {priority_order!r}")
+            raise ValueError(
+                f"priority_order must be 'high_first' or 'low_first', not {priority_order!r}"
+            )
         if depth_scope not in ("queue", "port"):
             raise ValueError(f"depth_scope must be 'queue' or 'port', not {depth_scope!r}")
         if default_capacity < 0:
@@ -160,9 +175,13 @@ class TrafficManager:
         self.default_link_bps = int(default_link_bps)
         if default_rate_bps is not None and default_rate_bps <= 0:
             raise ValueError("default_rate_bps must be > 0 (None for unlimited)")
-        self.default_rate_bps = int(round(default_rate_bps)) if default_rate_bps is not None else None
+        self.default_rate_bps = (
+            int(round(default_rate_bps)) if default_rate_bps is not None else None
+        )
         order = range(NUM_PRIORITIES)
-        self._order: tuple[int, ...] = tuple(order if priority_order == "low_first" else reversed(order))
+        self._order: tuple[int, ...] = tuple(
+            order if priority_order == "low_first" else reversed(order)
+        )
         self._ports: dict[int, _PortState] = {}
         self._active: set[int] = set()  # ports with queued packets
         # Selection caches (they change which work is done, never which packet leaves):
@@ -182,11 +201,15 @@ class TrafficManager:
     def _port(self, port: int) -> _PortState:
         state = self._ports.get(port)
         if state is None:
-            state = _PortState(capacity=[self.default_capacity] * NUM_PRIORITIES, bits_per_s=self.default_rate_bps)
+            state = _PortState(
+                capacity=[self.default_capacity] * NUM_PRIORITIES, bits_per_s=self.default_rate_bps
+            )
             self._ports[port] = state
         return state
 
-    def set_port_rate(self, port: int, bits_per_s: float | None = None, pps: float | None = None) -> None:
+    def set_port_rate(
+        self, port: int, bits_per_s: float | None = None, pps: float | None = None
+    ) -> None:
         """Service rate of one egress port; both None = unlimited (BMv2's rate 0)."""
         if bits_per_s is not None and pps is not None:
             raise ValueError("give the rate in bits/s or in packets/s, not both")
@@ -289,7 +312,11 @@ class TrafficManager:
         state = self._ports.get(port)
         if state is None:
             state = self._port(port)  # as enqueue does, once the priority is known good
-        if state.capacity[prio] <= 0 or state.busy_until > now_ns or state.paused_until[prio] > now_ns:
+        if (
+            state.capacity[prio] <= 0
+            or state.busy_until > now_ns
+            or state.paused_until[prio] > now_ns
+        ):
             return -1
         # enqueue's fast path, step for step, with the packet's attributes left out
         if now_ns > self._now:
@@ -467,7 +494,9 @@ class TrafficManager:
                 if q and q[0].enq_timestamp <= t and paused[p] <= t and state.busy_until <= t:
                     return p
             return None
-        eligible = [p for p in self._order if (e := self._eligible_at(state, p)) is not None and e <= t]
+        eligible = [
+            p for p in self._order if (e := self._eligible_at(state, p)) is not None and e <= t
+        ]
         if not eligible:
             return None
         if self.scheduler == "strict":
@@ -507,7 +536,9 @@ class TrafficManager:
             state.busy_until = best_t + tx
             state.tx_bytes += pkt.length
             pkt.deq_timedelta = best_t - pkt.enq_timestamp
-            pkt.deq_qdepth = len(state.queues[prio]) if self.depth_scope == "queue" else state.depth_total()
+            pkt.deq_qdepth = (
+                len(state.queues[prio]) if self.depth_scope == "queue" else state.depth_total()
+            )
             pkt.tx_start_ns = best_t  # type: ignore[attr-defined]
             pkt.tx_end_ns = best_t + tx  # type: ignore[attr-defined]
             self._departed.append(pkt)

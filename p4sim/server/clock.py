@@ -1,6 +1,7 @@
 """Packets in and the switch's time: frames from the ports (and PacketOut) sent into the
 switch, and with `clock="wall"` the ticker thread that keeps the switch's clock on the wall
 clock (with `clock="virtual"` the switch runs until idle after each frame)."""
+
 from __future__ import annotations
 
 import logging

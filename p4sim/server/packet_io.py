@@ -2,6 +2,7 @@
 where its header is one already checked (_packet_out_fast), the PacketIn message built from
 the packet_in header's bytes (packet_in_frame, a cached metadata encoding), digest lists and
 their acks."""
+
 from __future__ import annotations
 
 import time
@@ -49,7 +50,7 @@ def split_packet_out(data: bytes) -> tuple[bytes, bytes] | None:
         if got is None or got[0] + got[1] > len(data):
             return None
         end = got[0] + got[1]
-        return data[got[1]:end], data[end:]
+        return data[got[1] : end], data[end:]
     return b"", data[i:]
 
 
@@ -75,8 +76,11 @@ def packet_in_frame(metadata: bytes, payload: bytes) -> bytes:
     if type(payload) is not bytes:
         payload = bytes(payload)
     n = len(payload)
-    body = (b"\x0a" + (_VARINT[n] if n < _VARINTS else fastwrite.varint_bytes(n)) + payload + metadata
-            if n else metadata)
+    body = (
+        b"\x0a" + (_VARINT[n] if n < _VARINTS else fastwrite.varint_bytes(n)) + payload + metadata
+        if n
+        else metadata
+    )
     n = len(body)
     return b"\x12" + (_VARINT[n] if n < _VARINTS else fastwrite.varint_bytes(n)) + body
 
@@ -152,7 +156,9 @@ class PacketIO:
         ack_timeout = cfg.ack_timeout_ns / 1e9 if cfg.ack_timeout_ns else 1.0
         if len(self._digest_pending) > 4096:  # forget expired ones (never acked, never seen again)
             self._digest_pending = {k: d for k, d in self._digest_pending.items() if d > now}
-            self._digest_keys_by_list = {i: k for i, k in self._digest_keys_by_list.items() if k in self._digest_pending}
+            self._digest_keys_by_list = {
+                i: k for i, k in self._digest_keys_by_list.items() if k in self._digest_pending
+            }
         self._digest_pending[key] = now + ack_timeout
         self._digest_list_id += 1
         msg = p4runtime_pb2.StreamMessageResponse()
@@ -192,14 +198,24 @@ class PacketIO:
         with self._lock:
             role = self._roles.get(stream.role)
             if role is None or role.primary is not stream:
-                self._stream_error(stream, "PERMISSION_DENIED", "only the primary controller may send PacketOut", packet)
+                self._stream_error(
+                    stream,
+                    "PERMISSION_DENIED",
+                    "only the primary controller may send PacketOut",
+                    packet,
+                )
                 return
             p = self.pipeline
             if p is None:
                 self._stream_error(stream, "FAILED_PRECONDITION", "no forwarding pipeline", packet)
                 return
             if self.cpu_port is None:
-                self._stream_error(stream, "FAILED_PRECONDITION", "no CPU port: start p4sim-switch with --cpu-port", packet)
+                self._stream_error(
+                    stream,
+                    "FAILED_PRECONDITION",
+                    "no CPU port: start p4sim-switch with --cpu-port",
+                    packet,
+                )
                 return
             # the header a metadata list makes is cached per pipeline: only lists that
             # passed every check are kept, so a cache hit is a list already checked

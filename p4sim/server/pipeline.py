@@ -77,8 +77,10 @@ def make_device_config(program: str | os.PathLike[str]) -> bytes:
         for entry in entries:
             seen += 1
             if seen > BUNDLE_MAX_ENTRIES:
-                raise InputError(f"{root}: more than {BUNDLE_MAX_ENTRIES} entries under the program's"
-                                 " directory (put the program in a directory of its own)")
+                raise InputError(
+                    f"{root}: more than {BUNDLE_MAX_ENTRIES} entries under the program's"
+                    " directory (put the program in a directory of its own)"
+                )
             path = Path(entry.path)
             if entry.is_dir(follow_symlinks=False):
                 if depth + 1 < BUNDLE_MAX_DEPTH:
@@ -88,10 +90,14 @@ def make_device_config(program: str | os.PathLike[str]) -> bytes:
             if path.suffix not in P4_SUFFIXES or rel in files or not entry.is_file():
                 continue
             if len(files) >= BUNDLE_MAX_FILES:
-                raise InputError(f"{root}: more than {BUNDLE_MAX_FILES} P4 files under the program's directory")
+                raise InputError(
+                    f"{root}: more than {BUNDLE_MAX_FILES} P4 files under the program's directory"
+                )
             files[rel] = read_text_input(path, BUNDLE_MAX_BYTES - total)
             total += len(files[rel])
-    return json.dumps({"format": FORMAT, "main": main.name, "files": dict(sorted(files.items()))}).encode()
+    return json.dumps(
+        {"format": FORMAT, "main": main.name, "files": dict(sorted(files.items()))}
+    ).encode()
 
 
 def parse_device_config(data: bytes) -> tuple[str, dict[str, str]]:
@@ -101,7 +107,9 @@ def parse_device_config(data: bytes) -> tuple[str, dict[str, str]]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise invalid("p4_device_config is not UTF-8: p4sim takes P4 source, not a binary") from None
+        raise invalid(
+            "p4_device_config is not UTF-8: p4sim takes P4 source, not a binary"
+        ) from None
     stripped = text.lstrip()
     if stripped.startswith("{"):
         try:
@@ -251,6 +259,11 @@ def make_pipeline(
     maps = schema_of(our_p4info, compiled.model)
     switch = switch_factory(compiled)
     return Pipeline(
-        switch=switch, compiled=compiled, p4info=p4info, maps=maps,
-        device_config=device_config, cookie=cookie, workdir=workdir,
+        switch=switch,
+        compiled=compiled,
+        p4info=p4info,
+        maps=maps,
+        device_config=device_config,
+        cookie=cookie,
+        workdir=workdir,
     )

@@ -1,6 +1,7 @@
 """The pipeline config RPCs: SetForwardingPipelineConfig (VERIFY, VERIFY_AND_SAVE, COMMIT,
 VERIFY_AND_COMMIT, RECONCILE_AND_COMMIT; the program compiled outside the lock, one push at a
 time) and GetForwardingPipelineConfig."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -40,18 +41,27 @@ class PipelineConfigService:
         if action == _SFP.COMMIT:
             with self._lock:
                 if self._saved is None:
-                    raise RequestError("FAILED_PRECONDITION", "COMMIT without a config saved by VERIFY_AND_SAVE")
+                    raise RequestError(
+                        "FAILED_PRECONDITION", "COMMIT without a config saved by VERIFY_AND_SAVE"
+                    )
                 saved, self._saved = self._saved, None
                 self._install(saved)
             return
-        if action not in (_SFP.VERIFY, _SFP.VERIFY_AND_SAVE, _SFP.VERIFY_AND_COMMIT, _SFP.RECONCILE_AND_COMMIT):
+        if action not in (
+            _SFP.VERIFY,
+            _SFP.VERIFY_AND_SAVE,
+            _SFP.VERIFY_AND_COMMIT,
+            _SFP.RECONCILE_AND_COMMIT,
+        ):
             raise invalid(f"SetForwardingPipelineConfig: unknown action {action}")
         if not request.HasField("config"):
             raise invalid("SetForwardingPipelineConfig: config is missing")
         cfg = request.config
         # compile outside the lock: packets keep flowing through the old pipeline meanwhile
         if not self._compiles.acquire(blocking=False):
-            raise RequestError("RESOURCE_EXHAUSTED", "another SetForwardingPipelineConfig is compiling")
+            raise RequestError(
+                "RESOURCE_EXHAUSTED", "another SetForwardingPipelineConfig is compiling"
+            )
         try:
             same = self._installed_same(action, bytes(cfg.p4_device_config))
             if same is not None:
@@ -61,14 +71,22 @@ class PipelineConfigService:
                 compiled, workdir = same.compiled, same.workdir
                 our_p4info = p4info_from_model(compiled.model)
             else:
-                compiled, our_p4info, workdir = compile_device_config(cfg.p4_device_config, self.limits,
-                                                                      cancelled)
+                compiled, our_p4info, workdir = compile_device_config(
+                    cfg.p4_device_config, self.limits, cancelled
+                )
         finally:
             self._compiles.release()
         cookie = cfg.cookie.cookie if cfg.HasField("cookie") else None
         try:
-            pipeline = make_pipeline(compiled, our_p4info, cfg.p4info, bytes(cfg.p4_device_config), cookie,
-                                     self._switch_factory, workdir)
+            pipeline = make_pipeline(
+                compiled,
+                our_p4info,
+                cfg.p4info,
+                bytes(cfg.p4_device_config),
+                cookie,
+                self._switch_factory,
+                workdir,
+            )
         except BaseException:
             if same is None:  # the installed pipeline's files stay its own
                 workdir.cleanup()
@@ -106,12 +124,16 @@ class PipelineConfigService:
             for tname in old.maps.table_ids:
                 if tname not in new.maps.table_ids:
                     if sw_old.table_entries(tname):
-                        raise invalid(f"RECONCILE_AND_COMMIT: table {tname} has entries but is not in the new program")
+                        raise invalid(
+                            f"RECONCILE_AND_COMMIT: table {tname} has entries but is not in the new program"
+                        )
                     continue
                 if old.compiled.model.tables[tname].const_entries:
                     continue
                 for e in sw_old.table_entries(tname):
-                    sw_new.table_add(TableEntry(e.table, dict(e.match), e.action, dict(e.params), e.priority))
+                    sw_new.table_add(
+                        TableEntry(e.table, dict(e.match), e.action, dict(e.params), e.priority)
+                    )
                 action, params = sw_old.table_default(tname)
                 if action and not new.compiled.model.tables[tname].const_default_action:
                     sw_new.table_set_default(tname, action, params)
@@ -120,11 +142,15 @@ class PipelineConfigService:
             for sid, s in old.clone_sessions.items():
                 sw_new.clone_session_set(sid, _replicas(s), s.packet_length_bytes)
         except P4SimError as exc:
-            raise invalid(f"RECONCILE_AND_COMMIT: the forwarding state does not fit the new program: {exc}") from None
+            raise invalid(
+                f"RECONCILE_AND_COMMIT: the forwarding state does not fit the new program: {exc}"
+            ) from None
         new.entry_metadata.update(old.entry_metadata)
         new.mc_groups.update(old.mc_groups)
         new.clone_sessions.update(old.clone_sessions)
-        new.digest_configs.update({k: v for k, v in old.digest_configs.items() if k in new.maps.digests})
+        new.digest_configs.update(
+            {k: v for k, v in old.digest_configs.items() if k in new.maps.digests}
+        )
 
     def GetForwardingPipelineConfig(self, request: Any, context: grpc.ServicerContext) -> Any:
         try:

@@ -1,5 +1,6 @@
 """The Read RPC: table entries (with their counters and meters), counters in chunks,
 registers, action profiles and the packet replication engine, streamed as ReadResponses."""
+
 from __future__ import annotations
 
 import itertools
@@ -79,7 +80,9 @@ class ReadService:
         reader = self._entity_handler(which, 1, "reading")
         return reader(p, getattr(ent, which))
 
-    def _table_entries(self, p: Pipeline, req: Any) -> list[tuple[codec.TableMeta, TableEntry | None]]:
+    def _table_entries(
+        self, p: Pipeline, req: Any
+    ) -> list[tuple[codec.TableMeta, TableEntry | None]]:
         """The entries a (possibly wildcard) TableEntry selects; None stands for the default."""
         metas = [p.maps.table(req.table_id)] if req.table_id else list(p.maps.tables.values())
         out: list[tuple[codec.TableMeta, TableEntry | None]] = []
@@ -97,7 +100,9 @@ class ReadService:
             out.extend((meta, e) for e in entries)
         return out
 
-    def _encode_entry(self, p: Pipeline, meta: codec.TableMeta, e: TableEntry | None, with_counter: bool) -> Any:
+    def _encode_entry(
+        self, p: Pipeline, meta: codec.TableMeta, e: TableEntry | None, with_counter: bool
+    ) -> Any:
         if e is None:
             action, params = p.switch.table_default(meta.name)
             te = p4runtime_pb2.TableEntry(table_id=meta.id, is_default_action=True)
@@ -130,12 +135,14 @@ class ReadService:
         step = max(1, self.READ_CHUNK_BYTES // self._COUNTER_CELL_MAX_BYTES)
         zero = self._ZERO_CELL
         for start in range(0, info.size, step):
-            part = cells[start:start + step]
+            part = cells[start : start + step]
             if part.count(zero) == len(part):  # all zero: C compares, no Python loop
                 yield p.zero_counter_chunk(info.id, start, len(part))
                 continue
             live = [j for j, c in enumerate(part) if c != zero]
-            resp = p4runtime_pb2.ReadResponse.FromString(p.zero_counter_chunk(info.id, start, len(part)))
+            resp = p4runtime_pb2.ReadResponse.FromString(
+                p.zero_counter_chunk(info.id, start, len(part))
+            )
             ents = resp.entities
             for j in live:
                 d = ents[j].counter_entry.data

@@ -106,21 +106,33 @@ def check_sizes(compiled: Any, limits: Limits) -> None:
         for name, info in ext.objects(model).items():
             cells = ext.cells(info)
             if cells > limits.max_array_size:
-                raise CompileError("RESOURCE_EXHAUSTED", f"{ext.name} {name} has {cells} cells;"
-                                   f" p4sim-switch allows at most {limits.max_array_size}")
+                raise CompileError(
+                    "RESOURCE_EXHAUSTED",
+                    f"{ext.name} {name} has {cells} cells;"
+                    f" p4sim-switch allows at most {limits.max_array_size}",
+                )
             total += cells
     if total > limits.max_total_cells:
-        raise CompileError("RESOURCE_EXHAUSTED", f"extern arrays declare {total} cells in all;"
-                           f" p4sim-switch allows at most {limits.max_total_cells}")
+        raise CompileError(
+            "RESOURCE_EXHAUSTED",
+            f"extern arrays declare {total} cells in all;"
+            f" p4sim-switch allows at most {limits.max_total_cells}",
+        )
     for name, t in model.tables.items():
         if t.size > limits.max_table_size:
-            raise CompileError("RESOURCE_EXHAUSTED", f"table {name} has size {t.size};"
-                               f" p4sim-switch allows at most {limits.max_table_size}")
+            raise CompileError(
+                "RESOURCE_EXHAUSTED",
+                f"table {name} has size {t.size};"
+                f" p4sim-switch allows at most {limits.max_table_size}",
+            )
     for sname, st in compiled.struct_types.items():
         for fname, ft in st.fields:
             if isinstance(ft, TStack) and ft.size > limits.max_stack_size:
-                raise CompileError("RESOURCE_EXHAUSTED", f"header stack {sname}.{fname} has {ft.size} elements;"
-                                   f" p4sim-switch allows at most {limits.max_stack_size}")
+                raise CompileError(
+                    "RESOURCE_EXHAUSTED",
+                    f"header stack {sname}.{fname} has {ft.size} elements;"
+                    f" p4sim-switch allows at most {limits.max_stack_size}",
+                )
 
 
 def compile_confined(root: Path, main: str, files: dict[str, str], limits: Limits) -> Any:
@@ -131,10 +143,15 @@ def compile_confined(root: Path, main: str, files: dict[str, str], limits: Limit
     try:
         compiled = load_program(str(root / main))
     except MemoryError:
-        raise CompileError("RESOURCE_EXHAUSTED",
-                           f"compiling the program needs more than {limits.compile_memory_mb} MB") from None
+        raise CompileError(
+            "RESOURCE_EXHAUSTED",
+            f"compiling the program needs more than {limits.compile_memory_mb} MB",
+        ) from None
     except Exception as exc:
-        raise CompileError("INVALID_ARGUMENT", f"the P4 program does not compile: {describe(exc, str(root), files)}") from None
+        raise CompileError(
+            "INVALID_ARGUMENT",
+            f"the P4 program does not compile: {describe(exc, str(root), files)}",
+        ) from None
     finally:
         closed_world.reset(token)
     check_sizes(compiled, limits)
@@ -161,22 +178,30 @@ def _child() -> int:
         except CompileError as exc:
             result = {"code": exc.code, "message": exc.message}
         except MemoryError:
-            result = {"code": "RESOURCE_EXHAUSTED",
-                      "message": f"the program needs more than {limits.compile_memory_mb} MB"}
+            result = {
+                "code": "RESOURCE_EXHAUSTED",
+                "message": f"the program needs more than {limits.compile_memory_mb} MB",
+            }
         except Exception as exc:
-            result = {"code": "INVALID_ARGUMENT", "message": f"the P4 program does not load: {describe(exc, tmp, req['files'])}"}
+            result = {
+                "code": "INVALID_ARGUMENT",
+                "message": f"the P4 program does not load: {describe(exc, tmp, req['files'])}",
+            }
     sys.stdout.write(json.dumps(result))
     return 0
 
 
-def verify_in_child(main: str, files: dict[str, str], limits: Limits,
-                    cancelled: Callable[[], bool] = lambda: False) -> None:
+def verify_in_child(
+    main: str, files: dict[str, str], limits: Limits, cancelled: Callable[[], bool] = lambda: False
+) -> None:
     """Compile the bundle in a limited child process; CompileError unless it passed.
 
     `cancelled()` is polled: when it turns true (client gone, server stopping) the child
     is killed and CANCELLED raised."""
     if len(files) > limits.max_files:
-        raise CompileError("RESOURCE_EXHAUSTED", f"the bundle has {len(files)} files; at most {limits.max_files}")
+        raise CompileError(
+            "RESOURCE_EXHAUSTED", f"the bundle has {len(files)} files; at most {limits.max_files}"
+        )
     data = json.dumps({"main": main, "files": files, "limits": asdict(limits)}).encode()
     # the child finds p4sim where this process did, and inherits nothing else it needs
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -185,8 +210,14 @@ def verify_in_child(main: str, files: dict[str, str], limits: Limits,
     # the child checks that the program compiles and its state fits the limits: on the
     # reference (no compiled build inside the limits; the server builds after it passed)
     env["P4SIM_PROFILE"] = "reference"
-    proc = subprocess.Popen([sys.executable, "-m", "p4sim.server.sandbox"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd="/")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "p4sim.server.sandbox"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd="/",
+    )
     deadline = time.monotonic() + limits.compile_timeout_s
     chunks: list[bytes] = []
 
@@ -210,8 +241,10 @@ def verify_in_child(main: str, files: dict[str, str], limits: Limits,
             if cancelled():
                 raise CompileError("CANCELLED", "the compile was cancelled")
             if time.monotonic() > deadline:
-                raise CompileError("RESOURCE_EXHAUSTED",
-                                   f"compiling the program takes more than {limits.compile_timeout_s:g} s")
+                raise CompileError(
+                    "RESOURCE_EXHAUSTED",
+                    f"compiling the program takes more than {limits.compile_timeout_s:g} s",
+                )
             try:
                 proc.wait(timeout=0.05)
             except subprocess.TimeoutExpired:
@@ -227,10 +260,15 @@ def verify_in_child(main: str, files: dict[str, str], limits: Limits,
         result = json.loads(out)
     except ValueError:
         # killed by its limits (SIGXCPU, SIGKILL) or out of memory before it could answer
-        raise CompileError("RESOURCE_EXHAUSTED", "compiling the program exceeded the server's time or"
-                           f" memory limit ({limits.compile_timeout_s:g} s, {limits.compile_memory_mb} MB)") from None
+        raise CompileError(
+            "RESOURCE_EXHAUSTED",
+            "compiling the program exceeded the server's time or"
+            f" memory limit ({limits.compile_timeout_s:g} s, {limits.compile_memory_mb} MB)",
+        ) from None
     if result.get("code") != "OK":
-        raise CompileError(str(result.get("code", "INVALID_ARGUMENT")), str(result.get("message", "")))
+        raise CompileError(
+            str(result.get("code", "INVALID_ARGUMENT")), str(result.get("message", ""))
+        )
 
 
 if __name__ == "__main__":

@@ -71,8 +71,16 @@ FRONTENDS = ("grpc", "native")
 MAX_MESSAGE_BYTES = 64 << 20
 
 
-class P4RuntimeServer(Arbitration, Clock, PipelineConfigService, WriteService, ReadService, StreamService, PacketIO,
-                      p4runtime_pb2_grpc.P4RuntimeServicer):
+class P4RuntimeServer(
+    Arbitration,
+    Clock,
+    PipelineConfigService,
+    WriteService,
+    ReadService,
+    StreamService,
+    PacketIO,
+    p4runtime_pb2_grpc.P4RuntimeServicer,
+):
     """A P4Runtime server for one p4sim device.
 
     switch_factory(compiled) -> switch: how a compiled program becomes a running switch
@@ -115,7 +123,9 @@ class P4RuntimeServer(Arbitration, Clock, PipelineConfigService, WriteService, R
         self._compiles = threading.Semaphore(1)  # one pushed program compiles at a time
         self.cpu_port = cpu_port
         self.ports = ports if ports is not None else PortSet()
-        self.clock = ("wall" if self.ports.has_interfaces else "virtual") if clock == "auto" else clock
+        self.clock = (
+            ("wall" if self.ports.has_interfaces else "virtual") if clock == "auto" else clock
+        )
         self.tick_s = tick_s
         # a process of its own (p4sim-switch) moves the program's objects out of the
         # collector's way after each install: writes get ~2x faster
@@ -133,7 +143,9 @@ class P4RuntimeServer(Arbitration, Clock, PipelineConfigService, WriteService, R
         self._tick_idle = False  # the clock thread's last tick found the traffic manager empty
         self._grpc: grpc.Server | None = None
         self._digest_list_id = 0
-        self._digest_pending: dict[tuple[int, tuple], float] = {}  # (digest id, values) -> ack deadline
+        self._digest_pending: dict[
+            tuple[int, tuple], float
+        ] = {}  # (digest id, values) -> ack deadline
         self._digest_keys_by_list: dict[int, tuple] = {}
         self.port: int | None = None
         self.packet_in_count = 0
@@ -163,44 +175,72 @@ class P4RuntimeServer(Arbitration, Clock, PipelineConfigService, WriteService, R
         P = p4runtime_pb2
 
         def unary(fn: Any, req: Any, resp: Any) -> grpc.RpcMethodHandler:
-            return grpc.unary_unary_rpc_method_handler(_reject_malformed(fn), _lenient(req), resp.SerializeToString)
+            return grpc.unary_unary_rpc_method_handler(
+                _reject_malformed(fn), _lenient(req), resp.SerializeToString
+            )
 
         def write(raw: _Raw, context: grpc.ServicerContext) -> Any:
             return self.Write(raw.msg, context, raw.data, raw.plan)
 
-        return grpc.method_handlers_generic_handler("p4.v1.P4Runtime", {
-            "Write": grpc.unary_unary_rpc_method_handler(_reject_malformed(write),
-                                                         _lenient_raw(P.WriteRequest, self._plan_write),
-                                                         P.WriteResponse.SerializeToString),
-            "Read": grpc.unary_stream_rpc_method_handler(_reject_malformed(self.Read, streaming=True),
-                                                         _lenient(P.ReadRequest), None),
-            "SetForwardingPipelineConfig": unary(self.SetForwardingPipelineConfig, P.SetForwardingPipelineConfigRequest,
-                                                 P.SetForwardingPipelineConfigResponse),
-            "GetForwardingPipelineConfig": unary(self.GetForwardingPipelineConfig, P.GetForwardingPipelineConfigRequest,
-                                                 P.GetForwardingPipelineConfigResponse),
-            # request bytes: a PacketOut whose checked header is cached skips protobuf (_stream_request)
-            "StreamChannel": grpc.stream_stream_rpc_method_handler(self.StreamChannel, None, None),
-            "Capabilities": unary(self.Capabilities, P.CapabilitiesRequest, P.CapabilitiesResponse),
-        })
+        return grpc.method_handlers_generic_handler(
+            "p4.v1.P4Runtime",
+            {
+                "Write": grpc.unary_unary_rpc_method_handler(
+                    _reject_malformed(write),
+                    _lenient_raw(P.WriteRequest, self._plan_write),
+                    P.WriteResponse.SerializeToString,
+                ),
+                "Read": grpc.unary_stream_rpc_method_handler(
+                    _reject_malformed(self.Read, streaming=True), _lenient(P.ReadRequest), None
+                ),
+                "SetForwardingPipelineConfig": unary(
+                    self.SetForwardingPipelineConfig,
+                    P.SetForwardingPipelineConfigRequest,
+                    P.SetForwardingPipelineConfigResponse,
+                ),
+                "GetForwardingPipelineConfig": unary(
+                    self.GetForwardingPipelineConfig,
+                    P.GetForwardingPipelineConfigRequest,
+                    P.GetForwardingPipelineConfigResponse,
+                ),
+                # request bytes: a PacketOut whose checked header is cached skips protobuf (_stream_request)
+                "StreamChannel": grpc.stream_stream_rpc_method_handler(
+                    self.StreamChannel, None, None
+                ),
+                "Capabilities": unary(
+                    self.Capabilities, P.CapabilitiesRequest, P.CapabilitiesResponse
+                ),
+            },
+        )
 
-    def start(self, address: str = "127.0.0.1:0", max_workers: int | None = None,
-              credentials: grpc.ServerCredentials | None = None) -> int:
+    def start(
+        self,
+        address: str = "127.0.0.1:0",
+        max_workers: int | None = None,
+        credentials: grpc.ServerCredentials | None = None,
+    ) -> int:
         """Serve on `address` ("host:port", port 0 = any free port); returns the port.
 
         The pool has `max_streams` threads for streams and 16 more for unary RPCs; RPCs
         beyond the pool are answered RESOURCE_EXHAUSTED by gRPC at once (never queued
         until their deadline). With `credentials` the port speaks TLS."""
         workers = max_workers or self.max_streams + 16
-        if self.frontend == "native":  # same handlers, limits and pool size (credentials: native.Tls)
+        if (
+            self.frontend == "native"
+        ):  # same handlers, limits and pool size (credentials: native.Tls)
             from p4sim.server import native
 
-            self._grpc = native.serve(self._handlers(), address, MAX_MESSAGE_BYTES, workers, credentials)  # type: ignore[assignment]
+            self._grpc = native.serve(
+                self._handlers(), address, MAX_MESSAGE_BYTES, workers, credentials
+            )  # type: ignore[assignment]
             port = self._grpc.port  # type: ignore[union-attr]
         else:
             self._grpc = grpc.server(
                 futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="p4rt"),
-                options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)],
+                options=[
+                    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+                ],
                 maximum_concurrent_rpcs=workers,
             )
             self._grpc.add_generic_rpc_handlers((self._handlers(),))
@@ -216,7 +256,12 @@ class P4RuntimeServer(Arbitration, Clock, PipelineConfigService, WriteService, R
         if self.clock == "wall":
             self._ticker = threading.Thread(target=self._tick_loop, name="p4sim-clock", daemon=True)
             self._ticker.start()
-        log.info("P4Runtime server for device %d on %s (clock %s)", self.device_id, address.rsplit(":", 1)[0] + f":{port}", self.clock)
+        log.info(
+            "P4Runtime server for device %d on %s (clock %s)",
+            self.device_id,
+            address.rsplit(":", 1)[0] + f":{port}",
+            self.clock,
+        )
         return port
 
     def stop(self, grace: float | None = 0.5) -> None:
@@ -242,11 +287,16 @@ class P4RuntimeServer(Arbitration, Clock, PipelineConfigService, WriteService, R
 
     def load_program(self, path: str) -> None:
         """Compile and commit a program from disk (what `p4sim-switch PROGRAM.p4` does)."""
-        device_config = make_device_config(path)  # bounded walk first (InputError): no compile wasted
+        device_config = make_device_config(
+            path
+        )  # bounded walk first (InputError): no compile wasted
         compiled, p4info = compile_program(path)
         # at start-up the first build is waited for (the start line then says what runs)
-        factory = functools.partial(self._default_switch, wait=True) if self._switch_factory == self._default_switch \
+        factory = (
+            functools.partial(self._default_switch, wait=True)
+            if self._switch_factory == self._default_switch
             else self._switch_factory
+        )
         pipeline = make_pipeline(compiled, p4info, None, device_config, None, factory, None)
         with self._lock:
             self._install(pipeline)
@@ -259,7 +309,9 @@ class P4RuntimeServer(Arbitration, Clock, PipelineConfigService, WriteService, R
         self._digest_keys_by_list = {}
         self._digest_pending = {}
         sw = pipeline.switch
-        if hasattr(sw, "on_packet_in_frame"):  # p4sim's Switch: the header bytes, no dict per PacketIn
+        if hasattr(
+            sw, "on_packet_in_frame"
+        ):  # p4sim's Switch: the header bytes, no dict per PacketIn
             sw.on_packet_in_frame(functools.partial(self._on_packet_in_frame, sw))
         else:
             sw.on_packet_in(self._on_packet_in)
@@ -274,14 +326,19 @@ class P4RuntimeServer(Arbitration, Clock, PipelineConfigService, WriteService, R
 
     def _check_device(self, device_id: int) -> None:
         if device_id != self.device_id:
-            raise RequestError("NOT_FOUND", f"device id {device_id} does not exist (this is device {self.device_id})")
-
+            raise RequestError(
+                "NOT_FOUND",
+                f"device id {device_id} does not exist (this is device {self.device_id})",
+            )
 
     def _need_pipeline(self) -> Pipeline:
         # after VERIFY_AND_SAVE, requests refer to the saved config (spec 8.2)
         p = self._saved or self.pipeline
         if p is None:
-            raise RequestError("FAILED_PRECONDITION", "no forwarding pipeline: send SetForwardingPipelineConfig first")
+            raise RequestError(
+                "FAILED_PRECONDITION",
+                "no forwarding pipeline: send SetForwardingPipelineConfig first",
+            )
         return p
 
     @staticmethod

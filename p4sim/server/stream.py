@@ -2,6 +2,7 @@
 end), and the loop that serves it: grpc-python's reader + response threads
 (_stream_channel), or the native front end's read reaction (_stream_react). Arbitration
 (arbitration.py) and PacketOut/PacketIn/digests (packet_io.py) are what its messages do."""
+
 from __future__ import annotations
 
 import logging
@@ -65,8 +66,10 @@ class _Stream:
                 return
             if self.control >= self.CONTROL_LIMIT:
                 self.overflowed = True
-                msg = _Abort("RESOURCE_EXHAUSTED", f"the stream left {self.CONTROL_LIMIT} arbitration "
-                             "updates unread: closed")
+                msg = _Abort(
+                    "RESOURCE_EXHAUSTED",
+                    f"the stream left {self.CONTROL_LIMIT} arbitration updates unread: closed",
+                )
             else:
                 self.control += 1
         self.put(msg)
@@ -122,21 +125,30 @@ class _ReactStream(_Stream):
         if msg is None:
             self.put(None)
         elif not self.ended:
-            self._push(msg if type(msg) is bytes else msg.SerializeToString(), _OTHER, self.packet_limit)
+            self._push(
+                msg if type(msg) is bytes else msg.SerializeToString(), _OTHER, self.packet_limit
+            )
 
     def send_control(self, msg: Any) -> None:
         with self._count:
             if self.overflowed or self.ended:
                 return
-            if self._push(msg if type(msg) is bytes else msg.SerializeToString(), _CONTROL, self.CONTROL_LIMIT):
+            if self._push(
+                msg if type(msg) is bytes else msg.SerializeToString(), _CONTROL, self.CONTROL_LIMIT
+            ):
                 return  # queued (or the call is over: it goes with it)
             self.overflowed = True
-        self.end(_Abort("RESOURCE_EXHAUSTED", f"the stream left {self.CONTROL_LIMIT} arbitration "
-                        "updates unread: closed"))
+        self.end(
+            _Abort(
+                "RESOURCE_EXHAUSTED",
+                f"the stream left {self.CONTROL_LIMIT} arbitration updates unread: closed",
+            )
+        )
 
     def send_packet(self, msg: Any) -> bool:
-        if self.ended or self._push(msg if type(msg) is bytes else msg.SerializeToString(), _PACKET,
-                                    self.packet_limit):
+        if self.ended or self._push(
+            msg if type(msg) is bytes else msg.SerializeToString(), _PACKET, self.packet_limit
+        ):
             return True  # queued (or the stream is over: it goes with it, as _Stream's queue)
         with self._count:
             self.dropped += 1
@@ -184,7 +196,9 @@ _parse_stream_request = _lenient(p4runtime_pb2.StreamMessageRequest)
 class StreamService:
     """The StreamChannel RPC of P4RuntimeServer (its state lives in the server)."""
 
-    def StreamChannel(self, request_iterator: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+    def StreamChannel(
+        self, request_iterator: Iterator[Any], context: grpc.ServicerContext
+    ) -> Iterator[Any]:
         with self._lock:
             if self._open_streams >= self.max_streams:
                 full = True
@@ -192,15 +206,19 @@ class StreamService:
                 full = False
                 self._open_streams += 1
         if full:
-            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                          f"p4sim-switch serves at most {self.max_streams} StreamChannels at a time")
+            context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"p4sim-switch serves at most {self.max_streams} StreamChannels at a time",
+            )
         try:
             yield from self._stream_channel(request_iterator, context)
         finally:
             with self._lock:
                 self._open_streams -= 1
 
-    def _stream_channel(self, request_iterator: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+    def _stream_channel(
+        self, request_iterator: Iterator[Any], context: grpc.ServicerContext
+    ) -> Iterator[Any]:
         """The response thread handles the stream's messages, in order, between the answers
         it sends; the reader thread only takes requests off gRPC and hands them over, at
         most `stream.REQUESTS` at a time. With the pipeline run by the reader instead, the
@@ -214,8 +232,12 @@ class StreamService:
             return
         stream = _Stream(self.packet_in_queue)
         context.add_callback(lambda: stream.send(None))
-        reader = threading.Thread(target=self._stream_reader, args=(stream, request_iterator), daemon=True,
-                                  name="p4rt-stream")
+        reader = threading.Thread(
+            target=self._stream_reader,
+            args=(stream, request_iterator),
+            daemon=True,
+            name="p4rt-stream",
+        )
         reader.start()
         stopping = False  # a request ended the stream: its _Abort is queued
         try:
@@ -277,7 +299,9 @@ class StreamService:
                     if isinstance(item, BaseException):
                         raise item
         finally:
-            with stream.serving:  # a reaction still running finishes first; none handles anything after
+            with (
+                stream.serving
+            ):  # a reaction still running finishes first; none handles anything after
                 stream.ended = True
             requests.react(None)  # the call held the reaction, which holds the call (via stream)
             self._drop_stream(stream)
@@ -296,6 +320,7 @@ class StreamService:
                     stop = exc
                 if stop is not None:
                     stream.end(stop)
+
         return react
 
     def _stream_reader(self, stream: _Stream, request_iterator: Iterator[Any]) -> None:
@@ -320,22 +345,30 @@ class StreamService:
             return None
         return self._stream_message(stream, _parse_stream_request(data), data)
 
-    def _stream_message(self, stream: _Stream, req: Any, data: bytes | None = None) -> _Abort | None:
+    def _stream_message(
+        self, stream: _Stream, req: Any, data: bytes | None = None
+    ) -> _Abort | None:
         """Handle one StreamMessageRequest (`data`: its bytes); an _Abort ends the stream with its status."""
         try:
             if isinstance(req, _Malformed):
-                raise invalid("malformed StreamMessageRequest (bad bytes or a string that is not UTF-8)")
+                raise invalid(
+                    "malformed StreamMessageRequest (bad bytes or a string that is not UTF-8)"
+                )
             which = req.WhichOneof("update")
             if which == "arbitration":
                 self._arbitrate(stream, req.arbitration)
             elif not stream.arbitrated:
-                return _Abort("FAILED_PRECONDITION", "the first message on a stream must be arbitration")
+                return _Abort(
+                    "FAILED_PRECONDITION", "the first message on a stream must be arbitration"
+                )
             elif which == "packet":
                 self._packet_out(stream, req.packet, data)
             elif which == "digest_ack":
                 self._digest_ack(req.digest_ack)
             else:
-                self._stream_error(stream, "UNIMPLEMENTED", f"p4sim does not handle stream message {which}")
+                self._stream_error(
+                    stream, "UNIMPLEMENTED", f"p4sim does not handle stream message {which}"
+                )
         except _StreamAbort as exc:
             return _Abort(exc.code, exc.message)
         except Exception as exc:

@@ -1,6 +1,7 @@
 """Requests off the wire and errors back onto it: protobuf parsing that answers
 INVALID_ARGUMENT (not gRPC's INTERNAL) for bytes protobuf refuses, and the mapping of our
 errors to gRPC status codes (p4rtproto.errors)."""
+
 from __future__ import annotations
 
 import logging
@@ -31,6 +32,7 @@ def _lenient(cls: Any) -> Callable[[bytes], Any]:
             return cls.FromString(data)
         except (DecodeError, ValueError) as exc:  # ValueError: bad UTF-8 in a string field
             return _Malformed(cls.__name__, exc)
+
     return parse
 
 
@@ -63,22 +65,26 @@ def _lenient_raw(cls: Any, planner: Callable[[bytes], Any] | None = None) -> Cal
                     pass  # parsed whole below: the reference's error
         msg = parse(data)
         return msg if isinstance(msg, _Malformed) else _Raw(msg, data)
+
     return keep
 
 
 def _reject_malformed(fn: Any, streaming: bool = False) -> Any:
     """Wrap an RPC handler so that a _Malformed request gets INVALID_ARGUMENT."""
     if streaming:
+
         def stream(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
             if isinstance(request, _Malformed):
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.message)
             yield from fn(request, context)
+
         return stream
 
     def unary(request: Any, context: grpc.ServicerContext) -> Any:
         if isinstance(request, _Malformed):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.message)
         return fn(request, context)
+
     return unary
 
 

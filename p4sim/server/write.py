@@ -1,6 +1,7 @@
 """The Write RPC: planning (a batch's updates cut into runs of one shape by the fast path,
 fastwrite/, or decoded one by one) and applying them to the switch's tables, action
 profiles and packet replication engine, with one p4.v1.Error per update on failure."""
+
 from __future__ import annotations
 
 import gc
@@ -54,8 +55,13 @@ class WriteService:
             log.exception("fast write: cutting a request failed")
             return None
 
-    def Write(self, request: Any, context: grpc.ServicerContext, data: bytes | None = None,
-              plan: tuple | None = None) -> Any:
+    def Write(
+        self,
+        request: Any,
+        context: grpc.ServicerContext,
+        data: bytes | None = None,
+        plan: tuple | None = None,
+    ) -> Any:
         """`data`: the bytes `request` was parsed from, when the transport has them:
         plain table-entry updates are then decoded from the bytes by shape
         (fastwrite/), the rest from the message; both give the same PlainEntry to the
@@ -66,11 +72,17 @@ class WriteService:
             with self._lock:
                 self._check_device(request.device_id)
                 election = request.election_id
-                self._check_primary_id(request.role, (election.high << 64) | election.low
-                                       if request.HasField("election_id") else None)
+                self._check_primary_id(
+                    request.role,
+                    (election.high << 64) | election.low
+                    if request.HasField("election_id")
+                    else None,
+                )
                 p = self._need_pipeline()
                 if request.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
-                    raise RequestError("UNIMPLEMENTED", "p4sim supports only CONTINUE_ON_ERROR atomicity")
+                    raise RequestError(
+                        "UNIMPLEMENTED", "p4sim supports only CONTINUE_ON_ERROR atomicity"
+                    )
                 # the batch is applied whole under the lock: a Read sees all of it or none. A
                 # big batch holds the collector off until it is done: its new entries are
                 # then looked at once, not once per 700 objects (~0.3 us per update)
@@ -195,7 +207,9 @@ class WriteService:
         except Exception:  # a learning bug must never change an answer: it only costs speed
             log.exception("fast write: learning a shape failed")
 
-    def _abort_batch(self, context: grpc.ServicerContext, results: list[RequestError | None]) -> None:
+    def _abort_batch(
+        self, context: grpc.ServicerContext, results: list[RequestError | None]
+    ) -> None:
         status = errors.write_status(results)
         context.set_trailing_metadata(((errors.STATUS_DETAILS_KEY, status.SerializeToString()),))
         context.abort(grpc.StatusCode.UNKNOWN, status.message)
@@ -206,7 +220,9 @@ class WriteService:
             return getattr(self, names[slot])
         ext = externs.by_entity(which) if which else None
         if ext is None:
-            raise RequestError("UNIMPLEMENTED", f"p4sim does not support {doing} {which or 'an empty entity'}")
+            raise RequestError(
+                "UNIMPLEMENTED", f"p4sim does not support {doing} {which or 'an empty entity'}"
+            )
         if slot == 0:
             return lambda p, utype, msg: ext.write(self, p, utype, which, msg)
         return lambda p, req: ext.read(self, p, which, req)
@@ -232,7 +248,9 @@ class WriteService:
             if te.matches or te.priority:
                 raise invalid(f"table {meta.name}: the default entry has no match and no priority")
             if meta.const_default:
-                raise RequestError("PERMISSION_DENIED", f"table {meta.name}: the default action is const")
+                raise RequestError(
+                    "PERMISSION_DENIED", f"table {meta.name}: the default action is const"
+                )
             if te.action_id is not None or te.action_other is not None:
                 _, entry = codec.decode_table_entry(maps, te, need_action=True)
                 sw.table_set_default(meta.name, entry.action, entry.params)
@@ -241,15 +259,26 @@ class WriteService:
                 action = tinfo.default_action or "NoAction"
                 ainfo = p.compiled.model.actions.get(action)
                 names = [prm.name for prm in ainfo.params] if ainfo else []
-                sw.table_set_default(meta.name, action, dict(zip(names, tinfo.default_params, strict=False)))
+                sw.table_set_default(
+                    meta.name, action, dict(zip(names, tinfo.default_params, strict=False))
+                )
             return
         meta, entry = codec.decode_table_entry(maps, te, need_action=utype != _UPDATE.DELETE)
         if meta.const_entries:
-            raise RequestError("PERMISSION_DENIED", f"table {meta.name} has const entries: it cannot be written")
+            raise RequestError(
+                "PERMISSION_DENIED", f"table {meta.name} has const entries: it cannot be written"
+            )
         self._apply_entry(p, utype, meta, entry, te.metadata, te.counter_data)
 
-    def _apply_entry(self, p: Pipeline, utype: int, meta: codec.TableMeta, entry: TableEntry, metadata: bytes,
-                     counter_data: tuple[int, int] | None) -> None:
+    def _apply_entry(
+        self,
+        p: Pipeline,
+        utype: int,
+        meta: codec.TableMeta,
+        entry: TableEntry,
+        metadata: bytes,
+        counter_data: tuple[int, int] | None,
+    ) -> None:
         """A decoded, checked entry into the table (both Write paths end here)."""
         sw = p.switch
         if utype == _UPDATE.INSERT:
@@ -277,7 +306,11 @@ class WriteService:
         sw = p.switch
         if kind == "multicast_group_entry":
             msg: Any = pre.multicast_group_entry
-            key, store, name = msg.multicast_group_id, p.mc_groups, f"multicast group {msg.multicast_group_id}"
+            key, store, name = (
+                msg.multicast_group_id,
+                p.mc_groups,
+                f"multicast group {msg.multicast_group_id}",
+            )
         elif kind == "clone_session_entry":
             msg = pre.clone_session_entry
             key, store, name = msg.session_id, p.clone_sessions, f"clone session {msg.session_id}"

@@ -96,23 +96,35 @@ def roce_v2(
         body = struct.pack("!QII", 0x1000, 0x77, len(payload)) + payload
     elif opcode in (0x13, 0x14):  # AtomicETH: va, rkey, swap/add, compare
         body = struct.pack("!QIQQ", 0x2000, 0x77, 5, 9) + payload
-    pkt = l2 / l3 / UDP(sport=sport, dport=4791, chksum=0) / BTH(
-        opcode=opcode, dqpn=dqpn, psn=psn, ackreq=1) / Raw(body)
+    pkt = (
+        l2
+        / l3
+        / UDP(sport=sport, dport=4791, chksum=0)
+        / BTH(opcode=opcode, dqpn=dqpn, psn=psn, ackreq=1)
+        / Raw(body)
+    )
     return pad60(bytes(pkt))
 
 
-def rocev1(smac: str = HOST_MAC[1], dmac: str = HOST_MAC[2], dqpn: int = 0x12,
-           psn: int = 0, tclass: int = 26 << 2) -> bytes:
+def rocev1(
+    smac: str = HOST_MAC[1],
+    dmac: str = HOST_MAC[2],
+    dqpn: int = 0x12,
+    psn: int = 0,
+    tclass: int = 26 << 2,
+) -> bytes:
     """RoCEv1: EtherType 0x8915, 40-byte GRH, BTH, payload, ICRC (computed here)."""
     sgid = bytes.fromhex("fe800000000000000000000000000001")
     dgid = bytes.fromhex("fe800000000000000000000000000002")
     payload = bytes(16)
-    bth = struct.pack("!BBHBBHI", OP_SEND_ONLY, 0, 0xFFFF, 0, (dqpn >> 16) & 0xFF,
-                      dqpn & 0xFFFF, psn & 0xFFFFFF)
+    bth = struct.pack(
+        "!BBHBBHI", OP_SEND_ONLY, 0, 0xFFFF, 0, (dqpn >> 16) & 0xFF, dqpn & 0xFFFF, psn & 0xFFFFFF
+    )
     paylen = len(bth) + len(payload) + 4
     grh = struct.pack("!IHBB", (6 << 28) | (tclass << 20), paylen, 0x1B, 64) + sgid + dgid
-    masked_grh = struct.pack("!IHBB", (6 << 28) | (0xFF << 20) | 0xFFFFF, paylen, 0x1B, 0xFF) \
-        + sgid + dgid
+    masked_grh = (
+        struct.pack("!IHBB", (6 << 28) | (0xFF << 20) | 0xFFFFF, paylen, 0x1B, 0xFF) + sgid + dgid
+    )
     masked_bth = bth[:4] + b"\xff" + bth[5:]
     icrc = zlib.crc32(b"\xff" * 8 + masked_grh + masked_bth + payload) & 0xFFFFFFFF
     frame = mac(dmac) + mac(smac) + b"\x89\x15" + grh + bth + payload + struct.pack("<I", icrc)
@@ -121,29 +133,50 @@ def rocev1(smac: str = HOST_MAC[1], dmac: str = HOST_MAC[2], dqpn: int = 0x12,
 
 def ipv4_fragment() -> bytes:
     """IPv4 fragment at offset 8 bytes (frag 1) carrying what looks like UDP to 4791 and a BTH."""
-    fake = struct.pack("!HHHH", 0xC001, 4791, 36, 0) + struct.pack("!BBHI", OP_SEND_ONLY, 0, 0xFFFF, 0x12) \
-        + bytes(4) + bytes(16)
-    pkt = Ether(src=HOST_MAC[1], dst=HOST_MAC[2]) / IP(src="10.0.0.1", dst="10.0.0.2", proto=17,
-                                                        frag=1, id=7, ttl=64) / Raw(fake)
+    fake = (
+        struct.pack("!HHHH", 0xC001, 4791, 36, 0)
+        + struct.pack("!BBHI", OP_SEND_ONLY, 0, 0xFFFF, 0x12)
+        + bytes(4)
+        + bytes(16)
+    )
+    pkt = (
+        Ether(src=HOST_MAC[1], dst=HOST_MAC[2])
+        / IP(src="10.0.0.1", dst="10.0.0.2", proto=17, frag=1, id=7, ttl=64)
+        / Raw(fake)
+    )
     return pad60(bytes(pkt))
 
 
-def plain_ipv4(src: str = "10.0.0.1", dst: str = "10.0.0.2", smac: str = HOST_MAC[1],
-               dmac: str = HOST_MAC[2], tos: int = 0, ttl: int = 64) -> bytes:
+def plain_ipv4(
+    src: str = "10.0.0.1",
+    dst: str = "10.0.0.2",
+    smac: str = HOST_MAC[1],
+    dmac: str = HOST_MAC[2],
+    tos: int = 0,
+    ttl: int = 64,
+) -> bytes:
     """A non-RoCE UDP/IPv4 packet."""
-    return pad60(bytes(Ether(src=smac, dst=dmac) / IP(src=src, dst=dst, tos=tos, ttl=ttl, id=7)
-                       / UDP(sport=1234, dport=5678) / Raw(b"rocelab!")))
+    return pad60(
+        bytes(
+            Ether(src=smac, dst=dmac)
+            / IP(src=src, dst=dst, tos=tos, ttl=ttl, id=7)
+            / UDP(sport=1234, dport=5678)
+            / Raw(b"rocelab!")
+        )
+    )
 
 
 def pfc_frame(src_mac: str, cls: int, quanta: int) -> bytes:
     body = struct.pack("!HH", 0x0101, 1 << cls) + b"".join(
-        struct.pack("!H", quanta if i == cls else 0) for i in range(8))
+        struct.pack("!H", quanta if i == cls else 0) for i in range(8)
+    )
     return pad60(mac("01:80:c2:00:00:01") + mac(src_mac) + b"\x88\x08" + body)
 
 
 def pause_frame(src_mac: str, time: int) -> bytes:
-    return pad60(mac("01:80:c2:00:00:01") + mac(src_mac) + b"\x88\x08"
-                 + struct.pack("!HH", 0x0001, time))
+    return pad60(
+        mac("01:80:c2:00:00:01") + mac(src_mac) + b"\x88\x08" + struct.pack("!HH", 0x0001, time)
+    )
 
 
 def cnp_expected(data: bytes, dqpn: int, dscp: int = 48) -> bytes:
@@ -160,9 +193,14 @@ def cnp_expected(data: bytes, dqpn: int, dscp: int = 48) -> bytes:
         ip6 = eth[IPv6]
         l3 = IPv6(src=ip6.dst, dst=ip6.src, tc=dscp << 2, fl=0, hlim=64)
     udp = eth[UDP]
-    bth = BTH(data[_bth_offset(data):_bth_offset(data) + 12] + b"\0\0\0\0")
-    cnp = l2 / l3 / UDP(sport=udp.sport, dport=4791, chksum=0) / BTH(
-        opcode=OP_CNP, becn=1, dqpn=dqpn, pkey=bth.pkey, psn=0) / CNPPadding()
+    bth = BTH(data[_bth_offset(data) : _bth_offset(data) + 12] + b"\0\0\0\0")
+    cnp = (
+        l2
+        / l3
+        / UDP(sport=udp.sport, dport=4791, chksum=0)
+        / BTH(opcode=OP_CNP, becn=1, dqpn=dqpn, pkey=bth.pkey, psn=0)
+        / CNPPadding()
+    )
     out = bytes(cnp)
     _check_icrc_formula(out)
     return out
@@ -182,7 +220,7 @@ def _check_icrc_formula(cnp: bytes) -> None:
     """The P4 program hashes the masked fields (cnp.p4); prove it equals scapy's ICRC."""
     off, et = _l3_offset(cnp)
     ip_len = 20 if et == b"\x08\x00" else 40
-    ip = bytearray(cnp[off:off + ip_len])
+    ip = bytearray(cnp[off : off + ip_len])
     if ip_len == 20:
         ip[1] = 0xFF
         ip[8] = 0xFF
@@ -191,9 +229,9 @@ def _check_icrc_formula(cnp: bytes) -> None:
         ip[0] |= 0x0F
         ip[1:4] = b"\xff\xff\xff"
         ip[7] = 0xFF
-    udp = bytearray(cnp[off + ip_len:off + ip_len + 8])
+    udp = bytearray(cnp[off + ip_len : off + ip_len + 8])
     udp[6:8] = b"\xff\xff"
-    bth = bytearray(cnp[off + ip_len + 8:off + ip_len + 20])
+    bth = bytearray(cnp[off + ip_len + 8 : off + ip_len + 20])
     bth[4] = 0xFF
     crc = zlib.crc32(b"\xff" * 8 + bytes(ip) + bytes(udp) + bytes(bth) + bytes(16))
     assert struct.pack("<I", crc) == cnp[-4:], "ICRC formula of cnp.p4 disagrees with scapy"
@@ -218,8 +256,14 @@ def ipv4_csum(hdr: bytes) -> int:
     return ~s & 0xFFFF
 
 
-def rewrite(frame: bytes, *, dmac: str | None = None, smac: str | None = None,
-            ttl_dec: bool = False, ecn: int | None = None) -> bytes:
+def rewrite(
+    frame: bytes,
+    *,
+    dmac: str | None = None,
+    smac: str | None = None,
+    ttl_dec: bool = False,
+    ecn: int | None = None,
+) -> bytes:
     """Apply the switch's edits to a frame; fixes the IPv4 header checksum."""
     b = bytearray(frame)
     if dmac is not None:
@@ -232,8 +276,8 @@ def rewrite(frame: bytes, *, dmac: str | None = None, smac: str | None = None,
             b[off + 8] -= 1
         if ecn is not None:
             b[off + 1] = (b[off + 1] & 0xFC) | ecn
-        b[off + 10:off + 12] = b"\0\0"
-        b[off + 10:off + 12] = struct.pack("!H", ipv4_csum(bytes(b[off:off + 20])))
+        b[off + 10 : off + 12] = b"\0\0"
+        b[off + 10 : off + 12] = struct.pack("!H", ipv4_csum(bytes(b[off : off + 20])))
     elif et == b"\x86\xdd":
         if ttl_dec:
             b[off + 7] -= 1
@@ -259,8 +303,14 @@ class Stf:
     def cmd(self, text: str) -> None:
         self.lines.append(text)
 
-    def add(self, table: str, keys: dict[str, str], action: str,
-            params: dict[str, int | str] | None = None, prio: int | None = None) -> None:
+    def add(
+        self,
+        table: str,
+        keys: dict[str, str],
+        action: str,
+        params: dict[str, int | str] | None = None,
+        prio: int | None = None,
+    ) -> None:
         k = " ".join(f"{n}:{v}" for n, v in keys.items())
         p = ", ".join(f"{n}:{_num(v)}" for n, v in (params or {}).items())
         pr = f" {prio}" if prio is not None else ""
@@ -288,7 +338,11 @@ class Stf:
         self.lines.append(f"check_register {name} {index} == {value}")
 
     def text(self) -> str:
-        head = [f"# {self.title}", "# generated by p4src/tests/gen_stf.py: edit the generator, not this file", ""]
+        head = [
+            f"# {self.title}",
+            "# generated by p4src/tests/gen_stf.py: edit the generator, not this file",
+            "",
+        ]
         return "\n".join(head + self.lines) + "\n"
 
 
@@ -301,16 +355,25 @@ def l2(s: Stf, port: int, mac_s: str) -> None:
 
 
 def route_v4(s: Stf, prefix: str, plen: int, nhop: int, port: int, dmac: str) -> None:
-    s.add("ipv4_lpm", {"ipv4.dst": f"0x{ip4_int(prefix):08x}/{plen}"}, "set_nhop", {"nhop_id": nhop})
-    s.add("nexthop", {"nhop_id": str(nhop)}, "set_nexthop",
-          {"port": port, "smac": mac_hex(ROUTER_MAC), "dmac": mac_hex(dmac)})
+    s.add(
+        "ipv4_lpm", {"ipv4.dst": f"0x{ip4_int(prefix):08x}/{plen}"}, "set_nhop", {"nhop_id": nhop}
+    )
+    s.add(
+        "nexthop",
+        {"nhop_id": str(nhop)},
+        "set_nexthop",
+        {"port": port, "smac": mac_hex(ROUTER_MAC), "dmac": mac_hex(dmac)},
+    )
 
 
 # ---------------------------------------------------------------- the cases
 
 
 def case_l2() -> Stf:
-    s = Stf("l2_switching", "L2: destination MAC -> port; unknown MAC dropped; flooding prunes the ingress port")
+    s = Stf(
+        "l2_switching",
+        "L2: destination MAC -> port; unknown MAC dropped; flooding prunes the ingress port",
+    )
     l2(s, 2, HOST_MAC[2])
     l2(s, 1, HOST_MAC[1])
     s.c("known destination: forwarded unchanged (RoCEv2 and plain IPv4)")
@@ -322,7 +385,9 @@ def case_l2() -> Stf:
     s.expect(1, g)
     s.c("unknown destination: l2_miss drops it")
     s.packet(1, roce_v2(dmac=HOST_MAC[5]))
-    s.c("a non-first IPv4 fragment whose bytes look like UDP 4791 + BTH: forwarded, never parsed as")
+    s.c(
+        "a non-first IPv4 fragment whose bytes look like UDP 4791 + BTH: forwarded, never parsed as"
+    )
     s.c("RoCE (the parser looks past IPv4 only at offset 0, IHL 5), so not counted in roce_rx")
     s.packet(1, ipv4_fragment())
     s.expect(2, ipv4_fragment())
@@ -331,8 +396,12 @@ def case_l2() -> Stf:
     s.c("wait: the frames above leave ingress before XOFF 1 applies (on a real-time target a")
     s.c("loaded BMv2 admitted the fragment after the write: XOFF + XON on port 1)")
     s.cmd("wait")
-    s.add("pfc_thresholds", {"ingress_port": "1", "tc": "0"}, "set_pfc_thresholds",
-          {"xoff": 1, "xon": 1, "quanta": 0xFFFF, "refresh_us": BIG_US})
+    s.add(
+        "pfc_thresholds",
+        {"ingress_port": "1", "tc": "0"},
+        "set_pfc_thresholds",
+        {"xoff": 1, "xon": 1, "quanta": 0xFFFF, "refresh_us": BIG_US},
+    )
     s.cmd(f"mirroring_add {PFC_SESSION_BASE + 1} 1")
     s.add("l2_fwd", {"ethernet.dst": "0xffffffffffff"}, "l2_flood", {"mcast_grp": 1})
     s.cmd("mc_mgrp_create 1")
@@ -342,7 +411,9 @@ def case_l2() -> Stf:
     s.packet(1, b)
     s.expect(2, b)
     s.expect(3, b)
-    s.c("counters: RoCE in on port 1 class 0 (2 frames of 74 bytes), out on port 2; drops by reason")
+    s.c(
+        "counters: RoCE in on port 1 class 0 (2 frames of 74 bytes), out on port 2; drops by reason"
+    )
     s.counter("roce_rx", 1 * 8 + 0, 2)
     s.counter("roce_rx", 1 * 8 + 0, 2 * 74, "bytes")
     s.counter("roce_tx", 2 * 8 + 0, 1)
@@ -357,7 +428,10 @@ def _router(s: Stf) -> None:
 
 
 def case_ipv4() -> Stf:
-    s = Stf("ipv4_routing", "IPv4: LPM -> next hop, MAC rewrite, TTL decrement, checksum; TTL 1 and LPM miss dropped")
+    s = Stf(
+        "ipv4_routing",
+        "IPv4: LPM -> next hop, MAC rewrite, TTL decrement, checksum; TTL 1 and LPM miss dropped",
+    )
     _router(s)
     route_v4(s, "10.0.2.0", 24, 1, 2, HOST_MAC[2])
     route_v4(s, "10.0.0.0", 8, 2, 3, HOST_MAC[3])
@@ -388,11 +462,20 @@ def case_ipv4() -> Stf:
 
 
 def case_ipv6() -> Stf:
-    s = Stf("ipv6_routing", "IPv6: LPM -> next hop, MAC rewrite, hop-limit decrement; hop limit 1 dropped")
+    s = Stf(
+        "ipv6_routing",
+        "IPv6: LPM -> next hop, MAC rewrite, hop-limit decrement; hop limit 1 dropped",
+    )
     _router(s)
-    s.add("ipv6_lpm", {"ipv6.dst": f"0x{ip6_int('2001:db8:2::'):032x}/48"}, "set_nhop", {"nhop_id": 4})
-    s.add("nexthop", {"nhop_id": "4"}, "set_nexthop",
-          {"port": 2, "smac": mac_hex(ROUTER_MAC), "dmac": mac_hex(HOST_MAC[2])})
+    s.add(
+        "ipv6_lpm", {"ipv6.dst": f"0x{ip6_int('2001:db8:2::'):032x}/48"}, "set_nhop", {"nhop_id": 4}
+    )
+    s.add(
+        "nexthop",
+        {"nhop_id": "4"},
+        "set_nexthop",
+        {"port": 2, "smac": mac_hex(ROUTER_MAC), "dmac": mac_hex(HOST_MAC[2])},
+    )
     f = roce_v2(src="2001:db8:1::1", dst="2001:db8:2::2", dmac=ROUTER_MAC, opcode=OP_WRITE_ONLY)
     s.packet(1, f)
     s.expect(2, rewrite(f, dmac=HOST_MAC[2], smac=ROUTER_MAC, ttl_dec=True))
@@ -417,19 +500,40 @@ def crc16_arc(data: bytes) -> int:
 
 def ecmp_member(src: str, dst: str, sport: int, size: int) -> int:
     addr = ip6_int if ":" in src else ip4_int
-    data = (addr(src).to_bytes(16, "big") + addr(dst).to_bytes(16, "big")
-            + bytes([17]) + struct.pack("!HH", sport, 4791))
+    data = (
+        addr(src).to_bytes(16, "big")
+        + addr(dst).to_bytes(16, "big")
+        + bytes([17])
+        + struct.pack("!HH", sport, 4791)
+    )
     return crc16_arc(data) % size
 
 
 def case_ecmp() -> Stf:
-    s = Stf("ecmp", "ECMP: crc16 over (src, dst, proto, UDP sport, dport) picks the member; sprayed QPs go round robin")
+    s = Stf(
+        "ecmp",
+        "ECMP: crc16 over (src, dst, proto, UDP sport, dport) picks the member; sprayed QPs go round robin",
+    )
     _router(s)
-    s.add("ipv4_lpm", {"ipv4.dst": f"0x{ip4_int('10.0.2.0'):08x}/24"}, "set_ecmp", {"group": 1, "size": 2})
+    s.add(
+        "ipv4_lpm",
+        {"ipv4.dst": f"0x{ip4_int('10.0.2.0'):08x}/24"},
+        "set_ecmp",
+        {"group": 1, "size": 2},
+    )
     for member, (nh, port) in enumerate([(11, 3), (12, 4)]):
-        s.add("ecmp_member", {"ecmp_group": "1", "ecmp_member": str(member)}, "set_nhop", {"nhop_id": nh})
-        s.add("nexthop", {"nhop_id": str(nh)}, "set_nexthop",
-              {"port": port, "smac": mac_hex(ROUTER_MAC), "dmac": mac_hex(HOST_MAC[port])})
+        s.add(
+            "ecmp_member",
+            {"ecmp_group": "1", "ecmp_member": str(member)},
+            "set_nhop",
+            {"nhop_id": nh},
+        )
+        s.add(
+            "nexthop",
+            {"nhop_id": str(nh)},
+            "set_nexthop",
+            {"port": port, "smac": mac_hex(ROUTER_MAC), "dmac": mac_hex(HOST_MAC[port])},
+        )
     ports = {0: 3, 1: 4}
     seen = set()
     sport = 0xC000
@@ -443,7 +547,12 @@ def case_ecmp() -> Stf:
         s.expect(ports[m], rewrite(f, dmac=HOST_MAC[ports[m]], smac=ROUTER_MAC, ttl_dec=True))
         sport += 1
     s.c("IPv6 flows hash the full 128-bit addresses through the same group")
-    s.add("ipv6_lpm", {"ipv6.dst": f"0x{ip6_int('2001:db8:2::'):032x}/48"}, "set_ecmp", {"group": 1, "size": 2})
+    s.add(
+        "ipv6_lpm",
+        {"ipv6.dst": f"0x{ip6_int('2001:db8:2::'):032x}/48"},
+        "set_ecmp",
+        {"group": 1, "size": 2},
+    )
     seen6 = set()
     sport = 0xC100
     while len(seen6) < 2 or sport < 0xC104:
@@ -464,9 +573,15 @@ def case_ecmp() -> Stf:
     return s
 
 
-def _ecn_profile(s: Stf, port: int, tc: int, kmin: int, kmax: int, pmax: int, drop: int = 0) -> None:
-    s.add("ecn_profile", {"egress_port": str(port), "tc": str(tc)}, "set_ecn_profile",
-          {"kmin": kmin, "kmax": kmax, "pmax": pmax, "drop_non_ect": drop})
+def _ecn_profile(
+    s: Stf, port: int, tc: int, kmin: int, kmax: int, pmax: int, drop: int = 0
+) -> None:
+    s.add(
+        "ecn_profile",
+        {"egress_port": str(port), "tc": str(tc)},
+        "set_ecn_profile",
+        {"kmin": kmin, "kmax": kmax, "pmax": pmax, "drop_non_ect": drop},
+    )
 
 
 def _depth(s: Stf, port: int, depth: int) -> None:
@@ -474,7 +589,10 @@ def _depth(s: Stf, port: int, depth: int) -> None:
 
 
 def case_classify() -> Stf:
-    s = Stf("classification", "DSCP or PCP -> traffic class, seen through a per-class ECN profile; CNPs use the CNP class")
+    s = Stf(
+        "classification",
+        "DSCP or PCP -> traffic class, seen through a per-class ECN profile; CNPs use the CNP class",
+    )
     for p in range(1, 3):
         l2(s, p, HOST_MAC[p])
     s.add("dscp_to_tc", {"dscp": "26"}, "set_tc_from_dscp", {"tc": 3})
@@ -521,7 +639,10 @@ def case_classify() -> Stf:
 
 
 def case_ecn() -> Stf:
-    s = Stf("ecn_thresholds", "ECN: exactly Kmin never marks, exactly Kmax marks with probability Pmax, above Kmax always")
+    s = Stf(
+        "ecn_thresholds",
+        "ECN: exactly Kmin never marks, exactly Kmax marks with probability Pmax, above Kmax always",
+    )
     s.c("profile on every port: Kmin 10, Kmax 20; port 2..4 Pmax 100%, port 5..6 Pmax 0")
     s.c("queue depth pinned per port with debug_qdepth (in STF the real queue is empty)")
     s.add("dscp_to_tc", {"dscp": "26"}, "set_tc_from_dscp", {"tc": 3})
@@ -561,7 +682,10 @@ def case_ecn() -> Stf:
 
 
 def case_ecn_non_ect() -> Stf:
-    s = Stf("ecn_non_ect", "ECN: non-ECT above Kmax dropped when drop_non_ect = 1, passed otherwise; never at Kmax")
+    s = Stf(
+        "ecn_non_ect",
+        "ECN: non-ECT above Kmax dropped when drop_non_ect = 1, passed otherwise; never at Kmax",
+    )
     s.add("dscp_to_tc", {"dscp": "26"}, "set_tc_from_dscp", {"tc": 3})
     for port, depth, drop in [(2, 21, 1), (3, 21, 0), (4, 20, 1)]:
         l2(s, port, HOST_MAC[port])
@@ -598,15 +722,22 @@ def case_ecn_non_ect() -> Stf:
 def _pfc_setup(s: Stf, xoff: int, xon: int, quanta: int, refresh: int) -> None:
     l2(s, 2, HOST_MAC[2])
     s.add("dscp_to_tc", {"dscp": "26"}, "set_tc_from_dscp", {"tc": 3})
-    s.add("pfc_thresholds", {"ingress_port": "1", "tc": "3"}, "set_pfc_thresholds",
-          {"xoff": xoff, "xon": xon, "quanta": quanta, "refresh_us": refresh})
+    s.add(
+        "pfc_thresholds",
+        {"ingress_port": "1", "tc": "3"},
+        "set_pfc_thresholds",
+        {"xoff": xoff, "xon": xon, "quanta": quanta, "refresh_us": refresh},
+    )
     s.add("port_mac", {"egress_port": "1"}, "set_port_mac", {"mac": mac_hex(PORT_MACS[1])})
     s.cmd(f"mirroring_add {PFC_SESSION_BASE + 1} 1")
 
 
 def case_pfc() -> Stf:
-    s = Stf("pfc_xoff_xon", "PFC: XOFF when the depth of the egress queue (port 2, class 3) reaches XOFF, "
-            "XON once it is below XON; a stale depth is corrected by the next departure")
+    s = Stf(
+        "pfc_xoff_xon",
+        "PFC: XOFF when the depth of the egress queue (port 2, class 3) reaches XOFF, "
+        "XON once it is below XON; a stale depth is corrected by the next departure",
+    )
     s.c("XOFF 5, XON 2 packets; quanta 0xffff; refresh interval far away")
     s.c("pfc_qdepth[2*8+3] is the depth the program believes port 2's class-3 queue has; a")
     s.c("register_write stands for packets counted in that the traffic manager dropped. One")
@@ -624,7 +755,9 @@ def case_pfc() -> Stf:
     s.counter("pfc_tx", idx, 0)
     s.register("pfc_paused", idx, 0)
     s.register("pfc_qdepth", q, 0)
-    s.c("depth 4 -> 5 = XOFF: an 802.1Qbb frame for class 3 leaves port 1, caused by port 2's queue;")
+    s.c(
+        "depth 4 -> 5 = XOFF: an 802.1Qbb frame for class 3 leaves port 1, caused by port 2's queue;"
+    )
     s.c("the packet's own departure finds the queue empty (0 < XON): the XON follows at once")
     s.cmd(f"register_write pfc_qdepth {q} 4")
     s.packet(1, f)
@@ -676,7 +809,10 @@ def case_pfc() -> Stf:
 
 
 def case_pfc_refresh() -> Stf:
-    s = Stf("pfc_refresh", "PFC: while paused and at/above XON, a refresh XOFF goes out once the interval has passed")
+    s = Stf(
+        "pfc_refresh",
+        "PFC: while paused and at/above XON, a refresh XOFF goes out once the interval has passed",
+    )
     s.c("refresh interval 0 us: every arrival of a paused class at or above XON refreshes")
     s.c("(refreshes on departure need a real queue: tests/p4src/test_p4src_timing.py)")
     _pfc_setup(s, 5, 2, 0x1234, 0)
@@ -695,8 +831,12 @@ def case_pfc_refresh() -> Stf:
     s.register("pfc_paused", idx, 0)
     s.register("pfc_qdepth", q, 0)
     s.c("XON 0 is taken as 1: a pause must end once the queue is empty")
-    s.add("pfc_thresholds", {"ingress_port": "1", "tc": "5"}, "set_pfc_thresholds",
-          {"xoff": 1, "xon": 0, "quanta": 0x1234, "refresh_us": BIG_US})
+    s.add(
+        "pfc_thresholds",
+        {"ingress_port": "1", "tc": "5"},
+        "set_pfc_thresholds",
+        {"xoff": 1, "xon": 0, "quanta": 0x1234, "refresh_us": BIG_US},
+    )
     s.add("dscp_to_tc", {"dscp": "34"}, "set_tc_from_dscp", {"tc": 5})
     g = roce_v2(dscp=34)
     s.packet(1, g)
@@ -709,9 +849,14 @@ def case_pfc_refresh() -> Stf:
 
 
 def case_pfc_classes() -> Stf:
-    s = Stf("pfc_classes", "PFC: the frame for class C enables bit C of the class-enable vector and carries "
-            "the pause time in time[C] (802.1Qbb), for every class 0..7")
-    s.c("every class of port 1 has XOFF 1, XON 1, its own quanta 0x100 + C; DSCP 40 + C -> class C.")
+    s = Stf(
+        "pfc_classes",
+        "PFC: the frame for class C enables bit C of the class-enable vector and carries "
+        "the pause time in time[C] (802.1Qbb), for every class 0..7",
+    )
+    s.c(
+        "every class of port 1 has XOFF 1, XON 1, its own quanta 0x100 + C; DSCP 40 + C -> class C."
+    )
     s.c("One packet per class: its arrival (depth 0 -> 1) sends the XOFF, its departure (queue")
     s.c("empty, 0 < XON) the XON, both for that class only")
     l2(s, 2, HOST_MAC[2])
@@ -719,8 +864,12 @@ def case_pfc_classes() -> Stf:
     s.cmd(f"mirroring_add {PFC_SESSION_BASE + 1} 1")
     for c in range(8):
         s.add("dscp_to_tc", {"dscp": str(40 + c)}, "set_tc_from_dscp", {"tc": c})
-        s.add("pfc_thresholds", {"ingress_port": "1", "tc": str(c)}, "set_pfc_thresholds",
-              {"xoff": 1, "xon": 1, "quanta": 0x100 + c, "refresh_us": BIG_US})
+        s.add(
+            "pfc_thresholds",
+            {"ingress_port": "1", "tc": str(c)},
+            "set_pfc_thresholds",
+            {"xoff": 1, "xon": 1, "quanta": 0x100 + c, "refresh_us": BIG_US},
+        )
     for c in range(8):
         f = roce_v2(dscp=40 + c, psn=c)
         s.packet(1, f)
@@ -740,7 +889,9 @@ def case_pfc_classes() -> Stf:
 
 
 def case_pfc_rx() -> Stf:
-    s = Stf("pfc_rx_consumed", "received PFC and PAUSE frames are consumed (counted), never forwarded")
+    s = Stf(
+        "pfc_rx_consumed", "received PFC and PAUSE frames are consumed (counted), never forwarded"
+    )
     s.c("even with a forwarding entry for the MAC-control address and a flood group")
     s.add("l2_fwd", {"ethernet.dst": "0x0180c2000001"}, "l2_forward", {"port": 2})
     s.packet(1, pfc_frame(HOST_MAC[1], 3, 0xFFFF))
@@ -748,8 +899,15 @@ def case_pfc_rx() -> Stf:
     s.packet(1, pause_frame(HOST_MAC[1], 100))
     s.c("a PFC frame behind an 802.1Q tag (the parser accepts MAC control after a VLAN tag):")
     s.c("consumed and counted the same")
-    s.packet(1, pad60(mac("01:80:c2:00:00:01") + mac(HOST_MAC[1]) + b"\x81\x00\x00\x64"
-                      + pfc_frame(HOST_MAC[1], 4, 0xFFFF)[12:]))
+    s.packet(
+        1,
+        pad60(
+            mac("01:80:c2:00:00:01")
+            + mac(HOST_MAC[1])
+            + b"\x81\x00\x00\x64"
+            + pfc_frame(HOST_MAC[1], 4, 0xFFFF)[12:]
+        ),
+    )
     s.c("other MAC-control opcodes are consumed too")
     s.packet(1, pad60(mac("01:80:c2:00:00:01") + mac(HOST_MAC[1]) + b"\x88\x08\x00\x02"))
     s.c("a data frame right after still flows")
@@ -770,17 +928,27 @@ def _np_setup(s: Stf, interval: int, v6: bool = False) -> tuple[str, str]:
     key = (lambda a: f"0x{ip6_int(a):x}") if v6 else (lambda a: f"0x{ip4_int(a):x}")
     l2(s, 2, HOST_MAC[2])
     l2(s, 1, HOST_MAC[1])
-    s.setdefault("cnp_config", "set_cnp_config", {"cnp_tc": 6, "np_enable": 1,
-                                                  "interval_us": interval, "cnp_dscp": 48})
+    s.setdefault(
+        "cnp_config",
+        "set_cnp_config",
+        {"cnp_tc": 6, "np_enable": 1, "interval_us": interval, "cnp_dscp": 48},
+    )
     s.add("host_port", {"egress_port": "2"}, "set_host_port")
-    s.add("cnp_qp", {"ip_src": key(src), "ip_dst": key(dst), "bth.dqpn": "0x12"},
-          "set_cnp_target", {"dqpn": "0x34", "slot": 5})
+    s.add(
+        "cnp_qp",
+        {"ip_src": key(src), "ip_dst": key(dst), "bth.dqpn": "0x12"},
+        "set_cnp_target",
+        {"dqpn": "0x34", "slot": 5},
+    )
     s.cmd(f"mirroring_add {CNP_SESSION_BASE + 1} 1")
     return src, dst
 
 
 def case_cnp_np() -> Stf:
-    s = Stf("cnp_np", "NP emulation: a CE-marked RoCEv2 packet toward a host port makes a CNP back to its source")
+    s = Stf(
+        "cnp_np",
+        "NP emulation: a CE-marked RoCEv2 packet toward a host port makes a CNP back to its source",
+    )
     _np_setup(s, 0)
     s.c("CE on arrival (marked upstream), toward host port 2: forwarded, and a CNP to port 1")
     f = roce_v2(ecn=3, opcode=OP_WRITE_ONLY, psn=7)
@@ -803,9 +971,15 @@ def case_cnp_np() -> Stf:
     f = roce_v2(ecn=3, dqpn=0x13)
     s.packet(1, f)
     s.expect(2, f)
-    s.c("marked by this switch (depth above Kmax) then answered with a CNP; VLAN tag kept (PCP = CNP class)")
-    s.add("ecn_profile", {"egress_port": "2", "tc": "0"}, "set_ecn_profile",
-          {"kmin": 1, "kmax": 2, "pmax": 0, "drop_non_ect": 0})
+    s.c(
+        "marked by this switch (depth above Kmax) then answered with a CNP; VLAN tag kept (PCP = CNP class)"
+    )
+    s.add(
+        "ecn_profile",
+        {"egress_port": "2", "tc": "0"},
+        "set_ecn_profile",
+        {"kmin": 1, "kmax": 2, "pmax": 0, "drop_non_ect": 0},
+    )
     s.add("debug_qdepth", {"egress_port": "2"}, "override_qdepth", {"depth": 3})
     f = roce_v2(ecn=2, dscp=0, vlan=(0, 7))
     s.packet(1, f)
@@ -830,7 +1004,9 @@ def case_cnp_np() -> Stf:
     s.packet(1, f)
     s.expect(3, f)
     s.counter("cnp_tx", 1 * 8 + 6, 4)
-    s.c("a mirrored CE packet (session 5 -> port 7) still gets its CNP: the mirror copy is the clone,")
+    s.c(
+        "a mirrored CE packet (session 5 -> port 7) still gets its CNP: the mirror copy is the clone,"
+    )
     s.c("the original stays an ordinary packet in egress")
     s.add("mirror_flow", {"bth_dqpn": "0x000012"}, "mirror_to", {"session": 5}, prio=10)
     s.cmd("mirroring_add 5 7")
@@ -867,14 +1043,28 @@ def case_cnp_v6() -> Stf:
 
 
 def case_cnp_routed() -> Stf:
-    s = Stf("cnp_np_routed", "NP emulation on a routed packet: the CNP goes back to the sender's MAC from the router MAC")
+    s = Stf(
+        "cnp_np_routed",
+        "NP emulation on a routed packet: the CNP goes back to the sender's MAC from the router MAC",
+    )
     _router(s)
     route_v4(s, "10.0.2.0", 24, 1, 2, HOST_MAC[2])
-    s.setdefault("cnp_config", "set_cnp_config", {"cnp_tc": 6, "np_enable": 1,
-                                                  "interval_us": 0, "cnp_dscp": 46})
+    s.setdefault(
+        "cnp_config",
+        "set_cnp_config",
+        {"cnp_tc": 6, "np_enable": 1, "interval_us": 0, "cnp_dscp": 46},
+    )
     s.add("host_port", {"egress_port": "2"}, "set_host_port")
-    s.add("cnp_qp", {"ip_src": f"0x{ip4_int('10.0.0.1'):x}", "ip_dst": f"0x{ip4_int('10.0.2.2'):x}",
-                     "bth.dqpn": "0x12"}, "set_cnp_target", {"dqpn": "0xabcdef", "slot": 9})
+    s.add(
+        "cnp_qp",
+        {
+            "ip_src": f"0x{ip4_int('10.0.0.1'):x}",
+            "ip_dst": f"0x{ip4_int('10.0.2.2'):x}",
+            "bth.dqpn": "0x12",
+        },
+        "set_cnp_target",
+        {"dqpn": "0xabcdef", "slot": 9},
+    )
     s.cmd(f"mirroring_add {CNP_SESSION_BASE + 1} 1")
     f = roce_v2(dst="10.0.2.2", dmac=ROUTER_MAC, ecn=3, opcode=OP_WRITE_ONLY)
     s.c("routed toward host port 2 (MACs rewritten, TTL - 1); the CNP uses the MACs as received")
@@ -887,7 +1077,10 @@ def case_cnp_routed() -> Stf:
 
 
 def case_cnp_rate() -> Stf:
-    s = Stf("cnp_rate_limit", "NP emulation: at most one CNP per flow per interval (elapsed >= interval sends)")
+    s = Stf(
+        "cnp_rate_limit",
+        "NP emulation: at most one CNP per flow per interval (elapsed >= interval sends)",
+    )
     _np_setup(s, BIG_US)
     f = roce_v2(ecn=3)
     s.c("first CE packet of the flow: CNP")
@@ -898,8 +1091,11 @@ def case_cnp_rate() -> Stf:
     s.packet(1, f)
     s.expect(2, f)
     s.c("interval 0: elapsed 0 >= 0, every CE packet gets a CNP")
-    s.setdefault("cnp_config", "set_cnp_config", {"cnp_tc": 6, "np_enable": 1,
-                                                  "interval_us": 0, "cnp_dscp": 48})
+    s.setdefault(
+        "cnp_config",
+        "set_cnp_config",
+        {"cnp_tc": 6, "np_enable": 1, "interval_us": 0, "cnp_dscp": 48},
+    )
     s.packet(1, f)
     s.expect(2, f)
     s.expect(1, cnp_expected(f, 0x34))
@@ -907,8 +1103,11 @@ def case_cnp_rate() -> Stf:
     s.expect(2, f)
     s.expect(1, cnp_expected(f, 0x34))
     s.c("NP emulation off (the default): no CNP")
-    s.setdefault("cnp_config", "set_cnp_config", {"cnp_tc": 6, "np_enable": 0,
-                                                  "interval_us": 0, "cnp_dscp": 48})
+    s.setdefault(
+        "cnp_config",
+        "set_cnp_config",
+        {"cnp_tc": 6, "np_enable": 0, "interval_us": 0, "cnp_dscp": 48},
+    )
     s.packet(1, f)
     s.expect(2, f)
     s.counter("cnp_tx", 1 * 8 + 6, 3)
@@ -929,8 +1128,12 @@ def case_rocev1() -> Stf:
     s.packet(1, rocev1(dmac=ROUTER_MAC))
     s.c("the GRH traffic class classifies and is ECN-marked like a DSCP")
     s.add("dscp_to_tc", {"dscp": "26"}, "set_tc_from_dscp", {"tc": 3})
-    s.add("ecn_profile", {"egress_port": "2", "tc": "3"}, "set_ecn_profile",
-          {"kmin": 0, "kmax": 0, "pmax": 0, "drop_non_ect": 0})
+    s.add(
+        "ecn_profile",
+        {"egress_port": "2", "tc": "3"},
+        "set_ecn_profile",
+        {"kmin": 0, "kmax": 0, "pmax": 0, "drop_non_ect": 0},
+    )
     s.add("debug_qdepth", {"egress_port": "2"}, "override_qdepth", {"depth": 1})
     f = rocev1(tclass=(26 << 2) | 2)
     s.packet(1, f)
@@ -944,8 +1147,11 @@ def case_rocev1() -> Stf:
 def case_fault() -> Stf:
     s = Stf("fault_injection", "fault injection: drop (dst QP, PSN); drop every Nth packet of a QP")
     l2(s, 2, HOST_MAC[2])
-    s.add("fault_psn", {"ip_dst": f"0x{ip4_int('10.0.0.2'):x}", "bth.dqpn": "0x12", "bth.psn": "5"},
-          "drop_psn")
+    s.add(
+        "fault_psn",
+        {"ip_dst": f"0x{ip4_int('10.0.0.2'):x}", "bth.dqpn": "0x12", "bth.psn": "5"},
+        "drop_psn",
+    )
     s.c("QP 0x12: PSN 4 passes, PSN 5 dropped, PSN 6 passes")
     for psn in (4, 5, 6):
         f = roce_v2(psn=psn)
@@ -953,8 +1159,12 @@ def case_fault() -> Stf:
         if psn != 5:
             s.expect(2, f)
     s.c("QP 0x20: every 3rd packet dropped (slot 0)")
-    s.add("fault_every_nth", {"ip_dst": f"0x{ip4_int('10.0.0.2'):x}", "bth.dqpn": "0x20"},
-          "drop_every_nth", {"n": 3, "slot": 0})
+    s.add(
+        "fault_every_nth",
+        {"ip_dst": f"0x{ip4_int('10.0.0.2'):x}", "bth.dqpn": "0x20"},
+        "drop_every_nth",
+        {"n": 3, "slot": 0},
+    )
     for psn in range(7):
         f = roce_v2(dqpn=0x20, psn=psn)
         s.packet(1, f)
@@ -962,10 +1172,17 @@ def case_fault() -> Stf:
             s.expect(2, f)
     s.c("QP 0x22: PSN 1 dropped by fault_psn, and every 3rd packet (slot 1) of what is left:")
     s.c("PSNs 0, 2, 3 are counted, so PSN 3 is the one dropped; PSN 4 passes")
-    s.add("fault_psn", {"ip_dst": f"0x{ip4_int('10.0.0.2'):x}", "bth.dqpn": "0x22", "bth.psn": "1"},
-          "drop_psn")
-    s.add("fault_every_nth", {"ip_dst": f"0x{ip4_int('10.0.0.2'):x}", "bth.dqpn": "0x22"},
-          "drop_every_nth", {"n": 3, "slot": 1})
+    s.add(
+        "fault_psn",
+        {"ip_dst": f"0x{ip4_int('10.0.0.2'):x}", "bth.dqpn": "0x22", "bth.psn": "1"},
+        "drop_psn",
+    )
+    s.add(
+        "fault_every_nth",
+        {"ip_dst": f"0x{ip4_int('10.0.0.2'):x}", "bth.dqpn": "0x22"},
+        "drop_every_nth",
+        {"n": 3, "slot": 1},
+    )
     for psn in range(5):
         f = roce_v2(dqpn=0x22, psn=psn)
         s.packet(1, f)
@@ -982,7 +1199,10 @@ def case_fault() -> Stf:
 
 
 def case_mirror_cpu() -> Stf:
-    s = Stf("mirror_cpu", "flow mirror to a capture port and to the CPU (packet_in); packet_out from the CPU")
+    s = Stf(
+        "mirror_cpu",
+        "flow mirror to a capture port and to the CPU (packet_in); packet_out from the CPU",
+    )
     l2(s, 2, HOST_MAC[2])
     s.c("flows to QP 0x12 mirrored through session 5 to capture port 7")
     s.c("(ternary keys left out are wildcards)")
@@ -1011,13 +1231,16 @@ def case_mirror_cpu() -> Stf:
 
 
 def case_malformed() -> Stf:
-    s = Stf("malformed", "parser errors (truncated headers) reach ingress and are dropped (DROP_MALFORMED)")
+    s = Stf(
+        "malformed",
+        "parser errors (truncated headers) reach ingress and are dropped (DROP_MALFORMED)",
+    )
     l2(s, 2, HOST_MAC[2])
     f = roce_v2()
     s.c("frame cut inside the BTH: dropped")
-    s.packet(1, f[:14 + 20 + 8 + 6])
+    s.packet(1, f[: 14 + 20 + 8 + 6])
     s.c("frame cut inside the IPv4 header: dropped")
-    s.packet(1, f[:14 + 10])
+    s.packet(1, f[: 14 + 10])
     s.c("a whole frame still passes")
     s.packet(1, f)
     s.expect(2, f)
@@ -1029,13 +1252,13 @@ def case_malformed() -> Stf:
     s.packet(1, g)
     s.expect(2, g)
     s.c("WRITE ONLY with immediate: RETH and ImmDt (20 bytes) must both be there")
-    s.packet(1, roce_v2(opcode=0x0B, payload=b"")[:14 + 20 + 8 + 12 + 18])
+    s.packet(1, roce_v2(opcode=0x0B, payload=b"")[: 14 + 20 + 8 + 12 + 18])
     s.c("FETCH_ADD cut inside its 28-byte AtomicETH: dropped")
-    s.packet(1, roce_v2(opcode=0x14, payload=b"")[:14 + 20 + 8 + 12 + 20])
+    s.packet(1, roce_v2(opcode=0x14, payload=b"")[: 14 + 20 + 8 + 12 + 20])
     s.c("ATOMIC ACKNOWLEDGE: AETH (4) then AtomicAckETH (8); 10 bytes after the BTH: dropped")
-    s.packet(1, roce_v2(opcode=0x12, payload=bytes(16))[:14 + 20 + 8 + 12 + 10])
+    s.packet(1, roce_v2(opcode=0x12, payload=bytes(16))[: 14 + 20 + 8 + 12 + 10])
     s.c("RDMA READ RESPONSE LAST (0x0F) carries an AETH: 2 bytes after the BTH are too short")
-    s.packet(1, roce_v2(opcode=0x0F, payload=bytes(16))[:14 + 20 + 8 + 12 + 2])
+    s.packet(1, roce_v2(opcode=0x0F, payload=bytes(16))[: 14 + 20 + 8 + 12 + 2])
     s.c("a short non-IP frame is fine (nothing to parse beyond Ethernet)")
     arp = pad60(mac(HOST_MAC[2]) + mac(HOST_MAC[1]) + b"\x08\x06" + bytes(28))
     s.packet(1, arp)
@@ -1045,7 +1268,9 @@ def case_malformed() -> Stf:
 
 
 def case_mtu() -> Stf:
-    s = Stf("mtu", "egress MTU: a packet larger than the port's IP MTU is dropped (DROP_MTU, reason 11)")
+    s = Stf(
+        "mtu", "egress MTU: a packet larger than the port's IP MTU is dropped (DROP_MTU, reason 11)"
+    )
     l2(s, 2, HOST_MAC[2])
     l2(s, 3, HOST_MAC[3])
     s.add("port_mtu", {"standard_metadata.egress_port": "2"}, "set_port_mtu", {"mtu_bytes": 1084})
@@ -1066,8 +1291,9 @@ def case_mtu() -> Stf:
     s.add("port_mtu", {"standard_metadata.egress_port": "3"}, "set_port_mtu", {"mtu_bytes": 1104})
     s.packet(1, g)
     s.expect(3, g)
-    s.packet(1, roce_v2(src=src, dst=dst, dmac=HOST_MAC[3], opcode=OP_WRITE_ONLY,
-                        payload=bytes(1025)))
+    s.packet(
+        1, roce_v2(src=src, dst=dst, dmac=HOST_MAC[3], opcode=OP_WRITE_ONLY, payload=bytes(1025))
+    )
     s.c("RoCEv1: the GRH is the L2 payload, 40 + GRH payload length 32 = 72 bytes: MTU 72 passes")
     l2(s, 4, HOST_MAC[4])
     v1 = rocev1(dmac=HOST_MAC[4])
@@ -1090,9 +1316,28 @@ def case_mtu() -> Stf:
     return s
 
 
-CASES = [case_l2, case_ipv4, case_ipv6, case_ecmp, case_classify, case_ecn, case_ecn_non_ect,
-         case_pfc, case_pfc_refresh, case_pfc_classes, case_pfc_rx, case_cnp_np, case_cnp_v6, case_cnp_routed, case_cnp_rate,
-         case_rocev1, case_fault, case_mirror_cpu, case_malformed, case_mtu]
+CASES = [
+    case_l2,
+    case_ipv4,
+    case_ipv6,
+    case_ecmp,
+    case_classify,
+    case_ecn,
+    case_ecn_non_ect,
+    case_pfc,
+    case_pfc_refresh,
+    case_pfc_classes,
+    case_pfc_rx,
+    case_cnp_np,
+    case_cnp_v6,
+    case_cnp_routed,
+    case_cnp_rate,
+    case_rocev1,
+    case_fault,
+    case_mirror_cpu,
+    case_malformed,
+    case_mtu,
+]
 
 
 def main(argv: list[str]) -> int:

@@ -15,13 +15,18 @@ from bench.side_by_side import DEFAULT_LABEL, PERF_LABEL, Row
 from bench.veth_forwarding import Step, past_peak
 
 ROOT = Path(__file__).resolve().parents[2]
-ROWS = [Row("INSERT", "insert", "/s", cpu_key="insert_cpu"), Row("counters", "ms", "ms", higher_better=False)]
+ROWS = [
+    Row("INSERT", "insert", "/s", cpu_key="insert_cpu"),
+    Row("counters", "ms", "ms", higher_better=False),
+]
 
 
 def _trial(perf: float, ours: float, perf_ms: float, our_ms: float) -> dict[str, dict[str, float]]:
-    return {PERF_LABEL: {"insert": perf, "insert_cpu": 2.0, "ms": perf_ms},
-            "p4sim": {"insert": ours, "insert_cpu": 1.0, "ms": our_ms},
-            DEFAULT_LABEL: {"insert": perf / 4, "ms": perf_ms * 2}}
+    return {
+        PERF_LABEL: {"insert": perf, "insert_cpu": 2.0, "ms": perf_ms},
+        "p4sim": {"insert": ours, "insert_cpu": 1.0, "ms": our_ms},
+        DEFAULT_LABEL: {"insert": perf / 4, "ms": perf_ms * 2},
+    }
 
 
 def test_table_ratios_are_per_trial_and_oriented(capsys):
@@ -36,7 +41,9 @@ def test_table_ratios_are_per_trial_and_oriented(capsys):
     assert "**0.25x**" in ins  # below the perf build: marked
     assert "1.75x [1.50-2.00]" in cnt  # less time is better: perf / ours
     assert "**0.50x**" in cnt
-    assert re.search(r"\| row \| BMv2 perf build \(median\) \| p4sim \(x perf build\) \| BMv2 default build", out)
+    assert re.search(
+        r"\| row \| BMv2 perf build \(median\) \| p4sim \(x perf build\) \| BMv2 default build", out
+    )
 
 
 def _step(rate: int, delivered: float, loss: float) -> Step:
@@ -49,8 +56,13 @@ def test_sweep_stops_only_past_the_peak():
     assert not past_peak(rising + [_step(80_000, 30_500, 0.6)])  # one lossy flat step: not yet
     flat = rising + [_step(80_000, 30_500, 0.6), _step(120_000, 29_000, 0.75)]
     assert past_peak(flat)  # two lossy steps with nothing gained over the best before them
-    growing_again = [_step(10_000, 10_000, 0), _step(20_000, 20_000, 0), _step(40_000, 40_000, 0),
-                     _step(60_000, 40_500, 0.33), _step(80_000, 60_000, 0.25)]
+    growing_again = [
+        _step(10_000, 10_000, 0),
+        _step(20_000, 20_000, 0),
+        _step(40_000, 40_000, 0),
+        _step(60_000, 40_500, 0.33),
+        _step(80_000, 60_000, 0.25),
+    ]
     assert not past_peak(growing_again)  # the last step delivered more: keep rising
     assert not past_peak(rising[:2] + [_step(40_000, 40_000, 0.0), _step(80_000, 41_000, 0.5)])
 
@@ -61,16 +73,38 @@ def test_p4runtime_side_by_side_with_bmv2():
     found, why = side_by_side.find()
     if found is None:
         pytest.skip(f"no BMv2 here: {why}")
-    res = subprocess.run([sys.executable, "-m", "bench", "p4runtime", "--bmv2", "--rtt-n", "150", "--no-native-echo",
-                          "--no-bmv2-default"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=240)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "p4runtime",
+            "--bmv2",
+            "--rtt-n",
+            "150",
+            "--no-native-echo",
+            "--no-bmv2-default",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     out = res.stdout
-    assert res.returncode == 0 and "FAILED" not in out + res.stderr, out[-2000:] + res.stderr[-2000:]
+    assert res.returncode == 0 and "FAILED" not in out + res.stderr, (
+        out[-2000:] + res.stderr[-2000:]
+    )
     ratio = r"\*?\*?\d+\.\d\dx\*?\*? \("  # p4sim's column (the default build's is left out: time)
-    for row in ("table INSERT, 4,000 in 500s", "table DELETE", "PacketOut->PacketIn, 1 in flight",
-                "PacketOut->PacketIn, 32 in flight", "counters, every cell"):
-        assert re.search(rf"^\| {re.escape(row)}[^|]* \| [\d,.]+(/s| ms).* \| {ratio}", out, re.MULTILINE), (
-            f"no side-by-side row {row!r} in:\n{out}")
+    for row in (
+        "table INSERT, 4,000 in 500s",
+        "table DELETE",
+        "PacketOut->PacketIn, 1 in flight",
+        "PacketOut->PacketIn, 32 in flight",
+        "counters, every cell",
+    ):
+        assert re.search(
+            rf"^\| {re.escape(row)}[^|]* \| [\d,.]+(/s| ms).* \| {ratio}", out, re.MULTILINE
+        ), f"no side-by-side row {row!r} in:\n{out}"
 
 
 def _parser():
@@ -91,8 +125,12 @@ def test_bmv2_option_with_a_switch_of_its_own_is_a_usage_error(monkeypatch, caps
     with pytest.raises(SystemExit) as exc:
         side_by_side.choose(ap, True, {"--grpc-addr": "h:1", "--against": None})
     assert exc.value.code == 2
-    assert "--bmv2 starts its own switches: not with --grpc-addr, --against" in capsys.readouterr().err
-    assert side_by_side.choose(ap, None, {"--grpc-addr": "h:1", "--against": None}) is None  # default: quietly off
+    assert (
+        "--bmv2 starts its own switches: not with --grpc-addr, --against" in capsys.readouterr().err
+    )
+    assert (
+        side_by_side.choose(ap, None, {"--grpc-addr": "h:1", "--against": None}) is None
+    )  # default: quietly off
     assert side_by_side.choose(ap, False, {"--grpc-addr": None, "--against": None}) is None
 
 

@@ -41,8 +41,13 @@ class ShellClient:
 
     def __init__(self, python: Path, timeout_s: float = 30.0) -> None:
         self.timeout_s = timeout_s
-        self.proc = subprocess.Popen([str(python), __file__], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [str(python), __file__],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def call(self, op: str, **args: Any) -> Any:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -53,8 +58,10 @@ class ShellClient:
         if not line:
             self.close()
             err = self.proc.stderr.read() if self.proc.stderr else ""
-            raise RuntimeError(f"p4runtime-shell gave no answer to {op!r} within {self.timeout_s:g} s; "
-                               f"its stderr ends: {err[-2000:]}")
+            raise RuntimeError(
+                f"p4runtime-shell gave no answer to {op!r} within {self.timeout_s:g} s; "
+                f"its stderr ends: {err[-2000:]}"
+            )
         answer = json.loads(line)
         if "error" in answer:
             raise ShellError(answer["error"])
@@ -88,7 +95,11 @@ def main() -> None:  # pragma: no cover (runs in the other venv)
         return text_format.MessageToString(msg)
 
     def entry(a: dict) -> Any:
-        te = sh.TableEntry(a["table"])(action=a["action"]) if a.get("action") else sh.TableEntry(a["table"])
+        te = (
+            sh.TableEntry(a["table"])(action=a["action"])
+            if a.get("action")
+            else sh.TableEntry(a["table"])
+        )
         for name, value in a.get("match", {}).items():
             te.match[name] = value
         for name, value in a.get("params", {}).items():
@@ -99,8 +110,12 @@ def main() -> None:  # pragma: no cover (runs in the other venv)
 
     def setup(a: dict) -> None:
         config = sh.FwdPipeConfig(a["p4info"], a["config"]) if a.get("config") else None
-        sh.setup(device_id=a["device_id"], grpc_addr=a["grpc_addr"], election_id=tuple(a["election_id"]),
-                 config=config)
+        sh.setup(
+            device_id=a["device_id"],
+            grpc_addr=a["grpc_addr"],
+            election_id=tuple(a["election_id"]),
+            config=config,
+        )
 
     def set_p4info(a: dict) -> None:
         info = p4info_pb2.P4Info()
@@ -109,8 +124,11 @@ def main() -> None:  # pragma: no cover (runs in the other venv)
 
     def te_msg(a: dict) -> dict:
         te = entry(a)
-        return {"msg": text(te.msg()), "direct_counter": te._direct_counter is not None,
-                "direct_meter": te._direct_meter is not None}
+        return {
+            "msg": text(te.msg()),
+            "direct_counter": te._direct_counter is not None,
+            "direct_meter": te._direct_meter is not None,
+        }
 
     def read_counter(a: dict) -> list:
         ce = sh.CounterEntry(a["name"])
@@ -158,7 +176,9 @@ def main() -> None:  # pragma: no cover (runs in the other venv)
         "ap_member": ap_member,
         "ap_group": ap_group,
         "indirect_entry": indirect_entry,
-        "read_members": lambda a: sorted(m.member_id for m in sh.ActionProfileMember(a["profile"]).read()),
+        "read_members": lambda a: sorted(
+            m.member_id for m in sh.ActionProfileMember(a["profile"]).read()
+        ),
         "setup": setup,
         "teardown": lambda a: sh.teardown(),
         "set_p4info": set_p4info,

@@ -14,13 +14,34 @@ US = 1000
 CAP = payload_capacity_bps(10e9, 1024)
 
 
-def run(goodputs: list[float], sweep: float | None = None,
-        cnp_times: list[list[int]] | None = None, duration_ns: int = 1000 * US) -> RunResult:
+def run(
+    goodputs: list[float],
+    sweep: float | None = None,
+    cnp_times: list[list[int]] | None = None,
+    duration_ns: int = 1000 * US,
+) -> RunResult:
     times = cnp_times or [[] for _ in goodputs]
-    flows = [FlowResult(f"f{i}", "h1", "h3", 0x100 + i, goodput_bps=g, cnps=len(times[i]),
-                        cnp_times=times[i]) for i, g in enumerate(goodputs)]
-    return RunResult("t", 1, "", duration_ns, 0, flows, {}, {}, {}, DcqcnParams(), {},
-                     sweep_value=sweep, capacity_bps=CAP)
+    flows = [
+        FlowResult(
+            f"f{i}", "h1", "h3", 0x100 + i, goodput_bps=g, cnps=len(times[i]), cnp_times=times[i]
+        )
+        for i, g in enumerate(goodputs)
+    ]
+    return RunResult(
+        "t",
+        1,
+        "",
+        duration_ns,
+        0,
+        flows,
+        {},
+        {},
+        {},
+        DcqcnParams(),
+        {},
+        sweep_value=sweep,
+        capacity_bps=CAP,
+    )
 
 
 def ok(expect: dict, runs: list[RunResult]) -> bool:

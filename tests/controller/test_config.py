@@ -29,8 +29,10 @@ def findings(data: dict) -> dict[str, str]:
 
 BASE = {
     "ports": {1: {"speed": "10G", "cable_m": 3}, 2: {"speed": "10G", "cable_m": 3}},
-    "hosts": {"h1": {"port": 1, "mac": "02:00:00:00:00:01", "ip": "10.0.0.1"},
-              "h2": {"port": 2, "mac": "02:00:00:00:00:02", "ip": "10.0.0.2"}},
+    "hosts": {
+        "h1": {"port": 1, "mac": "02:00:00:00:00:01", "ip": "10.0.0.1"},
+        "h2": {"port": 2, "mac": "02:00:00:00:00:02", "ip": "10.0.0.2"},
+    },
 }
 
 
@@ -70,21 +72,40 @@ def test_good_config_has_no_errors():
     assert [f for f in check(cfg, errors) if f.level == "error"] == []
 
 
-@pytest.mark.parametrize("patch,key,words", [
-    ({"ports": {1: {"mtu": 1500}, 2: {"mtu": 9000}}}, "ports.1.mtu", "differs"),
-    ({"roce_mtu": 4096}, "ports.1.mtu", "does not fit"),
-    ({"ecn": {"profiles": {"p": {"kmin": "200KB", "kmax": "5KB"}},
-              "apply": [{"ports": "all", "class": 3, "profile": "p"}]}},
-     "ecn.profiles.p.kmin", "Kmin must be < Kmax"),
-    ({"pfc": {"classes": [3], "xoff": "10 pkts", "xon": "20 pkts", "headroom": "10KB"}},
-     "pfc.xon", "XON must be < XOFF"),
-    ({"pfc": {"classes": [3], "xoff": "40 pkts", "xon": "20 pkts", "headroom": "1KB"}},
-     "pfc.headroom (port 1, class 3)", "1.0 KB < 7.0 KB needed"),
-    ({"ecn": {"profiles": {"p": {"kmin": "5KB", "kmax": "200KB", "pmax": 2}}}},
-     "ecn.profiles.p.pmax", "(0, 1]"),
-    ({"bogus": 1}, "bogus", "unknown key"),
-    ({"ports": {1: {"speed": "fast"}}}, "ports.1.speed", "expected a speed"),
-])
+@pytest.mark.parametrize(
+    "patch,key,words",
+    [
+        ({"ports": {1: {"mtu": 1500}, 2: {"mtu": 9000}}}, "ports.1.mtu", "differs"),
+        ({"roce_mtu": 4096}, "ports.1.mtu", "does not fit"),
+        (
+            {
+                "ecn": {
+                    "profiles": {"p": {"kmin": "200KB", "kmax": "5KB"}},
+                    "apply": [{"ports": "all", "class": 3, "profile": "p"}],
+                }
+            },
+            "ecn.profiles.p.kmin",
+            "Kmin must be < Kmax",
+        ),
+        (
+            {"pfc": {"classes": [3], "xoff": "10 pkts", "xon": "20 pkts", "headroom": "10KB"}},
+            "pfc.xon",
+            "XON must be < XOFF",
+        ),
+        (
+            {"pfc": {"classes": [3], "xoff": "40 pkts", "xon": "20 pkts", "headroom": "1KB"}},
+            "pfc.headroom (port 1, class 3)",
+            "1.0 KB < 7.0 KB needed",
+        ),
+        (
+            {"ecn": {"profiles": {"p": {"kmin": "5KB", "kmax": "200KB", "pmax": 2}}}},
+            "ecn.profiles.p.pmax",
+            "(0, 1]",
+        ),
+        ({"bogus": 1}, "bogus", "unknown key"),
+        ({"ports": {1: {"speed": "fast"}}}, "ports.1.speed", "expected a speed"),
+    ],
+)
 def test_errors_name_the_key(patch, key, words):
     data = json.loads(json.dumps(BASE))
     data = {**data, **{k: v for k, v in patch.items() if k != "ports"}}
@@ -113,7 +134,9 @@ def test_cli_exit_codes_and_json(tmp_path, capsys):
     assert f"{bad_yaml}:" in out and "YAML syntax" in out
     assert main(["check", str(tmp_path / "missing.yaml")]) == 2
     capsys.readouterr()
-    assert main(["check"]) == 2  # argparse's error returned as the exit code (p4sim.cliargs.parse_argv)
+    assert (
+        main(["check"]) == 2
+    )  # argparse's error returned as the exit code (p4sim.cliargs.parse_argv)
     assert capsys.readouterr().err.count("\n") == 1
 
 

@@ -13,10 +13,15 @@ import pytest
 from controller.config import check, headroom_needed, parse_config
 
 BASE = {
-    "ports": {1: {"speed": "10G", "cable_m": 3}, 2: {"speed": "10G", "cable_m": 3},
-              3: {"speed": "10G", "cable_m": 3}},
-    "hosts": {"h1": {"port": 1, "mac": "02:00:00:00:00:01", "ip": "10.0.0.1"},
-              "h2": {"port": 2, "mac": "02:00:00:00:00:02", "ip": "10.0.0.2"}},
+    "ports": {
+        1: {"speed": "10G", "cable_m": 3},
+        2: {"speed": "10G", "cable_m": 3},
+        3: {"speed": "10G", "cable_m": 3},
+    },
+    "hosts": {
+        "h1": {"port": 1, "mac": "02:00:00:00:00:01", "ip": "10.0.0.1"},
+        "h2": {"port": 2, "mac": "02:00:00:00:00:02", "ip": "10.0.0.2"},
+    },
 }
 
 
@@ -27,8 +32,10 @@ def errors(**patch) -> dict[str, str]:
 
 
 def ecn(kmin: str, kmax: str) -> dict:
-    return {"profiles": {"p": {"kmin": kmin, "kmax": kmax}},
-            "apply": [{"ports": "all", "class": 3, "profile": "p"}]}
+    return {
+        "profiles": {"p": {"kmin": kmin, "kmax": kmax}},
+        "apply": [{"ports": "all", "class": 3, "profile": "p"}],
+    }
 
 
 def pfc(xoff: str = "40 pkts", xon: str = "20 pkts", headroom: str = "10 pkts") -> dict:

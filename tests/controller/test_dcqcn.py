@@ -88,10 +88,16 @@ def test_np_one_cnp_per_flow_per_interval():
     assert np_.on_ce(("10.0.0.2", 0x12), 1)  # another flow has its own budget
 
 
-@pytest.mark.parametrize("knob,value,words", [
-    ("g", 0, "dcqcn.g"), ("alpha_init", 1.5, "dcqcn.alpha_init"),
-    ("byte_counter", 0, "dcqcn.byte_counter"), ("cnp_interval_ns", -1, "dcqcn.cnp_interval_ns"),
-    ("min_rate_bps", 0, "rates must be positive")])
+@pytest.mark.parametrize(
+    "knob,value,words",
+    [
+        ("g", 0, "dcqcn.g"),
+        ("alpha_init", 1.5, "dcqcn.alpha_init"),
+        ("byte_counter", 0, "dcqcn.byte_counter"),
+        ("cnp_interval_ns", -1, "dcqcn.cnp_interval_ns"),
+        ("min_rate_bps", 0, "rates must be positive"),
+    ],
+)
 def test_params_out_of_range_are_named(knob, value, words):
     DcqcnParams().validate()  # the defaults are valid
     with pytest.raises(ValueError, match=words):

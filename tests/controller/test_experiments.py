@@ -32,8 +32,7 @@ def test_memory_vs_channel_physics(memory):
 
 def test_memory_vs_channel_negative_control():
     """Enough buffers in the 'starved' case: the RNR claim must fail."""
-    res = REGISTRY["memory-vs-channel"].run(total=128 * 1024, message=32 * 1024,
-                                            starved_depth=4)
+    res = REGISTRY["memory-vs-channel"].run(total=128 * 1024, message=32 * 1024, starved_depth=4)
     v = verdicts(res)
     assert not res.ok and not v["too few buffers: RNR NAKs"]
     assert not v["posting too few buffers costs throughput"]

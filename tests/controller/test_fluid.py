@@ -12,15 +12,24 @@ from controller.scenarios.fluid import fixed_point
 def derivatives(p: float, alpha: float, rt: float, rc: float, prm: DcqcnParams, pkt_bits: float):
     """d alpha/dt, d R_T/dt, d R_C/dt of Zhu et al. (CoNEXT 2016), rates in packets/s."""
     tau, tau2, t = prm.cnp_interval_ns / 1e9, prm.alpha_timer_ns / 1e9, prm.rate_timer_ns / 1e9
-    b, f, ai, g = prm.byte_counter * 8 / pkt_bits, prm.fast_recovery_steps, prm.rate_ai_bps / pkt_bits, prm.g
+    b, f, ai, g = (
+        prm.byte_counter * 8 / pkt_bits,
+        prm.fast_recovery_steps,
+        prm.rate_ai_bps / pkt_bits,
+        prm.g,
+    )
     keep = 1 - p
     da = g / tau2 * ((1 - keep ** (tau2 * rc)) - alpha)
-    drt = (-(rt - rc) / tau * (1 - keep ** (tau * rc))
-           + ai * rc * p * keep ** (f * b) / (keep ** (-b) - 1)
-           + ai * rc * p * keep ** (f * t * rc) / (keep ** (-t * rc) - 1))
-    drc = (-rc * alpha / (2 * tau) * (1 - keep ** (tau * rc))
-           + (rt - rc) / 2 * rc * p / (keep ** (-b) - 1)
-           + (rt - rc) / 2 * rc * p / (keep ** (-t * rc) - 1))
+    drt = (
+        -(rt - rc) / tau * (1 - keep ** (tau * rc))
+        + ai * rc * p * keep ** (f * b) / (keep ** (-b) - 1)
+        + ai * rc * p * keep ** (f * t * rc) / (keep ** (-t * rc) - 1)
+    )
+    drc = (
+        -rc * alpha / (2 * tau) * (1 - keep ** (tau * rc))
+        + (rt - rc) / 2 * rc * p / (keep ** (-b) - 1)
+        + (rt - rc) / 2 * rc * p / (keep ** (-t * rc) - 1)
+    )
     return da, drt, drc
 
 

@@ -21,8 +21,13 @@ from controller.inputs import MAX_BYTES
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "controller" / "examples"
 LAB = (EXAMPLES / "lab.yaml").read_text()
-BILLION_LAUGHS = "ports: {1: {speed: 10G}}\nroutes:\n  - &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
-    f"  - &{b} [{', '.join([f'*{a}'] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi", strict=True))
+BILLION_LAUGHS = (
+    "ports: {1: {speed: 10G}}\nroutes:\n  - &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+    + "".join(
+        f"  - &{b} [{', '.join([f'*{a}'] * 9)}]\n"
+        for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+    )
+)
 
 
 def _file_cases(tmp: Path) -> dict[str, str]:
@@ -31,10 +36,15 @@ def _file_cases(tmp: Path) -> dict[str, str]:
     os.mkfifo(tmp / "fifo")
     (tmp / "big.yaml").write_text("# " + "x" * MAX_BYTES + "\n")
     (tmp / "binary.yaml").write_bytes(bytes(range(256)) * 8)
-    return {"missing": str(tmp / "missing.yaml"), "directory": str(tmp / "dir"),
-            "fifo": str(tmp / "fifo"), "too big": str(tmp / "big.yaml"),
-            "binary garbage": str(tmp / "binary.yaml"), "device": "/dev/zero",
-            "a regular file whose read fails": "/proc/self/mem"}
+    return {
+        "missing": str(tmp / "missing.yaml"),
+        "directory": str(tmp / "dir"),
+        "fifo": str(tmp / "fifo"),
+        "too big": str(tmp / "big.yaml"),
+        "binary garbage": str(tmp / "binary.yaml"),
+        "device": "/dev/zero",
+        "a regular file whose read fails": "/proc/self/mem",
+    }
 
 
 COMMANDS = {  # each command that reads a user's YAML file, with the file's place in argv
@@ -56,8 +66,16 @@ def test_unreadable_paths_are_one_line_exit_2(tmp_path, capsys, cmd):
 
 # `rocelab check` reports a bad value as a finding naming its key (exit 1), the others refuse it
 NUMERIC_KEYS = {  # (text in lab.yaml, key path reported)
-    "port speed": ("speed: 10G, cable_m: 3, mac: 02:00:00:00:01:01", "speed: {v}, cable_m: 3, mac: 02:00:00:00:01:01", "ports.1.speed"),
-    "cable length": ("cable_m: 3, mac: 02:00:00:00:01:02", "cable_m: {v}, mac: 02:00:00:00:01:02", "ports.2.cable_m"),
+    "port speed": (
+        "speed: 10G, cable_m: 3, mac: 02:00:00:00:01:01",
+        "speed: {v}, cable_m: 3, mac: 02:00:00:00:01:01",
+        "ports.1.speed",
+    ),
+    "cable length": (
+        "cable_m: 3, mac: 02:00:00:00:01:02",
+        "cable_m: {v}, mac: 02:00:00:00:01:02",
+        "ports.2.cable_m",
+    ),
     "MTU": ("mtu: 1500\n", "mtu: {v}\n", "mtu"),
     "headroom": ("headroom: 8KB", "headroom: {v}", "pfc.headroom"),
     "XOFF": ("xoff: 40 pkts", "xoff: {v}", "pfc.xoff"),
@@ -65,9 +83,15 @@ NUMERIC_KEYS = {  # (text in lab.yaml, key path reported)
     "ECN Kmax": ("kmax: 200KB", "kmax: {v}", "ecn.profiles.dcqcn.kmax"),
     "ECN pmax": ("pmax: 0.01", "pmax: {v}", "ecn.profiles.dcqcn.pmax"),
 }
-HOSTILE_NUMBERS = {"inf": ".inf", "-inf": "-.inf", "nan": ".nan", "5000 digits": "9" * 5000,
-                   "5000-digit float": "1" + "0" * 5000 + ".5", "5000-digit size": "9" * 5000 + "KB",
-                   "1e400": "1e400"}
+HOSTILE_NUMBERS = {
+    "inf": ".inf",
+    "-inf": "-.inf",
+    "nan": ".nan",
+    "5000 digits": "9" * 5000,
+    "5000-digit float": "1" + "0" * 5000 + ".5",
+    "5000-digit size": "9" * 5000 + "KB",
+    "1e400": "1e400",
+}
 
 
 @pytest.mark.parametrize("key", list(NUMERIC_KEYS))
@@ -82,7 +106,7 @@ def test_hostile_numbers_are_findings_at_their_key(tmp_path, capsys, key):
         assert "Traceback" not in out + err and err == "", (key, what, err)
         errors = [ln for ln in out.splitlines() if ln.startswith("ERROR")]
         # the key named, or (a 5,000-digit integer refused by the loader) its line
-        line = LAB[:LAB.index(old)].count("\n") + 1
+        line = LAB[: LAB.index(old)].count("\n") + 1
         assert any(f"ERROR {path}" in e or f"{f}:{line}:" in e for e in errors), (key, what, out)
 
 
@@ -104,8 +128,14 @@ def _limited() -> None:
 
 
 def _rocelab(args: list[str], **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "controller.cli", *args], capture_output=True,
-                          text=True, timeout=60, cwd=Path(__file__).resolve().parents[2], **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "controller.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
+        **kw,
+    )
 
 
 def test_fifo_and_alias_bomb_as_processes(tmp_path):
@@ -115,7 +145,10 @@ def test_fifo_and_alias_bomb_as_processes(tmp_path):
     bomb = tmp_path / "bomb.yaml"
     bomb.write_text(BILLION_LAUGHS)
     r = _rocelab(["check", str(tmp_path / "fifo")], preexec_fn=_limited)
-    assert r.returncode == 2 and r.stderr == f"rocelab: argument config: {tmp_path / 'fifo'}: not a regular file\n", r
+    assert (
+        r.returncode == 2
+        and r.stderr == f"rocelab: argument config: {tmp_path / 'fifo'}: not a regular file\n"
+    ), r
     r = _rocelab(["check", str(bomb)], preexec_fn=_limited)
     assert r.returncode == 1 and "aliases" in r.stdout and r.stderr == "", r
 

@@ -25,8 +25,12 @@ class Cable:
         self._t = 0
         self._heap: list = []
         self._seq = itertools.count()
-        self.a = Host(HostSpec("a", "02:00:00:00:00:01", "10.0.0.1", 1, speed, prop_ns, **spec_kw), self)
-        self.b = Host(HostSpec("b", "02:00:00:00:00:02", "10.0.0.2", 2, speed, prop_ns, **spec_kw), self)
+        self.a = Host(
+            HostSpec("a", "02:00:00:00:00:01", "10.0.0.1", 1, speed, prop_ns, **spec_kw), self
+        )
+        self.b = Host(
+            HostSpec("b", "02:00:00:00:00:02", "10.0.0.2", 2, speed, prop_ns, **spec_kw), self
+        )
         self.a.add_qp(0x11, 0x22, "10.0.0.2", "02:00:00:00:00:02")
         self.b.add_qp(0x22, 0x11, "10.0.0.1", "02:00:00:00:00:01")
         self.frames: list[tuple[str, bytes]] = []
@@ -42,6 +46,7 @@ class Cable:
                 if frame is None:
                     return
             self.at(t_end + prop, lambda: dst.receive(frame))
+
         return transmit
 
     def now(self) -> int:
@@ -87,8 +92,9 @@ def test_write_completes_at_line_rate_with_coalesced_acks():
     # every data frame is a valid RoCEv2 frame with ECT(0), DSCP 26, right QP and PSNs in order
     data = [decode(f) for who, f in c.frames if who == "a"]
     assert [r.bth_psn for r in data] == list(range(pkts))
-    assert all(r.verdict == "ok" and r.ecn == 2 and r.dscp == 26 and r.bth_dqpn == 0x22
-               for r in data)
+    assert all(
+        r.verdict == "ok" and r.ecn == 2 and r.dscp == 26 and r.bth_dqpn == 0x22 for r in data
+    )
 
 
 def test_drop_causes_nak_and_go_back_n_recovery():
@@ -112,12 +118,14 @@ def test_drop_causes_nak_and_go_back_n_recovery():
     assert req.stats.naks == 1 and req.stats.retransmitted_packets > 0
     psns = [decode(f).bth_psn for who, f in c.frames if who == "a"]
     i = psns.index(10, 11)  # PSN 10 again after the NAK: everything from it is resent
-    assert psns[i:i + 3] == [10, 11, 12]
+    assert psns[i : i + 3] == [10, 11, 12]
 
 
 def test_tail_drop_recovers_by_timeout():
     c = Cable(mtu=1024, rp_enabled=False, timeout_ns=100 * US)
-    c.tamper = lambda who, f: None if who == "a" and decode(f).bth_psn == 3 and not c.frames[4:] else f
+    c.tamper = lambda who, f: (
+        None if who == "a" and decode(f).bth_psn == 3 and not c.frames[4:] else f
+    )
     c.a.post(0x11, WRITE, 4 * 1024)  # PSN 0..3; PSN 3 (the last) lost once: no NAK possible
     c.run(1_000 * US)
     req = c.a.qps[0x11].requester
@@ -163,16 +171,28 @@ def test_pfc_pause_stops_data_for_the_quanta():
 # ---------------------------------------------------------------- RoCEv1 and payload lengths
 
 
-@pytest.mark.parametrize("version,src,dst", [
-    (1, "10.0.1.1", "10.0.2.1"), (2, "10.0.1.1", "10.0.2.1"),
-    (1, "2001:db8::1", "2001:db8::2"), (2, "2001:db8::1", "2001:db8::2")],
-    ids=["v1-ipv4gid", "v2-ipv4", "v1-ipv6gid", "v2-ipv6"])
+@pytest.mark.parametrize(
+    "version,src,dst",
+    [
+        (1, "10.0.1.1", "10.0.2.1"),
+        (2, "10.0.1.1", "10.0.2.1"),
+        (1, "2001:db8::1", "2001:db8::2"),
+        (2, "2001:db8::1", "2001:db8::2"),
+    ],
+    ids=["v1-ipv4gid", "v2-ipv4", "v1-ipv6gid", "v2-ipv6"],
+)
 @pytest.mark.parametrize("vlan", [None, 7], ids=["untagged", "vlan"])
 def testpayload_len_is_the_payload_the_frame_was_built_with(version, src, dst, vlan):
     # Every extended-header combination (RETH, ImmDt, AETH, none), lengths that need
     # pad bytes, and frames short enough to get Ethernet padding.
-    for opcode in (C.RC_WRITE_FIRST, C.RC_WRITE_MIDDLE, C.RC_WRITE_ONLY_IMM,
-                   C.RC_SEND_LAST_IMM, C.RC_READ_RESPONSE_ONLY, C.RC_ACK):
+    for opcode in (
+        C.RC_WRITE_FIRST,
+        C.RC_WRITE_MIDDLE,
+        C.RC_WRITE_ONLY_IMM,
+        C.RC_SEND_LAST_IMM,
+        C.RC_READ_RESPONSE_ONLY,
+        C.RC_ACK,
+    ):
         for n in (0, 1, 3, 255, 256):
             payload = b"" if opcode == C.RC_ACK else bytes(n)
             f = roce_frame(src, dst, opcode, 0xB2, 1, payload, version=version, vlan=vlan)
@@ -216,11 +236,15 @@ def test_rocev1_hosts_write_and_read_with_go_back_n():
     assert req.stats.naks == 1 and req.stats.retransmitted_packets > 0
     assert c.a.stats.rx_bad == 0 and c.b.stats.rx_bad == 0
     recs = [decode(f) for _, f in c.frames]
-    assert recs and all(r.roce_version == 1 and r.ethertype == C.ETH_P_ROCEV1
-                        and r.verdict == "ok" for r in recs)
+    assert recs and all(
+        r.roce_version == 1 and r.ethertype == C.ETH_P_ROCEV1 and r.verdict == "ok" for r in recs
+    )
     # READ responses carry the 3000 bytes back: 1024 + 1024 + 952
-    reads = [payload_len(f, r) for (who, f), r in zip(c.frames, recs, strict=True)
-             if who == "b" and C.RC_READ_RESPONSE_FIRST <= r.bth_opcode <= C.RC_READ_RESPONSE_ONLY]
+    reads = [
+        payload_len(f, r)
+        for (who, f), r in zip(c.frames, recs, strict=True)
+        if who == "b" and C.RC_READ_RESPONSE_FIRST <= r.bth_opcode <= C.RC_READ_RESPONSE_ONLY
+    ]
     assert reads == [1024, 1024, 952]
 
 
@@ -244,6 +268,7 @@ def test_rocev1_ce_in_the_grh_makes_rocev1_cnps():
 
 
 # -- verbs semantics over real frames ----------------------------------------------------
+
 
 def test_rnr_nak_on_the_wire_then_the_requester_waits_the_timer_and_completes():
     c = Cable(mtu=1024, rp_enabled=False, rq_depth=1, min_rnr_timer=4)  # 40 us
@@ -289,8 +314,10 @@ def test_atomics_over_the_wire():
     assert [r.bth_opcode for r in reqs] == [C.RC_FETCH_ADD, C.RC_CMP_SWAP]
     assert (reqs[0].atomic_va, reqs[0].atomic_rkey, reqs[0].atomic_swap) == (0x10008, 0xAB, 10)
     assert (reqs[1].atomic_swap, reqs[1].atomic_cmp) == (99, 15)
-    assert [(r.bth_opcode, r.atomicack_orig) for r in acks] == [(C.RC_ATOMIC_ACK, 5),
-                                                               (C.RC_ATOMIC_ACK, 15)]
+    assert [(r.bth_opcode, r.atomicack_orig) for r in acks] == [
+        (C.RC_ATOMIC_ACK, 5),
+        (C.RC_ATOMIC_ACK, 15),
+    ]
     assert all(r.verdict == "ok" for r in reqs + acks)
     # one atomic outstanding: the second left only after the first's ACK came back
     assert [who for who, _ in c.frames] == ["a", "b", "a", "b"]
@@ -354,8 +381,11 @@ def test_host_capture_sees_the_kernel_path_only_unless_the_nic_mirrors():
 
     for mirror in (False, True):
         c = Cable(mtu=1024, rp_enabled=False, nic_mirror=mirror)
-        ping = bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
-                     / IP(src="10.0.0.1", dst="10.0.0.2") / UDP(sport=1234, dport=53))
+        ping = bytes(
+            Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+            / IP(src="10.0.0.1", dst="10.0.0.2")
+            / UDP(sport=1234, dport=53)
+        )
         c.a.send_kernel(ping)
         c.a.post(0x11, WRITE, 4096)  # 4 data packets, one ACK back
         c.run(200 * US)
@@ -369,8 +399,13 @@ def test_host_capture_sees_the_kernel_path_only_unless_the_nic_mirrors():
 def test_register_mr_refuses_bad_regions():
     c = Cable()
     c.b.register_mr(0x1000, 64, 7, 2)
-    for bad in ((0x1000, 64, 7, 2), (0, -1, 8, 2), (0, 1, 1 << 32, 2), (1 << 64, 1, 9, 2),
-                (0, 1, 10, 0x10)):
+    for bad in (
+        (0x1000, 64, 7, 2),
+        (0, -1, 8, 2),
+        (0, 1, 1 << 32, 2),
+        (1 << 64, 1, 9, 2),
+        (0, 1, 10, 0x10),
+    ):
         with pytest.raises(ValueError):
             c.b.register_mr(*bad)
 

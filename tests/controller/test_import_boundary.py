@@ -29,15 +29,30 @@ def p4sim_imports(source: str, filename: str = "<string>") -> list[int]:
             if any(_is_p4sim(a.name) for a in node.names):
                 lines.append(node.lineno)
         elif isinstance(node, ast.ImportFrom):
-            if node.level == 0 and _is_p4sim(node.module) and not (
-                    node.module == "p4sim" and all(f"p4sim.{a.name}" == SHARED for a in node.names)):
+            if (
+                node.level == 0
+                and _is_p4sim(node.module)
+                and not (
+                    node.module == "p4sim" and all(f"p4sim.{a.name}" == SHARED for a in node.names)
+                )
+            ):
                 lines.append(node.lineno)
         elif isinstance(node, ast.Call) and node.args:
             fn = node.func
-            name = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+            name = (
+                fn.attr
+                if isinstance(fn, ast.Attribute)
+                else fn.id
+                if isinstance(fn, ast.Name)
+                else ""
+            )
             arg = node.args[0]
-            if name in ("import_module", "__import__") and isinstance(arg, ast.Constant) \
-                    and isinstance(arg.value, str) and _is_p4sim(arg.value):
+            if (
+                name in ("import_module", "__import__")
+                and isinstance(arg, ast.Constant)
+                and isinstance(arg.value, str)
+                and _is_p4sim(arg.value)
+            ):
                 lines.append(node.lineno)
     return lines
 
@@ -50,7 +65,9 @@ def test_only_the_p4sim_target_imports_p4sim() -> None:
                 continue
             for line in p4sim_imports(path.read_text(), str(path)):
                 offenders.append(f"{path.relative_to(ROOT)}:{line}")
-    assert offenders == [], "import p4sim only in controller/targets/p4sim.py: " + ", ".join(offenders)
+    assert offenders == [], "import p4sim only in controller/targets/p4sim.py: " + ", ".join(
+        offenders
+    )
 
 
 def test_the_shared_layer_stands_alone() -> None:
@@ -59,8 +76,13 @@ def test_the_shared_layer_stands_alone() -> None:
     for path in sorted((ROOT / "p4rtproto").rglob("*.py")):
         tree = ast.parse(path.read_text(), str(path))
         for node in ast.walk(tree):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
             if any(n.split(".")[0] in ("p4sim", "controller", "lab") for n in names):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == []
@@ -73,17 +95,29 @@ def test_the_door_is_real() -> None:
 
 def test_the_scan_sees_every_form() -> None:
     """What a broken scan would miss: each form is caught, and look-alikes are not."""
-    caught = ["import p4sim", "import p4sim.model as m", "from p4sim import model",
-              "from p4sim.server.pipeline import make_device_config",
-              "def f():\n    from p4sim.runtime.tm import wire_bytes",
-              "import importlib\nimportlib.import_module('p4sim.runtime.switch')", "__import__('p4sim')",
-              "import os, p4sim.stf"]
+    caught = [
+        "import p4sim",
+        "import p4sim.model as m",
+        "from p4sim import model",
+        "from p4sim.server.pipeline import make_device_config",
+        "def f():\n    from p4sim.runtime.tm import wire_bytes",
+        "import importlib\nimportlib.import_module('p4sim.runtime.switch')",
+        "__import__('p4sim')",
+        "import os, p4sim.stf",
+    ]
     for src in caught:
         assert p4sim_imports(src), src
     assert p4sim_imports("from p4sim import cliargs, profile")  # the shared module hides no other
-    for src in ["from p4sim import cliargs", "import p4sim.cliargs", "from p4sim.cliargs import Parser",
-                "from .p4sim import P4SimTarget", "from controller.targets.p4sim import P4SimTarget",
-                "import p4simulator", "from p4rtproto import codec", "x = 'p4sim'"]:
+    for src in [
+        "from p4sim import cliargs",
+        "import p4sim.cliargs",
+        "from p4sim.cliargs import Parser",
+        "from .p4sim import P4SimTarget",
+        "from controller.targets.p4sim import P4SimTarget",
+        "import p4simulator",
+        "from p4rtproto import codec",
+        "x = 'p4sim'",
+    ]:
         assert not p4sim_imports(src), src
 
 
@@ -94,8 +128,13 @@ def test_shared_cli_module_is_stdlib_only() -> None:
 
     path = ROOT / "p4sim" / "cliargs.py"
     tree = ast.parse(path.read_text(), str(path))
-    tops = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    tops |= {(n.module or "").split(".")[0] for n in ast.walk(tree)
-             if isinstance(n, ast.ImportFrom) and n.level == 0}
+    tops = {
+        a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+    }
+    tops |= {
+        (n.module or "").split(".")[0]
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and n.level == 0
+    }
     assert not any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree))
     assert tops and tops <= set(sys.stdlib_module_names), tops - set(sys.stdlib_module_names)

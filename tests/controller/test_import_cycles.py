@@ -51,10 +51,20 @@ def _imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
             names.update(f"{src}.{a.name}" for a in node.names)
         elif isinstance(node, ast.Call) and node.args:
             fn = node.func
-            name = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+            name = (
+                fn.attr
+                if isinstance(fn, ast.Attribute)
+                else fn.id
+                if isinstance(fn, ast.Name)
+                else ""
+            )
             arg = node.args[0]
-            if name in ("import_module", "__import__") and isinstance(arg, ast.Constant) \
-                    and isinstance(arg.value, str) and not arg.value.startswith("."):
+            if (
+                name in ("import_module", "__import__")
+                and isinstance(arg, ast.Constant)
+                and isinstance(arg.value, str)
+                and not arg.value.startswith(".")
+            ):
                 names.add(arg.value)
     return names
 
@@ -132,8 +142,10 @@ def test_no_import_circle_in_the_project() -> None:
     graph = import_graph(ROOT, PACKAGES)
     assert len(graph) > 150 and graph["controller.cli"]  # the scan sees the real tree
     new = [c for c in circles(graph) if not any(_within(c, pk) for pk in KNOWN.values())]
-    assert new == [], "import circles (break each by a seam that names the direction): " + \
-        "; ".join(" <-> ".join(c) for c in new)
+    assert new == [], (
+        "import circles (break each by a seam that names the direction): "
+        + "; ".join(" <-> ".join(c) for c in new)
+    )
 
 
 def test_known_circles_still_exist() -> None:
@@ -168,7 +180,9 @@ def test_the_scan_reports_a_planted_circle(tmp_path) -> None:
     """Every form of import makes an arrow; the circles are a -> b -> c -> a (top-level,
     lazy, TYPE_CHECKING) and d <-> e (import_module, `from ..sub import d`)."""
     graph = _plant(tmp_path, PLANTED)
-    assert graph["pkg.a"] == {"pkg.b"} and graph["pkg.b"] == {"pkg.c"} and graph["pkg.c"] == {"pkg.a"}
+    assert (
+        graph["pkg.a"] == {"pkg.b"} and graph["pkg.b"] == {"pkg.c"} and graph["pkg.c"] == {"pkg.a"}
+    )
     assert graph["pkg.sub.e"] == {"pkg.c", "pkg.sub.d"} and graph["pkg.free"] == {"pkg.a"}
     assert circles(graph) == [["pkg.a", "pkg.b", "pkg.c"], ["pkg.sub.d", "pkg.sub.e"]]
     # the same tree with one arrow turned round has no circle
@@ -183,8 +197,11 @@ def test_one_arrow_against_the_flow_is_a_circle() -> None:
     graph = import_graph(ROOT, PACKAGES)
     assert "p4rtproto.codec" in graph["controller.targets.p4runtime"]
     graph["p4rtproto.codec"].add("controller.targets.p4runtime")
-    assert any({"p4rtproto.codec", "controller.targets.p4runtime"} <= set(c) for c in circles(graph))
+    assert any(
+        {"p4rtproto.codec", "controller.targets.p4runtime"} <= set(c) for c in circles(graph)
+    )
     graph = import_graph(ROOT, PACKAGES)
     graph["controller.targets.program"].add("controller.targets.p4sim")
-    assert ["controller.targets.p4sim", "controller.targets.program"] in \
-        [[m for m in c if m.endswith((".p4sim", ".program"))] for c in circles(graph)]
+    assert ["controller.targets.p4sim", "controller.targets.program"] in [
+        [m for m in c if m.endswith((".p4sim", ".program"))] for c in circles(graph)
+    ]

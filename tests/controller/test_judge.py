@@ -16,14 +16,36 @@ CAP = payload_capacity_bps(10e9, 1024)
 FRAMES = {"switch_frames_in": 1000}
 
 
-def run(goodputs: list[float], counters: dict[str, int] | None = None, sweep: float | None = None,
-        cnp_times: list[list[int]] | None = None, duration_ns: int = 1000 * US,
-        queue: dict | None = None) -> RunResult:
+def run(
+    goodputs: list[float],
+    counters: dict[str, int] | None = None,
+    sweep: float | None = None,
+    cnp_times: list[list[int]] | None = None,
+    duration_ns: int = 1000 * US,
+    queue: dict | None = None,
+) -> RunResult:
     times = cnp_times or [[] for _ in goodputs]
-    flows = [FlowResult(f"f{i}", "h1", "h3", 0x100 + i, goodput_bps=g, cnps=len(times[i]),
-                        cnp_times=times[i]) for i, g in enumerate(goodputs)]
-    return RunResult("t", 1, "", duration_ns, 0, flows, {}, counters or {}, queue or {},
-                     DcqcnParams(), {}, sweep_value=sweep, capacity_bps=CAP)
+    flows = [
+        FlowResult(
+            f"f{i}", "h1", "h3", 0x100 + i, goodput_bps=g, cnps=len(times[i]), cnp_times=times[i]
+        )
+        for i, g in enumerate(goodputs)
+    ]
+    return RunResult(
+        "t",
+        1,
+        "",
+        duration_ns,
+        0,
+        flows,
+        {},
+        counters or {},
+        queue or {},
+        DcqcnParams(),
+        {},
+        sweep_value=sweep,
+        capacity_bps=CAP,
+    )
 
 
 def verdict(expect: dict, runs: list[RunResult]) -> dict[str, bool]:
@@ -74,8 +96,12 @@ def test_queue_band_fails_idle_overflowing_or_unprofiled():
 def test_zero_drops_fails_on_drops_unread_counters_and_no_traffic():
     ok = {"switch_drops": 0, "tm_drops": 0, **FRAMES}
     assert verdict({"zero_drops": True}, [run([1e9], ok)]) == {"zero drops": True}
-    assert verdict({"zero_drops": True}, [run([1e9], {**ok, "tm_drops": 1})]) == {"zero drops": False}
-    assert verdict({"zero_drops": True}, [run([1e9], {**ok, "switch_drops": 3})]) == {"zero drops": False}
+    assert verdict({"zero_drops": True}, [run([1e9], {**ok, "tm_drops": 1})]) == {
+        "zero drops": False
+    }
+    assert verdict({"zero_drops": True}, [run([1e9], {**ok, "switch_drops": 3})]) == {
+        "zero drops": False
+    }
     blind = {"tm_drops": 0, "counters_unavailable": 1, **FRAMES}
     assert verdict({"zero_drops": True}, [run([1e9], blind)]) == {"zero drops": False}
     idle = {"switch_drops": 0, "tm_drops": 0, "switch_frames_in": 0}  # --duration-us 0 and the like
@@ -107,7 +133,10 @@ def test_cnp_rate_bound_fails_on_too_many_too_close_or_none():
     assert verdict({"cnp_interval_us": 50}, [run([1e9, 1e9], cnp_times=burst)])[name] is False
     # 100 us window: at most floor(100/50) + 1 = 3 CNPs per flow; 4 (evenly 25 us apart) fail
     many = [[0, 25 * US, 50 * US, 75 * US]]
-    assert verdict({"cnp_interval_us": 50}, [run([1e9], cnp_times=many, duration_ns=100 * US)])[name] is False
+    assert (
+        verdict({"cnp_interval_us": 50}, [run([1e9], cnp_times=many, duration_ns=100 * US)])[name]
+        is False
+    )
     assert verdict({"cnp_interval_us": 50}, [run([1e9, 1e9])])[name] is False  # no CNPs at all
 
 

@@ -119,8 +119,9 @@ def test_read_responses_and_lost_response_reissues_rest():
     assert rr.opcode == C.RC_READ_REQUEST and rr.reth == (0x5000, 3, 450)
     assert req.next_psn == 5  # a READ consumes one PSN per response packet
     responses = resp.on_pdu(rr, 0)
-    assert [r.opcode for r in responses] == [C.RC_READ_RESPONSE_FIRST] + \
-        [C.RC_READ_RESPONSE_MIDDLE] * 3 + [C.RC_READ_RESPONSE_LAST]
+    assert [r.opcode for r in responses] == [C.RC_READ_RESPONSE_FIRST] + [
+        C.RC_READ_RESPONSE_MIDDLE
+    ] * 3 + [C.RC_READ_RESPONSE_LAST]
     assert [r.aeth is not None for r in responses] == [True, False, False, False, True]
     assert [r.payload_len for r in responses] == [100, 100, 100, 100, 50]
     for r in responses:

@@ -25,6 +25,7 @@ def rnr(psn: int) -> Pdu:
 
 # -- retry accounting across messages ----------------------------------------------------
 
+
 @pytest.mark.parametrize("rnr_retry", [1, 3])
 def test_rnr_budget_is_per_message_not_per_qp(rnr_retry):
     """Three SENDs, each RNR NAK'ed `rnr_retry` times (the most allowed) before it lands:
@@ -92,6 +93,7 @@ def test_read_responses_are_progress_for_the_retry_budget():
 
 # -- selective repeat: the requester's reordering window ----------------------------------
 
+
 @pytest.mark.parametrize("window", [1, 3, 8])
 def test_reorder_window_edge_is_exact(window):
     """PSN 0 is missing. A NACK whose triggering PSN is exactly `window` beyond it does not
@@ -129,6 +131,7 @@ def test_a_psn_sacked_at_the_new_una_is_not_resent_by_the_timer():
 
 
 # -- selective repeat: the responder's out-of-order buffer --------------------------------
+
 
 def _write(psn: int, opcode: int = C.RC_WRITE_MIDDLE) -> Pdu:
     return Pdu(opcode, 2, psn, payload_len=100)

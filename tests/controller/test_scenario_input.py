@@ -31,6 +31,7 @@ def _set(path: str, value):
             d[int(last)] = value
         else:
             d[last] = value
+
     return edit
 
 
@@ -88,7 +89,9 @@ def test_yaml_errors_give_the_line(tmp_path, capsys, no_target):
     assert f"{bad}:" in capsys.readouterr().err
     # a bad value names its line too
     path = _write(tmp_path, _set("sample_us", -5))
-    line = next(i for i, t in enumerate(open(path).read().splitlines(), 1) if t.startswith("sample_us"))
+    line = next(
+        i for i, t in enumerate(open(path).read().splitlines(), 1) if t.startswith("sample_us")
+    )
     assert main(["run", path]) == 2
     assert f"{path}:{line}: sample_us" in capsys.readouterr().err
 

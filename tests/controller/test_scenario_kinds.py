@@ -20,8 +20,13 @@ def kind_imports(source: str) -> list[int]:
     """Lines of `source` importing controller.fabric (the one kind in this tree)."""
     out = []
     for node in ast.walk(ast.parse(source)):
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-            [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+        names = (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom) and node.level == 0
+            else []
+        )
         if any(n == "controller.fabric" or n.startswith("controller.fabric.") for n in names):
             out.append(node.lineno)
     return out
@@ -42,7 +47,10 @@ def test_the_fabric_kind_is_found_and_brings_its_checks() -> None:
 
     assert kinds.kinds()["fabric"] is KIND
     assert kinds.kind_of({"fabric": {}}) is KIND and kinds.kind_of({"flows": []}) is None
-    assert {k for k, c in registered().items() if c.scope == "fabric"} >= {"fabric_storm", "fabric_deadlock"}
+    assert {k for k, c in registered().items() if c.scope == "fabric"} >= {
+        "fabric_storm",
+        "fabric_deadlock",
+    }
 
 
 class _EP:
@@ -55,14 +63,28 @@ class _EP:
         return self.obj
 
 
-@pytest.mark.parametrize("eps, match", [
-    ([_EP("bad", ImportError("no module named nowhere"))], "scenario plug-in bad = .*ImportError"),
-    ([_EP("odd", object())], "not a ScenarioKind"),
-    ([_EP("a", kinds.ScenarioKind("x", print, print, print)),
-      _EP("b", kinds.ScenarioKind("x", print, print, print))], "key 'x' registered twice"),
-], ids=["fails-to-load", "not-a-kind", "key-twice"])
+@pytest.mark.parametrize(
+    "eps, match",
+    [
+        (
+            [_EP("bad", ImportError("no module named nowhere"))],
+            "scenario plug-in bad = .*ImportError",
+        ),
+        ([_EP("odd", object())], "not a ScenarioKind"),
+        (
+            [
+                _EP("a", kinds.ScenarioKind("x", print, print, print)),
+                _EP("b", kinds.ScenarioKind("x", print, print, print)),
+            ],
+            "key 'x' registered twice",
+        ),
+    ],
+    ids=["fails-to-load", "not-a-kind", "key-twice"],
+)
 def test_a_broken_plug_in_is_one_line(monkeypatch, eps, match) -> None:
-    monkeypatch.setattr(metadata, "entry_points", lambda group: eps if group == kinds.ENTRY_POINT_GROUP else [])
+    monkeypatch.setattr(
+        metadata, "entry_points", lambda group: eps if group == kinds.ENTRY_POINT_GROUP else []
+    )
     monkeypatch.setattr(kinds, "_KINDS", None)
     with pytest.raises(ConfigError, match=match) as exc:
         kinds.kinds()

@@ -28,10 +28,18 @@ def verdicts(sc, runs) -> dict[str, tuple[bool, str]]:
 _RUNS: dict[str, object] = {}
 
 # CI sizes: 3 ms of virtual time for the DCQCN incasts (1.5 ms warm-up), 1.5 ms for PFC
-SHORT = {"incast-dcqcn": (3000, 1500), "incast-ecn-no-rp": (3000, 1500), "incast-nocc": (3000, 1500),
-         "incast-dcqcn-pfc": (3000, 1500), "incast-pfc": (1500, 300), "incast-pfc-off": (1500, 300),
-         "cnp-loop": (2000, 1000), "cnp-loop-no-rp": (2000, 1000),
-         "incast-dcqcn-paper": (3000, 1500), "incast-dcqcn-paper-no-rp": (3000, 1500)}
+SHORT = {
+    "incast-dcqcn": (3000, 1500),
+    "incast-ecn-no-rp": (3000, 1500),
+    "incast-nocc": (3000, 1500),
+    "incast-dcqcn-pfc": (3000, 1500),
+    "incast-pfc": (1500, 300),
+    "incast-pfc-off": (1500, 300),
+    "cnp-loop": (2000, 1000),
+    "cnp-loop-no-rp": (2000, 1000),
+    "incast-dcqcn-paper": (3000, 1500),
+    "incast-dcqcn-paper-no-rp": (3000, 1500),
+}
 
 
 def short_run(name: str):
@@ -187,8 +195,13 @@ def test_cli_run_writes_outputs_and_failing_run_prints_reproduce(tmp_path, capsy
     assert rc == 1
     assert "FAIL" in cap.out and "PASS" in cap.out and "40 Mb/s" in cap.out  # checks + DCQCN values
     assert "seed 5" in cap.err and f"rocelab run {path} --seed 5" in cap.err
-    for name in ("pfc-short.png", "pfc-short_mirror_port9.pcap", "pfc-short_tap_port1_2_3.pcap",
-                 "summary.json", "summary.txt"):
+    for name in (
+        "pfc-short.png",
+        "pfc-short_mirror_port9.pcap",
+        "pfc-short_tap_port1_2_3.pcap",
+        "summary.json",
+        "summary.txt",
+    ):
         assert (out / name).stat().st_size > 0
     doc = json.loads((out / "summary.json").read_text())
     assert doc["ok"] is False and doc["runs"][0]["seed"] == 5
@@ -203,8 +216,16 @@ def test_every_scenario_mirrors_and_passes_check():
     from controller.scenarios.scenario import _flows, _switch_config, list_scenarios
 
     names = list_scenarios()
-    assert {"incast-dcqcn", "incast-pfc", "lossy", "cnp-loop", "incast-nocc", "incast-ecn-no-rp",
-            "incast-pfc-off", "incast-dcqcn-pfc"} <= set(names)
+    assert {
+        "incast-dcqcn",
+        "incast-pfc",
+        "lossy",
+        "cnp-loop",
+        "incast-nocc",
+        "incast-ecn-no-rp",
+        "incast-pfc-off",
+        "incast-dcqcn-pfc",
+    } <= set(names)
     for name in names:
         sc = load_scenario(name)
         if "fabric" in sc:  # multi-switch files: tests/fabric/test_fabric_yaml.py
@@ -227,8 +248,9 @@ def test_mirror_pcap_decodes_in_tshark(tmp_path):
     run = run_once(sc, target(), 1, sweep_value=0.01, duration_us=1000, progress=False)
     (frames,) = run.captures.values()
     pcap = write_pcap(frames, tmp_path / "m.pcap")
-    out = subprocess.run(["tshark", "-r", str(pcap)], capture_output=True, text=True,
-                         timeout=60).stdout
+    out = subprocess.run(
+        ["tshark", "-r", str(pcap)], capture_output=True, text=True, timeout=60
+    ).stdout
     naks = [line for line in out.splitlines() if "PSN Sequence Error" in line]
     assert len(naks) >= run.flows[0].naks > 0  # a NAK may still be on its way to h1
     assert all("10.0.0.2 → 10.0.0.1" in line and "QP=0x000100" in line for line in naks)
@@ -240,10 +262,15 @@ def test_read_through_the_switch_recovers_lost_responses():
     re-issues the READ from the first missing response and every byte arrives."""
     sc = load_scenario("lossy")
     sc["link"] = {"speed": "10G", "prop_ns": 1000}
-    sc["switch"]["ports"] = {1: {"speed": "10G", "cable_m": 200},
-                             2: {"speed": "10G", "cable_m": 200}, 9: {"speed": "10G"}}
+    sc["switch"]["ports"] = {
+        1: {"speed": "10G", "cable_m": 200},
+        2: {"speed": "10G", "cable_m": 200},
+        9: {"speed": "10G"},
+    }
     sc["switch"]["faults"] = [{"kind": "every_nth", "host": "h1", "qpn": 0x100, "n": 50}]
-    sc["flows"] = [{"src": "h1", "dst": "h2", "op": "READ", "bytes": "256 KiB", "message": "64 KiB"}]
+    sc["flows"] = [
+        {"src": "h1", "dst": "h2", "op": "READ", "bytes": "256 KiB", "message": "64 KiB"}
+    ]
     sc.pop("sweep")
     sc.update(warmup_us=0, sample_us=10)
     run = run_once(sc, target(), 1, duration_us=1500, progress=False)
@@ -299,8 +326,10 @@ def test_demo_pcap_shows_the_protocol_in_tshark(tmp_path):
     if shutil.which("tshark") is None:
         pytest.skip("tshark not installed (make test installs it when run as root)")
     out = tmp_path / "demo"
-    assert main(["run", "incast-dcqcn", "--out", str(out), "--duration-us", "3000",
-                 "--no-progress"]) == 0
+    assert (
+        main(["run", "incast-dcqcn", "--out", str(out), "--duration-us", "3000", "--no-progress"])
+        == 0
+    )
     pcap = out / "incast-dcqcn_tap_port3.pcap"
     assert _malformed(pcap) == 0
     assert _tshark_count(pcap, "_ws.malformed || _ws.expert.severity >= warning") == 0
@@ -311,8 +340,10 @@ def test_demo_pcap_shows_the_protocol_in_tshark(tmp_path):
     mirror = out / "incast-dcqcn_mirror_port9.pcap"
     assert _malformed(mirror) == 0
     out2 = tmp_path / "pfc"
-    assert main(["run", "incast-pfc", "--out", str(out2), "--duration-us", "600",
-                 "--no-progress"]) == 0
+    assert (
+        main(["run", "incast-pfc", "--out", str(out2), "--duration-us", "600", "--no-progress"])
+        == 0
+    )
     pfc_pcap = out2 / "incast-pfc_tap_port1_2_3.pcap"
     assert _malformed(pfc_pcap) == 0
     assert _tshark_count(pfc_pcap, "macc.opcode == 0x0101 && eth.dst == 01:80:c2:00:00:01") > 0
@@ -331,8 +362,10 @@ def test_cpu_port_is_tapped():
     assert set(run.taps) == {3, 255}  # the bottleneck (by default) and the CPU port
 
 
-@pytest.mark.parametrize("name,control", [("cnp-loop", "cnp-loop-no-rp"),
-                                          ("incast-dcqcn-paper", "incast-dcqcn-paper-no-rp")])
+@pytest.mark.parametrize(
+    "name,control",
+    [("cnp-loop", "cnp-loop-no-rp"), ("incast-dcqcn-paper", "incast-dcqcn-paper-no-rp")],
+)
 def test_scenario_passes_and_its_control_fails(name: str, control: str) -> None:
     """The scenario's verdicts pass; with the reaction point off the same incast tail-drops,
     so the control's lossless check fails on real data (its expect_fail then passes)."""

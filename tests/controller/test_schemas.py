@@ -20,17 +20,23 @@ from controller.schemas import kinds, validate
 ROOT = Path(__file__).resolve().parents[2]
 
 
-
 def _schema(kind: str, capsys) -> dict:
     assert main(["schema", kind]) == 0
     return json.loads(capsys.readouterr().out)
 
 
 def _shipped() -> list[tuple[str, str, dict]]:
-    out = [("switch", "controller/examples/lab.yaml", load_yaml(ROOT / "controller/examples/lab.yaml"))]
-    out += [("lab", str(p.relative_to(ROOT)), load_yaml(p)) for p in sorted((ROOT / "lab/topologies").glob("*.yaml"))]
-    out += [("sweep", str(p.relative_to(ROOT)), load_yaml(p))
-            for p in sorted((ROOT / "controller/examples").glob("sweep_*.yaml"))]
+    out = [
+        ("switch", "controller/examples/lab.yaml", load_yaml(ROOT / "controller/examples/lab.yaml"))
+    ]
+    out += [
+        ("lab", str(p.relative_to(ROOT)), load_yaml(p))
+        for p in sorted((ROOT / "lab/topologies").glob("*.yaml"))
+    ]
+    out += [
+        ("sweep", str(p.relative_to(ROOT)), load_yaml(p))
+        for p in sorted((ROOT / "controller/examples").glob("sweep_*.yaml"))
+    ]
     for name in list_scenarios():  # as the loader sees it: `extends` merged
         sc = load_scenario(name)
         sc.pop("_path")
@@ -92,15 +98,21 @@ def _types(schema: dict, node: dict) -> set[str]:
         return set().union(*(_types(schema, alt) for alt in node["anyOf"]))
     if "const" in node or "enum" in node:
         values = node.get("enum", [node.get("const")])
-        return {"string" if isinstance(v, str) else "boolean" if isinstance(v, bool) else "integer"
-                for v in values}
+        return {
+            "string" if isinstance(v, str) else "boolean" if isinstance(v, bool) else "integer"
+            for v in values
+        }
     t = node.get("type", "object")
     return {"integer", "number"} if t == "number" else {t}
 
 
 def _wrong(allowed: set[str]):
-    for kind, value in (("object", {"a": "mapping"}), ("array", [["x"]]), ("string", "not-this"),
-                        ("integer", 12345)):
+    for kind, value in (
+        ("object", {"a": "mapping"}),
+        ("array", [["x"]]),
+        ("string", "not-this"),
+        ("integer", 12345),
+    ):
         if kind not in allowed:
             return value
     raise AssertionError(f"no wrong type for {allowed}")
@@ -120,7 +132,9 @@ def test_a_wrong_type_at_every_key_is_refused_naming_the_key(capsys, kind):
         d[path[-1]] = value
         _, errors = validate(model, yaml.safe_load(yaml.safe_dump(bad)))
         want = ".".join(path)
-        assert any(e.key == want or e.key.startswith(want + ".") or e.key.startswith(want + "[")
-                   for e in errors), (name, want, value, [str(e) for e in errors])
+        assert any(
+            e.key == want or e.key.startswith(want + ".") or e.key.startswith(want + "[")
+            for e in errors
+        ), (name, want, value, [str(e) for e in errors])
         n += 1
     assert n >= (4 if kind == "sweep" else 10), n  # a sweep grid has four keys

@@ -50,7 +50,9 @@ def any_target(request, program):
         t = open_target("p4sim")
     else:
         sw = request.getfixturevalue("p4sim_switch")
-        t = open_target("p4runtime", program=program, grpc_addr=sw.grpc_addr, device_id=sw.device_id)
+        t = open_target(
+            "p4runtime", program=program, grpc_addr=sw.grpc_addr, device_id=sw.device_id
+        )
     try:
         yield t
     finally:
@@ -65,8 +67,11 @@ def test_config_entities_accepted_and_read_back(any_target: Target):
     comp = apply_config(load_config(LAB), any_target)
     assert len(comp.entities) > 20
     routes = any_target.read(TableQuery("RoceIngress.fwd.ipv4_lpm"))
-    assert sorted(e.match["hdr.ipv4.dst"].value for e in routes) == [0x0A000001, 0x0A000002,
-                                                                     0x0A000003]
+    assert sorted(e.match["hdr.ipv4.dst"].value for e in routes) == [
+        0x0A000001,
+        0x0A000002,
+        0x0A000003,
+    ]
     ecn = any_target.read(TableQuery("ecn_profile"))  # a unique suffix works too
     assert {e.params["kmin"] for e in ecn} == {5} and len(ecn) == 4
     any_target.write([RegisterCell("fault_count", 3, 17)])
@@ -98,11 +103,30 @@ def test_packet_out_to_cpu_comes_back_as_packet_in(any_target: Target):
 def test_forwarding_and_counters_in_process():
     t = open_target("p4sim")
     apply_config(load_config(LAB), t)
-    frame = roce_frame("10.0.0.1", "10.0.0.3", "WRITE_ONLY", 0x301, 1, bytes(256),
-                       eth_src="02:00:00:00:00:01", eth_dst="02:00:00:00:00:fe")
+    frame = roce_frame(
+        "10.0.0.1",
+        "10.0.0.3",
+        "WRITE_ONLY",
+        0x301,
+        1,
+        bytes(256),
+        eth_src="02:00:00:00:00:01",
+        eth_dst="02:00:00:00:00:fe",
+    )
     t.send(1, frame)
-    t.send(1, roce_frame("10.0.0.1", "10.0.0.3", "WRITE_ONLY", 0x302, 1, bytes(64),
-                         eth_src="02:00:00:00:00:01", eth_dst="02:00:00:00:00:fe"))
+    t.send(
+        1,
+        roce_frame(
+            "10.0.0.1",
+            "10.0.0.3",
+            "WRITE_ONLY",
+            0x302,
+            1,
+            bytes(64),
+            eth_src="02:00:00:00:00:01",
+            eth_dst="02:00:00:00:00:fe",
+        ),
+    )
     settle(t)
     outs_all = t.receive()
     outs = [o for o in outs_all if o.port == 3 and decode(o.data).bth_dqpn == 0x301]
@@ -157,16 +181,29 @@ def test_hosts_through_p4runtime_switch_over_af_packet(tmp_path, program):
             ours[port], theirs[port] = v.outer, v.inner
         sw = start_p4sim_switch(DEFAULT_PROGRAM, theirs, log_dir=tmp_path)
         try:
-            t = open_target("p4runtime", program=program, grpc_addr=sw.grpc_addr, device_id=sw.device_id,
-                            port_map=ours)
+            t = open_target(
+                "p4runtime",
+                program=program,
+                grpc_addr=sw.grpc_addr,
+                device_id=sw.device_id,
+                port_map=ours,
+            )
             apply_config(cfg, t)
             eng = RealtimeEngine(t)
             hosts = {}
             for name in ("h1", "h3"):
                 h = cfg.hosts[name]
-                spec = HostSpec(name, h.mac, h.ip, h.port, link_bps=20e6, prop_ns=0,
-                                rp_enabled=False, timeout_ns=2_000_000_000,
-                                gateway_mac=cfg.router_mac)
+                spec = HostSpec(
+                    name,
+                    h.mac,
+                    h.ip,
+                    h.port,
+                    link_bps=20e6,
+                    prop_ns=0,
+                    rp_enabled=False,
+                    timeout_ns=2_000_000_000,
+                    gateway_mac=cfg.router_mac,
+                )
                 hosts[name] = Host(spec, eng)
                 eng.attach(hosts[name], h.port)
             hosts["h1"].add_qp(0x101, 0x301, "10.0.0.3", cfg.hosts["h3"].mac)
@@ -201,8 +238,9 @@ def test_af_packet_ports_keep_vlan_tags_in_and_out_of_a_namespace():
         root_side = AfPacketPorts({1: v.outer})
         ns_side = AfPacketPorts({7: v.inner}, {7: ns})
         try:
-            tagged = roce_frame("10.0.0.1", "10.0.0.2", "SEND_ONLY", 0x12, 5, b"x" * 100,
-                                vlan=42, pcp=3)
+            tagged = roce_frame(
+                "10.0.0.1", "10.0.0.2", "SEND_ONLY", 0x12, 5, b"x" * 100, vlan=42, pcp=3
+            )
             untagged = roce_frame("10.0.0.2", "10.0.0.1", "ACK", 0x34, 5)
             root_side.send(1, tagged)
             ns_side.send(7, untagged)
@@ -234,8 +272,12 @@ def test_counters_over_p4runtime_read_every_cell(p4sim_switch, program):
     from controller.targets import CounterCell
     from p4rtproto import p4runtime_pb2
 
-    t = open_target("p4runtime", program=program, grpc_addr=p4sim_switch.grpc_addr,
-                    device_id=p4sim_switch.device_id)
+    t = open_target(
+        "p4runtime",
+        program=program,
+        grpc_addr=p4sim_switch.grpc_addr,
+        device_id=p4sim_switch.device_id,
+    )
     try:
         sizes = dict(t.counter_names())
         assert sum(sizes.values()) > 30_000
@@ -246,15 +288,20 @@ def test_counters_over_p4runtime_read_every_cell(p4sim_switch, program):
         t.write([CounterCell(n, i, p, b) for (n, i), (p, b) in written.items()])
         got = t.counters()
         assert {n: len(v) for n, v in got.items()} == sizes
-        nonzero = {(n, i): v for n, cells in got.items() for i, v in enumerate(cells)
-                   if v != (0, 0)}
+        nonzero = {
+            (n, i): v for n, cells in got.items() for i, v in enumerate(cells) if v != (0, 0)
+        }
         assert nonzero == written
         # the generated protobuf classes read the same cells
         ent = p4runtime_pb2.Entity()
         ent.counter_entry.counter_id = t.conn.schema.counter(name).id
-        slow = {e.counter_entry.index.index: (e.counter_entry.data.packet_count,
-                                              e.counter_entry.data.byte_count)
-                for e in t.conn.read([ent])}
+        slow = {
+            e.counter_entry.index.index: (
+                e.counter_entry.data.packet_count,
+                e.counter_entry.data.byte_count,
+            )
+            for e in t.conn.read([ent])
+        }
         assert [slow.get(i, (0, 0)) for i in range(sizes[name])] == got[name]
         assert t.read(CounterQuery(name, last)) == [CounterCell(name, last, 2**33, 2**40 + 3)]
     finally:
@@ -262,8 +309,10 @@ def test_counters_over_p4runtime_read_every_cell(p4sim_switch, program):
 
 
 def _tables(t: Target) -> dict[str, list[str]]:
-    return {name: sorted(repr(e) for e in t.read(TableQuery(name)))
-            for name in t.entity_names()["tables"]}
+    return {
+        name: sorted(repr(e) for e in t.read(TableQuery(name)))
+        for name in t.entity_names()["tables"]
+    }
 
 
 def test_apply_config_twice_and_changed(any_target: Target, tmp_path):
@@ -285,8 +334,7 @@ def test_apply_config_twice_and_changed(any_target: Target, tmp_path):
     ecn = next(n for n in now if n.endswith("ecn_profile"))
     assert {e.params["kmin"] for e in any_target.read(TableQuery(ecn))} == {10}
     assert len(now[ecn]) == len(once[ecn])
-    assert {n: v for n, v in now.items() if n != ecn} == {n: v for n, v in once.items()
-                                                           if n != ecn}
+    assert {n: v for n, v in now.items() if n != ecn} == {n: v for n, v in once.items() if n != ecn}
     # a plain write still refuses what exists
     with pytest.raises(TargetError) as exc:
         any_target.write([e for e in first.entities if isinstance(e, TableEntry)][:1])
@@ -296,8 +344,12 @@ def test_apply_config_twice_and_changed(any_target: Target, tmp_path):
 def test_modify_existing_still_reports_other_errors(p4sim_switch, program):
     """Over P4Runtime: entries that exist are modified, and an update that fails for another
     reason is still an error (with its own code) after the others were applied."""
-    t = open_target("p4runtime", program=program, grpc_addr=p4sim_switch.grpc_addr,
-                    device_id=p4sim_switch.device_id)
+    t = open_target(
+        "p4runtime",
+        program=program,
+        grpc_addr=p4sim_switch.grpc_addr,
+        device_id=p4sim_switch.device_id,
+    )
     try:
         comp = apply_config(load_config(LAB), t)
         entries = [e for e in comp.entities if isinstance(e, TableEntry)][:3]

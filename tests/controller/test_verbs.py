@@ -29,9 +29,23 @@ from controller.packets import constants as C
 
 # -- RNR timer ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("code", "us"), [(0, 655360), (1, 10), (2, 20), (5, 60), (7, 120),
-                                          (12, 640), (14, 1280), (18, 5120), (24, 40960),
-                                          (30, 327680), (31, 491520)])
+
+@pytest.mark.parametrize(
+    ("code", "us"),
+    [
+        (0, 655360),
+        (1, 10),
+        (2, 20),
+        (5, 60),
+        (7, 120),
+        (12, 640),
+        (14, 1280),
+        (18, 5120),
+        (24, 40960),
+        (30, 327680),
+        (31, 491520),
+    ],
+)
 def test_rnr_timer_table(code, us):
     assert rnr_timer_ns(code) == us * 1000
 
@@ -46,6 +60,7 @@ def test_rnr_timer_table_is_monotone_after_code_0_and_bounded():
 
 
 # -- receive queues ----------------------------------------------------------------------
+
 
 def test_send_without_posted_receive_gets_rnr_nak_then_waits_the_timer():
     req = RcRequester(1, 2, mtu=100)
@@ -94,8 +109,10 @@ def test_send_and_write_imm_consume_a_receive_write_and_read_do_not():
     assert len(resp.rq) == 0 and resp.hw.recv_completions == 3
     wcs = list(resp.recv_completions)
     assert [(w.wr_id, w.opcode, w.byte_len, w.imm) for w in wcs] == [
-        (1, C.RC_SEND_LAST, 300, None), (2, C.RC_WRITE_LAST_IMM, 0, 0xCAFE),
-        (3, C.RC_SEND_ONLY_IMM, 50, 7)]
+        (1, C.RC_SEND_LAST, 300, None),
+        (2, C.RC_WRITE_LAST_IMM, 0, 0xCAFE),
+        (3, C.RC_SEND_ONLY_IMM, 50, 7),
+    ]
     assert resp.hw.rx_write_requests == 2 and resp.hw.rx_read_requests == 1
 
 
@@ -122,6 +139,7 @@ def test_send_longer_than_the_posted_buffer_is_a_length_error_on_both_sides():
 
 
 # -- RNR retry limit ---------------------------------------------------------------------
+
 
 def rnr(psn: int = 0, code: int = 1) -> Pdu:
     return Pdu(C.RC_ACK, 1, psn, aeth=(C.AETH_RNR_NAK | code, 0))
@@ -157,6 +175,7 @@ def test_rnr_retry_7_is_infinite():
 
 
 # -- transport retry limit ---------------------------------------------------------------
+
 
 @pytest.mark.parametrize("retry_cnt", [0, 1, 2, 7])
 def test_timeout_retry_limit_is_exact_and_flushes_the_rest(retry_cnt):
@@ -211,17 +230,21 @@ def test_sequence_naks_without_progress_count_against_retry_cnt():
 
 # -- memory regions ----------------------------------------------------------------------
 
+
 def mr_pair(access=ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ):
     req = RcRequester(1, 2, mtu=100)
     resp = RcResponder(2, 1, mtu=100, mrs={0x77: MemoryRegion(0x1000, 0x400, 0x77, access)})
     return req, resp
 
 
-@pytest.mark.parametrize(("op", "va", "length", "rkey"), [
-    (WRITE, 0x1000, 0x400, 0x77),  # exactly the region
-    (WRITE, 0x1300, 0x100, 0x77),  # ends on its last byte
-    (READ, 0x1000, 0x400, 0x77),
-])
+@pytest.mark.parametrize(
+    ("op", "va", "length", "rkey"),
+    [
+        (WRITE, 0x1000, 0x400, 0x77),  # exactly the region
+        (WRITE, 0x1300, 0x100, 0x77),  # ends on its last byte
+        (READ, 0x1000, 0x400, 0x77),
+    ],
+)
 def test_access_inside_the_region_succeeds(op, va, length, rkey):
     req, resp = mr_pair()
     req.post(op, length, va=va, rkey=rkey)
@@ -229,13 +252,16 @@ def test_access_inside_the_region_succeeds(op, va, length, rkey):
     assert req.idle and req.done[0].status == rc.WC_SUCCESS and resp.state == rc.QPS_RTS
 
 
-@pytest.mark.parametrize(("op", "va", "length", "rkey", "access"), [
-    (WRITE, 0x1000, 0x100, 0x78, ACCESS_REMOTE_WRITE),  # unknown rkey
-    (WRITE, 0x1301, 0x100, 0x77, ACCESS_REMOTE_WRITE),  # one byte past the end
-    (WRITE, 0x0FFF, 0x10, 0x77, ACCESS_REMOTE_WRITE),  # starts before it
-    (READ, 0x1000, 0x10, 0x77, ACCESS_REMOTE_WRITE),  # no remote read access
-    (WRITE, 0x1000, 0x10, 0x77, ACCESS_REMOTE_READ),  # no remote write access
-])
+@pytest.mark.parametrize(
+    ("op", "va", "length", "rkey", "access"),
+    [
+        (WRITE, 0x1000, 0x100, 0x78, ACCESS_REMOTE_WRITE),  # unknown rkey
+        (WRITE, 0x1301, 0x100, 0x77, ACCESS_REMOTE_WRITE),  # one byte past the end
+        (WRITE, 0x0FFF, 0x10, 0x77, ACCESS_REMOTE_WRITE),  # starts before it
+        (READ, 0x1000, 0x10, 0x77, ACCESS_REMOTE_WRITE),  # no remote read access
+        (WRITE, 0x1000, 0x10, 0x77, ACCESS_REMOTE_READ),  # no remote write access
+    ],
+)
 def test_bad_rkey_range_or_access_is_a_remote_access_error(op, va, length, rkey, access):
     req, resp = mr_pair(access)
     req.post(op, length, va=va, rkey=rkey)
@@ -249,6 +275,7 @@ def test_bad_rkey_range_or_access_is_a_remote_access_error(op, va, length, rkey,
 
 
 # -- atomics -----------------------------------------------------------------------------
+
 
 def atomic_pair(**kw):
     req = RcRequester(1, 2, **kw)
@@ -307,11 +334,14 @@ def test_one_atomic_outstanding_by_default():
     assert req.idle and [w.result for w in req.done] == [0, 1, 2]
 
 
-@pytest.mark.parametrize(("va", "rkey", "syndrome", "status"), [
-    (0x2004, 5, C.AETH_NAK_INVALID_REQUEST, rc.WC_REM_INV_REQ_ERR),  # not 8-byte aligned
-    (0x2040, 5, C.AETH_NAK_REMOTE_ACCESS, rc.WC_REM_ACCESS_ERR),  # past the region
-    (0x2000, 6, C.AETH_NAK_REMOTE_ACCESS, rc.WC_REM_ACCESS_ERR),  # bad rkey
-])
+@pytest.mark.parametrize(
+    ("va", "rkey", "syndrome", "status"),
+    [
+        (0x2004, 5, C.AETH_NAK_INVALID_REQUEST, rc.WC_REM_INV_REQ_ERR),  # not 8-byte aligned
+        (0x2040, 5, C.AETH_NAK_REMOTE_ACCESS, rc.WC_REM_ACCESS_ERR),  # past the region
+        (0x2000, 6, C.AETH_NAK_REMOTE_ACCESS, rc.WC_REM_ACCESS_ERR),  # bad rkey
+    ],
+)
 def test_bad_atomic_is_naked(va, rkey, syndrome, status):
     req, resp, mr = atomic_pair()
     req.post(FETCH_ADD, 8, va=va, rkey=rkey, swap_add=1)
@@ -329,9 +359,11 @@ def test_atomic_without_atomic_access_is_refused():
 
 # -- selective repeat --------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(("mode", "retransmitted"), [("gbn", 7), ("sr", 1)])
 def test_one_loss_costs_one_packet_with_selective_repeat_and_the_tail_with_go_back_n(
-        mode, retransmitted):
+    mode, retransmitted
+):
     req = RcRequester(1, 2, mtu=100, mode=mode)
     resp = RcResponder(2, 1, mtu=100, ack_every=100, mode=mode)
     req.post(WRITE, 1000)  # PSN 0..9

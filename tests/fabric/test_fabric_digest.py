@@ -55,8 +55,10 @@ def _counters(fab: Fabric) -> dict:
     out: dict = {"telemetry": fabric_telemetry(fab)}
     out["tm"] = {sw: t.tm_stats() for sw, t in fab.targets.items()}
     out["switch"] = {sw: dict(t.switch.stats) for sw, t in fab.targets.items()}
-    out["hosts"] = {n: {**vars(h.stats), "rc": {q: rp.rc for q, rp in sorted(h.rps.items())}}
-                    for n, h in sorted(fab.hosts.items())}
+    out["hosts"] = {
+        n: {**vars(h.stats), "rc": {q: rp.rc for q, rp in sorted(h.rps.items())}}
+        for n, h in sorted(fab.hosts.items())
+    }
     out["delivered"] = [fab.delivered(f) for f in fab.flows]
     out["frames"] = [fab.frames_to_switches, fab.frames_to_hosts, fab.unattached]
     return out

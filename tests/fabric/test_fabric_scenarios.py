@@ -23,8 +23,11 @@ def _ok(verdicts) -> bool:
 
 @pytest.fixture(scope="module")
 def deadlock():
-    return {"cycle": run_deadlock(flows=4), "open": run_deadlock(flows=1, hosts=2),
-            "wd": run_deadlock(flows=4, watchdog=1)}
+    return {
+        "cycle": run_deadlock(flows=4),
+        "open": run_deadlock(flows=1, hosts=2),
+        "wd": run_deadlock(flows=4, watchdog=1),
+    }
 
 
 def test_ring_deadlock_is_detected_and_names_the_cycle(deadlock):
@@ -67,8 +70,11 @@ def test_watchdog_breaks_the_deadlock(deadlock):
 
 @pytest.fixture(scope="module")
 def storm():
-    return {"calm": run_storm(stuck=0), "storm": run_storm(stuck=1),
-            "wd": run_storm(stuck=1, watchdog=1)}
+    return {
+        "calm": run_storm(stuck=0),
+        "storm": run_storm(stuck=1),
+        "wd": run_storm(stuck=1, watchdog=1),
+    }
 
 
 def test_pause_storm_spreads_beyond_the_leaf(storm):
@@ -80,15 +86,20 @@ def test_pause_storm_spreads_beyond_the_leaf(storm):
 
 def test_watchdog_contains_the_storm(storm):
     wd, m = storm["wd"], storm["storm"]
-    assert _ok(judge_watchdog(m, wd, "innocent_min_gbps")), judge_watchdog(m, wd, "innocent_min_gbps")
+    assert _ok(judge_watchdog(m, wd, "innocent_min_gbps")), judge_watchdog(
+        m, wd, "innocent_min_gbps"
+    )
     assert wd["pfcwd_in_storm"] >= 1 and wd["pfcwd_ignored_frames"] > 0
     assert not _ok(judge_watchdog(m, m, "innocent_min_gbps"))
 
 
 @pytest.fixture(scope="module")
 def spreading():
-    return {"base": run_spreading(incast=0), "pfc": run_spreading(incast=1, dcqcn=0),
-            "dc": run_spreading(incast=1, dcqcn=1)}
+    return {
+        "base": run_spreading(incast=0),
+        "pfc": run_spreading(incast=1, dcqcn=0),
+        "dc": run_spreading(incast=1, dcqcn=1),
+    }
 
 
 def test_congestion_spreading_and_dcqcn_recovery(spreading):
@@ -114,11 +125,14 @@ def test_spreading_verdicts_fail_on_controls(spreading):
 def spray():
     from controller.fabric.scenarios import run_spray
 
-    return {"ecmp": run_spray(spray=0), "spray": run_spray(spray=1),
-            "spray_skew": run_spray(spray=1, skew_ns=3000),
-            "ecmp_skew": run_spray(spray=0, skew_ns=3000),
-            "sr_skew": run_spray(spray=1, skew_ns=3000, sr=1, reorder_psns=8),
-            "irn_skew": run_spray(spray=1, skew_ns=3000, sr=1, reorder_psns=0)}
+    return {
+        "ecmp": run_spray(spray=0),
+        "spray": run_spray(spray=1),
+        "spray_skew": run_spray(spray=1, skew_ns=3000),
+        "ecmp_skew": run_spray(spray=0, skew_ns=3000),
+        "sr_skew": run_spray(spray=1, skew_ns=3000, sr=1, reorder_psns=8),
+        "irn_skew": run_spray(spray=1, skew_ns=3000, sr=1, reorder_psns=0),
+    }
 
 
 def test_ecmp_collision_spray_gain_and_go_back_n_naks(spray):

@@ -46,9 +46,11 @@ def test_bad_topologies_are_refused():
 
 def test_ecmp_entries_are_written_to_each_switch():
     fab = Fabric(leaf_spine(2, 2, 1), policy())
-    lpm = fab.targets["leaf0"].read(TableQuery(
-                                               next(n for n in fab.targets["leaf0"].entity_names()["tables"]
-                                                    if n.endswith("ipv4_lpm"))))
+    lpm = fab.targets["leaf0"].read(
+        TableQuery(
+            next(n for n in fab.targets["leaf0"].entity_names()["tables"] if n.endswith("ipv4_lpm"))
+        )
+    )
     ecmp = [e for e in lpm if e.action.endswith("set_ecmp")]
     assert len(ecmp) == 1 and ecmp[0].params == {"group": 1, "size": 2}
 

@@ -43,8 +43,10 @@ def test_fabric_scenario_and_its_controls(family):
         c = _run(control)
         assert c.ok, [(v.name, v.detail) for v in c.verdicts]
         # every verdict of a control is a predicted failure on real data
-        assert all(v.name.startswith("control:") and "fails as the control predicts" in v.detail
-                   for v in c.verdicts), control
+        assert all(
+            v.name.startswith("control:") and "fails as the control predicts" in v.detail
+            for v in c.verdicts
+        ), control
 
 
 def test_rocelab_run_reports_the_watchdog_counters(tmp_path, capsys):
@@ -67,8 +69,11 @@ def test_rocelab_run_reports_the_watchdog_counters(tmp_path, capsys):
     # port layer ignored, so the switch never counted them
     assert 0 < row["pfc_rx"] < row["pfcwd_ignored"]
     calm = json.loads((tmp_path / "telemetry_fault.json").read_text())
-    assert all(r["pfcwd_detected"] == r["pfcwd_ignored"] == 0
-               for js in calm.values() for r in js["per_port_class"])
+    assert all(
+        r["pfcwd_detected"] == r["pfcwd_ignored"] == 0
+        for js in calm.values()
+        for r in js["per_port_class"]
+    )
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["ok"] and {r["label"] for r in summary["runs"]} == {"calm", "fault", "watchdog"}
     wd = next(r for r in summary["runs"] if r["label"] == "watchdog")
@@ -92,20 +97,27 @@ def _bad(tmp_path, text: str) -> str:
 
 def test_bad_fabric_files_are_refused_by_key(tmp_path):
     runs = "fabric: {scenario: storm, runs: {a: {stuck: 1}}}\n"
-    assert "fabric.scenario" in _bad(tmp_path, "fabric: {scenario: tor, runs: {a: {}}}\n"
-                                     "expect: {fabric_storm: true}\n")
-    assert "fabric.runs.a.flows" in _bad(tmp_path, "fabric: {scenario: storm, runs: {a: {flows: 2}}}\n"
-                                         "expect: {fabric_storm: true}\n")
-    assert "fabric.runs.a.watchdog" in _bad(tmp_path, "fabric: {scenario: storm, runs: {a: {watchdog: 3}}}\n"
-                                            "expect: {fabric_storm: true}\n")
-    assert "fabric.runs.a.stuck" in _bad(tmp_path, "fabric: {scenario: storm, runs: {a: {stuck: true}}}\n"
-                                         "expect: {fabric_storm: true}\n")
+    assert "fabric.scenario" in _bad(
+        tmp_path, "fabric: {scenario: tor, runs: {a: {}}}\nexpect: {fabric_storm: true}\n"
+    )
+    assert "fabric.runs.a.flows" in _bad(
+        tmp_path, "fabric: {scenario: storm, runs: {a: {flows: 2}}}\nexpect: {fabric_storm: true}\n"
+    )
+    assert "fabric.runs.a.watchdog" in _bad(
+        tmp_path,
+        "fabric: {scenario: storm, runs: {a: {watchdog: 3}}}\nexpect: {fabric_storm: true}\n",
+    )
+    assert "fabric.runs.a.stuck" in _bad(
+        tmp_path,
+        "fabric: {scenario: storm, runs: {a: {stuck: true}}}\nexpect: {fabric_storm: true}\n",
+    )
     # a one-switch check or key in a fabric file, a fabric check in a one-switch file
     assert "expect.zero_drops" in _bad(tmp_path, runs + "expect: {zero_drops: true}\n")
     assert "flows" in _bad(tmp_path, runs + "flows: []\nexpect: {fabric_storm: true}\n")
     assert "expect" in _bad(tmp_path, runs)  # no check at all
-    assert "fabric.runs" in _bad(tmp_path, "fabric: {scenario: storm, runs: {}}\n"
-                                 "expect: {fabric_storm: true}\n")
+    assert "fabric.runs" in _bad(
+        tmp_path, "fabric: {scenario: storm, runs: {}}\nexpect: {fabric_storm: true}\n"
+    )
     one = load_scenario("incast-pfc")
     one["expect"] = {"fabric_storm": True}
     from controller.scenarios.schema import validate

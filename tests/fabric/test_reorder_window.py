@@ -16,13 +16,14 @@ def _sent(req: RcRequester, now: int) -> list[Pdu]:
     return out
 
 
-def _deliver(req: RcRequester, resp: RcResponder, order: list[int] | None = None,
-             now: int = 0) -> list[int]:
+def _deliver(
+    req: RcRequester, resp: RcResponder, order: list[int] | None = None, now: int = 0
+) -> list[int]:
     """Send what the requester has, deliver the PSNs in `order` (the rest are lost; None:
     all, as sent), hand the replies back; the PSNs sent."""
     pdus = {p.psn: p for p in _sent(req, now)}
     replies = []
-    for psn in (list(pdus) if order is None else order):
+    for psn in list(pdus) if order is None else order:
         replies += resp.on_pdu(pdus[psn], now)
     resp.out.clear()
     for r in replies:

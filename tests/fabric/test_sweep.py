@@ -24,13 +24,20 @@ def test_parse_sets_and_product_order():
     assert all(p["seed"] == 0 and p["duration_us"] == 400 for p in pts)  # defaults kept
 
 
-@pytest.mark.parametrize("sets, msg", [
-    (["flows"], "expected KEY=V1"), (["nope=1"], "no parameter 'nope'"),
-    (["flows=x"], "not a number"), (["flows=1", "flows=2"], "twice"),
-    (["flows=1.5"], "not a number"), (["duration_us=-5"], "greater than or equal to 0"),
-    (["flows=9"], "out of range"), (["watchdog=3"], "out of range"),
-    (["seed=" + ",".join(["1"] * 101), "detect_us=" + ",".join(["10"] * 101)], "at most"),
-])
+@pytest.mark.parametrize(
+    "sets, msg",
+    [
+        (["flows"], "expected KEY=V1"),
+        (["nope=1"], "no parameter 'nope'"),
+        (["flows=x"], "not a number"),
+        (["flows=1", "flows=2"], "twice"),
+        (["flows=1.5"], "not a number"),
+        (["duration_us=-5"], "greater than or equal to 0"),
+        (["flows=9"], "out of range"),
+        (["watchdog=3"], "out of range"),
+        (["seed=" + ",".join(["1"] * 101), "detect_us=" + ",".join(["10"] * 101)], "at most"),
+    ],
+)
 def test_bad_sets_are_refused(sets, msg, capsys, tmp_path):
     argv = ["sweep", "deadlock", "--serial", "--out", str(tmp_path / "never")]
     for s in sets:
@@ -53,8 +60,24 @@ def test_dask_two_workers_equals_serial(tmp_path):
     assert serial[0]["goodput_gbps"] > 0 and serial[1]["goodput_gbps"] == 0
     # the CLI writes the CSV and the plot
     out = tmp_path / "sw"
-    assert main(["sweep", "deadlock", "--serial", "--set", "flows=3,4", "--set",
-                 "duration_us=150", "--metric", "goodput_gbps", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "sweep",
+                "deadlock",
+                "--serial",
+                "--set",
+                "flows=3,4",
+                "--set",
+                "duration_us=150",
+                "--metric",
+                "goodput_gbps",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     rows = list(csv.DictReader((out / "sweep.csv").open()))
     assert [r["flows"] for r in rows] == ["3", "4"]
     assert float(rows[0]["goodput_gbps"]) == pytest.approx(serial[0]["goodput_gbps"])
@@ -79,8 +102,10 @@ def _as_csv_cells(rows: list[dict]) -> list[dict]:
 def test_parquet_equals_csv_with_mixed_and_missing_cells(tmp_path):
     """A metric that is -1 (int) in one row and a float in another becomes one float column
     in both files; a string column and a cell missing from one row survive both ways."""
-    rows = [{"flows": 3, "t_us": -1, "cycle": "", "gbps": 9.259259259259259},
-            {"flows": 4, "t_us": 150.25, "cycle": "r0:2:3 r1:2:3", "gbps": 0.0, "extra": 7}]
+    rows = [
+        {"flows": 3, "t_us": -1, "cycle": "", "gbps": 9.259259259259259},
+        {"flows": 4, "t_us": 150.25, "cycle": "r0:2:3 r1:2:3", "gbps": 0.0, "extra": 7},
+    ]
     norm = sweep.normalise(rows)
     assert norm[0]["t_us"] == -1.0 and isinstance(norm[0]["t_us"], float)
     assert norm[0]["extra"] is None and isinstance(norm[1]["flows"], int)
@@ -92,21 +117,31 @@ def test_parquet_equals_csv_with_mixed_and_missing_cells(tmp_path):
     import pyarrow.parquet as pq
 
     types = {f.name: str(f.type) for f in pq.read_schema(tmp_path / "s.parquet")}
-    assert types == {"flows": "int64", "t_us": "double", "cycle": "string", "gbps": "double",
-                     "extra": "int64"}
+    assert types == {
+        "flows": "int64",
+        "t_us": "double",
+        "cycle": "string",
+        "gbps": "double",
+        "extra": "int64",
+    }
 
 
 def test_grid_file_is_typed_and_set_adds_to_it(tmp_path, capsys):
-    example = str(sweep.Path(__file__).resolve().parents[2] / "controller/examples/sweep_deadlock.yaml")
+    example = str(
+        sweep.Path(__file__).resolve().parents[2] / "controller/examples/sweep_deadlock.yaml"
+    )
     scenario, grid, metric, x = sweep.load_grid(example)
     assert (scenario, metric, x) == ("deadlock", "goodput_gbps", "flows")
     assert grid == {"flows": [3, 4], "watchdog": [0, 1], "duration_us": [400]}
     assert sweep.parse_sets(scenario, ["watchdog=2"], grid)["watchdog"] == [2]
-    for text, words in (("scenario: deadlock\ngrid: {flows: [3, 9]}\n", ":2: grid: flows: 9 is out of range 1..4"),
-                        ("scenario: deadlock\ngrid: {nope: [1]}\n", "has no parameter 'nope'"),
-                        ("scenario: deadlock\ngrid: {flows: [3, 3]}\n", "given twice"),
-                        ("scenario: deadlock\ngrid: {flows: [.inf]}\n", "grid.flows[0]"),
-                        ("scenario: mars\n", "scenario"), ("grid: [1\n", "YAML syntax")):
+    for text, words in (
+        ("scenario: deadlock\ngrid: {flows: [3, 9]}\n", ":2: grid: flows: 9 is out of range 1..4"),
+        ("scenario: deadlock\ngrid: {nope: [1]}\n", "has no parameter 'nope'"),
+        ("scenario: deadlock\ngrid: {flows: [3, 3]}\n", "given twice"),
+        ("scenario: deadlock\ngrid: {flows: [.inf]}\n", "grid.flows[0]"),
+        ("scenario: mars\n", "scenario"),
+        ("grid: [1\n", "YAML syntax"),
+    ):
         f = tmp_path / "g.yaml"
         f.write_text(text)
         assert main(["sweep", "--grid", str(f), "--serial", "--out", str(tmp_path / "never")]) == 2
@@ -141,6 +176,20 @@ def test_unknown_metric_fails_before_any_point(opt, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{opt} nope: not a parameter or metric of spray" in err, err
     assert not out.exists()
-    assert main(["sweep", "spray", "--serial", "--set", "flows=1", "--out", str(out),
-                 "--metric", "innocent0_gbps"]) == 2  # storm's metric, not spray's
+    assert (
+        main(
+            [
+                "sweep",
+                "spray",
+                "--serial",
+                "--set",
+                "flows=1",
+                "--out",
+                str(out),
+                "--metric",
+                "innocent0_gbps",
+            ]
+        )
+        == 2
+    )  # storm's metric, not spray's
     capsys.readouterr()

@@ -36,9 +36,11 @@ class Summary:
 
     def report(self) -> str:
         per = self.seconds / self.programs if self.programs else 0.0
-        lines = [f"fuzz: {self.programs} programs ({self.rejected_by_p4c} rejected by p4c), "
-                 f"{self.agreed} agree x {self.packets} packets, {len(self.disagreements)} disagree, "
-                 f"{len(self.errors)} errors; {per:.2f} s per program"]
+        lines = [
+            f"fuzz: {self.programs} programs ({self.rejected_by_p4c} rejected by p4c), "
+            f"{self.agreed} agree x {self.packets} packets, {len(self.disagreements)} disagree, "
+            f"{len(self.errors)} errors; {per:.2f} s per program"
+        ]
         for seed, diff in self.disagreements[:20]:
             lines.append(f"  DISAGREE seed {seed}: {diff[0]}")
         for seed, err in self.errors[:20]:
@@ -53,7 +55,9 @@ def describe(case: Case) -> str:
     lines += [f"mirroring_add {s} {p}" for s, p in case.clone_sessions.items()]
     for e in case.entries:
         keys = " ".join(f"{v:#x}/{m}" if m is not None else f"{v:#x}" for _, v, m in e.keys)
-        lines.append(f"table_add {e.table} {e.action} {keys} => {' '.join(str(v) for _, v in e.args)}")
+        lines.append(
+            f"table_add {e.table} {e.action} {keys} => {' '.join(str(v) for _, v in e.args)}"
+        )
     lines += [f"packet {p} {f.hex()}" for p, f in case.packets]
     return "\n".join(lines) + "\n"
 
@@ -63,8 +67,12 @@ def load_case(directory: Path) -> Case:
     from .gen import CLONE_SESSION, REG_SIZE, Entry
 
     lines = (directory / "case.txt").read_text().splitlines()
-    case = Case(seed=int(lines[0].split()[1]), source=(directory / "program.p4").read_text(),
-                registers=["I.reg"], counters=[("I.ctr", REG_SIZE)])
+    case = Case(
+        seed=int(lines[0].split()[1]),
+        source=(directory / "program.p4").read_text(),
+        registers=["I.reg"],
+        counters=[("I.ctr", REG_SIZE)],
+    )
     for ln in lines[1:]:
         w = ln.split()
         if w[0] == "mirroring_add":
@@ -77,14 +85,15 @@ def load_case(directory: Path) -> Case:
             for k in w[3:arrow]:
                 v, _, plen = k.partition("/")
                 keys.append(("", int(v, 0), int(plen) if plen else None))
-            args = [(f"p{i}", int(a)) for i, a in enumerate(w[arrow + 1:])]
+            args = [(f"p{i}", int(a)) for i, a in enumerate(w[arrow + 1 :])]
             case.entries.append(Entry(w[1], keys, w[2], args))
     assert CLONE_SESSION in case.clone_sessions or "clone(" not in case.source
     return case
 
 
-def run_batch(seed: int, count: int, out: Path | None, first: int = 0, log=print,
-              profile: str = "reference") -> Summary:
+def run_batch(
+    seed: int, count: int, out: Path | None, first: int = 0, log=print, profile: str = "reference"
+) -> Summary:
     from controller.targets.netns import NetnsSet, name
 
     from . import bmv2, p4sim_run
@@ -114,13 +123,17 @@ def run_batch(seed: int, count: int, out: Path | None, first: int = 0, log=print
                 try:
                     ref = runner.run(case, js)
                 except Exception as e:  # a BMv2 run that did not finish: an error, not a verdict
-                    summary.errors.append((s, f"BMv2: {type(e).__name__}: {str(e).splitlines()[0][:200]}"))
+                    summary.errors.append(
+                        (s, f"BMv2: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+                    )
                     _save(out, case, [f"BMv2 error: {e}"])
                     continue
                 try:
                     got = p4sim_run.run(case, src, profile)
                 except Exception as e:
-                    diff = [f"p4sim fails where p4c+BMv2 run: {type(e).__name__}: {str(e).splitlines()[0][:200]}"]
+                    diff = [
+                        f"p4sim fails where p4c+BMv2 run: {type(e).__name__}: {str(e).splitlines()[0][:200]}"
+                    ]
                 else:
                     diff = differences(ref, got)
                 if diff:
@@ -153,10 +166,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=20)
-    ap.add_argument("--first", type=int, default=0, help="index of the first program (to resume a batch)")
-    ap.add_argument("--out", type=Path, default=Path("build/fuzz"), help="where disagreements are written")
-    ap.add_argument("--profile", choices=("reference", "fast"), default="reference",
-                    help="p4sim's profile (default reference: see p4sim_run.DEFAULT_PROFILE)")
+    ap.add_argument(
+        "--first", type=int, default=0, help="index of the first program (to resume a batch)"
+    )
+    ap.add_argument(
+        "--out", type=Path, default=Path("build/fuzz"), help="where disagreements are written"
+    )
+    ap.add_argument(
+        "--profile",
+        choices=("reference", "fast"),
+        default="reference",
+        help="p4sim's profile (default reference: see p4sim_run.DEFAULT_PROFILE)",
+    )
     args = ap.parse_args(argv)
     if args.count < 1:
         print("fuzz: --count must be at least 1", file=sys.stderr)
@@ -171,8 +192,14 @@ def main(argv: list[str] | None = None) -> int:
     except ToolchainMissing as e:
         print(f"fuzz: no BMv2 toolchain: {e}", file=sys.stderr)
         return 2
-    summary = run_batch(args.seed, args.count, args.out, args.first, log=lambda m: print(m, flush=True),
-                        profile=args.profile)
+    summary = run_batch(
+        args.seed,
+        args.count,
+        args.out,
+        args.first,
+        log=lambda m: print(m, flush=True),
+        profile=args.profile,
+    )
     print(summary.report())
     return 0 if not summary.disagreements and not summary.errors else 1
 

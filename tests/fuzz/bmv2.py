@@ -66,7 +66,9 @@ def _cli_modules(cli: str):
         import runtime_CLI  # type: ignore[import-not-found]
         import sswitch_CLI  # type: ignore[import-not-found]
     except ImportError as e:
-        raise ToolchainMissing(f"BMv2's Python client (runtime_CLI, thrift) not importable beside {cli}: {e}") from e
+        raise ToolchainMissing(
+            f"BMv2's Python client (runtime_CLI, thrift) not importable beside {cli}: {e}"
+        ) from e
     return runtime_CLI, sswitch_CLI
 
 
@@ -79,7 +81,9 @@ def _tables(json_path: Path) -> set[str]:
 def compile_p4(p4c: str, source: Path, out_json: Path) -> str | None:
     """Compile with real p4c; None when it compiles, else its first error line."""
     argv = [p4c, "--arch", "v1model", "-o", str(out_json), str(source)]
-    res = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=toolchain().p4c_env())
+    res = subprocess.run(
+        argv, capture_output=True, text=True, timeout=120, env=toolchain().p4c_env()
+    )
     if res.returncode == 0:
         return None
     errs = [ln for ln in res.stderr.splitlines() if "error" in ln] or res.stderr.splitlines()[-1:]
@@ -146,16 +150,28 @@ class Bmv2Runner:
                 s.recv(65535)
 
     def run(self, case: Case, json_path: Path) -> Outcome:
-        with socket.socket() as s:  # a free Thrift port (released just before simple_switch binds it)
+        with (
+            socket.socket() as s
+        ):  # a free Thrift port (released just before simple_switch binds it)
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        argv = [self.ss, "--log-console", "-L", "debug", "--thrift-port", str(port),
-                "--notifications-addr", f"ipc://{self.workdir}/notify-{os.getpid()}.ipc"]
+        argv = [
+            self.ss,
+            "--log-console",
+            "-L",
+            "debug",
+            "--thrift-port",
+            str(port),
+            "--notifications-addr",
+            f"ipc://{self.workdir}/notify-{os.getpid()}.ipc",
+        ]
         for i, iface in enumerate(self.ifaces):
             argv += ["-i", f"{i}@{iface}"]
         argv.append(str(json_path))
         self._drain()
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+        )
         log = _Log(proc.stdout)
         try:
             return self._drive(case, log, port, proc, json_path)
@@ -220,8 +236,12 @@ class Bmv2Runner:
                 tx_before = list(log.tx[:PORTS])
                 self.socks[in_port].send(frame)
                 sent += 1
-                self._wait(log, lambda n=sent: log.arrived >= n and log.live == 0,
-                           f"packet {sent} never finished", proc)
+                self._wait(
+                    log,
+                    lambda n=sent: log.arrived >= n and log.live == 0,
+                    f"packet {sent} never finished",
+                    proc,
+                )
                 want = [log.tx[p] - tx_before[p] for p in range(PORTS)]
                 if any(log.tx[p] for p in range(PORTS, 512)):
                     raise RuntimeError("BMv2 sent a frame to a port the program must not use")
@@ -242,7 +262,9 @@ class Bmv2Runner:
         while any(len(got[p]) < want[p] for p in range(PORTS)):
             left = end - time.monotonic()
             if left <= 0:
-                raise TimeoutError(f"BMv2 logged {want} frames per port, {[len(got[p]) for p in range(PORTS)]} arrived")
+                raise TimeoutError(
+                    f"BMv2 logged {want} frames per port, {[len(got[p]) for p in range(PORTS)]} arrived"
+                )
             r, _, _ = select.select(self.socks, [], [], left)
             for s in r:
                 frame, addr = recv_frame(s)

@@ -209,12 +209,18 @@ class _Gen:
             fs = r.sample(self.visible(zone), k=min(len(self.visible(zone)), r.randint(1, 3)))
             mx = r.choice([1, 7, 1000, 65536, 1 << 31])
             base = r.randint(0, 100)
-            return [f"{ind}hash(meta.hv, HashAlgorithm.{algo}, 16w{base}, {{ {', '.join(f.path for f in fs)} }}, 32w{mx});"]
+            return [
+                f"{ind}hash(meta.hv, HashAlgorithm.{algo}, 16w{base}, {{ {', '.join(f.path for f in fs)} }}, 32w{mx});"
+            ]
         if k == 8 and ingress and self.tables_for(zone):
             return self.apply_table(zone, ind, depth)
         if k == 9 and ingress:
             self.use_clone = True
-            return [f"{ind}if ({self.cond(zone)}) {{", f"{ind}    clone(CloneType.I2E, {CLONE_SESSION});", f"{ind}}}"]
+            return [
+                f"{ind}if ({self.cond(zone)}) {{",
+                f"{ind}    clone(CloneType.I2E, {CLONE_SESSION});",
+                f"{ind}}}",
+            ]
         if k == 10 and ingress:
             return [f"{ind}if ({self.cond(zone)}) {{", f"{ind}    mark_to_drop(sm);", f"{ind}}}"]
         return [self.assign(zone, ind)]
@@ -251,7 +257,9 @@ class _Gen:
     def make_table(self, zone: str) -> dict:
         r = self.r
         name = self.name("t")
-        cands = [f for f in self.visible(zone) if f.zone == zone or r.random() < 0.3] or self.visible(zone)
+        cands = [
+            f for f in self.visible(zone) if f.zone == zone or r.random() < 0.3
+        ] or self.visible(zone)
         nkeys = r.randint(1, min(3, len(cands)))
         keys = r.sample(cands, k=nkeys)
         const = r.random() < 0.6
@@ -273,8 +281,15 @@ class _Gen:
             an = self.name("a")
             params = [(f"p{i}", r.choice(WIDTHS)) for i in range(r.randint(0, 2))]
             actions.append({"name": an, "params": params, "zone": zone})
-        t = {"name": name, "zone": zone, "keys": list(zip(keys, kinds, strict=True)), "actions": actions,
-             "const": const, "entries": [], "applied": False}
+        t = {
+            "name": name,
+            "zone": zone,
+            "keys": list(zip(keys, kinds, strict=True)),
+            "actions": actions,
+            "const": const,
+            "entries": [],
+            "applied": False,
+        }
         for _ in range(r.randint(1, 4)):
             vals = []
             for f, kind in t["keys"]:
@@ -319,10 +334,14 @@ class _Gen:
         for f, kind in t["keys"]:
             out.append(f"            {f.path}: {kind};")
         out.append("        }")
-        out.append(f"        actions = {{ {' '.join(a['name'] + ';' for a in t['actions'])} NoAction; }}")
+        out.append(
+            f"        actions = {{ {' '.join(a['name'] + ';' for a in t['actions'])} NoAction; }}"
+        )
         da, dargs = t["default"]
         if da is not None:
-            out.append(f"        default_action = {da['name']}({', '.join(str(v) for _, v in dargs)});")
+            out.append(
+                f"        default_action = {da['name']}({', '.join(str(v) for _, v in dargs)});"
+            )
         else:
             out.append("        default_action = NoAction();")
         if t["const"]:
@@ -333,11 +352,15 @@ class _Gen:
                     if kind == "exact":
                         ks.append(f"{f.width}w{v}")
                     elif kind == "lpm":
-                        ks.append(f"{f.width}w{v} &&& {f.width}w{_mask(f.width) ^ _mask(f.width - m)}")
+                        ks.append(
+                            f"{f.width}w{v} &&& {f.width}w{_mask(f.width) ^ _mask(f.width - m)}"
+                        )
                     else:
                         ks.append(f"{f.width}w{v} &&& {f.width}w{m}")
                 key = ks[0] if len(ks) == 1 else "(" + ", ".join(ks) + ")"
-                out.append(f"            {key} : {a['name']}({', '.join(str(v) for _, v in args)});")
+                out.append(
+                    f"            {key} : {a['name']}({', '.join(str(v) for _, v in args)});"
+                )
             out.append("        }")
         out.append("    }")
         return out
@@ -357,8 +380,13 @@ class _Gen:
         self.fields += [Field("sm.ingress_port", 9, ""), Field("sm.packet_length", 32, "")]
         self.fields += [Field(f"hdr.h1.{n}", w, "h1") for n, w in self.h1_fields]
         self.fields += [Field(f"hdr.h2.{n}", w, "h2") for n, w in self.h2_fields]
-        self.lvalues = [f for f in self.fields if f.path.startswith(("hdr.", "meta.")) and
-                        not f.path.startswith("hdr.eth.etype") and not f.path.endswith("pad")]
+        self.lvalues = [
+            f
+            for f in self.fields
+            if f.path.startswith(("hdr.", "meta."))
+            and not f.path.startswith("hdr.eth.etype")
+            and not f.path.endswith("pad")
+        ]
         sel = r.choice(self.h1_fields[:-1] if len(self.h1_fields) > 1 else self.h1_fields)
         self.h1_select = (sel[0], sel[1], sorted({r.getrandbits(sel[1]) for _ in range(2)}))
         for zone in ("", "h1", "h1", "h2"):
@@ -371,8 +399,10 @@ class _Gen:
             src.append(f"header {hn} {{ {' '.join(f'bit<{w}> {n};' for n, w in fs)} }}")
         src.append("struct headers_t { eth_t eth; h1_t h1; h2_t h2; }")
         mf = " ".join(f"bit<{w}> {n};" for n, w in meta[1:])
-        src.append(f"struct meta_t {{ @field_list(1) bit<{meta[0][1]}> {meta[0][0]}; {mf} "
-                   f"bit<{self.reg_w}> rv; bit<32> hv; @field_list(1) bit<8> rc; }}")
+        src.append(
+            f"struct meta_t {{ @field_list(1) bit<{meta[0][1]}> {meta[0][0]}; {mf} "
+            f"bit<{self.reg_w}> rv; bit<32> hv; @field_list(1) bit<8> rc; }}"
+        )
         src.append("")
         sname, sw, svals = self.h1_select
         src += [
@@ -425,7 +455,9 @@ class _Gen:
         src.append("    }")
         src.append("}")
         src.append("")
-        src.append("control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {")
+        src.append(
+            "control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {"
+        )
         src.append("    apply {")
         self.fields.append(Field("sm.egress_port", 9, ""))
         self.fields.append(Field("sm.instance_type", 32, ""))
@@ -465,8 +497,15 @@ class _Gen:
                 continue
             for vals, a, args in t["entries"]:
                 keys = [(f.path, v, m) for (f, _k), (v, m) in zip(t["keys"], vals, strict=True)]
-                case.entries.append(Entry(f"I.{t['name']}", keys, f"I.{a['name']}", args,
-                                          [f.width for f, _k in t["keys"]]))
+                case.entries.append(
+                    Entry(
+                        f"I.{t['name']}",
+                        keys,
+                        f"I.{a['name']}",
+                        args,
+                        [f.width for f, _k in t["keys"]],
+                    )
+                )
         case.packets = [self.packet() for _ in range(r.randint(4, 10))]
         return case
 
@@ -509,7 +548,7 @@ class _Gen:
         payload = bytes(r.getrandbits(8) for _ in range(r.randint(0, 12)))
         frame += payload
         if r.random() < 0.1:  # a short packet: the parser stops inside a header
-            frame = frame[:r.randint(14, len(frame))]
+            frame = frame[: r.randint(14, len(frame))]
         return r.randrange(PORTS), frame
 
 

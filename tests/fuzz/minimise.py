@@ -17,9 +17,23 @@ from .outcome import differences
 
 def _removable(line: str) -> bool:
     s = line.strip()
-    return s.endswith(";") and not s.startswith(("#", "key", "actions", "default_action", "header", "struct",
-                                                   "pkt.extract", "transition", "register", "counter",
-                                                   "V1Switch", "control", "state"))
+    return s.endswith(";") and not s.startswith(
+        (
+            "#",
+            "key",
+            "actions",
+            "default_action",
+            "header",
+            "struct",
+            "pkt.extract",
+            "transition",
+            "register",
+            "counter",
+            "V1Switch",
+            "control",
+            "state",
+        )
+    )
 
 
 def minimise(case: Case, out: Path) -> Case:
@@ -71,9 +85,9 @@ def minimise(case: Case, out: Path) -> Case:
         while i >= 0:
             if _removable(lines[i]):
                 c = copy.deepcopy(case)
-                c.source = "\n".join(lines[:i] + lines[i + 1:]) + "\n"
+                c.source = "\n".join(lines[:i] + lines[i + 1 :]) + "\n"
                 if disagrees(c):
-                    case, lines = c, lines[:i] + lines[i + 1:]
+                    case, lines = c, lines[:i] + lines[i + 1 :]
             i -= 1
         diff = disagrees(case)
         runner.close()

@@ -46,8 +46,10 @@ def run(case: Case, source: Path, profile: str = DEFAULT_PROFILE) -> Outcome:
         sw.clone_session_set(session, [(port, 0)])
     for e in case.entries:
         table = sw.tables[e.table]
-        match = {kn: (Exact(v) if m is None else Lpm(v, m))
-                 for kn, (_, v, m) in zip(table.key_names, e.keys, strict=True)}
+        match = {
+            kn: (Exact(v) if m is None else Lpm(v, m))
+            for kn, (_, v, m) in zip(table.key_names, e.keys, strict=True)
+        }
         sw.table_add(TableEntry(table=e.table, match=match, action=e.action, params=dict(e.args)))
     result = Outcome()
     for port, frame in case.packets:

@@ -47,8 +47,9 @@ def test_fixed_seed_batch_agrees(tmp_path):
     assert s.agreed >= 18, s.report()
 
 
-
-def test_the_batch_runs_p4sim_in_the_reference_profile_and_restores_the_setting(monkeypatch, tmp_path):
+def test_the_batch_runs_p4sim_in_the_reference_profile_and_restores_the_setting(
+    monkeypatch, tmp_path
+):
     """The batch's p4sim switches run the reference profile by default (a C build per random
     program would be nearly all its cost), and the process's own setting comes back after:
     the batch runs inside a tier worker whose later tests use the default."""

@@ -15,8 +15,10 @@ from controller.scenarios.scenario import load_scenario, run_once
 from controller.targets import DEFAULT_PROGRAM, netns
 from controller.targets.p4sim import P4SimTarget
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not netns.is_root(), reason="needs root (netns, veth, AF_PACKET)")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not netns.is_root(), reason="needs root (netns, veth, AF_PACKET)"),
+]
 
 
 def _run(configure, duration_us: float = 150):
@@ -30,8 +32,9 @@ def _run(configure, duration_us: float = 150):
         target = P4SimTarget(DEFAULT_PROGRAM, seed=1)
         loop = FilLoop(port, "h3", switch=target._sw())
         try:
-            run = run_once(sc, target, 1, duration_us=duration_us, progress=False,
-                           nic_hook=loop.hook)
+            run = run_once(
+                sc, target, 1, duration_us=duration_us, progress=False, nic_hook=loop.hook
+            )
         finally:
             board.close()
             port.close()
@@ -52,9 +55,13 @@ def test_wire_loop_with_python_np_board() -> None:
 
 def test_wire_loop_board_with_wrong_qp_fails() -> None:
     """Negative control: a board told to send CNPs to the local QP stops the run."""
+
     def wrong(board, cfg):
-        board.configure(dataclasses.replace(cfg, qps=tuple(
-            dataclasses.replace(q, peer_qpn=q.local_qpn) for q in cfg.qps)))
+        board.configure(
+            dataclasses.replace(
+                cfg, qps=tuple(dataclasses.replace(q, peer_qpn=q.local_qpn) for q in cfg.qps)
+            )
+        )
 
     with pytest.raises(FilMismatch, match="more CNPs than CE frames"):
         _run(wrong, duration_us=40)

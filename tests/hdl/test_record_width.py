@@ -30,6 +30,7 @@ def test_rx_default_record_width_is_the_parsers() -> None:
 def test_drift_is_caught(tmp_path: Path) -> None:
     """Negative control: the old wrapper default (877, before the atomics fields)."""
     stale = tmp_path / "roce_rx.v"
-    stale.write_text((RTL / "roce_rx.v").read_text().replace(
-        f"RECORD_BITS = {RECORD_BITS}", "RECORD_BITS = 877"))
+    stale.write_text(
+        (RTL / "roce_rx.v").read_text().replace(f"RECORD_BITS = {RECORD_BITS}", "RECORD_BITS = 877")
+    )
     assert record_bits(stale, "parameter") != RECORD_BITS

@@ -10,8 +10,14 @@ from pathlib import Path
 import pytest
 import rx_sim
 
-EXPECTED = {"test_cnp_frames", "test_families", "test_rate_limit", "test_back_to_back", "test_backpressure",
-            "test_slot_reuse"}
+EXPECTED = {
+    "test_cnp_frames",
+    "test_families",
+    "test_rate_limit",
+    "test_back_to_back",
+    "test_backpressure",
+    "test_slot_reuse",
+}
 
 
 def _need(sim: str) -> None:
@@ -32,18 +38,31 @@ def test_roce_np(sim: str, width: int, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("fault", "fails"), [("ROCE_NP_FAULT_INTERVAL", "test_rate_limit"),
-                                              ("ROCE_NP_FAULT_QP", "test_cnp_frames"),
-                                              ("ROCE_NP_FAULT_REUSE", "test_slot_reuse"),
-                                              ("ROCE_NP_FAULT_NH6", "test_families"),
-                                              ("ROCE_NP_FAULT_PCP", "test_families")])
+@pytest.mark.parametrize(
+    ("fault", "fails"),
+    [
+        ("ROCE_NP_FAULT_INTERVAL", "test_rate_limit"),
+        ("ROCE_NP_FAULT_QP", "test_cnp_frames"),
+        ("ROCE_NP_FAULT_REUSE", "test_slot_reuse"),
+        ("ROCE_NP_FAULT_NH6", "test_families"),
+        ("ROCE_NP_FAULT_PCP", "test_families"),
+    ],
+)
 def test_broken_np_fails(fault: str, fails: str, tmp_path: Path) -> None:
     """Negative controls: the NP built with a test-only fault (half the interval; CNPs to
     the local QP instead of the sender's; a reused slot keeping the old flow's rate-limit
     state; the IPv6 CNP's next header TCP; the tagged CNP's PCP not the CNP PCP) must
     fail its testbench."""
     _need("icarus")
-    result = rx_sim.run("icarus", 64, tmp_path, "tb_roce_np", fault=fault,
-                        env={"RL_NP_FRAMES": "32"}, testcase=fails)
+    result = rx_sim.run(
+        "icarus",
+        64,
+        tmp_path,
+        "tb_roce_np",
+        fault=fault,
+        env={"RL_NP_FRAMES": "32"},
+        testcase=fails,
+    )
     assert fails in {n.rsplit(".", 1)[-1] for n in result.failed}, (
-        f"{fault}: {fails} passed on the broken NP")
+        f"{fault}: {fails} passed on the broken NP"
+    )

@@ -18,5 +18,8 @@ def test_lint_clean(top: str, width: int | None) -> None:
     params = [] if width is None else [f"-GDATA_WIDTH={width}"]
     proc = subprocess.run(
         ["verilator", "--lint-only", "-Wall", *params, *map(str, rx_sim.RTL), "--top-module", top],
-        capture_output=True, text=True, timeout=120)
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0 and "%Warning" not in proc.stderr, proc.stderr

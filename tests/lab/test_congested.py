@@ -28,7 +28,9 @@ from lab.dcqcn_agent import WIRE_OVERHEAD, DcqcnAgent, parse_params
 from lab.labfile import TOPOLOGY_DIR, LabFileError, load_lab, parse_lab
 
 ROOT = Path(__file__).resolve().parents[2]
-needs_root = pytest.mark.skipif(not netns.is_root(), reason="needs root (netns, veth, tc, AF_PACKET)")
+needs_root = pytest.mark.skipif(
+    not netns.is_root(), reason="needs root (netns, veth, tc, AF_PACKET)"
+)
 
 
 def _two_switch() -> dict:
@@ -36,6 +38,7 @@ def _two_switch() -> dict:
 
 
 # -------------------------------------------------------------------- lab files
+
 
 def test_two_switch_lab_file_is_the_fabric_topology():
     spec = load_lab("two_switch")
@@ -53,20 +56,23 @@ def test_two_switch_lab_file_is_the_fabric_topology():
     assert spec.duration_s == 3.0
 
 
-@pytest.mark.parametrize("edit, key", [
-    (lambda d: d.update(bogus=1), "bogus"),
-    (lambda d: d["hosts"]["h1"].update(switch="Z"), "hosts.h1.switch"),
-    (lambda d: d["hosts"]["h1"].update(rate="fast"), "hosts.h1.rate"),
-    (lambda d: d["hosts"]["h1"].update(delay="soon"), "hosts.h1.delay"),
-    (lambda d: d["links"][0].update(a="A3"), "links[0].a"),
-    (lambda d: d["links"][0].update(b="B:1"), "already cabled"),
-    (lambda d: d["flows"].append({"src": "h3", "dst": "h9"}), "flows[2].dst"),
-    (lambda d: d["flows"].append({"src": "h3", "dst": "h1"}), "both sends and receives"),
-    (lambda d: d.update(duration="-1s"), "duration"),
-    (lambda d: d["dcqcn"].update(g=2), "dcqcn.g"),
-    (lambda d: d["dcqcn"].update(warp=1), "dcqcn.warp"),
-    (lambda d: d["links"][0].update(rate="10G"), "at most 1G"),
-])
+@pytest.mark.parametrize(
+    "edit, key",
+    [
+        (lambda d: d.update(bogus=1), "bogus"),
+        (lambda d: d["hosts"]["h1"].update(switch="Z"), "hosts.h1.switch"),
+        (lambda d: d["hosts"]["h1"].update(rate="fast"), "hosts.h1.rate"),
+        (lambda d: d["hosts"]["h1"].update(delay="soon"), "hosts.h1.delay"),
+        (lambda d: d["links"][0].update(a="A3"), "links[0].a"),
+        (lambda d: d["links"][0].update(b="B:1"), "already cabled"),
+        (lambda d: d["flows"].append({"src": "h3", "dst": "h9"}), "flows[2].dst"),
+        (lambda d: d["flows"].append({"src": "h3", "dst": "h1"}), "both sends and receives"),
+        (lambda d: d.update(duration="-1s"), "duration"),
+        (lambda d: d["dcqcn"].update(g=2), "dcqcn.g"),
+        (lambda d: d["dcqcn"].update(warp=1), "dcqcn.warp"),
+        (lambda d: d["links"][0].update(rate="10G"), "at most 1G"),
+    ],
+)
 def test_bad_lab_files_name_the_key(edit, key):
     data = _two_switch()
     edit(data)
@@ -113,10 +119,23 @@ def test_congestion_checks_fail_on_each_missing_sign():
 
 # -------------------------------------------------------------------- tc
 
+
 def test_tc_command_lines():
     assert shape.tc_argv("eth0", 500_000, 4e6) == [
-        "tc", "qdisc", "replace", "dev", "eth0", "root", "netem", "delay", "500us",
-        "rate", "4000kbit", "limit", "1000"]
+        "tc",
+        "qdisc",
+        "replace",
+        "dev",
+        "eth0",
+        "root",
+        "netem",
+        "delay",
+        "500us",
+        "rate",
+        "4000kbit",
+        "limit",
+        "1000",
+    ]
     assert "rate" not in shape.tc_argv("p1", 1_000_000)  # a switch end: delay only
     tbf = shape.tc_argv("eth0", 500_000, 4e6, netem=False)
     assert tbf[6:9] == ["tbf", "rate", "4000kbit"]
@@ -138,6 +157,7 @@ def test_shaping_installs_a_rate_on_a_veth():
 
 # -------------------------------------------------------------------- the DCQCN agent
 
+
 class _Wire:
     """Stands in for AfPacketPorts: keeps what the agent transmits."""
 
@@ -151,10 +171,17 @@ class _Wire:
 def _sender(params: DcqcnParams | None = None) -> tuple[DcqcnAgent, _Wire]:
     wire = _Wire()
     peer = Peer("02:00:00:00:00:fe", "10.0.1.1", 0x100, 0x101, timeout_ns=10**12)
-    agent = DcqcnAgent(wire, "02:00:00:00:00:01", "10.0.0.1", [peer], line_rate_bps=4e6,
-                       params=params or DcqcnParams(rate_timer_ns=10**12, alpha_timer_ns=10**12,
-                                                    min_rate_bps=100e3),
-                       send=True, message_bytes=4096)
+    agent = DcqcnAgent(
+        wire,
+        "02:00:00:00:00:01",
+        "10.0.0.1",
+        [peer],
+        line_rate_bps=4e6,
+        params=params
+        or DcqcnParams(rate_timer_ns=10**12, alpha_timer_ns=10**12, min_rate_bps=100e3),
+        send=True,
+        message_bytes=4096,
+    )
     return agent, wire
 
 
@@ -172,8 +199,9 @@ def test_sender_paces_at_the_rate_point_rate_and_a_cnp_cuts_it(monkeypatch):
     clock[0] = int(gap) + 1000
     agent.pump()
     assert len(wire.frames) == 2
-    cnp = cnp_frame("10.0.1.1", "10.0.0.1", 0x100, eth_src="02:00:00:00:00:fe",
-                    eth_dst="02:00:00:00:00:01")
+    cnp = cnp_frame(
+        "10.0.1.1", "10.0.0.1", 0x100, eth_src="02:00:00:00:00:fe", eth_dst="02:00:00:00:00:01"
+    )
     agent.on_frame(cnp)
     rp = agent.rps[0x100]
     assert rp.cuts == 1 and rp.rc == pytest.approx(2e6)  # alpha 1: R_C halves
@@ -228,17 +256,35 @@ def test_dcqcn_knobs_from_json_are_checked():
 
 # -------------------------------------------------------------------- the lab in CI
 
+
 def _run(tmp_path: Path, *args: str) -> tuple[dict, str]:
     out = tmp_path / f"lab{len(list(tmp_path.glob('lab*.json')))}.json"
-    proc = subprocess.Popen([sys.executable, "-m", "lab.congested", "two_switch", *args,
-                             "--json", str(out), "--log-dir", str(tmp_path / "logs")],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lab.congested",
+            "two_switch",
+            *args,
+            "--json",
+            str(out),
+            "--log-dir",
+            str(tmp_path / "logs"),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     log, _ = proc.communicate(timeout=300)
     assert out.exists(), log
     links = json.loads(netns.ip("-j", "link", "show") or "[]")
-    left = [n for n in [lk["ifname"] for lk in links] + netns.ip("netns", "list").split()
-            if n.startswith(f"rl{proc.pid}") and not n[len(f"rl{proc.pid}")].isdigit()]
+    left = [
+        n
+        for n in [lk["ifname"] for lk in links] + netns.ip("netns", "list").split()
+        if n.startswith(f"rl{proc.pid}") and not n[len(f"rl{proc.pid}")].isdigit()
+    ]
     assert left == [], "the lab left namespaces or links behind"
     return json.loads(out.read_text()), log
 
@@ -257,8 +303,11 @@ def _congests_and_its_control_does_not(tmp_path: Path, *target: str) -> dict:
     # (the ACKs ride class 3) and may mark one now and then: a real mark, so not "only".
     assert a["ecn_marked"]["3"][0] >= 0.9 * t["ecn_marked"], "the bottleneck marks"
     # marks reach h3 (a frame lost in a busy kernel socket buffer, then resent, may not)
-    assert 0 < t["ce_marked_received"] <= t["ecn_marked"] + sum(
-        res["agents"][h]["retransmitted"] for h in ("h1", "h2")), log
+    assert (
+        0
+        < t["ce_marked_received"]
+        <= t["ecn_marked"] + sum(res["agents"][h]["retransmitted"] for h in ("h1", "h2"))
+    ), log
     assert t["cnps_sent"] > 0 and t["cnps_received"] > 0, log
     assert t["cnps_received"] <= t["cnps_sent"]
     assert a["cnp_rx"]["3"][0] > 0, "the CNPs crossed A's port 3 from B"

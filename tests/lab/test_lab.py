@@ -27,15 +27,20 @@ def _names(pid: int | None = None) -> set[str]:
     links = json.loads(netns.ip("-j", "link", "show") or "[]")
     spaces = netns.ip("netns", "list", check=False).split()
     prefix = f"rl{os.getpid() if pid is None else pid}"
-    return {n for n in [link["ifname"] for link in links] + spaces
-            if n.startswith(prefix) and not n[len(prefix)].isdigit()}
+    return {
+        n
+        for n in [link["ifname"] for link in links] + spaces
+        if n.startswith(prefix) and not n[len(prefix)].isdigit()
+    }
 
 
 def test_topologies_are_consistent():
     for make in TOPOLOGIES.values():
         topo = make()
         assert len({h.port for h in topo.hosts}) == len(topo.hosts)
-        assert len({h.mac for h in topo.hosts}) == len({h.ip for h in topo.hosts}) == len(topo.hosts)
+        assert (
+            len({h.mac for h in topo.hosts}) == len({h.ip for h in topo.hosts}) == len(topo.hosts)
+        )
     assert len(pair().hosts) == 2
     assert len(incast().hosts) == 5 and incast().description.startswith("4:1")
 
@@ -85,19 +90,44 @@ def test_agents_exchange_rocev2_over_a_veth():
     """Two agents, back to back: WRITEs both ways, ACKed, counted (no switch)."""
     with netns.NetnsSet() as nets:
         a, b = nets.add_netns(netns.name("h", 1)), nets.add_netns(netns.name("h", 2))
-        netns.ip("link", "add", "eth0", "netns", a, "type", "veth", "peer", "name", "eth0",
-                 "netns", b)
+        netns.ip(
+            "link", "add", "eth0", "netns", a, "type", "veth", "peer", "name", "eth0", "netns", b
+        )
         for ns in (a, b):
             netns.ip("link", "set", "eth0", "up", netns=ns)
         start = time.time() + 1.0
         procs = []
         for ns, me, peer, lq, rq in ((a, 1, 2, 0x101, 0x102), (b, 2, 1, 0x102, 0x101)):
-            procs.append(nets.popen(
-                [sys.executable, "-m", "lab.agent", "--iface", "eth0",
-                 "--mac", f"02:00:00:00:00:0{me}", "--ip", f"10.0.0.{me}",
-                 "--peer", f"02:00:00:00:00:0{peer},10.0.0.{peer},{lq:#x},{rq:#x}",
-                 "--messages", "6", "--size", "3000", "--expect", "6", "--timeout", "15",
-                 "--start-at", f"{start:.3f}"], netns=ns, stdout=subprocess.PIPE, cwd=ROOT))
+            procs.append(
+                nets.popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "lab.agent",
+                        "--iface",
+                        "eth0",
+                        "--mac",
+                        f"02:00:00:00:00:0{me}",
+                        "--ip",
+                        f"10.0.0.{me}",
+                        "--peer",
+                        f"02:00:00:00:00:0{peer},10.0.0.{peer},{lq:#x},{rq:#x}",
+                        "--messages",
+                        "6",
+                        "--size",
+                        "3000",
+                        "--expect",
+                        "6",
+                        "--timeout",
+                        "15",
+                        "--start-at",
+                        f"{start:.3f}",
+                    ],
+                    netns=ns,
+                    stdout=subprocess.PIPE,
+                    cwd=ROOT,
+                )
+            )
         results = [json.loads(p.communicate(timeout=30)[0]) for p in procs]
     for r in results:
         assert r["ok"], r
@@ -107,9 +137,22 @@ def test_agents_exchange_rocev2_over_a_veth():
 
 def _run_lab(tmp_path: Path, *args: str, timeout: float = 120) -> dict:
     out = tmp_path / "lab.json"
-    proc = subprocess.Popen([sys.executable, "-m", "lab.run", *args, "--json", str(out),
-                             "--log-dir", str(tmp_path / "logs")],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lab.run",
+            *args,
+            "--json",
+            str(out),
+            "--log-dir",
+            str(tmp_path / "logs"),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     stdout, stderr = proc.communicate(timeout=timeout)
     assert proc.returncode == 0, stdout + stderr
     assert "switch counters" in stdout
@@ -125,8 +168,9 @@ def test_make_lab_pair_on_mininet(tmp_path):
 
     why = mininet_unavailable()
     assert why is None, f"{why} (make setup installs Debian's mininet as root)"
-    res = _run_lab(tmp_path, "--target", "p4sim", "--topo", "pair", "--backend", "mininet",
-                   "--messages", "4")
+    res = _run_lab(
+        tmp_path, "--target", "p4sim", "--topo", "pair", "--backend", "mininet", "--messages", "4"
+    )
     assert res["backend"] == "mininet"
     for name, agent in res["agents"].items():
         assert agent["ok"] and agent["messages_completed"] == 4, (name, agent)
@@ -143,8 +187,19 @@ def test_make_lab_pair_on_mininet(tmp_path):
 @pytest.mark.slow
 def test_incast_lab_on_namespaces(tmp_path):
     """4:1 incast, 5 hosts, plain namespaces: every sender's WRITEs complete."""
-    res = _run_lab(tmp_path, "--target", "p4sim", "--topo", "incast", "--backend", "netns",
-                   "--messages", "3", "--size", "2048")
+    res = _run_lab(
+        tmp_path,
+        "--target",
+        "p4sim",
+        "--topo",
+        "incast",
+        "--backend",
+        "netns",
+        "--messages",
+        "3",
+        "--size",
+        "2048",
+    )
     assert res["backend"] == "netns"
     sink = res["agents"]["h5"]
     assert sink["messages_received"] == 4 * 3

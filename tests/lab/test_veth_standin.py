@@ -31,11 +31,29 @@ def test_target_suite_over_veths_in_namespaces(tmp_path):
             nets.add_veth(netns.name("q", port), "eth0", ns)
             port_map.append(f"{port}={ns}/eth0")
         proc = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-             "tests/targets", "--ignore=tests/targets/test_plugin.py",  # options, not data plane
-             "--target", "p4sim-grpc", "--port-map", ",".join(port_map),
-             "--basetemp", str(tmp_path / "inner")],
-            cwd=ROOT, capture_output=True, text=True, timeout=300)
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-o",
+                "addopts=",
+                "tests/targets",
+                "--ignore=tests/targets/test_plugin.py",  # options, not data plane
+                "--target",
+                "p4sim-grpc",
+                "--port-map",
+                ",".join(port_map),
+                "--basetemp",
+                str(tmp_path / "inner"),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-6000:]
     summary = out.strip().splitlines()[-1]

@@ -48,12 +48,22 @@ def target():
 
 def test_entities_written_by_name_are_what_the_switch_holds(target) -> None:
     srv = target.server
-    entry = TableEntry("MyIngress.l2_fwd", {"hdr.ethernet.dst": Exact(0x020000000002)},
-                       "MyIngress.forward", {"port": 2})
-    target.write([entry, DefaultAction("l2_fwd", "MyIngress.forward", {"port": 3}),
-                  CounterCell("port_rx", 7, 11, 1100), RegisterCell("last_len", 2, 999),
-                  CloneSession(4, (1, 2), 64),
-                  MeterRates("port_meter", 5, ((0.25, 8), (0.5, 16)))])
+    entry = TableEntry(
+        "MyIngress.l2_fwd",
+        {"hdr.ethernet.dst": Exact(0x020000000002)},
+        "MyIngress.forward",
+        {"port": 2},
+    )
+    target.write(
+        [
+            entry,
+            DefaultAction("l2_fwd", "MyIngress.forward", {"port": 3}),
+            CounterCell("port_rx", 7, 11, 1100),
+            RegisterCell("last_len", 2, 999),
+            CloneSession(4, (1, 2), 64),
+            MeterRates("port_meter", 5, ((0.25, 8), (0.5, 16))),
+        ]
+    )
     sw = srv.pipeline.switch
     assert sw.table_entries("MyIngress.l2_fwd") == [entry]
     assert sw.table_default("MyIngress.l2_fwd") == ("MyIngress.forward", {"port": 3})
@@ -61,7 +71,9 @@ def test_entities_written_by_name_are_what_the_switch_holds(target) -> None:
     assert sw.register_read("MyIngress.last_len", 2) == 999
     # and back through the server's encoder and the client's decoder
     assert target.read(TableQuery("l2_fwd")) == [entry]
-    assert target.read(CounterQuery("port_rx", 7)) == [CounterCell("MyIngress.port_rx", 7, 11, 1100)]
+    assert target.read(CounterQuery("port_rx", 7)) == [
+        CounterCell("MyIngress.port_rx", 7, 11, 1100)
+    ]
     assert target.read(RegisterQuery("last_len", 2)) == [RegisterCell("MyIngress.last_len", 2, 999)]
     # the meter's rates arrived per second (the server keeps the config it was given)
     ent = p4runtime_pb2.Entity()
@@ -76,7 +88,9 @@ def test_client_side_refusals_are_target_errors_with_the_spec_code(target) -> No
     cases = {
         "NOT_FOUND": TableEntry("l2_fwd", {"nosuch": Exact(1)}, "MyIngress.forward", {"port": 1}),
         "OUT_OF_RANGE": RegisterCell("last_len", 0, 1 << 32),
-        "INVALID_ARGUMENT": TableEntry("l2_fwd", {"hdr.ethernet.dst": Exact(1)}, "MyIngress.forward", {}),
+        "INVALID_ARGUMENT": TableEntry(
+            "l2_fwd", {"hdr.ethernet.dst": Exact(1)}, "MyIngress.forward", {}
+        ),
     }
     for code, entity in cases.items():
         with pytest.raises(TargetError) as info:

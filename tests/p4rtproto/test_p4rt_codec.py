@@ -59,8 +59,14 @@ def test_names_and_ids_both_ways(schema: Schema) -> None:
     fwd = schema.action("MyIngress.forward")
     assert [(p.name, p.bitwidth) for p in fwd.param_order] == [("port", 9)]
     assert schema.register("last_len").bitwidth == 32 and schema.register("last_len").size == 16
-    assert schema.counter("port_rx").size == 512 and schema.counter("port_rx").unit == "packets_and_bytes"
-    assert [(f.name, f.bitwidth) for f in schema.packet_out.fields] == [("egress_port", 9), ("pad", 7)]
+    assert (
+        schema.counter("port_rx").size == 512
+        and schema.counter("port_rx").unit == "packets_and_bytes"
+    )
+    assert [(f.name, f.bitwidth) for f in schema.packet_out.fields] == [
+        ("egress_port", 9),
+        ("pad", 7),
+    ]
     assert [f.name for f in schema.packet_in.fields] == ["ingress_port", "pad"]
     assert [f.name for f in schema.digest_fields[schema.digest_ids["learn_t"]]] == ["src", "port"]
 
@@ -70,7 +76,10 @@ def test_unknown_names_and_ids_answer_the_spec_codes(schema: Schema) -> None:
     assert code_of(schema.table, 0x02000001)[0] == "NOT_FOUND"
     assert code_of(schema.action, 0x01000001)[0] == "INVALID_ARGUMENT"  # an entry naming no action
     assert code_of(schema.counter, 7)[0] == "NOT_FOUND"
-    assert code_of(schema.register, "nosuch") == ("NOT_FOUND", "no register named 'nosuch' in P4Info")
+    assert code_of(schema.register, "nosuch") == (
+        "NOT_FOUND",
+        "no register named 'nosuch' in P4Info",
+    )
 
 
 def test_an_ambiguous_suffix_is_refused(schema: Schema) -> None:
@@ -89,12 +98,17 @@ def test_schema_hints_name_the_controller_headers() -> None:
     """P4Info that names the headers after their types (not "packet_in") needs the hint."""
     compiled, p4info = compile_program(L2)
     for cpm in p4info.controller_packet_metadata:
-        cpm.preamble.name = {"packet_in": "packet_in_t", "packet_out": "packet_out_t"}[cpm.preamble.name]
+        cpm.preamble.name = {"packet_in": "packet_in_t", "packet_out": "packet_out_t"}[
+            cpm.preamble.name
+        ]
     assert Schema(p4info).packet_in is None
     hinted = Schema(p4info, header_kinds={"packet_in_t": "packet_in", "packet_out_t": "packet_out"})
     assert hinted.packet_in.name == "packet_in_t" and hinted.packet_out.name == "packet_out_t"
     # the server's schema takes the hint from the compiled program (its headers' type names)
-    assert {h.name for h in compiled.model.controller_headers.values()} == {"packet_in_t", "packet_out_t"}
+    assert {h.name for h in compiled.model.controller_headers.values()} == {
+        "packet_in_t",
+        "packet_out_t",
+    }
     assert schema_of(p4info, compiled.model).packet_out.name == "packet_out_t"
     const = Schema(p4info, const_tables=["MyIngress.l2_fwd"])
     assert const.table("l2_fwd").const_entries and not Schema(p4info).table("l2_fwd").const_entries
@@ -116,7 +130,9 @@ def test_received_bytestrings_padded_accepted_too_wide_refused() -> None:
     assert codec.to_int(b"\x00\x00\x05", 9, "f") == 5  # padded: accepted
     assert codec.to_int(b"\x01\xff", 9, "f") == 0x1FF
     assert code_of(codec.to_int, b"\x02\x00", 9, "f") == (
-        "OUT_OF_RANGE", "f: value 0x0200 does not fit in 9 bits")
+        "OUT_OF_RANGE",
+        "f: value 0x0200 does not fit in 9 bits",
+    )
     assert code_of(codec.to_int, b"", 9, "f")[0] == "INVALID_ARGUMENT"
 
 
@@ -124,7 +140,12 @@ def test_received_bytestrings_padded_accepted_too_wide_refused() -> None:
 
 
 ENTRIES = [
-    TableEntry("MyIngress.l2_fwd", {"hdr.ethernet.dst": Exact(0x020000000002)}, "MyIngress.forward", {"port": 2}),
+    TableEntry(
+        "MyIngress.l2_fwd",
+        {"hdr.ethernet.dst": Exact(0x020000000002)},
+        "MyIngress.forward",
+        {"port": 2},
+    ),
     TableEntry("MyIngress.l2_fwd", {"hdr.ethernet.dst": Exact(0)}, "MyIngress.drop"),
 ]
 
@@ -147,14 +168,30 @@ def test_table_entry_round_trip_every_match_kind(schema: Schema) -> None:
         for f in t.field_order:
             kinds.setdefault(f.match_kind, (t, f))
     assert set(kinds) == {"exact", "lpm", "ternary", "range", "optional"}
-    values = {"lpm": lambda w: Lpm(((1 << w) - 1) ^ 0xF, w - 4), "ternary": lambda w: Ternary(0x0A, 0x0F),
-              "range": lambda w: Range(3, 9), "optional": lambda w: Optional_(1), "exact": lambda w: Exact(7)}
+    values = {
+        "lpm": lambda w: Lpm(((1 << w) - 1) ^ 0xF, w - 4),
+        "ternary": lambda w: Ternary(0x0A, 0x0F),
+        "range": lambda w: Range(3, 9),
+        "optional": lambda w: Optional_(1),
+        "exact": lambda w: Exact(7),
+    }
     for kind, (t, f) in kinds.items():
-        match = {g.name: values[g.match_kind](g.bitwidth) for g in t.field_order if g.match_kind == "exact"}
+        match = {
+            g.name: values[g.match_kind](g.bitwidth)
+            for g in t.field_order
+            if g.match_kind == "exact"
+        }
         match[f.name] = values[kind](f.bitwidth)
-        action = schema.actions[next(iter(a for a, s in t.action_ids.items() if s != "DEFAULT_ONLY"))]
-        entry = TableEntry(t.name, match, action.name, {p.name: 1 for p in action.param_order},
-                           priority=10 if t.requires_priority else 0)
+        action = schema.actions[
+            next(iter(a for a, s in t.action_ids.items() if s != "DEFAULT_ONLY"))
+        ]
+        entry = TableEntry(
+            t.name,
+            match,
+            action.name,
+            {p.name: 1 for p in action.param_order},
+            priority=10 if t.requires_priority else 0,
+        )
         msg = codec.encode_table_entry(schema, None, entry)
         assert codec.decode_table_entry(schema, msg, need_action=True)[1] == entry, kind
     t, f = kinds["ternary"]
@@ -167,15 +204,23 @@ def test_table_entry_encode_errors(schema: Schema) -> None:
     bad_field = TableEntry("l2_fwd", {"nosuch": Exact(1)}, "MyIngress.forward", {"port": 1})
     code, msg = code_of(codec.encode_table_entry, schema, None, bad_field)
     assert code == "NOT_FOUND" and "no key field 'nosuch'" in msg
-    wide = TableEntry("l2_fwd", {"hdr.ethernet.dst": Exact(1 << 48)}, "MyIngress.forward", {"port": 1})
+    wide = TableEntry(
+        "l2_fwd", {"hdr.ethernet.dst": Exact(1 << 48)}, "MyIngress.forward", {"port": 1}
+    )
     assert code_of(codec.encode_table_entry, schema, None, wide)[0] == "OUT_OF_RANGE"
     missing = TableEntry("l2_fwd", {"hdr.ethernet.dst": Exact(1)}, "MyIngress.forward", {})
     assert code_of(codec.encode_table_entry, schema, None, missing) == (
-        "INVALID_ARGUMENT", "action 'MyIngress.forward': missing parameter(s) port")
-    extra = TableEntry("l2_fwd", {"hdr.ethernet.dst": Exact(1)}, "MyIngress.forward", {"port": 1, "q": 2})
+        "INVALID_ARGUMENT",
+        "action 'MyIngress.forward': missing parameter(s) port",
+    )
+    extra = TableEntry(
+        "l2_fwd", {"hdr.ethernet.dst": Exact(1)}, "MyIngress.forward", {"port": 1, "q": 2}
+    )
     assert code_of(codec.encode_table_entry, schema, None, extra)[0] == "NOT_FOUND"
-    assert code_of(codec.encode_table_entry, schema, None,
-                   TableEntry("l2_fwd", {}, "nosuch", {}))[0] == "NOT_FOUND"
+    assert (
+        code_of(codec.encode_table_entry, schema, None, TableEntry("l2_fwd", {}, "nosuch", {}))[0]
+        == "NOT_FOUND"
+    )
 
 
 def test_table_entry_decode_checks_the_spec(schema: Schema) -> None:
@@ -201,13 +246,19 @@ def test_table_entry_decode_checks_the_spec(schema: Schema) -> None:
     msg.ClearField("action")
     msg.match[0].exact.value = b"\x01"
     assert codec.decode_table_entry(schema, msg, need_action=False)[1].action == ""
-    assert code_of(codec.decode_table_entry, schema, msg, need_action=True)[1].endswith("has no action")
+    assert code_of(codec.decode_table_entry, schema, msg, need_action=True)[1].endswith(
+        "has no action"
+    )
 
 
 def test_table_entry_carries_direct_counter_data(schema: Schema) -> None:
     t = schema.table("l2_fwd")
     msg = codec.encode_table_entry(schema, t, ENTRIES[0], counter=(3, 300), metadata=b"cookie")
-    assert (msg.counter_data.packet_count, msg.counter_data.byte_count, msg.metadata) == (3, 300, b"cookie")
+    assert (msg.counter_data.packet_count, msg.counter_data.byte_count, msg.metadata) == (
+        3,
+        300,
+        b"cookie",
+    )
     back = codec.decode_table_entry(schema, msg, need_action=True)[1]
     assert (back.counter_packets, back.counter_bytes) == (3, 300)
 
@@ -219,7 +270,11 @@ def test_every_entity_both_ways(schema: Schema) -> None:
     U = p4runtime_pb2.Update
     cases = [
         (ENTRIES[0], "table_entry", U.INSERT),
-        (DefaultAction("MyIngress.l2_fwd", "MyIngress.forward", {"port": 9}), "table_entry", U.MODIFY),
+        (
+            DefaultAction("MyIngress.l2_fwd", "MyIngress.forward", {"port": 9}),
+            "table_entry",
+            U.MODIFY,
+        ),
         (CounterCell("MyIngress.port_rx", 17, 5, 500), "counter_entry", U.MODIFY),
         (RegisterCell("MyIngress.last_len", 3, 0xDEADBEEF), "register_entry", U.MODIFY),
         (CloneSession(5, (1, 3), 128), "packet_replication_engine_entry", U.INSERT),
@@ -234,8 +289,14 @@ def test_every_entity_both_ways(schema: Schema) -> None:
     ent, _ = codec.encode_entity(schema, RegisterCell("last_len", 3, 0xDEADBEEF))
     assert ent.register_entry.data.bitstring == bytes.fromhex("deadbeef")
     ent, _ = codec.encode_entity(schema, MeterRates("port_meter", 2, ((0.5, 10), (1.0, 20))))
-    assert (ent.meter_entry.config.cir, ent.meter_entry.config.pir) == (500_000, 1_000_000)  # per second
-    assert code_of(codec.encode_entity, schema, RegisterCell("last_len", 0, 1 << 32))[0] == "OUT_OF_RANGE"
+    assert (ent.meter_entry.config.cir, ent.meter_entry.config.pir) == (
+        500_000,
+        1_000_000,
+    )  # per second
+    assert (
+        code_of(codec.encode_entity, schema, RegisterCell("last_len", 0, 1 << 32))[0]
+        == "OUT_OF_RANGE"
+    )
 
 
 def test_replica_ports_old_and_new_form() -> None:
@@ -251,13 +312,20 @@ def test_replica_ports_old_and_new_form() -> None:
 def test_packet_out_metadata_both_ways(schema: Schema) -> None:
     hdr = schema.packet_out
     md = codec.encode_packet_metadata(hdr, {"egress_port": 4})
-    assert md == [(hdr.fields[0].id, b"\x04"), (hdr.fields[1].id, b"\x00")]  # every field, padding 0
+    assert md == [
+        (hdr.fields[0].id, b"\x04"),
+        (hdr.fields[1].id, b"\x00"),
+    ]  # every field, padding 0
     values = codec.decode_packet_metadata(hdr, md)
     assert values == {"egress_port": 4, "pad": 0}
-    assert codec.pack_header(hdr.fields, values) == bytes([4 >> 1, (4 & 1) << 7])  # 9 + 7 bits, MSB first
+    assert codec.pack_header(hdr.fields, values) == bytes(
+        [4 >> 1, (4 & 1) << 7]
+    )  # 9 + 7 bits, MSB first
     assert code_of(codec.encode_packet_metadata, hdr, {"nosuch": 1})[0] == "NOT_FOUND"
     assert code_of(codec.encode_packet_metadata, hdr, {"egress_port": 512})[0] == "OUT_OF_RANGE"
-    assert code_of(codec.encode_packet_metadata, None, {"egress_port": 1})[0] == "FAILED_PRECONDITION"
+    assert (
+        code_of(codec.encode_packet_metadata, None, {"egress_port": 1})[0] == "FAILED_PRECONDITION"
+    )
 
 
 def test_packet_out_metadata_refused_as_the_spec_asks(schema: Schema) -> None:
@@ -269,8 +337,11 @@ def test_packet_out_metadata_refused_as_the_spec_asks(schema: Schema) -> None:
 
     cases = {
         "missing: pad": [M(metadata_id=port, value=b"\x01")],
-        "'egress_port' given twice": [M(metadata_id=port, value=b"\x01"), M(metadata_id=port, value=b"\x02"),
-                                      M(metadata_id=pad, value=b"\x00")],
+        "'egress_port' given twice": [
+            M(metadata_id=port, value=b"\x01"),
+            M(metadata_id=port, value=b"\x02"),
+            M(metadata_id=pad, value=b"\x00"),
+        ],
         "no metadata id 9": [M(metadata_id=9, value=b"\x01")],
     }
     for expect, msgs in cases.items():
@@ -278,7 +349,12 @@ def test_packet_out_metadata_refused_as_the_spec_asks(schema: Schema) -> None:
         assert code == "INVALID_ARGUMENT" and expect in text, (expect, text)
     too_wide = [M(metadata_id=port, value=b"\x02\x00"), M(metadata_id=pad, value=b"\x00")]
     assert code_of(codec.decode_packet_metadata, hdr, too_wide)[0] == "OUT_OF_RANGE"
-    assert code_of(codec.decode_packet_metadata, None, [M(metadata_id=1, value=b"\x01")])[0] == "INVALID_ARGUMENT"
+    assert (
+        code_of(codec.decode_packet_metadata, None, [M(metadata_id=1, value=b"\x01")])[0]
+        == "INVALID_ARGUMENT"
+    )
     # a client reading a PacketIn is lenient: an id it does not know keeps its number
-    lenient = codec.decode_packet_metadata(schema.packet_in, [M(metadata_id=9, value=b"\x07")], strict=False)
+    lenient = codec.decode_packet_metadata(
+        schema.packet_in, [M(metadata_id=9, value=b"\x07")], strict=False
+    )
     assert lenient == {"9": 7}

@@ -30,15 +30,28 @@ class FakeRpcError(grpc.RpcError):
 
 
 def test_write_status_round_trip() -> None:
-    results = [None, P4RuntimeError("ALREADY_EXISTS", "entry exists"), None,
-               P4RuntimeError("NOT_FOUND", "no table with id 7")]
+    results = [
+        None,
+        P4RuntimeError("ALREADY_EXISTS", "entry exists"),
+        None,
+        P4RuntimeError("NOT_FOUND", "no table with id 7"),
+    ]
     status = write_status(results)
     assert status.code == 2  # UNKNOWN: the batch
-    assert update_errors(status) == [("OK", ""), ("ALREADY_EXISTS", "entry exists"), ("OK", ""),
-                                     ("NOT_FOUND", "no table with id 7")]
+    assert update_errors(status) == [
+        ("OK", ""),
+        ("ALREADY_EXISTS", "entry exists"),
+        ("OK", ""),
+        ("NOT_FOUND", "no table with id 7"),
+    ]
     wire = status_pb2.Status.FromString(status.SerializeToString())
-    err = from_rpc_error(FakeRpcError(grpc.StatusCode.UNKNOWN, status.message,
-                                      (("grpc-status-details-bin", wire.SerializeToString()),)))
+    err = from_rpc_error(
+        FakeRpcError(
+            grpc.StatusCode.UNKNOWN,
+            status.message,
+            (("grpc-status-details-bin", wire.SerializeToString()),),
+        )
+    )
     assert err.code == "UNKNOWN"  # two different failures: the batch's code stays
     assert len(err.updates) == 4 and err.updates[1] == ("ALREADY_EXISTS", "entry exists")
     assert "ALREADY_EXISTS: entry exists; NOT_FOUND: no table with id 7" in err.message
@@ -46,8 +59,13 @@ def test_write_status_round_trip() -> None:
 
 def test_one_kind_of_failure_is_the_errors_code() -> None:
     status = write_status([None, P4RuntimeError("ALREADY_EXISTS", "dup")])
-    err = from_rpc_error(FakeRpcError(grpc.StatusCode.UNKNOWN, status.message,
-                                      (("grpc-status-details-bin", status.SerializeToString()),)))
+    err = from_rpc_error(
+        FakeRpcError(
+            grpc.StatusCode.UNKNOWN,
+            status.message,
+            (("grpc-status-details-bin", status.SerializeToString()),),
+        )
+    )
     assert err.code == "ALREADY_EXISTS" and str(err) == err.message
     single = write_status([P4RuntimeError("NOT_FOUND", "gone")])
     assert single.message == "gone"  # one update: its message is the status' message
@@ -63,14 +81,20 @@ def test_messages_past_the_budget_keep_only_their_code() -> None:
 
 def test_a_plain_rpc_error_and_a_bad_trailer() -> None:
     err = from_rpc_error(FakeRpcError(grpc.StatusCode.PERMISSION_DENIED, "not primary"))
-    assert (err.code, err.message, err.updates) == ("PERMISSION_DENIED", "P4Runtime PERMISSION_DENIED: not primary", [])
-    bad = from_rpc_error(FakeRpcError(grpc.StatusCode.UNKNOWN, "x", (("grpc-status-details-bin", b"\xff\xff"),)))
+    assert (err.code, err.message, err.updates) == (
+        "PERMISSION_DENIED",
+        "P4Runtime PERMISSION_DENIED: not primary",
+        [],
+    )
+    bad = from_rpc_error(
+        FakeRpcError(grpc.StatusCode.UNKNOWN, "x", (("grpc-status-details-bin", b"\xff\xff"),))
+    )
     assert bad.code == "UNKNOWN" and bad.updates == []
 
 
 # ---------------------------------------------------------------- VLAN restore
 
-FRAME = bytes.fromhex("020000000002" "020000000001" "0800") + bytes(50)
+FRAME = bytes.fromhex("0200000000020200000000010800") + bytes(50)
 
 
 def aux(status: int, tci: int, tpid: int = 0) -> list:
@@ -102,8 +126,10 @@ def test_vlan_tci_without_the_flag_is_a_tag() -> None:
 
 
 def test_vlan_tpid_as_reported() -> None:
-    qinq = afpacket.restore_vlan(FRAME, aux(afpacket.TP_STATUS_VLAN_VALID | afpacket.TP_STATUS_VLAN_TPID_VALID,
-                                            0x0010, 0x88A8))
+    qinq = afpacket.restore_vlan(
+        FRAME,
+        aux(afpacket.TP_STATUS_VLAN_VALID | afpacket.TP_STATUS_VLAN_TPID_VALID, 0x0010, 0x88A8),
+    )
     assert tag(qinq) == b"\x88\xa8\x00\x10"
     unflagged = afpacket.restore_vlan(FRAME, aux(afpacket.TP_STATUS_VLAN_VALID, 0x0010, 0x88A8))
     assert tag(unflagged) == b"\x88\xa8\x00\x10"  # libpcap's VLAN_TPID: a non-zero TPID is used
@@ -114,5 +140,7 @@ def test_no_tag_no_change() -> None:
     assert afpacket.restore_vlan(FRAME, []) == FRAME
     short = [(afpacket.SOL_PACKET, afpacket.PACKET_AUXDATA, b"\x10\x00")]
     assert afpacket.restore_vlan(FRAME, short) == FRAME
-    other = [(socket.SOL_SOCKET, afpacket.PACKET_AUXDATA, aux(afpacket.TP_STATUS_VLAN_VALID, 5)[0][2])]
+    other = [
+        (socket.SOL_SOCKET, afpacket.PACKET_AUXDATA, aux(afpacket.TP_STATUS_VLAN_VALID, 5)[0][2])
+    ]
     assert afpacket.restore_vlan(FRAME, other) == FRAME

@@ -58,8 +58,16 @@ def test_p4info_action_profiles_and_table_implementation(path):
     sel, impl = aps["I.sel"], aps["implementation"]
     assert sel.preamble.id == ref_id(0x11, "I.sel")  # P4Ids.ACTION_PROFILE
     assert impl.preamble.id == ref_id(0x11, "implementation")
-    assert (sel.with_selector, sel.size, list(sel.table_ids)) == (True, 8, [tables["I.ts"].preamble.id])
-    assert (impl.with_selector, impl.size, list(impl.table_ids)) == (False, 2, [tables["I.tp"].preamble.id])
+    assert (sel.with_selector, sel.size, list(sel.table_ids)) == (
+        True,
+        8,
+        [tables["I.ts"].preamble.id],
+    )
+    assert (impl.with_selector, impl.size, list(impl.table_ids)) == (
+        False,
+        2,
+        [tables["I.tp"].preamble.id],
+    )
     assert tables["I.ts"].implementation_id == sel.preamble.id
     assert tables["I.tp"].implementation_id == impl.preamble.id
     # a selector key is no match field, but keeps its place in the ids (p4c FieldIdAllocator)

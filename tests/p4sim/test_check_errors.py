@@ -16,15 +16,18 @@ def line_of(path: str, needle: str) -> int:
     raise AssertionError(needle)
 
 
-@pytest.mark.parametrize("ig, fragment", [
-    ("hdr.data.nosuch = 1;", "has no field 'nosuch'"),
-    ("undefined_var = 1;", "unknown name 'undefined_var'"),
-    ("hdr.data.a = hdr.data.c;", "cannot assign bit<16> to bit<8>"),
-    ("if (hdr.data.a) { }", "condition must be bool"),
-    ("hdr.data.a = hdr.data.a + hdr.data.c;", "different types"),
-    ("hdr.data.a = hdr.data.a[9:2];", "out of range"),
-    ("nosuch_table.apply();", "unknown name 'nosuch_table'"),
-])
+@pytest.mark.parametrize(
+    "ig, fragment",
+    [
+        ("hdr.data.nosuch = 1;", "has no field 'nosuch'"),
+        ("undefined_var = 1;", "unknown name 'undefined_var'"),
+        ("hdr.data.a = hdr.data.c;", "cannot assign bit<16> to bit<8>"),
+        ("if (hdr.data.a) { }", "condition must be bool"),
+        ("hdr.data.a = hdr.data.a + hdr.data.c;", "different types"),
+        ("hdr.data.a = hdr.data.a[9:2];", "out of range"),
+        ("nosuch_table.apply();", "unknown name 'nosuch_table'"),
+    ],
+)
 def test_type_and_name_errors_are_located(tmp_path, ig, fragment):
     path = program(tmp_path, ig="        " + ig)
     with pytest.raises(P4SourceError) as ei:
@@ -46,7 +49,12 @@ def test_unused_action_selector_loads_and_is_in_p4info(tmp_path):
     """
     path = program(tmp_path, ig_locals=locals_)
     (ap,) = p4info_from_model(load_program(path).model).action_profiles
-    assert (ap.preamble.name.split(".")[-1], ap.with_selector, ap.size, list(ap.table_ids)) == ("sel", True, 64, [])
+    assert (ap.preamble.name.split(".")[-1], ap.with_selector, ap.size, list(ap.table_ids)) == (
+        "sel",
+        True,
+        64,
+        [],
+    )
 
 
 def test_header_not_byte_aligned_is_padded_like_p4c_bmv2(tmp_path):
@@ -54,8 +62,14 @@ def test_header_not_byte_aligned_is_padded_like_p4c_bmv2(tmp_path):
     from p4sim.runtime.switch import Switch
 
     path = program(tmp_path)
-    txt = open(path).read().replace("header data_t { bit<8> a; bit<8> b; bit<16> c; bit<32> d; }",
-                                    "header data_t { bit<8> a; bit<8> b; bit<16> c; bit<1> d; }")
+    txt = (
+        open(path)
+        .read()
+        .replace(
+            "header data_t { bit<8> a; bit<8> b; bit<16> c; bit<32> d; }",
+            "header data_t { bit<8> a; bit<8> b; bit<16> c; bit<1> d; }",
+        )
+    )
     open(path, "w").write(txt)
     sw = Switch(path)
     eth = bytes.fromhex("0000000000aa0000000000bb1234")

@@ -18,14 +18,18 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_stf_pass_and_fail(tmp_path, capsys):
     prog = program(tmp_path, ig="hdr.data.a = hdr.data.a + 1;")
     good = tmp_path / "ok.stf"
-    good.write_text("# comment\npacket 0 0000000000aa0000000000bb1234 01020003 00000004\n"
-                    "expect 1 0000000000aa0000000000bb1234 02020003 0000****$\n")
+    good.write_text(
+        "# comment\npacket 0 0000000000aa0000000000bb1234 01020003 00000004\n"
+        "expect 1 0000000000aa0000000000bb1234 02020003 0000****$\n"
+    )
     assert main(["stf", prog, str(good)]) == 0
     assert "PASS" in capsys.readouterr().out
     bad = tmp_path / "bad.stf"
-    bad.write_text("packet 0 0000000000aa0000000000bb1234 01020003 00000004\n"
-                   "expect 1 0000000000aa0000000000bb1234 01020003 00000004$\n"
-                   "expect 1 00\n")
+    bad.write_text(
+        "packet 0 0000000000aa0000000000bb1234 01020003 00000004\n"
+        "expect 1 0000000000aa0000000000bb1234 01020003 00000004$\n"
+        "expect 1 00\n"
+    )
     assert main(["stf", prog, str(bad)]) == 1
     out = capsys.readouterr().out
     assert "differs" in out and "never came" in out
@@ -71,7 +75,9 @@ def test_p4info_text_and_binary(tmp_path, capsys):
 
     prog = str(ROOT / "p4src" / "roce_switch.p4")
     out = tmp_path / "p4info.bin"
-    assert main(["p4info", prog, "-I", str(ROOT / "p4src"), "--format", "binary", "-o", str(out)]) == 0
+    assert (
+        main(["p4info", prog, "-I", str(ROOT / "p4src"), "--format", "binary", "-o", str(out)]) == 0
+    )
     info = p4info_pb2.P4Info.FromString(out.read_bytes())
     names = {t.preamble.name for t in info.tables}
     assert "RoceIngress.fwd.ipv4_lpm" in names
@@ -93,7 +99,8 @@ def test_missing_main_is_located_in_the_users_file(tmp_path, capsys):
     src.write_text("#include <core.p4>\n#include <v1model.p4>\nheader h_t { bit<8> a; }\n")
     assert main(["compile", "--emit", "ir", str(src)]) == 1
     assert capsys.readouterr().err.strip() == (
-        f"{src}:3:1: error: the program has no `main` package instantiation")
+        f"{src}:3:1: error: the program has no `main` package instantiation"
+    )
 
 
 def test_warnings_are_shown_and_not_fatal(tmp_path, capsys):
@@ -113,13 +120,34 @@ def test_a_bad_profile_is_one_line_exit_2_in_every_tool(tmp_path, how):
     prog = program(tmp_path)
     stf = tmp_path / "empty.stf"
     stf.write_text("")
-    for cmd in ([sys.executable, "-m", "p4sim.cli", *flag, "stf", prog, str(stf)],
-                [sys.executable, "-m", "p4sim.server_cli", *flag, "--no-p4", "--grpc-server-addr", "127.0.0.1:0"],
-                [sys.executable, "-m", "controller.cli", *flag, "run", "incast-dcqcn", "--out", str(tmp_path / "out")]):
+    for cmd in (
+        [sys.executable, "-m", "p4sim.cli", *flag, "stf", prog, str(stf)],
+        [
+            sys.executable,
+            "-m",
+            "p4sim.server_cli",
+            *flag,
+            "--no-p4",
+            "--grpc-server-addr",
+            "127.0.0.1:0",
+        ],
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            *flag,
+            "run",
+            "incast-dcqcn",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    ):
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
         last = r.stderr.strip().splitlines()[-1:]
         assert r.returncode == 2 and "Traceback" not in r.stderr, (cmd, r.stderr)
-        want = "P4SIM_PROFILE='turbo': expected one of fast, reference" if how == "env" else "'turbo'"
+        want = (
+            "P4SIM_PROFILE='turbo': expected one of fast, reference" if how == "env" else "'turbo'"
+        )
         assert last and want in last[0], (cmd, r.stderr)
 
 
@@ -127,8 +155,14 @@ def test_a_bad_profile_is_one_line_exit_2_in_every_tool(tmp_path, how):
 def test_version_says_which_pieces_run(profile):
     env = {k: v for k, v in os.environ.items() if k != "P4SIM_PROFILE"}
     for tool in ("p4sim.cli", "p4sim.server_cli"):
-        r = subprocess.run([sys.executable, "-m", tool, "--profile", profile, "--version"], capture_output=True,
-                           text=True, env=env, cwd=ROOT, timeout=600)
+        r = subprocess.run(
+            [sys.executable, "-m", tool, "--profile", profile, "--version"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=600,
+        )
         assert r.returncode == 0, r.stderr
         line = r.stdout.strip()
         if profile == "reference":
@@ -138,7 +172,11 @@ def test_version_says_which_pieces_run(profile):
             from p4sim.compiled.build import unavailable_reason
             from p4sim.server.native import unavailable_reason as native_unavailable
 
-            pieces = "python backend, python write path" if unavailable_reason() else "compiled backend, compiled write path"
+            pieces = (
+                "python backend, python write path"
+                if unavailable_reason()
+                else "compiled backend, compiled write path"
+            )
             assert f"profile fast ({pieces}" in line, (line, r.stderr)
             front = "grpc-python" if native_unavailable() else "native"
             assert tool == "p4sim.cli" or line.endswith(f"{front} front end)"), (line, r.stderr)

@@ -24,11 +24,23 @@ from tests.p4sim.compiled_helpers import PROFILE_OF, compiled_cache, needs_compi
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "p4sim" / "programs"
-ALL = sorted(p for p in CORPUS.glob("*.p4") if not p.name.startswith("reject_") and p.with_suffix(".stf").exists())
+ALL = sorted(
+    p
+    for p in CORPUS.glob("*.p4")
+    if not p.name.startswith("reject_") and p.with_suffix(".stf").exists()
+)
 # counters, registers, clones, multicast, recirculation, checksums, parser errors, tables
-SAMPLE = ["counter_indirect", "register_rw", "clone_e2e", "multicast", "recirculate", "checksum_ipv4"]
-PROGRAMS = ALL if os.environ.get("P4SIM_DIFF_CORPUS") == "all" else [CORPUS / f"{n}.p4" for n in SAMPLE]
-
+SAMPLE = [
+    "counter_indirect",
+    "register_rw",
+    "clone_e2e",
+    "multicast",
+    "recirculate",
+    "checksum_ipv4",
+]
+PROGRAMS = (
+    ALL if os.environ.get("P4SIM_DIFF_CORPUS") == "all" else [CORPUS / f"{n}.p4" for n in SAMPLE]
+)
 
 
 def observe(prog_path: Path, backend: str, monkeypatch) -> dict:
@@ -57,8 +69,6 @@ def observe(prog_path: Path, backend: str, monkeypatch) -> dict:
         "log": list(sw.log),
         "digests": list(sw.digests),
     }
-
-
 
 
 @needs_compiler
@@ -106,7 +116,9 @@ def test_without_cython_the_switch_runs_python_and_says_so_once(monkeypatch, cap
     assert Switch(prog)._ns["__p4sim_backend__"] == "python"
     assert Switch(prog)._ns["__p4sim_backend__"] == "python"
     err = capsys.readouterr().err
-    assert err.count("compiled backend unavailable") == 1 and "Cython is not installed (test)" in err
+    assert (
+        err.count("compiled backend unavailable") == 1 and "Cython is not installed (test)" in err
+    )
 
 
 def test_cache_is_pruned_oldest_first(tmp_path):

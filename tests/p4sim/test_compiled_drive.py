@@ -46,7 +46,9 @@ def test_the_driver_is_emitted(program) -> None:
 
 @needs_compiler
 @pytest.mark.parametrize("seed,config", [(1, 0), (3, 1)])
-def test_compiled_driver_matches_the_python_driver(program, seed: int, config: int, monkeypatch) -> None:
+def test_compiled_driver_matches_the_python_driver(
+    program, seed: int, config: int, monkeypatch
+) -> None:
     tm = TrafficManager(**TM_CONFIGS[config])
     taken = counting(tm)
     fast = drive(_switch(program, tm, "compiled", monkeypatch), seed)
@@ -103,9 +105,14 @@ def test_makers_make_what_the_class_makes(monkeypatch) -> None:
     sw = Switch(load_program(str(Path(__file__).parent / "typed" / "typed_deparse.p4")))
     ns = sw._ns
     makers = sorted(k for k in ns if k.startswith("_p4new_"))
-    assert makers == ["_p4new_H_a_t", "_p4new_H_b_t", "_p4new_S_headers_t", "_p4new_S_standard_metadata_t"]
+    assert makers == [
+        "_p4new_H_a_t",
+        "_p4new_H_b_t",
+        "_p4new_S_headers_t",
+        "_p4new_S_standard_metadata_t",
+    ]
     for k in makers:
-        cls = ns[k[len("_p4new_"):]]
+        cls = ns[k[len("_p4new_") :]]
         made, ref = ns[k](), cls()
         assert type(made) is cls and _fields(made) == _fields(ref), k
     # the comparison sees a field a maker would leave unset (None where the class sets a value)
@@ -130,17 +137,23 @@ def test_compiled_send_hands_other_arguments_to_switch_send(program, monkeypatch
             sw.send(512, bytes(64))
         sw.send(True, bytearray(frame_of(2)))
         sw.send(1, frame_of(3))
-        got.append((str(e.value), [(o.port, o.data, o.time_ns) for o in sw.receive()], dict(sw.stats)))
+        got.append(
+            (str(e.value), [(o.port, o.data, o.time_ns) for o in sw.receive()], dict(sw.stats))
+        )
     assert got[0] == got[1] and len(got[0][1]) == 2 and got[0][2]["rx"] == 2
 
 
 @needs_compiler
 @pytest.mark.parametrize("seed,config", [(2, 0), (4, 1)])
-def test_driver_copy_of_send_now_matches_the_python_driver(program, seed: int, config: int, monkeypatch) -> None:
+def test_driver_copy_of_send_now_matches_the_python_driver(
+    program, seed: int, config: int, monkeypatch
+) -> None:
     """No replacement of send_now: the driver's own copy of it runs (drive.SEND_NOW_INLINE,
     the traffic manager's and its port state's slots read at their offsets), and gives
     the Python backend's queued path's outputs, counters and TM statistics."""
-    fast = drive(_switch(program, TrafficManager(**TM_CONFIGS[config]), "compiled", monkeypatch), seed)
+    fast = drive(
+        _switch(program, TrafficManager(**TM_CONFIGS[config]), "compiled", monkeypatch), seed
+    )
     ref = drive(_switch(program, QueuedTM(**TM_CONFIGS[config]), "python", monkeypatch), seed)
     assert fast == ref and len(fast[0]) > 300
 
@@ -163,7 +176,10 @@ def test_a_class_replacement_of_send_now_is_called(program, monkeypatch) -> None
 
 SEND_NOW_PLANTS = {
     "tx_bytes": ("state.tx_bytes = state.tx_bytes + length\n", "state.tx_bytes = state.tx_bytes\n"),
-    "wrr turn": ("                    state.wrr_sent = 0\n", "                    state.wrr_sent = 1\n"),
+    "wrr turn": (
+        "                    state.wrr_sent = 0\n",
+        "                    state.wrr_sent = 1\n",
+    ),
     "pause ignored": (" or state.paused_until[prio] > now:", ":"),
     "not busy": ("state.busy_until = now + tx\n", "state.busy_until = now\n"),
 }

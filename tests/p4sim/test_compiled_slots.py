@@ -55,7 +55,11 @@ def test_switch_slot_offsets_hold_the_slots(program, monkeypatch) -> None:
     before = {n: getattr(sw, n) for n in slots_mod.switch_slots()}
     _check_switch_offsets(sw)
     assert all(getattr(sw, n) is v for n, v in before.items())  # the probe restores every value
-    assert slots_mod.slot_offsets(sw, ("tables", "send", "nope")) == {"tables": -1, "send": -1, "nope": -1}
+    assert slots_mod.slot_offsets(sw, ("tables", "send", "nope")) == {
+        "tables": -1,
+        "send": -1,
+        "nope": -1,
+    }
 
     class Odd:  # a slot shadowed by a property in a subclass, and an unset slot
         __slots__ = ("a", "b")
@@ -76,8 +80,11 @@ def test_a_probe_by_current_value_is_caught(program, monkeypatch) -> None:
 
     def first(obj, value):
         base = id(obj)
-        return next(off for off in range(16, type(obj).__basicsize__, 8)
-                    if ctypes.c_void_p.from_address(base + off).value == id(value))
+        return next(
+            off
+            for off in range(16, type(obj).__basicsize__, 8)
+            if ctypes.c_void_p.from_address(base + off).value == id(value)
+        )
 
     def by_value(obj, names):
         return {n: first(obj, getattr(obj, n)) for n in names}
@@ -100,7 +107,7 @@ def test_rec_offsets_hold_aid_and_args() -> None:
         assert _word(r, offs["aid"]) == id(r.aid) and _word(r, offs["args"]) == id(r.args), cls
 
 
-HARNESS = '''
+HARNESS = """
 import cython
 {helpers}
 
@@ -111,7 +118,7 @@ def get(o, t, off, name):
 
 def put(o, t, off, name, v):
     _p4sim_sset(o, t, off, name, v)
-'''
+"""
 
 HELPER_PLANTS = {
     "no type check": ("if off >= 0 and type(o) is t:", "if off >= 0:"),
@@ -145,7 +152,10 @@ def _exercise(m) -> None:
     assert m.get(a, _A, -1, "x") is old
     n_old, n_new = sys.getrefcount(old), sys.getrefcount(new)
     m.put(a, _A, off, "x", new)
-    counts = (sys.getrefcount(old), sys.getrefcount(new))  # before pytest's assert keeps temporaries
+    counts = (
+        sys.getrefcount(old),
+        sys.getrefcount(new),
+    )  # before pytest's assert keeps temporaries
     assert counts == (n_old - 1, n_new + 1) and a.x is new
     m.put(b, _A, off, "x", new)  # another type: setattr
     assert b.pad == "pad" and b.x is new
@@ -198,11 +208,15 @@ PLANTS = {
     # the packet length (`_RT.plen`, the counters' byte count) kept in the payload's slot
     # (a plant that shares the truncation length's slot goes unseen: the driver writes plen
     # there before every read, and a cap of the packet's own length cuts nothing)
-    "plen at payload": ("_p4sim_os_plen = cython.declare(cython.Py_ssize_t, _p4sim_os['plen'])",
-                        "_p4sim_os_plen = cython.declare(cython.Py_ssize_t, _p4sim_os['payload'])"),
+    "plen at payload": (
+        "_p4sim_os_plen = cython.declare(cython.Py_ssize_t, _p4sim_os['plen'])",
+        "_p4sim_os_plen = cython.declare(cython.Py_ssize_t, _p4sim_os['payload'])",
+    ),
     # an entry's action index read at its arguments' word: no action's code runs
-    "aid at args": ("_p4sim_or_aid = cython.declare(cython.Py_ssize_t, _p4sim_or['aid'])",
-                    "_p4sim_or_aid = cython.declare(cython.Py_ssize_t, _p4sim_or['args'])"),
+    "aid at args": (
+        "_p4sim_or_aid = cython.declare(cython.Py_ssize_t, _p4sim_or['aid'])",
+        "_p4sim_or_aid = cython.declare(cython.Py_ssize_t, _p4sim_or['args'])",
+    ),
 }
 
 

@@ -46,14 +46,21 @@ def _frame(k: int, addr: int) -> bytes:
 
 def _batch(sw: Switch, rng: random.Random, n: int = 24) -> list[tuple[int, bytes]]:
     for _ in range(n):
-        sw.send(0, _frame(rng.randrange(10), rng.choice([0x0A000001, 0x0A000002, 0x0A010203, 0x0B000001,
-                                                          rng.getrandbits(32)])))
+        sw.send(
+            0,
+            _frame(
+                rng.randrange(10),
+                rng.choice([0x0A000001, 0x0A000002, 0x0A010203, 0x0B000001, rng.getrandbits(32)]),
+            ),
+        )
     return [(o.port, o.data) for o in sw.receive()]
 
 
 def _routes(prefixes: list[tuple[int, int]], tag0: int) -> list[TableEntry]:
-    return [TableEntry("route", {"hdr.h.addr": Lpm(v, p)}, "set_tag", {"t": tag0 + i})
-            for i, (v, p) in enumerate(prefixes)]
+    return [
+        TableEntry("route", {"hdr.h.addr": Lpm(v, p)}, "set_tag", {"t": tag0 + i})
+        for i, (v, p) in enumerate(prefixes)
+    ]
 
 
 HOSTS = [(0x0A000001, 32), (0x0A000002, 32), (0x0B000001, 32)]
@@ -68,7 +75,9 @@ def run(sw: Switch, seed: int = 7) -> list:
         sw.table_add(TableEntry("by_k", {"hdr.h.k": Exact(k)}, "set_port", {"p": 1 + k}))
     for e in _routes(HOSTS, 10):  # host routes only: lookup1 is bound on the table itself
         sw.table_add(e)
-    sw.table_add(TableEntry("pair", {"hdr.h.k": Exact(1), "hdr.h.tag": Exact(10)}, "set_cls", {"c": 3}))
+    sw.table_add(
+        TableEntry("pair", {"hdr.h.k": Exact(1), "hdr.h.tag": Exact(10)}, "set_cls", {"c": 3})
+    )
     seen.append(_batch(sw, rng))
     sw.table_set_default("by_k", "set_port", {"p": 9})
     sw.table_set_default("fixed", "set_cls", {"c": 7})
@@ -141,9 +150,15 @@ PLANTS = {
     "stale default": _stale_default,
     "snapshot recs": _snapshot_recs,
     # a copy of a counter's or register's list: the control plane no longer sees the counts
-    "copied pkts": lambda s: re.sub(r"(__pkts = cython\.declare\(list, )(\w+\.pkts)\)", r"\1list(\2))", s),
-    "copied cells": lambda s: re.sub(r"(__cells = cython\.declare\(list, )(\w+\.cells)\)", r"\1list(\2))", s),
-    "short size": lambda s: re.sub(r"(__size = cython\.declare\(cython\.longlong, )(\w+\.size)\)", r"\1\2 - 1)", s),
+    "copied pkts": lambda s: re.sub(
+        r"(__pkts = cython\.declare\(list, )(\w+\.pkts)\)", r"\1list(\2))", s
+    ),
+    "copied cells": lambda s: re.sub(
+        r"(__cells = cython\.declare\(list, )(\w+\.cells)\)", r"\1list(\2))", s
+    ),
+    "short size": lambda s: re.sub(
+        r"(__size = cython\.declare\(cython\.longlong, )(\w+\.size)\)", r"\1\2 - 1)", s
+    ),
 }
 
 
@@ -174,7 +189,9 @@ def test_a_bound_list_or_size_cannot_be_rebound(monkeypatch) -> None:
     c.pkts[:] = [1] * 4  # in place: what the bound view sees
     assert c.pkts == [1] * 4
     # negative control: without the refusal the rebinding goes through unnoticed
-    monkeypatch.setattr(counter_mod, "refuse_rebind", lambda o, n, v, bound: object.__setattr__(o, n, v))
+    monkeypatch.setattr(
+        counter_mod, "refuse_rebind", lambda o, n, v, bound: object.__setattr__(o, n, v)
+    )
     c2 = CounterArray("c2", 4, "both")
     c2.pkts = [9] * 4
     assert c2.pkts == [9] * 4
@@ -183,5 +200,10 @@ def test_a_bound_list_or_size_cannot_be_rebound(monkeypatch) -> None:
 def test_views_are_emitted(program) -> None:
     src = program_mod.typed_source(program, ["_RT"])
     assert "T_" in src and "__o_recs, 'recs')" in src and "__pkts = cython.declare(list" in src
-    assert re.search(r"\bX_\w+\.(pkts|bytes|cells|size)\b", src.split("def _p4sim_bind", 1)[1]
-                     .split("\n    def ", 1)[1]) is None  # no getattr left in the functions
+    assert (
+        re.search(
+            r"\bX_\w+\.(pkts|bytes|cells|size)\b",
+            src.split("def _p4sim_bind", 1)[1].split("\n    def ", 1)[1],
+        )
+        is None
+    )  # no getattr left in the functions

@@ -44,7 +44,9 @@ def test_corpus_program(prog: Path):
     assert res.packets_sent > 0
 
 
-_EXPECT = re.compile(r"expect[^:]*:\s*(?:[\w./-]*\.p4:)?(\d+):(\d+):?\s*(?:error:\s*)?(.+?)\s*(?:\*/)?$")
+_EXPECT = re.compile(
+    r"expect[^:]*:\s*(?:[\w./-]*\.p4:)?(\d+):(\d+):?\s*(?:error:\s*)?(.+?)\s*(?:\*/)?$"
+)
 
 
 def _expectation(path: Path) -> tuple[int, int, str]:
@@ -58,9 +60,16 @@ def _expectation(path: Path) -> tuple[int, int, str]:
 _KNOWN: dict[str, str] = {}  # reject programs p4sim is known to locate wrongly: none now
 
 
-@pytest.mark.parametrize("prog", [
-    pytest.param(p, marks=pytest.mark.xfail(reason=_KNOWN[p.stem], strict=False)) if p.stem in _KNOWN else p
-    for p in REJECT], ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "prog",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(reason=_KNOWN[p.stem], strict=False))
+        if p.stem in _KNOWN
+        else p
+        for p in REJECT
+    ],
+    ids=lambda p: p.stem,
+)
 def test_corpus_reject(prog: Path):
     line, col, fragment = _expectation(prog)
     with pytest.raises(P4SourceError) as ei:

@@ -35,7 +35,7 @@ def _imports(path: Path) -> list[str]:
             out += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # relative: resolve against the file's package
-                pkg = ".".join(path.relative_to(P4SIM.parent).with_suffix("").parts[:-node.level])
+                pkg = ".".join(path.relative_to(P4SIM.parent).with_suffix("").parts[: -node.level])
                 base = f"{pkg}.{node.module}" if node.module else pkg
             else:
                 base = node.module or ""
@@ -46,8 +46,12 @@ def _imports(path: Path) -> list[str]:
 def test_lower_never_imports_the_runtime():
     files = sorted((P4SIM / "lower").rglob("*.py"))
     assert files
-    bad = {f"{f.name}: {m}" for f in files for m in _imports(f)
-           if m == "p4sim.runtime" or m.startswith("p4sim.runtime.")}
+    bad = {
+        f"{f.name}: {m}"
+        for f in files
+        for m in _imports(f)
+        if m == "p4sim.runtime" or m.startswith("p4sim.runtime.")
+    }
     assert not bad, bad
 
 
@@ -55,13 +59,24 @@ def test_the_import_scan_sees_runtime_imports(tmp_path):
     # the scan above must catch the forms an import can take (negative control)
     f = P4SIM / "lower" / "_probe_never_written.py"
     assert not f.exists()
-    for src in ("import p4sim.runtime.tables\n", "from p4sim.runtime import tables\n",
-                "def f():\n    from p4sim.runtime.tables import Table\n"):
+    for src in (
+        "import p4sim.runtime.tables\n",
+        "from p4sim.runtime import tables\n",
+        "def f():\n    from p4sim.runtime.tables import Table\n",
+    ):
         p = tmp_path / "m.py"
         p.write_text(src)
-        mods = [m for node in ast.walk(ast.parse(src)) for m in (
-            [a.name for a in node.names] if isinstance(node, ast.Import) else
-            [node.module] if isinstance(node, ast.ImportFrom) else [])]
+        mods = [
+            m
+            for node in ast.walk(ast.parse(src))
+            for m in (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+        ]
         assert any(m and m.startswith("p4sim.runtime") for m in mods)
 
 
@@ -82,8 +97,15 @@ def _dispatches(tree: ast.AST, names: set[str]) -> list[int]:
         if not isinstance(node, ast.Compare):
             continue
         for operand in [node.left, *node.comparators]:
-            consts = [operand] if isinstance(operand, ast.Constant) else (
-                list(operand.elts) if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [])
+            consts = (
+                [operand]
+                if isinstance(operand, ast.Constant)
+                else (
+                    list(operand.elts)
+                    if isinstance(operand, (ast.Tuple, ast.List, ast.Set))
+                    else []
+                )
+            )
             if any(isinstance(c, ast.Constant) and c.value in names for c in consts):
                 hits.append(node.lineno)
     return hits
@@ -220,8 +242,12 @@ def toy(tmp_path, monkeypatch):
 
 
 def _toy_program(tmp_path) -> str:
-    return program(tmp_path, decls=TOY_DECL, ig_locals="    ticker(8w5) tk;",
-                   ig="        hdr.data.b = tk.tick();")
+    return program(
+        tmp_path,
+        decls=TOY_DECL,
+        ig_locals="    ticker(8w5) tk;",
+        ig="        hdr.data.b = tk.tick();",
+    )
 
 
 def test_toy_extern_in_one_module_is_lowered_run_and_listed(tmp_path, toy):
@@ -270,7 +296,9 @@ KEEP_IG = """
 
 
 def _keep_program(tmp_path) -> str:
-    return program(tmp_path, decls=TOY_DECL, ig_locals="    ticker(8w5) tk;", ig=KEEP_IG, name="keep.p4")
+    return program(
+        tmp_path, decls=TOY_DECL, ig_locals="    ticker(8w5) tk;", ig=KEEP_IG, name="keep.p4"
+    )
 
 
 def test_toy_extern_hook_and_stf_commands_run_end_to_end(tmp_path, toy):
@@ -278,17 +306,19 @@ def test_toy_extern_hook_and_stf_commands_run_end_to_end(tmp_path, toy):
 
     sw = Switch(_keep_program(tmp_path))
     kept = frame(a=2, b=0x44)
-    stf = "\n".join([
-        "ticker_set tk 9",  # the toy's own STF command
-        "mirroring_add 5 3",
-        f"packet 0 {frame(a=1).hex()}",
-        f"expect 1 {frame(a=1, b=9).hex()}",
-        f"packet 0 {kept.hex()}",
-        # the ingress clone (hook order 10) still leaves; the original is kept by the toy
-        # (20), so it is neither forwarded nor resubmitted (30)
-        f"expect 3 {kept.hex()}",
-        "check_ticker tk 11",
-    ])
+    stf = "\n".join(
+        [
+            "ticker_set tk 9",  # the toy's own STF command
+            "mirroring_add 5 3",
+            f"packet 0 {frame(a=1).hex()}",
+            f"expect 1 {frame(a=1, b=9).hex()}",
+            f"packet 0 {kept.hex()}",
+            # the ingress clone (hook order 10) still leaves; the original is kept by the toy
+            # (20), so it is neither forwarded nor resubmitted (30)
+            f"expect 3 {kept.hex()}",
+            "check_ticker tk 11",
+        ]
+    )
     res = StfRunner(sw, "toy.stf").run_text(stf)
     assert res.ok, res.report()
     assert res.packets_checked == 2
@@ -322,7 +352,12 @@ def test_stage_hooks_run_in_their_declared_order(tmp_path, toy, monkeypatch):
 
 def test_stage_hooks_are_resolved_when_the_switch_is_built(tmp_path, toy):
     plain = Switch(program(tmp_path, name="plain.p4"))
-    assert (plain._after_ingress, plain._after_egress, plain._after_deparse, plain._resets) == ((), (), (), ())
+    assert (plain._after_ingress, plain._after_egress, plain._after_deparse, plain._resets) == (
+        (),
+        (),
+        (),
+        (),
+    )
     clone = externs.function("clone")
     sw = Switch(program(tmp_path, ig="        clone(CloneType.I2E, 32w5);", name="clone.p4"))
     assert sw._after_ingress == (clone.after_ingress,) and sw._after_egress == (clone.after_egress,)
@@ -363,7 +398,7 @@ def _names_a_kind(ident: str, kinds: list[list[str]]) -> bool:
     for k in kinds:
         n = len(k)
         for i in range(len(ws) - n + 1):
-            part = ws[i:i + n]
+            part = ws[i : i + n]
             if part[:-1] == k[:-1] and part[-1] in (k[-1], k[-1] + "s"):
                 return True
     return False
@@ -373,9 +408,14 @@ def _extern_mentions(tree: ast.AST) -> list[tuple[int, str]]:
     """(line, identifier) of every name, attribute, definition, argument, import and
     non-docstring string constant that names an extern kind."""
     kinds = _kind_words()
-    docs = {id(n.body[0].value) for n in ast.walk(tree)
-            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    docs = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
     hits = []
     for node in ast.walk(tree):
         idents: list[str] = []
@@ -393,7 +433,9 @@ def _extern_mentions(tree: ast.AST) -> list[tuple[int, str]]:
             idents = [*node.name.split("."), *([node.asname] if node.asname else [])]
         elif isinstance(node, ast.ImportFrom) and node.module:
             idents = node.module.split(".")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+        elif (
+            isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+        ):
             idents = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", node.value)
         hits += [(getattr(node, "lineno", 0), i) for i in idents if _names_a_kind(i, kinds)]
     return hits
@@ -408,25 +450,30 @@ def test_switch_and_stf_name_no_extern_kind():
     assert not found, found
 
 
-@pytest.mark.parametrize("src", [
-    "self.clone_req = None\n",
-    "def counter_read(self, name):\n    pass\n",
-    "x = sw.meters[n]\n",
-    "from p4sim.externs import hash as H\n",
-    "NORMAL, I2E_CLONE = 0, 1\n",
-    "try:\n    pass\nexcept AssertFailed:\n    pass\n",
-    "op = 'register_write'\n",
-    "self.value_sets = {}\n",
-    "def f(recirculate=None):\n    pass\n",
-])
+@pytest.mark.parametrize(
+    "src",
+    [
+        "self.clone_req = None\n",
+        "def counter_read(self, name):\n    pass\n",
+        "x = sw.meters[n]\n",
+        "from p4sim.externs import hash as H\n",
+        "NORMAL, I2E_CLONE = 0, 1\n",
+        "try:\n    pass\nexcept AssertFailed:\n    pass\n",
+        "op = 'register_write'\n",
+        "self.value_sets = {}\n",
+        "def f(recirculate=None):\n    pass\n",
+    ],
+)
 def test_the_extern_name_scan_sees_a_planted_name(src):
     # negative control: each line names an extern the way switch.py and stf.py once did
     assert _extern_mentions(ast.parse(src)), src
 
 
 def test_the_extern_name_scan_ignores_docstrings_and_unrelated_names():
-    src = '"""clone, resubmit and recirculate, in simple_switch order."""\n' \
-          "def _egress_pass(self):\n    self._verify(hdr)\n    registry.lookup(k)\n    __hash__ = 1\n"
+    src = (
+        '"""clone, resubmit and recirculate, in simple_switch order."""\n'
+        "def _egress_pass(self):\n    self._verify(hdr)\n    registry.lookup(k)\n    __hash__ = 1\n"
+    )
     assert _extern_mentions(ast.parse(src)) == []
 
 
@@ -436,8 +483,11 @@ def test_without_its_module_the_toy_extern_is_refused_by_name(tmp_path):
     with pytest.raises(P4Unsupported) as ei:
         load_program(path)
     assert "extern ticker" in ei.value.reason
-    assert ei.value.span.line == next(n for n, line in enumerate(Path(path).read_text().splitlines(), 1)
-                                      if "ticker(8w5) tk;" in line)
+    assert ei.value.span.line == next(
+        n
+        for n, line in enumerate(Path(path).read_text().splitlines(), 1)
+        if "ticker(8w5) tk;" in line
+    )
 
 
 # ---------------------------------------------------------------- v1model.p4 coverage

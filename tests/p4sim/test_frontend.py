@@ -33,7 +33,9 @@ def body_of(text: str) -> list[A.Statement]:
     """Statements of the apply block of a control holding `text`."""
     prog = parse_text(
         "#include <v1model.p4>\nheader h_t { bit<8> a; bit<16> b; }\nstruct s_t { h_t h; bit<8> x; }\n"
-        "control C(inout s_t s) {\n apply {\n" + text + "\n }\n}\n", "b.p4")
+        "control C(inout s_t s) {\n apply {\n" + text + "\n }\n}\n",
+        "b.p4",
+    )
     ctl = prog.find(A.ControlDecl, "C")[0]
     return ctl.apply.statements
 
@@ -79,21 +81,24 @@ def show(e: A.Node) -> str:
 # ====================================================================== lexer
 
 
-@pytest.mark.parametrize("text, value", [
-    ("5", (5, None, False)),
-    ("8w5", (5, 8, False)),
-    ("16s3", (3, 16, True)),
-    ("0x1F", (31, None, False)),
-    ("0X1f", (31, None, False)),
-    ("0b1010", (10, None, False)),
-    ("0B1_0", (2, None, False)),
-    ("0o17", (15, None, False)),
-    ("0d99", (99, None, False)),
-    ("32w0xFF_FF", (65535, 32, False)),
-    ("8w0b1111_0000", (240, 8, False)),
-    ("1_000", (1000, None, False)),
-    ("4s0x7", (7, 4, True)),
-])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("5", (5, None, False)),
+        ("8w5", (5, 8, False)),
+        ("16s3", (3, 16, True)),
+        ("0x1F", (31, None, False)),
+        ("0X1f", (31, None, False)),
+        ("0b1010", (10, None, False)),
+        ("0B1_0", (2, None, False)),
+        ("0o17", (15, None, False)),
+        ("0d99", (99, None, False)),
+        ("32w0xFF_FF", (65535, 32, False)),
+        ("8w0b1111_0000", (240, 8, False)),
+        ("1_000", (1000, None, False)),
+        ("4s0x7", (7, 4, True)),
+    ],
+)
 def test_lexer_integer_literals(text, value):
     toks = tokenize(text, "l.p4")
     assert toks[0].kind == "int" and toks[0].value == value
@@ -148,11 +153,15 @@ def test_lexer_directive_tokens_with_continuation():
 
 
 def test_object_and_function_macros():
-    assert pp("#define N 8\n#define ADD(a, b) ((a) + (b))\nx = ADD(N, 2);") == \
-        "x = ( ( 8 ) + ( 2 ) ) ;"
+    assert (
+        pp("#define N 8\n#define ADD(a, b) ((a) + (b))\nx = ADD(N, 2);")
+        == "x = ( ( 8 ) + ( 2 ) ) ;"
+    )
     # nested calls, arguments with commas inside parentheses, self-reference is not expanded
-    assert pp("#define F(a) [a]\n#define G(a, b) F(a) F(b)\nG((1, 2), F(3))") == \
-        "[ ( 1 , 2 ) ] [ [ 3 ] ]"
+    assert (
+        pp("#define F(a) [a]\n#define G(a, b) F(a) F(b)\nG((1, 2), F(3))")
+        == "[ ( 1 , 2 ) ] [ [ 3 ] ]"
+    )
     assert pp("#define X X + 1\nX") == "X + 1"
     # a function-like macro name without a call is left alone
     assert pp("#define F(a) a\nF;") == "F ;"
@@ -161,8 +170,8 @@ def test_object_and_function_macros():
 
 
 def test_stringize_paste_variadic():
-    assert pp('#define S(x) #x\nS(hello  world)') == '"hello world"'
-    toks = preprocess_text('#define S(x) #x\nS(a)', "t.p4").tokens
+    assert pp("#define S(x) #x\nS(hello  world)") == '"hello world"'
+    toks = preprocess_text("#define S(x) #x\nS(a)", "t.p4").tokens
     assert toks[0].kind == "string" and toks[0].text == "a"
     assert pp("#define CAT(a, b) a ## b\nCAT(my, var) CAT(1, 2)") == "myvar 12"
     assert pp("#define V(a, ...) a: __VA_ARGS__\nV(1, 2, 3)") == "1 : 2 , 3"
@@ -179,13 +188,28 @@ def test_undef_and_command_line_defines():
     assert pp("A B", defines={"A": "7", "B": ""}) == "7"
 
 
-@pytest.mark.parametrize("cond, taken", [
-    ("1", True), ("0", False), ("2 + 3 * 4 == 14", True), ("(2 + 3) * 4 == 14", False),
-    ("(1 << 4) > 15 && !0", True), ("7 / 2 == 3", True), ("-7 / 2 == -3", True),
-    ("7 % 3 == 1", True), ("1 ? 0 : 1", False), ("~0 == -1", True), ("0x10 == 16", True),
-    ("defined(N)", True), ("defined N && N > 4", True), ("!defined(M)", True),
-    ("UNDEFINED_NAME", False), ("N >= 8 || 1 / 0", True), ("5 & 3 | 8 ^ 1", True),
-])
+@pytest.mark.parametrize(
+    "cond, taken",
+    [
+        ("1", True),
+        ("0", False),
+        ("2 + 3 * 4 == 14", True),
+        ("(2 + 3) * 4 == 14", False),
+        ("(1 << 4) > 15 && !0", True),
+        ("7 / 2 == 3", True),
+        ("-7 / 2 == -3", True),
+        ("7 % 3 == 1", True),
+        ("1 ? 0 : 1", False),
+        ("~0 == -1", True),
+        ("0x10 == 16", True),
+        ("defined(N)", True),
+        ("defined N && N > 4", True),
+        ("!defined(M)", True),
+        ("UNDEFINED_NAME", False),
+        ("N >= 8 || 1 / 0", True),
+        ("5 & 3 | 8 ^ 1", True),
+    ],
+)
 def test_if_expressions(cond, taken):
     out = pp(f"#define N 8\n#if {cond}\nyes\n#else\nno\n#endif")
     assert out == ("yes" if taken else "no")
@@ -244,8 +268,10 @@ def test_includes_quote_angle_include_dirs_and_errors(tmp_path):
     (inc / "consts.p4").write_text("#pragma once\nconst bit<8> FROM_INC = 1;\n")
     (tmp_path / "local.p4").write_text('#include "consts.p4"\nconst bit<8> LOCAL = 2;\n')
     main = tmp_path / "main.p4"
-    main.write_text('#include <core.p4>\n#include "local.p4"\n#include <consts.p4>\n'
-                    "const bit<8> MAIN = FROM_INC;\n")
+    main.write_text(
+        '#include <core.p4>\n#include "local.p4"\n#include <consts.p4>\n'
+        "const bit<8> MAIN = FROM_INC;\n"
+    )
     prog = parse_program(str(main), include_dirs=[str(inc)])
     names = [d.name for d in prog.find(A.ConstDecl)]
     assert names == ["FROM_INC", "LOCAL", "MAIN"]  # pragma once: included once
@@ -258,7 +284,10 @@ def test_includes_quote_angle_include_dirs_and_errors(tmp_path):
     with pytest.raises(P4SyntaxError) as info:
         parse_program(str(main))
     e = info.value
-    assert e.file == str(tmp_path / "local.p4") and (e.line, e.column) == (1, 10)  # at the file name, as cpp
+    assert e.file == str(tmp_path / "local.p4") and (e.line, e.column) == (
+        1,
+        10,
+    )  # at the file name, as cpp
     assert "cannot find include file 'consts.p4'" in e.reason
 
     (tmp_path / "loop.p4").write_text('#include "loop.p4"\n')
@@ -289,26 +318,29 @@ def test_render_for_emit():
 # ====================================================================== parser: expressions
 
 
-@pytest.mark.parametrize("text, shape", [
-    ("1 + 2 * 3", "(1 + (2 * 3))"),
-    ("1 - 2 - 3", "((1 - 2) - 3)"),
-    ("s.x & 0xF == 3", "((s.x & 0xF) == 3)"),  # p4c: bitwise binds tighter than ==
-    ("s.x | 1 ^ 2 & 3", "(s.x | (1 ^ (2 & 3)))"),
-    ("s.x << 2 + 1", "(s.x << (2 + 1))"),
-    ("s.x >> 1 >> 2", "((s.x >> 1) >> 2)"),
-    ("s.x ++ 4w0 |+| 1", "((s.x ++ 4w0) |+| 1)"),
-    ("s.x |-| 1 * 2", "(s.x |-| (1 * 2))"),
-    ("s.x < 3 && s.x > 1 || !true", "(((s.x < 3) && (s.x > 1)) || (!true))"),
-    ("s.x == 1 ? 2 : s.x == 2 ? 3 : 4", "((s.x == 1) ? 2 : ((s.x == 2) ? 3 : 4))"),
-    ("-s.x % 3", "((-s.x) % 3)"),
-    ("~s.x[3:0]", "(~s.x[3:0])"),
-    ("(bit<8>) s.h.b[15:8]", "(cast bit<8> s.h.b[15:8])"),
-    ("(bit<8>) s.h.b + 1", "((cast bit<8> s.h.b) + 1)"),
-    ("(s.x) - 1", "(s.x - 1)"),
-    ("(h_t) s.x", "(cast h_t s.x)"),
-    ("s.x >= 1", "(s.x >= 1)"),
-    ("s.h.a[7:4] != 0", "(s.h.a[7:4] != 0)"),
-])
+@pytest.mark.parametrize(
+    "text, shape",
+    [
+        ("1 + 2 * 3", "(1 + (2 * 3))"),
+        ("1 - 2 - 3", "((1 - 2) - 3)"),
+        ("s.x & 0xF == 3", "((s.x & 0xF) == 3)"),  # p4c: bitwise binds tighter than ==
+        ("s.x | 1 ^ 2 & 3", "(s.x | (1 ^ (2 & 3)))"),
+        ("s.x << 2 + 1", "(s.x << (2 + 1))"),
+        ("s.x >> 1 >> 2", "((s.x >> 1) >> 2)"),
+        ("s.x ++ 4w0 |+| 1", "((s.x ++ 4w0) |+| 1)"),
+        ("s.x |-| 1 * 2", "(s.x |-| (1 * 2))"),
+        ("s.x < 3 && s.x > 1 || !true", "(((s.x < 3) && (s.x > 1)) || (!true))"),
+        ("s.x == 1 ? 2 : s.x == 2 ? 3 : 4", "((s.x == 1) ? 2 : ((s.x == 2) ? 3 : 4))"),
+        ("-s.x % 3", "((-s.x) % 3)"),
+        ("~s.x[3:0]", "(~s.x[3:0])"),
+        ("(bit<8>) s.h.b[15:8]", "(cast bit<8> s.h.b[15:8])"),
+        ("(bit<8>) s.h.b + 1", "((cast bit<8> s.h.b) + 1)"),
+        ("(s.x) - 1", "(s.x - 1)"),
+        ("(h_t) s.x", "(cast h_t s.x)"),
+        ("s.x >= 1", "(s.x >= 1)"),
+        ("s.h.a[7:4] != 0", "(s.h.a[7:4] != 0)"),
+    ],
+)
 def test_expression_precedence(text, shape):
     assert show(rhs(text)) == shape
 
@@ -371,10 +403,25 @@ def test_statements():
         for (bit<8> i = 0; i < 4; i = i + 1) { s.x = i; }
     """)
     kinds = [type(s).__name__ for s in stmts]
-    assert kinds == ["VariableDecl", "VariableDecl", "ConstDecl", "VariableDecl", "VariableDecl",
-                     "VariableDecl", "Instantiation", "Assignment", "MethodCallStatement",
-                     "Assignment", "Assignment", "Assignment", "IfStatement", "BlockStatement",
-                     "SwitchStatement", "BlockStatement", "ForStatement"]
+    assert kinds == [
+        "VariableDecl",
+        "VariableDecl",
+        "ConstDecl",
+        "VariableDecl",
+        "VariableDecl",
+        "VariableDecl",
+        "Instantiation",
+        "Assignment",
+        "MethodCallStatement",
+        "Assignment",
+        "Assignment",
+        "Assignment",
+        "IfStatement",
+        "BlockStatement",
+        "SwitchStatement",
+        "BlockStatement",
+        "ForStatement",
+    ]
     assert isinstance(stmts[4].type, A.StackType)
     assert isinstance(stmts[5].type, A.TupleType)
     plus = stmts[9]
@@ -388,7 +435,9 @@ def test_statements():
     assert isinstance(sw.cases[2].label, A.DefaultKeyset)
     assert stmts[15].annotations[0].name == "atomic"
     loop = stmts[16]  # P4_16 1.2.4 for loop
-    assert [type(x).__name__ for x in loop.init] == ["VariableDecl"] and show(loop.cond) == "(i < 4)"
+    assert [type(x).__name__ for x in loop.init] == ["VariableDecl"] and show(
+        loop.cond
+    ) == "(i < 4)"
     assert [type(x).__name__ for x in loop.update] == ["Assignment"] and loop.span.line == 21
 
 
@@ -464,12 +513,33 @@ def test_every_declaration_kind():
     top = [d for d in prog.declarations if d.span.file == "full.p4"]
     kinds = [type(d).__name__ for d in top]
     assert kinds == [
-        "ConstDecl", "TypedefDecl", "NewTypeDecl", "EnumDecl", "EnumDecl", "ErrorDecl",
-        "MatchKindDecl", "HeaderDecl", "HeaderDecl", "HeaderUnionDecl", "StructDecl",
-        "StructDecl", "StructDecl", "ExternDecl", "ExternFunctionDecl", "FunctionDecl",
-        "ParserDecl", "ControlDecl", "ControlDecl", "ControlDecl", "Instantiation"]
+        "ConstDecl",
+        "TypedefDecl",
+        "NewTypeDecl",
+        "EnumDecl",
+        "EnumDecl",
+        "ErrorDecl",
+        "MatchKindDecl",
+        "HeaderDecl",
+        "HeaderDecl",
+        "HeaderUnionDecl",
+        "StructDecl",
+        "StructDecl",
+        "StructDecl",
+        "ExternDecl",
+        "ExternFunctionDecl",
+        "FunctionDecl",
+        "ParserDecl",
+        "ControlDecl",
+        "ControlDecl",
+        "ControlDecl",
+        "Instantiation",
+    ]
     color, dir_ = top[3], top[4]
-    assert isinstance(color.underlying, A.BitType) and [m.name for m in color.members] == ["RED", "GREEN"]
+    assert isinstance(color.underlying, A.BitType) and [m.name for m in color.members] == [
+        "RED",
+        "GREEN",
+    ]
     assert color.members[1].value.value == 2 and dir_.underlying is None
     pin = top[7]
     ann = pin.annotation("controller_header")
@@ -479,7 +549,10 @@ def test_every_declaration_kind():
     assert top[12].type_params[0].name == "T"
     ext = top[13]
     assert [(m.name, m.is_constructor, m.is_abstract) for m in ext.methods] == [
-        ("MyExt", True, False), ("get", False, False), ("cb", False, True)]
+        ("MyExt", True, False),
+        ("get", False, False),
+        ("cb", False, True),
+    ]
     assert isinstance(ext.methods[1].return_type, A.NamedType)
     fn = top[14]
     assert fn.name == "my_fn" and fn.proto.params[1].annotations[0].name == "optional"
@@ -500,8 +573,15 @@ def test_every_declaration_kind():
     ctl = top[17]
     assert [p.name for p in ctl.ctor_params] == ["ctor"]
     kinds = [type(d).__name__ for d in ctl.locals]
-    assert kinds == ["Instantiation", "Instantiation", "Instantiation", "Instantiation",
-                     "ActionDecl", "ActionDecl", "TableDecl"]
+    assert kinds == [
+        "Instantiation",
+        "Instantiation",
+        "Instantiation",
+        "Instantiation",
+        "ActionDecl",
+        "ActionDecl",
+        "TableDecl",
+    ]
     reg = ctl.locals[2]
     assert isinstance(reg.type, A.SpecializedType) and reg.type.base.name == "register"
     assert isinstance(ctl.locals[3].initializer[0], A.FunctionDecl)
@@ -509,9 +589,15 @@ def test_every_declaration_kind():
     assert fwd.params[1].annotation("name").string_value() == "mac"
     t = ctl.locals[6]
     assert [(k.match_kind, k.annotation("name") is not None) for k in t.keys] == [
-        ("exact", True), ("ternary", False), ("range", False)]
+        ("exact", True),
+        ("ternary", False),
+        ("range", False),
+    ]
     assert [(a.name.name, [x.name for x in a.annotations]) for a in t.actions] == [
-        ("fwd", []), ("drop", ["defaultonly"]), ("NoAction", ["tableonly"])]
+        ("fwd", []),
+        ("drop", ["defaultonly"]),
+        ("NoAction", ["tableonly"]),
+    ]
     da = t.default_action
     assert da.is_const and isinstance(da.value, A.MethodCall) and da.value.callee.name == "drop"
     assert t.prop("size").value.value == 1024 and t.prop("counters").value.name == "dc"
@@ -526,7 +612,10 @@ def test_every_declaration_kind():
     sw = ctl.apply.statements[0]
     assert isinstance(sw, A.SwitchStatement) and sw.expr.member == "action_run"
     assert [c.label.name if isinstance(c.label, A.Name) else "default" for c in sw.cases] == [
-        "fwd", "drop", "default"]
+        "fwd",
+        "drop",
+        "default",
+    ]
     main = top[-1]
     assert main.name == "main" and main.type.name == "V1Switch" and len(main.args) == 6
     assert isinstance(main.args[2].value, A.MethodCall)
@@ -547,8 +636,11 @@ def test_spans_on_nodes():
 
 
 def test_annotation_bodies():
-    prog = parse_text('@id(5) @name("a.b") @pkginfo(name = "x", version = "1") @hidden '
-                      '@weird(+ ) @s[a = 1] const bit<8> A = 1;', "a.p4")
+    prog = parse_text(
+        '@id(5) @name("a.b") @pkginfo(name = "x", version = "1") @hidden '
+        "@weird(+ ) @s[a = 1] const bit<8> A = 1;",
+        "a.p4",
+    )
     c = prog.declarations[0]
     names = [a.name for a in c.annotations]
     assert names == ["id", "name", "pkginfo", "hidden", "weird", "s"]
@@ -564,23 +656,45 @@ def test_annotation_bodies():
 # ====================================================================== parser errors
 
 
-@pytest.mark.parametrize("src, line, col, reason", [
-    ("header h { bit<8> x }", 1, 21, "expected ';' but found '}'"),
-    ("control C() { apply { x = ; } }", 1, 27, "expected an expression but found ';'"),
-    ("struct s { bit<8> x; ", 1, 22, "expected a type but found end of file"),
-    ("control C() {\n  apply {\n    x = 1\n  }\n}", 4, 3, "expected ';' but found '}'"),
-    ("parser P() { state s { transition accept; x = 1; } }", 1, 43,
-     "the transition must be the last statement of a state"),
-    ("control C() { }", 1, 15, "control 'C' has no apply block"),
-    ("control C() { apply { x + 1; } }", 1, 28, "expected '=' or a call in this statement but found ';'"),
-    ("const bit<8> = 1;", 1, 14, "expected a name but found '='"),
-    ("foo bar;", 1, 1, "expected a declaration but found 'foo'"),
-    ("control C() { table t { key = { a : exact } } apply {} }", 1, 43, "expected ';' but found '}'"),
-    ("bit<8> f(in bit<8> x) { return x; ", 1, 35, "expected '}' but found end of file"),
-    ("const bit<8> x = (1 + 2;", 1, 24, "expected ')' but found ';'"),
-    ("control C() { apply { f(1 2); } }", 1, 27, "expected ',' or ')' in the argument list but found '2'"),
-    ("@name(\"x\" const bit<8> x = 1;", 1, 6, "unterminated annotation body of @name"),
-])
+@pytest.mark.parametrize(
+    "src, line, col, reason",
+    [
+        ("header h { bit<8> x }", 1, 21, "expected ';' but found '}'"),
+        ("control C() { apply { x = ; } }", 1, 27, "expected an expression but found ';'"),
+        ("struct s { bit<8> x; ", 1, 22, "expected a type but found end of file"),
+        ("control C() {\n  apply {\n    x = 1\n  }\n}", 4, 3, "expected ';' but found '}'"),
+        (
+            "parser P() { state s { transition accept; x = 1; } }",
+            1,
+            43,
+            "the transition must be the last statement of a state",
+        ),
+        ("control C() { }", 1, 15, "control 'C' has no apply block"),
+        (
+            "control C() { apply { x + 1; } }",
+            1,
+            28,
+            "expected '=' or a call in this statement but found ';'",
+        ),
+        ("const bit<8> = 1;", 1, 14, "expected a name but found '='"),
+        ("foo bar;", 1, 1, "expected a declaration but found 'foo'"),
+        (
+            "control C() { table t { key = { a : exact } } apply {} }",
+            1,
+            43,
+            "expected ';' but found '}'",
+        ),
+        ("bit<8> f(in bit<8> x) { return x; ", 1, 35, "expected '}' but found end of file"),
+        ("const bit<8> x = (1 + 2;", 1, 24, "expected ')' but found ';'"),
+        (
+            "control C() { apply { f(1 2); } }",
+            1,
+            27,
+            "expected ',' or ')' in the argument list but found '2'",
+        ),
+        ('@name("x" const bit<8> x = 1;', 1, 6, "unterminated annotation body of @name"),
+    ],
+)
 def test_syntax_errors_are_located(src, line, col, reason):
     e = syntax_error(src)
     assert (e.file, e.line, e.column, e.reason) == ("e.p4", line, col, reason)
@@ -602,14 +716,40 @@ def test_error_rendering_shows_line_and_caret(tmp_path):
 # ====================================================================== arch and real programs
 
 V1MODEL_NAMES = {
-    A.ExternDecl: ["packet_in", "packet_out", "counter", "direct_counter", "meter",
-                   "direct_meter", "register", "action_profile", "action_selector", "Checksum16"],
+    A.ExternDecl: [
+        "packet_in",
+        "packet_out",
+        "counter",
+        "direct_counter",
+        "meter",
+        "direct_meter",
+        "register",
+        "action_profile",
+        "action_selector",
+        "Checksum16",
+    ],
     A.ExternFunctionDecl: [
-        "verify", "random", "digest", "mark_to_drop", "hash", "verify_checksum",
-        "update_checksum", "verify_checksum_with_payload", "update_checksum_with_payload",
-        "clone", "clone3", "resubmit", "recirculate", "clone_preserving_field_list",
-        "resubmit_preserving_field_list", "recirculate_preserving_field_list", "truncate",
-        "assert", "assume", "log_msg"],
+        "verify",
+        "random",
+        "digest",
+        "mark_to_drop",
+        "hash",
+        "verify_checksum",
+        "update_checksum",
+        "verify_checksum_with_payload",
+        "update_checksum_with_payload",
+        "clone",
+        "clone3",
+        "resubmit",
+        "recirculate",
+        "clone_preserving_field_list",
+        "resubmit_preserving_field_list",
+        "recirculate_preserving_field_list",
+        "truncate",
+        "assert",
+        "assume",
+        "log_msg",
+    ],
     A.EnumDecl: ["CounterType", "MeterType", "HashAlgorithm", "CloneType"],
     A.ParserTypeDecl: ["Parser"],
     A.ControlTypeDecl: ["VerifyChecksum", "Ingress", "Egress", "ComputeChecksum", "Deparser"],
@@ -625,16 +765,37 @@ def test_arch_declares_v1model_api():
         have = {d.name for d in prog.find(cls)}
         assert set(names) <= have, (cls.__name__, set(names) - have)
     errors = [m.name for d in prog.find(A.ErrorDecl) for m in d.members]
-    assert errors == ["NoError", "PacketTooShort", "NoMatch", "StackOutOfBounds",
-                      "HeaderTooShort", "ParserTimeout", "ParserInvalidArgument"]
+    assert errors == [
+        "NoError",
+        "PacketTooShort",
+        "NoMatch",
+        "StackOutOfBounds",
+        "HeaderTooShort",
+        "ParserTimeout",
+        "ParserInvalidArgument",
+    ]
     kinds = [m.name for d in prog.find(A.MatchKindDecl) for m in d.members]
     assert kinds == ["exact", "ternary", "lpm", "range", "optional", "selector"]
     sm = prog.find(A.StructDecl, "standard_metadata_t")[0]
     fields = {f.name for f in sm.fields}
-    assert {"ingress_port", "egress_spec", "egress_port", "instance_type", "packet_length",
-            "enq_timestamp", "enq_qdepth", "deq_timedelta", "deq_qdepth",
-            "ingress_global_timestamp", "egress_global_timestamp", "mcast_grp", "egress_rid",
-            "checksum_error", "parser_error", "priority"} <= fields
+    assert {
+        "ingress_port",
+        "egress_spec",
+        "egress_port",
+        "instance_type",
+        "packet_length",
+        "enq_timestamp",
+        "enq_qdepth",
+        "deq_timedelta",
+        "deq_qdepth",
+        "ingress_global_timestamp",
+        "egress_global_timestamp",
+        "mcast_grp",
+        "egress_rid",
+        "checksum_error",
+        "parser_error",
+        "priority",
+    } <= fields
     v1 = prog.find(A.PackageTypeDecl, "V1Switch")[0]
     assert [p.name for p in v1.params] == ["p", "vr", "ig", "eg", "ck", "dep"]
     # the two log_msg overloads and two extract overloads
@@ -645,8 +806,9 @@ def test_arch_declares_v1model_api():
 
 def _programs() -> list[str]:
     found = glob.glob(os.path.join(ROOT, "p4src", "*.p4"))
-    found += glob.glob(os.path.join(ROOT, "tests", "p4sim", "programs", "**", "*.p4"),
-                       recursive=True)
+    found += glob.glob(
+        os.path.join(ROOT, "tests", "p4sim", "programs", "**", "*.p4"), recursive=True
+    )
     # reject_*.p4 must fail to load (some of them at parse time): test_corpus checks them.
     return sorted(f for f in found if not os.path.basename(f).startswith("reject_"))
 
@@ -679,7 +841,8 @@ def test_preprocess_file_lists_every_file(tmp_path):
 
 
 def test_quirks_real_programs_use():
-    prog = parse_text("""#include <v1model.p4>
+    prog = parse_text(
+        """#include <v1model.p4>
 header h_t { bit<4> v; bit<4> ihl; }
 struct H { h_t h; };
 struct M { bit<16> len; }
@@ -704,7 +867,9 @@ control C(inout H hdr, inout M meta, inout standard_metadata_t sm) {
 control D(packet_out pkt, in H hdr) { apply { } }
 control N(inout H hdr, inout M meta) { apply { } }
 V1Switch<H, M>(p = P(), vr = N(), ig = C(), eg = C(), ck = N(), dep = D()) main;
-""", "q.p4")
+""",
+        "q.p4",
+    )
     fn = prog.find(A.FunctionDecl, "max")[0]
     assert isinstance(fn.return_type, A.NamedType) and fn.type_params[0].name == "T"
     parser = prog.find(A.ParserDecl, "P")[0]
@@ -720,7 +885,13 @@ V1Switch<H, M>(p = P(), vr = N(), ig = C(), eg = C(), ck = N(), dep = D()) main;
     assert ctl.locals[1].actions[0].args[0].value.value == 1
     main = prog.find(A.Instantiation, "main")[0]
     assert isinstance(main.type, A.SpecializedType) and [a.name for a in main.args] == [
-        "p", "vr", "ig", "eg", "ck", "dep"]
+        "p",
+        "vr",
+        "ig",
+        "eg",
+        "ck",
+        "dep",
+    ]
     assert isinstance(prog.find(A.TypedefDecl, "myTuple1")[0].type, A.TupleType)
 
 
@@ -735,7 +906,7 @@ def test_mangled_source_gives_located_errors_never_crashes():
         for _ in range(rng.randint(1, 4)):
             pos = rng.randrange(len(chars))
             if rng.random() < 0.5:
-                del chars[pos:pos + rng.randint(1, 8)]
+                del chars[pos : pos + rng.randint(1, 8)]
             else:
                 chars.insert(pos, rng.choice(alphabet))
         try:
@@ -767,9 +938,13 @@ def test_table_with_empty_parameter_list_is_accepted_with_a_warning(tmp_path):
     a, b = load_program(str(old)), load_program(str(draft))
     assert a.program.warnings == []
     line = src[: src.index("    table l2_fwd {")].count("\n") + 1
-    assert b.program.warnings == [f"{draft}:{line}:18: warning: table 'l2_fwd': the '()' after a table name "
-                                  "is deprecated; write 'table l2_fwd {'"]
+    assert b.program.warnings == [
+        f"{draft}:{line}:18: warning: table 'l2_fwd': the '()' after a table name "
+        "is deprecated; write 'table l2_fwd {'"
+    ]
     assert p4info_from_model(a.model) == p4info_from_model(b.model)
-    assert a.python.replace(str(old), "P") == b.python.replace(str(draft), "P")  # the same generated code
+    assert a.python.replace(str(old), "P") == b.python.replace(
+        str(draft), "P"
+    )  # the same generated code
     err = syntax_error("control C() { table t(bit<8> x) { actions = {} } apply {} }", "tp.p4")
     assert "tables take no parameters" in str(err) and (err.span.line, err.span.column) == (1, 22)

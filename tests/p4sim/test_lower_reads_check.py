@@ -31,8 +31,26 @@ PROGRAMS = Path(__file__).parent / "programs"
 # the functions that turn one expression into code: they get its type from check
 EXPR_FUNCS = {"expr", "_expr", "member", "binary", "cast", "lazy"}
 # type constructors and type constants of p4sim.check.types
-TYPE_NAMES = {"TBits", "TInt", "TBool", "TTuple", "TNamedBlock", "TDontCare", "TStruct", "TStack",
-              "TEnum", "TError", "TVarbit", "TVoid", "TExtern", "BOOL", "INT", "ERROR", "STRING", "VOID"}
+TYPE_NAMES = {
+    "TBits",
+    "TInt",
+    "TBool",
+    "TTuple",
+    "TNamedBlock",
+    "TDontCare",
+    "TStruct",
+    "TStack",
+    "TEnum",
+    "TError",
+    "TVarbit",
+    "TVoid",
+    "TExtern",
+    "BOOL",
+    "INT",
+    "ERROR",
+    "STRING",
+    "VOID",
+}
 # lowering's former typing, and check internals it must not call again
 GONE = {"coerce", "unify", "fold", "resolver", "varies", "type_mismatches"}
 
@@ -44,15 +62,22 @@ def typing_in_lowering(source: str) -> list[str]:
     tree = pyast.parse(source)
     for node in pyast.walk(tree):
         if isinstance(node, (pyast.FunctionDef, pyast.Attribute, pyast.Name)):
-            name = node.name if isinstance(node, pyast.FunctionDef) else (
-                node.attr if isinstance(node, pyast.Attribute) else node.id)
+            name = (
+                node.name
+                if isinstance(node, pyast.FunctionDef)
+                else (node.attr if isinstance(node, pyast.Attribute) else node.id)
+            )
             if name in GONE:
                 found.append(f"{node.lineno}: {name}")
         if isinstance(node, pyast.FunctionDef) and node.name in EXPR_FUNCS:
             allowed = set()
             for sub in pyast.walk(node):
-                if isinstance(sub, pyast.Call) and isinstance(sub.func, pyast.Name) and \
-                        sub.func.id == "isinstance" and len(sub.args) == 2:
+                if (
+                    isinstance(sub, pyast.Call)
+                    and isinstance(sub.func, pyast.Name)
+                    and sub.func.id == "isinstance"
+                    and len(sub.args) == 2
+                ):
                     allowed.update(id(x) for x in pyast.walk(sub.args[1]))
             for sub in pyast.walk(node):
                 if isinstance(sub, pyast.Name) and sub.id in TYPE_NAMES and id(sub) not in allowed:
@@ -62,8 +87,12 @@ def typing_in_lowering(source: str) -> list[str]:
 
 def test_lowering_derives_no_expression_type():
     sources = {p.name: p.read_text() for p in sorted(CODEGEN.parent.glob("*.py"))}
-    assert "def _expr(" in sources["exprs.py"] and "def binary(" in sources["exprs.py"]  # the real functions
-    assert {name: typing_in_lowering(src) for name, src in sources.items()} == dict.fromkeys(sources, [])
+    assert (
+        "def _expr(" in sources["exprs.py"] and "def binary(" in sources["exprs.py"]
+    )  # the real functions
+    assert {name: typing_in_lowering(src) for name, src in sources.items()} == dict.fromkeys(
+        sources, []
+    )
 
 
 def test_the_scan_sees_a_derived_type_and_the_old_typing():
@@ -71,8 +100,7 @@ def test_the_scan_sees_a_derived_type_and_the_old_typing():
     planted = {
         "def binary(self, e, t):\n    return V('x', TBits(8))\n": "TBits in binary",
         "def member(self, e):\n    return V('x', BOOL)\n": "BOOL in member",
-        "def _expr(self, e):\n    if isinstance(t, TBits):\n        return V('x', t)\n    return V('y', INT)\n":
-            "INT in _expr",
+        "def _expr(self, e):\n    if isinstance(t, TBits):\n        return V('x', t)\n    return V('y', INT)\n": "INT in _expr",
         "def coerce(self, v, t):\n    return v\n": "coerce",
         "def f(self, e):\n    return self.checked.fold(e, None)\n": "fold",
         "def f(self, a, b):\n    return self.unify(a, b)\n": "unify",
@@ -81,7 +109,10 @@ def test_the_scan_sees_a_derived_type_and_the_old_typing():
         found = typing_in_lowering(src)
         assert found and what in found[0], (src, found)
     # allowed: a type name as isinstance's class argument, outside the expression functions
-    assert typing_in_lowering("def _expr(self, e, t):\n    return isinstance(t, (TBits, TInt))\n") == []
+    assert (
+        typing_in_lowering("def _expr(self, e, t):\n    return isinstance(t, (TBits, TInt))\n")
+        == []
+    )
     assert typing_in_lowering("def gen_class(self, t):\n    return TBits(8)\n") == []
 
 
@@ -104,16 +135,25 @@ def test_lowering_follows_the_type_check_recorded(tmp_path):
     still write 0xff."""
     path = program(tmp_path, ig="        hdr.data.b = hdr.data.a + hdr.data.b;")
     cp = check(parsed(path))
-    ig = next(d for d in cp.program.declarations if isinstance(d, ast.ControlDecl) and d.name == "IG")
+    ig = next(
+        d for d in cp.program.declarations if isinstance(d, ast.ControlDecl) and d.name == "IG"
+    )
     plus = next(n for n in ast.walk(ig) if isinstance(n, ast.Binary) and n.op == "+")
     assert cp.values[id(plus)] == (TBits(8), None)
     assert re.search(r"\(\(\S+ \+ \S+\) & 255\)", _lower(cp, path))
     cp = check(parsed(path))
-    plus = next(n for d in cp.program.declarations if isinstance(d, ast.ControlDecl) and d.name == "IG"
-                for n in ast.walk(d) if isinstance(n, ast.Binary) and n.op == "+")
+    plus = next(
+        n
+        for d in cp.program.declarations
+        if isinstance(d, ast.ControlDecl) and d.name == "IG"
+        for n in ast.walk(d)
+        if isinstance(n, ast.Binary) and n.op == "+"
+    )
     cp.values[id(plus)] = (TBits(4), None)
     py = _lower(cp, path)
-    assert re.search(r"\(\(\S+ \+ \S+\) & 15\)", py) and not re.search(r"\(\(\S+ \+ \S+\) & 255\)", py)
+    assert re.search(r"\(\(\S+ \+ \S+\) & 15\)", py) and not re.search(
+        r"\(\(\S+ \+ \S+\) & 255\)", py
+    )
 
 
 def test_a_type_per_instance_is_read_per_instance():
@@ -122,12 +162,19 @@ def test_a_type_per_instance_is_read_per_instance():
     Forging one instance's entry changes only that body."""
     path = PROGRAMS / "rt_ctor_width_per_instance.p4"
     cp = check(parsed(path))
-    sub = next(d for d in cp.program.declarations if isinstance(d, ast.ControlDecl) and d.name == "Sub")
+    sub = next(
+        d for d in cp.program.declarations if isinstance(d, ast.ControlDecl) and d.name == "Sub"
+    )
     minus = next(n for n in ast.walk(sub) if isinstance(n, ast.Binary) and n.op == "-")
     assert {k[0]: v for k, v in cp.inst_values.items() if k[1] == id(minus)} == {
-        "IG.s2": (TBits(2), None), "IG.s4": (TBits(4), None)}
+        "IG.s2": (TBits(2), None),
+        "IG.s4": (TBits(4), None),
+    }
     py = _lower(cp, path)
-    assert set(re.findall(r"\(\(\S+ - 1\) & (\d+)\)", py)) == {"3", "15"}  # each body: defined, spliced
+    assert set(re.findall(r"\(\(\S+ - 1\) & (\d+)\)", py)) == {
+        "3",
+        "15",
+    }  # each body: defined, spliced
     cp.inst_values[("IG.s4", id(minus))] = (TBits(3), None)
     assert set(re.findall(r"\(\(\S+ - 1\) & (\d+)\)", _lower(cp, path))) == {"3", "7"}
 
@@ -143,18 +190,29 @@ def name_lookups(source: str) -> list[str]:
     check's Scope class itself) instead of reading the Sym check recorded."""
     found = []
     for node in pyast.walk(pyast.parse(source)):
-        if isinstance(node, pyast.Call) and isinstance(node.func, pyast.Attribute) and \
-                node.func.attr in ("resolve", "lookup"):
+        if (
+            isinstance(node, pyast.Call)
+            and isinstance(node.func, pyast.Attribute)
+            and node.func.attr in ("resolve", "lookup")
+        ):
             recv = node.func.value
             # the extern registry's lookup(kind) and a table's run-time lookup are not names
             if isinstance(recv, pyast.Name) and recv.id == "registry":
                 continue
-            if isinstance(recv, pyast.Attribute) and recv.attr == "g" and node.args and \
-                    isinstance(node.args[0], pyast.Constant) and node.args[0].value == "NoAction":
+            if (
+                isinstance(recv, pyast.Attribute)
+                and recv.attr == "g"
+                and node.args
+                and isinstance(node.args[0], pyast.Constant)
+                and node.args[0].value == "NoAction"
+            ):
                 continue  # the implicit default action p4c adds by name, no Name node
             found.append(f"{node.lineno}: .{node.func.attr}(")
-        if isinstance(node, pyast.ImportFrom) and node.module == "p4sim.check.names" and \
-                any(a.name == "Scope" for a in node.names):
+        if (
+            isinstance(node, pyast.ImportFrom)
+            and node.module == "p4sim.check.names"
+            and any(a.name == "Scope" for a in node.names)
+        ):
             found.append(f"{node.lineno}: imports Scope")
     return found
 
@@ -169,13 +227,21 @@ def test_lowering_resolves_no_name_again():
         src = path.read_text()
         # only the lowering hooks (they take `cc`, the compiler); check hooks take `ck`
         for node in pyast.walk(pyast.parse(src)):
-            if isinstance(node, pyast.FunctionDef) and node.args.args[1:2] and node.args.args[1].arg == "cc":
+            if (
+                isinstance(node, pyast.FunctionDef)
+                and node.args.args[1:2]
+                and node.args.args[1].arg == "cc"
+            ):
                 assert name_lookups(pyast.unparse(node)) == [], f"{path.name}: {node.name}"
 
 
 def test_the_name_scan_sees_a_lookup():
-    planted = ["sym = scope.resolve(e.name, e)\n", "sym = scope.lookup(x.name)\n",
-               "from p4sim.check.names import Scope, Sym\n", "s = self.g.lookup('x')\n"]
+    planted = [
+        "sym = scope.resolve(e.name, e)\n",
+        "sym = scope.lookup(x.name)\n",
+        "from p4sim.check.names import Scope, Sym\n",
+        "s = self.g.lookup('x')\n",
+    ]
     for src in planted:
         assert name_lookups(src), src
     assert name_lookups("ext = registry.lookup(t.name)\nn = self.g.lookup('NoAction')\n") == []
@@ -184,8 +250,10 @@ def test_the_name_scan_sees_a_lookup():
 def test_lowering_follows_the_declaration_check_resolved(tmp_path):
     """Forge check's Sym of one name (x made to stand for y): the generated code reads y's
     Python variable. A lowering looking `x` up again by its string would still read x."""
-    ig = ("        bit<8> x = hdr.data.a;\n        bit<8> y = hdr.data.b;\n"
-          "        hdr.data.c = (bit<16>)x;\n")
+    ig = (
+        "        bit<8> x = hdr.data.a;\n        bit<8> y = hdr.data.b;\n"
+        "        hdr.data.c = (bit<16>)x;\n"
+    )
     path = program(tmp_path, ig=ig)
 
     def assigned(cp) -> str:
@@ -194,7 +262,9 @@ def test_lowering_follows_the_declaration_check_resolved(tmp_path):
         return m.group(1)
 
     def names(cp):
-        ctl = next(d for d in cp.program.declarations if isinstance(d, ast.ControlDecl) and d.name == "IG")
+        ctl = next(
+            d for d in cp.program.declarations if isinstance(d, ast.ControlDecl) and d.name == "IG"
+        )
         use = next(n for n in ast.walk(ctl) if isinstance(n, ast.Cast)).expr
         decl_y = next(n for n in ast.walk(ctl) if isinstance(n, ast.VariableDecl) and n.name == "y")
         return use, decl_y
@@ -215,7 +285,9 @@ def test_a_name_check_never_resolved_is_an_internal_error(tmp_path):
 
     path = program(tmp_path, ig="        hdr.data.b = hdr.data.a;")
     cp = check(parsed(path))
-    ctl = next(d for d in cp.program.declarations if isinstance(d, ast.ControlDecl) and d.name == "IG")
+    ctl = next(
+        d for d in cp.program.declarations if isinstance(d, ast.ControlDecl) and d.name == "IG"
+    )
     hdr = next(n for n in ast.walk(ctl.apply) if isinstance(n, ast.Name) and n.name == "hdr")
     del cp.names[id(hdr)]
     with pytest.raises(cg.LoweringError, match="a name the checker never resolved: 'hdr'"):
@@ -223,6 +295,7 @@ def test_a_name_check_never_resolved_is_an_internal_error(tmp_path):
 
 
 # ---------------------------------------------------------------------------- no re-checks
+
 
 def user_errors_raised(source: str) -> list[str]:
     """The raises in the lowering hooks of an extern module's source (methods taking the
@@ -260,8 +333,10 @@ def test_extern_lowering_hooks_re_check_nothing():
 
 
 def test_the_raise_scan_sees_a_user_error():
-    planted = ("def call(self, cc, name, argv, c, scope, fn):\n"
-               "    if not argv:\n        raise unsupported('x', c)\n")
+    planted = (
+        "def call(self, cc, name, argv, c, scope, fn):\n"
+        "    if not argv:\n        raise unsupported('x', c)\n"
+    )
     assert user_errors_raised(planted) == ["call:3: unsupported"]
     assert user_errors_raised("def call(self, cc, argv, c):\n    cc.check_nargs('f', argv, c, 1)\n")
     # a check hook (it takes `ck`) raises the user's errors: not reported
@@ -305,8 +380,13 @@ def test_a_method_the_module_does_not_lower_is_refused_by_check(tmp_path, monkey
         decl = "extern half { half(); bit<8> get(); }"
         ok = program(tmp_path, decls=decl, ig_locals="    half() h;", name="ok.p4")
         check(parsed(ok))  # an instance alone is fine
-        bad = program(tmp_path, decls=decl, ig_locals="    half() h;", ig="        hdr.data.b = h.get();",
-                      name="bad.p4")
+        bad = program(
+            tmp_path,
+            decls=decl,
+            ig_locals="    half() h;",
+            ig="        hdr.data.b = h.get();",
+            name="bad.p4",
+        )
         with pytest.raises(P4Unsupported, match="method get of extern half") as ei:
             check(parsed(bad))
         assert "h.get()" in Path(bad).read_text().splitlines()[ei.value.span.line - 1]
@@ -317,6 +397,7 @@ def test_a_method_the_module_does_not_lower_is_refused_by_check(tmp_path, monkey
 
 
 # ---------------------------------------------------------------------------- check without runtime
+
 
 def test_check_imports_nothing_of_the_runtime():
     """check's const-entry rules are its own (p4sim/check/entries.py): no module of
@@ -349,12 +430,24 @@ def _entry_cases():
         ("exact missing", ex, acts, [e({})]),
         ("mask on an exact key", ex, acts, [e({"a": Ternary(1, 0xF)})]),
         ("priority 0", tern, acts, [e({"a": Exact(1), "b": Ternary(1, 1)}, 0)]),
-        ("same value, other priority", tern, acts,
-         [e({"a": Exact(1), "b": Ternary(1, 1)}, 2), e({"a": Exact(1), "b": Ternary(1, 1)}, 1)]),
-        ("same value and priority", tern, acts,
-         [e({"a": Exact(1), "b": Ternary(3, 1)}, 2), e({"a": Exact(1), "b": Ternary(1, 1)}, 2)]),
-        ("exact value on a ternary key", tern, acts,
-         [e({"a": Exact(1), "b": Exact(5)}, 1), e({"a": Exact(1), "b": Ternary(5, 0xFF)}, 1)]),
+        (
+            "same value, other priority",
+            tern,
+            acts,
+            [e({"a": Exact(1), "b": Ternary(1, 1)}, 2), e({"a": Exact(1), "b": Ternary(1, 1)}, 1)],
+        ),
+        (
+            "same value and priority",
+            tern,
+            acts,
+            [e({"a": Exact(1), "b": Ternary(3, 1)}, 2), e({"a": Exact(1), "b": Ternary(1, 1)}, 2)],
+        ),
+        (
+            "exact value on a ternary key",
+            tern,
+            acts,
+            [e({"a": Exact(1), "b": Exact(5)}, 1), e({"a": Exact(1), "b": Ternary(5, 0xFF)}, 1)],
+        ),
         ("ternary key left out", tern, acts, [e({"a": Exact(1)}, 1), e({"a": Exact(1)}, 1)]),
         ("lpm host bits", lpm, acts, [e({"a": Lpm(0x1234, 8)}), e({"a": Lpm(0x1299, 8)})]),
         ("lpm exact value", lpm, acts, [e({"a": Exact(0x1234)}), e({"a": Lpm(0x1234, 16)})]),

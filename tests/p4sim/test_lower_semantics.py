@@ -15,25 +15,28 @@ def run(tmp_path, ig, pkt=None, **kw):
     return sw, out
 
 
-@pytest.mark.parametrize("stmt, expect", [
-    ("hdr.data.a = hdr.data.a + hdr.data.b;", (44, 100)),          # 300 wraps to 44
-    ("hdr.data.a = hdr.data.b - hdr.data.a;", (156, 100)),         # -100 wraps
-    ("hdr.data.a = hdr.data.a |+| hdr.data.b;", (255, 100)),       # saturating add
-    ("hdr.data.b = hdr.data.b |-| hdr.data.a;", (200, 0)),         # saturating sub
-    ("hdr.data.a = hdr.data.a << 1;", (144, 100)),
-    ("hdr.data.a = hdr.data.a >> 3;", (25, 100)),
-    ("hdr.data.a = ~hdr.data.a;", (55, 100)),
-    ("hdr.data.a = -hdr.data.b;", (156, 100)),
-    ("hdr.data.a = hdr.data.a * 2;", (144, 100)),
-    ("hdr.data.a = hdr.data.c[15:8];", (0x12, 100)),
-    ("hdr.data.a[3:0] = 4w0xf;", (0xCF, 100)),
-    ("hdr.data.a = (bit<8>)hdr.data.d;", (1, 100)),
-    ("hdr.data.a = (bit<8>)(hdr.data.a > hdr.data.b ? 8w7 : 8w9);", (7, 100)),
-    ("hdr.data.a = hdr.data.a / 3; hdr.data.b = hdr.data.b % 7;", (66, 2)),
-    ("hdr.data.a = (bit<8>)((int<8>)hdr.data.a >> 2);", (0xF2, 100)),   # arithmetic shift of -56
-    ("if ((int<8>)hdr.data.a < 0) { hdr.data.a = 1; }", (1, 100)),     # 200 is -56 signed
-    ("hdr.data.a = (bit<8>)(bit<4>)hdr.data.a;", (8, 100)),           # truncation
-])
+@pytest.mark.parametrize(
+    "stmt, expect",
+    [
+        ("hdr.data.a = hdr.data.a + hdr.data.b;", (44, 100)),  # 300 wraps to 44
+        ("hdr.data.a = hdr.data.b - hdr.data.a;", (156, 100)),  # -100 wraps
+        ("hdr.data.a = hdr.data.a |+| hdr.data.b;", (255, 100)),  # saturating add
+        ("hdr.data.b = hdr.data.b |-| hdr.data.a;", (200, 0)),  # saturating sub
+        ("hdr.data.a = hdr.data.a << 1;", (144, 100)),
+        ("hdr.data.a = hdr.data.a >> 3;", (25, 100)),
+        ("hdr.data.a = ~hdr.data.a;", (55, 100)),
+        ("hdr.data.a = -hdr.data.b;", (156, 100)),
+        ("hdr.data.a = hdr.data.a * 2;", (144, 100)),
+        ("hdr.data.a = hdr.data.c[15:8];", (0x12, 100)),
+        ("hdr.data.a[3:0] = 4w0xf;", (0xCF, 100)),
+        ("hdr.data.a = (bit<8>)hdr.data.d;", (1, 100)),
+        ("hdr.data.a = (bit<8>)(hdr.data.a > hdr.data.b ? 8w7 : 8w9);", (7, 100)),
+        ("hdr.data.a = hdr.data.a / 3; hdr.data.b = hdr.data.b % 7;", (66, 2)),
+        ("hdr.data.a = (bit<8>)((int<8>)hdr.data.a >> 2);", (0xF2, 100)),  # arithmetic shift of -56
+        ("if ((int<8>)hdr.data.a < 0) { hdr.data.a = 1; }", (1, 100)),  # 200 is -56 signed
+        ("hdr.data.a = (bit<8>)(bit<4>)hdr.data.a;", (8, 100)),  # truncation
+    ],
+)
 def test_arithmetic(tmp_path, stmt, expect):
     _, out = run(tmp_path, stmt)
     assert data_of(out[0].data)[:2] == expect
@@ -124,7 +127,9 @@ def test_undefined_behaviour_drops_and_logs(tmp_path):
 def test_subparser_with_scalar_out(tmp_path):
     from tests.p4sim.p4sim_helpers import HEADERS
 
-    src = HEADERS.replace("{{", "{").replace("}}", "}") + """
+    src = (
+        HEADERS.replace("{{", "{").replace("}}", "}")
+        + """
 struct headers_t { eth_t eth; data_t data; }
 struct meta_t { bit<8> seen; }
 parser Sub(packet_in pkt, inout headers_t hdr, out bit<8> first) {
@@ -143,6 +148,7 @@ control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
 control DP(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.eth); pkt.emit(hdr.data); } }
 V1Switch(P(), VC(), IG(), EG(), CC(), DP()) main;
 """
+    )
     path = tmp_path / "sub.p4"
     path.write_text(src)
     sw = Switch(str(path))
@@ -204,10 +210,10 @@ def test_for_loop_cap_drops_the_packet_and_logs(tmp_path, monkeypatch):
         bit<8> n = 0;
         for (bit<8> i = hdr.data.a; i != 255; i = i + 2) { n = n + 1; }
         hdr.data.b = n;"""
-    sw, out = run(tmp_path, ig, pkt=frame(a=200))   # even start: never 255
+    sw, out = run(tmp_path, ig, pkt=frame(a=200))  # even start: never 255
     assert out == [] and sw.stats["drops"] == 1
     assert any("for loop at" in m and "50 iterations" in m for m in sw.log), sw.log
-    sw.send(0, frame(a=201))                        # 27 steps to 255: under the cap
+    sw.send(0, frame(a=201))  # 27 steps to 255: under the cap
     assert data_of(sw.receive()[0].data)[:2] == (201, 27)
 
 
@@ -224,7 +230,19 @@ def test_csum_fold_matches_the_folding_loop():
         return ~s & 0xFFFF
 
     rng = random.Random(7)
-    cases = [0, 1, 0xFFFF, 0x10000, 0x1FFFE, 0x1FFFF, 0xFFFEFFFF, 0xFFFF0000, 2**32 - 1, 2**32, 2**48 - 1]
+    cases = [
+        0,
+        1,
+        0xFFFF,
+        0x10000,
+        0x1FFFE,
+        0x1FFFF,
+        0xFFFEFFFF,
+        0xFFFF0000,
+        2**32 - 1,
+        2**32,
+        2**48 - 1,
+    ]
     cases += [rng.getrandbits(rng.choice((17, 20, 24, 32, 40, 64))) for _ in range(5000)]
     for s in cases:
         assert csum_fold(s) == reference(s), hex(s)

@@ -9,10 +9,52 @@ import unicodedata
 
 from p4sim.lower.codegen import fld, mangle
 
-HOSTILE = ["_v", "class", "lambda", "None", "True", "copy", "__init__", "__dict__", "_ex", "_em",
-           "_S", "_bits", "_p4pad", "_p4fields", "x__w", "x", "ax", "aｘ", "b1", "b１", "a_", "a__",
-           "a_x61_", "aU_x", "U_x", "_", "__", "int", "self", "e", "buf", "off"]
-INTERNAL = {"_v", "copy", "_ex", "_em", "_S", "_bits", "_p4pad", "_p4fields", "__init__", "__dict__"}
+HOSTILE = [
+    "_v",
+    "class",
+    "lambda",
+    "None",
+    "True",
+    "copy",
+    "__init__",
+    "__dict__",
+    "_ex",
+    "_em",
+    "_S",
+    "_bits",
+    "_p4pad",
+    "_p4fields",
+    "x__w",
+    "x",
+    "ax",
+    "aｘ",
+    "b1",
+    "b１",
+    "a_",
+    "a__",
+    "a_x61_",
+    "aU_x",
+    "U_x",
+    "_",
+    "__",
+    "int",
+    "self",
+    "e",
+    "buf",
+    "off",
+]
+INTERNAL = {
+    "_v",
+    "copy",
+    "_ex",
+    "_em",
+    "_S",
+    "_bits",
+    "_p4pad",
+    "_p4fields",
+    "__init__",
+    "__dict__",
+}
 
 
 def test_mangled_names_are_python_identifiers_stable_under_nfkc():

@@ -51,7 +51,9 @@ def test_ids_equal_those_p4c_published(tmp_path):
     NoAction) and an action `do_action` only called from `apply` (testdata
     p4_16_samples_outputs/gauntlet_exit_combination_1-bmv2.p4.p4info.txtpb) has these ids;
     the directly called action is listed too."""
-    tables, actions = _p4info(tmp_path, """
+    tables, actions = _p4info(
+        tmp_path,
+        """
 control ingress(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
     action dummy() { }
     action do_action() { hd.h.b = 1; }
@@ -60,15 +62,22 @@ control ingress(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm
 }
 control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
 V1Switch(P(), V(), ingress(), E(), C(), D()) main;
-""")
+""",
+    )
     assert tables == {"ingress.simple_table": 39789425}
-    assert actions == {"NoAction": 21257015, "ingress.dummy": 18214157, "ingress.do_action": 21566949}
+    assert actions == {
+        "NoAction": 21257015,
+        "ingress.dummy": 18214157,
+        "ingress.do_action": 21566949,
+    }
 
 
 def test_prefix_is_the_declared_control_name(tmp_path):
     """@name on a control and the name of a top-level instance passed to V1Switch do not
     enter the names (HierarchicalNames::getName is the declaration's name)."""
-    tables, actions = _p4info(tmp_path, """
+    tables, actions = _p4info(
+        tmp_path,
+        """
 @name("renamed_ig") control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
     action set_b(bit<8> v) { hd.h.b = v; }
     table t { key = { hd.h.a: exact; } actions = { set_b; } }
@@ -81,9 +90,13 @@ control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
 Ing() ig_instance;
 E() eg_instance;
 V1Switch(P(), V(), ig_instance, eg_instance, C(), D()) main;
-""")
+""",
+    )
     assert tables == {"Ing.t": ref_id(TABLE, "Ing.t"), "E.u": ref_id(TABLE, "E.u")}
-    assert actions == {"Ing.set_b": ref_id(ACTION, "Ing.set_b"), "NoAction": ref_id(ACTION, "NoAction")}
+    assert actions == {
+        "Ing.set_b": ref_id(ACTION, "Ing.set_b"),
+        "NoAction": ref_id(ACTION, "NoAction"),
+    }
 
 
 def test_sub_control_instances_and_global_actions(tmp_path):
@@ -91,7 +104,9 @@ def test_sub_control_instances_and_global_actions(tmp_path):
     (an @name on the instance replaces its name; `.x` makes it global); a global action
     keeps its global name, with or without a relative @name (p4c 1.2.5.16, checked with
     p4c-bm2-ss on this program; p4c 1.2.4.0 named the first `Ing.fwd` and `E.fwd`)."""
-    tables, actions = _p4info(tmp_path, """
+    tables, actions = _p4info(
+        tmp_path,
+        """
 @name("fwd") action forward(bit<9> port) { }
 action plain_global() { }
 control Sub(inout headers_t hd) {
@@ -111,10 +126,17 @@ control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
     apply { et.apply(); }
 }
 V1Switch(P(), V(), Ing(), E(), C(), D()) main;
-""")
+""",
+    )
     assert set(tables) == {"Ing.t", "Ing.s1.st", "Ing.second.st", "top.st", "E.et"}
-    assert set(actions) == {"fwd", "plain_global", "Ing.s1.mark", "Ing.second.mark",
-                            "top.mark", "NoAction"}
+    assert set(actions) == {
+        "fwd",
+        "plain_global",
+        "Ing.s1.mark",
+        "Ing.second.mark",
+        "top.mark",
+        "NoAction",
+    }
     for name, uid in actions.items():
         assert uid == ref_id(ACTION, name), name
     for name, uid in tables.items():
@@ -125,7 +147,9 @@ def test_unused_tables_and_their_actions_are_not_in_p4info(tmp_path):
     """p4c removes a table that is never applied ("Table t is not used; removing") before
     P4Info, then the actions nobody references any more; a control action called directly
     stays (only its call is inlined)."""
-    tables, actions = _p4info(tmp_path, """
+    tables, actions = _p4info(
+        tmp_path,
+        """
 control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
     action only_in_unused() { hd.h.b = 1; }
     action shared() { hd.h.b = 2; }
@@ -139,7 +163,8 @@ control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
 }
 control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
 V1Switch(P(), V(), Ing(), E(), C(), D()) main;
-""")
+""",
+    )
     assert set(tables) == {"Ing.used_t"}
     # `inner` is called only from another action: p4c's InlineActions inlines it there and
     # it is then unused (p4c 1.2.5.16 samples crc32-bmv2, issue232-bmv2)
@@ -148,10 +173,14 @@ V1Switch(P(), V(), Ing(), E(), C(), D()) main;
 
 def _info(tmp_path: Path, body: str):
     src = tmp_path / "prog.p4"
-    src.write_text(PRELUDE + body + """
+    src.write_text(
+        PRELUDE
+        + body
+        + """
 control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
 V1Switch(P(), V(), Ing(), E(), C(), D()) main;
-""")
+"""
+    )
     return build_p4info(load_program(str(src)).model)
 
 
@@ -159,22 +188,34 @@ def test_type_info_is_written_once_something_asks_for_it(tmp_path):
     """p4c 1.2.5.16 writes an empty `type_info {}` when a table, an action parameter, a
     controller header, an extern instance or an extern function called in a control asks for
     it (p4RuntimeSerializer.cpp), and none otherwise (samples arith-bmv2, empty-bmv2)."""
-    bare = _info(tmp_path, "control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm)"
-                           " { apply { hd.h.a = 1; } }")
+    bare = _info(
+        tmp_path,
+        "control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm)"
+        " { apply { hd.h.a = 1; } }",
+    )
     assert not bare.HasField("type_info")
-    called = _info(tmp_path, "control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm)"
-                             " { apply { mark_to_drop(sm); } }")
+    called = _info(
+        tmp_path,
+        "control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm)"
+        " { apply { mark_to_drop(sm); } }",
+    )
     assert called.HasField("type_info") and called.type_info.ByteSize() == 0
     # an action parameter asks for it, but a directly called action has none left: p4c's
     # front end binds them all at the call (removeParameters.cpp; p4c-bm2-ss 1.2.5.16 lists
     # `Ing.a` without params and writes no type_info for this program)
-    called = _info(tmp_path, "control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm)"
-                             " { action a(bit<8> v) { hd.h.a = v; } apply { a(3); } }")
+    called = _info(
+        tmp_path,
+        "control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm)"
+        " { action a(bit<8> v) { hd.h.a = v; } apply { a(3); } }",
+    )
     assert not called.HasField("type_info")
     assert [(a.preamble.name, len(a.params)) for a in called.actions] == [("Ing.a", 0)]
-    param = _info(tmp_path, "control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm)"
-                            " { action a(bit<8> v) { hd.h.a = v; }"
-                            " table t { actions = { a; } } apply { t.apply(); } }")
+    param = _info(
+        tmp_path,
+        "control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm)"
+        " { action a(bit<8> v) { hd.h.a = v; }"
+        " table t { actions = { a; } } apply { t.apply(); } }",
+    )
     assert param.HasField("type_info")
     assert [len(a.params) for a in param.actions if a.preamble.name == "Ing.a"] == [1]
 
@@ -184,7 +225,9 @@ def test_initial_entries_and_default_action_arguments(tmp_path):
     is_const_table for `const entries` even when empty (getHasInitialEntries, getConstTable);
     initial_default_action arguments at the parameter's width in bytes (default_action-bmv2:
     "\\000\\000\\000\\n" for bit<32> 10)."""
-    info = _info(tmp_path, """
+    info = _info(
+        tmp_path,
+        """
 control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
     action a(bit<32> v) { hd.h.a = (bit<8>)v; }
     table init_t { key = { hd.h.a: exact; } actions = { a; } default_action = a(10);
@@ -192,19 +235,27 @@ control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
     table const_empty { key = { hd.h.b: exact; } actions = { a; } const entries = { } }
     table plain { key = { hd.h.b: exact; } actions = { a; } }
     apply { init_t.apply(); const_empty.apply(); plain.apply(); }
-}""")
+}""",
+    )
     t = {x.preamble.name: x for x in info.tables}
     assert (t["Ing.init_t"].has_initial_entries, t["Ing.init_t"].is_const_table) == (True, False)
-    assert (t["Ing.const_empty"].has_initial_entries, t["Ing.const_empty"].is_const_table) == (False, True)
+    assert (t["Ing.const_empty"].has_initial_entries, t["Ing.const_empty"].is_const_table) == (
+        False,
+        True,
+    )
     assert (t["Ing.plain"].has_initial_entries, t["Ing.plain"].is_const_table) == (False, False)
-    assert [a.value for a in t["Ing.init_t"].initial_default_action.arguments] == [b"\x00\x00\x00\n"]
+    assert [a.value for a in t["Ing.init_t"].initial_default_action.arguments] == [
+        b"\x00\x00\x00\n"
+    ]
 
 
 def test_table_without_default_action_refers_to_noaction_defaultonly(tmp_path):
     """p4c's CreateBuiltins gives a table without default_action `default_action =
     NoAction` and adds `@defaultonly NoAction` to its actions: P4Info shows the ref."""
     src = tmp_path / "prog.p4"
-    src.write_text(PRELUDE + """
+    src.write_text(
+        PRELUDE
+        + """
 control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
     action to_cpu() { sm.egress_spec = 64; }
     table t0 { key = { sm.ingress_port: ternary; } actions = { to_cpu; } }
@@ -212,12 +263,15 @@ control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
 }
 control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
 V1Switch(P(), V(), Ing(), E(), C(), D()) main;
-""")
+"""
+    )
     info = build_p4info(load_program(str(src)).model)
     (t,) = info.tables
     refs = [(r.id, r.scope, list(r.annotations)) for r in t.action_refs]
-    assert refs == [(ref_id(ACTION, "Ing.to_cpu"), 0, []),
-                    (ref_id(ACTION, "NoAction"), 2, ["@defaultonly"])]  # 2: DEFAULT_ONLY
+    assert refs == [
+        (ref_id(ACTION, "Ing.to_cpu"), 0, []),
+        (ref_id(ACTION, "NoAction"), 2, ["@defaultonly"]),
+    ]  # 2: DEFAULT_ONLY
     assert t.initial_default_action.action_id == ref_id(ACTION, "NoAction")
 
 
@@ -236,9 +290,14 @@ def test_field_ids_follow_p4c_field_id_allocator():
 
 def test_id_annotations_on_params_keys_and_packet_metadata(tmp_path):
     src = tmp_path / "prog.p4"
-    src.write_text(PRELUDE.replace("struct meta_t", """@controller_header("packet_in")
+    src.write_text(
+        PRELUDE.replace(
+            "struct meta_t",
+            """@controller_header("packet_in")
 header pin_t { @id(7) bit<9> port; bit<7> pad; }
-struct meta_t""") + """
+struct meta_t""",
+        )
+        + """
 control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
     action set(bit<8> first, @id(1) bit<8> second, bit<8> third) { hd.h.b = first + second + third; }
     table t { key = { hd.h.a: exact; hd.h.b: exact @id(9); } actions = { set; } }
@@ -246,7 +305,8 @@ control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
 }
 control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
 V1Switch(P(), V(), Ing(), E(), C(), D()) main;
-""")
+"""
+    )
     info = build_p4info(load_program(str(src)).model)
     (act,) = [a for a in info.actions if a.preamble.name == "Ing.set"]
     assert [(p.name, p.id) for p in act.params] == [("first", 2), ("second", 1), ("third", 3)]
@@ -260,7 +320,9 @@ def test_documentation_and_hidden_objects(tmp_path):
     """@brief/@description fill the preamble's `doc` (p4c addDocumentation), other
     annotations stay in `annotations`; a @hidden table is not in P4Info."""
     src = tmp_path / "prog.p4"
-    src.write_text(PRELUDE + """
+    src.write_text(
+        PRELUDE
+        + """
 control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
     @brief("Sets b") @description("Writes the parameter to h.b") @my_tag(1)
     action setb(bit<8> v) { hd.h.b = v; }
@@ -270,10 +332,14 @@ control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
 }
 control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
 V1Switch(P(), V(), Ing(), E(), C(), D()) main;
-""")
+"""
+    )
     info = build_p4info(load_program(str(src)).model)
     (a,) = [x for x in info.actions if x.preamble.name == "Ing.setb"]
-    assert (a.preamble.doc.brief, a.preamble.doc.description) == ("Sets b", "Writes the parameter to h.b")
+    assert (a.preamble.doc.brief, a.preamble.doc.description) == (
+        "Sets b",
+        "Writes the parameter to h.b",
+    )
     assert list(a.preamble.annotations) == ["@my_tag(1)"]
     assert [t.preamble.name for t in info.tables] == ["Ing.t"]
 
@@ -307,14 +373,18 @@ V1Switch(Prs(), V(), Ing(), E(), C(), D()) main;
     assert set(vs) == {"Prs.singles"}
     assert vs["Prs.singles"].preamble.id == ref_id(0x03, "Prs.singles")
     assert vs["Prs.singles"].size == 4
-    assert [(m.id, m.name, m.bitwidth, m.match_type) for m in vs["Prs.singles"].match] == [(1, "", 8, 2)]  # 2: EXACT
+    assert [(m.id, m.name, m.bitwidth, m.match_type) for m in vs["Prs.singles"].match] == [
+        (1, "", 8, 2)
+    ]  # 2: EXACT
 
 
 def test_direct_counter_follows_its_table(tmp_path):
     """A direct counter is in P4Info with its table's id; one no (applied) table uses is
     left out, as p4c serialises direct resources from their table."""
     src = tmp_path / "prog.p4"
-    src.write_text(PRELUDE + """
+    src.write_text(
+        PRELUDE
+        + """
 control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
     direct_counter(CounterType.packets) used_dc;
     direct_counter(CounterType.packets) lonely_dc;
@@ -325,10 +395,12 @@ control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
 }
 control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
 V1Switch(P(), V(), Ing(), E(), C(), D()) main;
-""")
+"""
+    )
     info = build_p4info(load_program(str(src)).model)
     assert [(c.preamble.name, c.preamble.id, c.direct_table_id) for c in info.direct_counters] == [
-        ("Ing.used_dc", ref_id(0x13, "Ing.used_dc"), ref_id(TABLE, "Ing.t"))]
+        ("Ing.used_dc", ref_id(0x13, "Ing.used_dc"), ref_id(TABLE, "Ing.t"))
+    ]
     assert [t.preamble.name for t in info.tables] == ["Ing.t"]
     assert list(info.tables[0].direct_resource_ids) == [ref_id(0x13, "Ing.used_dc")]
 
@@ -338,16 +410,26 @@ def test_controller_header_id_comes_from_the_header_type(tmp_path):
     name, the preamble is named after the annotation. 81826293 is the id p4c gives a
     `packet_in_header_t` (as in P4Info files p4c generated for other projects)."""
     src = tmp_path / "prog.p4"
-    src.write_text(PRELUDE.replace("struct meta_t", """@controller_header("packet_in")
+    src.write_text(
+        PRELUDE.replace(
+            "struct meta_t",
+            """@controller_header("packet_in")
 header packet_in_header_t { bit<9> ingress_port; bit<7> pad; }
-struct meta_t""") + """
+struct meta_t""",
+        )
+        + """
 control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
 control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
 V1Switch(P(), V(), Ing(), E(), C(), D()) main;
-""")
+"""
+    )
     info = build_p4info(load_program(str(src)).model)
     (cpm,) = info.controller_packet_metadata
-    assert (cpm.preamble.id, cpm.preamble.name, cpm.preamble.alias) == (81826293, "packet_in", "packet_in")
+    assert (cpm.preamble.id, cpm.preamble.name, cpm.preamble.alias) == (
+        81826293,
+        "packet_in",
+        "packet_in",
+    )
     assert cpm.preamble.id == ref_id(0x04, "packet_in_header_t")
 
 
@@ -357,7 +439,9 @@ def test_param_name_annotation_and_key_constants_as_p4c_prints_them(tmp_path):
     is printed as p4c's Util::toString prints it: width prefix kept, no leading zeros
     (sample match-on-exprs2-bmv2: `0x010101010101` -> `0x10101010101`)."""
     src = tmp_path / "prog.p4"
-    src.write_text(PRELUDE + """
+    src.write_text(
+        PRELUDE
+        + """
 control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
     action fwd(@name("orange") bit<9> port, bit<8> v) { sm.egress_spec = port; hd.h.b = v; }
     table t {
@@ -368,10 +452,14 @@ control Ing(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) {
 }
 control E(inout headers_t hd, inout meta_t m, inout standard_metadata_t sm) { apply { } }
 V1Switch(P(), V(), Ing(), E(), C(), D()) main;
-""")
+"""
+    )
     info = build_p4info(load_program(str(src)).model)
     (table,) = info.tables
-    assert [k.name for k in table.match_fields] == ["hd.h.a & 0xf", "hd.h.b & 8w0x7",
-                                                    "hd.h.a & 0b11"]
+    assert [k.name for k in table.match_fields] == [
+        "hd.h.a & 0xf",
+        "hd.h.b & 8w0x7",
+        "hd.h.a & 0b11",
+    ]
     (fwd,) = [a for a in info.actions if a.preamble.name == "Ing.fwd"]
     assert [(p.id, p.name) for p in fwd.params] == [(1, "orange"), (2, "v")]

@@ -80,13 +80,20 @@ def test_counter_register_meter_hash_in_program(tmp_path):
 def test_checksum_verify_and_update(tmp_path):
     # verify over eth.dst sets checksum_error when data.c does not match
     path = program(tmp_path, ig="hdr.data.b = (bit<8>)sm.checksum_error;")
-    txt = open(path).read().replace(
-        "control VC(inout headers_t hdr, inout meta_t meta) { apply { } }",
-        "control VC(inout headers_t hdr, inout meta_t meta) { apply { verify_checksum(hdr.data.isValid(),"
-        " { hdr.data.a, hdr.data.d }, hdr.data.c, HashAlgorithm.csum16); } }").replace(
-        "control CC(inout headers_t hdr, inout meta_t meta) { apply { } }",
-        "control CC(inout headers_t hdr, inout meta_t meta) { apply { update_checksum(true,"
-        " { hdr.data.a, hdr.data.d }, hdr.data.c, HashAlgorithm.csum16); } }")
+    txt = (
+        open(path)
+        .read()
+        .replace(
+            "control VC(inout headers_t hdr, inout meta_t meta) { apply { } }",
+            "control VC(inout headers_t hdr, inout meta_t meta) { apply { verify_checksum(hdr.data.isValid(),"
+            " { hdr.data.a, hdr.data.d }, hdr.data.c, HashAlgorithm.csum16); } }",
+        )
+        .replace(
+            "control CC(inout headers_t hdr, inout meta_t meta) { apply { } }",
+            "control CC(inout headers_t hdr, inout meta_t meta) { apply { update_checksum(true,"
+            " { hdr.data.a, hdr.data.d }, hdr.data.c, HashAlgorithm.csum16); } }",
+        )
+    )
     open(path, "w").write(txt)
     sw = Switch(path)
     good = X.csum16(bytes([7]) + (0x01020304).to_bytes(4, "big"))
@@ -137,8 +144,14 @@ def test_resubmit_and_recirculate_preserve_field_list(tmp_path):
         else { hdr.data.d = meta.x; hdr.data.a = (bit<8>)sm.instance_type; }
     """
     path = program(tmp_path, ig=ig, decls=decls)
-    txt = open(path).read().replace("struct meta_t { bit<32> x; bit<8> y; }",
-                                    "struct meta_t { @field_list(1) bit<32> x; bit<8> y; }")
+    txt = (
+        open(path)
+        .read()
+        .replace(
+            "struct meta_t { bit<32> x; bit<8> y; }",
+            "struct meta_t { @field_list(1) bit<32> x; bit<8> y; }",
+        )
+    )
     open(path, "w").write(txt)
     sw = Switch(path)
     sw.send(0, frame())
@@ -149,8 +162,14 @@ def test_resubmit_and_recirculate_preserve_field_list(tmp_path):
     eg = "if (hdr.data.a != 4) { recirculate_preserving_field_list(1); }"
     ig2 = "if (sm.instance_type == 4) { hdr.data.a = 4; hdr.data.d = meta.x; } else { meta.x = 9; }"
     path2 = program(tmp_path, ig=ig2, eg=eg, name="p2.p4")
-    txt2 = open(path2).read().replace(
-        "struct meta_t { bit<32> x; bit<8> y; }", "struct meta_t { @field_list(1) bit<32> x; bit<8> y; }")
+    txt2 = (
+        open(path2)
+        .read()
+        .replace(
+            "struct meta_t { bit<32> x; bit<8> y; }",
+            "struct meta_t { @field_list(1) bit<32> x; bit<8> y; }",
+        )
+    )
     open(path2, "w").write(txt2)
     sw2 = Switch(path2)
     sw2.send(0, frame())
@@ -173,8 +192,9 @@ def test_pfc_frame_pauses_tm_and_still_runs_pipeline(tmp_path):
     tm = TrafficManager()
     sw = Switch(program(tmp_path, ig="sm.egress_spec = 2;"), tm=tm)
     tm.set_port_rate(1, bits_per_s=1e9)
-    pfc = (bytes.fromhex("0180c2000001" "0000000000bb" "8808" "0101" "0001") + (100).to_bytes(2, "big")
-           + bytes(14)).ljust(60, b"\0")
+    pfc = (
+        bytes.fromhex("0180c20000010000000000bb880801010001") + (100).to_bytes(2, "big") + bytes(14)
+    ).ljust(60, b"\0")
     sw.send(1, pfc)
     assert sw.stats["pfc_rx"] == 1
     assert tm.is_paused(1, 0, sw.now())
@@ -203,11 +223,16 @@ def test_virtual_time_stamps_and_queueing(tmp_path):
 def test_csum16_from_field_words_matches_packed_bytes(tmp_path):
     # odd widths crossing 16-bit word boundaries, total not a multiple of 16
     path = program(tmp_path)
-    txt = open(path).read().replace(
-        "control CC(inout headers_t hdr, inout meta_t meta) { apply { } }",
-        "control CC(inout headers_t hdr, inout meta_t meta) { apply { update_checksum(true,"
-        " { hdr.data.a[2:0], hdr.data.d, hdr.data.b[6:0], hdr.eth.src[10:0] }, hdr.data.c,"
-        " HashAlgorithm.csum16); } }")
+    txt = (
+        open(path)
+        .read()
+        .replace(
+            "control CC(inout headers_t hdr, inout meta_t meta) { apply { } }",
+            "control CC(inout headers_t hdr, inout meta_t meta) { apply { update_checksum(true,"
+            " { hdr.data.a[2:0], hdr.data.d, hdr.data.b[6:0], hdr.eth.src[10:0] }, hdr.data.c,"
+            " HashAlgorithm.csum16); } }",
+        )
+    )
     open(path, "w").write(txt)
     sw = Switch(path)
     import random as _r
@@ -236,8 +261,10 @@ def test_deprecated_field_list_forms(tmp_path):
 
 def test_resubmitted_packet_enters_egress_as_normal(tmp_path):
     # and, as simple_switch resets metadata for the new pass, reads ingress_port 0 there
-    ig = ("if (sm.instance_type == 0) { resubmit_preserving_field_list(1); }"
-          " else { hdr.data.a = 6; hdr.data.c = (bit<16>)sm.ingress_port; }")
+    ig = (
+        "if (sm.instance_type == 0) { resubmit_preserving_field_list(1); }"
+        " else { hdr.data.a = 6; hdr.data.c = (bit<16>)sm.ingress_port; }"
+    )
     eg = "hdr.data.b = (bit<8>)sm.instance_type;"
     sw = Switch(program(tmp_path, ig=ig, eg=eg))
     sw.send(3, frame())
@@ -311,7 +338,9 @@ def test_e2e_clone_resets_metadata_and_is_truncated_by_its_session(tmp_path):
 def test_egress_spec_reads_zero_in_egress(tmp_path):
     """Mutant S6 (egress_spec left as ingress set it). BMv2 simple_switch egress_thread sets
     standard_metadata.egress_spec to 0 before egress runs (it is an output of egress)."""
-    sw = Switch(program(tmp_path, ig="sm.egress_spec = 5;", eg="hdr.data.a = (bit<8>)sm.egress_spec;"))
+    sw = Switch(
+        program(tmp_path, ig="sm.egress_spec = 5;", eg="hdr.data.a = (bit<8>)sm.egress_spec;")
+    )
     sw.send(0, frame(a=9))
     outs = [(p.port, data_of(p.data)[0]) for p in sw.receive()]
     assert outs == [(5, 0)]
@@ -323,7 +352,9 @@ def test_8023x_pause_frame_pauses_every_priority_of_the_port(tmp_path):
     tm = TrafficManager()
     sw = Switch(program(tmp_path, ig="sm.egress_spec = 2;"), tm=tm)
     tm.set_port_rate(1, bits_per_s=1e9)
-    pause = (bytes.fromhex("0180c2000001" "0000000000bb" "8808" "0001") + (100).to_bytes(2, "big")).ljust(60, b"\0")
+    pause = (bytes.fromhex("0180c20000010000000000bb88080001") + (100).to_bytes(2, "big")).ljust(
+        60, b"\0"
+    )
     sw.send(1, pause)
     assert all(tm.is_paused(1, prio, sw.now()) for prio in range(8))
     # 100 quanta of 512 bit times at 1 Gb/s: 51.2 us

@@ -24,8 +24,13 @@ from tests.p4sim.p4sim_helpers import data_of, frame, program
 
 def table(kinds, widths=None):
     widths = widths or [8] * len(kinds)
-    info = TableInfo(name="c.t", keys=tuple(KeyField(f"k{i}", k, w, i + 1)
-                                             for i, (k, w) in enumerate(zip(kinds, widths, strict=False))))
+    info = TableInfo(
+        name="c.t",
+        keys=tuple(
+            KeyField(f"k{i}", k, w, i + 1)
+            for i, (k, w) in enumerate(zip(kinds, widths, strict=False))
+        ),
+    )
     t = Table(info, [ActionSpec("c.a", (("v", 8),)), ActionSpec("NoAction", ())])
     t.set_default("NoAction", {})
     return t
@@ -120,8 +125,9 @@ def test_table_in_program_hit_miss_default_counters_action_run(tmp_path):
     assert [f.name for f in m.tables["IG.t"].keys] == ["cee", "hdr.data.b"]
     assert m.tables["IG.k"].const_entries
     assert m.direct_counters["IG.dc"].table == "IG.t"
-    e = TableEntry("t", {"cee": Ternary(0x1200, 0xFF00), "hdr.data.b": Exact(2)}, "set_a",
-                   {"v": 5}, priority=1)
+    e = TableEntry(
+        "t", {"cee": Ternary(0x1200, 0xFF00), "hdr.data.b": Exact(2)}, "set_a", {"v": 5}, priority=1
+    )
     sw.table_add(e)
     sw.send(0, frame(a=0, b=2, c=0x1234))
     sw.send(0, frame(a=0, b=3, c=0x1234))
@@ -142,7 +148,9 @@ def test_validity_key_named_as_p4c(tmp_path):
     """
     sw = Switch(program(tmp_path, ig_locals=locals_, ig="v.apply();"))
     assert [(k.name, k.bitwidth) for k in sw.model.tables["IG.v"].keys] == [
-        ("hdr.data.$valid$", 1), ("hdr.data.a[3:0]", 4)]
+        ("hdr.data.$valid$", 1),
+        ("hdr.data.a[3:0]", 4),
+    ]
 
 
 def test_single_key_lpm_fast_path_agrees_with_general_lookup():
@@ -262,7 +270,9 @@ def test_an_emptied_table_misses_and_a_refilled_one_hits(tmp_path):
     sw = Switch(program(tmp_path, ig=ig, ig_locals=ig_locals))
     entries = {
         "e1": TableEntry("e1", {"hdr.data.a": Exact(1)}, "set_d", {"v": 11}),
-        "e2": TableEntry("e2", {"hdr.data.a": Exact(1), "hdr.data.b": Exact(2)}, "set_d", {"v": 22}),
+        "e2": TableEntry(
+            "e2", {"hdr.data.a": Exact(1), "hdr.data.b": Exact(2)}, "set_d", {"v": 22}
+        ),
         "l1": TableEntry("l1", {"hdr.data.c": Lpm(0x1200, 8)}, "set_d", {"v": 33}),
         "t1": TableEntry("t1", {"hdr.data.b": Ternary(2, 0xFF)}, "set_d", {"v": 44}, priority=1),
     }

@@ -149,7 +149,9 @@ def test_a_bug_in_generated_code_is_one_line_not_a_traceback(tmp_path):
         raise NameError("name '_S_H_xh3' is not defined")
 
     r.sw._ingress = broken
-    with pytest.raises(StfError, match=r"t.stf:2: packet: p4sim internal error \(NameError: name '_S_H_xh3'"):
+    with pytest.raises(
+        StfError, match=r"t.stf:2: packet: p4sim internal error \(NameError: name '_S_H_xh3'"
+    ):
         r.run_text(f"\npacket 0 {pkt(1)}\n")
 
 
@@ -179,7 +181,8 @@ def test_named_ports_stay_strict_by_default():
     # a missing packet on a named port fails in both modes
     for strict in (False, True):
         res = StfRunner(Switch(str(DIALECT)), "d.stf", strict=strict).run_text(
-            "packet 0 05 00\nexpect 5 05 00$\nexpect 5 05 00$\n")
+            "packet 0 05 00\nexpect 5 05 00$\nexpect 5 05 00$\n"
+        )
         assert not res.ok and "expected packet #2 on port 5 never came" in res.messages[0]
 
 
@@ -190,7 +193,9 @@ def test_expect_without_data_accepts_any_number_of_packets():
         assert res.ok, res.report()
         assert res.packets_sent == n and res.packets_checked == 0
     # only that port: another named port is still checked
-    res = StfRunner(Switch(str(DIALECT)), "d.stf").run_text("packet 1 06 00\nexpect 6\nexpect 1 00\n")
+    res = StfRunner(Switch(str(DIALECT)), "d.stf").run_text(
+        "packet 1 06 00\nexpect 6\nexpect 1 00\n"
+    )
     assert not res.ok and "port 1 never came" in res.messages[0]
 
 

@@ -38,9 +38,14 @@ from p4sim.runtime.tables import ActionSpec, Table
 
 
 def _table(kinds: list[str], widths: list[int], cls: type[Table] = Table) -> Table:
-    info = TableInfo(name="c.t", size=1 << 20,
-                     keys=tuple(KeyField(f"k{i}", k, w, i + 1)
-                                for i, (k, w) in enumerate(zip(kinds, widths, strict=True))))
+    info = TableInfo(
+        name="c.t",
+        size=1 << 20,
+        keys=tuple(
+            KeyField(f"k{i}", k, w, i + 1)
+            for i, (k, w) in enumerate(zip(kinds, widths, strict=True))
+        ),
+    )
     t = cls(info, [ActionSpec("c.a", (("v", 16),)), ActionSpec("NoAction", ())])
     t.set_default("NoAction", {})
     return t
@@ -79,7 +84,11 @@ class Reference:
                 return False
             if kind == "optional" and k != m.value:
                 return False
-            if kind == "lpm" and m.prefix_len and k >> (w - m.prefix_len) != m.value >> (w - m.prefix_len):
+            if (
+                kind == "lpm"
+                and m.prefix_len
+                and k >> (w - m.prefix_len) != m.value >> (w - m.prefix_len)
+            ):
                 return False
             if kind == "ternary" and k & m.mask != m.value & m.mask:
                 return False
@@ -200,7 +209,10 @@ def check_structure(t: Table) -> None:
             assert t.lpm1d == {p: {k[0]: r for k, r in d.items()} for p, d in want.items()}
             w = t.widths[0]
             assert [(m, id(d)) for m, d in t.lpm1] == [
-                (((1 << p) - 1) << (w - p), id(t.lpm1d[p])) for p in sorted(want, reverse=True) if p < t.lpm1_split]
+                (((1 << p) - 1) << (w - p), id(t.lpm1d[p]))
+                for p in sorted(want, reverse=True)
+                if p < t.lpm1_split
+            ]
             tops: dict[int, set] = {}
             for p, d in want.items():
                 if p >= t.lpm1_split:
@@ -209,12 +221,16 @@ def check_structure(t: Table) -> None:
             assert {top: set(c) for top, c in t.lpm1_cnt.items()} == tops
             full = t.lpm1d.get(w)
             if full is not None and 2 * len(full) >= len(recs):  # host routes first, in one probe
-                assert t.lookup1 == full.__getitem__ and type(full).__missing__ is tables._FullLength.__missing__
+                assert (
+                    t.lookup1 == full.__getitem__
+                    and type(full).__missing__ is tables._FullLength.__missing__
+                )
             else:
                 assert t.lookup1 == Table.lookup1.__get__(t)
             assert {top: [(m, id(d)) for m, d in lst] for top, lst in t.lpm1_long.items()} == {
                 top: [(((1 << p) - 1) << (w - p), id(t.lpm1d[p])) for p in sorted(ps, reverse=True)]
-                for top, ps in tops.items()}
+                for top, ps in tops.items()
+            }
         return
     order = sorted(recs, key=lambda r: (-r.prio, r.hnd))
     assert t.scan == order
@@ -246,8 +262,13 @@ def run_differential(case: str, cls: type[Table] = Table, steps: int = 800) -> N
     for step in range(steps):
         r = rng.random()
         if r < 0.5 or not live:
-            e = TableEntry("c.t", _match(kinds, widths, rng, acl, hosts="host" in case), "c.a", {"v": step % 65536},
-                           priority=0 if exact_or_lpm else rng.randint(1, 4))  # few priorities: ties
+            e = TableEntry(
+                "c.t",
+                _match(kinds, widths, rng, acl, hosts="host" in case),
+                "c.a",
+                {"v": step % 65536},
+                priority=0 if exact_or_lpm else rng.randint(1, 4),
+            )  # few priorities: ties
             try:
                 t.add(e)
             except AlreadyExists:
@@ -274,17 +295,24 @@ def run_differential(case: str, cls: type[Table] = Table, steps: int = 800) -> N
             live.clear()
         else:
             for _ in range(10):
-                key = _key_near(rng.choice(live) if rng.random() < 0.6 else None, kinds, widths, rng)
+                key = _key_near(
+                    rng.choice(live) if rng.random() < 0.6 else None, kinds, widths, rng
+                )
                 want = ref.lookup(key)
                 hits += want is not None
                 got = _lookup(t, key)
                 assert got is want, (case, key)
                 if want is not None:
                     rec = t.recs[next(k for k, x in t.recs.items() if x.entry is got)]
-                    assert rec.args == (ref.params_of(want)["v"],), "a modify did not reach the data path"
+                    assert rec.args == (ref.params_of(want)["v"],), (
+                        "a modify did not reach the data path"
+                    )
                     modified_hits += id(want) in ref.params
                 else:
-                    assert t.default_action() == (t.actions[t.action_index[default[0]]].name, default[1])
+                    assert t.default_action() == (
+                        t.actions[t.action_index[default[0]]].name,
+                        default[1],
+                    )
             continue
         check_structure(t)
     assert hits > 200  # the keys did exercise matches, not only misses
@@ -335,6 +363,7 @@ class StaleGroupTop(Table):
         m, k = self._group_key(rec)
         g = self.group_map.setdefault(m, {})
         import bisect
+
         bisect.insort(g.setdefault(k, []), rec, key=tables._scan_order)
         if m not in self.group_top:
             self.group_top[m] = rec.prio
@@ -377,17 +406,20 @@ class DeleteKeepsExact1(Table):
             super()._unindex(rec)
 
 
-@pytest.mark.parametrize("cls, case", [
-    (TiesToFirstGroup, "acl5"),
-    (KeepsEmptyGroups, "acl5"),
-    (KeepsEmptyGroups, "lpm+ternary+optional"),
-    (StaleGroupTop, "acl5"),
-    (ForgetsShortLengths, "lpm1"),
-    (HostMissEndsTheSearch, "lpm1 host routes"),
-    (ModifyKeepsOldArgs, "exact2"),
-    (ModifyKeepsOldArgs, "ternary+range+optional"),
-    (DeleteKeepsExact1, "exact1"),
-])
+@pytest.mark.parametrize(
+    "cls, case",
+    [
+        (TiesToFirstGroup, "acl5"),
+        (KeepsEmptyGroups, "acl5"),
+        (KeepsEmptyGroups, "lpm+ternary+optional"),
+        (StaleGroupTop, "acl5"),
+        (ForgetsShortLengths, "lpm1"),
+        (HostMissEndsTheSearch, "lpm1 host routes"),
+        (ModifyKeepsOldArgs, "exact2"),
+        (ModifyKeepsOldArgs, "ternary+range+optional"),
+        (DeleteKeepsExact1, "exact1"),
+    ],
+)
 def test_a_planted_bug_fails_the_differential_run(cls, case):
     with pytest.raises(AssertionError):
         run_differential(case, cls)
@@ -395,8 +427,10 @@ def test_a_planted_bug_fails_the_differential_run(cls, case):
 
 def test_equal_priority_goes_to_the_lowest_handle_and_handles_are_reused():
     t = _table(["ternary"], [8])
-    a, b, c = (TableEntry("c.t", {"k0": Ternary(0x10, m)}, "c.a", {"v": i}, priority=5)
-               for i, m in enumerate((0xF0, 0xFF, 0xF8)))
+    a, b, c = (
+        TableEntry("c.t", {"k0": Ternary(0x10, m)}, "c.a", {"v": i}, priority=5)
+        for i, m in enumerate((0xF0, 0xFF, 0xF8))
+    )
     t.add(a)  # handle 0
     t.add(b)  # handle 1
     assert t.lookup((0x10,)).entry is a

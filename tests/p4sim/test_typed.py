@@ -16,7 +16,6 @@ from tests.p4sim.compiled_helpers import compiled_cache, needs_compiler, outputs
 PROG = Path(__file__).resolve().parent / "typed" / "typed_edges.p4"
 
 
-
 # ----------------------------------------------------------------- bound analysis
 
 
@@ -55,8 +54,12 @@ def test_unproven_operators_get_object_operands_and_proven_ones_stay_c():
     prog = load_program(str(PROG))
     ty = typed.Typing(prog.struct_types)
     hdr = prog.pipeline.new_hdr
-    out = _typed_fn("def f(h):\n    x = h.f_i.f_a << 8\n    y = h.f_i.f_a << h.f_i.f_s\n"
-                    "    z = (h.f_i.f_w62 << 2) | h.f_i.f_pad\n    w = h.f_i.f_w64 + 1\n", ty, {"h": hdr})
+    out = _typed_fn(
+        "def f(h):\n    x = h.f_i.f_a << 8\n    y = h.f_i.f_a << h.f_i.f_s\n"
+        "    z = (h.f_i.f_w62 << 2) | h.f_i.f_pad\n    w = h.f_i.f_w64 + 1\n",
+        ty,
+        {"h": hdr},
+    )
     decls = [x.strip() for x in out.splitlines() if "cython.declare" in x]
     # x holds at most 40 bits: a C local; y, z, w are Python objects
     assert decls == ["x = cython.declare(cython.longlong)"]
@@ -76,13 +79,17 @@ def test_locals_get_a_class_only_when_every_assignment_agrees():
     prog = load_program(str(PROG))
     ty = typed.Typing(prog.struct_types)
     hdr = prog.pipeline.new_hdr
-    fn = ast.parse("def f(h, q):\n    a = h.f_i\n    b = a\n    c = h.f_i\n    c = q\n    for d in q:\n"
-                   "        pass\n    d = h.f_o\n").body[0]
+    fn = ast.parse(
+        "def f(h, q):\n    a = h.f_i\n    b = a\n    c = h.f_i\n    c = q\n    for d in q:\n"
+        "        pass\n    d = h.f_o\n"
+    ).body[0]
     env = typed.local_classes(fn, {"h": hdr}, ty)
     cls_i = ty.classes[hdr]["f_i"][0][1]
     assert env == {"h": hdr, "a": cls_i, "b": cls_i}
-    fn = ast.parse("def f(h, q):\n    x = h.f_i.f_s << 2\n    x = 7\n    t = (h.f_i.f_s, 1)\n    u = q\n"
-                   "    v = 0\n    for _ in q:\n        v = v + 1\n    w = h.f_i.f_a\n    w.bit_length()\n").body[0]
+    fn = ast.parse(
+        "def f(h, q):\n    x = h.f_i.f_s << 2\n    x = 7\n    t = (h.f_i.f_s, 1)\n    u = q\n"
+        "    v = 0\n    for _ in q:\n        v = v + 1\n    w = h.f_i.f_a\n    w.bit_length()\n"
+    ).body[0]
     # x: C, its interval the union; t a tuple, u an object, v loop-carried, w used as an object
     assert typed.int_locals(fn, {"h": hdr}, ty, {}) == {"x": (0, 1020)}
 
@@ -101,7 +108,7 @@ def _frames() -> list[bytes]:
         w62 = [2**62 - 1, 2**61 + 7, 0][i % 3]
         w64 = [2**64 - 1, 2**63, 2**63 + 1, 12345][i % 4]
         m48 = [2**48 - 1, 0x123456789ABC][i % 2]
-        bits = (((((((a << 8 | s) << 16 | (n & 0xFFFF)) << 62 | w62) << 2) << 64 | w64) << 48) | m48)
+        bits = ((((((a << 8 | s) << 16 | (n & 0xFFFF)) << 62 | w62) << 2) << 64 | w64) << 48) | m48
         out.append(bits.to_bytes(29, "big"))
     return out
 
@@ -115,17 +122,43 @@ def _expected(frame: bytes) -> dict[str, int]:
     n, v = v & 0xFFFF, v >> 16
     s, a = v & 0xFF, v >> 8
     sn = n - 65536 if n >> 15 else n
-    return {"wide_shl": (a << 40) % 2**64, "var_shl": (a << s) % 2**32, "var_shr": a >> s,
-            "neg": (sn - 30000) % 2**16, "sar": (sn >> 2) % 2**16, "mul62": (w62 * 3) % 2**62,
-            "cat": (a << 96) | (w64 << 32) | a, "under": (a - 5) % 256, "quo": a // 3, "rem": a % 7,
-            "sum64": (2 * w64) % 2**64, "shl48": (m48 << 20) % 2**48, "mul64": (a * a) % 2**64}
+    return {
+        "wide_shl": (a << 40) % 2**64,
+        "var_shl": (a << s) % 2**32,
+        "var_shr": a >> s,
+        "neg": (sn - 30000) % 2**16,
+        "sar": (sn >> 2) % 2**16,
+        "mul62": (w62 * 3) % 2**62,
+        "cat": (a << 96) | (w64 << 32) | a,
+        "under": (a - 5) % 256,
+        "quo": a // 3,
+        "rem": a % 7,
+        "sum64": (2 * w64) % 2**64,
+        "shl48": (m48 << 20) % 2**48,
+        "mul64": (a * a) % 2**64,
+    }
 
 
 def _decode(out: bytes) -> dict[str, int]:
     o = int.from_bytes(out[29:], "big")
-    names = [("wide_shl", 64), ("var_shl", 32), ("var_shr", 32), ("neg", 16), ("sar", 16), ("mul62", 62),
-             ("pad", 2), ("cat", 128), ("under", 8), ("quo", 32), ("rem", 32), ("sum64", 64), ("shl48", 48),
-             ("mul64", 64), ("sdiff", 16), ("cmp", 8)]
+    names = [
+        ("wide_shl", 64),
+        ("var_shl", 32),
+        ("var_shr", 32),
+        ("neg", 16),
+        ("sar", 16),
+        ("mul62", 62),
+        ("pad", 2),
+        ("cat", 128),
+        ("under", 8),
+        ("quo", 32),
+        ("rem", 32),
+        ("sum64", 64),
+        ("shl48", 48),
+        ("mul64", 64),
+        ("sdiff", 16),
+        ("cmp", 8),
+    ]
     total = sum(w for _, w in names)
     res = {}
     for name, w in names:
@@ -165,7 +198,14 @@ def test_a_planted_wrong_bound_is_caught(monkeypatch):
     real = typed.binop_iv
 
     def wrong(op, a, b):  # a left shift trusted whatever its result's width (C then wraps)
-        if isinstance(op, ast.LShift) and a is not None and b is not None and 0 <= b[0] and b[1] < 64 and a[0] >= 0:
+        if (
+            isinstance(op, ast.LShift)
+            and a is not None
+            and b is not None
+            and 0 <= b[0]
+            and b[1] < 64
+            and a[0] >= 0
+        ):
             return (0, 1)
         return real(op, a, b)
 

@@ -42,7 +42,9 @@ def _deparser_source() -> str:
     src = program.typed_source(prog, ["_RT"])
     tree = ast.parse(src)
     bind = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == program.BIND)
-    fn = next(n for n in bind.body if isinstance(n, ast.FunctionDef) and n.name == prog.pipeline.deparser)
+    fn = next(
+        n for n in bind.body if isinstance(n, ast.FunctionDef) and n.name == prog.pipeline.deparser
+    )
     return ast.unparse(fn)
 
 
@@ -63,8 +65,8 @@ def test_a_deparser_with_nothing_to_write_is_left_as_it_was():
     # typed_edges.p4: both headers have an int<16> field, so every emit keeps struct.pack
     prog = load_program(str(PROG.parent / "typed_edges.p4"))
     src = program.typed_source(prog, ["_RT"])
-    fn = src[src.index(f"def {prog.pipeline.deparser}("):]
-    fn = fn[:fn.index("\n    return {")]
+    fn = src[src.index(f"def {prog.pipeline.deparser}(") :]
+    fn = fn[: fn.index("\n    return {")]
     assert "_dn" not in fn and fn.count(".pack(") == 2
 
 
@@ -76,7 +78,13 @@ def test_pack_site_refuses_items_not_proven_in_their_word():
     items[1]._p4t = (("ll",), (0, 255))
     items[0]._p4t = (("ll",), (0, 65535))
     assert typed._pack_site(st, ty) is not None
-    for bad in [(("ll",), (0, 256)), (("ll",), (-1, 3)), (("ll",), None), (None, None), (("bint",), (0, 1))]:
+    for bad in [
+        (("ll",), (0, 256)),
+        (("ll",), (-1, 3)),
+        (("ll",), None),
+        (None, None),
+        (("bint",), (0, 1)),
+    ]:
         items[1]._p4t = bad
         assert typed._pack_site(st, ty) is None, bad
     items[1]._p4t = (("ll",), (0, 255))
@@ -105,9 +113,13 @@ def test_a_planted_deparser_bug_is_caught(monkeypatch, plant):
         def swapped(items, widths):  # the last item's bytes written little-endian
             sts = real(items, widths)
             n, at = widths[-1], sum(widths[:-1])
-            mine = sts[-1 - n:-1]  # its byte stores (the last statement advances _dn)
-            sts[-1 - n:-1] = [ast.parse(ast.unparse(s).replace(f"_dn + {at + j}]", f"_dn + {at + n - 1 - j}]")).body[0]
-                              for j, s in enumerate(mine)]
+            mine = sts[-1 - n : -1]  # its byte stores (the last statement advances _dn)
+            sts[-1 - n : -1] = [
+                ast.parse(
+                    ast.unparse(s).replace(f"_dn + {at + j}]", f"_dn + {at + n - 1 - j}]")
+                ).body[0]
+                for j, s in enumerate(mine)
+            ]
             return sts
 
         monkeypatch.setattr(typed, "_byte_stores", swapped)

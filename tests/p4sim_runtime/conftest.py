@@ -67,5 +67,7 @@ def l2(server: P4RuntimeServer, connect):
     c.arbitrate((0, 1))
     assert c.get("arbitration").arbitration.status.code == 0
     c.set_pipeline(make_device_config(L2_PROGRAM), cookie=77)
-    resp = c.stub.GetForwardingPipelineConfig(p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1))
+    resp = c.stub.GetForwardingPipelineConfig(
+        p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1)
+    )
     return c, Names(resp.config.p4info)

@@ -33,7 +33,9 @@ class RawClient:
         self.channel = channel(address)
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
         self._out: queue.Queue[p4runtime_pb2.StreamMessageRequest | None] = queue.Queue()
-        self.inbox: dict[str, queue.Queue] = {k: queue.Queue() for k in ("arbitration", "packet", "digest", "error", "closed")}
+        self.inbox: dict[str, queue.Queue] = {
+            k: queue.Queue() for k in ("arbitration", "packet", "digest", "error", "closed")
+        }
         self.election: tuple[int, int] | None = None
         self._stream = self.stub.StreamChannel(self._requests())
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -55,7 +57,12 @@ class RawClient:
             return
         self.inbox["closed"].put(None)
 
-    def arbitrate(self, election: tuple[int, int] | None = (0, 1), device_id: int | None = None, role: str = "") -> None:
+    def arbitrate(
+        self,
+        election: tuple[int, int] | None = (0, 1),
+        device_id: int | None = None,
+        role: str = "",
+    ) -> None:
         req = p4runtime_pb2.StreamMessageRequest()
         req.arbitration.device_id = self.device_id if device_id is None else device_id
         if election is not None:
@@ -83,7 +90,9 @@ class RawClient:
         if self.election is not None:
             req.election_id.high, req.election_id.low = self.election
 
-    def write(self, *updates: p4runtime_pb2.Update, atomicity: int = 0) -> p4runtime_pb2.WriteResponse:
+    def write(
+        self, *updates: p4runtime_pb2.Update, atomicity: int = 0
+    ) -> p4runtime_pb2.WriteResponse:
         req = p4runtime_pb2.WriteRequest(atomicity=atomicity)
         self._stamp(req)
         req.updates.extend(updates)
@@ -94,7 +103,9 @@ class RawClient:
         req.entities.extend(entities)
         return [e for resp in self.stub.Read(req, timeout=10) for e in resp.entities]
 
-    def set_pipeline(self, device_config: bytes, p4info=None, action: int = 3, cookie: int | None = None):
+    def set_pipeline(
+        self, device_config: bytes, p4info=None, action: int = 3, cookie: int | None = None
+    ):
         req = p4runtime_pb2.SetForwardingPipelineConfigRequest(action=action)
         self._stamp(req)
         req.config.p4_device_config = device_config
@@ -115,13 +126,26 @@ class Names:
     def __init__(self, p4info) -> None:
         self.p4info = p4info
         self.ids: dict[str, int] = {}
-        for kind in ("tables", "actions", "counters", "direct_counters", "meters", "registers", "digests",
-                     "controller_packet_metadata"):
+        for kind in (
+            "tables",
+            "actions",
+            "counters",
+            "direct_counters",
+            "meters",
+            "registers",
+            "digests",
+            "controller_packet_metadata",
+        ):
             for obj in getattr(p4info, kind):
                 self.ids[obj.preamble.name] = obj.preamble.id
-        self.fields = {t.preamble.name: {f.name: f.id for f in t.match_fields} for t in p4info.tables}
+        self.fields = {
+            t.preamble.name: {f.name: f.id for f in t.match_fields} for t in p4info.tables
+        }
         self.params = {a.preamble.name: {p.name: p.id for p in a.params} for a in p4info.actions}
-        self.metadata = {c.preamble.name: {m.name: m.id for m in c.metadata} for c in p4info.controller_packet_metadata}
+        self.metadata = {
+            c.preamble.name: {m.name: m.id for m in c.metadata}
+            for c in p4info.controller_packet_metadata
+        }
 
     def __getitem__(self, name: str) -> int:
         return self.ids[name]
@@ -162,12 +186,26 @@ class LiveSwitch:
             for n in range(1, data_ports + 1):
                 veth = self.nets.add_veth(netns.name("s", n), netns.name("t", n))  # type: ignore[union-attr]
                 ifaces[n] = veth.outer
-            exe = shutil.which("p4sim-switch") or str(Path(sys.executable).with_name("p4sim-switch"))
-            argv = [exe, "--no-p4", "--device-id", str(device_id), "--cpu-port", str(CPU_PORT),
-                    "--grpc-server-addr", self.addr, "--log-console", *interface_args(ifaces)]
+            exe = shutil.which("p4sim-switch") or str(
+                Path(sys.executable).with_name("p4sim-switch")
+            )
+            argv = [
+                exe,
+                "--no-p4",
+                "--device-id",
+                str(device_id),
+                "--cpu-port",
+                str(CPU_PORT),
+                "--grpc-server-addr",
+                self.addr,
+                "--log-console",
+                *interface_args(ifaces),
+            ]
             log = log_dir / f"p4sim-switch-{self.port}.log"
             with open(log, "wb") as out:
-                proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+                proc = subprocess.Popen(
+                    argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+                )
             self.proc = SwitchProcess("p4sim", self.addr, device_id, argv, log, proc=proc)
             wait_ready(self.proc, timeout=60)
             from p4rtproto.afpacket import packet_socket

@@ -43,11 +43,17 @@ def _server(monkeypatch: pytest.MonkeyPatch) -> tuple[P4RuntimeServer, PortSet, 
     srv.load_program(str(L2_PROGRAM))
     sw = srv.pipeline.switch
     sw.tm.set_port_rate(2, pps=1000)
-    sw.table_add(TableEntry("MyIngress.l2_fwd", {"hdr.ethernet.dst": Exact(2)}, "MyIngress.forward", {"port": 2}))
+    sw.table_add(
+        TableEntry(
+            "MyIngress.l2_fwd", {"hdr.ethernet.dst": Exact(2)}, "MyIngress.forward", {"port": 2}
+        )
+    )
     return srv, ports, ticks
 
 
-def _idle_then_burst(srv: P4RuntimeServer, ports: PortSet, ticks: list[float], batch: bool) -> tuple[int, bool, float]:
+def _idle_then_burst(
+    srv: P4RuntimeServer, ports: PortSet, ticks: list[float], batch: bool
+) -> tuple[int, bool, float]:
     """(ticks in 0.5 s of idling, whether the burst woke the clock thread, seconds until
     the burst's 20 packets were all out)."""
     deadline = time.monotonic() + 5

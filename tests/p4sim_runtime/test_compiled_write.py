@@ -45,7 +45,11 @@ def _rec_differences(m) -> list[str]:
     out = []
     if tuple(m.FIELDS) != REC_FIELDS:
         out.append(f"fields {m.FIELDS}")
-    for a in [(None, 0, ()), (None, 3, (1, 2), 5, ((0, 1, 255),), (1, 5), 7, 9), ("e", -1, (7,), 0, (), (), 2)]:
+    for a in [
+        (None, 0, ()),
+        (None, 3, (1, 2), 5, ((0, 1, 255),), (1, 5), 7, 9),
+        ("e", -1, (7,), 0, (), (), 2),
+    ]:
         if _fields(m.Rec(*a)) != _fields(PyRec(*a)):
             out.append(f"Rec{a}: {_fields(m.Rec(*a))} != {_fields(PyRec(*a))}")
     for j, f in enumerate(REC_FIELDS):
@@ -66,6 +70,7 @@ def _rec_differences(m) -> list[str]:
 
     class Mark:
         pass
+
     r, mark = m.Rec(None, 0, ()), Mark()
     r.entry = [r, mark]  # a cycle through the Rec: the collector must free it
     seen = weakref.ref(mark)
@@ -77,13 +82,22 @@ def _rec_differences(m) -> list[str]:
 
 
 def _table(size: int = 64) -> Table:
-    return Table(TableInfo(name="t", keys=(KeyField("k", "exact", 48, 1),), actions=(ActionRef("fwd"),), size=size),
-                 [ActionSpec("fwd", (("port", 9),))])
+    return Table(
+        TableInfo(
+            name="t", keys=(KeyField("k", "exact", 48, 1),), actions=(ActionRef("fwd"),), size=size
+        ),
+        [ActionSpec("fwd", (("port", 9),))],
+    )
 
 
 def _table_state(t: Table) -> tuple:
-    return ([(k, _fields(r)) for k, r in t.recs.items()], [(k, r.seq) for k, r in t.exact1.items()],
-            t.seq, t.next_handle, list(t.free_handles))
+    return (
+        [(k, _fields(r)) for k, r in t.recs.items()],
+        [(k, r.seq) for k, r in t.exact1.items()],
+        t.seq,
+        t.next_handle,
+        list(t.free_handles),
+    )
 
 
 def _bulk_differences(m, seed: int = 5, steps: int = 60) -> list[str]:
@@ -103,14 +117,22 @@ def _bulk_differences(m, seed: int = 5, steps: int = 60) -> list[str]:
         else:
             kind = rnd.choice(["ins", "ins", "del", "one"])
             there = list(ref.exact1)
-            pool = there if kind == "del" and there and rnd.random() < 0.8 else \
-                [v for v in range(60) if v not in ref.exact1] if rnd.random() < 0.8 else range(60)
+            pool = (
+                there
+                if kind == "del" and there and rnd.random() < 0.8
+                else [v for v in range(60) if v not in ref.exact1]
+                if rnd.random() < 0.8
+                else range(60)
+            )
             vs = [rnd.choice(pool) for _ in range(rnd.randrange(1, 12))]
             if rnd.random() < 0.8:  # else maybe a key twice in one run
                 vs = list(dict.fromkeys(vs))
         args = [(rnd.randrange(512),) for _ in vs]
         if kind == "ins":
-            a, b = tables.py_insert_exact1_many(ref, vs, 0, args), m.insert_exact1_many(got, vs, 0, args)
+            a, b = (
+                tables.py_insert_exact1_many(ref, vs, 0, args),
+                m.insert_exact1_many(got, vs, 0, args),
+            )
         elif kind == "del":
             a, b = tables.py_delete_exact1_many(ref, vs), m.delete_exact1_many(got, vs)
         else:
@@ -141,9 +163,18 @@ def _handle_differences(m) -> list[str]:
     all, handles past one CPython digit (2**30): the
     handles given and the heap left must be the reference's; then a bulk Rec's `seq`
     (a C integer until written) written."""
-    heaps = [[], list(range(10)), [1, 2, 9, 5, 7], [0, 1, 2, 3, 8, 4, 6, 5], [3, 5, 4],
-             [(1 << 30) - 1, 1 << 30, (1 << 30) + 1], [5, (1 << 40) + 2, (1 << 40) + 1], [7, (1 << 61) + 1, 1 << 61],
-             [1, (1 << 31) + 5, (1 << 30) + 9], [4, 4, 6]]
+    heaps = [
+        [],
+        list(range(10)),
+        [1, 2, 9, 5, 7],
+        [0, 1, 2, 3, 8, 4, 6, 5],
+        [3, 5, 4],
+        [(1 << 30) - 1, 1 << 30, (1 << 30) + 1],
+        [5, (1 << 40) + 2, (1 << 40) + 1],
+        [7, (1 << 61) + 1, 1 << 61],
+        [1, (1 << 31) + 5, (1 << 30) + 9],
+        [4, 4, 6],
+    ]
     out = []
     for free in heaps:
         for n in sorted({1, 2, len(free), len(free) + 3}):
@@ -152,15 +183,23 @@ def _handle_differences(m) -> list[str]:
                 t.free_handles[:] = free
                 t.next_handle = max(free, default=0) + 1
             vs, args = list(range(100, 100 + n)), [(j,) for j in range(n)]
-            a, b = tables.py_insert_exact1_many(ref, vs, 0, args), m.insert_exact1_many(got, vs, 0, args)
+            a, b = (
+                tables.py_insert_exact1_many(ref, vs, 0, args),
+                m.insert_exact1_many(got, vs, 0, args),
+            )
             if a != b or _table_state(ref) != _table_state(got):
                 out.append(f"free {free}, {n} inserted: {_table_state(got)} != {_table_state(ref)}")
             if not (a and n):
                 continue
-            for t in (ref, got):  # a bulk Rec's seq written afterwards (kept as a C integer until then)
+            for t in (
+                ref,
+                got,
+            ):  # a bulk Rec's seq written afterwards (kept as a C integer until then)
                 t.exact1[100].seq = -5
             if _table_state(ref) != _table_state(got):
-                out.append(f"free {free}, {n} inserted, seq written: {_table_state(got)} != {_table_state(ref)}")
+                out.append(
+                    f"free {free}, {n} inserted, seq written: {_table_state(got)} != {_table_state(ref)}"
+                )
     return out
 
 
@@ -190,7 +229,9 @@ def _decode_differences(m, seed: int = 6) -> list[str]:
         rows = []
         for _ in range(rnd.randrange(1, 6)):
             k = bytes(rnd.randrange(256) if rnd.random() < 0.3 else 0 for _ in range(kl))
-            rows.append((k, bytes(rnd.randrange(256) if rnd.random() < 0.5 else 0 for _ in range(pl))))
+            rows.append(
+                (k, bytes(rnd.randrange(256) if rnd.random() < 0.5 else 0 for _ in range(pl)))
+            )
         pslot = rnd.choice([-1, 1])
         want, got = _values_ref(rows, 0, kw, pslot, pw), m.exact1_values(rows, 0, kw, pslot, pw)
         if want != got:
@@ -200,16 +241,22 @@ def _decode_differences(m, seed: int = 6) -> list[str]:
         koff = head + (pl + pad if pslot == 1 and rnd.random() < 0.5 else 0)
         poff = head + (0 if koff != head else kl + pad)
         stride = head + kl + pl + pad + rnd.randrange(2)
-        data = bytearray(rnd.randrange(256) for _ in range(r0 + len(rows) * stride + rnd.randrange(3)))
+        data = bytearray(
+            rnd.randrange(256) for _ in range(r0 + len(rows) * stride + rnd.randrange(3))
+        )
         for j, (kb, pb) in enumerate(rows):
             base = r0 + j * stride
-            data[base + koff:base + koff + kl] = kb
-            data[base + poff:base + poff + pl] = pb
+            data[base + koff : base + koff + kl] = kb
+            data[base + poff : base + poff + pl] = pb
         k = len(rows) + (1 if rnd.random() < 0.1 else 0)  # sometimes a run past the end: None
         want = want if r0 + k * stride <= len(data) else None
-        got = m.exact1_run_values(bytes(data), r0, stride, k, koff, kl, kw, poff if pslot == 1 else -1, pl, pw)
+        got = m.exact1_run_values(
+            bytes(data), r0, stride, k, koff, kl, kw, poff if pslot == 1 else -1, pl, pw
+        )
         if want != got:
-            out.append(f"run values {bytes(data)!r} {r0} {stride} {k} {koff} {poff} {kw} {pw}: {got} != {want}")
+            out.append(
+                f"run values {bytes(data)!r} {r0} {stride} {k} {koff} {poff} {kw} {pw}: {got} != {want}"
+            )
     # one long run whose arguments take every value under 256 and some above, in random
     # order and repeated (the per-call table of small arguments' tuples)
     params = [rnd.randrange(300) for _ in range(600)]
@@ -220,17 +267,28 @@ def _decode_differences(m, seed: int = 6) -> list[str]:
         got = m.exact1_run_values(data, 0, 10, len(rows), 1, 6, 48, 8, 2, pw)
         if want != got:
             out.append(f"run values of every small argument, width {pw}: {got} != {want}")
-    for j in range(600):  # records of up to 8 bytes, then longer ones (stretches of several 8-byte words)
+    for j in range(
+        600
+    ):  # records of up to 8 bytes, then longer ones (stretches of several 8-byte words)
         stride = rnd.randrange(1, 9) if j < 300 else rnd.randrange(9, 40)
         rec = bytes(rnd.randrange(3) for _ in range(stride))
-        data = bytearray(rec * rnd.randrange(0, 12) + bytes(rnd.randrange(3) for _ in range(rnd.randrange(stride))))
+        data = bytearray(
+            rec * rnd.randrange(0, 12)
+            + bytes(rnd.randrange(3) for _ in range(rnd.randrange(stride)))
+        )
         if data and rnd.random() < 0.6:
             data[rnd.randrange(len(data))] ^= 1
         data = bytes(data)
         r0 = rnd.randrange(3)
-        checks = tuple((o, rec[o:o + 1]) for o in sorted(rnd.sample(range(stride), rnd.randrange(1, min(stride, 64) + 1))))
+        checks = tuple(
+            (o, rec[o : o + 1])
+            for o in sorted(rnd.sample(range(stride), rnd.randrange(1, min(stride, 64) + 1)))
+        )
         kmax = rnd.randrange(0, 14)
-        want, got = scan._column_run_py(data, r0, stride, kmax, checks), m.column_run(data, r0, stride, kmax, checks)
+        want, got = (
+            scan._column_run_py(data, r0, stride, kmax, checks),
+            m.column_run(data, r0, stride, kmax, checks),
+        )
         if want != got:
             out.append(f"column_run {data!r} {r0} {stride} {kmax} {checks}: {got} != {want}")
     return out
@@ -244,31 +302,77 @@ def test_compiled_write_module_equals_the_reference(mod) -> None:
 
 
 PLANTS = {  # a slip in the compiled source -> the comparison that must catch it
-    "handles not reused": ("r._hnd = <object>PyList_GET_ITEM(taken, j) if j < nt else first + (j - nt)", "r._hnd = first + j",
-                           _bulk_differences),
+    "handles not reused": (
+        "r._hnd = <object>PyList_GET_ITEM(taken, j) if j < nt else first + (j - nt)",
+        "r._hnd = first + j",
+        _bulk_differences,
+    ),
     "freed handle dropped": ("_heappush(free, rec._hnd)", "pass", _bulk_differences),
-    "width not checked": ("if width < 64 and (u >> width) != 0:", "if width < 64 and (u >> width) > 1:",
-                          _decode_differences),
-    "run value width not checked": ("if width < 64 and u >> width:", "if width < 64 and u >> width > 1:",
-                                    _decode_differences),
-    "keys of a refused run left in": ("                del exact1[vs[jj]]", "                pass", _bulk_differences),
-    "stretch's last byte not compared": ("memcmp(p + base + soff[s], &want[sat[s]], slen[s])",
-                                         "memcmp(p + base + soff[s], &want[sat[s]], slen[s] - 1)", _decode_differences),
-    "heap taken as in order": ("        if cur < prev:\n            return False", "        if False:\n            return False",
-                               _handle_differences),
-    "order checked as far as the handles taken": ("    for i in range(m):\n        o = PyList_GET_ITEM(xs, i)",
-                                                  "    for i in range(min(m, 3)):\n        o = PyList_GET_ITEM(xs, i)",
-                                                  _handle_differences),
-    "big handle read as one digit": ("if (size == 1) return", "if (size >= 1) return", _handle_differences),
-    "small argument cached under another value": ("t = <object>PyList_GET_ITEM(small, sv)",
-                                                  "t = <object>PyList_GET_ITEM(small, sv // 2)", _decode_differences),
-    "word's last byte not compared": ("memset(mbytes, 0xFF, ln)", "memset(mbytes, 0xFF, ln - 1)", _decode_differences),
-    "stretch cut to one word": ("            pos += 8\n", "            pos += slen[s]\n", _decode_differences),
-    "bulk seq left unset": ("        r._seq_is_n = True\n", "        r._seq_is_n = False\n", _bulk_differences),
-    "written seq hidden by the C counter": ("        self._seq = v\n        self._seq_is_n = False\n", "        self._seq = v\n",
-                                            _handle_differences),
-    "container left untracked": ("if _may_be_tracked(v) and not PyObject_GC_IsTracked(self):",
-                                 "if False and not PyObject_GC_IsTracked(self):", _rec_differences),
+    "width not checked": (
+        "if width < 64 and (u >> width) != 0:",
+        "if width < 64 and (u >> width) > 1:",
+        _decode_differences,
+    ),
+    "run value width not checked": (
+        "if width < 64 and u >> width:",
+        "if width < 64 and u >> width > 1:",
+        _decode_differences,
+    ),
+    "keys of a refused run left in": (
+        "                del exact1[vs[jj]]",
+        "                pass",
+        _bulk_differences,
+    ),
+    "stretch's last byte not compared": (
+        "memcmp(p + base + soff[s], &want[sat[s]], slen[s])",
+        "memcmp(p + base + soff[s], &want[sat[s]], slen[s] - 1)",
+        _decode_differences,
+    ),
+    "heap taken as in order": (
+        "        if cur < prev:\n            return False",
+        "        if False:\n            return False",
+        _handle_differences,
+    ),
+    "order checked as far as the handles taken": (
+        "    for i in range(m):\n        o = PyList_GET_ITEM(xs, i)",
+        "    for i in range(min(m, 3)):\n        o = PyList_GET_ITEM(xs, i)",
+        _handle_differences,
+    ),
+    "big handle read as one digit": (
+        "if (size == 1) return",
+        "if (size >= 1) return",
+        _handle_differences,
+    ),
+    "small argument cached under another value": (
+        "t = <object>PyList_GET_ITEM(small, sv)",
+        "t = <object>PyList_GET_ITEM(small, sv // 2)",
+        _decode_differences,
+    ),
+    "word's last byte not compared": (
+        "memset(mbytes, 0xFF, ln)",
+        "memset(mbytes, 0xFF, ln - 1)",
+        _decode_differences,
+    ),
+    "stretch cut to one word": (
+        "            pos += 8\n",
+        "            pos += slen[s]\n",
+        _decode_differences,
+    ),
+    "bulk seq left unset": (
+        "        r._seq_is_n = True\n",
+        "        r._seq_is_n = False\n",
+        _bulk_differences,
+    ),
+    "written seq hidden by the C counter": (
+        "        self._seq = v\n        self._seq_is_n = False\n",
+        "        self._seq = v\n",
+        _handle_differences,
+    ),
+    "container left untracked": (
+        "if _may_be_tracked(v) and not PyObject_GC_IsTracked(self):",
+        "if False and not PyObject_GC_IsTracked(self):",
+        _rec_differences,
+    ),
 }
 
 
@@ -287,8 +391,15 @@ def test_the_profile_selects_the_write_path(monkeypatch, capsys) -> None:
     if expect is not None:
         assert (tables.COMPILED is not None) == (expect == "compiled")
     assert tables.Rec is (tables.COMPILED.Rec if tables.COMPILED is not None else PyRec)
-    assert type(action_profile.NO_ACTION) is tables.Rec and all(m._compiled is tables.COMPILED for m in (scan, shapes, builders))
-    for value, want in [(None, "compiled"), ("reference", "python"), ("fast", "compiled"), ("Reference", "python")]:
+    assert type(action_profile.NO_ACTION) is tables.Rec and all(
+        m._compiled is tables.COMPILED for m in (scan, shapes, builders)
+    )
+    for value, want in [
+        (None, "compiled"),
+        ("reference", "python"),
+        ("fast", "compiled"),
+        ("Reference", "python"),
+    ]:
         if value is None:
             monkeypatch.delenv("P4SIM_PROFILE", raising=False)
         else:
@@ -300,38 +411,85 @@ def test_the_profile_selects_the_write_path(monkeypatch, capsys) -> None:
 
     def unavailable(source, stem="p4sim_write"):
         raise compiled_write.CompileUnavailable("no C compiler (test)")
+
     monkeypatch.setenv("P4SIM_PROFILE", "fast")
     monkeypatch.setattr(compiled_write, "build", unavailable)
     monkeypatch.setattr(profile, "_said", set())  # said once per process: this test's own
     capsys.readouterr()
     assert compiled_write.load() is None
-    assert "compiled write path unavailable (no C compiler (test)): running the reference" in capsys.readouterr().err
+    assert (
+        "compiled write path unavailable (no C compiler (test)): running the reference"
+        in capsys.readouterr().err
+    )
 
 
 # the differential Write tests (full table state and every answer, fast path vs reference
 # server) and their planted-bug controls, run with every Rec of the process compiled
-DIFFERENTIAL = ["test_fast_path_answers_and_state_equal_the_reference", "test_runs_of_one_layout_equal_the_reference",
-                "test_requests_cut_by_shape_equal_the_reference", "test_bulk_insert_makes_the_same_recs_as_one_by_one",
-                "test_planted_bulk_commit_bug_is_caught", "test_planted_lax_run_is_caught"]
+DIFFERENTIAL = [
+    "test_fast_path_answers_and_state_equal_the_reference",
+    "test_runs_of_one_layout_equal_the_reference",
+    "test_requests_cut_by_shape_equal_the_reference",
+    "test_bulk_insert_makes_the_same_recs_as_one_by_one",
+    "test_planted_bulk_commit_bug_is_caught",
+    "test_planted_lax_run_is_caught",
+]
 
 
 def test_write_differentials_pass_on_the_compiled_write_path(mod) -> None:
     here = Path(__file__).resolve().parent
-    other = "python" if tables.COMPILED is not None else "compiled"  # the Recs this process does not have
-    env = {**os.environ, "P4SIM_PROFILE": "reference" if other == "python" else "fast", "P4SIM_WRITE_EXPECT": other}
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:xdist",
-                        str(here / "test_p4rt_fastwrite.py"), "-k", " or ".join(DIFFERENTIAL),
-                        f"{here / 'test_compiled_write.py'}::test_the_profile_selects_the_write_path"],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    other = (
+        "python" if tables.COMPILED is not None else "compiled"
+    )  # the Recs this process does not have
+    env = {
+        **os.environ,
+        "P4SIM_PROFILE": "reference" if other == "python" else "fast",
+        "P4SIM_WRITE_EXPECT": other,
+    }
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-x",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            str(here / "test_p4rt_fastwrite.py"),
+            "-k",
+            " or ".join(DIFFERENTIAL),
+            f"{here / 'test_compiled_write.py'}::test_the_profile_selects_the_write_path",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert " passed" in r.stdout and "failed" not in r.stdout and "deselected" in r.stdout
 
 
 def _start_line(flags: list[str], env: dict[str, str]) -> str:
     """The line a live p4sim-switch prints once it serves (the test ends it)."""
-    cmd = [sys.executable, "-m", "p4sim.server_cli", "--no-p4", "--grpc-server-addr", "127.0.0.1:0", *flags]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env={**env, "P4SIM_EXIT_WITH": str(os.getpid())},
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "p4sim.server_cli",
+        "--no-p4",
+        "--grpc-server-addr",
+        "127.0.0.1:0",
+        *flags,
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        env={**env, "P4SIM_EXIT_WITH": str(os.getpid())},
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         lines = []
         for line in proc.stderr:  # type: ignore[union-attr]
@@ -348,9 +506,13 @@ def test_the_profile_flag_selects_the_pieces_and_the_start_line_says_which() -> 
     # the flag is parsed before p4sim.runtime.tables picks the Rec class, and overrides the
     # environment; --frontend overrides only the front end
     env = {k: v for k, v in os.environ.items() if k != "P4SIM_PROFILE"}
-    assert "profile reference (python backend, python write path, grpc-python front end)" in _start_line(
-        ["--profile", "reference"], env)
+    assert (
+        "profile reference (python backend, python write path, grpc-python front end)"
+        in _start_line(["--profile", "reference"], env)
+    )
     fast = _start_line(["--profile", "fast"], {**env, "P4SIM_PROFILE": "reference"})
     assert "profile fast (compiled backend, compiled write path, native front end)" in fast
-    assert "profile fast (compiled backend, compiled write path, grpc-python front end)" in _start_line(
-        ["--frontend", "grpc"], env)
+    assert (
+        "profile fast (compiled backend, compiled write path, grpc-python front end)"
+        in _start_line(["--frontend", "grpc"], env)
+    )

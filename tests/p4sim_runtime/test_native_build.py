@@ -16,7 +16,9 @@ def test_every_included_part_is_a_source_and_every_source_is_included() -> None:
     srcs = build.sources()
     included = {m for text in srcs.values() for m in re.findall(r'^#include "([^"]+)"', text, re.M)}
     assert build.MAIN in srcs and len(srcs) > 1
-    assert included <= set(srcs), "a part frontend.cc includes is not hashed nor copied into the build"
+    assert included <= set(srcs), (
+        "a part frontend.cc includes is not hashed nor copied into the build"
+    )
     assert set(srcs) - {build.MAIN} <= included, "a source no translation unit includes"
 
 

@@ -19,8 +19,9 @@ from p4rtproto import code_pb2, p4runtime_pb2
 from p4sim.runtime.ports import PortSet
 from p4sim.server import P4RuntimeServer, make_device_config, native
 
-needs_native = pytest.mark.skipif(bool(native.unavailable_reason()),
-                                  reason=f"native front end: {native.unavailable_reason()}")
+needs_native = pytest.mark.skipif(
+    bool(native.unavailable_reason()), reason=f"native front end: {native.unavailable_reason()}"
+)
 
 P = p4runtime_pb2
 DETAILS = "grpc-status-details-bin"
@@ -30,7 +31,9 @@ def _server(frontend: str, max_streams: int = 16) -> P4RuntimeServer:
     ports = PortSet()
     for n in range(1, 5):
         ports.add_inprocess(n)
-    srv = P4RuntimeServer(device_id=1, cpu_port=CPU_PORT, ports=ports, frontend=frontend, max_streams=max_streams)
+    srv = P4RuntimeServer(
+        device_id=1, cpu_port=CPU_PORT, ports=ports, frontend=frontend, max_streams=max_streams
+    )
     srv.start("127.0.0.1:0")
     return srv
 
@@ -47,7 +50,9 @@ def pair() -> Iterator[dict]:
             c.arbitrate((0, 1))
             assert c.get("arbitration").arbitration.status.code == code_pb2.OK
             c.set_pipeline(make_device_config(L2_PROGRAM))
-            cfg = c.stub.GetForwardingPipelineConfig(P.GetForwardingPipelineConfigRequest(device_id=1))
+            cfg = c.stub.GetForwardingPipelineConfig(
+                P.GetForwardingPipelineConfigRequest(device_id=1)
+            )
             out[fe] = (srv, c, Names(cfg.config.p4info))
         assert type(out["native"][0]._grpc).__name__ == "NativeServer"
         yield out
@@ -62,11 +67,14 @@ def _raw(c: RawClient, method: str, data: bytes, streaming: bool = False) -> tup
     path = f"/p4.v1.P4Runtime/{method}" if "/" not in method else method
     try:
         if streaming:
-            call = c.channel.unary_stream(path, request_serializer=None, response_deserializer=None)(data, timeout=10)
+            call = c.channel.unary_stream(
+                path, request_serializer=None, response_deserializer=None
+            )(data, timeout=10)
             body = tuple(call)
         else:
-            body, call = c.channel.unary_unary(path, request_serializer=None,
-                                               response_deserializer=None).with_call(data, timeout=10)
+            body, call = c.channel.unary_unary(
+                path, request_serializer=None, response_deserializer=None
+            ).with_call(data, timeout=10)
         return call.code(), call.details() or "", _trailer(call), body
     except grpc.RpcError as exc:
         return exc.code(), exc.details(), _trailer(exc), None
@@ -92,18 +100,26 @@ def _cases(n: Names) -> list[tuple[str, bytes, bool]]:
     read_bad.entities.add().table_entry.table_id = 12345
     return [
         ("Capabilities", P.CapabilitiesRequest().SerializeToString(), False),
-        ("Write", b"\xff\xff\xff", False),                              # malformed: INVALID_ARGUMENT
-        ("Write", write.SerializeToString(), False),                    # OK
-        ("Write", twice.SerializeToString(), False),                    # UNKNOWN + per-update p4.v1.Error details
+        ("Write", b"\xff\xff\xff", False),  # malformed: INVALID_ARGUMENT
+        ("Write", write.SerializeToString(), False),  # OK
+        ("Write", twice.SerializeToString(), False),  # UNKNOWN + per-update p4.v1.Error details
         ("Write", bad_table.SerializeToString(), False),
         ("Write", P.WriteRequest(device_id=7).SerializeToString(), False),  # NOT_FOUND
         ("Read", read_all.SerializeToString(), True),
         ("Read", read_bad.SerializeToString(), True),
-        ("Read", b"\x0a\x05\x01", True),                                # truncated: INVALID_ARGUMENT
-        ("GetForwardingPipelineConfig", P.GetForwardingPipelineConfigRequest(device_id=9).SerializeToString(), False),
+        ("Read", b"\x0a\x05\x01", True),  # truncated: INVALID_ARGUMENT
+        (
+            "GetForwardingPipelineConfig",
+            P.GetForwardingPipelineConfigRequest(device_id=9).SerializeToString(),
+            False,
+        ),
         ("SetForwardingPipelineConfig", b"\x12\x05ab", False),  # truncated
-        ("SetForwardingPipelineConfig", P.SetForwardingPipelineConfigRequest(device_id=1).SerializeToString(), False),  # not primary
-        ("NoSuchMethod", b"", False),                                   # UNIMPLEMENTED, "Method not found!"
+        (
+            "SetForwardingPipelineConfig",
+            P.SetForwardingPipelineConfigRequest(device_id=1).SerializeToString(),
+            False,
+        ),  # not primary
+        ("NoSuchMethod", b"", False),  # UNIMPLEMENTED, "Method not found!"
         ("/other.Service/Write", b"", False),
     ]
 
@@ -121,11 +137,22 @@ def test_every_unary_and_read_answer_is_the_reference_one(pair) -> None:
     ref = got["grpc"]
     codes = [r[0] for r in ref]
     # the reference answers what each case is about (a case that tests nothing fails here)
-    assert codes == [grpc.StatusCode.OK, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.OK, grpc.StatusCode.UNKNOWN,
-                     grpc.StatusCode.UNKNOWN, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.OK,
-                     grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND,
-                     grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.PERMISSION_DENIED,
-                     grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.UNIMPLEMENTED]
+    assert codes == [
+        grpc.StatusCode.OK,
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.OK,
+        grpc.StatusCode.UNKNOWN,
+        grpc.StatusCode.UNKNOWN,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.OK,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.PERMISSION_DENIED,
+        grpc.StatusCode.UNIMPLEMENTED,
+        grpc.StatusCode.UNIMPLEMENTED,
+    ]
     assert ref[3][2] and ref[6][3], "batch error details and a non-empty Read answer"
     for i, (a, b) in enumerate(zip(ref, got["native"], strict=True)):
         assert a == b, (i, a, b)
@@ -141,9 +168,14 @@ def test_a_planted_adapter_bug_is_caught(pair, monkeypatch) -> None:
 
 @needs_native
 def test_oversize_message_is_resource_exhausted_on_both(pair) -> None:
-    big = b"\x0a" + b"\x80\x80\x80\x21" + bytes(65 << 20)  # one 64+ MiB field: over the 64 MiB limit
+    big = (
+        b"\x0a" + b"\x80\x80\x80\x21" + bytes(65 << 20)
+    )  # one 64+ MiB field: over the 64 MiB limit
     codes = {fe: _raw(c, "Write", big)[0] for fe, (_, c, _) in pair.items()}
-    assert codes == {"grpc": grpc.StatusCode.RESOURCE_EXHAUSTED, "native": grpc.StatusCode.RESOURCE_EXHAUSTED}
+    assert codes == {
+        "grpc": grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "native": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    }
     srv, c, _ = pair["native"]
     assert _raw(c, "Capabilities", b"")[0] == grpc.StatusCode.OK  # and it still serves
 
@@ -154,7 +186,9 @@ def test_stream_answers_are_the_reference_ones(pair) -> None:
     seen = {}
     for fe, (srv, c, n) in pair.items():
         out_md = n.metadata["packet_out"]
-        c.packet_out(b"\x00" * 20, {99: b"\x01"})  # unknown metadata id: a StreamError naming the packet
+        c.packet_out(
+            b"\x00" * 20, {99: b"\x01"}
+        )  # unknown metadata id: a StreamError naming the packet
         err = c.get("error").error
         raw = P.StreamMessageRequest()
         c.stream_send(raw)  # an empty update: UNIMPLEMENTED StreamError
@@ -170,8 +204,13 @@ def test_stream_answers_are_the_reference_ones(pair) -> None:
         other.arbitrate((0, 5), device_id=3)  # wrong device: the stream ends NOT_FOUND
         closed = other.get("closed", timeout=5)
         other.close()
-        seen[fe] = (err.SerializeToString(), err2.SerializeToString(), pin.SerializeToString(),
-                    closed.code(), closed.details())
+        seen[fe] = (
+            err.SerializeToString(),
+            err2.SerializeToString(),
+            pin.SerializeToString(),
+            closed.code(),
+            closed.details(),
+        )
     assert seen["grpc"][0] and seen["grpc"][3] == grpc.StatusCode.NOT_FOUND
     assert seen["grpc"] == seen["native"]
 
@@ -229,9 +268,26 @@ def test_read_cancelled_mid_answer_frees_the_call() -> None:
         c.get("arbitration")
         c.set_pipeline(make_device_config(L2_PROGRAM))
         srv.READ_CHUNK_BYTES = 64  # many small chunks (instance attribute: this server only)
-        n = Names(c.stub.GetForwardingPipelineConfig(P.GetForwardingPipelineConfigRequest(device_id=1)).config.p4info)
-        c.write(*(upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": i.to_bytes(6, "big")}, "forward",
-                                            {"port": b"\x01"})) for i in range(1, 200)))
+        n = Names(
+            c.stub.GetForwardingPipelineConfig(
+                P.GetForwardingPipelineConfigRequest(device_id=1)
+            ).config.p4info
+        )
+        c.write(
+            *(
+                upd(
+                    U.INSERT,
+                    table_entry(
+                        n,
+                        "l2_fwd",
+                        {"hdr.ethernet.dst": i.to_bytes(6, "big")},
+                        "forward",
+                        {"port": b"\x01"},
+                    ),
+                )
+                for i in range(1, 200)
+            )
+        )
         req = P.ReadRequest(device_id=1)
         req.entities.add().table_entry.SetInParent()
         it = c.stub.Read(req, timeout=10)
@@ -259,7 +315,9 @@ def test_concurrent_rpc_limit_and_coexistence_with_grpc_python() -> None:
         release.wait(30)
         return req[::-1]
 
-    handler = grpc.method_handlers_generic_handler("t.T", {"H": grpc.unary_unary_rpc_method_handler(hold)})
+    handler = grpc.method_handlers_generic_handler(
+        "t.T", {"H": grpc.unary_unary_rpc_method_handler(hold)}
+    )
     srv = native.serve(handler, "127.0.0.1:0", 1 << 20, 2)
     ref = grpc.server(__import__("concurrent.futures").futures.ThreadPoolExecutor(2))
     ref.add_generic_rpc_handlers((handler,))
@@ -283,7 +341,10 @@ def test_concurrent_rpc_limit_and_coexistence_with_grpc_python() -> None:
             time.sleep(0.01)
         assert call(b"xyz", timeout=5) == b"zyx"
         rch = p4rt_helpers.channel(f"127.0.0.1:{ref_port}")
-        assert rch.unary_unary("/t.T/H", request_serializer=None, response_deserializer=None)(b"12") == b"21"
+        assert (
+            rch.unary_unary("/t.T/H", request_serializer=None, response_deserializer=None)(b"12")
+            == b"21"
+        )
         rch.close()
         ch.close()
     finally:
@@ -302,19 +363,40 @@ def test_missing_compiler_or_grpc_is_one_clear_line(monkeypatch, tmp_path) -> No
 
     monkeypatch.setattr(build, "_loaded", None)
     monkeypatch.setenv("CXX", "no-such-c++")
-    assert build.unavailable_reason() == "no C++ compiler ('no-such-c++' not found; apt-get install g++)"
+    assert (
+        build.unavailable_reason()
+        == "no C++ compiler ('no-such-c++' not found; apt-get install g++)"
+    )
     with pytest.raises(native.NativeUnavailable, match="no C\\+\\+ compiler"):
         build.load()
     monkeypatch.delenv("CXX")
     monkeypatch.setenv("PKG_CONFIG_PATH", str(tmp_path))
     monkeypatch.setenv("PKG_CONFIG_LIBDIR", str(tmp_path))  # pkg-config finds no grpc++.pc
-    assert build.unavailable_reason() == "libgrpc++ not found by pkg-config (apt-get install libgrpc++-dev)"
+    assert (
+        build.unavailable_reason()
+        == "libgrpc++ not found by pkg-config (apt-get install libgrpc++-dev)"
+    )
     env = {"PATH": "/usr/bin:/bin", "CXX": "no-such-c++", "HOME": str(tmp_path)}
-    r = subprocess.run([sys.executable, "-m", "p4sim.server_cli", "--no-p4", "--frontend", "native",
-                        "--grpc-server-addr", "127.0.0.1:0"], capture_output=True, text=True, timeout=60, env=env)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "p4sim.server_cli",
+            "--no-p4",
+            "--frontend",
+            "native",
+            "--grpc-server-addr",
+            "127.0.0.1:0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert r.returncode == 1
     assert r.stderr.strip().splitlines() == [
-        "p4sim-switch: --frontend native: no C++ compiler ('no-such-c++' not found; apt-get install g++)"]
+        "p4sim-switch: --frontend native: no C++ compiler ('no-such-c++' not found; apt-get install g++)"
+    ]
     with pytest.raises(ValueError, match="frontend 'nope'"):
         P4RuntimeServer(frontend="nope")
 
@@ -332,7 +414,9 @@ def test_read_ahead_is_bounded_while_a_handler_does_not_read() -> None:
         seen.append(ctx._call.buffered)  # what the read-ahead holds before the handler reads
         return str(sum(len(r) for r in requests)).encode()
 
-    handler = grpc.method_handlers_generic_handler("t.T", {"U": grpc.stream_unary_rpc_method_handler(sink)})
+    handler = grpc.method_handlers_generic_handler(
+        "t.T", {"U": grpc.stream_unary_rpc_method_handler(sink)}
+    )
     srv = native.serve(handler, "127.0.0.1:0", 4 << 20, 2)
     limit = native.load().READ_AHEAD_BYTES
     try:
@@ -343,7 +427,10 @@ def test_read_ahead_is_bounded_while_a_handler_does_not_read() -> None:
         time.sleep(1.5)  # the client sends until flow control holds it
         go.set()
         assert fut.result() == str(n * size).encode()
-        assert limit <= seen[0] <= limit + size, (seen, limit)  # it did read ahead, and stopped at the bound
+        assert limit <= seen[0] <= limit + size, (
+            seen,
+            limit,
+        )  # it did read ahead, and stopped at the bound
         ch.close()
     finally:
         go.set()

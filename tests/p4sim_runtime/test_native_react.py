@@ -18,12 +18,14 @@ import pytest
 
 from p4sim.server import native
 
-pytestmark = pytest.mark.skipif(bool(native.unavailable_reason()),
-                                reason=f"native front end: {native.unavailable_reason()}")
+pytestmark = pytest.mark.skipif(
+    bool(native.unavailable_reason()), reason=f"native front end: {native.unavailable_reason()}"
+)
 
 
-def _serve(fn: Callable[[bytes], list[bytes]], before: Callable[[], None] = lambda: None,
-           module=None) -> tuple:
+def _serve(
+    fn: Callable[[bytes], list[bytes]], before: Callable[[], None] = lambda: None, module=None
+) -> tuple:
     """A raw native server (of `module`, default the front end's) whose every call is
     reacted to with fn; `before` runs in the call's thread before react() (requests pile up
     in the read-ahead meanwhile)."""
@@ -49,12 +51,15 @@ def _serve(fn: Callable[[bytes], list[bytes]], before: Callable[[], None] = lamb
 
 
 def _stream(ch: grpc.Channel, reqs: Iterator[bytes], timeout: float = 30) -> object:
-    return ch.stream_stream("/t.T/S", request_serializer=None, response_deserializer=None)(reqs, timeout=timeout)
+    return ch.stream_stream("/t.T/S", request_serializer=None, response_deserializer=None)(
+        reqs, timeout=timeout
+    )
 
 
 def test_every_request_answered_once_in_order_also_those_read_before_react() -> None:
     """Fan-out answers (one request -> 0..2 responses) come back in order; the call's
     thread waits before react(), so the first requests are handled by react() itself."""
+
     def fn(b: bytes) -> list[bytes]:
         n = int(b)
         return [b"%d.%d" % (n, k) for k in range(n % 3)]
@@ -73,6 +78,7 @@ def _late_requests_order(module=None) -> list[bytes]:
     """react() handles 10 requests read before it, 50 ms each (the GIL given up meanwhile);
     requests arriving while it does must wait behind them, not be reacted to at once by the
     gRPC thread that read them. Returns the answers, in the order they came."""
+
     def fn(b: bytes) -> list[bytes]:
         if b.startswith(b"slow"):
             time.sleep(0.05)
@@ -92,7 +98,9 @@ def _late_requests_order(module=None) -> list[bytes]:
 
 
 def test_requests_read_while_react_handles_earlier_ones_wait_behind_them() -> None:
-    assert _late_requests_order() == [b"slow-%d" % i for i in range(10)] + [b"late-%d" % i for i in range(5)]
+    assert _late_requests_order() == [b"slow-%d" % i for i in range(10)] + [
+        b"late-%d" % i for i in range(5)
+    ]
 
 
 def test_negative_control_a_read_that_reacts_while_react_still_handles_earlier_ones() -> None:
@@ -101,10 +109,18 @@ def test_negative_control_a_read_that_reacts_while_react_still_handles_earlier_o
     sources = build.sources()
     old = "react = ok && st_->react_fn != nullptr && !st_->reacting;"
     assert sources["transport.h"].count(old) == 1
-    planted = build.load_variant({**sources, "transport.h": sources["transport.h"].replace(
-        old, "react = ok && st_->react_fn != nullptr;")})
+    planted = build.load_variant(
+        {
+            **sources,
+            "transport.h": sources["transport.h"].replace(
+                old, "react = ok && st_->react_fn != nullptr;"
+            ),
+        }
+    )
     got = _late_requests_order(planted)
-    assert sorted(got) == sorted([b"slow-%d" % i for i in range(10)] + [b"late-%d" % i for i in range(5)])
+    assert sorted(got) == sorted(
+        [b"slow-%d" % i for i in range(10)] + [b"late-%d" % i for i in range(5)]
+    )
     assert got.index(b"late-0") < got.index(b"slow-9")  # answered ahead of earlier requests
 
 

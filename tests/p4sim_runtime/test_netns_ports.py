@@ -49,7 +49,16 @@ def two_hosts():
             for iface, where in ((host_if[i], ["-n", ns[i]]), (sw_if[i], [])):
                 sh("ip", *where, "link", "set", iface, "up")
             sh("sysctl", "-qw", f"net.ipv6.conf.{sw_if[i]}.disable_ipv6=1", check=False)
-            sh("ip", "netns", "exec", ns[i], "sysctl", "-qw", f"net.ipv6.conf.{host_if[i]}.disable_ipv6=1", check=False)
+            sh(
+                "ip",
+                "netns",
+                "exec",
+                ns[i],
+                "sysctl",
+                "-qw",
+                f"net.ipv6.conf.{host_if[i]}.disable_ipv6=1",
+                check=False,
+            )
         yield ns, host_if, sw_if
     finally:
         for i in range(2):
@@ -80,8 +89,17 @@ def frames_to_send() -> list[bytes]:
     receive; the switch port must put it back), built with scapy."""
     from scapy.all import Dot1Q, Ether, Raw
 
-    out = [bytes(Ether(dst=MAC2, src=MAC1, type=0x88B5) / Raw(b"p4sim-netns-%02d" % i + bytes(40))) for i in range(3)]
-    out.append(bytes(Ether(dst=MAC2, src=MAC1) / Dot1Q(vlan=10, prio=3, type=0x88B5) / Raw(b"p4sim-netns-vlan" + bytes(40))))
+    out = [
+        bytes(Ether(dst=MAC2, src=MAC1, type=0x88B5) / Raw(b"p4sim-netns-%02d" % i + bytes(40)))
+        for i in range(3)
+    ]
+    out.append(
+        bytes(
+            Ether(dst=MAC2, src=MAC1)
+            / Dot1Q(vlan=10, prio=3, type=0x88B5)
+            / Raw(b"p4sim-netns-vlan" + bytes(40))
+        )
+    )
     return out
 
 
@@ -89,9 +107,25 @@ def test_frames_cross_the_switch_between_namespaces(two_hosts, tmp_path: Path) -
     ns, host_if, sw_if = two_hosts
     pcap = tmp_path / "pcap"
     switch = subprocess.Popen(
-        [str(BIN / "p4sim-switch"), str(L2_PROGRAM), "--device-id", "1", "-i", f"1@{sw_if[0]}", "-i", f"2@{sw_if[1]}",
-         "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", "255", "--pcap", str(pcap), "--log-console"],
-        stderr=subprocess.PIPE, text=True,
+        [
+            str(BIN / "p4sim-switch"),
+            str(L2_PROGRAM),
+            "--device-id",
+            "1",
+            "-i",
+            f"1@{sw_if[0]}",
+            "-i",
+            f"2@{sw_if[1]}",
+            "--grpc-server-addr",
+            "127.0.0.1:0",
+            "--cpu-port",
+            "255",
+            "--pcap",
+            str(pcap),
+            "--log-console",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
     )
     client = None
     try:
@@ -111,7 +145,9 @@ def test_frames_cross_the_switch_between_namespaces(two_hosts, tmp_path: Path) -
         client = RawClient(f"127.0.0.1:{port}", device_id=1)
         client.arbitrate((0, 1))
         assert client.get("arbitration", timeout=5).arbitration.status.code == 0
-        cfg = client.stub.GetForwardingPipelineConfig(p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1))
+        cfg = client.stub.GetForwardingPipelineConfig(
+            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1)
+        )
         n = Names(cfg.config.p4info)
         for mac, out_port in ((MAC2, 2), (MAC1, 1)):
             u = p4runtime_pb2.Update(type=p4runtime_pb2.Update.INSERT)
@@ -122,11 +158,25 @@ def test_frames_cross_the_switch_between_namespaces(two_hosts, tmp_path: Path) -
             te.action.action.params.add(param_id=1, value=bytes([out_port]))
             client.write(u)
 
-        recv = subprocess.Popen(["ip", "netns", "exec", ns[1], sys.executable, "-c", RECEIVER, host_if[1], "4"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        recv = subprocess.Popen(
+            ["ip", "netns", "exec", ns[1], sys.executable, "-c", RECEIVER, host_if[1], "4"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         assert recv.stdout is not None and recv.stdout.readline().strip() == "ready"
         time.sleep(0.5)  # sniff() opens its socket after printing
-        sh("ip", "netns", "exec", ns[0], sys.executable, "-c", SENDER, host_if[0], *(f.hex() for f in frames_to_send()))
+        sh(
+            "ip",
+            "netns",
+            "exec",
+            ns[0],
+            sys.executable,
+            "-c",
+            SENDER,
+            host_if[0],
+            *(f.hex() for f in frames_to_send()),
+        )
         out, err = recv.communicate(timeout=30)
         got = [bytes.fromhex(x) for x in out.split()]
         assert len(got) == 4, err
@@ -134,7 +184,9 @@ def test_frames_cross_the_switch_between_namespaces(two_hosts, tmp_path: Path) -
             assert frame[:6] == bytes.fromhex(MAC2.replace(":", "")) and frame[12:14] == b"\x88\xb5"
             assert f"p4sim-netns-{i:02d}".encode() in frame
         tagged = got[3]
-        assert tagged[12:18] == bytes.fromhex("8100" + f"{(3 << 13) | 10:04x}" + "88b5"), tagged.hex()
+        assert tagged[12:18] == bytes.fromhex("8100" + f"{(3 << 13) | 10:04x}" + "88b5"), (
+            tagged.hex()
+        )
         assert b"p4sim-netns-vlan" in tagged
 
         # the controller sees the traffic in the program's counter

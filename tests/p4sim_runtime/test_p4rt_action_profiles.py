@@ -48,7 +48,9 @@ class Rig:
         self.table = {t.preamble.name: t.preamble.id for t in p4info.tables}
         self.action = {a.preamble.name: a.preamble.id for a in p4info.actions}
 
-    def member(self, prof: str, mid: int, action: str = "I.fwd", *, utype: int = U.INSERT, **params: int):
+    def member(
+        self, prof: str, mid: int, action: str = "I.fwd", *, utype: int = U.INSERT, **params: int
+    ):
         u = U(type=utype)
         m = u.entity.action_profile_member
         m.action_profile_id, m.member_id = self.prof[prof], mid
@@ -56,11 +58,21 @@ class Rig:
             ainfo = next(a for a in self.p4info.actions if a.preamble.name == action)
             m.action.action_id = ainfo.preamble.id
             for p in ainfo.params:
-                m.action.params.add(param_id=p.id, value=params[p.name].to_bytes((p.bitwidth + 7) // 8, "big"))
+                m.action.params.add(
+                    param_id=p.id, value=params[p.name].to_bytes((p.bitwidth + 7) // 8, "big")
+                )
         return u
 
-    def group(self, gid: int, mids: list[int], *, prof: str = "I.sel", utype: int = U.INSERT,
-              weight: int = 1, max_size: int = 0):
+    def group(
+        self,
+        gid: int,
+        mids: list[int],
+        *,
+        prof: str = "I.sel",
+        utype: int = U.INSERT,
+        weight: int = 1,
+        max_size: int = 0,
+    ):
         u = U(type=utype)
         g = u.entity.action_profile_group
         g.action_profile_id, g.group_id, g.max_size = self.prof[prof], gid, max_size
@@ -68,8 +80,16 @@ class Rig:
             g.members.add(member_id=mid, weight=weight)
         return u
 
-    def entry(self, table: str, key: int, *, member: int | None = None, group: int | None = None,
-              utype: int = U.INSERT, width: int = 1):
+    def entry(
+        self,
+        table: str,
+        key: int,
+        *,
+        member: int | None = None,
+        group: int | None = None,
+        utype: int = U.INSERT,
+        width: int = 1,
+    ):
         u = U(type=utype)
         te = u.entity.table_entry
         te.table_id = self.table[table]
@@ -130,7 +150,9 @@ def test_selector_group_picks_member_by_crc16_in_handle_order(rig):
     rig.write(rig.member("I.sel", 30, "", utype=U.DELETE))
     rig.write(rig.member("I.sel", 50, port=1, r=50))
     rig.write(rig.group(7, [10, 20, 50], utype=U.MODIFY))
-    assert {key: rig.send(5, *key)[1] for key in KEYS} == {key: expected([50, 10, 20], *key) for key in KEYS}
+    assert {key: rig.send(5, *key)[1] for key in KEYS} == {
+        key: expected([50, 10, 20], *key) for key in KEYS
+    }
     # an entry can point at one member of a selector too; a miss runs the default action
     rig.write(rig.entry("I.t_sel", 6, member=20))
     assert {rig.send(6, *key) for key in KEYS} == {(2, 20)}
@@ -168,18 +190,38 @@ def test_read_back_members_groups_and_entries(rig):
     rig.write(rig.member("I.sel", 4, port=1, r=4), rig.member("I.sel", 3, port=2, r=3))
     rig.write(rig.group(9, [4, 3]))
     rig.write(rig.entry("I.t_sel", 5, group=9), rig.entry("I.t_sel", 6, member=3))
-    ms = rig.conn.read([p4runtime_pb2.Entity(action_profile_member=p4runtime_pb2.ActionProfileMember(
-        action_profile_id=rig.prof["I.sel"]))])
-    assert sorted((e.action_profile_member.member_id, e.action_profile_member.action.params[1].value)
-                  for e in ms) == [(3, b"\x03"), (4, b"\x04")]
-    (g,) = rig.conn.read([p4runtime_pb2.Entity(action_profile_group=p4runtime_pb2.ActionProfileGroup(
-        action_profile_id=rig.prof["I.sel"], group_id=9))])
+    ms = rig.conn.read(
+        [
+            p4runtime_pb2.Entity(
+                action_profile_member=p4runtime_pb2.ActionProfileMember(
+                    action_profile_id=rig.prof["I.sel"]
+                )
+            )
+        ]
+    )
+    assert sorted(
+        (e.action_profile_member.member_id, e.action_profile_member.action.params[1].value)
+        for e in ms
+    ) == [(3, b"\x03"), (4, b"\x04")]
+    (g,) = rig.conn.read(
+        [
+            p4runtime_pb2.Entity(
+                action_profile_group=p4runtime_pb2.ActionProfileGroup(
+                    action_profile_id=rig.prof["I.sel"], group_id=9
+                )
+            )
+        ]
+    )
     assert sorted(m.member_id for m in g.action_profile_group.members) == [3, 4]
-    es = rig.conn.read([p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=rig.table["I.t_sel"]))])
+    es = rig.conn.read(
+        [p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=rig.table["I.t_sel"]))]
+    )
     got = {e.table_entry.match[0].exact.value: e.table_entry.action.WhichOneof("type") for e in es}
     assert got == {b"\x05": "action_profile_group_id", b"\x06": "action_profile_member_id"}
     # every member of every profile
-    every = rig.conn.read([p4runtime_pb2.Entity(action_profile_member=p4runtime_pb2.ActionProfileMember())])
+    every = rig.conn.read(
+        [p4runtime_pb2.Entity(action_profile_member=p4runtime_pb2.ActionProfileMember())]
+    )
     assert len(every) == 2
 
 
@@ -193,8 +235,14 @@ def test_misuse_codes(rig):
         "unknown member in a group": (rig.group(2, [1, 99]), "NOT_FOUND"),
         "member of another profile": (rig.group(3, [5]), "NOT_FOUND"),
         "member in a group": (rig.member("I.sel", 1, "", utype=U.DELETE), "FAILED_PRECONDITION"),
-        "member used by an entry": (rig.member("I.sel", 2, "", utype=U.DELETE), "FAILED_PRECONDITION"),
-        "member of a shared profile in use": (rig.member("I.ap", 5, "", utype=U.DELETE), "FAILED_PRECONDITION"),
+        "member used by an entry": (
+            rig.member("I.sel", 2, "", utype=U.DELETE),
+            "FAILED_PRECONDITION",
+        ),
+        "member of a shared profile in use": (
+            rig.member("I.ap", 5, "", utype=U.DELETE),
+            "FAILED_PRECONDITION",
+        ),
         "group used by an entry": (rig.group(1, [], utype=U.DELETE), "FAILED_PRECONDITION"),
         "oversize group": (rig.group(4, [1, 2, 3, 4, 5]), "RESOURCE_EXHAUSTED"),
         "group over its max_size": (rig.group(4, [1, 2], max_size=1), "RESOURCE_EXHAUSTED"),
@@ -239,7 +287,9 @@ def test_deleting_the_entries_releases_members_and_groups(rig):
     rig.write(rig.entry("I.t_sel", 5, utype=U.DELETE), rig.entry("I.t_sel", 6, utype=U.DELETE))
     rig.write(rig.group(1, [], utype=U.DELETE))
     rig.write(rig.member("I.sel", 1, "", utype=U.DELETE))
-    assert not rig.conn.read([p4runtime_pb2.Entity(action_profile_member=p4runtime_pb2.ActionProfileMember())])
+    assert not rig.conn.read(
+        [p4runtime_pb2.Entity(action_profile_member=p4runtime_pb2.ActionProfileMember())]
+    )
 
 
 def test_group_count_is_bounded_by_the_selector_size(rig):
@@ -259,10 +309,23 @@ def test_p4sim_switch_process_serves_profiles(live_switch):
         r.write(r.member("I.sel", 1, port=1, r=1), r.member("I.sel", 2, port=2, r=2))
         r.write(r.group(5, [2, 1]))
         r.write(r.entry("I.t_sel", 5, group=5))
-        (g,) = r.conn.read([p4runtime_pb2.Entity(action_profile_group=p4runtime_pb2.ActionProfileGroup(
-            action_profile_id=r.prof["I.sel"], group_id=5))])
+        (g,) = r.conn.read(
+            [
+                p4runtime_pb2.Entity(
+                    action_profile_group=p4runtime_pb2.ActionProfileGroup(
+                        action_profile_id=r.prof["I.sel"], group_id=5
+                    )
+                )
+            ]
+        )
         assert sorted(m.member_id for m in g.action_profile_group.members) == [1, 2]
-        (e,) = r.conn.read([p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=r.table["I.t_sel"]))])
+        (e,) = r.conn.read(
+            [
+                p4runtime_pb2.Entity(
+                    table_entry=p4runtime_pb2.TableEntry(table_id=r.table["I.t_sel"])
+                )
+            ]
+        )
         assert e.table_entry.action.action_profile_group_id == 5
         assert r.code(r.member("I.sel", 1, "", utype=U.DELETE)) == "FAILED_PRECONDITION"
         assert r.code(r.group(5, [], utype=U.DELETE)) == "FAILED_PRECONDITION"

@@ -39,11 +39,31 @@ def test_write_batches_are_whole_under_concurrent_reads(l2, server, connect) -> 
     t.start()
     try:
         for b in range(12):
-            c.write(*[upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": _mac(b * BATCH + i)}, "forward",
-                                                {"port": b"\x02"})) for i in range(BATCH)])
+            c.write(
+                *[
+                    upd(
+                        U.INSERT,
+                        table_entry(
+                            n,
+                            "l2_fwd",
+                            {"hdr.ethernet.dst": _mac(b * BATCH + i)},
+                            "forward",
+                            {"port": b"\x02"},
+                        ),
+                    )
+                    for i in range(BATCH)
+                ]
+            )
         for b in range(12):
-            c.write(*[upd(U.DELETE, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": _mac(b * BATCH + i)}))
-                      for i in range(BATCH)])
+            c.write(
+                *[
+                    upd(
+                        U.DELETE,
+                        table_entry(n, "l2_fwd", {"hdr.ethernet.dst": _mac(b * BATCH + i)}),
+                    )
+                    for i in range(BATCH)
+                ]
+            )
     finally:
         stop.set()
         t.join(timeout=30)
@@ -51,14 +71,22 @@ def test_write_batches_are_whole_under_concurrent_reads(l2, server, connect) -> 
     assert len(counts) >= 3
     # a Read sees a batch entirely or not at all: never part of one
     assert all(k % BATCH == 0 for k in counts), sorted(set(counts))
-    assert counts[-1] == 0 or len(c.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=tid)))) == 0
+    assert (
+        counts[-1] == 0
+        or len(c.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=tid))))
+        == 0
+    )
 
 
 def test_updates_in_one_batch_apply_in_order(l2) -> None:
     c, n = l2
     tid = n["MyIngress.l2_fwd"]
-    ins = upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward", {"port": b"\x02"}))
-    mod = upd(U.MODIFY, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward", {"port": b"\x03"}))
+    ins = upd(
+        U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward", {"port": b"\x02"})
+    )
+    mod = upd(
+        U.MODIFY, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward", {"port": b"\x03"})
+    )
     dele = upd(U.DELETE, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}))
     c.write(ins, mod, dele, ins, mod)  # the last two win: present, port 3
     got = c.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=tid)))
@@ -81,9 +109,12 @@ def test_counter_reads_are_cell_for_cell_in_bounded_chunks(l2, server) -> None:
         cells = [e.counter_entry for r in responses for e in r.entities]
         assert [ce.index.index for ce in cells] == list(range(512))
         assert {ce.index.index: (ce.data.packet_count, ce.data.byte_count) for ce in cells} == {
-            i: live.get(i, (0, 0)) for i in range(512)}
-        assert all(ce.counter_id == n["MyIngress.port_rx"] and ce.HasField("data") and ce.HasField("index")
-                   for ce in cells)
+            i: live.get(i, (0, 0)) for i in range(512)
+        }
+        assert all(
+            ce.counter_id == n["MyIngress.port_rx"] and ce.HasField("data") and ce.HasField("index")
+            for ce in cells
+        )
         # each cell is what a Read of that one index answers
         one = p4runtime_pb2.Entity()
         one.counter_entry.counter_id = n["MyIngress.port_rx"]
@@ -107,7 +138,9 @@ def test_packet_in_order_and_metadata_with_many_in_flight(l2, server) -> None:
         msg = c.get("packet").packet
         assert msg.payload == f
         assert {m.metadata_id: m.value for m in msg.metadata} == {
-            in_md["ingress_port"]: bytes([port]), in_md["pad"]: b"\x00"}
+            in_md["ingress_port"]: bytes([port]),
+            in_md["pad"]: b"\x00",
+        }
     payload = frame(MAC2, MAC3, ethertype=0x88B5)
     good = {out_md["egress_port"]: b"\x03", out_md["pad"]: b"\x00"}
     for port in (3, 4, 3):  # cached headers for two metadata lists, each to its own port
@@ -122,9 +155,11 @@ def test_packet_out_cache_never_admits_a_bad_list(l2, server) -> None:
     good = {out_md["egress_port"]: b"\x03", out_md["pad"]: b"\x00"}
     c.packet_out(payload, good)  # cached now
     assert server.ports.ports[3].wait_output(2.0) == payload
-    for bad in ({out_md["egress_port"]: b"\x03"},  # pad missing
-                {**good, 99: b"\x00"},  # unknown id
-                {out_md["egress_port"]: b"\x02\x00", out_md["pad"]: b"\x00"}):  # 512: wider than 9 bits
+    for bad in (
+        {out_md["egress_port"]: b"\x03"},  # pad missing
+        {**good, 99: b"\x00"},  # unknown id
+        {out_md["egress_port"]: b"\x02\x00", out_md["pad"]: b"\x00"},
+    ):  # 512: wider than 9 bits
         before = server.packet_out_count
         c.packet_out(payload, bad)
         err = c.get("error").error
@@ -148,8 +183,11 @@ def test_target_counters_match_the_switch_cell_for_cell(l2, server) -> None:
         assert got["MyIngress.port_rx"] == [live.get(i, (0, 0)) for i in range(512)]
         assert set(got) == {c.preamble.name for c in server.pipeline.p4info.counters}
         ent = p4runtime_pb2.Entity()
-        ent.counter_entry.counter_id = next(c.preamble.id for c in server.pipeline.p4info.counters
-                                            if c.preamble.name == "MyIngress.port_rx")
+        ent.counter_entry.counter_id = next(
+            c.preamble.id
+            for c in server.pipeline.p4info.counters
+            if c.preamble.name == "MyIngress.port_rx"
+        )
         every = t.conn.read_counters([ent])
         assert [i for _, i, _, _ in every] == list(range(512))
         assert len(t.conn.read_counters([ent], nonzero_only=True)) == len(live)

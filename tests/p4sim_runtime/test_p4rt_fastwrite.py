@@ -43,7 +43,9 @@ def _start(fast: bool, program=L2_PROGRAM) -> tuple[P4RuntimeServer, RawClient, 
     c.arbitrate((0, 1))
     assert c.get("arbitration").arbitration.status.code == 0
     c.set_pipeline(make_device_config(program))
-    cfg = c.stub.GetForwardingPipelineConfig(p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1))
+    cfg = c.stub.GetForwardingPipelineConfig(
+        p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1)
+    )
     return srv, c, Names(cfg.config.p4info)
 
 
@@ -62,8 +64,19 @@ class Gen:
     def __init__(self, n: Names, seed: int) -> None:
         self.n, self.r = n, random.Random(seed)
         self.t = {s: find(n, s) for s in TABLES}
-        self.a = {s: find(n, s) for s in ("forward", "to_cpu", "flood", "drop", "learn", "NoAction", "set_prio",
-                                           "acl_police")}
+        self.a = {
+            s: find(n, s)
+            for s in (
+                "forward",
+                "to_cpu",
+                "flood",
+                "drop",
+                "learn",
+                "NoAction",
+                "set_prio",
+                "acl_police",
+            )
+        }
 
     def mac(self) -> bytes:  # a small key space: duplicates and hits on DELETE/MODIFY happen
         v = (0x02 << 40) | self.r.randrange(24)
@@ -97,7 +110,11 @@ class Gen:
                 fm.lpm.value, fm.lpm.prefix_len = self.mac(), 8  # wrong kind
             else:
                 fm.exact.value = self.mac() if r.random() < 0.9 else self.val(48)
-            acts = ("forward", "to_cpu", "flood", "drop") if table == "l2_fwd" else ("learn", "NoAction")
+            acts = (
+                ("forward", "to_cpu", "flood", "drop")
+                if table == "l2_fwd"
+                else ("learn", "NoAction")
+            )
         elif table == "acl":
             et = r.choice([0x0800, 0x86DD, 0x8808, 0x88F7])
             mask = r.choice([0xFFFF, 0xFF00, 0, 0xFFFF])
@@ -114,13 +131,17 @@ class Gen:
             lo = r.randrange(0x0800, 0x0900)
             fm.range.low, fm.range.high = self.val(16, lo), self.val(16, lo + r.randrange(-2, 16))
             if r.random() < 0.6:
-                te.match.add(field_id=fid["sm.ingress_port"]).optional.value = self.val(9, r.randrange(1, 5))
+                te.match.add(field_id=fid["sm.ingress_port"]).optional.value = self.val(
+                    9, r.randrange(1, 5)
+                )
             te.priority = r.choice([1, 3, 0])
             acts = ("set_prio", "NoAction")
         else:
             plen = r.choice([8, 16, 24, 48, 0, 49])
             fm = te.match.add(field_id=fid["hdr.ethernet.dst"])
-            v = r.choice([0x02AB00000000, 0x0A0000000001, 0xFFFFFFFFFFFF]) ^ r.randrange(4)  # duplicates happen
+            v = r.choice([0x02AB00000000, 0x0A0000000001, 0xFFFFFFFFFFFF]) ^ r.randrange(
+                4
+            )  # duplicates happen
             if r.random() < 0.85 and 0 < plen <= 48:
                 v &= ~((1 << (48 - plen)) - 1)  # else: bits beyond the prefix
             fm.lpm.value, fm.lpm.prefix_len = self.val(48, v), plen
@@ -158,7 +179,12 @@ class Gen:
 
     def update(self) -> bytes:
         r = self.r
-        utype = r.choice([U.INSERT] * 5 + [U.MODIFY] * 2 + [U.DELETE] * 2 + ([U.UNSPECIFIED] if r.random() < 0.1 else []))
+        utype = r.choice(
+            [U.INSERT] * 5
+            + [U.MODIFY] * 2
+            + [U.DELETE] * 2
+            + ([U.UNSPECIFIED] if r.random() < 0.1 else [])
+        )
         u = U(type=utype)
         u.entity.table_entry.CopyFrom(self.entry(utype))
         raw = u.SerializeToString()
@@ -179,11 +205,16 @@ class Gen:
         elif x < 0.04:
             w.atomicity = w.ROLLBACK_ON_ERROR
         head = w.SerializeToString()
-        body = b"".join(b"\x22" + _varint(len(u)) + u for u in (self.update() for _ in range(r.randrange(1, 25))))
+        body = b"".join(
+            b"\x22" + _varint(len(u)) + u
+            for u in (self.update() for _ in range(r.randrange(1, 25)))
+        )
         return head + body
 
 
-RUNGEN_ONLY = ("MyIngress.small",)  # fastwrite_kinds.p4's table that RunGen fills (KindsGen leaves it alone)
+RUNGEN_ONLY = (
+    "MyIngress.small",
+)  # fastwrite_kinds.p4's table that RunGen fills (KindsGen leaves it alone)
 
 
 class KindsGen:
@@ -202,7 +233,11 @@ class KindsGen:
 
     def val(self, width: int) -> bytes:
         r = self.r
-        v = r.choice([0, 1, 2, (1 << width) - 1, r.randrange(1 << width)]) if width > 8 else r.randrange(1 << width)
+        v = (
+            r.choice([0, 1, 2, (1 << width) - 1, r.randrange(1 << width)])
+            if width > 8
+            else r.randrange(1 << width)
+        )
         v &= (1 << width) - 1
         nb = (width + 7) // 8
         x = r.random()
@@ -218,7 +253,13 @@ class KindsGen:
         r = self.r
         t = r.choice(self.tables)
         te = p4runtime_pb2.TableEntry(table_id=t.preamble.id)
-        kinds = {2: "exact", 3: "lpm", 4: "ternary", 5: "range", 6: "optional"}  # p4info MatchField.MatchType
+        kinds = {
+            2: "exact",
+            3: "lpm",
+            4: "ternary",
+            5: "range",
+            6: "optional",
+        }  # p4info MatchField.MatchType
         fields = list(t.match_fields)
         if r.random() < 0.08:
             fields.reverse()  # not the table's key order: the reference's own (slower) way
@@ -274,7 +315,10 @@ class KindsGen:
     def request(self, eid: tuple[int, int]) -> bytes:
         w = p4runtime_pb2.WriteRequest(device_id=1)
         w.election_id.high, w.election_id.low = eid
-        body = b"".join(b"\x22" + _varint(len(u)) + u for u in (self.update() for _ in range(self.r.randrange(1, 25))))
+        body = b"".join(
+            b"\x22" + _varint(len(u)) + u
+            for u in (self.update() for _ in range(self.r.randrange(1, 25)))
+        )
         return w.SerializeToString() + body
 
 
@@ -319,13 +363,26 @@ class RunGen:
         prio = r.choice([1, 2, 3, 3]) if needs else 0
         if r.random() < 0.05:
             prio = 0 if needs else 2  # the whole run refused (or a priority ignored)
-        lay = {"t": t, "utype": utype, "aid": r.choice([a.id for a in t.action_refs]), "fields": fields,
-               "prio": prio, "action": utype != U.DELETE or r.random() < 0.5, "keys": [],
-               "space": r.choice([24, 1 << 20, 1 << 20])}
+        lay = {
+            "t": t,
+            "utype": utype,
+            "aid": r.choice([a.id for a in t.action_refs]),
+            "fields": fields,
+            "prio": prio,
+            "action": utype != U.DELETE or r.random() < 0.5,
+            "keys": [],
+            "space": r.choice([24, 1 << 20, 1 << 20]),
+        }
         past = self.history.get(t.preamble.id)
-        if utype != U.INSERT and past and r.random() < 0.8:  # the keys of an earlier run, mostly there
+        if (
+            utype != U.INSERT and past and r.random() < 0.8
+        ):  # the keys of an earlier run, mostly there
             old = r.choice(past)
-            lay["fields"], lay["prio"], lay["replay"] = old["fields"], old["prio"], list(old["keys"])
+            lay["fields"], lay["prio"], lay["replay"] = (
+                old["fields"],
+                old["prio"],
+                list(old["keys"]),
+            )
             r.shuffle(lay["replay"])
         elif utype == U.INSERT:
             self.history.setdefault(t.preamble.id, []).append(lay)
@@ -341,7 +398,9 @@ class RunGen:
             if kind in ("exact", "optional"):
                 out.append((self.value(w, lay["space"]).to_bytes(nb, "big"), b""))
             elif kind == "lpm":
-                v = r.choice([0x02AB00000000, 0x0A0000000001, 0xFFFFFFFFFFFF, 0, 0x1234]) & ((1 << w) - 1)
+                v = r.choice([0x02AB00000000, 0x0A0000000001, 0xFFFFFFFFFFFF, 0, 0x1234]) & (
+                    (1 << w) - 1
+                )
                 v ^= r.randrange(4) << max(0, w - extra)  # a few prefixes per length
                 v &= (1 << w) - 1
                 if r.random() > 0.04:
@@ -387,7 +446,9 @@ class RunGen:
             act.action_id = lay["aid"]
             for prm in self.actions[lay["aid"]].params:
                 w = prm.bitwidth
-                act.params.add(param_id=prm.id, value=self.value(w, 1 << w).to_bytes((w + 7) // 8, "big"))
+                act.params.add(
+                    param_id=prm.id, value=self.value(w, 1 << w).to_bytes((w + 7) // 8, "big")
+                )
         return u.SerializeToString()
 
     def request(self, eid: tuple[int, int]) -> bytes:
@@ -411,7 +472,9 @@ def _varint(v: int) -> bytes:
 
 
 def _answer(client: RawClient, data: bytes) -> tuple:
-    write = client.channel.unary_unary("/p4.v1.P4Runtime/Write", request_serializer=None, response_deserializer=None)
+    write = client.channel.unary_unary(
+        "/p4.v1.P4Runtime/Write", request_serializer=None, response_deserializer=None
+    )
     try:
         return ("OK", write(data, timeout=10))
     except grpc.RpcError as exc:
@@ -438,13 +501,39 @@ def _state(srv: P4RuntimeServer) -> list:
     for name, t in sorted(srv.pipeline.switch.tables.items()):
         seq = lambda d: {k: r.seq for k, r in d.items()}  # noqa: E731
         recs = sorted(t.recs.values(), key=lambda r: r.seq)
-        out.append((name, t.seq, t.next_handle, sorted(t.free_handles),
-                    [(r.mkey, r.tests, r.aid, r.args, r.prio, r.hnd, r.seq, r.pkts, r.bytes, r.meter, t.entry_of(r))
-                     for r in recs],
-                    seq(t.exact), seq(t.exact1), {p: seq(d) for p, d in t.lpm.items()}, t.lpm_lens,
-                    {p: seq(d) for p, d in t.lpm1d.items()}, [m for m, _ in t.lpm1],
-                    {top: [m for m, _ in c] for top, c in t.lpm1_long.items()}, [r.seq for r in t.scan],
-                    [(top, m, {k: [r.seq for r in v] for k, v in g.items()}) for top, m, g in t.groups]))
+        out.append(
+            (
+                name,
+                t.seq,
+                t.next_handle,
+                sorted(t.free_handles),
+                [
+                    (
+                        r.mkey,
+                        r.tests,
+                        r.aid,
+                        r.args,
+                        r.prio,
+                        r.hnd,
+                        r.seq,
+                        r.pkts,
+                        r.bytes,
+                        r.meter,
+                        t.entry_of(r),
+                    )
+                    for r in recs
+                ],
+                seq(t.exact),
+                seq(t.exact1),
+                {p: seq(d) for p, d in t.lpm.items()},
+                t.lpm_lens,
+                {p: seq(d) for p, d in t.lpm1d.items()},
+                [m for m, _ in t.lpm1],
+                {top: [m for m, _ in c] for top, c in t.lpm1_long.items()},
+                [r.seq for r in t.scan],
+                [(top, m, {k: [r.seq for r in v] for k, v in g.items()}) for top, m, g in t.groups],
+            )
+        )
     return out
 
 
@@ -479,6 +568,7 @@ def _count_checked(monkeypatch) -> dict:
         def counted(self, *a, _real=real, _meth=meth):
             calls[(id(self), _meth)] = calls.get((id(self), _meth), 0) + 1
             return _real(self, *a)
+
         monkeypatch.setattr(Table, meth, counted)
     return calls
 
@@ -499,7 +589,9 @@ def test_fast_path_answers_and_state_equal_the_reference(pair, monkeypatch) -> N
     assert _differences(pair, seed=1, requests=160) == []
     assert pair[1][0]._scanner.hits == 0  # the reference server never takes the path
     hits = fast_srv._scanner.hits - before
-    assert hits > 400, hits  # most well-formed updates went the fast way (about 2,000 updates in all)
+    assert hits > 400, (
+        hits
+    )  # most well-formed updates went the fast way (about 2,000 updates in all)
     # ... and were stored through every pre-checked entry point (the reference, never)
     assert set(_calls(calls, pair[1][0]).values()) == {0}
     got = _calls(calls, fast_srv)
@@ -525,6 +617,7 @@ def _count_bulk(monkeypatch) -> dict:
                 stored[(id(self), _meth)] = stored.get((id(self), _meth), 0) + len(vs)
             stored[(id(self), "most")] = max(stored.get((id(self), "most"), 0), len(self.recs))
             return done
+
         monkeypatch.setattr(Table, meth, counted)
     return stored
 
@@ -558,9 +651,17 @@ def test_runs_of_one_layout_equal_the_reference(pair, monkeypatch) -> None:
     assert scanner.hits > 1000  # about 2,800 updates in all
     assert set(_bulk(stored, pair[1][0]).values()) == {0}
     got = _bulk(stored, fast_srv)
-    assert got["insert_exact1_many"] > 150 and got["modify_exact1_many"] > 50 and got["delete_exact1_many"] > 50, got
+    assert (
+        got["insert_exact1_many"] > 150
+        and got["modify_exact1_many"] > 50
+        and got["delete_exact1_many"] > 50
+    ), got
     one = _calls(calls, fast_srv)  # runs with a refused update, and the other layouts: one by one
-    assert one["insert_exact1_checked"] > 20 and one["insert_checked"] > 20 and one["delete_checked"] > 20, one
+    assert (
+        one["insert_exact1_checked"] > 20
+        and one["insert_checked"] > 20
+        and one["delete_checked"] > 20
+    ), one
 
 
 def test_runs_equal_the_reference_on_every_key_layout(kinds_pair, monkeypatch) -> None:
@@ -627,7 +728,9 @@ class TopGen:
         elif x < 0.5:
             fields.append(b"\x10\x05")  # role_id (deprecated)
         elif x < 0.55:
-            fields.append(b"\x28" + bytes([r.choice([1, 2, 0x63])]))  # atomicity (0x63: no such value)
+            fields.append(
+                b"\x28" + bytes([r.choice([1, 2, 0x63])])
+            )  # atomicity (0x63: no such value)
         elif x < 0.58:
             fields.append(b"\x38\x01")  # an unknown field
         r.shuffle(fields)
@@ -662,6 +765,7 @@ def _count_plans(monkeypatch) -> list:
         got = real(self, data)
         seen[got is None] += 1
         return got
+
     monkeypatch.setattr(fastwrite.WriteScanner, "plan", counted)
     return seen
 
@@ -669,7 +773,12 @@ def _count_plans(monkeypatch) -> list:
 def _learn_top_shapes(made) -> None:
     gen = TopGen(made[0][2], 0)
     for utype in (U.INSERT, U.MODIFY, U.DELETE):
-        data = b"\x08\x01\x1a\x02\x10\x01" + b"\x22" + _varint(len(gen.update(utype, 1))) + gen.update(utype, 1)
+        data = (
+            b"\x08\x01\x1a\x02\x10\x01"
+            + b"\x22"
+            + _varint(len(gen.update(utype, 1)))
+            + gen.update(utype, 1)
+        )
         for _, c, _ in made:
             _answer(c, data)
 
@@ -682,13 +791,17 @@ def test_requests_cut_by_shape_equal_the_reference(pair, monkeypatch) -> None:
     _learn_top_shapes(pair)
     seen = _count_plans(monkeypatch)
     assert _differences(pair, seed=41, requests=120, gen_class=TopGen) == []
-    assert seen[0] > 50 and seen[1] > 10, seen  # cut by shape, and parsed whole (unknown field, bad framing)
+    assert seen[0] > 50 and seen[1] > 10, (
+        seen
+    )  # cut by shape, and parsed whole (unknown field, bad framing)
     assert _tables(pair[0][1], pair[0][2])  # entries were left to compare
 
 
 def _plan_without_fields(self, data):
     got = _plan_without_fields.__wrapped__(self, data)
-    return None if got is None else (got[0], got[1], b"")  # the planted bug: the other fields dropped
+    return (
+        None if got is None else (got[0], got[1], b"")
+    )  # the planted bug: the other fields dropped
 
 
 def _plan_without_len_fields(self, data):
@@ -708,13 +821,21 @@ def _lax_end_spans(data, others=None):
     return None
 
 
-@pytest.mark.parametrize("where, bug", [
-    ("plan", _plan_without_fields), ("plan", _plan_without_len_fields), ("update_runs", _lax_end_spans)])
+@pytest.mark.parametrize(
+    "where, bug",
+    [
+        ("plan", _plan_without_fields),
+        ("plan", _plan_without_len_fields),
+        ("update_runs", _lax_end_spans),
+    ],
+)
 def test_planted_cut_by_shape_bug_is_caught(pair, monkeypatch, where, bug) -> None:
     _own_scanner(monkeypatch, pair)
     _learn_top_shapes(pair)
     owner = fastwrite.WriteScanner if where == "plan" else shapes_mod
-    monkeypatch.setattr(_plan_without_fields, "__wrapped__", fastwrite.WriteScanner.plan, raising=False)
+    monkeypatch.setattr(
+        _plan_without_fields, "__wrapped__", fastwrite.WriteScanner.plan, raising=False
+    )
     monkeypatch.setattr(bug, "__wrapped__", getattr(owner, where), raising=False)
     monkeypatch.setattr(owner, where, bug)
     assert _differences(pair, seed=41, requests=120, gen_class=TopGen) != []
@@ -728,13 +849,21 @@ def test_bulk_insert_makes_the_same_recs_as_one_by_one() -> None:
     from p4sim.runtime.tables import REC_FIELDS, ActionSpec
 
     def table() -> Table:
-        t = Table(TableInfo(name="t", keys=(KeyField("k", "exact", 48, 1),), actions=(ActionRef("fwd"),), size=64),
-                  [ActionSpec("fwd", (("port", 9),))])
+        t = Table(
+            TableInfo(
+                name="t",
+                keys=(KeyField("k", "exact", 48, 1),),
+                actions=(ActionRef("fwd"),),
+                size=64,
+            ),
+            [ActionSpec("fwd", (("port", 9),))],
+        )
         for v in range(6):
             t.insert_exact1_checked(100 + v, 0, (v,))
         for v in (101, 104, 102):
             t.delete_checked((v,))
         return t
+
     one, bulk = table(), table()
     vs, args = [7, 104, 9, 8, 6], [(1,), (2,), (3,), (4,), (5,)]
     for v, a in zip(vs, args, strict=True):
@@ -742,18 +871,33 @@ def test_bulk_insert_makes_the_same_recs_as_one_by_one() -> None:
     assert bulk.insert_exact1_many(vs, 0, args)
     fields = lambda t: [(k, [getattr(r, f) for f in REC_FIELDS]) for k, r in t.recs.items()]  # noqa: E731
     assert fields(bulk) == fields(one)
-    assert [(k, r.seq) for k, r in bulk.exact1.items()] == [(k, r.seq) for k, r in one.exact1.items()]
-    assert (bulk.seq, bulk.next_handle, bulk.free_handles) == (one.seq, one.next_handle, one.free_handles)
-    assert sorted(r.hnd for r in bulk.recs.values()) == list(range(8))  # the freed 1, 2, 4 reused first
-    assert not bulk.insert_exact1_many([50, 50], 0, [(1,), (1,)]) and not bulk.insert_exact1_many([7], 0, [(1,)])
+    assert [(k, r.seq) for k, r in bulk.exact1.items()] == [
+        (k, r.seq) for k, r in one.exact1.items()
+    ]
+    assert (bulk.seq, bulk.next_handle, bulk.free_handles) == (
+        one.seq,
+        one.next_handle,
+        one.free_handles,
+    )
+    assert sorted(r.hnd for r in bulk.recs.values()) == list(
+        range(8)
+    )  # the freed 1, 2, 4 reused first
+    assert not bulk.insert_exact1_many([50, 50], 0, [(1,), (1,)]) and not bulk.insert_exact1_many(
+        [7], 0, [(1,)]
+    )
     assert fields(bulk) == fields(one)  # a refused run changed nothing
 
 
 def _bulk_no_run_duplicates(self, vs, aid, args):
-    vs2 = list(dict.fromkeys(vs))  # the planted bug: a key twice in one run is stored once, no error
+    vs2 = list(
+        dict.fromkeys(vs)
+    )  # the planted bug: a key twice in one run is stored once, no error
     args2 = [args[vs.index(v)] for v in vs2]
-    return Table.insert_exact1_many.__wrapped__(self, vs2, aid, args2) if len(vs2) < len(vs) else \
-        Table.insert_exact1_many.__wrapped__(self, vs, aid, args)
+    return (
+        Table.insert_exact1_many.__wrapped__(self, vs2, aid, args2)
+        if len(vs2) < len(vs)
+        else Table.insert_exact1_many.__wrapped__(self, vs, aid, args)
+    )
 
 
 def _bulk_past_capacity(self, vs, aid, args):
@@ -791,13 +935,16 @@ def _bulk_stale_entry(self, vs, aid, args):
     return True
 
 
-@pytest.mark.parametrize("servers, meth, bug", [
-    ("pair", "insert_exact1_many", _bulk_no_run_duplicates),
-    ("kinds_pair", "insert_exact1_many", _bulk_past_capacity),
-    ("pair", "insert_exact1_many", _bulk_new_handles),
-    ("pair", "delete_exact1_many", _bulk_handles_not_freed),
-    ("pair", "modify_exact1_many", _bulk_stale_entry),
-])
+@pytest.mark.parametrize(
+    "servers, meth, bug",
+    [
+        ("pair", "insert_exact1_many", _bulk_no_run_duplicates),
+        ("kinds_pair", "insert_exact1_many", _bulk_past_capacity),
+        ("pair", "insert_exact1_many", _bulk_new_handles),
+        ("pair", "delete_exact1_many", _bulk_handles_not_freed),
+        ("pair", "modify_exact1_many", _bulk_stale_entry),
+    ],
+)
 def test_planted_bulk_commit_bug_is_caught(request, monkeypatch, servers, meth, bug) -> None:
     """Negative controls for the bulk entry points: each planted bug must show up as a
     difference from the reference."""
@@ -816,7 +963,10 @@ def _lax_exact1_values(rows, kslot, kwidth, pslot, pwidth):
 
 def _lax_exact1_run_values(data, r0, stride, k, koff, klen, kwidth, poff, plen, pwidth):
     """The compiled exact1_run_values with the planted bug: no value is too wide."""
-    rows = [(data[b + koff:b + koff + klen], data[b + poff:b + poff + plen]) for b in range(r0, r0 + k * stride, stride)]
+    rows = [
+        (data[b + koff : b + koff + klen], data[b + poff : b + poff + plen])
+        for b in range(r0, r0 + k * stride, stride)
+    ]
     return _lax_exact1_values(rows, 0, kwidth, 1 if poff >= 0 else -1, pwidth)
 
 
@@ -826,10 +976,16 @@ def test_planted_lax_run_is_caught(kinds_pair, monkeypatch, plant) -> None:
     takes any Update of the same length (another update type, table or action) as the
     shape's, and a bulk that lets a value one bit too wide in, must both be caught."""
     if plant == "lax run":  # only the tag and length bytes checked
-        monkeypatch.setattr(shapes_mod, "_run_checks", lambda head, fixed: tuple((j, head[j:j + 1]) for j in range(len(head))))
+        monkeypatch.setattr(
+            shapes_mod,
+            "_run_checks",
+            lambda head, fixed: tuple((j, head[j : j + 1]) for j in range(len(head))),
+        )
     else:
         monkeypatch.setattr(builders, "_fits", lambda vs, width: True)
-        if builders._compiled is not None:  # the compiled write path decodes the values itself, in place
+        if (
+            builders._compiled is not None
+        ):  # the compiled write path decodes the values itself, in place
             # (only the in-place decoder planted: caught, so runs really take it)
             monkeypatch.setattr(builders._compiled, "exact1_run_values", _lax_exact1_run_values)
     _own_scanner(monkeypatch, kinds_pair)  # shapes made with the plant
@@ -853,19 +1009,31 @@ def test_fast_path_equals_the_reference_on_every_key_layout(kinds_pair, monkeypa
     assert _differences(kinds_pair, seed=11, requests=120, gen_class=KindsGen) == []
     assert set(_calls(calls, kinds_pair[1][0]).values()) == {0}
     got = _calls(calls, kinds_pair[0][0])
-    assert got["insert_checked"] > 50 and got["modify_checked"] > 20 and got["delete_checked"] > 20, got
-    per = {name.split(".")[-1]: sum(n for (tid, meth), n in calls.items() if tid == id(t) and meth.startswith("insert"))
-           for name, t in kinds_pair[0][0].pipeline.switch.tables.items() if name not in RUNGEN_ONLY}
+    assert (
+        got["insert_checked"] > 50 and got["modify_checked"] > 20 and got["delete_checked"] > 20
+    ), got
+    per = {
+        name.split(".")[-1]: sum(
+            n for (tid, meth), n in calls.items() if tid == id(t) and meth.startswith("insert")
+        )
+        for name, t in kinds_pair[0][0].pipeline.switch.tables.items()
+        if name not in RUNGEN_ONLY
+    }
     assert min(per.values()) > 5, per  # every layout was stored the pre-checked way
 
 
-@pytest.mark.parametrize("meth, bug", [
-    ("insert_checked", "_no_duplicate_check"),
-    ("delete_checked", "_handle_not_freed"),
-    ("modify_checked", "_stale_entry"),
-    ("entry_of", "_entry_without_priority"),
-])
-def test_planted_pre_checked_commit_bug_is_caught_on_every_key_layout(kinds_pair, monkeypatch, meth, bug) -> None:
+@pytest.mark.parametrize(
+    "meth, bug",
+    [
+        ("insert_checked", "_no_duplicate_check"),
+        ("delete_checked", "_handle_not_freed"),
+        ("modify_checked", "_stale_entry"),
+        ("entry_of", "_entry_without_priority"),
+    ],
+)
+def test_planted_pre_checked_commit_bug_is_caught_on_every_key_layout(
+    kinds_pair, monkeypatch, meth, bug
+) -> None:
     bug_fn = globals()[bug]
     monkeypatch.setattr(bug_fn, "__wrapped__", getattr(Table, meth), raising=False)
     monkeypatch.setattr(Table, meth, bug_fn)
@@ -876,7 +1044,9 @@ def test_a_new_pipeline_rebinds_the_learned_shapes(pair) -> None:
     """Shapes outlive a pipeline (they are protobuf layouts); their decoders do not: after
     a new SetForwardingPipelineConfig the same shapes are bound to the new schema."""
     fast_srv = pair[0][0]
-    assert _differences(pair, seed=30, requests=20) == []  # shapes learned (whatever ran before here)
+    assert (
+        _differences(pair, seed=30, requests=20) == []
+    )  # shapes learned (whatever ran before here)
     assert fast_srv._scanner.count > 0
     old = fast_srv.pipeline.maps
     for _, c, _ in pair:
@@ -890,7 +1060,9 @@ def test_a_new_pipeline_rebinds_the_learned_shapes(pair) -> None:
     del old
     gc.collect()
     now = fast_srv.pipeline.maps
-    bound = [s.bound[0]() for v in fast_srv._scanner.shapes.values() for s in v if s.bound is not None]
+    bound = [
+        s.bound[0]() for v in fast_srv._scanner.shapes.values() for s in v if s.bound is not None
+    ]
     assert any(b is now for b in bound)
     assert all(b is None or b is now for b in bound)  # a shape keeps no old pipeline's schema alive
 
@@ -910,6 +1082,7 @@ def test_planted_lax_fast_path_is_caught(pair, monkeypatch) -> None:
             if got is None:  # the planted bug: refuse nothing, store zeros instead
                 got = build([bytes(len(v) - 1) + b"\x01" for v in vals])
             return got
+
         return lax_build
 
     monkeypatch.setattr(fastwrite, "bind", lax)
@@ -952,13 +1125,16 @@ def _entry_without_priority(self, rec):
     return e
 
 
-@pytest.mark.parametrize("meth, bug", [
-    ("insert_exact1_checked", _no_duplicate_check_exact1),
-    ("insert_checked", _no_duplicate_check),
-    ("delete_checked", _handle_not_freed),
-    ("modify_checked", _stale_entry),
-    ("entry_of", _entry_without_priority),
-])
+@pytest.mark.parametrize(
+    "meth, bug",
+    [
+        ("insert_exact1_checked", _no_duplicate_check_exact1),
+        ("insert_checked", _no_duplicate_check),
+        ("delete_checked", _handle_not_freed),
+        ("modify_checked", _stale_entry),
+        ("entry_of", _entry_without_priority),
+    ],
+)
 def test_planted_pre_checked_commit_bug_is_caught(pair, monkeypatch, meth, bug) -> None:
     """Negative controls for the tables' pre-checked entry points: each planted bug in
     the commit (no duplicate check, a handle not freed, a stored entry not updated, a
@@ -1030,7 +1206,9 @@ def test_scanner_is_bounded() -> None:
     sc = fastwrite.WriteScanner()
     for i in range(fastwrite.SHAPE_LIMIT + 10):
         u = U(type=U.DELETE)
-        u.entity.table_entry.table_id = (i % 100) + 1 + (i // 100) * 1000  # 1-2 byte varints: few lengths
+        u.entity.table_entry.table_id = (
+            (i % 100) + 1 + (i // 100) * 1000
+        )  # 1-2 byte varints: few lengths
         u.entity.table_entry.match.add(field_id=1).exact.value = b"\x01"
         sc.learn(u, u.SerializeToString())
     assert 0 < sc.count <= fastwrite.SHAPE_LIMIT
@@ -1042,7 +1220,9 @@ def test_scanner_is_bounded() -> None:
     # a big update (a huge value) is never learned: learning it would cost time per byte
     big = U(type=U.INSERT)
     big.entity.table_entry.table_id = 1
-    big.entity.table_entry.match.add(field_id=1).exact.value = b"\x01" * (fastwrite.LEARN_MAX_BYTES + 1)
+    big.entity.table_entry.match.add(field_id=1).exact.value = b"\x01" * (
+        fastwrite.LEARN_MAX_BYTES + 1
+    )
     n = sc.count
     sc.learn(big, big.SerializeToString())
     assert sc.count == n
@@ -1057,7 +1237,13 @@ def test_shape_pattern_checks_every_fixed_byte_and_cuts_values_in_slot_order() -
     assert groups == (2, 1)
     m = rx.fullmatch(b"\n.\nx*\x00()$")
     assert m is not None and [m.group(k) for k in groups] == [b"()", b"\nx"]
-    for bad in (b"\n-\nx*\x00()$", b"\n.\nx*\x01()$", b"\n.\nx*\x00()", b"\n.\nx*\x00()$$", b"\n.\nxx*\x00()$"):
+    for bad in (
+        b"\n-\nx*\x00()$",
+        b"\n.\nx*\x01()$",
+        b"\n.\nx*\x00()",
+        b"\n.\nx*\x00()$$",
+        b"\n.\nxx*\x00()$",
+    ):
         assert rx.fullmatch(bad) is None, bad
     rx, groups = shapes_mod._pattern(fixed, ((2, 2), (6, 2)))
     assert groups is None and rx.fullmatch(b"\n.ab*\x00cd$").groups() == (b"ab", b"cd")
@@ -1073,7 +1259,9 @@ def test_update_spans() -> None:
     assert [U.FromString(data[a:b]) for a, b in spans] == list(w.updates)
     assert fastwrite.update_spans(data + b"\x78\x01") is None  # an unknown top-level field
     assert fastwrite.update_spans(data[:-1]) is None
-    assert fastwrite.update_spans(data + b"\x22\x00")[-1] == (len(data) + 2,) * 2  # an empty last Update
+    assert (
+        fastwrite.update_spans(data + b"\x22\x00")[-1] == (len(data) + 2,) * 2
+    )  # an empty last Update
 
 
 class _Counting(bytes):
@@ -1111,7 +1299,9 @@ def test_run_checks_cost_the_runs_found_not_the_rest_of_the_request(monkeypatch)
         _Counting.sliced = 0
         spans = fastwrite.update_spans(_Counting(data))
         assert spans is not None and len(spans) == n
-        assert _Counting.sliced < 200 * n, _Counting.sliced  # linear; quadratic would be about n * n / 2
+        assert _Counting.sliced < 200 * n, (
+            _Counting.sliced
+        )  # linear; quadratic would be about n * n / 2
     # the same for a shape's run checker: two shapes of one length, alternating
     sc = fastwrite.WriteScanner()
     sc.learn(U.FromString(ra), ra)
@@ -1138,7 +1328,9 @@ def _spans_mismatches(seed: int, requests: int = 300) -> int:
             if x < 0.15:
                 parts.append(b"\x08" + _varint(r.randrange(1 << 20)))  # device_id
             elif x < 0.25:
-                e = p4runtime_pb2.Uint128(high=r.randrange(3), low=r.randrange(1 << 40)).SerializeToString()
+                e = p4runtime_pb2.Uint128(
+                    high=r.randrange(3), low=r.randrange(1 << 40)
+                ).SerializeToString()
                 parts.append(b"\x1a" + _varint(len(e)) + e)
             elif x < 0.3:
                 parts.append(b"\x32\x01r")  # role
@@ -1174,7 +1366,8 @@ def test_update_spans_of_runs_equal_upbs_updates(monkeypatch) -> None:
 
     def lax(data: bytes, i: int, ln: int) -> int:
         stride = ln + 2
-        return scan._lead(data[i:i + (len(data) - i) // stride * stride:stride], b"\x22")
+        return scan._lead(data[i : i + (len(data) - i) // stride * stride : stride], b"\x22")
+
     monkeypatch.setattr(scan, "_same_length_run", lax)
     assert _spans_mismatches(5) > 10
 
@@ -1238,6 +1431,7 @@ def test_bound_builders_equal_the_reference_decoder() -> None:
         u = U(type=utype)
         te = u.entity.table_entry
         te.table_id = tid
+
         def value(w: int, nb: int) -> int:  # fits mostly; sometimes one bit too wide
             return r.randrange(1 << w) | ((1 << w) if r.random() < 0.1 and nb * 8 > w else 0)
 

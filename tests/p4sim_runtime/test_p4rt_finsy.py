@@ -33,13 +33,17 @@ def switch_options(tmp_path: Path) -> fy.SwitchOptions:
     _, p4info = compile_program(L2_PROGRAM)
     p4info_path = tmp_path / "p4info.txt"
     p4info_path.write_text(text_format.MessageToString(p4info))
-    return fy.SwitchOptions(p4info=p4info_path, p4blob=make_device_config(L2_PROGRAM), p4force=True,
-                            device_id=1)
+    return fy.SwitchOptions(
+        p4info=p4info_path, p4blob=make_device_config(L2_PROGRAM), p4force=True, device_id=1
+    )
 
 
 def l2_entry(dst: str, action: str, **params: int) -> fy.P4TableEntry:
-    return fy.P4TableEntry("MyIngress.l2_fwd", match=fy.P4TableMatch({"hdr.ethernet.dst": dst}),
-                           action=fy.P4TableAction(action, **params))
+    return fy.P4TableEntry(
+        "MyIngress.l2_fwd",
+        match=fy.P4TableMatch({"hdr.ethernet.dst": dst}),
+        action=fy.P4TableAction(action, **params),
+    )
 
 
 async def next_packet_in(packets, send) -> fy.P4PacketIn:
@@ -60,7 +64,9 @@ def test_finsy_push_write_read_packet_io(live_switch: LiveSwitch, tmp_path: Path
             got = [e async for e in sw.read(fy.P4TableEntry("MyIngress.l2_fwd"))]
             assert len(got) == 1
             te = got[0].encode_entry(sw.p4info)  # back to the message the switch sent
-            assert [(m.field_id, m.exact.value) for m in te.match] == [(1, bytes.fromhex("020000000002"))]
+            assert [(m.field_id, m.exact.value) for m in te.match] == [
+                (1, bytes.fromhex("020000000002"))
+            ]
             assert sw.p4info.actions[te.action.action.action_id].name == "MyIngress.forward"
             assert [p.value for p in te.action.action.params] == [b"\x02"]  # canonical: one byte
             with_error = None
@@ -72,8 +78,12 @@ def test_finsy_push_write_read_packet_io(live_switch: LiveSwitch, tmp_path: Path
 
             # PacketOut to the CPU port: through ingress and egress, back as a PacketIn
             payload = eth("02:00:00:00:00:09", "02:00:00:00:00:01", 0x88B5, size=77)
-            pin = await next_packet_in(packets, lambda: asyncio.ensure_future(
-                sw.write([fy.P4PacketOut(payload, egress_port=CPU_PORT, pad=0)])))
+            pin = await next_packet_in(
+                packets,
+                lambda: asyncio.ensure_future(
+                    sw.write([fy.P4PacketOut(payload, egress_port=CPU_PORT, pad=0)])
+                ),
+            )
             assert pin.payload == payload
             assert pin["ingress_port"] == CPU_PORT
             await packets.aclose()
@@ -88,8 +98,12 @@ def test_finsy_with_data_ports(live_switch_ports: LiveSwitch, tmp_path: Path) ->
     async def run() -> None:
         async with fy.Switch("p4sim", sw_proc.addr, switch_options(tmp_path)) as sw:
             packets = sw.read_packets()
-            await sw.insert([l2_entry("02:00:00:00:00:02", "MyIngress.forward", port=2),
-                             l2_entry("02:00:00:00:00:0c", "MyIngress.to_cpu")])
+            await sw.insert(
+                [
+                    l2_entry("02:00:00:00:00:02", "MyIngress.forward", port=2),
+                    l2_entry("02:00:00:00:00:0c", "MyIngress.to_cpu"),
+                ]
+            )
             # the entry forwards: frame in on port 1 leaves on port 2
             frame = eth("02:00:00:00:00:02", "02:00:00:00:00:01", 0x0800, size=90)
             sw_proc.send(1, frame)

@@ -20,8 +20,16 @@ from p4rtproto import code_pb2, p4runtime_pb2
 
 S = grpc.StatusCode
 # what a bad request may get; UNKNOWN only from Write (a batch with failed updates)
-ALLOWED = {S.INVALID_ARGUMENT, S.NOT_FOUND, S.ALREADY_EXISTS, S.OUT_OF_RANGE, S.PERMISSION_DENIED,
-           S.FAILED_PRECONDITION, S.UNIMPLEMENTED, S.RESOURCE_EXHAUSTED}
+ALLOWED = {
+    S.INVALID_ARGUMENT,
+    S.NOT_FOUND,
+    S.ALREADY_EXISTS,
+    S.OUT_OF_RANGE,
+    S.PERMISSION_DENIED,
+    S.FAILED_PRECONDITION,
+    S.UNIMPLEMENTED,
+    S.RESOURCE_EXHAUSTED,
+}
 SPEC_CODES = {code_pb2.Code.Value(s.name) for s in ALLOWED}
 
 
@@ -50,8 +58,12 @@ def good_requests(n) -> dict[str, list[bytes]]:
     """Valid requests to mutate; some carry long strings so that mutations hit UTF-8."""
     w = p4runtime_pb2.WriteRequest(device_id=1)
     w.election_id.low = 1
-    w.updates.append(upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward",
-                                               {"port": b"\x02"})))
+    w.updates.append(
+        upd(
+            U.INSERT,
+            table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward", {"port": b"\x02"}),
+        )
+    )
     ce = p4runtime_pb2.CounterEntry(counter_id=n["MyIngress.port_rx"])
     ce.index.index = 3
     r = p4runtime_pb2.ReadRequest(device_id=1)
@@ -59,7 +71,8 @@ def good_requests(n) -> dict[str, list[bytes]]:
     r.entities.add().table_entry.table_id = n["MyIngress.l2_fwd"]
     g = p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1, response_type=1)
     sfp = p4runtime_pb2.SetForwardingPipelineConfigRequest(
-        device_id=1, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY)
+        device_id=1, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY
+    )
     sfp.election_id.low = 1
     sfp.config.p4_device_config = L2_PROGRAM.read_bytes()
     w_role = p4runtime_pb2.WriteRequest(device_id=1, role="a-role-name-of-some-length")
@@ -67,16 +80,23 @@ def good_requests(n) -> dict[str, list[bytes]]:
     w_ext.election_id.low = 1
     ext = w_ext.updates.add(type=U.MODIFY).entity.extern_entry
     ext.extern_type_id, ext.entry.type_url = 1, "type.googleapis.com/some.Extern"
-    return {"Write": [w.SerializeToString(), w_role.SerializeToString(), w_ext.SerializeToString()],
-            "Read": [r.SerializeToString()],
-            "GetForwardingPipelineConfig": [g.SerializeToString()],
-            "SetForwardingPipelineConfig": [sfp.SerializeToString()],
-            "Capabilities": [p4runtime_pb2.CapabilitiesRequest().SerializeToString()]}
+    return {
+        "Write": [w.SerializeToString(), w_role.SerializeToString(), w_ext.SerializeToString()],
+        "Read": [r.SerializeToString()],
+        "GetForwardingPipelineConfig": [g.SerializeToString()],
+        "SetForwardingPipelineConfig": [sfp.SerializeToString()],
+        "Capabilities": [p4runtime_pb2.CapabilitiesRequest().SerializeToString()],
+    }
 
 
 # SetForwardingPipelineConfig compiles what still parses (0.5 s each): fewer of those
-COUNTS = {"Write": 300, "Read": 300, "GetForwardingPipelineConfig": 150, "Capabilities": 100,
-          "SetForwardingPipelineConfig": 24}
+COUNTS = {
+    "Write": 300,
+    "Read": 300,
+    "GetForwardingPipelineConfig": 150,
+    "Capabilities": 100,
+    "SetForwardingPipelineConfig": 24,
+}
 
 
 @pytest.mark.parametrize("method", list(COUNTS))
@@ -87,8 +107,11 @@ def test_fuzz_unary_and_read(l2, server, method) -> None:
     make = c.channel.unary_stream if streaming else c.channel.unary_unary
     call = make(f"/p4.v1.P4Runtime/{method}", request_serializer=None, response_deserializer=None)
     seen = set()
-    stream = (m for k, good in enumerate(goods)
-              for m in mutations(len(method) * 31 + k, good, COUNTS[method] // len(goods)))
+    stream = (
+        m
+        for k, good in enumerate(goods)
+        for m in mutations(len(method) * 31 + k, good, COUNTS[method] // len(goods))
+    )
     for i, data in enumerate(stream):
         try:
             result = call(data, timeout=30)
@@ -107,8 +130,16 @@ def test_fuzz_unary_and_read(l2, server, method) -> None:
     # still serving, state intact
     assert c.stub.Capabilities(p4runtime_pb2.CapabilitiesRequest(), timeout=5).p4runtime_api_version
     mac = bytes.fromhex("0000000000aa")
-    c.write(upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": mac}, "forward", {"port": b"\x02"})))
-    assert any(int.from_bytes(e.match[0].exact.value, "big") == 0xAA for e in read_table(c, n["MyIngress.l2_fwd"]))
+    c.write(
+        upd(
+            U.INSERT,
+            table_entry(n, "l2_fwd", {"hdr.ethernet.dst": mac}, "forward", {"port": b"\x02"}),
+        )
+    )
+    assert any(
+        int.from_bytes(e.match[0].exact.value, "big") == 0xAA
+        for e in read_table(c, n["MyIngress.l2_fwd"])
+    )
 
 
 def test_fuzz_stream_channel(l2, server, connect) -> None:
@@ -127,8 +158,11 @@ def test_fuzz_stream_channel(l2, server, connect) -> None:
     role.arbitration.role.name = "a-role-name-of-some-length"
     role.arbitration.role.config.type_url = "type.googleapis.com/some.RoleConfig"
     channel = p4rt_helpers.channel(f"127.0.0.1:{server.port}")
-    stream = channel.stream_stream("/p4.v1.P4Runtime/StreamChannel", request_serializer=None,
-                                   response_deserializer=p4runtime_pb2.StreamMessageResponse.FromString)
+    stream = channel.stream_stream(
+        "/p4.v1.P4Runtime/StreamChannel",
+        request_serializer=None,
+        response_deserializer=p4runtime_pb2.StreamMessageResponse.FromString,
+    )
     answered = 0
     for seed, good in enumerate((po, arb, ack, role)):
         # one stream per message (a message that ends a stream would hide the rest): a
@@ -154,4 +188,9 @@ def test_fuzz_stream_channel(l2, server, connect) -> None:
     d = connect()
     d.arbitrate((1, 0))
     assert d.get("arbitration").arbitration.status.code == code_pb2.OK
-    d.write(upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward", {"port": b"\x02"})))
+    d.write(
+        upd(
+            U.INSERT,
+            table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward", {"port": b"\x02"}),
+        )
+    )

@@ -64,8 +64,12 @@ def secret(tmp_path: Path) -> Path:
 def test_include_outside_the_bundle_is_refused(server, secret, how) -> None:
     c = primary(server)
     rel = os.path.relpath(secret, "/tmp/x/y")  # '..' enough to climb out of a temp dir
-    inc = {"absolute": f'"{secret}"', "absolute_angle": f"<{secret}>", "dotdot": f'"{rel}"',
-           "dotdot_nested": f'"sub/../../{rel}"'}[how]
+    inc = {
+        "absolute": f'"{secret}"',
+        "absolute_angle": f"<{secret}>",
+        "dotdot": f'"{rel}"',
+        "dotdot_nested": f'"sub/../../{rel}"',
+    }[how]
     err = refused(c, bundle({"main.p4": f"#include {inc}\n" + L2}))
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "TOPSECRET" not in err.details() and "planted" not in err.details(), err.details()
@@ -83,11 +87,20 @@ def test_line_directive_cannot_quote_a_server_file(server, secret) -> None:
 
 def test_include_inside_the_bundle_works_and_errors_are_relative(server) -> None:
     c = primary(server)
-    c.set_pipeline(bundle({"main.p4": '#include "inc/defs.p4"\n' + L2, "inc/defs.p4": "const bit<8> X = 1;\n"}),
-                   action=VERIFY)
-    err = refused(c, bundle({"main.p4": '#include "inc/defs.p4"\n' + L2, "inc/defs.p4": "const bit<8> X = ;\n"}))
+    c.set_pipeline(
+        bundle(
+            {"main.p4": '#include "inc/defs.p4"\n' + L2, "inc/defs.p4": "const bit<8> X = 1;\n"}
+        ),
+        action=VERIFY,
+    )
+    err = refused(
+        c,
+        bundle({"main.p4": '#include "inc/defs.p4"\n' + L2, "inc/defs.p4": "const bit<8> X = ;\n"}),
+    )
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert err.details().startswith("the P4 program does not compile: inc/defs.p4:1:"), err.details()
+    assert err.details().startswith("the P4 program does not compile: inc/defs.p4:1:"), (
+        err.details()
+    )
     assert "const bit<8> X = ;" in err.details()  # the bundle's own line is quoted
     no_server_path(err.details())
     err = refused(c, bundle({"main.p4": '#include "nothere.p4"\n'}))
@@ -108,7 +121,9 @@ def test_doubling_defines_are_bounded(server) -> None:
     lines = ["#define A0 x x"] + [f"#define A{i} A{i - 1} A{i - 1}" for i in range(1, 41)] + ["A40"]
     t0 = time.monotonic()
     err = refused(c, bundle({"main.p4": "\n".join(lines) + "\n"}), timeout=30)
-    assert err.code() in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED), err.details()
+    assert err.code() in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED), (
+        err.details()
+    )
     assert "tokens" in err.details()
     assert time.monotonic() - t0 < 25
 
@@ -122,8 +137,12 @@ def fan_out(depth: int = 40) -> bytes:
 
 @pytest.fixture
 def tight_server():
-    srv = P4RuntimeServer(device_id=1, cpu_port=CPU_PORT, ports=PortSet(),
-                          limits=Limits(compile_timeout_s=8, compile_memory_mb=512))
+    srv = P4RuntimeServer(
+        device_id=1,
+        cpu_port=CPU_PORT,
+        ports=PortSet(),
+        limits=Limits(compile_timeout_s=8, compile_memory_mb=512),
+    )
     srv.start("127.0.0.1:0")
     yield srv
     srv.stop(grace=0)
@@ -167,14 +186,30 @@ def test_compile_is_cancelled_when_the_client_goes_away(server) -> None:
     c.set_pipeline(make_device_config(L2_PROGRAM), action=VERIFY)
 
 
-@pytest.mark.parametrize("edit,what", [
-    (("register<bit<32>>(16) last_len;", "register<bit<32>>(32w0xFFFFFFFF) last_len;"), "register"),
-    (("counter(512, CounterType.packets_and_bytes) port_rx;",
-      "counter(32w0xFFFFFFF0, CounterType.packets_and_bytes) port_rx;"), "counter"),
-    (("    ethernet_t   ethernet;\n", "    ethernet_t   ethernet;\n    ethernet_t[100000000] stack;\n"),
-     "header stack"),
-    (("size = 65536;", "size = 1073741824;"), "table"),
-])
+@pytest.mark.parametrize(
+    "edit,what",
+    [
+        (
+            ("register<bit<32>>(16) last_len;", "register<bit<32>>(32w0xFFFFFFFF) last_len;"),
+            "register",
+        ),
+        (
+            (
+                "counter(512, CounterType.packets_and_bytes) port_rx;",
+                "counter(32w0xFFFFFFF0, CounterType.packets_and_bytes) port_rx;",
+            ),
+            "counter",
+        ),
+        (
+            (
+                "    ethernet_t   ethernet;\n",
+                "    ethernet_t   ethernet;\n    ethernet_t[100000000] stack;\n",
+            ),
+            "header stack",
+        ),
+        (("size = 65536;", "size = 1073741824;"), "table"),
+    ],
+)
 def test_declared_sizes_are_bounded(server, edit, what) -> None:
     assert edit[0] in L2
     c = primary(server)
@@ -191,7 +226,10 @@ def test_verify_pushes_do_not_leak(server) -> None:
     import tracemalloc
 
     c = primary(server)
-    files = {f"d{i}.p4": "".join(f"#define D{i}_{k} ({k} + {i})\n" for k in range(100)) for i in range(20)}
+    files = {
+        f"d{i}.p4": "".join(f"#define D{i}_{k} ({k} + {i})\n" for k in range(100))
+        for i in range(20)
+    }
     files["main.p4"] = "".join(f'#include "d{i}.p4"\n' for i in range(20)) + L2
     cfg = bundle(files)
     tracemalloc.start()  # before the warm-up: what a push replaces counts as freed
@@ -209,8 +247,20 @@ def test_verify_pushes_do_not_leak(server) -> None:
 
 
 def test_sigterm_stops_the_switch_during_a_compile() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "p4sim.server_cli", "--no-p4", "--device-id", "1",
-                             "--grpc-server-addr", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "p4sim.server_cli",
+            "--no-p4",
+            "--device-id",
+            "1",
+            "--grpc-server-addr",
+            "127.0.0.1:0",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stderr.readline()
         port = int(line.split("127.0.0.1:")[1].split()[0])

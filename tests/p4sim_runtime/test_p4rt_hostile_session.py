@@ -37,7 +37,12 @@ def test_idle_streams_do_not_starve_unary_rpcs(l2, server, connect) -> None:
     assert refused >= 40 + 1 - server.max_streams
     t0 = time.monotonic()
     assert c.stub.Capabilities(p4runtime_pb2.CapabilitiesRequest(), timeout=2).p4runtime_api_version
-    c.write(upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward", {"port": b"\x02"})))
+    c.write(
+        upd(
+            U.INSERT,
+            table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward", {"port": b"\x02"}),
+        )
+    )
     assert time.monotonic() - t0 < 2
 
 
@@ -62,8 +67,9 @@ def test_packet_in_queue_is_bounded_when_the_client_never_reads() -> None:
             time.sleep(0.02)
         from p4sim.model import Exact, TableEntry
 
-        srv.pipeline.switch.table_add(TableEntry("MyIngress.l2_fwd", {"hdr.ethernet.dst": Exact(3)},
-                                                 "MyIngress.to_cpu", {}))
+        srv.pipeline.switch.table_add(
+            TableEntry("MyIngress.l2_fwd", {"hdr.ethernet.dst": Exact(3)}, "MyIngress.to_cpu", {})
+        )
         f = frame(MAC3, MAC2, size=1000)
         for _ in range(3000):  # 3 MB of PacketIns: more than gRPC's window holds
             ports.ports[1].inject(f)
@@ -88,7 +94,12 @@ def test_read_is_streamed_in_bounded_chunks(l2, server) -> None:
     first = next(responses)
     # the server paused between chunks: the switch lock is free for a Write meanwhile
     t0 = time.monotonic()
-    c.write(upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward", {"port": b"\x02"})))
+    c.write(
+        upd(
+            U.INSERT,
+            table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward", {"port": b"\x02"}),
+        )
+    )
     assert time.monotonic() - t0 < 2
     rest = list(responses)
     sizes = [r.ByteSize() for r in [first, *rest]]
@@ -117,19 +128,37 @@ def test_table_full_is_resource_exhausted(connect) -> None:
     c.arbitrate((0, 1))
     c.get("arbitration")
     src = L2_PROGRAM.read_text().replace("size = 65536;", "size = 4;")
-    c.set_pipeline(json.dumps({"format": "p4sim-source/1", "main": "l2.p4", "files": {"l2.p4": src}}).encode())
-    resp = c.stub.GetForwardingPipelineConfig(p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1))
+    c.set_pipeline(
+        json.dumps({"format": "p4sim-source/1", "main": "l2.p4", "files": {"l2.p4": src}}).encode()
+    )
+    resp = c.stub.GetForwardingPipelineConfig(
+        p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1)
+    )
     n = Names(resp.config.p4info)
-    ups = [upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": bytes([0, 0, 0, 0, 0, i + 1])},
-                                     "forward", {"port": b"\x02"})) for i in range(6)]
+    ups = [
+        upd(
+            U.INSERT,
+            table_entry(
+                n,
+                "l2_fwd",
+                {"hdr.ethernet.dst": bytes([0, 0, 0, 0, 0, i + 1])},
+                "forward",
+                {"port": b"\x02"},
+            ),
+        )
+        for i in range(6)
+    ]
     assert expect_codes(c, *ups) == [code_pb2.OK] * 4 + [code_pb2.RESOURCE_EXHAUSTED] * 2
 
 
 def _raw_stream(server: P4RuntimeServer):
     channel = p4rt_helpers.channel(f"127.0.0.1:{server.port}")
     out: queue.Queue = queue.Queue()
-    call = channel.stream_stream("/p4.v1.P4Runtime/StreamChannel", request_serializer=None,
-                                 response_deserializer=p4runtime_pb2.StreamMessageResponse.FromString)(iter(out.get, None))
+    call = channel.stream_stream(
+        "/p4.v1.P4Runtime/StreamChannel",
+        request_serializer=None,
+        response_deserializer=p4runtime_pb2.StreamMessageResponse.FromString,
+    )(iter(out.get, None))
     return channel, out, call
 
 
@@ -151,12 +180,16 @@ def test_bad_utf8_in_arbitration_is_invalid_argument(server, field) -> None:
     out.put(None)
     channel.close()
     # the server is still there
-    assert RawClient(f"127.0.0.1:{server.port}").stub.Capabilities(p4runtime_pb2.CapabilitiesRequest(), timeout=5)
+    assert RawClient(f"127.0.0.1:{server.port}").stub.Capabilities(
+        p4runtime_pb2.CapabilitiesRequest(), timeout=5
+    )
 
 
 def test_bad_utf8_in_write_is_invalid_argument(l2) -> None:
     c, n = l2
-    raw_write = c.channel.unary_unary("/p4.v1.P4Runtime/Write", request_serializer=None, response_deserializer=None)
+    raw_write = c.channel.unary_unary(
+        "/p4.v1.P4Runtime/Write", request_serializer=None, response_deserializer=None
+    )
     req = p4runtime_pb2.WriteRequest(device_id=1, role=MARK.decode())
     req.election_id.low = 1
     with pytest.raises(grpc.RpcError) as info:
@@ -192,7 +225,10 @@ def test_packet_out_metadata_must_be_complete_and_unique(l2, server, how) -> Non
     err = c.get("error").error
     assert err.canonical_code == code_pb2.INVALID_ARGUMENT
     assert ("missing" if how == "missing" else "twice") in err.message
-    assert server.ports.ports[3].wait_output(0.3) is None and server.ports.ports[4].wait_output(0.1) is None
+    assert (
+        server.ports.ports[3].wait_output(0.3) is None
+        and server.ports.ports[4].wait_output(0.1) is None
+    )
     # the complete one goes out
     c.packet_out(payload, {md["egress_port"]: b"\x03", md["pad"]: b"\x00"})
     assert server.ports.ports[3].wait_output(1.0) == payload

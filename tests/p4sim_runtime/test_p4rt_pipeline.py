@@ -18,8 +18,14 @@ MAC2 = bytes.fromhex("000000000002")
 MAC3 = bytes.fromhex("000000000003")
 
 
-def table_entry(n: Names, table: str, match: dict | None = None, action: str | None = None,
-                params: dict | None = None, priority: int = 0) -> p4runtime_pb2.TableEntry:
+def table_entry(
+    n: Names,
+    table: str,
+    match: dict | None = None,
+    action: str | None = None,
+    params: dict | None = None,
+    priority: int = 0,
+) -> p4runtime_pb2.TableEntry:
     """match: field -> bytes (exact) | ("lpm", v, len) | ("ternary", v, m) | ("range", lo, hi) | ("optional", v)."""
     te = p4runtime_pb2.TableEntry(table_id=n[ING + table], priority=priority)
     for fname, spec in (match or {}).items():
@@ -87,12 +93,20 @@ def test_get_pipeline_config_response_types(l2) -> None:
     c, n = l2
     G = p4runtime_pb2.GetForwardingPipelineConfigRequest
     full = c.stub.GetForwardingPipelineConfig(G(device_id=1, response_type=G.ALL)).config
-    assert full.cookie.cookie == 77 and full.p4info.tables and full.p4_device_config == make_device_config(L2_PROGRAM)
+    assert (
+        full.cookie.cookie == 77
+        and full.p4info.tables
+        and full.p4_device_config == make_device_config(L2_PROGRAM)
+    )
     cookie = c.stub.GetForwardingPipelineConfig(G(device_id=1, response_type=G.COOKIE_ONLY)).config
     assert cookie.cookie.cookie == 77 and not cookie.p4info.tables and not cookie.p4_device_config
-    info = c.stub.GetForwardingPipelineConfig(G(device_id=1, response_type=G.P4INFO_AND_COOKIE)).config
+    info = c.stub.GetForwardingPipelineConfig(
+        G(device_id=1, response_type=G.P4INFO_AND_COOKIE)
+    ).config
     assert info.p4info == full.p4info and not info.p4_device_config
-    dev = c.stub.GetForwardingPipelineConfig(G(device_id=1, response_type=G.DEVICE_CONFIG_AND_COOKIE)).config
+    dev = c.stub.GetForwardingPipelineConfig(
+        G(device_id=1, response_type=G.DEVICE_CONFIG_AND_COOKIE)
+    ).config
     assert dev.p4_device_config and not dev.p4info.tables
     names = {t.preamble.name for t in full.p4info.tables}
     assert {ING + t for t in ("l2_fwd", "smac", "acl", "classify", "dst_prefix")} <= names
@@ -112,7 +126,9 @@ def test_p4info_must_match_the_program(l2) -> None:
 
 def test_compile_errors_are_located(l2) -> None:
     c, _ = l2
-    source = L2_PROGRAM.read_text().replace("pkt.extract(hdr.ethernet);", "pkt.extract(hdr.ethernet)\n", 1)
+    source = L2_PROGRAM.read_text().replace(
+        "pkt.extract(hdr.ethernet);", "pkt.extract(hdr.ethernet)\n", 1
+    )
     with pytest.raises(grpc.RpcError) as exc:
         c.set_pipeline(source.encode())
     assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -128,7 +144,9 @@ def test_verify_save_commit_and_reconcile(l2, server) -> None:
     assert len(read_table(c, n[ING + "l2_fwd"])) == 1
     c.set_pipeline(config, action=SFP.RECONCILE_AND_COMMIT)  # keeps the entries
     assert len(read_table(c, n[ING + "l2_fwd"])) == 1
-    c.set_pipeline(config, action=SFP.VERIFY_AND_SAVE)  # later requests see the saved (empty) config
+    c.set_pipeline(
+        config, action=SFP.VERIFY_AND_SAVE
+    )  # later requests see the saved (empty) config
     assert read_table(c, n[ING + "l2_fwd"]) == []
     c.write(upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC3}, "to_cpu")))
     # ... while the data plane still runs the old one
@@ -150,11 +168,34 @@ def test_verify_save_commit_and_reconcile(l2, server) -> None:
 def test_table_entries_every_match_kind_roundtrip(l2) -> None:
     c, n = l2
     entries = [
-        table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward", {"port": b"\x00\x02"}),  # padded: accepted
-        table_entry(n, "dst_prefix", {"hdr.ethernet.dst": ("lpm", bytes.fromhex("0a0000000000"), 8)}, "forward", {"port": b"\x03"}),
-        table_entry(n, "acl", {"hdr.ethernet.ether_type": ("ternary", b"\x88\x08", b"\xff\xff")}, "to_cpu", priority=10),
-        table_entry(n, "classify", {"hdr.ethernet.ether_type": ("range", b"\x08\x00", b"\x08\xff"),
-                                    "sm.ingress_port": ("optional", b"\x01")}, "set_prio", {"prio": b"\x05"}, priority=3),
+        table_entry(
+            n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward", {"port": b"\x00\x02"}
+        ),  # padded: accepted
+        table_entry(
+            n,
+            "dst_prefix",
+            {"hdr.ethernet.dst": ("lpm", bytes.fromhex("0a0000000000"), 8)},
+            "forward",
+            {"port": b"\x03"},
+        ),
+        table_entry(
+            n,
+            "acl",
+            {"hdr.ethernet.ether_type": ("ternary", b"\x88\x08", b"\xff\xff")},
+            "to_cpu",
+            priority=10,
+        ),
+        table_entry(
+            n,
+            "classify",
+            {
+                "hdr.ethernet.ether_type": ("range", b"\x08\x00", b"\x08\xff"),
+                "sm.ingress_port": ("optional", b"\x01"),
+            },
+            "set_prio",
+            {"prio": b"\x05"},
+            priority=3,
+        ),
     ]
     c.write(*(upd(U.INSERT, e) for e in entries))
     got = read_table(c)  # table_id 0: every table
@@ -171,7 +212,12 @@ def test_table_entries_every_match_kind_roundtrip(l2) -> None:
     one = read_table(c, n[ING + "acl"], priority=10)
     assert len(one) == 1
     # modify, then delete
-    c.write(upd(U.MODIFY, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward", {"port": b"\x04"})))
+    c.write(
+        upd(
+            U.MODIFY,
+            table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward", {"port": b"\x04"}),
+        )
+    )
     assert read_table(c, n[ING + "l2_fwd"])[0].action.action.params[0].value == b"\x04"
     c.write(upd(U.DELETE, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2})))
     assert read_table(c, n[ING + "l2_fwd"]) == []
@@ -185,13 +231,23 @@ def test_table_write_errors_per_spec(l2) -> None:
     bad_table.CopyFrom(ok)
     bad_table.table_id = 0x02FFFFFF
     no_param = table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC3}, "forward")
-    wide = table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC3}, "forward", {"port": b"\x02\x00"})  # > 9 bits
-    wrong_action = table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC3}, "set_prio", {"prio": b"\x01"})
-    zero_mask = table_entry(n, "acl", {"hdr.ethernet.ether_type": ("ternary", b"\x00", b"\x00")}, "drop", priority=1)
-    no_prio = table_entry(n, "acl", {"hdr.ethernet.ether_type": ("ternary", b"\x08\x00", b"\xff\xff")}, "drop")
+    wide = table_entry(
+        n, "l2_fwd", {"hdr.ethernet.dst": MAC3}, "forward", {"port": b"\x02\x00"}
+    )  # > 9 bits
+    wrong_action = table_entry(
+        n, "l2_fwd", {"hdr.ethernet.dst": MAC3}, "set_prio", {"prio": b"\x01"}
+    )
+    zero_mask = table_entry(
+        n, "acl", {"hdr.ethernet.ether_type": ("ternary", b"\x00", b"\x00")}, "drop", priority=1
+    )
+    no_prio = table_entry(
+        n, "acl", {"hdr.ethernet.ether_type": ("ternary", b"\x08\x00", b"\xff\xff")}, "drop"
+    )
     prio_exact = table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC3}, "drop", priority=5)
     missing_exact = table_entry(n, "l2_fwd", {}, "drop")
-    lpm_bits = table_entry(n, "dst_prefix", {"hdr.ethernet.dst": ("lpm", bytes.fromhex("0a0100000000"), 8)}, "NoAction")
+    lpm_bits = table_entry(
+        n, "dst_prefix", {"hdr.ethernet.dst": ("lpm", bytes.fromhex("0a0100000000"), 8)}, "NoAction"
+    )
     idle = table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC3}, "drop")
     idle.idle_timeout_ns = 10**9
     codes = expect_codes(
@@ -212,10 +268,20 @@ def test_table_write_errors_per_spec(l2) -> None:
         upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC3}, "drop")),  # fine
     )
     assert codes == [
-        code_pb2.ALREADY_EXISTS, code_pb2.NOT_FOUND, code_pb2.INVALID_ARGUMENT, code_pb2.OUT_OF_RANGE,
-        code_pb2.INVALID_ARGUMENT, code_pb2.INVALID_ARGUMENT, code_pb2.INVALID_ARGUMENT, code_pb2.INVALID_ARGUMENT,
-        code_pb2.INVALID_ARGUMENT, code_pb2.INVALID_ARGUMENT, code_pb2.INVALID_ARGUMENT,
-        code_pb2.NOT_FOUND, code_pb2.NOT_FOUND, code_pb2.OK,
+        code_pb2.ALREADY_EXISTS,
+        code_pb2.NOT_FOUND,
+        code_pb2.INVALID_ARGUMENT,
+        code_pb2.OUT_OF_RANGE,
+        code_pb2.INVALID_ARGUMENT,
+        code_pb2.INVALID_ARGUMENT,
+        code_pb2.INVALID_ARGUMENT,
+        code_pb2.INVALID_ARGUMENT,
+        code_pb2.INVALID_ARGUMENT,
+        code_pb2.INVALID_ARGUMENT,
+        code_pb2.INVALID_ARGUMENT,
+        code_pb2.NOT_FOUND,
+        code_pb2.NOT_FOUND,
+        code_pb2.OK,
     ]
     assert len(read_table(c, n[ING + "l2_fwd"])) == 2  # the good ones went in
     with pytest.raises(grpc.RpcError) as exc:
@@ -235,7 +301,10 @@ def test_default_entry_modify_and_reset(l2) -> None:
     te.is_default_action = True
     c.write(upd(U.MODIFY, te))
     (d,) = read_table(c, tid, is_default_action=True)
-    assert d.action.action.action_id == n[ING + "forward"] and d.action.action.params[0].value == b"\x03"
+    assert (
+        d.action.action.action_id == n[ING + "forward"]
+        and d.action.action.params[0].value == b"\x03"
+    )
     assert expect_codes(c, upd(U.INSERT, te)) == [code_pb2.INVALID_ARGUMENT]
     reset = p4runtime_pb2.TableEntry(table_id=tid, is_default_action=True)
     c.write(upd(U.MODIFY, reset))
@@ -252,7 +321,12 @@ def frame(dst: bytes, src: bytes, ethertype: int = 0x0800, size: int = 64) -> by
 
 def test_forwarding_counters_and_registers(l2, server) -> None:
     c, n = l2
-    c.write(upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward", {"port": b"\x02"})))
+    c.write(
+        upd(
+            U.INSERT,
+            table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward", {"port": b"\x02"}),
+        )
+    )
     p1, p2 = server.ports.ports[1], server.ports.ports[2]
     for _ in range(3):
         p1.inject(frame(MAC2, MAC3, size=100))
@@ -262,7 +336,11 @@ def test_forwarding_counters_and_registers(l2, server) -> None:
     ce.index.index = 1
     (got,) = c.read(p4runtime_pb2.Entity(counter_entry=ce))
     assert (got.counter_entry.data.packet_count, got.counter_entry.data.byte_count) == (3, 300)
-    allcells = c.read(p4runtime_pb2.Entity(counter_entry=p4runtime_pb2.CounterEntry(counter_id=n[ING + "port_rx"])))
+    allcells = c.read(
+        p4runtime_pb2.Entity(
+            counter_entry=p4runtime_pb2.CounterEntry(counter_id=n[ING + "port_rx"])
+        )
+    )
     assert len(allcells) == 512
     # direct counter, two ways
     te = table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2})
@@ -276,7 +354,11 @@ def test_forwarding_counters_and_registers(l2, server) -> None:
     # counter write
     ce.data.packet_count, ce.data.byte_count = 100, 1000
     c.write(upd(U.MODIFY, counter_entry=ce))
-    (got,) = c.read(p4runtime_pb2.Entity(counter_entry=p4runtime_pb2.CounterEntry(counter_id=ce.counter_id, index=ce.index)))
+    (got,) = c.read(
+        p4runtime_pb2.Entity(
+            counter_entry=p4runtime_pb2.CounterEntry(counter_id=ce.counter_id, index=ce.index)
+        )
+    )
     assert got.counter_entry.data.packet_count == 100
     assert expect_codes(c, upd(U.INSERT, counter_entry=ce)) == [code_pb2.INVALID_ARGUMENT]
     # register written by the program: last packet length seen on port 1
@@ -286,7 +368,11 @@ def test_forwarding_counters_and_registers(l2, server) -> None:
     assert int.from_bytes(got.register_entry.data.bitstring, "big") == 100
     re_.data.bitstring = b"\x12\x34"
     c.write(upd(U.MODIFY, register_entry=re_))
-    (got,) = c.read(p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry(register_id=re_.register_id, index=re_.index)))
+    (got,) = c.read(
+        p4runtime_pb2.Entity(
+            register_entry=p4runtime_pb2.RegisterEntry(register_id=re_.register_id, index=re_.index)
+        )
+    )
     assert got.register_entry.data.bitstring == b"\x12\x34"
     re_.index.index = 99
     assert expect_codes(c, upd(U.MODIFY, register_entry=re_)) == [code_pb2.OUT_OF_RANGE]
@@ -298,7 +384,11 @@ def test_meter_config_roundtrip(l2) -> None:
     me.index.index = 2
     me.config.cir, me.config.cburst, me.config.pir, me.config.pburst = 1000, 10, 2000, 20
     c.write(upd(U.MODIFY, meter_entry=me))
-    (got,) = c.read(p4runtime_pb2.Entity(meter_entry=p4runtime_pb2.MeterEntry(meter_id=me.meter_id, index=me.index)))
+    (got,) = c.read(
+        p4runtime_pb2.Entity(
+            meter_entry=p4runtime_pb2.MeterEntry(meter_id=me.meter_id, index=me.index)
+        )
+    )
     assert got.meter_entry.config == me.config
     me.config.cir = 5000  # cir > pir
     assert expect_codes(c, upd(U.MODIFY, meter_entry=me)) == [code_pb2.INVALID_ARGUMENT]
@@ -311,8 +401,17 @@ def test_multicast_and_clone_sessions(l2, server) -> None:
     for port in (2, 3, 4):
         mg.multicast_group_entry.replicas.add(egress_port=port, instance=1)
     c.write(upd(U.INSERT, packet_replication_engine_entry=mg))
-    assert expect_codes(c, upd(U.INSERT, packet_replication_engine_entry=mg)) == [code_pb2.ALREADY_EXISTS]
-    c.write(upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": b"\xff" * 6}, "flood", {"group": b"\x07"})))
+    assert expect_codes(c, upd(U.INSERT, packet_replication_engine_entry=mg)) == [
+        code_pb2.ALREADY_EXISTS
+    ]
+    c.write(
+        upd(
+            U.INSERT,
+            table_entry(
+                n, "l2_fwd", {"hdr.ethernet.dst": b"\xff" * 6}, "flood", {"group": b"\x07"}
+            ),
+        )
+    )
     f = frame(b"\xff" * 6, MAC3)
     server.ports.ports[1].inject(f)
     for port in (2, 3, 4):
@@ -330,7 +429,9 @@ def test_multicast_and_clone_sessions(l2, server) -> None:
     (got,) = c.read(p4runtime_pb2.Entity(packet_replication_engine_entry=q))
     assert got.packet_replication_engine_entry.clone_session_entry.replicas[0].egress_port == 4
     c.write(upd(U.DELETE, packet_replication_engine_entry=mg))
-    assert expect_codes(c, upd(U.DELETE, packet_replication_engine_entry=mg)) == [code_pb2.NOT_FOUND]
+    assert expect_codes(c, upd(U.DELETE, packet_replication_engine_entry=mg)) == [
+        code_pb2.NOT_FOUND
+    ]
 
 
 def test_packet_out_and_packet_in(l2, server) -> None:
@@ -338,7 +439,9 @@ def test_packet_out_and_packet_in(l2, server) -> None:
     out_md, in_md = n.metadata["packet_out"], n.metadata["packet_in"]
     payload = frame(MAC2, MAC3, ethertype=0x88B5)
     c.packet_out(payload, {out_md["egress_port"]: b"\x03", out_md["pad"]: b"\x00"})
-    assert server.ports.ports[3].wait_output(1.0) == payload  # packet_out header stripped by the program
+    assert (
+        server.ports.ports[3].wait_output(1.0) == payload
+    )  # packet_out header stripped by the program
     # a frame to_cpu comes back as PacketIn with its ingress port
     c.write(upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC3}, "to_cpu")))
     f = frame(MAC3, MAC2, size=80)
@@ -349,7 +452,10 @@ def test_packet_out_and_packet_in(l2, server) -> None:
     # bad metadata id: a StreamError that names the packet
     c.packet_out(payload, {99: b"\x01"})
     err = c.get("error").error
-    assert err.canonical_code == code_pb2.INVALID_ARGUMENT and err.packet_out.packet_out.payload == payload
+    assert (
+        err.canonical_code == code_pb2.INVALID_ARGUMENT
+        and err.packet_out.packet_out.payload == payload
+    )
 
 
 def test_backup_cannot_packet_out_and_gets_no_packet_in(l2, server, connect) -> None:
@@ -396,10 +502,20 @@ def test_digests_after_digest_entry_and_acks(l2, server) -> None:
 
 def test_direct_meter_config_roundtrip(l2) -> None:
     c, n = l2
-    te = table_entry(n, "acl", {"hdr.ethernet.ether_type": ("ternary", b"\x08\x00", b"\xff\xff")}, "acl_police", priority=1)
+    te = table_entry(
+        n,
+        "acl",
+        {"hdr.ethernet.ether_type": ("ternary", b"\x08\x00", b"\xff\xff")},
+        "acl_police",
+        priority=1,
+    )
     c.write(upd(U.INSERT, te))
     dme = p4runtime_pb2.DirectMeterEntry()
-    dme.table_entry.CopyFrom(table_entry(n, "acl", {"hdr.ethernet.ether_type": ("ternary", b"\x08\x00", b"\xff\xff")}, priority=1))
+    dme.table_entry.CopyFrom(
+        table_entry(
+            n, "acl", {"hdr.ethernet.ether_type": ("ternary", b"\x08\x00", b"\xff\xff")}, priority=1
+        )
+    )
     dme.config.cir, dme.config.cburst, dme.config.pir, dme.config.pburst = 100, 1, 200, 2
     c.write(upd(U.MODIFY, direct_meter_entry=dme))
     query = p4runtime_pb2.DirectMeterEntry()
@@ -410,7 +526,9 @@ def test_direct_meter_config_roundtrip(l2) -> None:
     no_meter = p4runtime_pb2.DirectMeterEntry()
     no_meter.table_entry.CopyFrom(table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}))
     no_meter.config.cir = no_meter.config.pir = 1
-    assert expect_codes(c, upd(U.MODIFY, direct_meter_entry=no_meter)) == [code_pb2.INVALID_ARGUMENT]
+    assert expect_codes(c, upd(U.MODIFY, direct_meter_entry=no_meter)) == [
+        code_pb2.INVALID_ARGUMENT
+    ]
 
 
 def test_the_running_program_pushed_again_is_not_compiled_again(l2, monkeypatch) -> None:
@@ -420,8 +538,12 @@ def test_the_running_program_pushed_again_is_not_compiled_again(l2, monkeypatch)
     import p4sim.server.pipeline_config as pipeline_config
 
     c, n = l2
-    c.write(upd(U.INSERT, table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward",
-                                      {"port": b"\x02"})))
+    c.write(
+        upd(
+            U.INSERT,
+            table_entry(n, "l2_fwd", {"hdr.ethernet.dst": MAC2}, "forward", {"port": b"\x02"}),
+        )
+    )
 
     def no_compile(*a, **k):
         raise AssertionError("compiled again")

@@ -17,12 +17,15 @@ ROCE_FRAME = bytes.fromhex(
     "000000128000000000000000000000000000000000000000E44C14EE"
 )
 
+
 def test_roce_switch_over_p4runtime(server, connect) -> None:
     c = connect()
     c.arbitrate((0, 1))
     assert c.get("arbitration").arbitration.status.code == 0
     c.set_pipeline(make_device_config(ROCE_SWITCH))
-    cfg = c.stub.GetForwardingPipelineConfig(p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1))
+    cfg = c.stub.GetForwardingPipelineConfig(
+        p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1)
+    )
     n = Names(cfg.config.p4info)
     assert {"packet_in", "packet_out"} <= set(n.metadata)
 
@@ -41,7 +44,9 @@ def test_roce_switch_over_p4runtime(server, connect) -> None:
     ce = p4runtime_pb2.CounterEntry(counter_id=n[find(n, "roce_rx")])
     ce.index.index = 8  # port 1, class 0 (as the STF test reads it)
     (got,) = c.read(p4runtime_pb2.Entity(counter_entry=ce))
-    assert got.counter_entry.data.packet_count == 1 and got.counter_entry.data.byte_count == len(ROCE_FRAME)
+    assert got.counter_entry.data.packet_count == 1 and got.counter_entry.data.byte_count == len(
+        ROCE_FRAME
+    )
 
     md = n.metadata["packet_out"]
     c.packet_out(ROCE_FRAME, {md["egress_port"]: b"\x03", md["_pad"]: b"\x00"})

@@ -12,7 +12,11 @@ from p4sim.server import API_VERSION
 
 def test_capabilities(connect) -> None:
     c = connect()
-    assert c.stub.Capabilities(p4runtime_pb2.CapabilitiesRequest()).p4runtime_api_version == API_VERSION == "1.4.1"
+    assert (
+        c.stub.Capabilities(p4runtime_pb2.CapabilitiesRequest()).p4runtime_api_version
+        == API_VERSION
+        == "1.4.1"
+    )
 
 
 def test_arbitration_primary_backup_and_takeover(connect) -> None:
@@ -88,10 +92,14 @@ def test_write_needs_primary_and_pipeline(connect) -> None:
         b.read(ent)
     assert exc.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     with pytest.raises(grpc.RpcError) as exc:
-        a.stub.GetForwardingPipelineConfig(p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1))
+        a.stub.GetForwardingPipelineConfig(
+            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1)
+        )
     assert exc.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     with pytest.raises(grpc.RpcError) as exc:
-        a.stub.GetForwardingPipelineConfig(p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=3))
+        a.stub.GetForwardingPipelineConfig(
+            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=3)
+        )
     assert exc.value.code() == grpc.StatusCode.NOT_FOUND
 
 

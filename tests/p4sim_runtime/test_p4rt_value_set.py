@@ -22,7 +22,8 @@ def vs(server, connect):
     assert c.get("arbitration").arbitration.status.code == 0
     c.set_pipeline(make_device_config(str(PROGRAM)))
     p4info = c.stub.GetForwardingPipelineConfig(
-        p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1)).config.p4info
+        p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1)
+    ).config.p4info
     ids = {v.preamble.name: v.preamble.id for v in p4info.value_sets}
     assert set(ids) == {"P.exact_vs", "P.tern_vs", "P.lpm_vs", "P.pair_vs", "P.rng_vs"}
     return c, ids, server
@@ -37,7 +38,9 @@ def _member(kind: str, **kw) -> p4runtime_pb2.ValueSetMember:
     return m
 
 
-def _pair(a: bytes | None = None, b: tuple[bytes, bytes] | None = None) -> p4runtime_pb2.ValueSetMember:
+def _pair(
+    a: bytes | None = None, b: tuple[bytes, bytes] | None = None
+) -> p4runtime_pb2.ValueSetMember:
     """A pair_vs member: field 1 (a) exact, field 2 (b) ternary (value, mask); None: omitted."""
     m = p4runtime_pb2.ValueSetMember()
     if a is not None:
@@ -68,7 +71,15 @@ def test_value_set_writes_steer_the_parser(vs):
     _write(c, ids["P.exact_vs"], _member("exact", value=b"\x10"))
     _write(c, ids["P.tern_vs"], _member("ternary", value=b"\x20", mask=b"\xf0"))
     _write(c, ids["P.lpm_vs"], _member("lpm", value=b"\x80", prefix_len=1))
-    assert [_r(server, k) for k in (0x10, 0x11, 0x2f, 0x3f, 0x80, 0xff, 0x7f)] == [1, 4, 2, 4, 3, 3, 4]
+    assert [_r(server, k) for k in (0x10, 0x11, 0x2F, 0x3F, 0x80, 0xFF, 0x7F)] == [
+        1,
+        4,
+        2,
+        4,
+        3,
+        3,
+        4,
+    ]
     # MODIFY replaces the members
     _write(c, ids["P.exact_vs"], _member("exact", value=b"\x11"))
     assert [_r(server, k) for k in (0x10, 0x11)] == [4, 1]
@@ -78,29 +89,49 @@ def test_value_set_writes_steer_the_parser(vs):
 
 def test_value_set_read_returns_what_was_written(vs):
     c, ids, _ = vs
-    _write(c, ids["P.tern_vs"], _member("ternary", value=b"\x20", mask=b"\xf0"),
-           _member("ternary", value=b"\x01", mask=b"\x01"))
+    _write(
+        c,
+        ids["P.tern_vs"],
+        _member("ternary", value=b"\x20", mask=b"\xf0"),
+        _member("ternary", value=b"\x01", mask=b"\x01"),
+    )
     _write(c, ids["P.lpm_vs"], _member("lpm", value=b"\xc0", prefix_len=2))
-    (e,) = c.read(p4runtime_pb2.Entity(value_set_entry=p4runtime_pb2.ValueSetEntry(value_set_id=ids["P.tern_vs"])))
+    (e,) = c.read(
+        p4runtime_pb2.Entity(
+            value_set_entry=p4runtime_pb2.ValueSetEntry(value_set_id=ids["P.tern_vs"])
+        )
+    )
     got = [(m.match[0].ternary.value, m.match[0].ternary.mask) for m in e.value_set_entry.members]
     assert got == [(b"\x20", b"\xf0"), (b"\x01", b"\x01")]
-    (e,) = c.read(p4runtime_pb2.Entity(value_set_entry=p4runtime_pb2.ValueSetEntry(value_set_id=ids["P.lpm_vs"])))
+    (e,) = c.read(
+        p4runtime_pb2.Entity(
+            value_set_entry=p4runtime_pb2.ValueSetEntry(value_set_id=ids["P.lpm_vs"])
+        )
+    )
     (m,) = e.value_set_entry.members
     assert (m.match[0].lpm.value, m.match[0].lpm.prefix_len) == (b"\xc0", 2)
     every = c.read(p4runtime_pb2.Entity(value_set_entry=p4runtime_pb2.ValueSetEntry()))
     assert {e.value_set_entry.value_set_id: len(e.value_set_entry.members) for e in every} == {
-        ids["P.exact_vs"]: 0, ids["P.tern_vs"]: 2, ids["P.lpm_vs"]: 1, ids["P.pair_vs"]: 0, ids["P.rng_vs"]: 0}
+        ids["P.exact_vs"]: 0,
+        ids["P.tern_vs"]: 2,
+        ids["P.lpm_vs"]: 1,
+        ids["P.pair_vs"]: 0,
+        ids["P.rng_vs"]: 0,
+    }
 
 
-@pytest.mark.parametrize("case, code", [
-    ("insert", grpc.StatusCode.INVALID_ARGUMENT),
-    ("too_many", grpc.StatusCode.RESOURCE_EXHAUSTED),
-    ("wrong_kind", grpc.StatusCode.INVALID_ARGUMENT),
-    ("too_wide", grpc.StatusCode.OUT_OF_RANGE),
-    ("unknown_id", grpc.StatusCode.NOT_FOUND),
-    ("range_member", grpc.StatusCode.UNIMPLEMENTED),
-    ("pair_missing_exact", grpc.StatusCode.INVALID_ARGUMENT),
-])
+@pytest.mark.parametrize(
+    "case, code",
+    [
+        ("insert", grpc.StatusCode.INVALID_ARGUMENT),
+        ("too_many", grpc.StatusCode.RESOURCE_EXHAUSTED),
+        ("wrong_kind", grpc.StatusCode.INVALID_ARGUMENT),
+        ("too_wide", grpc.StatusCode.OUT_OF_RANGE),
+        ("unknown_id", grpc.StatusCode.NOT_FOUND),
+        ("range_member", grpc.StatusCode.UNIMPLEMENTED),
+        ("pair_missing_exact", grpc.StatusCode.INVALID_ARGUMENT),
+    ],
+)
 def test_value_set_refusals(vs, case, code):
     c, ids, _ = vs
     ex = ids["P.exact_vs"]
@@ -134,11 +165,20 @@ def test_two_field_value_set_matches_the_select_tuple(vs):
     _write(c, ids["P.exact_vs"], _member("exact", value=b"\x10"))
     # (k == 0x10, r & 0xf0 == 0x30), and (k == 0x11, r anything: b omitted)
     _write(c, ids["P.pair_vs"], _pair(b"\x10", (b"\x30", b"\xf0")), _pair(b"\x11"))
-    assert [_r(server, 0x10, r) for r in (0x30, 0x3f, 0x40, 0x00)] == [5, 5, 1, 1]
-    assert [_r(server, 0x11, r) for r in (0x00, 0xff)] == [5, 5]
+    assert [_r(server, 0x10, r) for r in (0x30, 0x3F, 0x40, 0x00)] == [5, 5, 1, 1]
+    assert [_r(server, 0x11, r) for r in (0x00, 0xFF)] == [5, 5]
     assert _r(server, 0x12, 0x30) == 4
-    (e,) = c.read(p4runtime_pb2.Entity(value_set_entry=p4runtime_pb2.ValueSetEntry(value_set_id=ids["P.pair_vs"])))
-    got = [[(f.field_id, f.WhichOneof("field_match_type")) for f in m.match] for m in e.value_set_entry.members]
+    (e,) = c.read(
+        p4runtime_pb2.Entity(
+            value_set_entry=p4runtime_pb2.ValueSetEntry(value_set_id=ids["P.pair_vs"])
+        )
+    )
+    got = [
+        [(f.field_id, f.WhichOneof("field_match_type")) for f in m.match]
+        for m in e.value_set_entry.members
+    ]
     assert got == [[(1, "exact"), (2, "ternary")], [(1, "exact")]]
-    assert (e.value_set_entry.members[0].match[1].ternary.value,
-            e.value_set_entry.members[0].match[1].ternary.mask) == (b"\x30", b"\xf0")
+    assert (
+        e.value_set_entry.members[0].match[1].ternary.value,
+        e.value_set_entry.members[0].match[1].ternary.mask,
+    ) == (b"\x30", b"\xf0")

@@ -17,8 +17,13 @@ def _frame(dst: bytes, ether_type: bytes) -> bytes:
 def test_omitted_lpm_field_is_a_slash_0_route(l2, server) -> None:
     c, n = l2
     default_route = table_entry(n, "dst_prefix", None, "forward", {"port": b"\x02"})
-    longer = table_entry(n, "dst_prefix", {"hdr.ethernet.dst": ("lpm", bytes.fromhex("0a0000000000"), 8)},
-                         "forward", {"port": b"\x03"})
+    longer = table_entry(
+        n,
+        "dst_prefix",
+        {"hdr.ethernet.dst": ("lpm", bytes.fromhex("0a0000000000"), 8)},
+        "forward",
+        {"port": b"\x03"},
+    )
     c.write(upd(U.INSERT, default_route), upd(U.INSERT, longer))
     got = {len(e.match): e for e in read_table(c, n[ING + "dst_prefix"])}
     assert sorted(got) == [0, 1]  # the /0 entry reads back with its field still omitted
@@ -43,11 +48,21 @@ def test_omitted_ternary_range_optional_fields_are_wildcards(l2, server) -> None
     c, n = l2
     c.write(upd(U.INSERT, table_entry(n, "dst_prefix", None, "forward", {"port": b"\x02"})))
     drop_all = table_entry(n, "acl", None, "drop", priority=1)  # both ternary fields omitted
-    keep_ip = table_entry(n, "acl", {"hdr.ethernet.ether_type": ("ternary", b"\x08\x00", b"\xff\xff")},
-                          "NoAction", priority=5)
-    every = table_entry(n, "classify", None, "set_prio", {"prio": b"\x05"}, priority=1)  # range + optional omitted
+    keep_ip = table_entry(
+        n,
+        "acl",
+        {"hdr.ethernet.ether_type": ("ternary", b"\x08\x00", b"\xff\xff")},
+        "NoAction",
+        priority=5,
+    )
+    every = table_entry(
+        n, "classify", None, "set_prio", {"prio": b"\x05"}, priority=1
+    )  # range + optional omitted
     c.write(upd(U.INSERT, drop_all), upd(U.INSERT, keep_ip), upd(U.INSERT, every))
-    assert expect_codes(c, upd(U.INSERT, drop_all), upd(U.INSERT, every)) == [code_pb2.ALREADY_EXISTS] * 2
+    assert (
+        expect_codes(c, upd(U.INSERT, drop_all), upd(U.INSERT, every))
+        == [code_pb2.ALREADY_EXISTS] * 2
+    )
     (cls,) = read_table(c, n[ING + "classify"])
     assert len(cls.match) == 0 and cls.priority == 1
     p1, p2 = server.ports.ports[1], server.ports.ports[2]

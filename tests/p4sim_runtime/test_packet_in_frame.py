@@ -24,11 +24,16 @@ P = p4runtime_pb2
 ROOT = Path(__file__).resolve().parents[2]
 FRAME = bytes.fromhex(
     "0200000000020200000000010800456A003C00014000401126440A0000010A000002C00112B7002800000400"
-    "FFFF00000014800000000000000000000000000000000000000022492918")
+    "FFFF00000014800000000000000000000000000000000000000022492918"
+)
 
 
 def _roce_switch() -> Switch:
-    return Switch(str(ROOT / "p4src" / "roce_switch.p4"), include_dirs=[str(ROOT / "p4src")], cpu_port=CPU_PORT)
+    return Switch(
+        str(ROOT / "p4src" / "roce_switch.p4"),
+        include_dirs=[str(ROOT / "p4src")],
+        cpu_port=CPU_PORT,
+    )
 
 
 def _bits_reference(sw: Switch, head: bytes) -> dict[str, int]:
@@ -36,14 +41,16 @@ def _bits_reference(sw: Switch, head: bytes) -> dict[str, int]:
     bits = "".join(f"{b:08b}" for b in head)
     out, at = {}, 0
     for f in sw._pkt_in_hdr.fields:
-        out[f.name] = int(bits[at:at + f.bitwidth], 2)
+        out[f.name] = int(bits[at : at + f.bitwidth], 2)
         at += f.bitwidth
     return out
 
 
 def _decode_mismatches(sw: Switch, decode) -> int:
     rng = random.Random(7)
-    heads = [bytes(3), b"\xff" * 3, b"\x80\x00\x00", b"\x00\x00\x01"] + [rng.randbytes(3) for _ in range(300)]
+    heads = [bytes(3), b"\xff" * 3, b"\x80\x00\x00", b"\x00\x00\x01"] + [
+        rng.randbytes(3) for _ in range(300)
+    ]
     return sum(decode(h) != _bits_reference(sw, h) for h in heads)
 
 
@@ -74,9 +81,17 @@ def test_frame_callback_gives_what_on_packet_in_gives() -> None:
     sw.on_packet_in_frame(lambda payload, head: frames.append((payload, head)))
     mirror = next(n for n in sw.tables if n.endswith("mirror_flow"))
     dqpn = next(k.name for k in sw.model.tables[mirror].keys if k.name.endswith("dqpn"))
-    sw.table_add(TableEntry(mirror, {dqpn: Ternary(0x14, 0xFFFFFF)}, "mirror_to", {"session": 6}, priority=10))
+    sw.table_add(
+        TableEntry(
+            mirror, {dqpn: Ternary(0x14, 0xFFFFFF)}, "mirror_to", {"session": 6}, priority=10
+        )
+    )
     l2 = next(n for n in sw.tables if n.endswith("l2_fwd"))
-    sw.table_add(TableEntry(l2, {sw.model.tables[l2].keys[0].name: Exact(0x020000000002)}, "l2_forward", {"port": 2}))
+    sw.table_add(
+        TableEntry(
+            l2, {sw.model.tables[l2].keys[0].name: Exact(0x020000000002)}, "l2_forward", {"port": 2}
+        )
+    )
     sw.clone_session_set(6, [(CPU_PORT, 0)])
     ports = [1, 3, 7, 200, 300, 511]
     for port in ports:
@@ -91,6 +106,7 @@ def test_frame_callback_gives_what_on_packet_in_gives() -> None:
 
 # ------------------------------------------------------------------ the server's PacketIn bytes
 
+
 def _server() -> P4RuntimeServer:
     ports = PortSet()
     for n in (1, 2, 3):
@@ -103,8 +119,12 @@ def _server() -> P4RuntimeServer:
 def _protobuf_packet_in(srv: P4RuntimeServer, payload: bytes, md: dict[str, int]) -> bytes:
     want = P.StreamMessageResponse()
     want.packet.payload = payload
-    ids = {m.name: m.id for c in srv.pipeline.p4info.controller_packet_metadata  # type: ignore[union-attr]
-           if c.preamble.name == "packet_in" for m in c.metadata}
+    ids = {
+        m.name: m.id
+        for c in srv.pipeline.p4info.controller_packet_metadata  # type: ignore[union-attr]
+        if c.preamble.name == "packet_in"
+        for m in c.metadata
+    }
     for name, value in md.items():
         want.packet.metadata.add(metadata_id=ids[name], value=codec.to_bytes(value))
     return want.SerializeToString()
@@ -122,7 +142,11 @@ def _packet_in_mismatches(srv: P4RuntimeServer, monkeypatch) -> int:
     nb = sw._pkt_in_nb
     rng = random.Random(3)
     # 5 x 4 headers that differ in their last byte only (the low bit of ingress_port, pad)
-    heads = [base[:-1] + bytes([last]) for base in (rng.randbytes(nb) for _ in range(5)) for last in (0, 1, 0x80, 0xFF)]
+    heads = [
+        base[:-1] + bytes([last])
+        for base in (rng.randbytes(nb) for _ in range(5))
+        for last in (0, 1, 0x80, 0xFF)
+    ]
     bad = 0
     for i in range(400):
         head = heads[rng.randrange(len(heads))] if i % 3 else rng.randbytes(nb)
@@ -146,6 +170,7 @@ def test_server_packet_in_from_header_bytes_is_protobufs() -> None:
 def test_negative_control_a_cache_keyed_by_part_of_the_header_is_caught(monkeypatch) -> None:
     srv = _server()
     try:
+
         class FirstByte(dict):  # planted: the cache forgets the header's last byte
             def get(self, k, d=None):
                 return super().get(k[:1], d)
@@ -172,8 +197,12 @@ def test_packet_ins_reach_the_stream_through_the_frame_path() -> None:
         arb.arbitration.device_id = 1
         arb.arbitration.election_id.low = 5
         assert srv._stream_request(st, arb.SerializeToString()) is None
-        md = {m.name: m.id for c in srv.pipeline.p4info.controller_packet_metadata  # type: ignore[union-attr]
-              if c.preamble.name == "packet_out" for m in c.metadata}
+        md = {
+            m.name: m.id
+            for c in srv.pipeline.p4info.controller_packet_metadata  # type: ignore[union-attr]
+            if c.preamble.name == "packet_out"
+            for m in c.metadata
+        }
         po = P.StreamMessageRequest()
         po.packet.payload = b"\x02" * 30
         po.packet.metadata.add(metadata_id=md["egress_port"], value=bytes([CPU_PORT]))
@@ -183,6 +212,8 @@ def test_packet_ins_reach_the_stream_through_the_frame_path() -> None:
         pins = [x.msg for x in got if isinstance(x, stream_mod._Packet)]
         assert len(pins) == 3
         for pin in pins:
-            assert pin == _protobuf_packet_in(srv, b"\x02" * 30, {"ingress_port": CPU_PORT, "pad": 0})
+            assert pin == _protobuf_packet_in(
+                srv, b"\x02" * 30, {"ingress_port": CPU_PORT, "pad": 0}
+            )
     finally:
         srv.stop(grace=0)

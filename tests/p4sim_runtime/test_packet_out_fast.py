@@ -66,7 +66,7 @@ def _messages(rng: random.Random) -> list[bytes]:
             if op == 0 and b:
                 b[rng.randrange(len(b))] = rng.randrange(256)
             elif op == 1 and b:
-                del b[rng.randrange(len(b)):]
+                del b[rng.randrange(len(b)) :]
             else:
                 b.insert(rng.randrange(len(b) + 1), rng.choice((0x0A, 0x12, 0x80, 0x00)))
             out.append(bytes(b))
@@ -91,23 +91,35 @@ def _disagreements(messages: list[bytes]) -> list[bytes]:
         except Exception:
             alone = None
         if ref is None or alone is None:
-            if (ref is None) != (alone is None):  # the metadata bytes alone must fail exactly when the message does
+            if (ref is None) != (
+                alone is None
+            ):  # the metadata bytes alone must fail exactly when the message does
                 bad.append(data)
             continue
-        if ref.WhichOneof("update") != "packet" or ref.packet.payload != payload or list(ref.packet.metadata) != alone:
+        if (
+            ref.WhichOneof("update") != "packet"
+            or ref.packet.payload != payload
+            or list(ref.packet.metadata) != alone
+        ):
             bad.append(data)
     return bad
 
 
 def test_the_splitter_reads_what_protobuf_reads() -> None:
     messages = _messages(random.Random(19))
-    accepted = sum(1 for d in messages if (s := packet_io_mod.split_packet_out(d)) and packet_io_mod.metadata_only(s[1]))
+    accepted = sum(
+        1
+        for d in messages
+        if (s := packet_io_mod.split_packet_out(d)) and packet_io_mod.metadata_only(s[1])
+    )
     assert accepted > 100  # the fast path has work: protobuf's own encoding always splits
     assert _disagreements(messages) == []
 
 
 def test_negative_control_a_splitter_that_trusts_any_tail_is_caught(monkeypatch) -> None:
-    monkeypatch.setattr(packet_io_mod, "metadata_only", lambda meta: True)  # planted: a payload may hide in the tail
+    monkeypatch.setattr(
+        packet_io_mod, "metadata_only", lambda meta: True
+    )  # planted: a payload may hide in the tail
     assert _disagreements(_messages(random.Random(19)))
 
 
@@ -148,11 +160,21 @@ def _script(n: Names) -> list[tuple[str, bytes]]:
     twice = _field(0x12, _field(0x0A, b"\x05" * 30) + body_md + _field(0x0A, b"\x06" * 31))
     return [
         ("a", _arbitration(5)),
-        ("a", to_cpu), ("a", to_cpu), ("a", to_cpu),  # the first is checked, the rest take the fast path
-        ("a", to_3), ("a", to_3),
-        ("a", po(b"\x04" * 50, (port, bytes([CPU_PORT])), (pad, b"\x00"))),  # same metadata, another payload
-        ("a", po(b"\x04" * 50, (pad, b"\x00"), (port, bytes([CPU_PORT])))),  # reordered: another key
-        ("a", twice), ("a", twice),  # a second payload field: protobuf sends the last one
+        ("a", to_cpu),
+        ("a", to_cpu),
+        ("a", to_cpu),  # the first is checked, the rest take the fast path
+        ("a", to_3),
+        ("a", to_3),
+        (
+            "a",
+            po(b"\x04" * 50, (port, bytes([CPU_PORT])), (pad, b"\x00")),
+        ),  # same metadata, another payload
+        (
+            "a",
+            po(b"\x04" * 50, (pad, b"\x00"), (port, bytes([CPU_PORT]))),
+        ),  # reordered: another key
+        ("a", twice),
+        ("a", twice),  # a second payload field: protobuf sends the last one
         ("a", _field(0x12, body_md + _field(0x0A, b"\x07" * 20))),  # metadata before the payload
         ("a", po(b"\x08" * 20, (port, b"\x01"), (99, b"\x01"))),  # unknown metadata id: an error
         ("a", po(b"\x08" * 20, (port, b"\x01"), (99, b"\x01"))),  # still an error (never cached)
@@ -161,8 +183,11 @@ def _script(n: Names) -> list[tuple[str, bytes]]:
         ("a", b"\x12\x80\x00"),  # overlong outer length
         ("a", to_cpu),
         ("b", _arbitration(9)),  # b is primary now
-        ("a", to_cpu), ("a", to_3),  # not primary: PERMISSION_DENIED, nothing sent
-        ("b", to_cpu), ("b", to_3), ("b", to_cpu),
+        ("a", to_cpu),
+        ("a", to_3),  # not primary: PERMISSION_DENIED, nothing sent
+        ("b", to_cpu),
+        ("b", to_3),
+        ("b", to_cpu),
     ]
 
 
@@ -173,15 +198,27 @@ def _run(srv: P4RuntimeServer, script: list[tuple[str, bytes]]) -> list[tuple]:
     trace = []
     for who, data in script:
         stop = srv._stream_request(streams[who], data)
-        answers = {k: [x.msg if isinstance(x, stream_mod._Packet) else x for x in v] for k, v in got.items()}
+        answers = {
+            k: [x.msg if isinstance(x, stream_mod._Packet) else x for x in v]
+            for k, v in got.items()
+        }
         for v in got.values():
             v.clear()
         frames = {n: list(p.output) for n, p in srv.ports.ports.items()}
         for p in srv.ports.ports.values():
             p.output.clear()
-        trace.append((who, stop and (stop.code, stop.message),
-                      {k: [x if isinstance(x, bytes) else x.SerializeToString() for x in v] for k, v in answers.items()},
-                      frames, srv.packet_out_count))
+        trace.append(
+            (
+                who,
+                stop and (stop.code, stop.message),
+                {
+                    k: [x if isinstance(x, bytes) else x.SerializeToString() for x in v]
+                    for k, v in answers.items()
+                },
+                frames,
+                srv.packet_out_count,
+            )
+        )
     return trace
 
 
@@ -215,13 +252,18 @@ def test_fast_and_reference_paths_do_the_same(servers) -> None:
     assert _run(fast, script) == want
     # a's to_cpu (2nd, 3rd, last), to_3 (2nd), same metadata; b's three
     assert sum(hits) == 8
-    kinds = [[P.StreamMessageResponse.FromString(x).WhichOneof("update") for x in step[2]["a"]] for step in want]
+    kinds = [
+        [P.StreamMessageResponse.FromString(x).WhichOneof("update") for x in step[2]["a"]]
+        for step in want
+    ]
     assert sum(k.count("packet") for k in kinds) == 9  # the script does what it says
     assert sum(k.count("error") for k in kinds) == 7
     assert want[-1][4] == 14 and want[5][3][3]  # packets sent; to_3 came out of port 3
 
 
-def test_negative_control_a_fast_path_without_the_primary_check_is_caught(servers, monkeypatch) -> None:
+def test_negative_control_a_fast_path_without_the_primary_check_is_caught(
+    servers, monkeypatch
+) -> None:
     fast, ref, n = servers
 
     def lax(stream, data) -> bool:  # planted: any arbitrated stream may send

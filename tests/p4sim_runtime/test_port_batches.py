@@ -26,8 +26,11 @@ ROOT = Path(__file__).resolve().parents[2]
 ROCE_SWITCH = ROOT / "p4src" / "roce_switch.p4"
 LAB = ROOT / "controller" / "examples" / "lab.yaml"
 ROUTER = "02:00:00:00:00:fe"
-HOSTS = {1: ("02:00:00:00:00:01", "10.0.0.1"), 2: ("02:00:00:00:00:02", "10.0.0.2"),
-         3: ("02:00:00:00:00:03", "10.0.0.3")}
+HOSTS = {
+    1: ("02:00:00:00:00:01", "10.0.0.1"),
+    2: ("02:00:00:00:00:02", "10.0.0.2"),
+    3: ("02:00:00:00:00:03", "10.0.0.3"),
+}
 PORTS = (1, 2, 3, 9)
 
 
@@ -39,13 +42,62 @@ def _mix() -> list[tuple[int, bytes]]:
     for i in range(24):
         s, d = ((1, 2), (1, 3), (3, 1), (2, 3))[i % 4]
         qpn = 0x301 if (s, d) == (1, 3) else 0x100 + d
-        out.append((s, roce_frame(HOSTS[s][1], HOSTS[d][1], "WRITE_ONLY", qpn, i, bytes(16 + 8 * i),
-                                  eth_src=HOSTS[s][0], eth_dst=ROUTER, dscp=48 if i % 5 == 0 else 0)))
-    out.append((1, roce_frame("10.0.0.1", "10.9.9.9", "WRITE_ONLY", 0x200, 1, b"x" * 8,
-                              eth_src=HOSTS[1][0], eth_dst=ROUTER)))
-    out.append((2, roce_frame("10.0.0.2", "10.0.0.1", "SEND_ONLY", 0x101, 2, b"y" * 8,
-                              eth_src=HOSTS[2][0], eth_dst="02:00:00:00:77:77")))
-    full = roce_frame("10.0.0.1", "10.0.0.2", "SEND_ONLY", 0x102, 3, b"z" * 40, eth_src=HOSTS[1][0], eth_dst=ROUTER)
+        out.append(
+            (
+                s,
+                roce_frame(
+                    HOSTS[s][1],
+                    HOSTS[d][1],
+                    "WRITE_ONLY",
+                    qpn,
+                    i,
+                    bytes(16 + 8 * i),
+                    eth_src=HOSTS[s][0],
+                    eth_dst=ROUTER,
+                    dscp=48 if i % 5 == 0 else 0,
+                ),
+            )
+        )
+    out.append(
+        (
+            1,
+            roce_frame(
+                "10.0.0.1",
+                "10.9.9.9",
+                "WRITE_ONLY",
+                0x200,
+                1,
+                b"x" * 8,
+                eth_src=HOSTS[1][0],
+                eth_dst=ROUTER,
+            ),
+        )
+    )
+    out.append(
+        (
+            2,
+            roce_frame(
+                "10.0.0.2",
+                "10.0.0.1",
+                "SEND_ONLY",
+                0x101,
+                2,
+                b"y" * 8,
+                eth_src=HOSTS[2][0],
+                eth_dst="02:00:00:00:77:77",
+            ),
+        )
+    )
+    full = roce_frame(
+        "10.0.0.1",
+        "10.0.0.2",
+        "SEND_ONLY",
+        0x102,
+        3,
+        b"z" * 40,
+        eth_src=HOSTS[1][0],
+        eth_dst=ROUTER,
+    )
     out += [(1, full[:30]), (1, full[:10])]
     return out * 3
 
@@ -67,8 +119,11 @@ def lab_switch():
     srv.stop(grace=0)
 
 
-def _outputs(srv: P4RuntimeServer, feed: Callable[[list[tuple[int, bytes]]], None],
-             mix: list[tuple[int, bytes]]) -> dict[int, list[bytes]]:
+def _outputs(
+    srv: P4RuntimeServer,
+    feed: Callable[[list[tuple[int, bytes]]], None],
+    mix: list[tuple[int, bytes]],
+) -> dict[int, list[bytes]]:
     """What each port emits for `mix` fed by `feed`, once the switch has gone quiet."""
     outs = {n: srv.ports.ports[n].output for n in PORTS}
     for q in outs.values():
@@ -87,12 +142,15 @@ def _one_by_one(srv: P4RuntimeServer) -> Callable[[list[tuple[int, bytes]]], Non
     def feed(mix: list[tuple[int, bytes]]) -> None:
         for port, frame in mix:
             srv.inject(port, frame)
+
     return feed
 
 
-def _batched(many: Callable[[int, list[bytes]], None], sizes: tuple[int, ...] = (1, 7, 16, 3, 64)
-             ) -> Callable[[list[tuple[int, bytes]]], None]:
+def _batched(
+    many: Callable[[int, list[bytes]], None], sizes: tuple[int, ...] = (1, 7, 16, 3, 64)
+) -> Callable[[list[tuple[int, bytes]]], None]:
     """Runs of frames from one port, cut in batches of the given sizes in turn."""
+
     def feed(mix: list[tuple[int, bytes]]) -> None:
         i, k = 0, 0
         while i < len(mix):
@@ -102,6 +160,7 @@ def _batched(many: Callable[[int, list[bytes]], None], sizes: tuple[int, ...] = 
                 j += 1
             many(port, [f for _, f in mix[i:j]])
             i, k = j, k + 1
+
     return feed
 
 
@@ -109,7 +168,9 @@ def test_batches_forward_what_single_frames_do(lab_switch):
     mix = _mix()
     mix.sort(key=lambda pf: pf[0])  # runs of one port, so batches have several frames
     ref = _outputs(lab_switch, _one_by_one(lab_switch), mix)
-    assert len(ref[2]) > 10 and len(ref[3]) > 10 and len(ref[1]) > 10 and len(ref[9]) > 5  # routed and mirrored
+    assert (
+        len(ref[2]) > 10 and len(ref[3]) > 10 and len(ref[1]) > 10 and len(ref[9]) > 5
+    )  # routed and mirrored
     assert sum(map(len, ref.values())) < len(mix) + len(ref[9])  # some were dropped
     got = _outputs(lab_switch, _batched(lab_switch.inject_many), mix)
     assert got == ref
@@ -153,7 +214,9 @@ def test_interface_reader_batches_a_burst_in_order():
                 if i % 10 == 3:  # 802.1Q: the kernel strips it, the port puts it back
                     f = f[:12] + bytes.fromhex("81006005") + f[12:]
                 sent.append(f)
-            port.transmit(bytes.fromhex("020000000002020000000001") + b"\x88\xb6" + bytes(50))  # not heard back
+            port.transmit(
+                bytes.fromhex("020000000002020000000001") + b"\x88\xb6" + bytes(50)
+            )  # not heard back
             for f in sent:
                 tx.send(f)
             all_sent.set()

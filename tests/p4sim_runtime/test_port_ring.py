@@ -18,7 +18,9 @@ import pytest
 from p4sim.runtime import ports as ports_mod
 from p4sim.runtime.ports import InterfacePort, RxRing
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a veth pair and AF_PACKET")
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0, reason="needs root for a veth pair and AF_PACKET"
+)
 
 MACS = bytes.fromhex("020000000001020000000002")
 PACKET_STATISTICS = 6  # linux/if_packet.h: struct tpacket_stats {tp_packets, tp_drops}
@@ -68,9 +70,15 @@ def veth() -> Iterator[tuple[str, str]]:
         yield a, b
 
 
-def _through(veth: tuple[str, str], frames: list[bytes], ring: bool,
-             ring_cls: type[RxRing] | None = None, monkeypatch: pytest.MonkeyPatch | None = None,
-             lost: int = 0, batched: bool = False) -> tuple[list[bytes], InterfacePort]:
+def _through(
+    veth: tuple[str, str],
+    frames: list[bytes],
+    ring: bool,
+    ring_cls: type[RxRing] | None = None,
+    monkeypatch: pytest.MonkeyPatch | None = None,
+    lost: int = 0,
+    batched: bool = False,
+) -> tuple[list[bytes], InterfacePort]:
     """Send `frames` into port 1 over the veth; what the port delivered, in order (waiting
     for all but `lost` of them: a wait for a frame that is meant to be lost lasts 30 s).
     `batched` (ring only): every frame is in the ring before the reader starts, so its
@@ -106,7 +114,9 @@ def _through(veth: tuple[str, str], frames: list[bytes], ring: bool,
 def test_ring_gives_what_recvmsg_gives(veth):
     sent = _mix()
     by_ring, port = _through(veth, sent, ring=True)
-    assert port.ring is not None and port.ring.frame_size == 8192  # MTU 9000: 4 KiB frames fit a slot
+    assert (
+        port.ring is not None and port.ring.frame_size == 8192
+    )  # MTU 9000: 4 KiB frames fit a slot
     by_recv, _ = _through(veth, sent, ring=False)
     assert by_recv == sent
     assert by_ring == sent
@@ -118,7 +128,7 @@ class _NoCopyPath(RxRing):
 
     def _odd(self, off, status, length, snap, mac, tci, tpid):
         if status & ports_mod.TP_STATUS_COPY:
-            return self.mm[off + mac:off + mac + snap]
+            return self.mm[off + mac : off + mac + snap]
         return super()._odd(off, status, length, snap, mac, tci, tpid)
 
 
@@ -144,8 +154,10 @@ def test_negative_control_planted_ring_bugs_are_seen(veth, monkeypatch, planted)
     copied frames and the later ones are taken together, so a late copy shows on every run
     (frames taken one by one, as a loaded machine may hand them over, would hide it)."""
     sent = _mix()
-    assert any(len(f) > 8192 for f in sent[:InterfacePort.READ_BATCH - 1])  # copies, frames after
-    got, _ = _through(veth, sent, ring=True, ring_cls=planted, monkeypatch=monkeypatch, batched=True)
+    assert any(len(f) > 8192 for f in sent[: InterfacePort.READ_BATCH - 1])  # copies, frames after
+    got, _ = _through(
+        veth, sent, ring=True, ring_cls=planted, monkeypatch=monkeypatch, batched=True
+    )
     assert got != sent
     assert sorted(got) != sorted(sent) if planted is _NoCopyPath else sorted(got) == sorted(sent)
 
@@ -158,7 +170,9 @@ def test_a_frame_the_ring_cuts_short_is_counted_not_delivered(veth):
 
     a, b = veth
     port = InterfacePort(1, a, ring=True)
-    port.sock.setsockopt(ports_mod.socket.SOL_SOCKET, ports_mod.socket.SO_RCVBUF, 1)  # the kernel's minimum
+    port.sock.setsockopt(
+        ports_mod.socket.SOL_SOCKET, ports_mod.socket.SO_RCVBUF, 1
+    )  # the kernel's minimum
     got: list[bytes] = []
     hold = threading.Event()
 
@@ -229,7 +243,7 @@ def test_the_ring_wraps_around_many_times(veth, monkeypatch):
     try:
         deadline = time.monotonic() + 30  # for the whole run: a broken ring fails fast
         for k in range(0, len(sent), 8):
-            for f in sent[k:k + 8]:
+            for f in sent[k : k + 8]:
                 tx.send(f)
             while len(got) < k + 8 and time.monotonic() < deadline:
                 time.sleep(0.002)
@@ -280,9 +294,20 @@ def test_a_failed_copy_read_loses_that_frame_only(veth, monkeypatch):
     that frame is counted lost; the frames before and after it arrive, in order, and the
     reader does not fail (a reader that raised lost the batch's earlier frames and left
     its slot index behind the kernel's)."""
-    sent = [_frame(i, 64) for i in range(5)] + [_frame(5, 9000)] + [_frame(i, 64) for i in range(6, 12)]
-    got, port = _through(veth, sent, ring=True, ring_cls=_CopyReadFailsOnce, monkeypatch=monkeypatch,
-                         lost=1, batched=True)  # one batch, the jumbo in its middle
+    sent = (
+        [_frame(i, 64) for i in range(5)]
+        + [_frame(5, 9000)]
+        + [_frame(i, 64) for i in range(6, 12)]
+    )
+    got, port = _through(
+        veth,
+        sent,
+        ring=True,
+        ring_cls=_CopyReadFailsOnce,
+        monkeypatch=monkeypatch,
+        lost=1,
+        batched=True,
+    )  # one batch, the jumbo in its middle
     assert port.ring is not None and port.ring.copy_lost == 1
     assert port.rx_errors == 0
     assert got == sent[:5] + sent[6:]
@@ -320,7 +345,9 @@ def test_a_frame_over_64k_is_counted_not_delivered_cut_short(ring):
     assert (port.rx_truncated, port.ring is None) == ((0, False) if ring else (1, True))
 
 
-def _hold_then(veth, monkeypatch, wipe: bool, no_net: bool = False) -> tuple[list[bytes], InterfacePort, float]:
+def _hold_then(
+    veth, monkeypatch, wipe: bool, no_net: bool = False
+) -> tuple[list[bytes], InterfacePort, float]:
     """Frame A is delivered and the reader held; B and C arrive (the kernel fills the next
     two slots); with `wipe`, B's slot then has its status word cleared as a torn release
     (two stores of 0, the kernel's refill between them) leaves it: B is gone and the slot
@@ -354,7 +381,10 @@ def _hold_then(veth, monkeypatch, wipe: bool, no_net: bool = False) -> tuple[lis
         tx.send(fb)
         tx.send(fc)
         deadline = time.monotonic() + 10
-        while not ring._status[2 * ring._words] & ports_mod.TP_STATUS_USER and time.monotonic() < deadline:
+        while (
+            not ring._status[2 * ring._words] & ports_mod.TP_STATUS_USER
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.001)
         if wipe:
             ring._status[1 * ring._words] = 0

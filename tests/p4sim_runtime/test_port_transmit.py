@@ -26,7 +26,9 @@ class Out:
 
 def _outs(seed: int = 7, n: int = 300) -> list[Out]:
     rnd = random.Random(seed)
-    return [Out(rnd.choice((1, 1, 2, 3, CPU, 9)), rnd.randbytes(rnd.randint(14, 300))) for _ in range(n)]
+    return [
+        Out(rnd.choice((1, 1, 2, 3, CPU, 9)), rnd.randbytes(rnd.randint(14, 300))) for _ in range(n)
+    ]
 
 
 def _portset(tmp_path=None) -> tuple[PortSet, dict[int, list[bytes]]]:
@@ -50,7 +52,7 @@ def test_transmit_many_is_transmit_of_each():
     ref, ref_drops = _reference(outs)
     ps, got = _portset()
     for k in range(0, len(outs), 37):  # batches of any size, runs across ports
-        ps.transmit_many(outs[k:k + 37], CPU)
+        ps.transmit_many(outs[k : k + 37], CPU)
     assert got == ref and ps.unknown_port_drops == ref_drops
     assert ref_drops == sum(o.port == 9 for o in outs) > 0
     assert sum(map(len, ref.values())) == sum(o.port in (1, 2, 3) for o in outs)
@@ -75,7 +77,7 @@ def test_negative_control_a_lost_last_run_is_seen(monkeypatch):
     monkeypatch.setattr(PortSet, "transmit_many", lossy)
     ps, got = _portset()
     for k in range(0, len(outs), 37):
-        ps.transmit_many(outs[k:k + 37], CPU)
+        ps.transmit_many(outs[k : k + 37], CPU)
     assert got != ref
 
 
@@ -102,8 +104,13 @@ def test_over_a_veth_the_peer_receives_exactly_what_was_sent():
         rx = packet_socket(b, rcvbuf=16 << 20)  # room for the whole burst
         rx.settimeout(0.2)
         macs = bytes.fromhex("020000000002020000000001")
-        sent = [macs + b"\x88\xb5" + i.to_bytes(2, "big") + bytes((i * 13 + k) & 0xFF for k in range(size))
-                for i, size in enumerate([50, 1024, 4000, 8900, 60, 1400] * 10)]
+        sent = [
+            macs
+            + b"\x88\xb5"
+            + i.to_bytes(2, "big")
+            + bytes((i * 13 + k) & 0xFF for k in range(size))
+            for i, size in enumerate([50, 1024, 4000, 8900, 60, 1400] * 10)
+        ]
         got: list[bytes] = []
         try:
             port.transmit_many(sent[:30])

@@ -31,7 +31,9 @@ def test_unread_answers_past_the_limit_end_the_stream_once(monkeypatch) -> None:
         items.append(s.out.get())
     assert items[:5] == [f"answer {i}" for i in range(5)]  # in order, none dropped before the end
     assert len(items) == 6 and isinstance(items[5], _Abort)
-    assert items[5].code == "RESOURCE_EXHAUSTED" and "5 arbitration updates unread" in items[5].message
+    assert (
+        items[5].code == "RESOURCE_EXHAUSTED" and "5 arbitration updates unread" in items[5].message
+    )
     s.send_control("late")
     assert s.out.empty()  # nothing after the end
 
@@ -87,7 +89,9 @@ def _watch(srv) -> tuple[grpc.Channel, queue.Queue, object]:
 
 
 @pytest.mark.parametrize(("frontend", "mode"), PATHS)
-def test_a_reading_stream_is_not_ended_by_many_answers(frontend: str, mode: str, monkeypatch) -> None:
+def test_a_reading_stream_is_not_ended_by_many_answers(
+    frontend: str, mode: str, monkeypatch
+) -> None:
     monkeypatch.setattr(_Stream, "CONTROL_LIMIT", 8)  # far fewer than the answers it gets
     srv, _ = _server(frontend, mode)
     channel, out, call = _watch(srv)
@@ -105,7 +109,9 @@ def test_a_reading_stream_is_not_ended_by_many_answers(frontend: str, mode: str,
 
 
 @pytest.mark.parametrize(("frontend", "mode"), PATHS)
-def test_the_end_reaches_the_client_as_resource_exhausted(frontend: str, mode: str, monkeypatch) -> None:
+def test_the_end_reaches_the_client_as_resource_exhausted(
+    frontend: str, mode: str, monkeypatch
+) -> None:
     # with no room at all, the very first answer is the end: the loops carry it out
     monkeypatch.setattr(_Stream, "CONTROL_LIMIT", 0)
     srv, _ = _server(frontend, mode)
@@ -127,4 +133,3 @@ def test_the_end_reaches_the_client_as_resource_exhausted(frontend: str, mode: s
         call.cancel()
         channel.close()
         srv.stop(grace=0)
-

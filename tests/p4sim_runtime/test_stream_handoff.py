@@ -24,10 +24,14 @@ from p4sim.server import stream as stream_mod
 
 FLOOD = 20_000
 PAYLOAD = b"\x02" * 1000
-NATIVE = pytest.mark.skipif(bool(native.unavailable_reason()), reason=f"native front end: {native.unavailable_reason()}")
+NATIVE = pytest.mark.skipif(
+    bool(native.unavailable_reason()), reason=f"native front end: {native.unavailable_reason()}"
+)
 # (front end, its stream loop): every path a StreamChannel can take
-PATHS = [pytest.param("grpc", "reader", id="grpc"),
-         pytest.param("native", "react", id="native-react", marks=NATIVE)]
+PATHS = [
+    pytest.param("grpc", "reader", id="grpc"),
+    pytest.param("native", "react", id="native-react", marks=NATIVE),
+]
 
 
 def _stream_threads(before: set[threading.Thread]) -> list[threading.Thread]:
@@ -45,7 +49,9 @@ def _packet_out(n: Names) -> p4runtime_pb2.StreamMessageRequest:
     md = n.metadata["packet_out"]
     m = p4runtime_pb2.StreamMessageRequest()
     m.packet.payload = PAYLOAD
-    m.packet.metadata.add(metadata_id=md["egress_port"], value=bytes([CPU_PORT]))  # back as a PacketIn
+    m.packet.metadata.add(
+        metadata_id=md["egress_port"], value=bytes([CPU_PORT])
+    )  # back as a PacketIn
     m.packet.metadata.add(metadata_id=md["pad"], value=b"\x00")
     return m
 
@@ -111,7 +117,9 @@ def _server(frontend: str | None = None, mode: str = "") -> tuple[P4RuntimeServe
     threads) or "react" (native: _stream_react); named in the test ids, checked here."""
     ports = PortSet()
     ports.add_inprocess(1)
-    srv = P4RuntimeServer(device_id=1, cpu_port=CPU_PORT, ports=ports, packet_in_queue=32, frontend=frontend)
+    srv = P4RuntimeServer(
+        device_id=1, cpu_port=CPU_PORT, ports=ports, packet_in_queue=32, frontend=frontend
+    )
     assert mode in ("", {"grpc": "reader", "native": "react"}[srv.frontend])
     srv.start("127.0.0.1:0")
     srv.load_program(str(L2_PROGRAM))
@@ -148,7 +156,9 @@ def test_negative_control_a_reader_that_ignores_the_close_hangs(monkeypatch) -> 
         left, _, stream = _flood_and_leave(srv, n)
         assert len(left) == 1
         stream.closed.set()
-        for _ in range(stream.REQUESTS):  # let the planted reader run into the cancelled call and end
+        for _ in range(
+            stream.REQUESTS
+        ):  # let the planted reader run into the cancelled call and end
             stream.room.release()
     finally:
         srv.stop(grace=0)

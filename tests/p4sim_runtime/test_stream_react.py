@@ -51,7 +51,9 @@ class _Client:
         self.channel = p4rt_helpers.channel(f"127.0.0.1:{srv.port}")
         self.out: queue.Queue = queue.Queue()
         self.got: queue.Queue = queue.Queue()
-        self.call = p4runtime_pb2_grpc.P4RuntimeStub(self.channel).StreamChannel(iter(self.out.get, None))
+        self.call = p4runtime_pb2_grpc.P4RuntimeStub(self.channel).StreamChannel(
+            iter(self.out.get, None)
+        )
         self.out.put(_arbitration(election))
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -81,7 +83,9 @@ def _inject_packet_in(srv: P4RuntimeServer, n, payload: bytes) -> None:
     as a port's packet, its PacketIn is sent to the primary from outside any reaction."""
     md = n.metadata["packet_out"]
     p = srv.pipeline
-    header = srv._packet_out_header(p, ((md["egress_port"], bytes([CPU_PORT])), (md["pad"], b"\x00")))
+    header = srv._packet_out_header(
+        p, ((md["egress_port"], bytes([CPU_PORT])), (md["pad"], b"\x00"))
+    )
     srv.inject(CPU_PORT, header + payload)
 
 
@@ -154,8 +158,11 @@ def test_own_and_other_threads_answers_keep_the_order_they_were_sent_in() -> Non
         seq = []
         while len(seq) < 3 * rounds:
             m = c.next()
-            seq.append(m.packet.payload if m.WhichOneof("update") == "packet"
-                       else m.error.packet_out.packet_out.payload)
+            seq.append(
+                m.packet.payload
+                if m.WhichOneof("update") == "packet"
+                else m.error.packet_out.packet_out.payload
+            )
         pos = {p: i for i, p in enumerate(seq)}
         assert [p for p in seq if p.startswith(b"port")] == [b"port-%d" % r for r in range(rounds)]
         own_order = [b"%s-%d" % (k, r) for r in range(rounds) for k in (b"own", b"bad")]
@@ -171,7 +178,9 @@ def test_own_and_other_threads_answers_keep_the_order_they_were_sent_in() -> Non
 
 def test_negative_control_a_packet_in_queue_pushed_without_its_bound(monkeypatch) -> None:
     def unbounded(self, msg) -> bool:  # planted: the limit passed is not packet_limit
-        self._push(msg if type(msg) is bytes else msg.SerializeToString(), stream_mod._PACKET, 1 << 30)
+        self._push(
+            msg if type(msg) is bytes else msg.SerializeToString(), stream_mod._PACKET, 1 << 30
+        )
         return True
 
     monkeypatch.setattr(stream_mod._ReactStream, "send_packet", unbounded)
@@ -238,6 +247,7 @@ def test_negative_control_a_reaction_that_ignores_the_end(monkeypatch) -> None:
             stop = self._stream_request(stream, data)
             if stop is not None:
                 stream.end(stop)
+
         return react
 
     monkeypatch.setattr(P4RuntimeServer, "_reaction", heedless)
@@ -265,7 +275,9 @@ def _raising(srv: P4RuntimeServer, n, monkeypatch) -> tuple[grpc.StatusCode, str
         channel.close()
 
 
-def test_a_request_that_raises_ends_its_stream_unknown_and_the_server_serves_on(monkeypatch) -> None:
+def test_a_request_that_raises_ends_its_stream_unknown_and_the_server_serves_on(
+    monkeypatch,
+) -> None:
     srv, n = _server("native", "react")
     try:
         code, details = _raising(srv, n, monkeypatch)
@@ -284,6 +296,7 @@ def test_negative_control_an_exception_let_out_to_the_front_end(monkeypatch) -> 
             stop = self._stream_request(stream, data)
             if stop is not None:
                 stream.end(stop)
+
         return react
 
     monkeypatch.setattr(P4RuntimeServer, "_reaction", leaky)

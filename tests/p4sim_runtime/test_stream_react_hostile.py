@@ -33,7 +33,10 @@ from p4rtproto import p4runtime_pb2
 from p4sim.server import P4RuntimeServer, make_device_config
 from p4sim.server import stream as stream_mod
 
-FRONT_ENDS = [pytest.param("grpc", "reader", id="grpc"), pytest.param("native", "react", id="native-react", marks=NATIVE)]
+FRONT_ENDS = [
+    pytest.param("grpc", "reader", id="grpc"),
+    pytest.param("native", "react", id="native-react", marks=NATIVE),
+]
 
 
 class _Raw:
@@ -43,7 +46,9 @@ class _Raw:
         self.channel = p4rt_helpers.channel(f"127.0.0.1:{port}")
         self.out: queue.Queue = queue.Queue()
         self.got: queue.Queue = queue.Queue()
-        self.call = self.channel.stream_stream("/p4.v1.P4Runtime/StreamChannel")(iter(self.out.get, None))
+        self.call = self.channel.stream_stream("/p4.v1.P4Runtime/StreamChannel")(
+            iter(self.out.get, None)
+        )
         if read:
             threading.Thread(target=self._read, daemon=True).start()
 
@@ -75,8 +80,12 @@ class _Raw:
                 seen.append(x.code().name)
                 break
             which = x.WhichOneof("update")
-            seen.append({"error": f"error {x.error.canonical_code}",
-                         "arbitration": f"arbitration {x.arbitration.status.code}"}.get(which, which))
+            seen.append(
+                {
+                    "error": f"error {x.error.canonical_code}",
+                    "arbitration": f"arbitration {x.arbitration.status.code}",
+                }.get(which, which)
+            )
         runs: list[list] = []
         for s in seen:
             if runs and runs[-1][0] == s:
@@ -121,13 +130,21 @@ BAD = {
 EXPECTED = {
     "garbage": (["arbitration 0", "error 3", "packet", "OK"], ["error 3", "FAILED_PRECONDITION"]),
     # a known field with the wrong wire type parses as an unknown field: no update set
-    "packet field as a varint": (["arbitration 0", "error 12", "packet", "OK"], ["FAILED_PRECONDITION"]),
-    "packet length past the end": (["arbitration 0", "error 3", "packet", "OK"], ["error 3", "FAILED_PRECONDITION"]),
+    "packet field as a varint": (
+        ["arbitration 0", "error 12", "packet", "OK"],
+        ["FAILED_PRECONDITION"],
+    ),
+    "packet length past the end": (
+        ["arbitration 0", "error 3", "packet", "OK"],
+        ["error 3", "FAILED_PRECONDITION"],
+    ),
     "empty": (["arbitration 0", "error 12", "packet", "OK"], ["FAILED_PRECONDITION"]),
 }
 
 
-def _malformed_outcomes(srv: P4RuntimeServer, n: Names, names=tuple(BAD)) -> dict[tuple[str, bool], list[str]]:
+def _malformed_outcomes(
+    srv: P4RuntimeServer, n: Names, names=tuple(BAD)
+) -> dict[tuple[str, bool], list[str]]:
     got = {}
     for name in names:
         data = BAD[name]
@@ -146,11 +163,15 @@ def _malformed_outcomes(srv: P4RuntimeServer, n: Names, names=tuple(BAD)) -> dic
 
 
 @pytest.mark.parametrize(("frontend", "mode"), FRONT_ENDS)
-def test_malformed_requests_and_a_first_message_that_is_not_arbitration(frontend: str, mode: str) -> None:
+def test_malformed_requests_and_a_first_message_that_is_not_arbitration(
+    frontend: str, mode: str
+) -> None:
     srv, n = _server(frontend, mode)
     try:
         got = _malformed_outcomes(srv, n)
-        assert got == {(name, first): EXPECTED[name][first] for name in BAD for first in (False, True)}
+        assert got == {
+            (name, first): EXPECTED[name][first] for name in BAD for first in (False, True)
+        }
         assert _served(srv, n, 9)
     finally:
         srv.stop(grace=0)
@@ -158,7 +179,9 @@ def test_malformed_requests_and_a_first_message_that_is_not_arbitration(frontend
 
 @NATIVE
 def test_negative_control_a_malformed_request_that_ends_the_stream(monkeypatch) -> None:
-    def fatal(self, stream, code, message, packet=None) -> None:  # planted: an error ends the stream
+    def fatal(
+        self, stream, code, message, packet=None
+    ) -> None:  # planted: an error ends the stream
         raise stream_mod._StreamAbort(code, message)
 
     monkeypatch.setattr(P4RuntimeServer, "_stream_error", fatal)
@@ -182,7 +205,9 @@ def test_half_close_right_after_a_burst_ends_ok_after_its_answers(frontend: str,
         got = c.outcome()
         assert got[0] == "arbitration 0" and got[-1] == "OK" and len(got) == 3
         k = int(got[1].removeprefix("packet x"))
-        assert srv.packet_in_queue <= k <= 300  # the slow reader's PacketIns past the bound may drop
+        assert (
+            srv.packet_in_queue <= k <= 300
+        )  # the slow reader's PacketIns past the bound may drop
         assert srv.packet_out_count == 300
     finally:
         c.close()
@@ -223,7 +248,9 @@ def _cancel_mid_flight(srv: P4RuntimeServer, n: Names, streams: int = 30) -> Non
             t.join(5)
     assert errors == []
     deadline = time.monotonic() + 5
-    while (srv._open_streams or any(r.streams for r in srv._roles.values())) and time.monotonic() < deadline:
+    while (
+        srv._open_streams or any(r.streams for r in srv._roles.values())
+    ) and time.monotonic() < deadline:
         time.sleep(0.05)
 
 
@@ -271,7 +298,9 @@ def test_a_pipeline_push_while_a_stream_is_live(frontend: str, mode: str) -> Non
         c.out.put(None)
         got = c.outcome(10)
         assert got[-1] == "OK" and len(got) == 2
-        assert int(got[0].removeprefix("packet x")) >= srv.packet_in_queue  # a slow reader's may drop
+        assert (
+            int(got[0].removeprefix("packet x")) >= srv.packet_in_queue
+        )  # a slow reader's may drop
         assert srv.packet_out_count == 200
     finally:
         admin.close()
@@ -331,10 +360,14 @@ def test_negative_control_the_growth_bound_sees_a_process_keeping_each_message()
     import subprocess
     import sys
 
-    keep = ("import sys\nkept = []\nfor line in sys.stdin.buffer:\n"
-            "    if line == b'sync\\n':\n        print(len(kept), flush=True)\n"
-            "    else:\n        kept.append(line)\n")
-    proc = subprocess.Popen([sys.executable, "-c", keep], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    keep = (
+        "import sys\nkept = []\nfor line in sys.stdin.buffer:\n"
+        "    if line == b'sync\\n':\n        print(len(kept), flush=True)\n"
+        "    else:\n        kept.append(line)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", keep], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
     assert proc.stdin is not None and proc.stdout is not None
     line = b"x" * (HELD_BYTES - 1) + b"\n"
 
@@ -354,9 +387,13 @@ def test_negative_control_the_growth_bound_sees_a_process_keeping_each_message()
     assert per_op >= HELD_BYTES / 2, per_op
 
 
-@pytest.mark.parametrize("frontend", [pytest.param("grpc", id="grpc"), pytest.param("native", id="native-react",
-                                                                                     marks=NATIVE)])
-def test_sigterm_with_streams_mid_reaction_exits_promptly(frontend: str, tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize(
+    "frontend",
+    [pytest.param("grpc", id="grpc"), pytest.param("native", id="native-react", marks=NATIVE)],
+)
+def test_sigterm_with_streams_mid_reaction_exits_promptly(
+    frontend: str, tmp_path: Path, monkeypatch
+) -> None:
     """p4sim-switch: a primary that floods PacketOuts (looped back as PacketIns) and never
     reads, then four controllers flooding and reading; its RSS does not grow with the
     PacketIns it cannot deliver, and SIGTERM in the middle of it ends the switch 0 within
@@ -372,8 +409,11 @@ def test_sigterm_with_streams_mid_reaction_exits_promptly(frontend: str, tmp_pat
         c.arbitrate((0, 1))
         c.get("arbitration")
         c.set_pipeline(make_device_config(L2_PROGRAM))
-        n = Names(c.stub.GetForwardingPipelineConfig(
-            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1)).config.p4info)
+        n = Names(
+            c.stub.GetForwardingPipelineConfig(
+                p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1)
+            ).config.p4info
+        )
         deaf = _Raw(sw.port, read=False)
         streams.append(deaf)
         deaf.send(_arbitration(100))
@@ -383,7 +423,9 @@ def test_sigterm_with_streams_mid_reaction_exits_promptly(frontend: str, tmp_pat
         before = _rss_kb(pid)
         ran2 = _send_and_settle(deaf, msg, MEASURED, admin, n)
         per_op = (_rss_kb(pid) - before) * 1024 / MEASURED
-        print(f"RSS growth per PacketOut: {per_op:.1f} B ({before} kB at the start; ran {ran}, then {ran2})")
+        print(
+            f"RSS growth per PacketOut: {per_op:.1f} B ({before} kB at the start; ran {ran}, then {ran2})"
+        )
         assert per_op < HELD_BYTES / 2, f"{per_op:.0f} B per PacketOut sent kept"
 
         def flood(s: _Raw) -> None:

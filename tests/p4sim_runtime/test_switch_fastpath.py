@@ -136,14 +136,32 @@ def test_fast_path_fills_egress_metadata(program) -> None:
     (o,) = sw.receive()
     assert taken == [0, 1] and o.port == 1 and o.time_ns == 7_000
     e = o.data[14:]
-    fields = [int.from_bytes(e[a:b], "big") for a, b in
-              [(0, 6), (6, 12), (12, 16), (16, 20), (20, 24), (24, 28), (28, 30), (30, 32), (32, 36), (36, 40)]]
+    fields = [
+        int.from_bytes(e[a:b], "big")
+        for a, b in [
+            (0, 6),
+            (6, 12),
+            (12, 16),
+            (16, 20),
+            (20, 24),
+            (24, 28),
+            (28, 30),
+            (30, 32),
+            (32, 36),
+            (36, 40),
+        ]
+    ]
     # ig_ts, eg_ts, enq_ts (us), enq_qdepth, deq_td, deq_qdepth, eport, ingress_port, itype, plen
     assert fields == [7, 7, 7, 0, 0, 0, 1, 2, 0, 64]
     assert e[48:50] == bytes(2)  # egress_spec reads 0 in egress
     port = sw.tm.stats()["ports"][1]
     one = [1, 0, 0, 0, 0, 0, 0, 0]
-    assert (port["enqueued"], port["dequeued"], port["max_depth"], port["tx_bytes"]) == (one, one, one, 64)
+    assert (port["enqueued"], port["dequeued"], port["max_depth"], port["tx_bytes"]) == (
+        one,
+        one,
+        one,
+        64,
+    )
 
 
 @pytest.mark.parametrize("plant", ["tx", "enq_qdepth", "timestamp"])
@@ -170,7 +188,15 @@ def test_comparison_catches_a_planted_fast_path_bug(program, plant: str, monkeyp
 
 
 def _record(p) -> tuple:
-    return (p.state, p.enq_timestamp, p.enq_qdepth, p.deq_qdepth, p.deq_timedelta, p.tx_start_ns, p.tx_end_ns)
+    return (
+        p.state,
+        p.enq_timestamp,
+        p.enq_qdepth,
+        p.deq_qdepth,
+        p.deq_timedelta,
+        p.tx_start_ns,
+        p.tx_end_ns,
+    )
 
 
 @pytest.mark.parametrize("config", [0, 1])
@@ -192,7 +218,11 @@ def test_send_now_is_enqueue_then_dequeue(config: int) -> None:
             cev, q = rng.choice([1, 4, 0xFF]), [rng.choice([0, 2, 30])] * 8
             a.pause(1, cev, q, now)
             b.pause(1, cev, q, now)
-        port, prio, length = rng.choice([1, 2, 3, 4]), rng.choice([0, 2, 2, 9]), rng.choice([64, 1500])
+        port, prio, length = (
+            rng.choice([1, 2, 3, 4]),
+            rng.choice([0, 2, 2, 9]),
+            rng.choice([64, 1500]),
+        )
         tx = a.send_now(port, prio, length, now)
         if tx >= 0:
             took += 1
@@ -202,5 +232,7 @@ def test_send_now_is_enqueue_then_dequeue(config: int) -> None:
             got = [_record(p) for p in a.dequeue(now)]
         b.enqueue(QueuedPacket(port, prio, length, n), now)
         assert got == [_record(p) for p in b.dequeue(now)]
-        assert a.stats() == b.stats() and a.next_departure() == b.next_departure() and a._now == b._now
+        assert (
+            a.stats() == b.stats() and a.next_departure() == b.next_departure() and a._now == b._now
+        )
     assert 200 < took < 2500  # both ways taken

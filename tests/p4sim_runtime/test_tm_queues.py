@@ -241,13 +241,31 @@ def _random_run(seed: int, eager: bool) -> list[tuple]:
     for i in range(400):
         t += rng.randrange(0, 600)
         if rng.random() < 0.05:
-            tm.pause(rng.choice((1, 2, 3)), rng.randrange(256), [rng.randrange(0, 50) for _ in range(8)], t)
-        p = pkt(port=rng.choice((1, 2, 3)), prio=rng.randrange(8), length=rng.randrange(64, 1500), tag=i)
+            tm.pause(
+                rng.choice((1, 2, 3)),
+                rng.randrange(256),
+                [rng.randrange(0, 50) for _ in range(8)],
+                t,
+            )
+        p = pkt(
+            port=rng.choice((1, 2, 3)), prio=rng.randrange(8), length=rng.randrange(64, 1500), tag=i
+        )
         tm.enqueue(p, t)
         if eager:
             out += tm.dequeue(t)
     out += tm.dequeue(t + 10**9)
-    return [(p.state, p.egress_port, p.tx_start_ns, p.tx_end_ns, p.enq_qdepth, p.deq_qdepth, p.deq_timedelta) for p in out]
+    return [
+        (
+            p.state,
+            p.egress_port,
+            p.tx_start_ns,
+            p.tx_end_ns,
+            p.enq_qdepth,
+            p.deq_qdepth,
+            p.deq_timedelta,
+        )
+        for p in out
+    ]
 
 
 def test_deterministic_whatever_the_call_pattern() -> None:

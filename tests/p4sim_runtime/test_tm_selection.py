@@ -45,7 +45,11 @@ def test_service_order_under_pause_and_resume():
     tm.pause(1, 1 << 7, _quanta(7, 0), 2500)  # XON
     out = tm.dequeue(10_000)
     assert [(p.state, p.tx_start_ns) for p in out] == [
-        ("d7", 3000), ("b3", 4000), ("e3", 5000), ("f0", 6000)]
+        ("d7", 3000),
+        ("b3", 4000),
+        ("e3", 5000),
+        ("f0", 6000),
+    ]
     assert [p.deq_timedelta for p in out] == [2900, 3900, 4900, 5900]
     # a short pause on an idle port: the packet waits for the timer, not for an XON
     tm.pause(1, 1 << 2, _quanta(2, 7), 20_000)  # 7 x 512 bits at 10 Gb/s = 358.4 ns
@@ -71,7 +75,11 @@ def test_ports_tie_in_number_order_and_a_pause_on_one_port_leaves_the_other():
     assert tm.next_departure() == 5120
     out = tm.dequeue(8000)
     assert [(p.state, p.tx_start_ns) for p in out] == [
-        ("p4a", 5120), ("p9a", 5120), ("p4b", 6120), ("p9b", 6120)]
+        ("p4a", 5120),
+        ("p9a", 5120),
+        ("p4b", 6120),
+        ("p9b", 6120),
+    ]
     tm.pause(2, 1 << 3, _quanta(3, 0), 8000)
     assert [(p.state, p.tx_start_ns) for p in tm.dequeue(20_000)] == [("p2a", 8000), ("p2b", 9000)]
 
@@ -90,8 +98,9 @@ class ScanTM(TrafficManager):
         return best
 
     def _pick(self, state, t):
-        eligible = [p for p in self._order
-                    if (e := self._eligible_at(state, p)) is not None and e <= t]
+        eligible = [
+            p for p in self._order if (e := self._eligible_at(state, p)) is not None and e <= t
+        ]
         if self.scheduler == "strict" or not eligible:
             return eligible[0] if eligible else None
         return super()._pick(state, t)
@@ -121,17 +130,35 @@ def _drive(tm: TrafficManager, seed: int) -> list[tuple]:
             tm.pause(rng.choice((1, 2, 3, 5)), cev, q, now)
         log.append(("next", tm.next_departure()))
         for p in tm.dequeue(now):
-            log.append(("deq", p.state, p.egress_port, p.priority, p.tx_start_ns, p.tx_end_ns,
-                        p.enq_qdepth, p.deq_qdepth, p.deq_timedelta))
+            log.append(
+                (
+                    "deq",
+                    p.state,
+                    p.egress_port,
+                    p.priority,
+                    p.tx_start_ns,
+                    p.tx_end_ns,
+                    p.enq_qdepth,
+                    p.deq_qdepth,
+                    p.deq_timedelta,
+                )
+            )
     for p in tm.dequeue(now + 10**9):
         log.append(("deq", p.state, p.tx_start_ns))
     log.append(("stats", repr(tm.stats())))
     return log
 
 
-@pytest.mark.parametrize("kw", [{}, {"depth_scope": "port"}, {"priority_order": "low_first"},
-                                {"scheduler": "wrr", "weights": [1, 2, 3, 1, 2, 3, 1, 4]},
-                                {"default_capacity": 4}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"depth_scope": "port"},
+        {"priority_order": "low_first"},
+        {"scheduler": "wrr", "weights": [1, 2, 3, 1, 2, 3, 1, 4]},
+        {"default_capacity": 4},
+    ],
+)
 def test_cached_selection_equals_a_full_scan(kw):
     for seed in range(6):
         got, want = _drive(TrafficManager(**kw), seed), _drive(ScanTM(**kw), seed)

@@ -19,8 +19,17 @@ def data_frame(prio: int, size: int = 1000, tag: int = 0) -> bytes:
 
 
 def pfc_frame(class_enable: int, quanta: list[int]) -> bytes:
-    body = (0x0101).to_bytes(2, "big") + class_enable.to_bytes(2, "big") + b"".join(q.to_bytes(2, "big") for q in quanta)
-    frame = bytes.fromhex("0180c2000001") + bytes.fromhex("020000000099") + (0x8808).to_bytes(2, "big") + body
+    body = (
+        (0x0101).to_bytes(2, "big")
+        + class_enable.to_bytes(2, "big")
+        + b"".join(q.to_bytes(2, "big") for q in quanta)
+    )
+    frame = (
+        bytes.fromhex("0180c2000001")
+        + bytes.fromhex("020000000099")
+        + (0x8808).to_bytes(2, "big")
+        + body
+    )
     return frame + bytes(60 - len(frame))
 
 
@@ -102,8 +111,9 @@ def test_frame_to_an_idle_port_leaves_at_once_while_another_queues() -> None:
     must drain then, not at the switch's next advance: Switch._service's early exit)."""
     from p4sim.runtime.switch import load_program
 
-    sw = Switch(load_program(str(Path(__file__).parent / "programs" / "two_ports.p4")),
-                tm=TrafficManager())
+    sw = Switch(
+        load_program(str(Path(__file__).parent / "programs" / "two_ports.p4")), tm=TrafficManager()
+    )
     sw.tm.set_port_rate(3, bits_per_s=10e9)
     for k in range(3):  # port 3: one on the wire, two queued
         sw.send(1, DST + k.to_bytes(6, "big") + (0x0830).to_bytes(2, "big") + bytes(60))

@@ -48,8 +48,12 @@ def _bmv2_artifacts(tmp: Path, target_config: TargetConfig) -> Path:
 @pytest.fixture(scope="module")
 def p4sim_grpc(tmp_path_factory):
     _needs_root()
-    with StfSession(TargetConfig(kind="p4sim-grpc", device_id=0), from_p4(PROGRAM), PORTS,
-                    log_dir=tmp_path_factory.mktemp("p4sim-logs")) as s:
+    with StfSession(
+        TargetConfig(kind="p4sim-grpc", device_id=0),
+        from_p4(PROGRAM),
+        PORTS,
+        log_dir=tmp_path_factory.mktemp("p4sim-logs"),
+    ) as s:
         yield s
 
 
@@ -57,8 +61,12 @@ def p4sim_grpc(tmp_path_factory):
 def bmv2(tmp_path_factory, target_config):
     _needs_root()
     art = _bmv2_artifacts(tmp_path_factory.mktemp("bmv2"), target_config)
-    with StfSession(TargetConfig(kind="bmv2", device_id=0), artifacts_program(art), PORTS,
-                    log_dir=tmp_path_factory.mktemp("bmv2-logs")) as s:
+    with StfSession(
+        TargetConfig(kind="bmv2", device_id=0),
+        artifacts_program(art),
+        PORTS,
+        log_dir=tmp_path_factory.mktemp("bmv2-logs"),
+    ) as s:
         yield s
 
 
@@ -69,8 +77,13 @@ def rocelab_stf() -> Callable[..., subprocess.CompletedProcess]:
     _needs_root()
 
     def run(*args: str | Path) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "controller.cli", "stf", *map(str, args)],
-                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [sys.executable, "-m", "controller.cli", "stf", *map(str, args)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     return run
 

@@ -28,7 +28,9 @@ from p4sim.runtime.switch import Switch
 from p4sim.stf import StfRunner
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("p4src_gen_stf_curve", ROOT / "p4src" / "tests" / "gen_stf.py")
+_spec = importlib.util.spec_from_file_location(
+    "p4src_gen_stf_curve", ROOT / "p4src" / "tests" / "gen_stf.py"
+)
 gen = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = gen
 _spec.loader.exec_module(gen)
@@ -102,10 +104,20 @@ ORIG_OVER = "bool over = meta.qdepth > meta.ecn_kmax;"
 ORIG_BAND = "if (!over && meta.qdepth > meta.ecn_kmin) {"
 MUTANTS = {
     # Pmax everywhere in (Kmin, Kmax]
-    "step": [(ORIG_RAMP, "bit<64> rhs = (bit<64>)meta.ecn_pmax * (bit<64>)(meta.ecn_kmax - meta.ecn_kmin);")],
+    "step": [
+        (
+            ORIG_RAMP,
+            "bit<64> rhs = (bit<64>)meta.ecn_pmax * (bit<64>)(meta.ecn_kmax - meta.ecn_kmin);",
+        )
+    ],
     # the ramp starts one packet early: p(Kmin) = Pmax / (Kmax - Kmin)
-    "kmin-early": [(ORIG_BAND, "if (!over && meta.qdepth >= meta.ecn_kmin) {"),
-                   (ORIG_RAMP, "bit<64> rhs = (bit<64>)meta.ecn_pmax * (bit<64>)(meta.qdepth - meta.ecn_kmin + 1);")],
+    "kmin-early": [
+        (ORIG_BAND, "if (!over && meta.qdepth >= meta.ecn_kmin) {"),
+        (
+            ORIG_RAMP,
+            "bit<64> rhs = (bit<64>)meta.ecn_pmax * (bit<64>)(meta.qdepth - meta.ecn_kmin + 1);",
+        ),
+    ],
     # the ramp ends one packet early: depth Kmax always marked
     "kmax-early": [(ORIG_OVER, "bool over = meta.qdepth >= meta.ecn_kmax;")],
     # the ramp ends one packet late: depth Kmax + 1 marked with Pmax * 21/20 only

@@ -44,8 +44,12 @@ def test_stf(compiled, stf: Path) -> None:
 
 
 def test_stf_files_are_generated() -> None:
-    proc = subprocess.run([sys.executable, str(STF_DIR / "gen_stf.py"), "--check"],
-                          capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, str(STF_DIR / "gen_stf.py"), "--check"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0, proc.stderr
 
 

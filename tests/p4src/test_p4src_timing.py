@@ -20,7 +20,9 @@ from p4sim.stf import StfRunner
 
 ROOT = Path(__file__).resolve().parents[2]
 # the STF generator's frame builders (p4src/tests is not a package)
-_spec = importlib.util.spec_from_file_location("p4src_gen_stf", ROOT / "p4src" / "tests" / "gen_stf.py")
+_spec = importlib.util.spec_from_file_location(
+    "p4src_gen_stf", ROOT / "p4src" / "tests" / "gen_stf.py"
+)
 gen = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = gen
 _spec.loader.exec_module(gen)

@@ -40,5 +40,5 @@ def test_without_the_define_p4sim_refuses_it_as_p4c_does(tmp_path: Path) -> None
     e = ei.value
     assert Path(e.span.file).name == "telemetry.p4"
     line = (tmp_path / "include" / "telemetry.p4").read_text().splitlines()[e.span.line - 1]
-    assert line[e.span.column - 1:].startswith("counter<bit<32>>")
+    assert line[e.span.column - 1 :].startswith("counter<bit<32>>")
     assert "Type counter has 0 type parameter(s), but it is specialized with 1" in e.headline()

@@ -24,7 +24,9 @@ from p4sim.runtime.switch import Switch
 from p4sim.stf import StfRunner
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("p4src_gen_stf", ROOT / "p4src" / "tests" / "gen_stf.py")
+_spec = importlib.util.spec_from_file_location(
+    "p4src_gen_stf", ROOT / "p4src" / "tests" / "gen_stf.py"
+)
 gen = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = gen
 _spec.loader.exec_module(gen)
@@ -74,7 +76,9 @@ def _observe(sw: Switch, tr: Trace) -> None:
         if p.port == 2:
             tr.data_out += 1
         elif p.port == 1:
-            assert p.data[:6] == bytes.fromhex("0180c2000001") and p.data[12:16] == b"\x88\x08\x01\x01"
+            assert (
+                p.data[:6] == bytes.fromhex("0180c2000001") and p.data[12:16] == b"\x88\x08\x01\x01"
+            )
             assert p.data[16:18] == b"\x00\x08", "class-enable vector: class 3 only"
             tr.pfc.append((p.time_ns, int.from_bytes(p.data[24:26], "big"), depth))
         else:
@@ -107,14 +111,18 @@ def _check_overload(tr: Trace) -> None:
     least XON, one XON once it holds fewer than XON (within one refresh interval), then silence."""
     assert tr.pfc, "no PFC frame at all under a tenfold overload"
     t0, q0, d0 = tr.pfc[0]
-    assert q0 == QUANTA and d0 == XOFF, f"first frame: quanta {q0:#x} at depth {d0}, not an XOFF at {XOFF}"
+    assert q0 == QUANTA and d0 == XOFF, (
+        f"first frame: quanta {q0:#x} at depth {d0}, not an XOFF at {XOFF}"
+    )
     assert all(d < XOFF for t, d in tr.depth if t < t0), "the queue reached XOFF before the XOFF"
     xons = [(t, d) for t, q, d in tr.pfc if q == 0]
     assert len(xons) == 1, f"expected one XON after the drain, got {len(xons)} (frames: {tr.rel()})"
     t_xon, d_xon = xons[0]
     assert tr.pfc[-1][1] == 0, "the last PFC frame must be the XON"
     for t, q, d in tr.pfc[1:-1]:
-        assert q == QUANTA and d >= XON, f"refresh at {t - tr.start_ns} ns with depth {d} (< XON {XON})"
+        assert q == QUANTA and d >= XON, (
+            f"refresh at {t - tr.start_ns} ns with depth {d} (< XON {XON})"
+        )
     # the refreshes keep the pause alive: no gap between frames longer than the interval,
     # while the queue stays at or above XON
     gaps = [b[0] - a[0] for a, b in zip(tr.pfc, tr.pfc[1:], strict=False)]
@@ -124,7 +132,8 @@ def _check_overload(tr: Trace) -> None:
     below = min(t for t, d in tr.depth if d < XON and t > above)
     assert d_xon < XON, f"XON sent while {d_xon} packets were queued"
     assert t_xon <= below + REFRESH_US * US, (
-        f"XON {(t_xon - below) / US:.0f} us after the queue fell below XON (refresh {REFRESH_US} us)")
+        f"XON {(t_xon - below) / US:.0f} us after the queue fell below XON (refresh {REFRESH_US} us)"
+    )
     assert t_xon >= tr.stopped_ns, "the queue drains only after the sender stops"
     assert tr.depth[-1][1] == 0, "the queue has drained"
 
@@ -161,8 +170,12 @@ def _incast_switch(compiled) -> Switch:
     """Ports 1 and 3 both send class 3 to port 2, both with the same thresholds."""
     sw = _switch(compiled)
     s = gen.Stf("t", "t")
-    s.add("pfc_thresholds", {"ingress_port": "3", "tc": "3"}, "set_pfc_thresholds",
-          {"xoff": XOFF, "xon": XON, "quanta": QUANTA, "refresh_us": REFRESH_US})
+    s.add(
+        "pfc_thresholds",
+        {"ingress_port": "3", "tc": "3"},
+        "set_pfc_thresholds",
+        {"xoff": XOFF, "xon": XON, "quanta": QUANTA, "refresh_us": REFRESH_US},
+    )
     s.add("port_mac", {"egress_port": "3"}, "set_port_mac", {"mac": gen.mac_hex(gen.PORT_MACS[3])})
     s.cmd(f"mirroring_add {gen.PFC_SESSION_BASE + 3} 3")
     result = StfRunner(sw, "<incast>", strict=True).run_text("\n".join(s.lines))
@@ -215,9 +228,15 @@ def test_incast_both_senders_paused_and_resumed(compiled) -> None:
     for port in (1, 3):
         frames = log[port] + later[port]
         assert frames and frames[0][1] == QUANTA, f"port {port}: {frames[:3]}"
-        assert all(q == QUANTA for _, q in frames[:-1]) and frames[-1][1] == 0, f"port {port}: {frames}"
-        assert len(later[port]) <= 1 and later[port] == ([] if 0 in [q for _, q in log[port]] else [frames[-1]])
-    assert any(0 in [q for _, q in log[p]] for p in (1, 3)), "the last departure below XON sent an XON"
+        assert all(q == QUANTA for _, q in frames[:-1]) and frames[-1][1] == 0, (
+            f"port {port}: {frames}"
+        )
+        assert len(later[port]) <= 1 and later[port] == (
+            [] if 0 in [q for _, q in log[port]] else [frames[-1]]
+        )
+    assert any(0 in [q for _, q in log[p]] for p in (1, 3)), (
+        "the last departure below XON sent an XON"
+    )
 
 
 def test_sender_without_packets_left_gets_its_xon_when_the_queue_drains(compiled) -> None:

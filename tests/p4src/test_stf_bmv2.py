@@ -46,8 +46,9 @@ def test_stf_on_bmv2_and_same_as_p4sim(bmv2, p4sim_grpc, stf: Path, request) -> 
     assert diffs == [], "p4sim-grpc and BMv2 differ:\n" + "\n".join(diffs[:20])
 
 
-def test_the_sample_with_short_frames_is_not_run_on_bmv2(bmv2_toolchain, rocelab_stf,
-                                                         tmp_path) -> None:
+def test_the_sample_with_short_frames_is_not_run_on_bmv2(
+    bmv2_toolchain, rocelab_stf, tmp_path
+) -> None:
     """`rocelab stf --target bmv2` (p4c compiling the program) with p4c's bvec-hdr-bmv2 as
     p4sim's corpus has it: one NOT RUN line, exit 0; with 14-byte frames it runs and passes
     on BMv2 (the negative control)."""
@@ -58,7 +59,8 @@ def test_the_sample_with_short_frames_is_not_run_on_bmv2(bmv2_toolchain, rocelab
         f"NOT RUN: {stf}: line 3: a frame of 11 bytes on port 0: a wire carries >= 14 bytes "
         "(an Ethernet header; p4c's runner uses pcap files, and padding would change what the "
         "program parses): in-process p4sim only",
-        "0 passed, 0 failed, 1 not run (--target bmv2)"]
+        "0 passed, 0 failed, 1 not run (--target bmv2)",
+    ]
     (tmp_path / "h.p4").write_bytes(stf.with_suffix(".p4").read_bytes())
     frame = "0315333310 4400444420 EEEEEEEE"  # 14 bytes: headers changed by the table, payload
     (tmp_path / "h.stf").write_text(f"packet 0 {frame}\nexpect 3 03F6333310 0315333311 EEEEEEEE$\n")
@@ -69,8 +71,11 @@ def test_the_sample_with_short_frames_is_not_run_on_bmv2(bmv2_toolchain, rocelab
 
 def _wire_vectors():
     # what a Linux link can carry (tests/targets/test_vectors_dataplane.py `sendable`)
-    return [v for v in load() if len(v.frame) >= 14
-            and not (v.frame[12:14] == b"\x81\x00" and len(v.frame) < 18)]
+    return [
+        v
+        for v in load()
+        if len(v.frame) >= 14 and not (v.frame[12:14] == b"\x81\x00" and len(v.frame) < 18)
+    ]
 
 
 def test_differential_vectors(p4sim_grpc, bmv2, tmp_path, request) -> None:

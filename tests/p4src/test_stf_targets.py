@@ -37,10 +37,12 @@ def test_a_wrong_expectation_fails(p4sim_grpc, tmp_path) -> None:
     test did not expect (strict: every port is checked)."""
     frame = "020000000002020000000001" + "88b5" + "00" * 46  # local experimental EtherType
     good = f"add l2_fwd ethernet.dst:0x020000000002 l2_forward(port:2)\npacket 1 {frame}\n"
-    cases = {"good": good + f"expect 2 {frame}$\n",
-             "byte": good + f"expect 2 {frame[:-2]}01$\n",
-             "extra": good + f"expect 2 {frame}$\npacket 1 {frame}\n",
-             "missing": good + f"expect 2 {frame}$\nexpect 2 {frame}$\n"}
+    cases = {
+        "good": good + f"expect 2 {frame}$\n",
+        "byte": good + f"expect 2 {frame[:-2]}01$\n",
+        "extra": good + f"expect 2 {frame}$\npacket 1 {frame}\n",
+        "missing": good + f"expect 2 {frame}$\nexpect 2 {frame}$\n",
+    }
     verdicts = {}
     for name, text in cases.items():
         p = tmp_path / f"{name}.stf"
@@ -64,8 +66,11 @@ def test_a_frame_shorter_than_a_wire_carries_is_refused_up_front(p4sim_grpc, tmp
 
     short = tmp_path / "short.stf"
     short.write_text("packet 1 " + "00" * 14 + "\npacket 1 " + "00" * 13 + "\n")
-    with pytest.raises(Unsupported, match=r"line 2: a frame of 13 bytes on port 1: a wire carries "
-                                          r">= 14 bytes .*in-process p4sim only"):
+    with pytest.raises(
+        Unsupported,
+        match=r"line 2: a frame of 13 bytes on port 1: a wire carries "
+        r">= 14 bytes .*in-process p4sim only",
+    ):
         p4sim_grpc.run(short)
     fits = tmp_path / "fits.stf"
     fits.write_text("packet 1 " + "00" * 14 + "\n")
@@ -85,7 +90,8 @@ def test_the_sample_with_short_frames_is_one_not_run_line(rocelab_stf, tmp_path)
         f"NOT RUN: {stf}: line 3: a frame of 11 bytes on port 0: a wire carries >= 14 bytes "
         "(an Ethernet header; p4c's runner uses pcap files, and padding would change what the "
         "program parses): in-process p4sim only",
-        "0 passed, 0 failed, 1 not run (--target p4sim-grpc)"]
+        "0 passed, 0 failed, 1 not run (--target p4sim-grpc)",
+    ]
     r = rocelab_stf(stf, "--target", "p4sim")
     assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
     (tmp_path / "h.p4").write_bytes(stf.with_suffix(".p4").read_bytes())
@@ -100,13 +106,17 @@ def test_the_differential_sees_a_difference() -> None:
     """compare() is not blind: one byte, one missing frame, one counter, one register."""
     a = Observed({2: [b"\x01\x02", b"\x03"]}, {"c": [(1, 64)]}, {"r": [5], "pfc_last_sent": [7]})
     assert compare(a, a) == []
-    same_clock = Observed({2: [b"\x01\x02", b"\x03"]}, {"c": [(1, 64)]}, {"r": [5], "pfc_last_sent": [9]})
+    same_clock = Observed(
+        {2: [b"\x01\x02", b"\x03"]}, {"c": [(1, 64)]}, {"r": [5], "pfc_last_sent": [9]}
+    )
     assert compare(a, same_clock) == [], "timestamp registers compare by set / not set"
-    for b in (Observed({2: [b"\x01\x03", b"\x03"]}, a.counters, a.registers),
-              Observed({2: [b"\x01\x02"]}, a.counters, a.registers),
-              Observed(a.frames, {"c": [(2, 64)]}, a.registers),
-              Observed(a.frames, a.counters, {"r": [6], "pfc_last_sent": [7]}),
-              Observed(a.frames, a.counters, {"r": [5], "pfc_last_sent": [0]})):
+    for b in (
+        Observed({2: [b"\x01\x03", b"\x03"]}, a.counters, a.registers),
+        Observed({2: [b"\x01\x02"]}, a.counters, a.registers),
+        Observed(a.frames, {"c": [(2, 64)]}, a.registers),
+        Observed(a.frames, a.counters, {"r": [6], "pfc_last_sent": [7]}),
+        Observed(a.frames, a.counters, {"r": [5], "pfc_last_sent": [0]}),
+    ):
         assert len(compare(a, b)) == 1, b
 
 
@@ -121,5 +131,7 @@ def test_the_differential_line_counts_what_was_compared_and_each_difference() ->
     record(node, a, a, compare(a, a))
     record(node, a, b, compare(a, b))
     runs = [v for _, v in node.user_properties]
-    assert summary_line(runs) == ("differential p4sim == BMv2: 2 runs, 6 frames and 6 "
-                                  "counter/register cells compared, 1 unexplained differences")
+    assert summary_line(runs) == (
+        "differential p4sim == BMv2: 2 runs, 6 frames and 6 "
+        "counter/register cells compared, 1 unexplained differences"
+    )

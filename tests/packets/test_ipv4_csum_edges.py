@@ -30,8 +30,7 @@ def needs_second_fold(hdr: bytes) -> bool:
 def test_checksum_with_a_double_carry():
     double = 0
     for ttl in range(256):
-        frame = roce_frame(SRC, DST, C.RC_SEND_ONLY, 0x11, 0, b"\0" * 965, dscp=63, ecn=3,
-                           ttl=ttl)
+        frame = roce_frame(SRC, DST, C.RC_SEND_ONLY, 0x11, 0, b"\0" * 965, dscp=63, ecn=3, ttl=ttl)
         hdr = frame[14:34]
         double += needs_second_fold(hdr)
         assert struct.unpack("!H", hdr[10:12])[0] == rfc1071(hdr[:10] + b"\0\0" + hdr[12:]), ttl

@@ -33,20 +33,52 @@ from controller.packets.fields import FIELD_NAMES, FIELDS, RECORD_BITS
 
 
 @pytest.mark.parametrize("opcode", sorted(RC_OPCODES))
-@pytest.mark.parametrize("version,src,dst,vlan", [
-    (2, "10.9.0.1", "10.9.0.2", None), (2, "10.9.0.1", "10.9.0.2", 100),
-    (2, "fd00::9:1", "fd00::9:2", None), (2, "fd00::9:1", "fd00::9:2", 4094),
-    (1, "fd00::9:1", "fd00::9:2", None), (1, "10.9.0.1", "10.9.0.2", 7)])
+@pytest.mark.parametrize(
+    "version,src,dst,vlan",
+    [
+        (2, "10.9.0.1", "10.9.0.2", None),
+        (2, "10.9.0.1", "10.9.0.2", 100),
+        (2, "fd00::9:1", "fd00::9:2", None),
+        (2, "fd00::9:1", "fd00::9:2", 4094),
+        (1, "fd00::9:1", "fd00::9:2", None),
+        (1, "10.9.0.1", "10.9.0.2", 7),
+    ],
+)
 def test_fast_path_equals_scapy_and_decodes(opcode, version, src, dst, vlan) -> None:
-    spec = RoceSpec(src, dst, opcode, 0x800001, 0xFFFFFF, b"\x01\x02\x03", version=version,
-                    vlan=vlan, pcp=3, dscp=46, ecn=3, se=1, m=1, ackreq=1, pkey=0x7FFF,
-                    va=1 << 63, rkey=0xFFFFFFFF, dlen=1 << 31, imm=1, syndrome=0x7F, msn=1)
+    spec = RoceSpec(
+        src,
+        dst,
+        opcode,
+        0x800001,
+        0xFFFFFF,
+        b"\x01\x02\x03",
+        version=version,
+        vlan=vlan,
+        pcp=3,
+        dscp=46,
+        ecn=3,
+        se=1,
+        m=1,
+        ackreq=1,
+        pkey=0x7FFF,
+        va=1 << 63,
+        rkey=0xFFFFFFFF,
+        dlen=1 << 31,
+        imm=1,
+        syndrome=0x7F,
+        msn=1,
+    )
     fast = spec_frame(spec)
     assert fast == packet_bytes(spec_packet(spec))
     rec = decode(fast)
     assert rec.verdict == "ok"
     assert (rec.bth_opcode, rec.bth_dqpn, rec.bth_psn, rec.bth_pad, rec.roce_version) == (
-        opcode, 0x800001, 0xFFFFFF, 1, version)
+        opcode,
+        0x800001,
+        0xFFFFFF,
+        1,
+        version,
+    )
     assert (rec.dscp, rec.ecn, rec.ecn_ce, rec.vlan_valid) == (46, 3, 1, int(vlan is not None))
     assert len(fast) >= 60
 
@@ -83,8 +115,7 @@ def test_ack_nak_cnp_helpers() -> None:
     r = decode(rnr_nak_frame("10.0.0.2", "10.0.0.1", 5, 42, msn=3, timer=14))
     assert r.aeth_syndrome == AETH_RNR_NAK | 14
     c = decode(cnp_frame("10.0.0.2", "10.0.0.1", 0x123))
-    assert (c.is_cnp, c.bth_opcode, c.bth_becn, c.bth_dqpn, c.dscp) == (1, CNP_OPCODE, 1, 0x123,
-                                                                         48)
+    assert (c.is_cnp, c.bth_opcode, c.bth_becn, c.bth_dqpn, c.dscp) == (1, CNP_OPCODE, 1, 0x123, 48)
     assert c.verdict == "ok"
 
 
@@ -100,9 +131,11 @@ def test_record_packing() -> None:
     assert RECORD_BITS == sum(b for _, b in FIELDS)
     assert FIELD_NAMES[0] == "eth_dst" and FIELD_NAMES[-1] == "err_unsupported"
     assert [n for n in FIELD_NAMES if n.startswith("pfc_quanta")] == [
-        f"pfc_quanta{i}" for i in range(8)]
-    rec = decode(roce_frame("fd00::1", "fd00::2", "WRITE_ONLY_IMM", 0xABCDEF, 77, b"zz",
-                            va=5, imm=6))
+        f"pfc_quanta{i}" for i in range(8)
+    ]
+    rec = decode(
+        roce_frame("fd00::1", "fd00::2", "WRITE_ONLY_IMM", 0xABCDEF, 77, b"zz", va=5, imm=6)
+    )
     packed = rec.to_int()
     assert packed < (1 << RECORD_BITS)
     assert Decoded.from_int(packed) == rec

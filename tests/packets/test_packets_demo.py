@@ -11,8 +11,18 @@ from controller.packets.demo import main
 def test_demo_writes_pcap_and_table(tmp_path, capsys) -> None:
     assert main(["--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    for word in ("WRITE_FIRST", "WRITE_MIDDLE", "WRITE_LAST", "ACK", "READ_REQUEST",
-                 "READ_RESPONSE_FIRST", "READ_RESPONSE_LAST", "CNP", "PFC", "p3=65535"):
+    for word in (
+        "WRITE_FIRST",
+        "WRITE_MIDDLE",
+        "WRITE_LAST",
+        "ACK",
+        "READ_REQUEST",
+        "READ_RESPONSE_FIRST",
+        "READ_RESPONSE_LAST",
+        "CNP",
+        "PFC",
+        "p3=65535",
+    ):
         assert word in out
     pkts = rdpcap(str(tmp_path / "roce_demo.pcap"))
     recs = [decode(bytes(p)) for p in pkts]

@@ -38,14 +38,23 @@ def test_prefix_of_a_good_frame_is_truncated() -> None:
             for name, _ in FIELDS:  # a prefix never invents a value
                 v = getattr(rec, name)
                 assert v in (0, getattr(full, name)) or name == "err_truncated", (
-                    vec.name, cut, name)
+                    vec.name,
+                    cut,
+                    name,
+                )
 
 
 def test_random_bytes_and_mutations() -> None:
     rng = random.Random(1)
-    heads = [bytes.fromhex(h) for h in ("ffffffffffff0200000000010800", "ffffffffffff020000000001"
-                                        "86dd", "ffffffffffff0200000000018915",
-                                        "0180c2000001020000000001810000038808")]
+    heads = [
+        bytes.fromhex(h)
+        for h in (
+            "ffffffffffff0200000000010800",
+            "ffffffffffff02000000000186dd",
+            "ffffffffffff0200000000018915",
+            "0180c2000001020000000001810000038808",
+        )
+    ]
     for _ in range(3000):
         kind = rng.randrange(3)
         if kind == 0:
@@ -65,8 +74,12 @@ def test_random_bytes_and_mutations() -> None:
         except MalformedFrame as exc:
             assert exc.decoded == rec
             # the message names the error the verdict names (the most severe one)
-            word = {"truncated": "truncated", "unsupported": "unsupported",
-                    "bad_ip_csum": "checksum", "bad_icrc": "ICRC"}[rec.verdict]
+            word = {
+                "truncated": "truncated",
+                "unsupported": "unsupported",
+                "bad_ip_csum": "checksum",
+                "bad_icrc": "ICRC",
+            }[rec.verdict]
             assert word in str(exc), (rec.verdict, str(exc))
         else:
             assert rec.verdict in ("ok", "pfc", "pause", "not_roce")

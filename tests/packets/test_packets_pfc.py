@@ -19,8 +19,11 @@ from controller.packets.layers import PFC, MACControl, Pause
 
 
 def test_pfc_layer_builds_the_wire_format() -> None:
-    pkt = Ether(src="02:00:00:00:00:01", dst=PFC_DST_MAC) / MACControl() / PFC(
-        class_enable=0x09, quanta0=0x1111, quanta3=0xFFFF)
+    pkt = (
+        Ether(src="02:00:00:00:00:01", dst=PFC_DST_MAC)
+        / MACControl()
+        / PFC(class_enable=0x09, quanta0=0x1111, quanta3=0xFFFF)
+    )
     raw = bytes(pkt)
     assert len(raw) == 60  # padded, no FCS
     assert raw[12:14] == b"\x88\x08"
@@ -50,12 +53,15 @@ def test_pause_layer() -> None:
     assert (rec.is_pause, rec.pause_time, rec.is_pfc) == (1, 0x1234, 0)
 
 
-@pytest.mark.parametrize("quanta,cev,want_cev", [
-    ({3: 0xFFFF}, None, 0x08),
-    ({3: 0}, None, 0x08),  # XON: enabled with time 0
-    ([1, 2, 3, 4, 5, 6, 7, 8], None, 0xFF),
-    ([0, 0, 0, 0, 0, 0, 0, 0], 0x10, 0x10),
-])
+@pytest.mark.parametrize(
+    "quanta,cev,want_cev",
+    [
+        ({3: 0xFFFF}, None, 0x08),
+        ({3: 0}, None, 0x08),  # XON: enabled with time 0
+        ([1, 2, 3, 4, 5, 6, 7, 8], None, 0xFF),
+        ([0, 0, 0, 0, 0, 0, 0, 0], 0x10, 0x10),
+    ],
+)
 def test_fast_pfc_equals_scapy_and_decodes(quanta, cev, want_cev) -> None:
     fast = pfc_frame("02:00:00:00:00:03", quanta, cev=cev)
     assert fast == packet_bytes(pfc_packet("02:00:00:00:00:03", quanta, cev=cev))

@@ -11,16 +11,19 @@ SPEC = RoceSpec("10.0.0.1", "10.0.0.2", 0x0A, 7, 9, bytes(32), sport=0xC000)
 FRAME = spec_frame(SPEC)
 
 
-@pytest.mark.parametrize("cut,message", [
-    (0, "truncated in Ethernet header at byte 0"),
-    (13, "truncated in Ethernet header at byte 13"),
-    (20, "truncated in IPv4 header at byte 20"),
-    (40, "truncated in UDP header at byte 40"),
-    (50, "truncated in BTH at byte 50"),
-    (60, "truncated in RETH at byte 60"),
-    (80, "truncated: frame ends at byte 80, the IP length field says 106"),
-    (104, "truncated in ICRC at byte 104"),
-])
+@pytest.mark.parametrize(
+    "cut,message",
+    [
+        (0, "truncated in Ethernet header at byte 0"),
+        (13, "truncated in Ethernet header at byte 13"),
+        (20, "truncated in IPv4 header at byte 20"),
+        (40, "truncated in UDP header at byte 40"),
+        (50, "truncated in BTH at byte 50"),
+        (60, "truncated in RETH at byte 60"),
+        (80, "truncated: frame ends at byte 80, the IP length field says 106"),
+        (104, "truncated in ICRC at byte 104"),
+    ],
+)
 def test_truncation_messages(cut: int, message: str) -> None:
     with pytest.raises(MalformedFrame) as exc:
         decode_strict(FRAME[:cut])
@@ -31,16 +34,18 @@ def test_truncation_messages(cut: int, message: str) -> None:
 def test_other_messages() -> None:
     f = bytearray(FRAME)
     f[-1] ^= 1
-    with pytest.raises(MalformedFrame, match=r"bad ICRC at byte 102: got 0x[0-9a-f]{8}, "
-                                             r"computed 0x[0-9a-f]{8}"):
+    with pytest.raises(
+        MalformedFrame,
+        match=r"bad ICRC at byte 102: got 0x[0-9a-f]{8}, "
+        r"computed 0x[0-9a-f]{8}",
+    ):
         decode_strict(bytes(f))
     f = bytearray(FRAME)
     f[24] ^= 1
     with pytest.raises(MalformedFrame, match="bad IPv4 header checksum at byte 24"):
         decode_strict(bytes(f))
     with pytest.raises(MalformedFrame, match="unsupported: BTH transport version 2 at byte 43"):
-        decode_strict(spec_frame(RoceSpec("10.0.0.1", "10.0.0.2", 4, 1, 1, sport=0xC000,
-                                          tver=2)))
+        decode_strict(spec_frame(RoceSpec("10.0.0.1", "10.0.0.2", 4, 1, 1, sport=0xC000, tver=2)))
     with pytest.raises(MalformedFrame, match="truncated in PFC body at byte 30"):
         decode_strict(pfc_frame("02:00:00:00:00:01", {1: 5})[:30])
     f = bytearray(FRAME)
@@ -53,7 +58,7 @@ def test_truncated_behind_short_ip_length() -> None:
     f = bytearray(FRAME)
     f[16:18] = (20 + 8 + 4).to_bytes(2, "big")  # IP ends inside the BTH, frame goes on
     f[24:26] = bytes(2)
-    words = sum(int.from_bytes(f[i:i + 2], "big") for i in range(14, 34, 2))
+    words = sum(int.from_bytes(f[i : i + 2], "big") for i in range(14, 34, 2))
     words = (words & 0xFFFF) + (words >> 16)
     f[24:26] = (~words & 0xFFFF).to_bytes(2, "big")
     with pytest.raises(MalformedFrame, match=r"truncated in BTH at byte 46 \(the IP length"):

@@ -21,7 +21,8 @@ IDS = [v.name for v in VECTORS]
 
 def test_file_is_generated_output() -> None:
     assert DEFAULT_PATH.read_text() == to_json(generate()), (
-        "tests/vectors/vectors.json is stale: python -m controller.packets.vectors --write")
+        "tests/vectors/vectors.json is stale: python -m controller.packets.vectors --write"
+    )
 
 
 def test_coverage_of_the_vector_set() -> None:
@@ -30,8 +31,11 @@ def test_coverage_of_the_vector_set() -> None:
     assert len(v1) >= 8
     ok = [v for v in VECTORS if v.verdict == "ok"]
     for ipver in (4, 6):
-        seen = {v.expected["bth_opcode"] for v in ok
-                if v.expected["roce_version"] == 2 and v.expected["ip_version"] == ipver}
+        seen = {
+            v.expected["bth_opcode"]
+            for v in ok
+            if v.expected["roce_version"] == 2 and v.expected["ip_version"] == ipver
+        }
         assert set(RC_OPCODES) <= seen, f"IPv{ipver} misses {set(RC_OPCODES) - seen}"
     assert {v.expected["ecn"] for v in ok} == {0, 1, 2, 3}
     assert any(v.expected["vlan_valid"] for v in ok)
@@ -39,13 +43,36 @@ def test_coverage_of_the_vector_set() -> None:
     syndromes = {v.expected["aeth_syndrome"] >> 5 for v in ok if v.expected["bth_opcode"] == 0x11}
     assert {0, 1, 3} <= syndromes  # ACK, RNR NAK, NAK
     verdicts = Counter(v.verdict for v in VECTORS)
-    for word in ("ok", "truncated", "bad_icrc", "bad_ip_csum", "unsupported", "not_roce", "pfc",
-                 "pause"):
+    for word in (
+        "ok",
+        "truncated",
+        "bad_icrc",
+        "bad_ip_csum",
+        "unsupported",
+        "not_roce",
+        "pfc",
+        "pause",
+    ):
         assert verdicts[word], word
-    truncated_in = {v.description.split("inside the ")[-1].split(" ")[0] for v in VECTORS
-                    if v.verdict == "truncated" and "inside the" in v.description}
-    assert {"eth", "vlan", "ip", "udp", "bth", "reth", "aeth", "immdt", "icrc", "grh",
-            "payload", "cnp_reserved"} <= truncated_in
+    truncated_in = {
+        v.description.split("inside the ")[-1].split(" ")[0]
+        for v in VECTORS
+        if v.verdict == "truncated" and "inside the" in v.description
+    }
+    assert {
+        "eth",
+        "vlan",
+        "ip",
+        "udp",
+        "bth",
+        "reth",
+        "aeth",
+        "immdt",
+        "icrc",
+        "grh",
+        "payload",
+        "cnp_reserved",
+    } <= truncated_in
     assert max(len(v.frame) for v in VECTORS) > 4096
     assert len({v.name for v in VECTORS}) == len(VECTORS)
 
@@ -67,27 +94,56 @@ def test_strict_decoder_agrees_with_verdict(vec) -> None:
     else:
         with pytest.raises(MalformedFrame) as exc:
             decode_strict(vec.frame)
-        word = {"truncated": "truncated", "bad_icrc": "ICRC", "bad_ip_csum": "checksum",
-                "unsupported": "unsupported"}[vec.verdict]
+        word = {
+            "truncated": "truncated",
+            "bad_icrc": "ICRC",
+            "bad_ip_csum": "checksum",
+            "unsupported": "unsupported",
+        }[vec.verdict]
         assert word in str(exc.value)
         assert exc.value.decoded == vec.expected
 
 
-@pytest.mark.parametrize("vec", [v for v in VECTORS if v.verdict == "ok"],
-                         ids=[v.name for v in VECTORS if v.verdict == "ok"])
+@pytest.mark.parametrize(
+    "vec",
+    [v for v in VECTORS if v.verdict == "ok"],
+    ids=[v.name for v in VECTORS if v.verdict == "ok"],
+)
 def test_scapy_dissects_vector_like_the_record(vec) -> None:
     """scapy (with our RETH/ImmDt/AETH bindings) is an independent dissector."""
     pkt = Ether(vec.frame)
     e = vec.expected
     bth = pkt[BTH]
-    assert (bth.opcode, bth.dqpn, bth.psn, bth.pkey, bth.solicited, bth.migreq, bth.padcount,
-            bth.fecn, bth.becn, bth.ackreq) == (
-        e["bth_opcode"], e["bth_dqpn"], e["bth_psn"], e["bth_pkey"], e["bth_se"], e["bth_m"],
-        e["bth_pad"], e["bth_fecn"], e["bth_becn"], e["bth_ackreq"])
+    assert (
+        bth.opcode,
+        bth.dqpn,
+        bth.psn,
+        bth.pkey,
+        bth.solicited,
+        bth.migreq,
+        bth.padcount,
+        bth.fecn,
+        bth.becn,
+        bth.ackreq,
+    ) == (
+        e["bth_opcode"],
+        e["bth_dqpn"],
+        e["bth_psn"],
+        e["bth_pkey"],
+        e["bth_se"],
+        e["bth_m"],
+        e["bth_pad"],
+        e["bth_fecn"],
+        e["bth_becn"],
+        e["bth_ackreq"],
+    )
     assert (RETH in pkt) == bool(e["reth_valid"])
     if e["reth_valid"]:
         assert (pkt[RETH].va, pkt[RETH].rkey, pkt[RETH].dlen) == (
-            e["reth_va"], e["reth_rkey"], e["reth_dlen"])
+            e["reth_va"],
+            e["reth_rkey"],
+            e["reth_dlen"],
+        )
     assert (ImmDt in pkt) == bool(e["immdt_valid"])
     if e["immdt_valid"]:
         assert pkt[ImmDt].imm == e["immdt"]
@@ -99,7 +155,11 @@ def test_scapy_dissects_vector_like_the_record(vec) -> None:
     if e["atomic_valid"]:
         a = pkt[AtomicETH]
         assert (a.va, a.rkey, a.swap, a.compare) == (
-            e["atomic_va"], e["atomic_rkey"], e["atomic_swap"], e["atomic_cmp"])
+            e["atomic_va"],
+            e["atomic_rkey"],
+            e["atomic_swap"],
+            e["atomic_cmp"],
+        )
     assert (AtomicAckETH in pkt) == bool(e["atomicack_valid"])
     if e["atomicack_valid"]:
         assert pkt[AtomicAckETH].orig == e["atomicack_orig"]

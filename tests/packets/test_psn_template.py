@@ -21,8 +21,14 @@ SHAPES = [
 @pytest.mark.parametrize("src,dst,opcode,kw", SHAPES)
 def test_template_equals_roce_frame(src, dst, opcode, kw):
     payload = bytes(range(256)) * 4 if opcode not in (0x11,) else b""
-    kw = dict(kw, eth_src="02:00:00:00:00:01", eth_dst="02:00:00:00:00:02", va=0x1000,
-              rkey=0x42, sport=0xC123)
+    kw = dict(
+        kw,
+        eth_src="02:00:00:00:00:01",
+        eth_dst="02:00:00:00:00:02",
+        va=0x1000,
+        rkey=0x42,
+        sport=0xC123,
+    )
     t = psn_template(src, dst, opcode, 0x123456, payload, **kw)
     for psn in (0, 1, 0x7FFFFF, 0xFFFFFF, 0xABCDEF):
         want = roce_frame(src, dst, opcode, 0x123456, psn, payload, **kw)

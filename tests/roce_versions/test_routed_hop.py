@@ -56,11 +56,29 @@ BRIDGED = ("10.0.1.1", "10.0.1.2")
 class Endpoint:
     """A Host with one RC QP on a switch port, every frame it sends and receives on record."""
 
-    def __init__(self, engine: Engine | RealtimeEngine, port: int, mac: str, ip: str,
-                 peer: tuple[str, str], gateway_mac: str | None, version: int, qpn: int,
-                 peer_qpn: int):
-        spec = HostSpec(f"p{port}", mac, ip, port, mtu=MTU, dscp=DSCP, timeout_ns=TIMEOUT_NS,
-                        gateway_mac=gateway_mac, roce_version=version)
+    def __init__(
+        self,
+        engine: Engine | RealtimeEngine,
+        port: int,
+        mac: str,
+        ip: str,
+        peer: tuple[str, str],
+        gateway_mac: str | None,
+        version: int,
+        qpn: int,
+        peer_qpn: int,
+    ):
+        spec = HostSpec(
+            f"p{port}",
+            mac,
+            ip,
+            port,
+            mtu=MTU,
+            dscp=DSCP,
+            timeout_ns=TIMEOUT_NS,
+            gateway_mac=gateway_mac,
+            roce_version=version,
+        )
         self.host = Host(spec, engine)
         self.qpn = qpn
         self.qp = self.host.add_qp(qpn, peer_qpn, peer[0], peer[1])
@@ -80,8 +98,9 @@ class Endpoint:
         self.host.transmit, self.host.receive = transmit, receive
 
 
-def pair(target: Target, a: int, b: int, ips: tuple[str, str], version: int,
-         routed: bool) -> tuple[Engine | RealtimeEngine, Endpoint, Endpoint]:
+def pair(
+    target: Target, a: int, b: int, ips: tuple[str, str], version: int, routed: bool
+) -> tuple[Engine | RealtimeEngine, Endpoint, Endpoint]:
     """Requester on port a, responder on port b; routed hosts send to the router MAC."""
     eng = engine_for(target)
     gw = ROUTER_MAC if routed else None
@@ -92,18 +111,20 @@ def pair(target: Target, a: int, b: int, ips: tuple[str, str], version: int,
     return eng, req, rsp
 
 
-def run(target: Target, eng: Engine | RealtimeEngine, done, limit_ns: int = 4 * TIMEOUT_NS
-        ) -> None:
+def run(target: Target, eng: Engine | RealtimeEngine, done, limit_ns: int = 4 * TIMEOUT_NS) -> None:
     if not eng.run_until(done, limit_ns):
-        raise AssertionError(f"{target.name}: exchange not done within {limit_ns / 1e6:.0f} ms"
-                             f"; {eng.switch_tx} frames emitted")
+        raise AssertionError(
+            f"{target.name}: exchange not done within {limit_ns / 1e6:.0f} ms"
+            f"; {eng.switch_tx} frames emitted"
+        )
 
 
 # ---------------------------------------------------------------- config and counters
 
 
-def configure(target: Target, tmp_path: Path, routing: str, a: int, b: int,
-              ips: tuple[str, str]) -> Compiled:
+def configure(
+    target: Target, tmp_path: Path, routing: str, a: int, b: int, ips: tuple[str, str]
+) -> Compiled:
     """Program the switch the way `rocelab check` and `rocelab apply` do: a YAML file,
     loaded, checked, applied."""
     text = f"""\
@@ -130,8 +151,9 @@ def cell(target: Target, name: str, index: int) -> tuple[int, int]:
     return (got[0].packets, got[0].bytes) if got else (0, 0)
 
 
-def settle(target: Target, name: str, index: int, packets: int,
-           limit_ns: int = 2_000_000_000) -> tuple[int, int]:
+def settle(
+    target: Target, name: str, index: int, packets: int, limit_ns: int = 2_000_000_000
+) -> tuple[int, int]:
     """The cell once it counts `packets` (a wall-clock switch may still be busy with the
     last frames sent), or as it is when `limit_ns` ran out."""
     waited = 0
@@ -163,15 +185,18 @@ def test_routed_hop_rocev2_arrives_rocev1_does_not(target, target_ports, tmp_pat
     run(target, eng, lambda: requester.idle)
 
     writes = req.sent
-    pdus = [Pdu(C.RC_WRITE_FIRST, QPN_B, 0, False, MTU, (VA, RKEY, WRITE_LEN)),
-            Pdu(C.RC_WRITE_MIDDLE, QPN_B, 1, False, MTU),
-            Pdu(C.RC_WRITE_LAST, QPN_B, 2, True, MTU)]
+    pdus = [
+        Pdu(C.RC_WRITE_FIRST, QPN_B, 0, False, MTU, (VA, RKEY, WRITE_LEN)),
+        Pdu(C.RC_WRITE_MIDDLE, QPN_B, 1, False, MTU),
+        Pdu(C.RC_WRITE_LAST, QPN_B, 2, True, MTU),
+    ]
     assert writes == [req.host.frame(QPN_A, p) for p in pdus]  # FIRST, MIDDLE, LAST
     assert [decode(f).bth_opcode for f in rsp.sent] == [C.RC_ACK]
     # Routed: exactly the sent frames with the next hop's MACs and TTL/hop limit 63; the
     # builder recomputes the IPv4 checksum, and the ICRC does not change (TTL is masked).
-    expect_b = [req.host.frame(QPN_A, p, eth_src=PORT_MAC.format(b), eth_dst=MAC_B, ttl=63)
-                for p in pdus]
+    expect_b = [
+        req.host.frame(QPN_A, p, eth_src=PORT_MAC.format(b), eth_dst=MAC_B, ttl=63) for p in pdus
+    ]
     assert roce(rsp.received) == expect_b and rsp.host.stats.rx_bad == 0
     for f in rsp.received:
         rec = decode(f)
@@ -179,8 +204,9 @@ def test_routed_hop_rocev2_arrives_rocev1_does_not(target, target_ports, tmp_pat
         assert verify_icrc(f) and rec.err_icrc == 0
     ack = Pdu(C.RC_ACK, QPN_A, 2, False, 0, None, (C.AETH_ACK_NO_CREDIT, 1))
     assert rsp.sent == [rsp.host.frame(QPN_B, ack)]
-    assert roce(req.received) == [rsp.host.frame(QPN_B, ack, eth_src=PORT_MAC.format(a),
-                                                 eth_dst=MAC_A, ttl=63)]
+    assert roce(req.received) == [
+        rsp.host.frame(QPN_B, ack, eth_src=PORT_MAC.format(a), eth_dst=MAC_A, ttl=63)
+    ]
     assert verify_icrc(req.received[0]) and req.host.stats.rx_bad == 0
     assert responder.stats.bytes_received == WRITE_LEN
     assert responder.stats.messages == 1
@@ -212,7 +238,10 @@ def test_routed_hop_rocev2_arrives_rocev1_does_not(target, target_ports, tmp_pat
         assert (rec.roce_version, int.from_bytes(f[12:14], "big")) == (1, C.ETH_P_ROCEV1)
         assert verify_icrc(f)
     assert [decode(f).bth_opcode for f in sent[:3]] == [
-        C.RC_WRITE_FIRST, C.RC_WRITE_MIDDLE, C.RC_WRITE_LAST]
+        C.RC_WRITE_FIRST,
+        C.RC_WRITE_MIDDLE,
+        C.RC_WRITE_LAST,
+    ]
     # Why: each frame counted as RoCEv1 on the ingress port and dropped as RoCEv1 to the
     # router MAC (reason 6, on the ingress port).
     assert settle(target, "drops", a * 16 + DROP_ROCEV1_TO_ROUTER, 6) == (6, nbytes(sent))

@@ -16,8 +16,12 @@ IP = {1: "10.0.1.1", 2: "10.0.1.2"}
 
 
 def l2(port_of: dict[str, int]) -> list[TableEntry]:
-    return [TableEntry("l2_fwd", {"hdr.ethernet.dst": Exact(mac_int(mac))}, "l2_forward",
-                       {"port": port}) for mac, port in port_of.items()]
+    return [
+        TableEntry(
+            "l2_fwd", {"hdr.ethernet.dst": Exact(mac_int(mac))}, "l2_forward", {"port": port}
+        )
+        for mac, port in port_of.items()
+    ]
 
 
 def test_write_and_ack_both_ways(target, target_ports):
@@ -25,11 +29,24 @@ def test_write_and_ack_both_ways(target, target_ports):
     target.write(l2({MAC[1]: a, MAC[2]: b, SENTINEL_MAC: b}))
     assert len(target.read(TableQuery("l2_fwd"))) == 3
 
-    to_b = [roce_frame(IP[1], IP[2], "WRITE_ONLY" if i == 0 else "SEND_ONLY", 0x22, i,
-                       bytes(range(64)), eth_src=MAC[1], eth_dst=MAC[2], va=0x1000, rkey=7)
-            for i in range(4)]
-    acks = [ack_frame(IP[2], IP[1], 0x11, i, i + 1, eth_src=MAC[2], eth_dst=MAC[1])
-            for i in range(4)]
+    to_b = [
+        roce_frame(
+            IP[1],
+            IP[2],
+            "WRITE_ONLY" if i == 0 else "SEND_ONLY",
+            0x22,
+            i,
+            bytes(range(64)),
+            eth_src=MAC[1],
+            eth_dst=MAC[2],
+            va=0x1000,
+            rkey=7,
+        )
+        for i in range(4)
+    ]
+    acks = [
+        ack_frame(IP[2], IP[1], 0x11, i, i + 1, eth_src=MAC[2], eth_dst=MAC[1]) for i in range(4)
+    ]
     ex_b, ex_a = Exchange(target, b), Exchange(target, a)
     for frame in to_b:
         out = ex_b.send(a, frame)
@@ -53,8 +70,9 @@ def test_write_and_ack_both_ways(target, target_ports):
 def test_unknown_destination_is_dropped_and_counted(target, target_ports):
     a, b = target_ports[0], target_ports[1]
     target.write(l2({SENTINEL_MAC: b}))
-    frame = roce_frame(IP[1], IP[2], "SEND_ONLY", 0x22, 9, b"x" * 32, eth_src=MAC[1],
-                       eth_dst="02:00:00:00:0e:0e")
+    frame = roce_frame(
+        IP[1], IP[2], "SEND_ONLY", 0x22, 9, b"x" * 32, eth_src=MAC[1], eth_dst="02:00:00:00:0e:0e"
+    )
     assert Exchange(target, b).send(a, frame) == []
     # DROP_L2_MISS (3) on the ingress port
     assert target.read(CounterQuery("drops", a * 16 + 3))[0].packets == 1

@@ -50,14 +50,46 @@ def test_validation_says_what_is_missing(no_bmv2):
 def test_switch_command_lines():
     argv = bmv2_argv({2: "s2", 1: "s1"}, "127.0.0.1:5000", 3, 255, 9099, "simple_switch_grpc")
     # BMv2's own options, then its gRPC target's after `--`
-    assert argv == ["simple_switch_grpc", "--device-id", "3", "-i", "1@s1", "-i", "2@s2",
-                    "--no-p4", "--thrift-port", "9099", "--", "--grpc-server-addr",
-                    "127.0.0.1:5000", "--cpu-port", "255", "--priority-queues", "8"]
+    assert argv == [
+        "simple_switch_grpc",
+        "--device-id",
+        "3",
+        "-i",
+        "1@s1",
+        "-i",
+        "2@s2",
+        "--no-p4",
+        "--thrift-port",
+        "9099",
+        "--",
+        "--grpc-server-addr",
+        "127.0.0.1:5000",
+        "--cpu-port",
+        "255",
+        "--priority-queues",
+        "8",
+    ]
     argv = p4sim_switch_argv("p.p4", {1: "s1"}, "127.0.0.1:5001", 1, 255)
-    assert argv[1:] == ["p.p4", "--device-id", "1", "-i", "1@s1", "--grpc-server-addr",
-                        "127.0.0.1:5001", "--cpu-port", "255", "--log-console"]
+    assert argv[1:] == [
+        "p.p4",
+        "--device-id",
+        "1",
+        "-i",
+        "1@s1",
+        "--grpc-server-addr",
+        "127.0.0.1:5001",
+        "--cpu-port",
+        "255",
+        "--log-console",
+    ]
     argv = p4sim_switch_argv("p.p4", {1: "s1"}, "127.0.0.1:5001", 1, 255, {4: 1e6, 2: 25e9})
-    assert argv[-5:] == ["--port-rate", "2=25000000000", "--port-rate", "4=1000000", "--log-console"]
+    assert argv[-5:] == [
+        "--port-rate",
+        "2=25000000000",
+        "--port-rate",
+        "4=1000000",
+        "--log-console",
+    ]
 
 
 def test_bmv2_queue_rates_go_through_its_cli(tmp_path, monkeypatch):
@@ -72,8 +104,10 @@ def test_bmv2_queue_rates_go_through_its_cli(tmp_path, monkeypatch):
     with pytest.raises(SwitchStartError, match="simple_switch_CLI"):
         bmv2_set_queue_rates(sw, {4: 100})  # not installed: one clear error
     cli = tmp_path / "simple_switch_CLI"
-    cli.write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path}/argv\n/bin/cat > {tmp_path}/stdin\n"
-                   "echo 'RuntimeCmd: '\n")
+    cli.write_text(
+        f'#!/bin/sh\necho "$@" > {tmp_path}/argv\n/bin/cat > {tmp_path}/stdin\n'
+        "echo 'RuntimeCmd: '\n"
+    )
     cli.chmod(0o755)
     bmv2_set_queue_rates(sw, {4: 100, 2: 50})
     assert (tmp_path / "argv").read_text().split() == ["--thrift-port", "9123"]
@@ -100,13 +134,15 @@ def test_bmv2_kind_sets_its_queue_rates_once_after_the_push(tmp_path, monkeypatc
     cli.chmod(0o755)
     monkeypatch.delenv(PREFIX_ENV, raising=False)
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
-    cfg = TargetConfig(kind="bmv2", device_id=1, port_rates={4: 1_000_000, 2: 80_000},
-                       rate_frame_bytes=1000)
+    cfg = TargetConfig(
+        kind="bmv2", device_id=1, port_rates={4: 1_000_000, 2: 80_000}, rate_frame_bytes=1000
+    )
     program = P4SIM_GRPC.program(cfg)
     with P4SIM_GRPC.start(cfg, {}, log_dir=tmp_path) as proc:
         # What Bmv2Kind.start leaves on the process it started.
-        proc.extra.update(thrift_port=9123,
-                          queue_rates_pps=queue_rates_pps(cfg.port_rates, cfg.rate_frame_bytes))
+        proc.extra.update(
+            thrift_port=9123, queue_rates_pps=queue_rates_pps(cfg.port_rates, cfg.rate_frame_bytes)
+        )
         assert not (tmp_path / "stdin").exists()
         t = bmv2.open(cfg, program, proc)
         try:
@@ -141,7 +177,11 @@ def test_artifacts_are_found_and_read(artifacts):
     info, js = find_artifacts(artifacts)
     assert (info.name, js.name) == ("roce_switch.p4info.txtpb", "roce_switch.json")
     prog = artifacts_program(artifacts)
-    assert prog.config_format == "bmv2-json" and prog.device_config == b"{}" and len(prog.p4info) > 1000
+    assert (
+        prog.config_format == "bmv2-json"
+        and prog.device_config == b"{}"
+        and len(prog.p4info) > 1000
+    )
     (artifacts / "other.json").write_text("{}")
     with pytest.raises(ConfigError, match="expected one"):
         find_artifacts(artifacts)
@@ -149,17 +189,35 @@ def test_artifacts_are_found_and_read(artifacts):
 
 def _inner(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     test = tmp_path / "test_inner.py"
-    test.write_text("import pytest\n\n"
-                    "def test_uses_target(target):\n    assert target is not None\n\n"
-                    "@pytest.mark.virtual_time\ndef test_needs_virtual_time():\n    pass\n")
-    return subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider",
-                           str(test), "--rootdir", str(tmp_path), *args],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    test.write_text(
+        "import pytest\n\n"
+        "def test_uses_target(target):\n    assert target is not None\n\n"
+        "@pytest.mark.virtual_time\ndef test_needs_virtual_time():\n    pass\n"
+    )
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-rA",
+            "-p",
+            "no:cacheprovider",
+            str(test),
+            "--rootdir",
+            str(tmp_path),
+            *args,
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_bmv2_missing_says_how_to_get_it(tmp_path, artifacts, no_bmv2):
-    proc = _inner(tmp_path, "--target", "bmv2", "--port-map", "1=lo",
-                  "--p4-artifacts", str(artifacts))
+    proc = _inner(
+        tmp_path, "--target", "bmv2", "--port-map", "1=lo", "--p4-artifacts", str(artifacts)
+    )
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert "simple_switch_grpc not found on PATH" in out and "--bmv2-docker" in out
@@ -170,8 +228,17 @@ def test_bmv2_missing_says_how_to_get_it(tmp_path, artifacts, no_bmv2):
 
 def test_bmv2_docker_without_engine_is_a_clear_error(tmp_path, artifacts, monkeypatch):
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
-    proc = _inner(tmp_path, "--target", "bmv2", "--bmv2-docker", "rocelab:latest",
-                  "--port-map", "1=lo", "--p4-artifacts", str(artifacts))
+    proc = _inner(
+        tmp_path,
+        "--target",
+        "bmv2",
+        "--bmv2-docker",
+        "rocelab:latest",
+        "--port-map",
+        "1=lo",
+        "--p4-artifacts",
+        str(artifacts),
+    )
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert "--bmv2-docker rocelab:latest: no Docker engine reachable" in out

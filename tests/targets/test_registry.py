@@ -100,8 +100,9 @@ def test_no_module_outside_the_kind_modules_dispatches_on_kinds():
     for path in _py_files(*SCANNED):
         if path.parent == KINDS_DIR:
             continue
-        offenders += [f"{path.relative_to(ROOT)}:{f}"
-                      for f in kind_dispatch(path.read_text(), kinds)]
+        offenders += [
+            f"{path.relative_to(ROOT)}:{f}" for f in kind_dispatch(path.read_text(), kinds)
+        ]
     assert offenders == []
 
 
@@ -113,8 +114,11 @@ def test_each_kind_lives_in_its_own_module():
 
 def test_lab_and_fabric_do_not_import_controller_testing():
     for path in _py_files("lab", "controller/fabric"):
-        bad = [m for m in imports_of(path.read_text())
-               if m == "controller.testing" or m.startswith("controller.testing.")]
+        bad = [
+            m
+            for m in imports_of(path.read_text())
+            if m == "controller.testing" or m.startswith("controller.testing.")
+        ]
         assert bad == [], f"{path.relative_to(ROOT)} imports {bad}"
 
 
@@ -126,8 +130,11 @@ def test_unknown_kind_and_misplaced_options_are_one_line_errors():
         registry.get("nosuch")
     with pytest.raises(ConfigError, match="--bmv2-docker only applies to --target bmv2$"):
         registry.validate(TargetConfig(kind="p4sim-grpc", options={"bmv2_docker": "img"}))
-    with pytest.raises(ConfigError, match=r"--p4-artifacts only applies to --target bmv2, hw, "
-                                          r"p4runtime$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"--p4-artifacts only applies to --target bmv2, hw, "
+        r"p4runtime$",
+    ):
         registry.validate(TargetConfig(kind="p4sim-grpc", options={"p4_artifacts": "x"}))
     # An in-process p4sim given an address stands for the switch running there.
     cfg = TargetConfig(kind="p4sim", grpc_addr="127.0.0.1:1")
@@ -209,8 +216,14 @@ def _plugin_site(tmp_path: Path, value: str = "salted_kind") -> dict[str, str]:
 
 
 def _rocelab(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "controller.cli", *args], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "controller.cli", *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 def test_a_kind_from_outside_the_tree_is_a_choice_and_opens(tmp_path):
@@ -218,35 +231,58 @@ def test_a_kind_from_outside_the_tree_is_a_choice_and_opens(tmp_path):
     helptext = _rocelab(env, "counters", "--help")
     assert helptext.returncode == 0, helptext.stderr
     assert "salted" in helptext.stdout and "--salt-seed" in helptext.stdout
-    r = _rocelab(env, "apply", str(LAB), "--target", "salted",
-                 "--salt-seed", "7")
+    r = _rocelab(env, "apply", str(LAB), "--target", "salted", "--salt-seed", "7")
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("salted:7: wrote "), r.stdout  # its own open() ran
     r = _rocelab(env, "counters", "--salt-seed", "7")  # default target p4sim reads no salt
-    assert r.returncode == 2 and r.stderr.strip() == \
-        "rocelab: --salt-seed only applies to --target salted"
+    assert (
+        r.returncode == 2
+        and r.stderr.strip() == "rocelab: --salt-seed only applies to --target salted"
+    )
     # Negative control: without the entry point the kind does not exist.
-    plain = _rocelab(dict(os.environ), "apply", str(LAB),
-                     "--target", "salted")
+    plain = _rocelab(dict(os.environ), "apply", str(LAB), "--target", "salted")
     assert plain.returncode == 2 and "invalid choice: 'salted'" in plain.stderr
 
 
 def test_a_kind_from_outside_the_tree_runs_the_suite(tmp_path):
     env = _plugin_site(tmp_path)
     test = tmp_path / "test_inner.py"
-    test.write_text("def test_target_is_the_plugin(target, target_ports):\n"
-                    "    assert target.name == 'salted:5' and target_ports == [1, 2, 3, 4]\n")
-    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(test),
-            "--rootdir", str(tmp_path)]
-    r = subprocess.run([*argv, "--target", "salted", "--salt-seed", "5"], env=env,
-                       cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    test.write_text(
+        "def test_target_is_the_plugin(target, target_ports):\n"
+        "    assert target.name == 'salted:5' and target_ports == [1, 2, 3, 4]\n"
+    )
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        str(test),
+        "--rootdir",
+        str(tmp_path),
+    ]
+    r = subprocess.run(
+        [*argv, "--target", "salted", "--salt-seed", "5"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert "rocelab target: salted (in-process)" in r.stdout
-    control = subprocess.run([*argv, "--target", "p4sim"], env=env, cwd=tmp_path,
-                             capture_output=True, text=True, timeout=180)
+    control = subprocess.run(
+        [*argv, "--target", "p4sim"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert control.returncode == 1  # the built-in kind is not the plug-in's
-    h = subprocess.run([*argv, "--help"], env=env, cwd=tmp_path, capture_output=True,
-                       text=True, timeout=180)
+    h = subprocess.run(
+        [*argv, "--help"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=180
+    )
     assert "salted" in h.stdout and "--salt-seed" in h.stdout
 
 
@@ -256,12 +292,18 @@ def test_a_broken_plugin_is_a_one_line_error(tmp_path):
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [
         "rocelab: target plug-in salted = no_such_module_here (entry point rocelab.targets): "
-        "ModuleNotFoundError: No module named 'no_such_module_here'"]
+        "ModuleNotFoundError: No module named 'no_such_module_here'"
+    ]
 
 
 def test_lab_offers_the_kinds_that_run_as_a_switch_process():
-    r = subprocess.run([sys.executable, "-m", "lab.run", "--help"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "lab.run", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0
     choices = r.stdout.split("--target {", 1)[1].split("}", 1)[0].split(",")
     assert choices == registry.names(lambda k: k.switch_kind is not None)
@@ -271,11 +313,19 @@ def test_lab_offers_the_kinds_that_run_as_a_switch_process():
 def test_lab_says_what_a_kind_lacks_before_building_anything(no_bmv2):
     if os.geteuid() != 0:
         pytest.skip("lab.run checks for root first")
-    r = subprocess.run([sys.executable, "-m", "lab.run", "--target", "bmv2"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "lab.run", "--target", "bmv2"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2
     assert "--target bmv2 needs --p4-artifacts DIR" in r.stderr and "make p4-bmv2" in r.stderr
     # nothing was built (the sweep of namespaces that other, dead runs left may speak first)
-    said = [line for line in r.stdout.splitlines() if line.startswith("lab:") and "left by dead runs" not in line]
+    said = [
+        line
+        for line in r.stdout.splitlines()
+        if line.startswith("lab:") and "left by dead runs" not in line
+    ]
     assert said == [], said
-

@@ -116,8 +116,12 @@ def test_concurrent_workers_get_one_complete_copy(tmp_path, cache):
     prefix = _flattened_prefix(tmp_path)
     ctx = multiprocessing.get_context("spawn")
     q = ctx.Queue()
-    procs = [ctx.Process(target=_materialise_in_child,
-                         args=(str(prefix), os.environ["XDG_CACHE_HOME"], q)) for _ in range(4)]
+    procs = [
+        ctx.Process(
+            target=_materialise_in_child, args=(str(prefix), os.environ["XDG_CACHE_HOME"], q)
+        )
+        for _ in range(4)
+    ]
     for p in procs:
         p.start()
     for p in procs:
@@ -139,13 +143,23 @@ def test_prefix_env_wins_over_path_and_a_bad_prefix_is_one_line(tmp_path, monkey
     tc = toolchain()
     assert tc.simple_switch_grpc is None and tc.configured
     assert tc.bmv2_problem() == f"{PREFIX_ENV}={tmp_path / 'nowhere'}: no bin/ directory there"
-    r = subprocess.run([sys.executable, "-m", "controller.targets.toolchain"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "controller.targets.toolchain"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and r.stdout.strip() == tc.bmv2_problem() and not r.stderr
     monkeypatch.delenv(PREFIX_ENV)
     monkeypatch.setenv("PATH", "/nonexistent")
-    r = subprocess.run([sys.executable, "-m", "controller.targets.toolchain"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "controller.targets.toolchain"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 1 and r.stdout.startswith("simple_switch_grpc not found on PATH")
 
 
@@ -165,12 +179,16 @@ def test_missing_libraries_are_named_up_front(tmp_path):
         pytest.skip("needs a C compiler to build an ELF with a missing library")
     (tmp_path / "gone.c").write_text("int gone(void) { return 1; }\n")
     (tmp_path / "main.c").write_text("int gone(void);\nint main(void) { return gone(); }\n")
-    subprocess.run([cc, "-shared", "-fPIC", "-o", tmp_path / "libgone.so", tmp_path / "gone.c"],
-                   check=True, timeout=120)
+    subprocess.run(
+        [cc, "-shared", "-fPIC", "-o", tmp_path / "libgone.so", tmp_path / "gone.c"],
+        check=True,
+        timeout=120,
+    )
     exe = tmp_path / "bin" / "simple_switch_grpc"
     exe.parent.mkdir()
-    subprocess.run([cc, "-o", exe, tmp_path / "main.c", f"-L{tmp_path}", "-lgone"],
-                   check=True, timeout=120)
+    subprocess.run(
+        [cc, "-o", exe, tmp_path / "main.c", f"-L{tmp_path}", "-lgone"], check=True, timeout=120
+    )
     (tmp_path / "libgone.so").unlink()
     tc = Toolchain("PATH", simple_switch_grpc=exe, simple_switch_cli=exe)
     why = tc.bmv2_problem()
@@ -184,27 +202,41 @@ def test_a_cli_that_cannot_import_thrift_is_named_up_front(tmp_path):
     cli.chmod(0o755)
     tc = Toolchain("PATH", simple_switch_grpc=Path("/bin/true"), simple_switch_cli=cli)
     why = tc.bmv2_problem()
-    assert why == (f"{cli} cannot start: ModuleNotFoundError: No module named "
-                   "'thrift_is_not_installed_here' (BMv2's CLI needs the Python `thrift` "
-                   "package beside its own modules)")
+    assert why == (
+        f"{cli} cannot start: ModuleNotFoundError: No module named "
+        "'thrift_is_not_installed_here' (BMv2's CLI needs the Python `thrift` "
+        "package beside its own modules)"
+    )
     _script(cli, "echo usage\n")  # a CLI that starts: no problem (checked once, so anew)
-    assert Toolchain("PATH", simple_switch_grpc=Path("/bin/true"),
-                     simple_switch_cli=cli).bmv2_problem() is None
+    assert (
+        Toolchain(
+            "PATH", simple_switch_grpc=Path("/bin/true"), simple_switch_cli=cli
+        ).bmv2_problem()
+        is None
+    )
 
 
 def _fake_p4c(tmp_path: Path, accepts_txtpb: bool) -> Toolchain:
     """A stand-in p4c-bm2-ss that writes its two outputs and counts its runs; the old one
     refuses a .txtpb P4Info file as p4c 1.2.4.0 does."""
-    refuse = "" if accepts_txtpb else (
-        'case "$info" in *.txtpb) echo "$info: unknown P4Runtime file format" >&2; exit 1;; esac\n')
-    p4c = _script(tmp_path / "bin" / "p4c-bm2-ss", f"""
+    refuse = (
+        ""
+        if accepts_txtpb
+        else (
+            'case "$info" in *.txtpb) echo "$info: unknown P4Runtime file format" >&2; exit 1;; esac\n'
+        )
+    )
+    p4c = _script(
+        tmp_path / "bin" / "p4c-bm2-ss",
+        f"""
 [ "$1" = --version ] && {{ echo 'Version 1.2.{5 if accepts_txtpb else 4}.0'; exit 0; }}
 echo run >> {tmp_path}/runs
 while [ $# -gt 1 ]; do
   case "$1" in -o) out="$2"; shift;; --p4runtime-files) info="$2"; shift;; esac; shift
 done
 {refuse}echo '{{}}' > "$out"; echo 'pkg_info {{}}' > "$info"
-""")
+""",
+    )
     return Toolchain("PATH", p4c=p4c)
 
 
@@ -223,9 +255,13 @@ def test_p4info_suffix_follows_what_p4c_accepts(tmp_path):
 
 
 def test_p4c_errors_are_one_clear_error(tmp_path):
-    bad = _script(tmp_path / "bin" / "p4c-bm2-ss",
-                  "[ \"$1\" = --version ] && exit 0\necho 'x.p4(3): syntax error' >&2\nexit 1\n")
-    with pytest.raises(ConfigError, match=r"p4c-bm2-ss failed on .*\(exit 1\): x.p4\(3\): syntax error"):
+    bad = _script(
+        tmp_path / "bin" / "p4c-bm2-ss",
+        "[ \"$1\" = --version ] && exit 0\necho 'x.p4(3): syntax error' >&2\nexit 1\n",
+    )
+    with pytest.raises(
+        ConfigError, match=r"p4c-bm2-ss failed on .*\(exit 1\): x.p4\(3\): syntax error"
+    ):
         compile_p4(ROOT / "p4src" / "roce_switch.p4", tmp_path / "out", Toolchain("PATH", p4c=bad))
     with pytest.raises(ConfigError, match="p4c-bm2-ss not found on PATH"):
         compile_p4(ROOT / "p4src" / "roce_switch.p4", tmp_path / "out", Toolchain("PATH"))
@@ -241,7 +277,10 @@ def test_artifacts_are_compiled_only_when_missing_or_stale(tmp_path):
     assert stale(prog, out, tc) == "missing"
     assert ensure_artifacts(prog, out, tc) == out and _runs(tmp_path / "p4c") == 1
     assert sorted(p.name for p in out.iterdir()) == [
-        ".rocelab-p4c.stamp", "roce_switch.json", "roce_switch.p4info.txtpb"]
+        ".rocelab-p4c.stamp",
+        "roce_switch.json",
+        "roce_switch.p4info.txtpb",
+    ]
     assert stale(prog, out, tc) is None
     ensure_artifacts(prog, out, tc)
     assert _runs(tmp_path / "p4c") == 1
@@ -256,7 +295,10 @@ def test_artifacts_are_compiled_only_when_missing_or_stale(tmp_path):
     assert stale(prog, out, old) == "compiled by Version 1.2.5.0"
     ensure_artifacts(prog, out, old)  # the old p4c's .txt replaces the .txtpb: one P4Info
     assert sorted(p.name for p in out.iterdir()) == [
-        ".rocelab-p4c.stamp", "roce_switch.json", "roce_switch.p4info.txt"]
+        ".rocelab-p4c.stamp",
+        "roce_switch.json",
+        "roce_switch.p4info.txt",
+    ]
     other = src / "other.p4"
     other.write_text("// another program\n")
     assert stale(other, out, old) == f"compiled from {prog}"

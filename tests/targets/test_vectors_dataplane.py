@@ -50,10 +50,16 @@ def l2_config(out_port: int) -> list:
     too (the program's default puts them in class 6), so the egress queue is one FIFO."""
     macs = {v.expected.get("eth_dst", 0) for v in VECTORS} - {PFC_MAC}
     macs.add(mac_int(SENTINEL_MAC))
-    return [DefaultAction("cnp_config", "set_cnp_config",
-                          {"cnp_tc": 0, "np_enable": 0, "interval_us": 50, "cnp_dscp": 48})] + [
+    return [
+        DefaultAction(
+            "cnp_config",
+            "set_cnp_config",
+            {"cnp_tc": 0, "np_enable": 0, "interval_us": 50, "cnp_dscp": 48},
+        )
+    ] + [
         TableEntry("l2_fwd", {"hdr.ethernet.dst": Exact(m)}, "l2_forward", {"port": out_port})
-        for m in sorted(macs)]
+        for m in sorted(macs)
+    ]
 
 
 def port_sum(target, name: str, port: int, width: int = 8) -> int:
@@ -86,8 +92,12 @@ def sendable(target) -> list[Vector]:
     drops them while untagging, before any packet socket sees them)."""
     if target.virtual_time:
         return VECTORS
-    return [v for v in VECTORS if len(v.frame) >= ETH_HLEN
-            and not (v.frame[12:14] == b"\x81\x00" and len(v.frame) < ETH_HLEN + 4)]
+    return [
+        v
+        for v in VECTORS
+        if len(v.frame) >= ETH_HLEN
+        and not (v.frame[12:14] == b"\x81\x00" and len(v.frame) < ETH_HLEN + 4)
+    ]
 
 
 def same_frame(sent: bytes, got: bytes) -> bool:
@@ -110,17 +120,21 @@ def test_every_vector_through_the_switch(run_vectors):
             continue
         if mac_control(v) or v.verdict == "bad_ip_csum":
             if out:
-                problems.append(f"{_describe(v)}: came out on port {out[0].port}, expected "
-                                "to be consumed/dropped")
+                problems.append(
+                    f"{_describe(v)}: came out on port {out[0].port}, expected "
+                    "to be consumed/dropped"
+                )
         elif v.verdict in WELL_FORMED:
             if not out:
                 problems.append(f"{_describe(v)}: dropped, expected on port {port_out}")
                 continue
             pkt = out[0]
             if pkt.port != port_out or pkt.data != v.frame:
-                problems.append(f"{_describe(v)}: came out on port {pkt.port} "
-                                f"{'changed' if pkt.data != v.frame else 'unchanged'}, "
-                                f"expected unchanged on port {port_out}")
+                problems.append(
+                    f"{_describe(v)}: came out on port {pkt.port} "
+                    f"{'changed' if pkt.data != v.frame else 'unchanged'}, "
+                    f"expected unchanged on port {port_out}"
+                )
                 continue
             got = decode(pkt.data).as_dict()
             diff = {k: (got[k], e) for k, e in v.expected.items() if got.get(k) != e}
@@ -140,7 +154,8 @@ def test_every_vector_through_the_switch(run_vectors):
     enabled = sum(bin(v.expected.get("pfc_cev", 0) & 0xFF).count("1") for v in pfc)
     assert port_sum(target, "pfc_rx", port_in) == enabled
     assert port_cells(target, "pause_rx", port_in, 1)[0][0] == sum(
-        v.verdict == "pause" for v in sent)
+        v.verdict == "pause" for v in sent
+    )
 
     drops = port_cells(target, "drops", port_in, 16)
     not_out = [v for v in sent if not outputs[v.name]]
@@ -152,7 +167,8 @@ def test_every_vector_through_the_switch(run_vectors):
     assert reasons <= {DROP_MAC_CONTROL, DROP_MALFORMED, DROP_BAD_CHECKSUM}, reasons
     assert sum(p for p, _ in drops) == len(not_out), (
         f"{len(not_out)} frames did not come out, drop counter says "
-        f"{[(i, p) for i, (p, _) in enumerate(drops) if p]}")
+        f"{[(i, p) for i, (p, _) in enumerate(drops) if p]}"
+    )
 
     # Only forwarded frames reach the RoCE counters (every drop above happens before them).
     # On well-formed frames the program's idea of "RoCE" must match the decoder's; a switch
@@ -170,13 +186,20 @@ def test_every_vector_through_the_switch(run_vectors):
 def test_roce_counters_by_class_and_bytes(target, target_ports):
     """RoCE data counted per traffic class (DSCP 26 -> class 3 once mapped) and in bytes."""
     port_in, port_out = target_ports[0], target_ports[1]
-    ok = [v for v in VECTORS if v.verdict == "ok" and "rocev2" in v.tags
-          and "vlan" not in v.tags and "cnp" not in v.tags][:8]
+    ok = [
+        v
+        for v in VECTORS
+        if v.verdict == "ok" and "rocev2" in v.tags and "vlan" not in v.tags and "cnp" not in v.tags
+    ][:8]
     assert ok, "the shared vectors have RoCEv2 frames"
     target.write(l2_config(port_out))
     dscps = {v.expected["dscp"] for v in ok}
-    target.write([TableEntry("dscp_to_tc", {"meta.dscp": Exact(d)}, "set_tc_from_dscp",
-                             {"tc": 3}) for d in sorted(dscps)])
+    target.write(
+        [
+            TableEntry("dscp_to_tc", {"meta.dscp": Exact(d)}, "set_tc_from_dscp", {"tc": 3})
+            for d in sorted(dscps)
+        ]
+    )
     ex = Exchange(target, port_out)
     for v in ok:
         out = ex.send(port_in, v.frame)

@@ -28,13 +28,19 @@ from controller.targets.toolchain import CLI, ensure_artifacts, is_ours, stale, 
 
 from .p4runtime import GRPC_OPTIONS, P4_ARTIFACTS, RemoteKind, open_remote
 
-BMV2_DOCKER = Option("--bmv2-docker", "run simple_switch_grpc in this Docker image (docker SDK)",
-                     cli=False)  # the CLI never starts a switch
+BMV2_DOCKER = Option(
+    "--bmv2-docker", "run simple_switch_grpc in this Docker image (docker SDK)", cli=False
+)  # the CLI never starts a switch
 
 
-def bmv2_argv(ports: Mapping[int, str], grpc_addr: str, device_id: int = 1,
-              cpu_port: int = DEFAULT_CPU_PORT, thrift_port: int | None = None,
-              exe: str = "simple_switch_grpc") -> list[str]:
+def bmv2_argv(
+    ports: Mapping[int, str],
+    grpc_addr: str,
+    device_id: int = 1,
+    cpu_port: int = DEFAULT_CPU_PORT,
+    thrift_port: int | None = None,
+    exe: str = "simple_switch_grpc",
+) -> list[str]:
     """simple_switch_grpc with no program: the controller pushes P4Info + BMv2 JSON over
     P4Runtime (SetForwardingPipelineConfig). Its own options come before `--`, the gRPC
     target's after it."""
@@ -43,8 +49,15 @@ def bmv2_argv(ports: Mapping[int, str], grpc_addr: str, device_id: int = 1,
         argv += ["--thrift-port", str(thrift_port)]
     # 8 priority queues: BMv2 defaults to one and drops any packet with priority >= 1,
     # and roce_switch.p4 puts each traffic class in its own priority.
-    return argv + ["--", "--grpc-server-addr", grpc_addr, "--cpu-port", str(cpu_port),
-                   "--priority-queues", "8"]
+    return argv + [
+        "--",
+        "--grpc-server-addr",
+        grpc_addr,
+        "--cpu-port",
+        str(cpu_port),
+        "--priority-queues",
+        "8",
+    ]
 
 
 def bmv2_available() -> str | None:
@@ -62,9 +75,15 @@ def require_bmv2() -> str:
     return str(tc.simple_switch_grpc)
 
 
-def start_bmv2(ports: Mapping[int, str] | None = None, *, device_id: int = 1,
-               cpu_port: int = DEFAULT_CPU_PORT, log_dir: str | os.PathLike | None = None,
-               netns: str | None = None, timeout: float = START_TIMEOUT_S) -> SwitchProcess:
+def start_bmv2(
+    ports: Mapping[int, str] | None = None,
+    *,
+    device_id: int = 1,
+    cpu_port: int = DEFAULT_CPU_PORT,
+    log_dir: str | os.PathLike | None = None,
+    netns: str | None = None,
+    timeout: float = START_TIMEOUT_S,
+) -> SwitchProcess:
     exe = require_bmv2()
     addr = f"127.0.0.1:{free_port()}"
     thrift = free_port()
@@ -87,12 +106,15 @@ def bmv2_set_queue_rates(sw: SwitchProcess, rates: Mapping[int, int]) -> None:
     thrift = sw.extra.get("thrift_port")
     if thrift is None:
         raise SwitchStartError(f"{sw.kind}: no Thrift port known, cannot set queue rates")
-    cmds = "".join(f"set_queue_rate {int(pps)} {int(port)}\n" for port, pps in sorted(rates.items()))
+    cmds = "".join(
+        f"set_queue_rate {int(pps)} {int(port)}\n" for port, pps in sorted(rates.items())
+    )
     cli = CLI if sw.container is not None else str(toolchain().simple_switch_cli or CLI)
     argv = [cli, "--thrift-port", str(thrift)]
     if sw.container is not None:
         rc, out = sw.container.exec_run(  # type: ignore[attr-defined]
-            ["sh", "-c", f"printf '{cmds}' | {' '.join(argv)}"])
+            ["sh", "-c", f"printf '{cmds}' | {' '.join(argv)}"]
+        )
         text = out.decode(errors="replace") if isinstance(out, bytes) else str(out)
     else:
         try:
@@ -118,9 +140,15 @@ def docker_client(image: str):
     return client
 
 
-def start_bmv2_docker(image: str, ports: Mapping[int, str] | None = None, *,
-                      device_id: int = 1, cpu_port: int = DEFAULT_CPU_PORT,
-                      timeout: float = START_TIMEOUT_S, client=None) -> SwitchProcess:
+def start_bmv2_docker(
+    image: str,
+    ports: Mapping[int, str] | None = None,
+    *,
+    device_id: int = 1,
+    cpu_port: int = DEFAULT_CPU_PORT,
+    timeout: float = START_TIMEOUT_S,
+    client=None,
+) -> SwitchProcess:
     """simple_switch_grpc inside `image`, sharing the host's network namespace so it sees the
     veth pairs we created and its gRPC port is reachable on 127.0.0.1."""
     client = client or docker_client(image)
@@ -130,13 +158,27 @@ def start_bmv2_docker(image: str, ports: Mapping[int, str] | None = None, *,
     container = client.containers.run(
         # root in the container: the capabilities added apply to root only (the image's
         # default user, rocelab, gets none), and AF_PACKET on the veths needs NET_RAW.
-        image, argv, detach=True, network_mode="host", cap_add=["NET_ADMIN", "NET_RAW"],
+        image,
+        argv,
+        detach=True,
+        network_mode="host",
+        cap_add=["NET_ADMIN", "NET_RAW"],
         user="root",
         name=f"rocelab-bmv2-{os.getpid()}-{addr.rsplit(':', 1)[-1]}",
-        labels={"org.rocelab.owner-pid": str(os.getpid())})
-    return ready(SwitchProcess(f"{KIND.name} (docker {image})", addr, device_id, argv,
-                               Path(os.devnull), container=container,
-                               extra={"thrift_port": thrift}), timeout)
+        labels={"org.rocelab.owner-pid": str(os.getpid())},
+    )
+    return ready(
+        SwitchProcess(
+            f"{KIND.name} (docker {image})",
+            addr,
+            device_id,
+            argv,
+            Path(os.devnull),
+            container=container,
+            extra={"thrift_port": thrift},
+        ),
+        timeout,
+    )
 
 
 class Bmv2Kind(RemoteKind):
@@ -146,13 +188,19 @@ class Bmv2Kind(RemoteKind):
     switch_kind = "bmv2"
 
     def check(self, cfg: TargetConfig, context: str = "cli") -> None:
-        if (context != "cli" and cfg.grpc_addr is None and not cfg.options.get("p4_artifacts")
-                and not isinstance(cfg.program, Program)):
+        if (
+            context != "cli"
+            and cfg.grpc_addr is None
+            and not cfg.options.get("p4_artifacts")
+            and not isinstance(cfg.program, Program)
+        ):
             why = toolchain().p4c_problem()
             if why:
-                raise ConfigError(f"--target {self.name} needs --p4-artifacts DIR with the "
-                                  "P4Info and BMv2 JSON from p4c (make p4-bmv2 writes build/p4), "
-                                  f"or p4c here to compile it: {why}")
+                raise ConfigError(
+                    f"--target {self.name} needs --p4-artifacts DIR with the "
+                    "P4Info and BMv2 JSON from p4c (make p4-bmv2 writes build/p4), "
+                    f"or p4c here to compile it: {why}"
+                )
 
     def program(self, cfg: TargetConfig) -> Program:
         """--p4-artifacts as given (recompiled first when this module compiled them and a
@@ -178,16 +226,18 @@ class Bmv2Kind(RemoteKind):
         else:
             require_bmv2()
 
-    def start(self, cfg: TargetConfig, ports: Mapping[int, str], *, log_dir=None, netns=None
-              ) -> SwitchProcess:
+    def start(
+        self, cfg: TargetConfig, ports: Mapping[int, str], *, log_dir=None, netns=None
+    ) -> SwitchProcess:
         image = cfg.options.get("bmv2_docker")
         if image:
             if netns is not None:
                 raise ConfigError("--bmv2-docker runs in the host's namespace, not in one")
             sw = start_bmv2_docker(image, ports, device_id=cfg.device_id, cpu_port=cfg.cpu_port)
         else:
-            sw = start_bmv2(ports, device_id=cfg.device_id, cpu_port=cfg.cpu_port,
-                            log_dir=log_dir, netns=netns)
+            sw = start_bmv2(
+                ports, device_id=cfg.device_id, cpu_port=cfg.cpu_port, log_dir=log_dir, netns=netns
+            )
         # Queue rates need the pipeline (simple_switch_CLI reads its JSON): set at open.
         sw.extra["queue_rates_pps"] = queue_rates_pps(cfg.port_rates, cfg.rate_frame_bytes)
         return sw

@@ -15,11 +15,15 @@ class HwKind(RemoteKind):
     def check(self, cfg: TargetConfig, context: str = "cli") -> None:
         need = [("--grpc-addr", cfg.grpc_addr)]
         if context == "pytest":  # the suite sends on real ports a compiled program forwards
-            need += [("--port-map", cfg.port_map), ("--p4-artifacts", cfg.options.get("p4_artifacts"))]
+            need += [
+                ("--port-map", cfg.port_map),
+                ("--p4-artifacts", cfg.options.get("p4_artifacts")),
+            ]
         missing = [opt for opt, v in need if not v]
         if missing:
-            raise ConfigError(f"--target {self.name} needs {', '.join(missing)} "
-                              "(see docs/bringup.md)")
+            raise ConfigError(
+                f"--target {self.name} needs {', '.join(missing)} (see docs/bringup.md)"
+            )
 
 
 KIND = HwKind()

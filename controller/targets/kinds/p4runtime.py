@@ -12,20 +12,35 @@ from p4sim import cliargs
 PEM = cliargs.input_file(1 << 20, what="PEM file")
 
 GRPC_OPTIONS = (
-    Option("--election-id", "P4Runtime election id (default 1)",
-           type=int_in(1, (1 << 128) - 1, "--election-id"), default=1),
-    Option("--connect-timeout", "give up on an unreachable server after S seconds (default 5)",
-           type=cliargs.duration(0, 3600, "--connect-timeout"), default=5.0, metavar="S"),
-    Option("--grpc-ssl", "TLS to the server (simple_switch_grpc --grpc-server-ssl)",
-           action="store_true", default=False),
+    Option(
+        "--election-id",
+        "P4Runtime election id (default 1)",
+        type=int_in(1, (1 << 128) - 1, "--election-id"),
+        default=1,
+    ),
+    Option(
+        "--connect-timeout",
+        "give up on an unreachable server after S seconds (default 5)",
+        type=cliargs.duration(0, 3600, "--connect-timeout"),
+        default=5.0,
+        metavar="S",
+    ),
+    Option(
+        "--grpc-ssl",
+        "TLS to the server (simple_switch_grpc --grpc-server-ssl)",
+        action="store_true",
+        default=False,
+    ),
     Option("--grpc-ca", "CA that signed the server's certificate", metavar="PEM", type=PEM),
     Option("--grpc-cert", "our certificate, for mutual TLS", metavar="PEM", type=PEM),
     Option("--grpc-key", "our private key, for mutual TLS", metavar="PEM", type=PEM),
 )
 # a directory, or none yet: the bmv2 kind compiles into it when it is missing or stale
-P4_ARTIFACTS = Option("--p4-artifacts",
-                      "directory with P4Info and BMv2 JSON compiled elsewhere (p4c)",
-                      type=cliargs.output_dir("--p4-artifacts"))
+P4_ARTIFACTS = Option(
+    "--p4-artifacts",
+    "directory with P4Info and BMv2 JSON compiled elsewhere (p4c)",
+    type=cliargs.output_dir("--p4-artifacts"),
+)
 
 
 def credentials(cfg: TargetConfig):
@@ -53,15 +68,24 @@ def open_remote(cfg: TargetConfig, program, addr: str | None = None):
 
     addr = addr or cfg.grpc_addr
     if not addr:
-        raise TargetError(f"target {cfg.kind!r} needs a P4Runtime address (--grpc-addr)",
-                          "INVALID_ARGUMENT")
-    t = P4RuntimeTarget(addr, cfg.device_id, cfg.options.get("election_id", 1), None,
-                        cfg.cpu_port, credentials=credentials(cfg),
-                        connect_timeout_s=cfg.options.get("connect_timeout"))
+        raise TargetError(
+            f"target {cfg.kind!r} needs a P4Runtime address (--grpc-addr)", "INVALID_ARGUMENT"
+        )
+    t = P4RuntimeTarget(
+        addr,
+        cfg.device_id,
+        cfg.options.get("election_id", 1),
+        None,
+        cfg.cpu_port,
+        credentials=credentials(cfg),
+        connect_timeout_s=cfg.options.get("connect_timeout"),
+    )
     try:
         if cfg.port_map:
-            t.ports = AfPacketPorts({p: r.iface for p, r in cfg.port_map.items()},
-                                    {p: r.netns for p, r in cfg.port_map.items()})
+            t.ports = AfPacketPorts(
+                {p: r.iface for p, r in cfg.port_map.items()},
+                {p: r.netns for p, r in cfg.port_map.items()},
+            )
         if cfg.push and program is not None:
             t.push(program)
     except BaseException:
@@ -76,8 +100,11 @@ class RemoteKind(TargetKind):
     options = (*GRPC_OPTIONS, P4_ARTIFACTS)
 
     def program(self, cfg: TargetConfig):
-        if (P4_ARTIFACTS in self.options and cfg.options.get("p4_artifacts")
-                and not isinstance(cfg.program, Program)):
+        if (
+            P4_ARTIFACTS in self.options
+            and cfg.options.get("p4_artifacts")
+            and not isinstance(cfg.program, Program)
+        ):
             return artifacts_program(cfg.options["p4_artifacts"])
         return super().program(cfg)
 

@@ -22,8 +22,9 @@ class P4SimKind(TargetKind):
     def check(self, cfg: TargetConfig, context: str = "cli") -> None:
         if cfg.port_map:
             others = names(lambda k: not k.in_process)
-            raise ConfigError("--port-map needs a switch outside this process "
-                              f"(--target {', '.join(others)})")
+            raise ConfigError(
+                f"--port-map needs a switch outside this process (--target {', '.join(others)})"
+            )
 
     def compile_p4(self, path):
         from controller.targets.p4sim import program_from_p4
@@ -33,8 +34,9 @@ class P4SimKind(TargetKind):
     def open(self, cfg, program=None, process=None):
         from controller.targets.p4sim import P4SimTarget
 
-        t = P4SimTarget(program if program is not None else self.program(cfg), cfg.cpu_port,
-                        cfg.seed)
+        t = P4SimTarget(
+            program if program is not None else self.program(cfg), cfg.cpu_port, cfg.seed
+        )
         for port, bps in sorted(cfg.port_rates.items()):
             t.set_port_speed(port, bps)
         return t

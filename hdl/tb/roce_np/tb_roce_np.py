@@ -29,10 +29,14 @@ N_FRAMES = int(os.environ.get("RL_NP_FRAMES", "32"))
 
 LOCAL_MAC, LOCAL_IP, ROUTER_MAC, CNP_DSCP = "02:00:00:00:00:03", "10.0.0.3", "02:00:00:00:00:fe", 48
 LOCAL_IP6, CNP_PCP = "fd00::3", 6
-QPS = (QpContext(0x200, 0x100, "10.0.0.1", ROUTER_MAC, 0xC123),
-       QpContext(0x201, 0x101, "10.0.0.2", ROUTER_MAC, 0xC456))
-QPS6 = (QpContext(0x202, 0x102, "fd00::1", ROUTER_MAC, 0xC222),
-        QpContext(0x203, 0x103, "fd00::2", ROUTER_MAC, 0xC333))
+QPS = (
+    QpContext(0x200, 0x100, "10.0.0.1", ROUTER_MAC, 0xC123),
+    QpContext(0x201, 0x101, "10.0.0.2", ROUTER_MAC, 0xC456),
+)
+QPS6 = (
+    QpContext(0x202, 0x102, "fd00::1", ROUTER_MAC, 0xC222),
+    QpContext(0x203, 0x103, "fd00::2", ROUTER_MAC, 0xC333),
+)
 
 
 def config(interval_cycles: int, qps: tuple[QpContext, ...] = QPS) -> NpConfig:
@@ -45,15 +49,33 @@ def _local(q: QpContext) -> str:
 
 def data(q: QpContext, psn: int, ce: bool = True, payload: int = 64, **kw: object) -> bytes:
     kw.setdefault("ecn", 3 if ce else 2)
-    return roce_frame(q.peer_ip, _local(q), "WRITE_MIDDLE", q.local_qpn, psn,
-                      bytes(payload), eth_src=ROUTER_MAC, eth_dst=LOCAL_MAC, **kw)
+    return roce_frame(
+        q.peer_ip,
+        _local(q),
+        "WRITE_MIDDLE",
+        q.local_qpn,
+        psn,
+        bytes(payload),
+        eth_src=ROUTER_MAC,
+        eth_dst=LOCAL_MAC,
+        **kw,
+    )
 
 
 def expected_cnp(q: QpContext, vlan: int | None = None) -> bytes:
     """The CNP the switch program and the Python host send for a data frame of flow `q`
     (tagged with `vlan`, or untagged): same family, same VID, the CNP PCP and DSCP."""
-    return cnp_frame(_local(q), q.peer_ip, q.peer_qpn, eth_src=LOCAL_MAC, eth_dst=q.peer_mac,
-                     dscp=CNP_DSCP, sport=q.sport, vlan=vlan, pcp=CNP_PCP if vlan is not None else 0)
+    return cnp_frame(
+        _local(q),
+        q.peer_ip,
+        q.peer_qpn,
+        eth_src=LOCAL_MAC,
+        eth_dst=q.peer_mac,
+        dscp=CNP_DSCP,
+        sport=q.sport,
+        vlan=vlan,
+        pcp=CNP_PCP if vlan is not None else 0,
+    )
 
 
 def pauses(rng: random.Random, p: float) -> Iterator[int]:
@@ -87,7 +109,8 @@ async def run(tb: RtlNic, frames: list[bytes], what: str) -> list[bytes]:
     for i, c in enumerate(cnps):
         r = decode(c)
         assert r.is_cnp and r.bth_becn and not (r.err_icrc or r.err_ip_csum or r.err_truncated), (
-            f"{what}: CNP {i} fails the decoder: {c.hex()} {r.as_dict()}")
+            f"{what}: CNP {i} fails the decoder: {c.hex()} {r.as_dict()}"
+        )
     return cnps
 
 
@@ -99,19 +122,33 @@ async def test_cnp_frames(dut) -> None:
     a, b = QPS
     bad = bytearray(data(a, 9))
     bad[60] ^= 0x01  # payload bit: the ICRC no longer matches
-    frames = [data(a, 1), data(b, 2), data(a, 3, ce=False),
-              roce_frame(a.peer_ip, LOCAL_IP, "WRITE_MIDDLE", 0x2FF, 4, bytes(64), ecn=3),
-              roce_frame("10.0.0.9", LOCAL_IP, "WRITE_MIDDLE", a.local_qpn, 5, bytes(64), ecn=3),
-              bytes(bad), cnp_frame(a.peer_ip, LOCAL_IP, a.local_qpn, ecn=3), data(b, 6)]
+    frames = [
+        data(a, 1),
+        data(b, 2),
+        data(a, 3, ce=False),
+        roce_frame(a.peer_ip, LOCAL_IP, "WRITE_MIDDLE", 0x2FF, 4, bytes(64), ecn=3),
+        roce_frame("10.0.0.9", LOCAL_IP, "WRITE_MIDDLE", a.local_qpn, 5, bytes(64), ecn=3),
+        bytes(bad),
+        cnp_frame(a.peer_ip, LOCAL_IP, a.local_qpn, ecn=3),
+        data(b, 6),
+    ]
     cnps = await run(tb, frames, "cnp_frames")
     assert cnps == [expected_cnp(a), expected_cnp(b), expected_cnp(b)], (
-        f"CNPs: {[c.hex() for c in cnps]}\nwant {expected_cnp(a).hex()}, {expected_cnp(b).hex()}")
+        f"CNPs: {[c.hex() for c in cnps]}\nwant {expected_cnp(a).hex()}, {expected_cnp(b).hex()}"
+    )
     assert tb.dut.stat_ce.value.to_unsigned() == 3
     assert tb.dut.stat_cnp.value.to_unsigned() == 3
 
 
-async def rate_case(dut, what: str, interval: int, idle: float, cnp_bp: float, host_bp: float,
-                    payload: tuple[int, int]) -> None:
+async def rate_case(
+    dut,
+    what: str,
+    interval: int,
+    idle: float,
+    cnp_bp: float,
+    host_bp: float,
+    payload: tuple[int, int],
+) -> None:
     rng = random.Random(SEED + interval)
     qps = QPS + QPS6
     tb = await start(dut, interval, qps)
@@ -125,7 +162,9 @@ async def rate_case(dut, what: str, interval: int, idle: float, cnp_bp: float, h
     for i in range(N_FRAMES):
         q = rng.choice(qps)
         ce = rng.random() < 0.8
-        tag = {"vlan": rng.randrange(1, 4095), "pcp": rng.randrange(8)} if rng.random() < 0.5 else {}
+        tag = (
+            {"vlan": rng.randrange(1, 4095), "pcp": rng.randrange(8)} if rng.random() < 0.5 else {}
+        )
         frames.append(data(q, i, ce=ce, payload=rng.randrange(*payload), **tag))
         flows.append(q)
     cnps = await run(tb, frames, what)
@@ -135,9 +174,13 @@ async def rate_case(dut, what: str, interval: int, idle: float, cnp_bp: float, h
     want = []
     for cycle, _t, rec in tb.pending.records:
         if rec.ecn_ce and model.on_ce((rec.ip_src, rec.bth_dqpn), cycle):
-            want.append(expected_cnp(by_qpn[rec.bth_dqpn], rec.vlan_vid if rec.vlan_valid else None))
-    assert cnps == want, (f"{what}: {len(cnps)} CNPs, the model wants {len(want)} "
-                          f"(seed {SEED}, interval {interval} cycles)")
+            want.append(
+                expected_cnp(by_qpn[rec.bth_dqpn], rec.vlan_vid if rec.vlan_valid else None)
+            )
+    assert cnps == want, (
+        f"{what}: {len(cnps)} CNPs, the model wants {len(want)} "
+        f"(seed {SEED}, interval {interval} cycles)"
+    )
     return model
 
 
@@ -151,15 +194,20 @@ async def test_families(dut) -> None:
     c, d = QPS6
     tb = await start(dut, 0, (a, c, d))
     tag = {"vlan": 0x123, "pcp": 3}
-    frames = [data(c, 1), data(a, 2, **tag), data(d, 3, **tag), data(c, 4, ce=False, **tag),
-              roce_frame("::ffff:10.0.0.1", LOCAL_IP6, "WRITE_MIDDLE", a.local_qpn, 5,
-                         bytes(64), ecn=3),
-              data(b, 6), data(c, 7, vlan=4095, pcp=0)]
+    frames = [
+        data(c, 1),
+        data(a, 2, **tag),
+        data(d, 3, **tag),
+        data(c, 4, ce=False, **tag),
+        roce_frame("::ffff:10.0.0.1", LOCAL_IP6, "WRITE_MIDDLE", a.local_qpn, 5, bytes(64), ecn=3),
+        data(b, 6),
+        data(c, 7, vlan=4095, pcp=0),
+    ]
     cnps = await run(tb, frames, "families")
-    want = [expected_cnp(c), expected_cnp(a, 0x123), expected_cnp(d, 0x123),
-            expected_cnp(c, 4095)]
-    assert cnps == want, ("CNPs:\n" + "\n".join(x.hex() for x in cnps)
-                          + "\nwant\n" + "\n".join(x.hex() for x in want))
+    want = [expected_cnp(c), expected_cnp(a, 0x123), expected_cnp(d, 0x123), expected_cnp(c, 4095)]
+    assert cnps == want, (
+        "CNPs:\n" + "\n".join(x.hex() for x in cnps) + "\nwant\n" + "\n".join(x.hex() for x in want)
+    )
 
 
 @cocotb.test()
@@ -181,8 +229,6 @@ async def test_back_to_back(dut) -> None:
 async def test_backpressure(dut) -> None:
     """Random tready on the CNP output and the host output, interval 40 cycles."""
     await rate_case(dut, "backpressure", 40, 0.0, 0.6, 0.3, (0, 300))
-
-
 
 
 def slot_writes(slot: int, q: QpContext) -> list[tuple[int, int]]:
@@ -230,11 +276,18 @@ async def test_slot_reuse(dut) -> None:
     for n, (cycle, _t, rec) in enumerate(tb.pending.records):
         if n == 2:
             table[1] = c
-        q = next((q for q in table.values()
-                  if (q.local_qpn, ip_to_int(q.peer_ip)) == (rec.bth_dqpn, rec.ip_src)), None)
+        q = next(
+            (
+                q
+                for q in table.values()
+                if (q.local_qpn, ip_to_int(q.peer_ip)) == (rec.bth_dqpn, rec.ip_src)
+            ),
+            None,
+        )
         if q is not None and rec.ecn_ce and model.on_ce((rec.ip_src, rec.bth_dqpn), cycle):
             want.append(expected_cnp(q))
     cnps = [f for _, f in tb.pending.to_wire]
     names = {expected_cnp(q): n for n, q in (("a", a), ("b", b), ("c", c))}
     assert [names.get(f, f.hex()) for f in cnps] == [names[w] for w in want] == ["a", "b", "c"], (
-        f"slot reuse: CNPs {[names.get(f, f.hex()) for f in cnps]}, want a, b, c")
+        f"slot reuse: CNPs {[names.get(f, f.hex()) for f in cnps]}, want a, b, c"
+    )

@@ -45,5 +45,17 @@ from p4sim.server.fastwrite.shapes import (
     WriteScanner,
 )
 
-__all__ = ["DONE", "LEARN_MAX_BYTES", "LEARN_PER_REQUEST", "SHAPES_PER_LENGTH", "SHAPE_LIMIT", "Builder",
-           "RunRows", "WriteScanner", "bind", "update_runs", "update_spans", "varint_bytes"]
+__all__ = [
+    "DONE",
+    "LEARN_MAX_BYTES",
+    "LEARN_PER_REQUEST",
+    "SHAPES_PER_LENGTH",
+    "SHAPE_LIMIT",
+    "Builder",
+    "RunRows",
+    "WriteScanner",
+    "bind",
+    "update_runs",
+    "update_spans",
+    "varint_bytes",
+]

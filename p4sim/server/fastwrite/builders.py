@@ -21,18 +21,22 @@ DONE = True
 Builder = Callable[[Sequence[bytes]], "tuple[TableMeta, TableEntry] | bool | None"]
 
 
-def _bind_exact1(meta: TableMeta, spec: tuple, param: tuple | None, action: str, priority: int) -> Builder:
+def _bind_exact1(
+    meta: TableMeta, spec: tuple, param: tuple | None, action: str, priority: int
+) -> Builder:
     """bind()'s builder for the commonest shape, one exact field and at most one
     parameter (an L2 table), without the loops: the same checks."""
     kname, _, kwidth, kslot, _ = spec
     table = meta.name
     from_bytes = int.from_bytes
     if param is None:
+
         def build0(vals: Sequence[bytes]) -> tuple[TableMeta, TableEntry] | None:
             v = from_bytes(vals[kslot], "big")
             if v >> kwidth:
                 return None
             return meta, TableEntry(table, {kname: Exact(v)}, action, {}, priority)
+
         return build0
     pname, pwidth, pslot = param
 
@@ -42,6 +46,7 @@ def _bind_exact1(meta: TableMeta, spec: tuple, param: tuple | None, action: str,
         if v >> kwidth or a >> pwidth:
             return None
         return meta, TableEntry(table, {kname: Exact(v)}, action, {pname: a}, priority)
+
     return build1
 
 
@@ -54,8 +59,10 @@ def _checked_table(pipeline: Any, meta: TableMeta) -> Any:
 
     sw = getattr(pipeline, "switch", None)
     cls = type(sw)
-    if not isinstance(sw, Switch) or any(getattr(cls, n) is not getattr(Switch, n)
-                                         for n in ("_table", "table_add", "table_modify", "table_delete")):
+    if not isinstance(sw, Switch) or any(
+        getattr(cls, n) is not getattr(Switch, n)
+        for n in ("_table", "table_add", "table_modify", "table_delete")
+    ):
         return None
     try:
         t = sw._table(meta.name)
@@ -66,8 +73,15 @@ def _checked_table(pipeline: Any, meta: TableMeta) -> Any:
     return t
 
 
-def _bind_checked(shape: _Shape, pipeline: Any, meta: TableMeta, ref: TableEntry, specs: list,
-                  params: list, fallback: Builder) -> Builder | None:
+def _bind_checked(
+    shape: _Shape,
+    pipeline: Any,
+    meta: TableMeta,
+    ref: TableEntry,
+    specs: list,
+    params: list,
+    fallback: Builder,
+) -> Builder | None:
     """A builder that stores the update itself, through the table's pre-checked entry
     points (`Table.insert_checked` and friends): it makes the value checks of `fallback`
     (the same), then builds the canonical key as `Table._canon` does and the action index
@@ -82,8 +96,11 @@ def _bind_checked(shape: _Shape, pipeline: Any, meta: TableMeta, ref: TableEntry
     t = _checked_table(pipeline, meta)
     if t is None or shape.utype not in (_INSERT, _MODIFY, _DELETE):
         return None
-    if (tuple(sp[0] for sp in specs) != t.key_names or tuple(sp[1] for sp in specs) != t.kinds
-            or tuple(sp[2] for sp in specs) != t.widths):
+    if (
+        tuple(sp[0] for sp in specs) != t.key_names
+        or tuple(sp[1] for sp in specs) != t.kinds
+        or tuple(sp[2] for sp in specs) != t.widths
+    ):
         return None
     if t.needs_priority and shape.priority <= 0:
         return None
@@ -142,10 +159,22 @@ def _bind_checked(shape: _Shape, pipeline: Any, meta: TableMeta, ref: TableEntry
                 if type(rows) is RunRows:  # straight from the request's bytes: no rows cut
                     koff, klen = rows.slot(kslot)
                     poff, plen = rows.slot(pslot) if pslot is not None else (-1, 0)
-                    got = compiled.exact1_run_values(rows.data, rows.r0, rows.stride, rows.k, koff, klen, kwidth,
-                                                     poff, plen, pwidth)
+                    got = compiled.exact1_run_values(
+                        rows.data,
+                        rows.r0,
+                        rows.stride,
+                        rows.k,
+                        koff,
+                        klen,
+                        kwidth,
+                        poff,
+                        plen,
+                        pwidth,
+                    )
                 else:
-                    got = compiled.exact1_values(rows, kslot, kwidth, -1 if pslot is None else pslot, pwidth)
+                    got = compiled.exact1_values(
+                        rows, kslot, kwidth, -1 if pslot is None else pslot, pwidth
+                    )
                 if got is None:
                     return False
                 vs, args = got
@@ -162,13 +191,18 @@ def _bind_checked(shape: _Shape, pipeline: Any, meta: TableMeta, ref: TableEntry
                     args = [(a,) for a in ps]
             if utype == _INSERT:
                 return table.insert_exact1_many(vs, aid, args)
-            done = table.delete_exact1_many(vs) if utype == _DELETE else table.modify_exact1_many(vs, aid, args)
+            done = (
+                table.delete_exact1_many(vs)
+                if utype == _DELETE
+                else table.modify_exact1_many(vs, aid, args)
+            )
             p = pref()
             md = p.entry_metadata if p is not None else None
             if done and md:  # as one by one: each entry's metadata goes (distinct keys: any order)
                 for r in rows:
                     _drop_metadata(md, fallback(r))
             return done
+
         build_exact1.bulk = bulk_exact1  # type: ignore[attr-defined]
         return build_exact1
     from p4sim.runtime.tables import _mask
@@ -227,6 +261,7 @@ def _bind_checked(shape: _Shape, pipeline: Any, meta: TableMeta, ref: TableEntry
         if md:
             _drop_metadata(md, fallback(vals))
         return DONE
+
     return build
 
 
@@ -259,12 +294,18 @@ def bind(shape: _Shape, schema: Schema, pipeline: Any = None) -> Builder | None:
     for j, (_, n) in enumerate(shape.slots):
         dummy.append(bytes(n - 1) + b"\x01" if j in mask_slots else bytes(n))
     for _, kind, (sa, _), (sb, _) in shape.matches:
-        if kind not in ("exact", "lpm", "ternary", "optional") or sa is None or (kind == "ternary" and sb is None):
+        if (
+            kind not in ("exact", "lpm", "ternary", "optional")
+            or sa is None
+            or (kind == "ternary" and sb is None)
+        ):
             return None  # ranges, and empty values (refused anyway): the reference path
     if any(sv is None for _, (sv, _) in shape.params):
         return None
     try:
-        meta, ref = decode_table_entry(schema, shape.plain(dummy), need_action=shape.utype != _DELETE)
+        meta, ref = decode_table_entry(
+            schema, shape.plain(dummy), need_action=shape.utype != _DELETE
+        )
     except Exception:
         return None
     if meta.const_entries:
@@ -288,7 +329,9 @@ def bind(shape: _Shape, schema: Schema, pipeline: Any = None) -> Builder | None:
     return fallback
 
 
-def _bind_entry(meta: TableMeta, ref: TableEntry, specs: list, params: list, priority: int) -> Builder:
+def _bind_entry(
+    meta: TableMeta, ref: TableEntry, specs: list, params: list, priority: int
+) -> Builder:
     """bind()'s builder that gives (table, TableEntry) to the apply stage."""
     table, action = meta.name, ref.action
     from_bytes = int.from_bytes
@@ -320,5 +363,8 @@ def _bind_entry(meta: TableMeta, ref: TableEntry, specs: list, params: list, pri
             if v >> width:
                 return None
             args[name] = v
-        return meta, TableEntry(table=table, match=match, action=action, params=args, priority=priority)
+        return meta, TableEntry(
+            table=table, match=match, action=action, params=args, priority=priority
+        )
+
     return build

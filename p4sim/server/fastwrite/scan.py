@@ -40,10 +40,14 @@ def _lead(s: bytes, b: bytes) -> int:
 
 
 _TAG = bytes((_UPDATE_TAG,))
-_compiled = _tables.COMPILED  # the compiled write path's module, or None (p4sim/runtime/compiled_write.py)
+_compiled = (
+    _tables.COMPILED
+)  # the compiled write path's module, or None (p4sim/runtime/compiled_write.py)
 
 
-def _column_run(data: bytes, r0: int, stride: int, kmax: int, checks: Sequence[tuple[int, bytes]]) -> int:
+def _column_run(
+    data: bytes, r0: int, stride: int, kmax: int, checks: Sequence[tuple[int, bytes]]
+) -> int:
     """How many consecutive records of `stride` bytes from data[r0] (at most kmax) hold every
     (offset, byte) of `checks`. Each check's column is one strided slice (bytes.count says
     whether it all matches, lstrip where it first fails: lstrip calls memchr per byte), in
@@ -57,7 +61,9 @@ def _column_run(data: bytes, r0: int, stride: int, kmax: int, checks: Sequence[t
     return _column_run_py(data, r0, stride, kmax, checks)
 
 
-def _column_run_py(data: bytes, r0: int, stride: int, kmax: int, checks: Sequence[tuple[int, bytes]]) -> int:
+def _column_run_py(
+    data: bytes, r0: int, stride: int, kmax: int, checks: Sequence[tuple[int, bytes]]
+) -> int:
     """`_column_run` in Python (the reference)."""
     done, want = 0, min(kmax, 64)
     while True:
@@ -65,7 +71,7 @@ def _column_run_py(data: bytes, r0: int, stride: int, kmax: int, checks: Sequenc
         base = r0 + done * stride
         for off, b in checks:
             p = base + off
-            col = data[p:p + n * stride:stride]  # this byte of records done..done+n-1
+            col = data[p : p + n * stride : stride]  # this byte of records done..done+n-1
             if col.count(b) != n:
                 n = _lead(col, b)
                 if n == 0:
@@ -84,7 +90,9 @@ def _same_length_run(data: bytes, i: int, ln: int) -> int:
     return _column_run(data, i, stride, (len(data) - i) // stride, ((0, _TAG), (1, bytes((ln,)))))
 
 
-def update_runs(data: bytes, others: list[tuple[int, int]] | None = None) -> list[tuple[int, int, int, int]] | None:
+def update_runs(
+    data: bytes, others: list[tuple[int, int]] | None = None
+) -> list[tuple[int, int, int, int]] | None:
     """The Updates of a serialized WriteRequest, in order, as runs: (start, length, k,
     stride) is k consecutive Updates of `length` bytes each, each behind the same tag and
     length bytes, the first one's bytes at data[start:start + length], the next ones
@@ -103,7 +111,9 @@ def update_runs(data: bytes, others: list[tuple[int, int]] | None = None) -> lis
             i += 1
             if tag == _UPDATE_TAG:
                 ln = data[i]
-                if ln < 0x80:  # Updates under 128 bytes: the common case, a run of one length at once
+                if (
+                    ln < 0x80
+                ):  # Updates under 128 bytes: the common case, a run of one length at once
                     k = _same_length_run(data, f0, ln)
                     if k == 0:
                         return None  # cut short
@@ -134,13 +144,19 @@ def update_runs(data: bytes, others: list[tuple[int, int]] | None = None) -> lis
     return runs if i == n else None
 
 
-def update_spans(data: bytes, others: list[tuple[int, int]] | None = None) -> list[tuple[int, int]] | None:
+def update_spans(
+    data: bytes, others: list[tuple[int, int]] | None = None
+) -> list[tuple[int, int]] | None:
     """(start, end) of every Update in a serialized WriteRequest, in order (`update_runs`,
     one tuple per Update), or None as `update_runs`."""
     runs = update_runs(data, others)
     if runs is None:
         return None
-    return [(s, s + ln) for start, ln, k, stride in runs for s in range(start, start + k * stride, stride)]
+    return [
+        (s, s + ln)
+        for start, ln, k, stride in runs
+        for s in range(start, start + k * stride, stride)
+    ]
 
 
 def varint_bytes(n: int) -> bytes:
@@ -159,5 +175,6 @@ def _run_checks(head: bytes, fixed: tuple) -> tuple[tuple[int, bytes], ...]:
     """(offset, byte) of every byte a record `head` + Update of the layout must hold (the
     head's, then each fixed piece's): `run` checks each across a whole run at once."""
     h = len(head)
-    return (tuple((j, head[j:j + 1]) for j in range(h))
-            + tuple((h + off + j, piece[j:j + 1]) for off, piece in fixed for j in range(len(piece))))
+    return tuple((j, head[j : j + 1]) for j in range(h)) + tuple(
+        (h + off + j, piece[j : j + 1]) for off, piece in fixed for j in range(len(piece))
+    )

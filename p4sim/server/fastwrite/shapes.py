@@ -43,11 +43,33 @@ class _Shape:
     checks an Update and cuts its values out. `checks` are the (offset, byte) of every
     fixed byte of `head` + the Update, for `run`."""
 
-    __slots__ = ("fixed", "slots", "rx", "groups", "utype", "table_id", "matches", "action_id", "params", "priority",
-                 "action_other", "bound", "head", "checks", "row")
+    __slots__ = (
+        "fixed",
+        "slots",
+        "rx",
+        "groups",
+        "utype",
+        "table_id",
+        "matches",
+        "action_id",
+        "params",
+        "priority",
+        "action_other",
+        "bound",
+        "head",
+        "checks",
+        "row",
+    )
 
-    def __init__(self, fixed: tuple, slots: tuple, utype: int, plain: PlainEntry,
-                 match_slots: list[tuple[int | None, int | None]], param_slots: list[int | None]) -> None:
+    def __init__(
+        self,
+        fixed: tuple,
+        slots: tuple,
+        utype: int,
+        plain: PlainEntry,
+        match_slots: list[tuple[int | None, int | None]],
+        param_slots: list[int | None],
+    ) -> None:
         self.fixed = fixed
         self.slots = slots
         self.rx, self.groups = _pattern(fixed, slots)
@@ -63,34 +85,51 @@ class _Shape:
         self.action_id = plain.action_id
         self.action_other = plain.action_other
         # templates: a slot index where a value goes, else the learned constant
-        self.matches = tuple((fid, kind, (sa, a), (sb, b))
-                             for (fid, kind, a, b), (sa, sb) in zip(plain.matches, match_slots, strict=True))
-        self.params = tuple((pid, (sv, v)) for (pid, v), sv in zip(plain.params, param_slots, strict=True))
-        self.bound: tuple[Any, Any] | None = None  # (weakref to the schema, bind()'s builder) of the last pipeline
+        self.matches = tuple(
+            (fid, kind, (sa, a), (sb, b))
+            for (fid, kind, a, b), (sa, sb) in zip(plain.matches, match_slots, strict=True)
+        )
+        self.params = tuple(
+            (pid, (sv, v)) for (pid, v), sv in zip(plain.params, param_slots, strict=True)
+        )
+        self.bound: tuple[Any, Any] | None = (
+            None  # (weakref to the schema, bind()'s builder) of the last pipeline
+        )
 
     def plain(self, vals: Sequence[bytes]) -> PlainEntry:
-        matches = [(fid, kind, a if sa is None else vals[sa], b if sb is None else vals[sb])
-                   for fid, kind, (sa, a), (sb, b) in self.matches]
+        matches = [
+            (fid, kind, a if sa is None else vals[sa], b if sb is None else vals[sb])
+            for fid, kind, (sa, a), (sb, b) in self.matches
+        ]
         params = [(pid, v if sv is None else vals[sv]) for pid, (sv, v) in self.params]
-        return PlainEntry(self.table_id, matches, self.action_id, params, self.action_other, self.priority)
+        return PlainEntry(
+            self.table_id, matches, self.action_id, params, self.action_other, self.priority
+        )
 
 
 def _pattern(fixed: tuple, slots: tuple) -> tuple[re.Pattern[bytes], tuple[int, ...] | None]:
     """(regex, groups) of a layout: the regex fullmatches exactly the byte strings of the
     layout's length that hold every fixed piece at its offset (re.S: a value byte may be
     any byte); groups[j] is slot j's group number, None when the groups are in slot order."""
-    pieces = sorted([(off, re.escape(piece)) for off, piece in fixed]
-                    + [(off, b"(.{%d})" % n) for off, n in slots])
+    pieces = sorted(
+        [(off, re.escape(piece)) for off, piece in fixed]
+        + [(off, b"(.{%d})" % n) for off, n in slots]
+    )
     by_offset = sorted(range(len(slots)), key=lambda j: slots[j][0])
     groups = [0] * len(slots)
     for g, j in enumerate(by_offset):
         groups[j] = g + 1
-    return re.compile(b"".join(p for _, p in pieces), re.S), None if by_offset == sorted(by_offset) else tuple(groups)
+    return re.compile(b"".join(p for _, p in pieces), re.S), None if by_offset == sorted(
+        by_offset
+    ) else tuple(groups)
 
 
 def _row_struct(head: bytes, fixed: tuple, slots: tuple) -> struct.Struct:
     """A struct of one `head` + Update of the layout: its values (bytes) in offset order."""
-    pieces = sorted([(off, b"%dx" % len(piece)) for off, piece in fixed] + [(off, b"%ds" % n) for off, n in slots])
+    pieces = sorted(
+        [(off, b"%dx" % len(piece)) for off, piece in fixed]
+        + [(off, b"%ds" % n) for off, n in slots]
+    )
     return struct.Struct(b">%dx" % len(head) + b"".join(p for _, p in pieces))
 
 
@@ -100,7 +139,7 @@ def _flip(value: bytes) -> bytes:
 
 def _cut_rows(sh: _Shape, data: bytes, r0: int, stride: int, k: int) -> list[Sequence[bytes]]:
     """The value bytes (slot order) of the k records of `sh` from data[r0], `stride` apart."""
-    rows: list = list(sh.row.iter_unpack(memoryview(data)[r0:r0 + k * stride]))
+    rows: list = list(sh.row.iter_unpack(memoryview(data)[r0 : r0 + k * stride]))
     g = sh.groups
     if g is not None:
         rows = [[r[j - 1] for j in g] for r in rows]
@@ -158,7 +197,9 @@ class WriteScanner:
                 return sh, m.groups() if g is None else [m.group(k) for k in g]
         return None
 
-    def run(self, sh: _Shape, data: bytes, spans: Sequence[tuple[int, int]], i: int) -> list[Sequence[bytes]] | None:
+    def run(
+        self, sh: _Shape, data: bytes, spans: Sequence[tuple[int, int]], i: int
+    ) -> list[Sequence[bytes]] | None:
         """The value bytes (slot order) of updates i, i+1, ... of `spans` while they have
         shape `sh` (update i has it: `lookup` found it), at least two; else None. The run
         is the longest one of records of `sh`'s stride from update i in which every fixed
@@ -171,7 +212,9 @@ class WriteScanner:
         h = len(sh.head)
         stride = h + end - start
         r0 = start - h
-        k = _column_run(data, r0, stride, min(len(spans) - i, (len(data) - r0) // stride), sh.checks)
+        k = _column_run(
+            data, r0, stride, min(len(spans) - i, (len(data) - r0) // stride), sh.checks
+        )
         if k < 2 or spans[i + k - 1] != (r0 + (k - 1) * stride + h, r0 + k * stride):
             return None
         self.hits += k - 1
@@ -242,11 +285,21 @@ class WriteScanner:
         no counter data, no idle timeout (those take the reference path)."""
         if len(raw) > LEARN_MAX_BYTES:
             return
-        if update.type not in (_INSERT, _MODIFY, _DELETE) or update.entity.WhichOneof("entity") != "table_entry":
+        if (
+            update.type not in (_INSERT, _MODIFY, _DELETE)
+            or update.entity.WhichOneof("entity") != "table_entry"
+        ):
             return
         te = update.entity.table_entry
-        if (te.is_default_action or te.metadata or te.idle_timeout_ns or te.HasField("counter_data")
-                or te.HasField("meter_config") or te.HasField("meter_counter_data") or te.HasField("time_since_last_hit")):
+        if (
+            te.is_default_action
+            or te.metadata
+            or te.idle_timeout_ns
+            or te.HasField("counter_data")
+            or te.HasField("meter_config")
+            or te.HasField("meter_counter_data")
+            or te.HasField("time_since_last_hit")
+        ):
             return
         if update.SerializeToString() != raw:
             return  # not upb's own layout (order, unknown fields, duplicates): no shape
@@ -292,7 +345,7 @@ class WriteScanner:
                 return
             diff = [i for i in range(len(raw)) if raw[i] != alt[i]]
             off = diff[0]
-            if diff != list(range(off, off + len(value))) or raw[off:off + len(value)] != value:
+            if diff != list(range(off, off + len(value))) or raw[off : off + len(value)] != value:
                 return
             offsets.append((off, len(value)))
         order = sorted(range(len(offsets)), key=lambda j: offsets[j][0])
@@ -308,7 +361,14 @@ class WriteScanner:
             fixed.append((pos, raw[pos:]))
         from p4rtproto.codec import plain_from_proto
 
-        shape = _Shape(tuple(fixed), tuple(offsets), update.type, plain_from_proto(te), match_slots, param_slots)
+        shape = _Shape(
+            tuple(fixed),
+            tuple(offsets),
+            update.type,
+            plain_from_proto(te),
+            match_slots,
+            param_slots,
+        )
         if self.count >= SHAPE_LIMIT:
             self.shapes.clear()
             self.count = 0

@@ -79,7 +79,9 @@ class _Context:
         self.details = details
 
     def set_trailing_metadata(self, metadata: Any) -> None:
-        self.trailers = tuple((k, v if isinstance(v, bytes) else str(v).encode()) for k, v in metadata)
+        self.trailers = tuple(
+            (k, v if isinstance(v, bytes) else str(v).encode()) for k, v in metadata
+        )
 
     def is_active(self) -> bool:
         return self._call.is_active()
@@ -117,8 +119,14 @@ class _Context:
 class NativeServer:
     """A running native front end: `port`, `stop(grace)`, `wait_for_termination()`."""
 
-    def __init__(self, handler: grpc.GenericRpcHandler, address: str, max_message: int, max_concurrent: int,
-                 tls: Tls | None = None) -> None:
+    def __init__(
+        self,
+        handler: grpc.GenericRpcHandler,
+        address: str,
+        max_message: int,
+        max_concurrent: int,
+        tls: Tls | None = None,
+    ) -> None:
         mod = load()
         args: tuple = (address, max_message, max_concurrent)
         if tls is not None:
@@ -129,9 +137,13 @@ class NativeServer:
         self._running: dict[int, _Context] = {}
         self._stopped = threading.Event()
         # one worker per admitted call: a call past max_concurrent never reaches Python
-        self._threads = [threading.Thread(target=self._work, name=f"p4rt-native-{i}", daemon=True)
-                         for i in range(max_concurrent)]
-        self._threads.append(threading.Thread(target=self._reap, name="p4rt-native-cancel", daemon=True))
+        self._threads = [
+            threading.Thread(target=self._work, name=f"p4rt-native-{i}", daemon=True)
+            for i in range(max_concurrent)
+        ]
+        self._threads.append(
+            threading.Thread(target=self._reap, name="p4rt-native-cancel", daemon=True)
+        )
         for t in self._threads:
             t.start()
 
@@ -182,7 +194,9 @@ class NativeServer:
         else:
             data = call.read()
             if data is None:  # cancelled, or a client that half-closed without a request
-                call.finish(_CANCELLED if not call.is_active() else _INTERNAL, "no request message", ())
+                call.finish(
+                    _CANCELLED if not call.is_active() else _INTERNAL, "no request message", ()
+                )
                 return
             try:
                 requests = deser(data) if deser is not None else data
@@ -276,8 +290,13 @@ def _same(data: bytes) -> bytes:
     return data
 
 
-def serve(handler: grpc.GenericRpcHandler, address: str, max_message: int, max_concurrent: int,
-          tls: Tls | None = None) -> NativeServer:
+def serve(
+    handler: grpc.GenericRpcHandler,
+    address: str,
+    max_message: int,
+    max_concurrent: int,
+    tls: Tls | None = None,
+) -> NativeServer:
     """Start the native front end on `address` with `handler` (OSError if it cannot listen,
     NativeUnavailable if it cannot be built)."""
     return NativeServer(handler, address, max_message, max_concurrent, tls)

@@ -47,7 +47,9 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
     except FileNotFoundError:
         raise NativeUnavailable(f"{cmd[0]} not found") from None
     except subprocess.TimeoutExpired:
-        raise NativeUnavailable(f"{os.path.basename(cmd[0])} took over {BUILD_TIMEOUT_S} s") from None
+        raise NativeUnavailable(
+            f"{os.path.basename(cmd[0])} took over {BUILD_TIMEOUT_S} s"
+        ) from None
 
 
 def _cxx() -> str:
@@ -78,7 +80,11 @@ def unavailable_reason() -> str:
 
 def sources() -> dict[str, str]:
     """The front end's sources: file name -> text, every .cc and .h file of this folder."""
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted(HERE.iterdir()) if p.suffix in (".cc", ".h")}
+    return {
+        p.name: p.read_text(encoding="utf-8")
+        for p in sorted(HERE.iterdir())
+        if p.suffix in (".cc", ".h")
+    }
 
 
 def load() -> ModuleType:
@@ -110,12 +116,26 @@ def _build(srcs: Mapping[str, str], cxxflags: tuple[str, ...]) -> ModuleType:
     cxx, flags = _cxx(), _grpc_flags()
     version = _run([cxx, "--version"]).stdout.splitlines()[:1]
     include = "-I" + sysconfig.get_paths()["include"]
-    key = build_key(srcs, (cxx, *version, *cxxflags, *flags, include, sys.implementation.cache_tag,
-                           sysconfig.get_config_var("EXT_SUFFIX") or ""))
+    key = build_key(
+        srcs,
+        (
+            cxx,
+            *version,
+            *cxxflags,
+            *flags,
+            include,
+            sys.implementation.cache_tag,
+            sysconfig.get_config_var("EXT_SUFFIX") or "",
+        ),
+    )
     root = cache_dir()
-    so = os.path.join(root, f"native_frontend_{key}{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}")
+    so = os.path.join(
+        root, f"native_frontend_{key}{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}"
+    )
     if not os.path.exists(so):
-        with building(root, os.path.basename(so)):  # one process builds it; the others wait, then load
+        with building(
+            root, os.path.basename(so)
+        ):  # one process builds it; the others wait, then load
             if not os.path.exists(so):
                 _compile(srcs, cxx, cxxflags, include, flags, root, so)
         prune(root)
@@ -127,8 +147,15 @@ def _build(srcs: Mapping[str, str], cxxflags: tuple[str, ...]) -> ModuleType:
         raise NativeUnavailable(f"cannot load the native front end: {e}") from None
 
 
-def _compile(srcs: Mapping[str, str], cxx: str, cxxflags: tuple[str, ...], include: str, flags: list[str],
-             root: str, so: str) -> None:
+def _compile(
+    srcs: Mapping[str, str],
+    cxx: str,
+    cxxflags: tuple[str, ...],
+    include: str,
+    flags: list[str],
+    root: str,
+    so: str,
+) -> None:
     with tempfile.TemporaryDirectory(dir=root, prefix=".build-") as tmp:
         out, src = os.path.join(tmp, "m.so"), os.path.join(tmp, MAIN)
         for name, text in srcs.items():  # side by side: frontend.cc's #include "part.h" finds them
